@@ -1,0 +1,91 @@
+// ActorContext: what an actor function sees while it runs: spans over its
+// input slots and its output slot, its args string, and a parallel loop over
+// the cores of the tile it runs on (the paper's Fig. 4). Actors are pure: they
+// read inputs, write their whole output, allocate nothing on the heap and
+// report a problem with fail() instead of throwing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redflow {
+
+// Runs chunk(begin, end) over a split of [begin, end) on the tile's cores and
+// returns when every chunk is done.
+class ParallelLoop {
+ public:
+  virtual ~ParallelLoop() = default;
+  virtual unsigned cores() const = 0;
+  virtual void run(std::size_t begin, std::size_t end, void (*chunk)(void*, std::size_t, std::size_t), void* closure) = 0;
+};
+
+class ActorContext {
+ public:
+  ActorContext(std::string_view actor_name, std::string_view args, std::span<const std::span<const std::byte>> inputs,
+               std::span<std::byte> output, ParallelLoop* loop)
+      : actor_name_(actor_name), args_(args), inputs_(inputs), output_(output), loop_(loop) {}
+
+  std::size_t num_inputs() const { return inputs_.size(); }
+  std::span<const std::byte> input_bytes(std::size_t port) const { return inputs_[port]; }
+  std::span<std::byte> output_bytes() const { return output_; }
+
+  // Typed views; the byte size must be a multiple of sizeof(T) (checked at load time by the actor's shape check).
+  template <typename T>
+  std::span<const T> input(std::size_t port) const {
+    auto b = inputs_[port];
+    return {reinterpret_cast<const T*>(b.data()), b.size() / sizeof(T)};
+  }
+  template <typename T>
+  std::span<T> output() const {
+    return {reinterpret_cast<T*>(output_.data()), output_.size() / sizeof(T)};
+  }
+
+  std::string_view actor_name() const { return actor_name_; }
+  std::string_view args() const { return args_; }
+  // Value of `key` in an args string of the form "key=value,key2=value2".
+  std::optional<std::string_view> arg(std::string_view key) const { return find_arg(args_, key); }
+  static std::optional<std::string_view> find_arg(std::string_view args, std::string_view key);
+  static std::optional<std::uint64_t> find_arg_u64(std::string_view args, std::string_view key);
+
+  unsigned cores() const { return loop_ ? loop_->cores() : 1; }
+
+  // Calls body(i) for every i in [begin, end), spread over the tile's cores.
+  template <typename Body>
+  void parallel_for(std::size_t begin, std::size_t end, Body&& body) {
+    parallel_chunks(begin, end, [&](std::size_t b, std::size_t e) {
+      for (std::size_t i = b; i < e; ++i) body(i);
+    });
+  }
+  // Calls body(b, e) on disjoint chunks covering [begin, end), one per core.
+  template <typename Body>
+  void parallel_chunks(std::size_t begin, std::size_t end, Body&& body) {
+    if (end <= begin) return;
+    if (!loop_ || loop_->cores() <= 1 || end - begin < 2) {
+      body(begin, end);
+      return;
+    }
+    loop_->run(begin, end,
+               [](void* c, std::size_t b, std::size_t e) { (*static_cast<std::remove_reference_t<Body>*>(c))(b, e); },
+               const_cast<void*>(static_cast<const void*>(&body)));
+  }
+
+  // Marks this execution of the actor as failed; the execution stops with an
+  // error naming the actor and this message.
+  void fail(std::string message) { failure_ = std::move(message); }
+  const std::optional<std::string>& failure() const { return failure_; }
+
+ private:
+  std::string_view actor_name_;
+  std::string_view args_;
+  std::span<const std::span<const std::byte>> inputs_;
+  std::span<std::byte> output_;
+  ParallelLoop* loop_;
+  std::optional<std::string> failure_;
+};
+
+}  // namespace redflow

@@ -1,0 +1,9 @@
+// The one header a redflow user includes.
+#pragma once
+
+#include "redflow/actor_context.hpp"
+#include "redflow/graph.hpp"
+#include "redflow/registry.hpp"
+#include "redflow/runtime.hpp"
+#include "redflow/schedule.hpp"
+#include "redflow/status.hpp"

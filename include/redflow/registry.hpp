@@ -1,0 +1,63 @@
+// Registry: the actor functions a graph may name, by name. Functions come with
+// the binary (built-ins, Registry::add) or from a plugin shared library that
+// exports REDFLOW_PLUGIN's entry point. A shape check lets a function refuse,
+// at load time and naming the actor, inputs it cannot handle.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "redflow/actor_context.hpp"
+#include "redflow/status.hpp"
+
+namespace redflow {
+
+using ActorFunction = std::function<void(ActorContext&)>;
+
+// What a shape check sees: byte sizes of the inputs (by port) and output, and the args.
+struct ActorShape {
+  std::span<const std::size_t> input_bytes;
+  std::size_t output_bytes;
+  std::string_view args;
+};
+// Returns an error message, or an empty string when the shape is acceptable.
+using ShapeCheck = std::function<std::string(const ActorShape&)>;
+
+struct ActorSpec {
+  ActorFunction function;
+  ShapeCheck check;          // optional
+  bool on_driver = false;    // special actors (split, collect, reorder) always run on the driver
+  std::string summary;       // one line for `redflow actors`
+};
+
+class Registry {
+ public:
+  // rf.split, rf.collect, rf.reorder, i32.add, i32.mul, i32.matmul, i32.sort (docs/actors.md).
+  static Registry with_builtins();
+
+  Registry& add(std::string name, ActorFunction function);
+  Registry& add(std::string name, ActorSpec spec);
+  const ActorSpec* find(std::string_view name) const;
+  std::vector<std::string> names() const;
+
+  // dlopen()s `path` and calls its `redflow_register_actors` entry point.
+  Status load_plugin(const std::string& path);
+
+ private:
+  std::map<std::string, ActorSpec, std::less<>> specs_;
+};
+
+}  // namespace redflow
+
+// Entry point of an actor plugin (.so): define it once in the plugin.
+//   REDFLOW_PLUGIN(reg) { reg.add("my.scale", scale); }
+#define REDFLOW_PLUGIN(reg_name)                                                     \
+  static void redflow_plugin_body(::redflow::Registry& reg_name);                    \
+  extern "C" int redflow_register_actors(::redflow::Registry* registry) {            \
+    redflow_plugin_body(*registry);                                                  \
+    return 0;                                                                        \
+  }                                                                                  \
+  static void redflow_plugin_body(::redflow::Registry& reg_name)

@@ -1,0 +1,41 @@
+// Schedule: where and in which order actors run. HEFT computes one offline
+// when a graph is loaded (Algorithm 2 of Kühbacher et al.: HEFT with a driver
+// tile); work stealing decides online and records what happened the same way.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "redflow/graph.hpp"
+
+namespace redflow {
+
+// Tile index of the driver in schedules; compute tiles are 0..tiles-1.
+inline constexpr int kDriverTile = -1;
+
+struct ScheduledActor {
+  ActorId actor = 0;
+  int tile = kDriverTile;
+  double start = 0;    // estimated (HEFT) seconds from the start of the execution
+  double finish = 0;
+};
+
+struct Schedule {
+  std::vector<ScheduledActor> actors;            // indexed by ActorId
+  std::vector<std::vector<ActorId>> tile_order;  // per compute tile, in start order
+  std::vector<ActorId> driver_order;             // actors on the driver, in start order
+  double makespan = 0;                           // estimated
+};
+
+// The machine HEFT plans for: compute tiles of equal speed and a driver.
+struct MachineModel {
+  unsigned tiles = 1;
+  unsigned cores_per_tile = 1;
+  unsigned driver_cores = 1;
+  unsigned slots = 16;
+  std::size_t slot_bytes = std::size_t{8} << 20;
+  double ops_per_second_per_core = 1e9;   // turns `work` hints into seconds
+  double bytes_per_second = 1e10;         // turns data sizes into transfer seconds
+};
+
+}  // namespace redflow

@@ -1,0 +1,66 @@
+// Status: the outcome of an operation that can fail, and Result<T>, a value or
+// the Status saying why there is none. Errors name the node, file or flag at
+// fault in their message; redflow reports every failure this way (no exceptions
+// cross the public API).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace redflow {
+
+class Status {
+ public:
+  enum class Code { kOk, kInvalidArgument, kNotFound, kIOError, kInvalidGraph, kResourceExhausted, kInternal };
+
+  Status() = default;
+  static Status Ok() { return Status(); }
+  static Status InvalidArgument(std::string msg) { return Status(Code::kInvalidArgument, std::move(msg)); }
+  static Status NotFound(std::string msg) { return Status(Code::kNotFound, std::move(msg)); }
+  static Status IOError(std::string msg) { return Status(Code::kIOError, std::move(msg)); }
+  static Status InvalidGraph(std::string msg) { return Status(Code::kInvalidGraph, std::move(msg)); }
+  static Status ResourceExhausted(std::string msg) { return Status(Code::kResourceExhausted, std::move(msg)); }
+  static Status Internal(std::string msg) { return Status(Code::kInternal, std::move(msg)); }
+
+  bool ok() const { return code_ == Code::kOk; }
+  Code code() const { return code_; }
+  const std::string& message() const { return message_; }
+  // "invalid graph: actor 'mul' has 2 output data nodes (expected exactly 1)".
+  std::string ToString() const;
+
+ private:
+  Status(Code code, std::string msg) : code_(code), message_(std::move(msg)) {}
+  Code code_ = Code::kOk;
+  std::string message_;
+};
+
+// A value of type T, or the Status explaining its absence.
+template <typename T>
+class Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}                // NOLINT: implicit by design
+  Result(Status status) : status_(std::move(status)) {}        // NOLINT: implicit by design
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+  T& value() & { return *value_; }
+  const T& value() const& { return *value_; }
+  T&& value() && { return std::move(*value_); }
+  T* operator->() { return &*value_; }
+  const T* operator->() const { return &*value_; }
+  T& operator*() { return *value_; }
+  const T& operator*() const { return *value_; }
+
+ private:
+  Status status_;
+  std::optional<T> value_;
+};
+
+}  // namespace redflow
+
+// Propagates a failed Status out of the enclosing function.
+#define REDFLOW_RETURN_IF_ERROR(expr)          \
+  do {                                         \
+    ::redflow::Status _rf_status = (expr);     \
+    if (!_rf_status.ok()) return _rf_status;   \
+  } while (0)
