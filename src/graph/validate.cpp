@@ -1,0 +1,240 @@
+// Validation of a Graph before it runs: its structure (Graph::validate_structure)
+// and, with a Registry and RuntimeOptions, that it can run here (validate).
+// Every error names the node at fault, so a user can find it in the DOT file.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "redflow/graph.hpp"
+#include "redflow/runtime.hpp"
+
+namespace redflow {
+namespace {
+
+std::string join_actor_names(const Graph& g, const std::vector<ActorId>& ids) {
+  std::string out;
+  for (ActorId a : ids) out += (out.empty() ? "'" : ", '") + g.actor(a).name + "'";
+  return out;
+}
+
+Status check_unique_names(const Graph& g) {
+  std::map<std::string_view, std::string> seen;  // name -> "data node" / "actor"
+  auto check = [&](const std::string& name, const char* what, std::size_t index) -> Status {
+    if (name.empty()) return Status::InvalidGraph(fmt::format("{} #{} has an empty name", what, index));
+    auto [it, inserted] = seen.emplace(name, what);
+    if (!inserted) {
+      return Status::InvalidGraph(fmt::format("node '{}': name used twice (by a {} and a {}); names are unique across "
+                                              "data nodes and actors",
+                                              name, it->second, what));
+    }
+    return Status::Ok();
+  };
+  for (std::size_t i = 0; i < g.data().size(); ++i) REDFLOW_RETURN_IF_ERROR(check(g.data()[i].name, "data node", i));
+  for (std::size_t i = 0; i < g.actors().size(); ++i) REDFLOW_RETURN_IF_ERROR(check(g.actors()[i].name, "actor", i));
+  return Status::Ok();
+}
+
+// Every id an actor names exists, and it has exactly one output.
+Status check_actor_ends(const Graph& g) {
+  for (const ActorNode& a : g.actors()) {
+    for (std::size_t port = 0; port < a.inputs.size(); ++port) {
+      if (a.inputs[port] >= g.data().size()) {
+        return Status::InvalidGraph(fmt::format("actor '{}': input port {} names data node #{}, which does not exist",
+                                                a.name, port, a.inputs[port]));
+      }
+    }
+    for (DataId d : a.outputs) {
+      if (d >= g.data().size()) {
+        return Status::InvalidGraph(
+            fmt::format("actor '{}': output names data node #{}, which does not exist", a.name, d));
+      }
+    }
+    if (a.outputs.size() != 1) {
+      std::string names;
+      for (DataId d : a.outputs) names += (names.empty() ? "" : ", ") + g.data(d).name;
+      return Status::InvalidGraph(fmt::format("actor '{}' has {} output data nodes{} (expected exactly 1)", a.name,
+                                              a.outputs.size(), names.empty() ? "" : " (" + names + ")"));
+    }
+  }
+  return Status::Ok();
+}
+
+// The producer/consumer lists kept on data nodes must say what the actors
+// say: the schedulers and the driver read the lists, not the actors.
+Status check_links(const Graph& g) {
+  std::vector<std::vector<ActorId>> producers(g.data().size());
+  std::vector<std::vector<std::pair<ActorId, std::uint32_t>>> consumers(g.data().size());
+  for (ActorId a = 0; a < g.actors().size(); ++a) {
+    const ActorNode& actor = g.actor(a);
+    for (std::uint32_t port = 0; port < actor.inputs.size(); ++port) consumers[actor.inputs[port]].emplace_back(a, port);
+    for (DataId d : actor.outputs) producers[d].push_back(a);
+  }
+  for (DataId d = 0; d < g.data().size(); ++d) {
+    const DataNode& n = g.data(d);
+    std::vector<ActorId> have_p = n.producers;
+    std::vector<std::pair<ActorId, std::uint32_t>> have_c;
+    for (const Consumer& c : n.consumers) have_c.emplace_back(c.actor, c.port);
+    std::sort(have_p.begin(), have_p.end());
+    std::sort(have_c.begin(), have_c.end());
+    std::sort(producers[d].begin(), producers[d].end());
+    std::sort(consumers[d].begin(), consumers[d].end());
+    if (have_p != producers[d] || have_c != consumers[d]) {
+      return Status::InvalidGraph(fmt::format("data node '{}': its producer/consumer links disagree with the actors' "
+                                              "inputs and outputs (an actor changed after add_actor?)",
+                                              n.name));
+    }
+  }
+  return Status::Ok();
+}
+
+// inner/output: computed by exactly one actor; input/constant: by none.
+Status check_producers(const Graph& g) {
+  for (const DataNode& n : g.data()) {
+    const std::size_t count = n.producers.size();
+    const bool given = n.kind == DataKind::kInput || n.kind == DataKind::kConstant;
+    if (given && count != 0) {
+      return Status::InvalidGraph(fmt::format("data node '{}' is {} {}, but actor {} writes it as its output; input and "
+                                              "constant nodes are given, not computed",
+                                              n.name, n.kind == DataKind::kInput ? "an" : "a", to_string(n.kind),
+                                              join_actor_names(g, n.producers)));
+    }
+    if (!given && count != 1) {
+      std::string who = count == 0 ? "" : " (" + join_actor_names(g, n.producers) + ")";
+      return Status::InvalidGraph(fmt::format("data node '{}' ({}) has {} producers{} (expected exactly 1)", n.name,
+                                              to_string(n.kind), count, who));
+    }
+  }
+  return Status::Ok();
+}
+
+Status check_constants(const Graph& g) {
+  for (const DataNode& n : g.data()) {
+    if (n.kind == DataKind::kConstant && n.contents.size() != n.bytes) {
+      return Status::InvalidGraph(fmt::format("constant '{}' has {} bytes of contents, but declares bytes={}", n.name,
+                                              n.contents.size(), n.bytes));
+    }
+  }
+  return Status::Ok();
+}
+
+// Some actor left over by Kahn's algorithm lies on or behind a cycle; walking
+// back through unfinished producers from it must repeat, and the repeated
+// stretch is a cycle: "a -> d1 -> b -> d2 -> a".
+std::string describe_cycle(const Graph& g, const std::vector<ActorId>& order) {
+  std::vector<bool> done(g.actors().size(), false);
+  for (ActorId a : order) done[a] = true;
+  ActorId start = 0;
+  while (done[start]) ++start;
+  std::vector<std::pair<ActorId, DataId>> walk;  // actor, and the input that leads back to an unfinished producer
+  std::map<ActorId, std::size_t> position;
+  ActorId a = start;
+  while (position.find(a) == position.end()) {
+    position[a] = walk.size();
+    std::optional<std::pair<ActorId, DataId>> step;
+    for (DataId d : g.actor(a).inputs) {
+      for (ActorId p : g.data(d).producers) {
+        if (!done[p]) step = std::make_pair(p, d);
+        if (step) break;
+      }
+      if (step) break;
+    }
+    if (!step) return "'" + g.actor(a).name + "'";  // unreachable when the links are consistent
+    walk.emplace_back(a, step->second);
+    a = step->first;
+  }
+  // walk[position[a]..] goes backwards: each actor, then the data node it reads from its predecessor.
+  std::string path = g.actor(a).name;
+  for (std::size_t i = walk.size(); i-- > position[a];) {
+    path += " -> " + g.data(walk[i].second).name + " -> " + g.actor(walk[i].first).name;
+  }
+  return path;
+}
+
+Status check_acyclic(const Graph& g) {
+  std::vector<ActorId> order = g.topological_order();
+  if (order.size() == g.actors().size()) return Status::Ok();
+  return Status::InvalidGraph(fmt::format("cycle through actors: {}", describe_cycle(g, order)));
+}
+
+// Levenshtein distance, for "did you mean" hints on unknown functions.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string suggestion(const Registry& registry, std::string_view function) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, function.size() / 3) + 1;
+  for (const std::string& name : registry.names()) {
+    std::size_t d = edit_distance(function, name);
+    if (d < best_distance) best = name, best_distance = d;
+  }
+  return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+}
+
+Status check_functions(const Graph& g, const Registry& registry) {
+  for (const ActorNode& a : g.actors()) {
+    const ActorSpec* spec = registry.find(a.function);
+    if (spec == nullptr) {
+      return Status::InvalidGraph(fmt::format("actor '{}': unknown actor function '{}'{}; `redflow actors` lists the "
+                                              "known ones, and --lib PLUGIN.so loads more",
+                                              a.name, a.function, suggestion(registry, a.function)));
+    }
+    if (!spec->check) continue;
+    std::vector<std::size_t> input_bytes;
+    for (DataId d : a.inputs) input_bytes.push_back(g.data(d).bytes);
+    ActorShape shape{input_bytes, g.data(a.outputs[0]).bytes, a.args};
+    std::string problem = spec->check(shape);
+    if (!problem.empty()) {
+      return Status::InvalidGraph(fmt::format("actor '{}' (function '{}'): {}", a.name, a.function, problem));
+    }
+  }
+  return Status::Ok();
+}
+
+// Every data node needs somewhere to live: a tile slot or the driver's
+// memory. driver_bytes == 0 means the caller did not resolve the driver's
+// budget (Runtime::options() does), so the driver is taken as unlimited.
+Status check_memory(const Graph& g, const RuntimeOptions& options) {
+  if (options.driver_bytes == 0) return Status::Ok();
+  const std::size_t limit = std::max(options.slot_bytes, options.driver_bytes);
+  for (const DataNode& n : g.data()) {
+    if (n.bytes > limit) {
+      return Status::ResourceExhausted(fmt::format("data node '{}' needs {} bytes, more than a tile slot "
+                                                   "(slot_bytes = {}) or the driver (driver_bytes = {}) can hold",
+                                                   n.name, n.bytes, options.slot_bytes, options.driver_bytes));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Graph::validate_structure() const {
+  REDFLOW_RETURN_IF_ERROR(check_unique_names(*this));
+  REDFLOW_RETURN_IF_ERROR(check_actor_ends(*this));
+  REDFLOW_RETURN_IF_ERROR(check_links(*this));
+  REDFLOW_RETURN_IF_ERROR(check_producers(*this));
+  REDFLOW_RETURN_IF_ERROR(check_constants(*this));
+  return check_acyclic(*this);
+}
+
+Status validate(const Graph& graph, const Registry& registry, const RuntimeOptions& options) {
+  REDFLOW_RETURN_IF_ERROR(graph.validate_structure());
+  REDFLOW_RETURN_IF_ERROR(check_functions(graph, registry));
+  return check_memory(graph, options);
+}
+
+}  // namespace redflow
