@@ -1,0 +1,123 @@
+// The Graph adapter of HEFT: the cost model (work hints and bytes/second),
+// Algorithm 2's driver rule, and turning the HEFT result into a Schedule.
+#include <algorithm>
+#include <limits>
+
+#include "schedule/heft.hpp"
+
+namespace redflow {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Operations an actor performs: its hint, or, without one, one operation per
+// byte it reads or writes (a port read twice counts twice: it is read twice).
+double actor_work(const Graph& g, const ActorNode& a) {
+  if (a.work > 0) return a.work;
+  double bytes = 0;
+  for (DataId d : a.inputs)
+    if (d < g.data().size()) bytes += static_cast<double>(g.data(d).bytes);
+  for (DataId d : a.outputs)
+    if (d < g.data().size()) bytes += static_cast<double>(g.data(d).bytes);
+  return bytes;
+}
+
+// Seconds for `ops` operations on `cores` cores (0 cores behaves like 1 so a
+// sloppy model does not turn into infinite costs).
+double seconds(double ops, unsigned cores, double ops_per_second_per_core) {
+  const double rate = static_cast<double>(std::max(cores, 1u)) * ops_per_second_per_core;
+  return rate > 0 ? ops / rate : 0;
+}
+
+}  // namespace
+
+bool runs_on_driver(const Graph& g, ActorId actor, const MachineModel& m, const Registry& reg) {
+  if (m.tiles == 0) return true;
+  const ActorNode& a = g.actor(actor);
+  if (const ActorSpec* spec = reg.find(a.function); spec != nullptr && spec->on_driver) return true;
+  // A slot holds one data node, so an input read on two ports needs one slot.
+  std::vector<DataId> distinct = a.inputs;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  if (distinct.size() + 1 > m.slots) return true;
+  for (DataId d : a.inputs)
+    if (d < g.data().size() && g.data(d).bytes > m.slot_bytes) return true;
+  for (DataId d : a.outputs)
+    if (d < g.data().size() && g.data(d).bytes > m.slot_bytes) return true;
+  return false;
+}
+
+schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const Registry& reg) {
+  const std::size_t n = g.actors().size();
+  const std::size_t driver = m.tiles;
+  schedule::HeftProblem p;
+  p.processors = m.tiles + 1;
+  p.cost.assign(n, std::vector<double>(p.processors, kInf));
+  p.successors.resize(n);
+  p.forced.assign(n, -1);
+  for (ActorId a = 0; a < n; ++a) {
+    const double work = actor_work(g, g.actor(a));
+    if (runs_on_driver(g, a, m, reg)) {
+      // Only the driver cost is finite, so the mean cost HEFT ranks by is the
+      // cost the actor will really have.
+      p.forced[a] = static_cast<int>(driver);
+      p.cost[a][driver] = seconds(work, m.driver_cores, m.ops_per_second_per_core);
+    } else {
+      // Algorithm 2 considers only compute tiles for ordinary actors.
+      const double c = seconds(work, m.cores_per_tile, m.ops_per_second_per_core);
+      for (std::size_t t = 0; t < m.tiles; ++t) p.cost[a][t] = c;
+    }
+    // Edges producer -> consumer through each output data node. A consumer
+    // reading the node on several ports receives it once.
+    auto& succ = p.successors[a];
+    for (DataId d : g.actor(a).outputs) {
+      if (d >= g.data().size()) continue;
+      const DataNode& node = g.data(d);
+      const double transfer = m.bytes_per_second > 0 ? static_cast<double>(node.bytes) / m.bytes_per_second : 0;
+      for (const Consumer& c : node.consumers) {
+        if (c.actor >= n) continue;
+        auto it = std::find_if(succ.begin(), succ.end(), [&](const auto& e) { return e.first == c.actor; });
+        if (it == succ.end()) {
+          succ.push_back({c.actor, transfer});
+        } else {
+          it->second = std::max(it->second, transfer);
+        }
+      }
+    }
+  }
+  return p;
+}
+
+Schedule heft_schedule(const Graph& g, const MachineModel& m, const Registry& reg) {
+  const schedule::HeftProblem p = heft_problem(g, m, reg);
+  const schedule::HeftResult r = schedule::heft(p);
+  const std::size_t n = g.actors().size();
+
+  Schedule s;
+  s.actors.resize(n);
+  s.tile_order.resize(m.tiles);
+  s.makespan = r.makespan;
+  // r.order is the HEFT list; walking it and then stable-sorting each tile by
+  // (start, finish) gives the (start, finish, list position) order. Sorting
+  // all actors that way is topological: for an edge u -> v, start(v) >=
+  // finish(u) >= start(u), and equality throughout means u and v both take
+  // no time, where u comes first in the list. Ordering by finish too keeps a
+  // zero-time actor inserted at the start of a busy interval before it.
+  for (std::size_t task : r.order) {
+    const auto id = static_cast<ActorId>(task);
+    const bool on_driver = r.proc[task] >= m.tiles;
+    s.actors[id] = ScheduledActor{id, on_driver ? kDriverTile : static_cast<int>(r.proc[task]), r.start[task],
+                                  r.finish[task]};
+    (on_driver ? s.driver_order : s.tile_order[r.proc[task]]).push_back(id);
+  }
+  auto by_start = [&](ActorId a, ActorId b) {
+    const ScheduledActor &x = s.actors[a], &y = s.actors[b];
+    return x.start != y.start ? x.start < y.start : x.finish < y.finish;
+  };
+  for (auto& order : s.tile_order) std::stable_sort(order.begin(), order.end(), by_start);
+  std::stable_sort(s.driver_order.begin(), s.driver_order.end(), by_start);
+  return s;
+}
+
+}  // namespace redflow

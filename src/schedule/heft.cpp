@@ -1,0 +1,204 @@
+// The generic HEFT core: upward ranks, the scheduling list, and
+// insertion-based earliest-finish-time placement.
+#include "schedule/heft.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <string>
+
+namespace redflow::schedule {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+int forced_of(const HeftProblem& p, std::size_t task) {
+  return task < p.forced.size() ? p.forced[task] : -1;
+}
+
+// Kahn's algorithm, taking the smallest ready index first so the order (and
+// thus every tie-break built on it) does not depend on container details.
+// Shorter than the task count when there is a cycle.
+std::vector<std::size_t> topological_order(const HeftProblem& p) {
+  const std::size_t n = p.cost.size();
+  std::vector<std::size_t> waiting(n, 0);
+  for (std::size_t t = 0; t < n; ++t)
+    for (const auto& [s, c] : p.successors[t])
+      if (s < n) ++waiting[s];
+  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
+  for (std::size_t t = 0; t < n; ++t)
+    if (waiting[t] == 0) ready.push(t);
+  std::vector<std::size_t> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    std::size_t t = ready.top();
+    ready.pop();
+    order.push_back(t);
+    for (const auto& [s, c] : p.successors[t])
+      if (s < n && --waiting[s] == 0) ready.push(s);
+  }
+  return order;
+}
+
+// One busy interval on a processor.
+struct Busy {
+  double start;
+  double finish;
+};
+
+// Insertion policy: the earliest start >= ready on `busy` (sorted by start)
+// where `duration` fits before the next busy interval. Returns the start and
+// the index to insert the new interval at.
+std::pair<double, std::size_t> earliest_slot(const std::vector<Busy>& busy, double ready, double duration) {
+  double prev_end = 0;
+  for (std::size_t k = 0; k < busy.size(); ++k) {
+    const double t = std::max(ready, prev_end);
+    if (t + duration <= busy[k].start) return {t, k};
+    prev_end = std::max(prev_end, busy[k].finish);
+  }
+  return {std::max(ready, prev_end), busy.size()};
+}
+
+}  // namespace
+
+Status check_heft_problem(const HeftProblem& p) {
+  const std::size_t n = p.cost.size();
+  if (p.processors == 0 && n > 0) return Status::InvalidArgument("HEFT problem has tasks but no processors");
+  if (p.successors.size() != n)
+    return Status::InvalidArgument("HEFT problem: successors has " + std::to_string(p.successors.size()) +
+                                   " entries for " + std::to_string(n) + " tasks");
+  if (!p.forced.empty() && p.forced.size() != n)
+    return Status::InvalidArgument("HEFT problem: forced has " + std::to_string(p.forced.size()) +
+                                   " entries for " + std::to_string(n) + " tasks");
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::string name = "task " + std::to_string(t);
+    if (p.cost[t].size() != p.processors)
+      return Status::InvalidArgument(name + " has " + std::to_string(p.cost[t].size()) + " costs for " +
+                                     std::to_string(p.processors) + " processors");
+    bool runnable = false;
+    for (double c : p.cost[t]) {
+      if (std::isnan(c) || c < 0) return Status::InvalidArgument(name + " has a negative or NaN cost");
+      runnable = runnable || std::isfinite(c);
+    }
+    const int f = forced_of(p, t);
+    if (f < -1 || f >= static_cast<int>(p.processors))
+      return Status::InvalidArgument(name + " is forced to processor " + std::to_string(f) + " which does not exist");
+    if (f >= 0 && !std::isfinite(p.cost[t][f]))
+      return Status::InvalidArgument(name + " is forced to processor " + std::to_string(f) + " where it cannot run");
+    if (!runnable) return Status::InvalidArgument(name + " cannot run on any processor");
+    for (const auto& [s, c] : p.successors[t]) {
+      if (s >= n) return Status::InvalidArgument(name + " has successor " + std::to_string(s) + " out of range");
+      if (std::isnan(c) || c < 0 || !std::isfinite(c))
+        return Status::InvalidArgument(name + " has a negative, NaN or infinite communication cost");
+    }
+  }
+  if (topological_order(p).size() != n) return Status::InvalidArgument("HEFT problem has a cycle");
+  return Status::Ok();
+}
+
+HeftResult heft(const HeftProblem& p) {
+  assert(check_heft_problem(p).ok());
+  const std::size_t n = p.cost.size();
+  const std::size_t procs = p.processors;
+  HeftResult r;
+  r.proc.assign(n, 0);
+  r.start.assign(n, 0);
+  r.finish.assign(n, 0);
+  r.rank.assign(n, 0);
+
+  std::vector<std::size_t> topo = topological_order(p);
+  std::vector<std::size_t> topo_index(n, n);  // n = not reached (only on a cycle)
+  for (std::size_t i = 0; i < topo.size(); ++i) topo_index[topo[i]] = i;
+
+  // Predecessor lists with their comm costs, for data-ready times.
+  std::vector<std::vector<std::pair<std::size_t, double>>> preds(n);
+  for (std::size_t t = 0; t < n; ++t)
+    for (const auto& [s, c] : p.successors[t])
+      if (s < n) preds[s].push_back({t, c});
+
+  // Upward ranks in reverse topological order. Since costs are >= 0 and
+  // floating-point addition and max are monotone, rank(pred) >= rank(succ)
+  // holds exactly, which the list order below relies on.
+  for (std::size_t i = topo.size(); i-- > 0;) {
+    const std::size_t t = topo[i];
+    double w = 0;
+    const int f = forced_of(p, t);
+    if (f >= 0 && static_cast<std::size_t>(f) < procs) {
+      w = p.cost[t][f];
+    } else {
+      double sum = 0;
+      std::size_t finite = 0;
+      for (double c : p.cost[t])
+        if (std::isfinite(c)) sum += c, ++finite;
+      w = finite > 0 ? sum / static_cast<double>(finite) : 0;
+    }
+    double tail = 0;
+    for (const auto& [s, c] : p.successors[t])
+      if (s < n) tail = std::max(tail, c + r.rank[s]);
+    r.rank[t] = w + tail;
+  }
+
+  // The list: nonincreasing rank; equal ranks keep topological order, so a
+  // predecessor always comes first (zero-cost tasks and edges make ties real).
+  // Ranks are compared after rounding to a grid of 1e-12 x the largest rank,
+  // so ranks equal in exact arithmetic but not in floating point (80 vs
+  // 80.00000000000001 in the TPDS example) count as tied. Scaling by a
+  // positive constant and rounding are monotone, so rank(pred) >= rank(succ)
+  // survives the rounding.
+  double max_rank = 0;
+  for (double x : r.rank) max_rank = std::max(max_rank, x);
+  std::vector<double> key = r.rank;
+  if (max_rank > 0 && std::isfinite(max_rank)) {
+    const double quantum = max_rank * 1e-12;
+    for (double& k : key) k = std::nearbyint(k / quantum);
+  }
+  r.order.resize(n);
+  for (std::size_t t = 0; t < n; ++t) r.order[t] = t;
+  std::sort(r.order.begin(), r.order.end(), [&](std::size_t a, std::size_t b) {
+    if (key[a] != key[b]) return key[a] > key[b];
+    if (topo_index[a] != topo_index[b]) return topo_index[a] < topo_index[b];
+    return a < b;
+  });
+
+  std::vector<std::vector<Busy>> busy(procs);
+  for (std::size_t t : r.order) {
+    const int f = forced_of(p, t);
+    double best_eft = kInf, best_start = 0;
+    std::size_t best_proc = procs, best_pos = 0;
+    for (std::size_t q = 0; q < procs; ++q) {
+      if (f >= 0 && q != static_cast<std::size_t>(f)) continue;
+      const double duration = p.cost[t][q];
+      if (!std::isfinite(duration)) continue;
+      // Data-ready time: every input must have arrived; no transfer when the
+      // producer ran on the same processor.
+      double ready = 0;
+      for (const auto& [pred, c] : preds[t]) ready = std::max(ready, r.finish[pred] + (r.proc[pred] == q ? 0 : c));
+      const auto [start, pos] = earliest_slot(busy[q], ready, duration);
+      if (start + duration < best_eft) {
+        best_eft = start + duration;
+        best_start = start;
+        best_proc = q;
+        best_pos = pos;
+      }
+    }
+    if (best_proc == procs) {
+      // Only reachable when check_heft_problem() fails: keep the result defined.
+      r.proc[t] = 0;
+      r.start[t] = r.finish[t] = kInf;
+      r.makespan = kInf;
+      continue;
+    }
+    r.proc[t] = best_proc;
+    r.start[t] = best_start;
+    r.finish[t] = best_eft;
+    busy[best_proc].insert(busy[best_proc].begin() + static_cast<std::ptrdiff_t>(best_pos), Busy{best_start, best_eft});
+    r.makespan = std::max(r.makespan, best_eft);
+  }
+  return r;
+}
+
+}  // namespace redflow::schedule

@@ -1,0 +1,86 @@
+// HEFT (Topcuoglu, Hariri, Wu, IEEE TPDS 2002) with the driver rule of
+// Kühbacher et al. (SAC'22, Algorithm 2).
+//
+// Two layers:
+//  - schedule::heft(), a generic core over an abstract HeftProblem (tasks,
+//    heterogeneous processors, communication costs). It knows nothing about
+//    Graph so that it can be checked against the literature (the TPDS example,
+//    the Kasahara STG set) and reused for redundant schedules (Algorithm 3).
+//  - heft_schedule(), the adapter that turns a Graph + MachineModel into a
+//    HeftProblem (compute tiles + one driver processor) and the result into a
+//    public Schedule.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "redflow/graph.hpp"
+#include "redflow/registry.hpp"
+#include "redflow/schedule.hpp"
+#include "redflow/status.hpp"
+
+namespace redflow::schedule {
+
+struct HeftProblem {
+  std::size_t processors = 0;                     // heterogeneous processors 0..P-1
+  std::vector<std::vector<double>> cost;          // cost[task][proc] >= 0; +inf = cannot run there
+  // task -> (successor, communication cost paid when the two run on different
+  // processors; 0 on the same processor).
+  std::vector<std::vector<std::pair<std::size_t, double>>> successors;
+  // Optional (empty = all free): per task the processor it must run on, -1 =
+  // free. This is the paper's driver rule; a forced task still gets a start and
+  // finish time, because its successors' times depend on them.
+  std::vector<int> forced;
+};
+
+struct HeftResult {
+  std::vector<std::size_t> proc;     // per task
+  std::vector<double> start, finish;  // per task
+  std::vector<double> rank;          // per task: upward rank
+  std::vector<std::size_t> order;    // the HEFT list: tasks in the order they were placed
+  double makespan = 0;
+};
+
+// Says what is wrong with `p`, if anything: sizes, negative/NaN costs, a task
+// that can run nowhere, successor or forced indices out of range, a cycle.
+Status check_heft_problem(const HeftProblem& p);
+
+// Runs HEFT. Requires check_heft_problem(p).ok() (debug builds assert it; on a
+// problem that violates it the result is defined but meaningless).
+//  - w̄(task): mean of the finite costs; for a forced task the cost on its
+//    processor, since that is where it will run. c̄ = the given comm cost.
+//  - List: nonincreasing upward rank (compared at a resolution of 1e-12 of
+//    the largest rank, so floating-point noise does not break exact ties),
+//    ties by position in a topological order (Kahn's algorithm, smallest
+//    index first), so the list is itself a topological order even with
+//    zero-cost tasks and edges.
+//  - Placement: insertion-based EFT; ties between processors go to the lowest
+//    index. Deterministic.
+HeftResult heft(const HeftProblem& p);
+
+}  // namespace redflow::schedule
+
+namespace redflow {
+
+// Algorithm 2's rule: true if `actor` must run on the driver: its function's
+// spec says on_driver, or its distinct input data nodes + 1 output exceed
+// m.slots ("too many inputs"), or one of its input/output data nodes is larger
+// than m.slot_bytes ("processes too much data"), or there are no compute
+// tiles. Unknown functions count as ordinary compute actors. The online
+// (work-stealing) scheduler must use the same rule.
+bool runs_on_driver(const Graph& g, ActorId actor, const MachineModel& m, const Registry& reg);
+
+// The HEFT problem for `g` on `m`: task i = actor i; processors 0..m.tiles-1
+// are the compute tiles and processor m.tiles is the driver. Actors that
+// runs_on_driver() are forced there; others cannot use it (+inf cost), as in
+// Algorithm 2. Costs in seconds (see docs/scheduling.md).
+schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const Registry& reg);
+
+// HEFT schedule of a structurally valid graph. The driver appears as
+// kDriverTile. Each tile_order (and driver_order) is sorted by (start, finish,
+// HEFT list position); sorting all actors that way gives a topological order,
+// so tiles that run their order and wait for inputs cannot deadlock.
+Schedule heft_schedule(const Graph& g, const MachineModel& m, const Registry& reg);
+
+}  // namespace redflow
