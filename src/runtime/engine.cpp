@@ -1,0 +1,621 @@
+// The execution of a plan: tile runners (HEFT order or work stealing), the
+// driver role, slot management with displacement, and readiness.
+#include "runtime/engine.hpp"
+
+#include <chrono>
+#include <cstring>
+
+namespace redflow::runtime {
+
+namespace {
+
+constexpr ActorId kNone = ~ActorId{0};
+constexpr std::uint64_t kNowhere = ~std::uint64_t{0};
+constexpr std::uint8_t kHomeInvalid = 0, kHomeWriting = 1, kHomeValid = 2;
+
+std::uint64_t pack_location(unsigned tile, SlotId slot) { return (std::uint64_t{tile} << 32) | slot; }
+
+std::uint64_t next_random(std::uint64_t& s) {  // xorshift64*
+  s ^= s >> 12;
+  s ^= s << 25;
+  s ^= s >> 27;
+  return s * 2685821657736338717ULL;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+struct Engine::Job {
+  const Plan* plan = nullptr;
+  GraphState* state = nullptr;
+  Scheduler scheduler = Scheduler::kSteal;
+  std::uint32_t execution = 0;
+  std::atomic<std::uint32_t> remaining_actors{0};
+  std::atomic<bool> aborted{false};
+  std::mutex error_mutex;
+  std::string error;
+};
+
+struct Engine::Runner {
+  unsigned index = 0;
+  LocalTile* tile = nullptr;
+  WorkDeque deque;
+  std::mutex inbox_mutex;                  // pushes from the driver and from start-up only
+  std::vector<ActorId> inbox;
+  std::atomic<std::uint32_t> inbox_size{0};
+  Notifier notifier;                       // HEFT: waiting for the next actor in order
+  TileStats stats;
+  std::uint64_t rng = 0;
+  std::uint64_t clock = 0;
+  std::vector<SlotId> input_slots;
+};
+
+Engine::Engine(const RuntimeOptions& options) : options_(options) {
+  for (unsigned t = 0; t < options_.tiles; ++t) {
+    tiles_.push_back(std::make_unique<LocalTile>(options_.slots, options_.slot_bytes, options_.cores_per_tile));
+    auto r = std::make_unique<Runner>();
+    r->index = t;
+    r->tile = tiles_.back().get();
+    runners_.push_back(std::move(r));
+  }
+  for (unsigned t = 0; t < options_.tiles; ++t) threads_.emplace_back([this, t] { runner_main(t); });
+}
+
+Engine::~Engine() {
+  stop_.store(true);
+  generation_.fetch_add(1);
+  generation_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
+  auto s = std::make_unique<GraphState>();
+  const std::size_t actors = plan.actors.size(), data = plan.data.size();
+  s->pending = std::make_unique<std::atomic<std::uint32_t>[]>(actors);
+  s->remaining = std::make_unique<std::atomic<std::uint32_t>[]>(data);
+  s->home_state = std::make_unique<std::atomic<std::uint8_t>[]>(data);
+  s->location = std::make_unique<std::atomic<std::uint64_t>[]>(data);
+  s->home_buffer.resize(data);
+  s->home.resize(data);
+  for (DataId d = 0; d < data; ++d) {
+    const PlanData& pd = plan.data[d];
+    if (pd.kind == DataKind::kInner || pd.kind == DataKind::kOutput) {
+      s->home_buffer[d].resize(pd.bytes);
+      s->home[d] = s->home_buffer[d];
+    }
+  }
+  s->dirs.resize(tiles_.size());
+  for (auto& dir : s->dirs) {
+    dir.slot_of.assign(data, -1);
+    dir.held.assign(options_.slots, DataTag{});
+    dir.occupied.assign(options_.slots, false);
+    dir.last_use.assign(options_.slots, 0);
+    dir.stamp.assign(options_.slots, 0);
+  }
+  return s;
+}
+
+std::span<const std::byte> Engine::output(const GraphState& state, DataId d) const { return state.home[d]; }
+
+Status Engine::execute(const Plan& plan, GraphState& state, Scheduler scheduler,
+                       std::span<const std::span<const std::byte>> input_homes, ExecutionStats& stats) {
+  Job job;
+  job.plan = &plan;
+  job.state = &state;
+  job.scheduler = scheduler;
+  job.execution = ++execution_counter_;
+  job.remaining_actors.store(static_cast<std::uint32_t>(plan.actors.size()));
+
+  for (ActorId a = 0; a < plan.actors.size(); ++a) state.pending[a].store(plan.actors[a].initial_pending, std::memory_order_relaxed);
+  for (DataId d = 0; d < plan.data.size(); ++d) {
+    const PlanData& pd = plan.data[d];
+    state.remaining[d].store(pd.consumer_count, std::memory_order_relaxed);
+    state.location[d].store(kNowhere, std::memory_order_relaxed);
+    const bool given = pd.kind == DataKind::kInput || pd.kind == DataKind::kConstant;
+    if (given) state.home[d] = input_homes[d];
+    state.home_state[d].store(given ? kHomeValid : kHomeInvalid, std::memory_order_relaxed);
+  }
+  driver_stats_ = TileStats{};
+  driver_rng_ = (options_.seed ^ 0x5DEECE66DULL) + job.execution;
+  transfer_bytes_.store(0);
+  driver_queue_.clear();
+  driver_queue_.reserve(plan.actors.size());
+  for (auto& r : runners_) {
+    r->stats = TileStats{};
+    r->deque.reserve(plan.actors.size());
+    r->inbox.clear();
+    r->inbox.reserve(plan.actors.size());
+    r->inbox_size.store(0);
+    r->input_slots.reserve(plan.max_inputs);
+    r->tile->reserve_inputs(plan.max_inputs);
+    r->rng = (options_.seed + 0x9E3779B97F4A7C15ULL * (r->index + 1)) ^ job.execution;
+    if (r->rng == 0) r->rng = 1;
+  }
+  if (scheduler == Scheduler::kSteal) {
+    // Section 4.2: at the start, ready actors go to random queues (driver actors to the driver).
+    std::uint64_t rng = options_.seed ^ (0xA5A5A5A5ULL + job.execution);
+    if (rng == 0) rng = 1;
+    for (ActorId a : plan.initially_ready) {
+      if (plan.actors[a].on_driver) {
+        driver_queue_.push_back(a);
+      } else {
+        // The runners are parked until the generation bump below, so pushing into their deques is safe here.
+        runners_[next_random(rng) % runners_.size()]->deque.push(a);
+      }
+    }
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  if (plan.actors.empty()) {
+    stats = ExecutionStats{};
+  } else {
+    active_.store(static_cast<std::uint32_t>(runners_.size()));
+    job_.store(&job, std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_release);
+    generation_.notify_all();
+    driver_loop(job);
+    for (std::uint32_t n; (n = active_.load(std::memory_order_acquire)) != 0;) active_.wait(n, std::memory_order_acquire);
+    job_.store(nullptr);
+  }
+  stats.makespan_s = seconds_since(t0);
+  stats.scheduler = to_string(scheduler);
+  stats.tiles.clear();
+  stats.actors_executed = stats.transfers = stats.transfer_bytes = stats.steals = stats.displacements = 0;
+  stats.driver = driver_stats_;
+  stats.actors_executed += driver_stats_.actors;
+  stats.transfers += driver_stats_.transfers_in;
+  for (auto& r : runners_) {
+    stats.tiles.push_back(r->stats);
+    stats.actors_executed += r->stats.actors;
+    stats.transfers += r->stats.transfers_in;
+    stats.steals += r->stats.steals;
+    stats.displacements += r->stats.displacements;
+  }
+  stats.transfer_bytes = transfer_bytes_.exchange(0);
+  if (job.aborted.load()) return Status::Internal(job.error);
+  return Status::Ok();
+}
+
+void Engine::runner_main(unsigned t) {
+  Runner& r = *runners_[t];
+  std::uint32_t seen = 0;
+  for (;;) {
+    generation_.wait(seen, std::memory_order_acquire);
+    seen = generation_.load(std::memory_order_acquire);
+    if (stop_.load()) return;
+    Job* job = job_.load(std::memory_order_acquire);
+    if (job != nullptr) {
+      if (job->scheduler == Scheduler::kSteal) {
+        steal_loop(r, *job);
+      } else {
+        heft_loop(r, *job);
+      }
+    }
+    if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) active_.notify_all();
+  }
+}
+
+bool Engine::finished(const Job& job) const {
+  return job.remaining_actors.load(std::memory_order_acquire) == 0 || job.aborted.load(std::memory_order_acquire);
+}
+
+void Engine::fail(Job& job, std::string message) {
+  {
+    std::lock_guard<std::mutex> lock(job.error_mutex);
+    if (job.error.empty()) job.error = std::move(message);
+  }
+  job.aborted.store(true, std::memory_order_release);
+  wake_all(job);
+}
+
+void Engine::wake_all(Job&) {
+  steal_notifier_.notify_all();
+  driver_notifier_.notify_all();
+  for (auto& r : runners_) r->notifier.notify_all();
+}
+
+// ---------------------------------------------------------------- work stealing
+
+void Engine::steal_loop(Runner& r, Job& job) {
+  const std::size_t n = runners_.size();
+  auto find_work = [&]() -> ActorId {
+    if (auto a = r.deque.pop()) return *a;
+    if (r.inbox_size.load(std::memory_order_acquire) != 0) {
+      std::lock_guard<std::mutex> lock(r.inbox_mutex);
+      if (!r.inbox.empty()) {
+        ActorId a = r.inbox.back();
+        r.inbox.pop_back();
+        r.inbox_size.fetch_sub(1, std::memory_order_relaxed);
+        return a;
+      }
+    }
+    if (n > 1) {
+      // Section 4.2: take from the back of a random victim's queue.
+      for (std::size_t attempt = 0; attempt < 2 * n; ++attempt) {
+        Runner& victim = *runners_[next_random(r.rng) % n];
+        if (&victim == &r) continue;
+        if (auto a = victim.deque.steal()) {
+          ++r.stats.steals;
+          return *a;
+        }
+      }
+    }
+    return kNone;
+  };
+  auto any_work = [&]() {
+    for (auto& v : runners_)
+      if (!v->deque.empty() || v->inbox_size.load(std::memory_order_acquire) != 0) return true;
+    return false;
+  };
+
+  while (!finished(job)) {
+    ActorId a = find_work();
+    if (a == kNone) {
+      for (int spin = 0; spin < 64 && a == kNone && !finished(job); ++spin) {
+        std::this_thread::yield();
+        a = find_work();
+      }
+    }
+    if (a == kNone) {
+      const std::uint32_t token = steal_notifier_.prepare();
+      if (finished(job) || any_work()) {
+        steal_notifier_.cancel();
+        continue;
+      }
+      steal_notifier_.wait(token);
+      continue;
+    }
+    while (a != kNone && !job.aborted.load(std::memory_order_relaxed)) a = run_on_tile(r, job, a);
+  }
+}
+
+// ---------------------------------------------------------------- HEFT order
+
+void Engine::heft_loop(Runner& r, Job& job) {
+  const auto& order = job.plan->heft.tile_order;
+  if (r.index >= order.size()) return;
+  for (ActorId a : order[r.index]) {
+    auto ready = [&] { return job.state->pending[a].load(std::memory_order_acquire) == 0 || job.aborted.load(); };
+    for (int spin = 0; spin < 256 && !ready(); ++spin) std::this_thread::yield();
+    while (!ready()) {
+      const std::uint32_t token = r.notifier.prepare();
+      if (ready()) {
+        r.notifier.cancel();
+        break;
+      }
+      r.notifier.wait(token);
+    }
+    if (job.aborted.load()) return;
+    run_on_tile(r, job, a);
+  }
+}
+
+// ---------------------------------------------------------------- driver
+
+void Engine::driver_loop(Job& job) {
+  const Plan& plan = *job.plan;
+  if (job.scheduler == Scheduler::kHeft) {
+    for (ActorId a : plan.heft.driver_order) {
+      auto ready = [&] { return job.state->pending[a].load(std::memory_order_acquire) == 0 || job.aborted.load(); };
+      while (!ready()) {
+        const std::uint32_t token = driver_notifier_.prepare();
+        if (ready()) {
+          driver_notifier_.cancel();
+          break;
+        }
+        driver_notifier_.wait(token);
+      }
+      if (job.aborted.load()) break;
+      run_on_driver(job, a);
+    }
+  } else {
+    for (;;) {
+      ActorId a = kNone;
+      {
+        std::lock_guard<std::mutex> lock(driver_mutex_);
+        if (!driver_queue_.empty()) {
+          a = driver_queue_.back();
+          driver_queue_.pop_back();
+        }
+      }
+      if (a != kNone) {
+        run_on_driver(job, a);
+        continue;
+      }
+      if (finished(job)) break;
+      const std::uint32_t token = driver_notifier_.prepare();
+      bool has_work;
+      {
+        std::lock_guard<std::mutex> lock(driver_mutex_);
+        has_work = !driver_queue_.empty();
+      }
+      if (has_work || finished(job)) {
+        driver_notifier_.cancel();
+        continue;
+      }
+      driver_notifier_.wait(token);
+    }
+  }
+  // Wait for the tiles to finish the rest.
+  while (!finished(job)) {
+    const std::uint32_t token = driver_notifier_.prepare();
+    if (finished(job)) {
+      driver_notifier_.cancel();
+      break;
+    }
+    driver_notifier_.wait(token);
+  }
+}
+
+bool Engine::ensure_home(Job& job, DataId d) {
+  GraphState& s = *job.state;
+  if (s.home_state[d].load(std::memory_order_acquire) == kHomeValid) return true;
+  const std::uint64_t loc = s.location[d].load(std::memory_order_acquire);
+  if (loc == kNowhere) return false;
+  const unsigned t = static_cast<unsigned>(loc >> 32);
+  write_home(job, d, *tiles_[t], static_cast<SlotId>(loc & 0xffffffffu), driver_stats_);
+  return s.home_state[d].load(std::memory_order_acquire) == kHomeValid;
+}
+
+void Engine::run_on_driver(Job& job, ActorId a) {
+  const Plan& plan = *job.plan;
+  GraphState& s = *job.state;
+  const PlanActor& pa = plan.actors[a];
+  std::vector<std::span<const std::byte>> inputs(pa.input_count);
+  for (std::uint32_t i = 0; i < pa.input_count; ++i) {
+    const DataId d = plan.inputs[pa.first_input + i];
+    if (!ensure_home(job, d)) {
+      fail(job, "internal error: input '" + plan.graph->data(d).name + "' of driver actor '" + std::string(pa.name) + "' is nowhere");
+      return;
+    }
+    inputs[i] = s.home[d];
+  }
+  auto& out_buf = s.home_buffer[pa.output];
+  ActorContext ctx(pa.name, pa.args, inputs, std::span<std::byte>(out_buf), nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    (*pa.function)(ctx);
+  } catch (const std::exception& e) {
+    ctx.fail(std::string("threw: ") + e.what());
+  } catch (...) {
+    ctx.fail("threw a non-standard exception");
+  }
+  driver_stats_.busy_s += seconds_since(t0);
+  if (ctx.failure()) {
+    fail(job, "actor '" + std::string(pa.name) + "' failed on the driver: " + *ctx.failure());
+    return;
+  }
+  ++driver_stats_.actors;
+  s.home_state[pa.output].store(kHomeValid, std::memory_order_release);
+  complete(job, a, nullptr);
+}
+
+// ---------------------------------------------------------------- compute tiles
+
+void Engine::write_home(Job& job, DataId d, LocalTile& tile, SlotId slot, TileStats& stats) {
+  GraphState& s = *job.state;
+  std::uint8_t expected = kHomeInvalid;
+  if (s.home_state[d].compare_exchange_strong(expected, kHomeWriting, std::memory_order_acq_rel)) {
+    auto& buf = s.home_buffer[d];
+    const bool ok = tile.read_slot(slot, DataTag{job.execution, d}, std::span<std::byte>(buf));
+    s.home_state[d].store(ok ? kHomeValid : kHomeInvalid, std::memory_order_release);
+    if (ok) {
+      ++stats.transfers_in;
+      transfer_bytes_.fetch_add(buf.size(), std::memory_order_relaxed);
+    }
+    return;
+  }
+  // Someone else is writing the same immutable bytes; wait for them.
+  while (s.home_state[d].load(std::memory_order_acquire) == kHomeWriting) std::this_thread::yield();
+}
+
+bool Engine::allocate_slot(Runner& r, Job& job, SlotId& slot) {
+  GraphState& s = *job.state;
+  auto& dir = s.dirs[r.index];
+  const auto& data = job.plan->data;
+  // Cost of reusing a slot: 0 free or dead, 1 droppable (main memory has it), 2 needs a write-back.
+  int best = -1, best_cost = 3;
+  std::uint64_t best_use = ~std::uint64_t{0};
+  for (SlotId i = 0; i < dir.held.size(); ++i) {
+    if (dir.stamp[i] == r.clock) continue;  // holds an input of the actor being placed
+    int cost;
+    if (!dir.occupied[i] || dir.held[i].execution != job.execution) {
+      cost = 0;
+    } else {
+      const DataId d = dir.held[i].data;
+      const bool dead = s.remaining[d].load(std::memory_order_acquire) == 0 && data[d].kind == DataKind::kInner;
+      cost = dead ? 0 : (s.home_state[d].load(std::memory_order_acquire) == kHomeValid ? 1 : 2);
+    }
+    if (cost < best_cost || (cost == best_cost && dir.last_use[i] < best_use)) {
+      best = static_cast<int>(i);
+      best_cost = cost;
+      best_use = dir.last_use[i];
+      if (cost == 0 && !dir.occupied[i]) break;
+    }
+  }
+  if (best < 0) return false;
+  slot = static_cast<SlotId>(best);
+  if (dir.occupied[slot]) {
+    const DataTag old = dir.held[slot];
+    if (old.execution == job.execution) {
+      if (best_cost == 2) {
+        write_home(job, old.data, *r.tile, slot, r.stats);
+        ++r.stats.displacements;
+      }
+      if (dir.slot_of[old.data] == static_cast<std::int32_t>(slot)) dir.slot_of[old.data] = -1;
+    } else if (old.data < dir.slot_of.size() && dir.slot_of[old.data] == static_cast<std::int32_t>(slot)) {
+      dir.slot_of[old.data] = -1;
+    }
+    r.tile->clear_slot(slot);
+    dir.occupied[slot] = false;
+  }
+  dir.stamp[slot] = r.clock;
+  dir.last_use[slot] = r.clock;
+  return true;
+}
+
+bool Engine::place_input(Runner& r, Job& job, DataId d, SlotId& slot) {
+  GraphState& s = *job.state;
+  auto& dir = s.dirs[r.index];
+  const DataTag tag{job.execution, d};
+  const std::int32_t held = dir.slot_of[d];
+  if (held >= 0 && dir.occupied[held] && dir.held[held] == tag) {
+    slot = static_cast<SlotId>(held);
+    dir.stamp[slot] = r.clock;
+    dir.last_use[slot] = r.clock;
+    return true;
+  }
+  if (!allocate_slot(r, job, slot)) return false;
+  const std::size_t bytes = job.plan->data[d].bytes;
+  DataNodeMessage m;
+  m.tag = tag;
+  m.slot = slot;
+  m.bytes = bytes;
+  bool placed = false;
+  const std::uint64_t loc = s.location[d].load(std::memory_order_acquire);
+  if (loc != kNowhere && static_cast<unsigned>(loc >> 32) != r.index) {
+    // Tile-to-tile transfer: fetch from the producer's slot.
+    m.from_tile = tiles_[loc >> 32].get();
+    m.from_slot = static_cast<SlotId>(loc & 0xffffffffu);
+    placed = r.tile->data_node(m).ok();
+    m.from_tile = nullptr;
+  }
+  if (!placed) {
+    // Driver-to-tile transfer from main memory; the producer's copy was displaced, so main memory has it.
+    while (s.home_state[d].load(std::memory_order_acquire) == kHomeWriting) std::this_thread::yield();
+    if (s.home_state[d].load(std::memory_order_acquire) != kHomeValid) {
+      fail(job, "internal error: data node '" + job.plan->graph->data(d).name + "' is in no memory");
+      return false;
+    }
+    m.payload = s.home[d];
+    if (Status st = r.tile->data_node(m); !st.ok()) {
+      fail(job, "transfer of data node '" + job.plan->graph->data(d).name + "' failed: " + st.message());
+      return false;
+    }
+  }
+  ++r.stats.transfers_in;
+  transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  dir.held[slot] = tag;
+  dir.occupied[slot] = true;
+  dir.slot_of[d] = static_cast<std::int32_t>(slot);
+  return true;
+}
+
+ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
+  const Plan& plan = *job.plan;
+  GraphState& s = *job.state;
+  const PlanActor& pa = plan.actors[a];
+  if (pa.on_driver) {
+    // Only reachable through a schedule that ignored Algorithm 2's rule.
+    fail(job, "internal error: driver actor '" + std::string(pa.name) + "' scheduled on tile " + std::to_string(r.index));
+    return kNone;
+  }
+  ++r.clock;
+  r.input_slots.clear();
+  for (std::uint32_t i = 0; i < pa.input_count; ++i) {
+    SlotId slot;
+    if (!place_input(r, job, plan.inputs[pa.first_input + i], slot)) {
+      if (!job.aborted.load()) fail(job, "actor '" + std::string(pa.name) + "' needs more slots than tile " + std::to_string(r.index) + " has");
+      return kNone;
+    }
+    r.input_slots.push_back(slot);
+  }
+  SlotId out_slot;
+  if (!allocate_slot(r, job, out_slot)) {
+    fail(job, "actor '" + std::string(pa.name) + "' needs more slots than tile " + std::to_string(r.index) + " has");
+    return kNone;
+  }
+  ActorMessage m;
+  m.actor = a;
+  m.execution = job.execution;
+  m.function = pa.function;
+  m.name = pa.name;
+  m.args = pa.args;
+  m.input_slots = r.input_slots;
+  m.output_slot = out_slot;
+  m.output_tag = DataTag{job.execution, pa.output};
+  m.output_bytes = plan.data[pa.output].bytes;
+  Completion done = r.tile->actor(m);
+  r.stats.busy_s += done.seconds;
+  if (!done.ok) {
+    fail(job, "actor '" + std::string(pa.name) + "' failed on tile " + std::to_string(r.index) + ": " + done.error);
+    return kNone;
+  }
+  ++r.stats.actors;
+  auto& dir = s.dirs[r.index];
+  dir.held[out_slot] = m.output_tag;
+  dir.occupied[out_slot] = true;
+  dir.slot_of[pa.output] = static_cast<std::int32_t>(out_slot);
+  s.location[pa.output].store(pack_location(r.index, out_slot), std::memory_order_release);
+  // The driver keeps outputs: copy them to main memory now, while they are hot.
+  if (plan.data[pa.output].kind == DataKind::kOutput) write_home(job, pa.output, *r.tile, out_slot, r.stats);
+  // Inputs whose last consumer this was are dead: free their slots here.
+  for (std::uint32_t i = 0; i < pa.input_count; ++i) {
+    const DataId d = plan.inputs[pa.first_input + i];
+    if (s.remaining[d].fetch_sub(1, std::memory_order_acq_rel) == 1 && plan.data[d].kind == DataKind::kInner) {
+      const SlotId slot = r.input_slots[i];
+      if (dir.occupied[slot] && dir.held[slot].data == d) {
+        r.tile->clear_slot(slot);
+        dir.occupied[slot] = false;
+        dir.slot_of[d] = -1;
+      }
+    }
+  }
+  return complete(job, a, &r);
+}
+
+ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
+  const Plan& plan = *job.plan;
+  GraphState& s = *job.state;
+  const PlanActor& pa = plan.actors[a];
+  if (from == nullptr) {
+    // Driver actor: its inputs' consumer counts drop here (main memory needs no slot freeing).
+    for (std::uint32_t i = 0; i < pa.input_count; ++i)
+      s.remaining[plan.inputs[pa.first_input + i]].fetch_sub(1, std::memory_order_acq_rel);
+  }
+  const PlanData& out = plan.data[pa.output];
+  ActorId next = kNone;
+  bool pushed_tile = false, pushed_driver = false;
+  for (std::uint32_t i = 0; i < out.consumer_count; ++i) {
+    const ActorId c = plan.consumers[out.first_consumer + i];
+    if (s.pending[c].fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
+    const PlanActor& pc = plan.actors[c];
+    if (job.scheduler == Scheduler::kHeft) {
+      if (pc.heft_tile == kDriverTile) {
+        pushed_driver = true;
+      } else if (from == nullptr || static_cast<int>(from->index) != pc.heft_tile) {
+        runners_[pc.heft_tile]->notifier.notify_all();
+      }
+      continue;
+    }
+    if (pc.on_driver) {
+      std::lock_guard<std::mutex> lock(driver_mutex_);
+      driver_queue_.push_back(c);
+      pushed_driver = true;
+    } else if (from != nullptr) {
+      // Work-first: the first successor runs next on this tile; the others go to the front of its queue.
+      if (next == kNone) {
+        next = c;
+      } else {
+        from->deque.push(c);
+        pushed_tile = true;
+      }
+    } else {
+      // After a driver actor, ready work goes to a random compute tile (section 4.2).
+      Runner& target = *runners_[next_random(driver_rng_) % runners_.size()];
+      std::lock_guard<std::mutex> lock(target.inbox_mutex);
+      target.inbox.push_back(c);
+      target.inbox_size.fetch_add(1, std::memory_order_release);
+      pushed_tile = true;
+    }
+  }
+  if (pushed_tile) steal_notifier_.notify_one();
+  if (pushed_driver) driver_notifier_.notify_one();
+  if (job.remaining_actors.fetch_sub(1, std::memory_order_acq_rel) == 1) wake_all(job);
+  return next;
+}
+
+}  // namespace redflow::runtime

@@ -1,0 +1,87 @@
+// Engine: the driver and the local compute tiles of one Runtime, and the
+// execution of a Plan on them. The driver is a role, not a thread on the hot
+// path (DESIGN.md, "Fast on one machine"): a tile that finishes an actor
+// resolves its successors' readiness itself with atomic counters, keeps the
+// driver's bookkeeping for its own slots, and moves data with the tile
+// messages of tile.hpp. The thread that calls execute() plays the driver tile:
+// it runs special and oversized actors on main memory.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "redflow/runtime.hpp"
+#include "runtime/graph_state.hpp"
+#include "runtime/local_tile.hpp"
+#include "runtime/notifier.hpp"
+#include "runtime/plan.hpp"
+#include "runtime/work_deque.hpp"
+
+namespace redflow::runtime {
+
+class Engine {
+ public:
+  explicit Engine(const RuntimeOptions& options);  // options with defaults resolved
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Per-graph execution state, allocated once per loaded graph.
+  std::unique_ptr<GraphState> prepare(const Plan& plan);
+
+  // Runs `plan` once. `homes[d]` gives the bytes of every input and constant
+  // node; outputs are read back from the state with output().
+  Status execute(const Plan& plan, GraphState& state, Scheduler scheduler,
+                 std::span<const std::span<const std::byte>> input_homes, ExecutionStats& stats);
+  std::span<const std::byte> output(const GraphState& state, DataId d) const;
+
+  unsigned tiles() const { return static_cast<unsigned>(tiles_.size()); }
+
+ private:
+  struct Job;
+  struct Runner;
+
+  void runner_main(unsigned t);
+  void steal_loop(Runner& r, Job& job);
+  void heft_loop(Runner& r, Job& job);
+  void driver_loop(Job& job);
+
+  // Runs `a` on tile r and resolves its successors; returns one that became
+  // ready and should run next on this tile (work-first), or ~0u.
+  ActorId run_on_tile(Runner& r, Job& job, ActorId a);
+  void run_on_driver(Job& job, ActorId a);
+  ActorId complete(Job& job, ActorId a, Runner* from);
+
+  bool place_input(Runner& r, Job& job, DataId d, SlotId& slot);
+  bool allocate_slot(Runner& r, Job& job, SlotId& slot);
+  void write_home(Job& job, DataId d, LocalTile& tile, SlotId slot, TileStats& stats);
+  bool ensure_home(Job& job, DataId d);
+  void fail(Job& job, std::string message);
+  bool finished(const Job& job) const;
+  void wake_all(Job& job);
+
+  RuntimeOptions options_;
+  std::vector<std::unique_ptr<LocalTile>> tiles_;
+  std::vector<std::unique_ptr<Runner>> runners_;
+  std::vector<std::thread> threads_;
+
+  std::atomic<std::uint32_t> generation_{0};
+  std::atomic<std::uint32_t> active_{0};
+  std::atomic<bool> stop_{false};
+  std::atomic<Job*> job_{nullptr};
+  std::uint32_t execution_counter_ = 0;
+
+  Notifier steal_notifier_;   // idle stealing tiles
+  Notifier driver_notifier_;  // the driver waiting for work or for the end
+  std::mutex driver_mutex_;
+  std::vector<ActorId> driver_queue_;
+  TileStats driver_stats_;
+  std::uint64_t driver_rng_ = 1;                     // driver thread only
+  std::atomic<std::uint64_t> transfer_bytes_{0};
+};
+
+}  // namespace redflow::runtime

@@ -1,0 +1,35 @@
+// GraphState: everything an execution of one loaded graph mutates (readiness
+// counters, where each data node lives, main memory, each tile's slot
+// directory), allocated once per load so executions do not allocate.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "runtime/tile.hpp"
+
+namespace redflow::runtime {
+
+struct GraphState {
+  std::unique_ptr<std::atomic<std::uint32_t>[]> pending;    // per actor: inputs not yet produced
+  std::unique_ptr<std::atomic<std::uint32_t>[]> remaining;  // per data node: consumer edges not yet done
+  std::unique_ptr<std::atomic<std::uint8_t>[]> home_state;  // per data node: is main memory up to date
+  std::unique_ptr<std::atomic<std::uint64_t>[]> location;   // per data node: the producer's (tile, slot)
+  std::vector<std::vector<std::byte>> home_buffer;          // main memory of inner and output nodes
+  std::vector<std::span<const std::byte>> home;             // per data node: its bytes in main memory
+
+  // The driver's view of one tile's slots, kept by the tile's own runner.
+  struct TileDirectory {
+    std::vector<std::int32_t> slot_of;   // per data node: slot holding it, or -1
+    std::vector<DataTag> held;           // per slot
+    std::vector<bool> occupied;          // per slot
+    std::vector<std::uint64_t> last_use; // per slot: LRU clock
+    std::vector<std::uint64_t> stamp;    // per slot: actor serial that needs it now
+  };
+  std::vector<TileDirectory> dirs;
+};
+
+}  // namespace redflow::runtime

@@ -1,0 +1,175 @@
+// In-process compute tile: slot memory, the paper's tile messages as direct
+// calls, and the parallel loop over the tile's cores.
+#include "runtime/local_tile.hpp"
+
+#include <xxhash.h>
+
+#include <chrono>
+#include <cstring>
+#include <exception>
+
+#include "redflow/actor_context.hpp"
+
+namespace redflow::runtime {
+
+// Fork-join over the tile's helper threads: run() hands chunk i to helper i-1
+// and does chunk 0 itself. Helpers sleep on an epoch between loops.
+class TileLoop final : public ParallelLoop {
+ public:
+  explicit TileLoop(unsigned cores) : cores_(cores) {
+    for (unsigned i = 1; i < cores; ++i) helpers_.emplace_back([this, i] { helper(i); });
+  }
+  ~TileLoop() override {
+    stop_.store(true);
+    epoch_.fetch_add(1);
+    epoch_.notify_all();
+    for (auto& t : helpers_) t.join();
+  }
+
+  unsigned cores() const override { return cores_; }
+
+  void run(std::size_t begin, std::size_t end, void (*chunk)(void*, std::size_t, std::size_t), void* closure) override {
+    const std::size_t n = end - begin;
+    const unsigned parts = static_cast<unsigned>(std::min<std::size_t>(cores_, n));
+    if (parts <= 1) {
+      chunk(closure, begin, end);
+      return;
+    }
+    begin_ = begin;
+    end_ = end;
+    parts_ = parts;
+    chunk_ = chunk;
+    closure_ = closure;
+    pending_.store(parts - 1, std::memory_order_relaxed);
+    epoch_.fetch_add(1, std::memory_order_release);
+    epoch_.notify_all();
+    run_part(0);
+    // Chunks are even, so helpers finish about when we do: spin briefly before sleeping.
+    for (int spin = 0; spin < 4096 && pending_.load(std::memory_order_acquire) != 0; ++spin) {
+    }
+    for (std::uint32_t p; (p = pending_.load(std::memory_order_acquire)) != 0;) pending_.wait(p, std::memory_order_acquire);
+  }
+
+ private:
+  void run_part(unsigned part) {
+    const std::size_t n = end_ - begin_;
+    const std::size_t b = begin_ + n * part / parts_;
+    const std::size_t e = begin_ + n * (part + 1) / parts_;
+    chunk_(closure_, b, e);
+  }
+
+  void helper(unsigned index) {
+    std::uint32_t seen = 0;
+    for (;;) {
+      epoch_.wait(seen, std::memory_order_acquire);
+      seen = epoch_.load(std::memory_order_acquire);
+      if (stop_.load()) return;
+      if (index < parts_) {
+        run_part(index);
+        if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+      }
+    }
+  }
+
+  unsigned cores_;
+  std::vector<std::thread> helpers_;
+  std::atomic<std::uint32_t> epoch_{0};
+  std::atomic<std::uint32_t> pending_{0};
+  std::atomic<bool> stop_{false};
+  std::size_t begin_ = 0, end_ = 0;
+  unsigned parts_ = 0;
+  void (*chunk_)(void*, std::size_t, std::size_t) = nullptr;
+  void* closure_ = nullptr;
+};
+
+LocalTile::LocalTile(unsigned slots, std::size_t slot_bytes, unsigned cores)
+    : slot_bytes_(slot_bytes), cores_(cores == 0 ? 1 : cores), slots_(slots) {
+  // Untouched pages cost no physical memory, so a generous slot budget is cheap until used.
+  const std::size_t stride = (slot_bytes + 63) / 64 * 64;
+  memory_.reset(new std::byte[stride * slots + 64]);
+  auto base = reinterpret_cast<std::uintptr_t>(memory_.get());
+  auto* aligned = reinterpret_cast<std::byte*>((base + 63) / 64 * 64);
+  for (unsigned i = 0; i < slots; ++i) slots_[i].memory = aligned + stride * i;
+  loop_ = std::make_unique<TileLoop>(cores_);
+  input_spans_.reserve(16);
+}
+
+LocalTile::~LocalTile() = default;
+
+void LocalTile::reserve_inputs(std::size_t max_inputs) {
+  if (input_spans_.capacity() < max_inputs) input_spans_.reserve(max_inputs);
+}
+
+Status LocalTile::data_node(const DataNodeMessage& m) {
+  if (m.slot >= slots_.size()) return Status::InvalidArgument("data node message names slot " + std::to_string(m.slot) + " of " + std::to_string(slots_.size()));
+  if (m.bytes > slot_bytes_) return Status::ResourceExhausted("data node of " + std::to_string(m.bytes) + " bytes does not fit a slot of " + std::to_string(slot_bytes_) + " bytes");
+  clear_slot(m.slot);
+  std::span<std::byte> dst{slots_[m.slot].memory, m.bytes};
+  if (m.from_tile == nullptr) {
+    if (m.payload.size() != m.bytes) return Status::InvalidArgument("data node message carries " + std::to_string(m.payload.size()) + " bytes, declares " + std::to_string(m.bytes));
+    if (m.bytes != 0) std::memcpy(dst.data(), m.payload.data(), m.bytes);
+  } else if (!m.from_tile->read_slot(m.from_slot, m.tag, dst)) {
+    return Status::NotFound("source slot " + std::to_string(m.from_slot) + " no longer holds data node " + std::to_string(m.tag.data));
+  }
+  slots_[m.slot].bytes = m.bytes;
+  slots_[m.slot].tag.store(pack(m.tag), std::memory_order_release);
+  return Status::Ok();
+}
+
+void LocalTile::clear_slot(SlotId slot) {
+  Slot& s = slots_[slot];
+  if (s.tag.load(std::memory_order_relaxed) == kEmpty) return;
+  s.tag.store(kEmpty, std::memory_order_seq_cst);
+  // A reader that pinned before seeing the clear is mid-copy: let it finish.
+  while (s.pins.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+}
+
+void LocalTile::clear_all() {
+  for (SlotId i = 0; i < slots_.size(); ++i) clear_slot(i);
+}
+
+bool LocalTile::read_slot(SlotId slot, DataTag tag, std::span<std::byte> out) {
+  if (slot >= slots_.size()) return false;
+  Slot& s = slots_[slot];
+  s.pins.fetch_add(1, std::memory_order_seq_cst);
+  const bool holds = s.tag.load(std::memory_order_seq_cst) == pack(tag);
+  if (holds && !out.empty()) std::memcpy(out.data(), s.memory, out.size());
+  s.pins.fetch_sub(1, std::memory_order_release);
+  return holds;
+}
+
+Completion LocalTile::actor(const ActorMessage& m) {
+  Completion done;
+  done.actor = m.actor;
+  if (m.output_slot >= slots_.size() || m.output_bytes > slot_bytes_) {
+    done.ok = false;
+    done.error = "actor message names slot " + std::to_string(m.output_slot) + " for " + std::to_string(m.output_bytes) + " bytes";
+    return done;
+  }
+  input_spans_.clear();
+  for (SlotId s : m.input_slots) input_spans_.emplace_back(slots_[s].memory, slots_[s].bytes);
+  clear_slot(m.output_slot);
+  std::span<std::byte> out{slots_[m.output_slot].memory, m.output_bytes};
+
+  const auto t0 = std::chrono::steady_clock::now();
+  ActorContext ctx(m.name, m.args, input_spans_, out, loop_.get());
+  try {
+    (*m.function)(ctx);
+  } catch (const std::exception& e) {
+    ctx.fail(std::string("threw: ") + e.what());
+  } catch (...) {
+    ctx.fail("threw a non-standard exception");
+  }
+  done.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (ctx.failure()) {
+    done.ok = false;
+    done.error = *ctx.failure();
+    return done;
+  }
+  if (m.want_checksum) done.checksum = XXH3_64bits(out.data(), out.size());
+  slots_[m.output_slot].bytes = m.output_bytes;
+  slots_[m.output_slot].tag.store(pack(m.output_tag), std::memory_order_release);
+  return done;
+}
+
+}  // namespace redflow::runtime

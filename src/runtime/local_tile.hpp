@@ -1,0 +1,62 @@
+// LocalTile: a compute tile inside this process: a block of fixed-size slots
+// (its tile-local memory) and `cores` threads. The tile's first thread is the
+// one that calls actor(); the others only help with ActorContext's parallel
+// loop. Other threads may read a slot concurrently (tile-to-tile transfers),
+// so a slot is pinned while it is read and clear_slot() waits for readers.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "runtime/tile.hpp"
+
+namespace redflow::runtime {
+
+class TileLoop;  // the parallel loop helpers
+
+class LocalTile final : public Tile {
+ public:
+  LocalTile(unsigned slots, std::size_t slot_bytes, unsigned cores);
+  ~LocalTile() override;
+  LocalTile(const LocalTile&) = delete;
+  LocalTile& operator=(const LocalTile&) = delete;
+
+  unsigned slot_count() const override { return static_cast<unsigned>(slots_.size()); }
+  std::size_t slot_bytes() const override { return slot_bytes_; }
+  unsigned cores() const override { return cores_; }
+
+  Status data_node(const DataNodeMessage& message) override;
+  void clear_slot(SlotId slot) override;
+  void clear_all() override;
+  Completion actor(const ActorMessage& message) override;
+  bool read_slot(SlotId slot, DataTag tag, std::span<std::byte> out) override;
+
+  // Direct access for the in-process driver role: the slot's memory and
+  // whether it currently holds `tag`.
+  std::span<std::byte> slot_memory(SlotId slot, std::size_t bytes) { return {slots_[slot].memory, bytes}; }
+  bool holds(SlotId slot, DataTag tag) const { return slots_[slot].tag.load(std::memory_order_acquire) == pack(tag); }
+  // Ensures actor() can build input lists of this length without allocating.
+  void reserve_inputs(std::size_t max_inputs);
+
+ private:
+  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+  static std::uint64_t pack(DataTag t) { return (std::uint64_t{t.execution} << 32) | t.data; }
+
+  struct alignas(64) Slot {
+    std::atomic<std::uint64_t> tag{kEmpty};
+    std::atomic<std::uint32_t> pins{0};
+    std::size_t bytes = 0;  // size of the value held; written before `tag` is published
+    std::byte* memory = nullptr;
+  };
+
+  std::size_t slot_bytes_;
+  unsigned cores_;
+  std::unique_ptr<std::byte[]> memory_;
+  std::vector<Slot> slots_;
+  std::vector<std::span<const std::byte>> input_spans_;
+  std::unique_ptr<TileLoop> loop_;
+};
+
+}  // namespace redflow::runtime

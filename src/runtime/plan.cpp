@@ -1,0 +1,45 @@
+// Flattening a validated graph into the arrays the engine runs on.
+#include "runtime/plan.hpp"
+
+#include "schedule/heft.hpp"
+
+namespace redflow::runtime {
+
+Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel& machine, Schedule heft) {
+  Plan plan;
+  plan.graph = &graph;
+  plan.heft = std::move(heft);
+  plan.data.resize(graph.data().size());
+  for (DataId d = 0; d < graph.data().size(); ++d) {
+    const DataNode& node = graph.data(d);
+    PlanData& pd = plan.data[d];
+    pd.bytes = node.bytes;
+    pd.kind = node.kind;
+    pd.first_consumer = static_cast<std::uint32_t>(plan.consumers.size());
+    pd.consumer_count = static_cast<std::uint32_t>(node.consumers.size());
+    for (const Consumer& c : node.consumers) plan.consumers.push_back(c.actor);
+  }
+  plan.actors.resize(graph.actors().size());
+  for (ActorId a = 0; a < graph.actors().size(); ++a) {
+    const ActorNode& node = graph.actor(a);
+    const ActorSpec* spec = registry.find(node.function);
+    PlanActor& pa = plan.actors[a];
+    pa.function = spec ? &spec->function : nullptr;
+    pa.name = node.name;
+    pa.args = node.args;
+    pa.first_input = static_cast<std::uint32_t>(plan.inputs.size());
+    pa.input_count = static_cast<std::uint32_t>(node.inputs.size());
+    for (DataId d : node.inputs) {
+      plan.inputs.push_back(d);
+      if (!graph.data(d).producers.empty()) ++pa.initial_pending;
+    }
+    pa.output = node.outputs.front();
+    pa.on_driver = runs_on_driver(graph, a, machine, registry);
+    if (a < plan.heft.actors.size()) pa.heft_tile = plan.heft.actors[a].tile;
+    if (pa.initial_pending == 0) plan.initially_ready.push_back(a);
+    plan.max_inputs = std::max<std::size_t>(plan.max_inputs, node.inputs.size());
+  }
+  return plan;
+}
+
+}  // namespace redflow::runtime

@@ -1,0 +1,52 @@
+// Plan: a loaded graph flattened for execution: per actor its function, input
+// and output data nodes and where it may run; per data node its size, kind and
+// consumer edges; the HEFT schedule. Built once per load, read-only while the
+// graph executes, so the hot path touches only flat arrays.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "redflow/graph.hpp"
+#include "redflow/registry.hpp"
+#include "redflow/runtime.hpp"
+#include "redflow/schedule.hpp"
+
+namespace redflow::runtime {
+
+struct PlanActor {
+  const ActorFunction* function = nullptr;
+  std::string_view name;
+  std::string_view args;
+  std::uint32_t first_input = 0;   // into Plan::inputs
+  std::uint32_t input_count = 0;
+  DataId output = 0;
+  std::uint32_t initial_pending = 0;  // input edges whose data an actor produces
+  bool on_driver = false;             // Algorithm 2's rule, or a special actor
+  int heft_tile = kDriverTile;
+};
+
+struct PlanData {
+  std::size_t bytes = 0;
+  DataKind kind = DataKind::kInner;
+  std::uint32_t first_consumer = 0;  // into Plan::consumers, one entry per edge
+  std::uint32_t consumer_count = 0;
+};
+
+struct Plan {
+  const Graph* graph = nullptr;
+  std::vector<PlanActor> actors;
+  std::vector<DataId> inputs;
+  std::vector<ActorId> consumers;
+  std::vector<PlanData> data;
+  std::vector<ActorId> initially_ready;
+  Schedule heft;
+  std::size_t max_inputs = 0;
+};
+
+// Flattens `graph` (validated) for execution. `graph` and `registry` must outlive the plan.
+// Driver placement follows Algorithm 2's rule (runs_on_driver), for HEFT and stealing alike.
+Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel& machine, Schedule heft);
+
+}  // namespace redflow::runtime

@@ -1,0 +1,127 @@
+// Runtime and LoadedGraph: validation, schedules and state at load time;
+// input checking, execution and output extraction per execute().
+#include "redflow/runtime.hpp"
+
+#include <unistd.h>
+
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "runtime/engine.hpp"
+#include "runtime/plan.hpp"
+#include "schedule/heft.hpp"
+
+namespace redflow {
+
+const char* to_string(Scheduler s) { return s == Scheduler::kHeft ? "heft" : "steal"; }
+
+namespace {
+
+RuntimeOptions resolve(RuntimeOptions o) {
+  if (o.tiles == 0) o.tiles = std::max(1u, std::thread::hardware_concurrency());
+  if (o.cores_per_tile == 0) o.cores_per_tile = 1;
+  if (o.driver_bytes == 0) {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    o.driver_bytes = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 2
+                                           : std::size_t{1} << 32;
+  }
+  return o;
+}
+
+}  // namespace
+
+struct Runtime::Impl {
+  explicit Impl(const RuntimeOptions& o) : options(resolve(o)), engine(options) {}
+  RuntimeOptions options;
+  runtime::Engine engine;
+  std::mutex execution_mutex;  // one execution at a time, as in the paper
+};
+
+struct LoadedGraph::Impl {
+  Runtime::Impl* runtime = nullptr;
+  Graph graph;
+  Registry registry;  // a copy: the plan points at its functions
+  runtime::Plan plan;
+  std::unique_ptr<runtime::GraphState> state;
+  std::vector<std::span<const std::byte>> homes;
+  ExecutionStats last;
+};
+
+Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>(options)) {}
+Runtime::~Runtime() = default;
+const RuntimeOptions& Runtime::options() const { return impl_->options; }
+
+MachineModel Runtime::machine() const {
+  MachineModel m;
+  m.tiles = impl_->options.tiles;
+  m.cores_per_tile = impl_->options.cores_per_tile;
+  m.slots = impl_->options.slots;
+  m.slot_bytes = impl_->options.slot_bytes;
+  return m;
+}
+
+Result<LoadedGraph> Runtime::load(Graph graph, const Registry& registry) {
+  if (impl_->options.slots < 2) return Status::InvalidArgument("--slots must be at least 2 (an input and an output), got " + std::to_string(impl_->options.slots));
+  REDFLOW_RETURN_IF_ERROR(validate(graph, registry, impl_->options));
+  auto g = std::make_unique<LoadedGraph::Impl>();
+  g->runtime = impl_.get();
+  g->graph = std::move(graph);
+  g->registry = registry;
+  Schedule heft = heft_schedule(g->graph, machine(), g->registry);
+  g->plan = runtime::make_plan(g->graph, g->registry, machine(), std::move(heft));
+  g->state = impl_->engine.prepare(g->plan);
+  g->homes.resize(g->graph.data().size());
+  for (DataId d = 0; d < g->graph.data().size(); ++d)
+    if (g->graph.data(d).kind == DataKind::kConstant) g->homes[d] = g->graph.data(d).contents;
+  return LoadedGraph(std::move(g));
+}
+
+LoadedGraph::LoadedGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LoadedGraph::LoadedGraph(LoadedGraph&&) noexcept = default;
+LoadedGraph& LoadedGraph::operator=(LoadedGraph&&) noexcept = default;
+LoadedGraph::~LoadedGraph() = default;
+
+const Graph& LoadedGraph::graph() const { return impl_->graph; }
+const Schedule& LoadedGraph::heft_schedule() const { return impl_->plan.heft; }
+const ExecutionStats& LoadedGraph::last_stats() const { return impl_->last; }
+
+Result<Outputs> LoadedGraph::execute(const Inputs& inputs) {
+  Impl& g = *impl_;
+  for (const auto& [name, bytes] : inputs) {
+    auto d = g.graph.find_data(name);
+    if (!d || g.graph.data(*d).kind != DataKind::kInput) return Status::InvalidArgument("graph '" + g.graph.name() + "' has no input data node '" + name + "'");
+    if (bytes.size() != g.graph.data(*d).bytes)
+      return Status::InvalidArgument("input '" + name + "' has " + std::to_string(bytes.size()) + " bytes, its data node declares " + std::to_string(g.graph.data(*d).bytes));
+    g.homes[*d] = bytes;
+  }
+  for (DataId d = 0; d < g.graph.data().size(); ++d) {
+    const DataNode& n = g.graph.data(d);
+    if (n.kind == DataKind::kInput && inputs.find(n.name) == inputs.end()) return Status::InvalidArgument("input data node '" + n.name + "' was not given");
+  }
+  std::lock_guard<std::mutex> lock(g.runtime->execution_mutex);
+  REDFLOW_RETURN_IF_ERROR(g.runtime->engine.execute(g.plan, *g.state, g.runtime->options.scheduler, g.homes, g.last));
+  Outputs out;
+  for (DataId d = 0; d < g.graph.data().size(); ++d) {
+    const DataNode& n = g.graph.data(d);
+    if (n.kind != DataKind::kOutput) continue;
+    auto bytes = g.runtime->engine.output(*g.state, d);
+    out.emplace(n.name, std::vector<std::byte>(bytes.begin(), bytes.end()));
+  }
+  return out;
+}
+
+std::string ExecutionStats::to_json() const {
+  auto tile_json = [](const TileStats& t) {
+    return nlohmann::json{{"busy_s", t.busy_s}, {"actors", t.actors}, {"transfers_in", t.transfers_in},
+                          {"steals", t.steals}, {"displacements", t.displacements}};
+  };
+  nlohmann::json j{{"makespan_s", makespan_s}, {"actors_executed", actors_executed}, {"transfers", transfers},
+                   {"transfer_bytes", transfer_bytes}, {"steals", steals}, {"displacements", displacements},
+                   {"scheduler", scheduler}, {"driver", tile_json(driver)}};
+  j["tiles"] = nlohmann::json::array();
+  for (const auto& t : tiles) j["tiles"].push_back(tile_json(t));
+  return j.dump(2);
+}
+
+}  // namespace redflow

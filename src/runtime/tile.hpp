@@ -1,0 +1,84 @@
+// Tile: the seam between the driver and a compute tile, exactly the paper's
+// protocol (section 4.5 of Kühbacher et al.): a data node message (place a
+// data node in a slot, with its bytes or with the tile and slot to fetch them
+// from), clear one slot, clear all slots, and an actor message answered by a
+// completion that carries the checksum of the output. An in-process tile
+// implements it with direct calls (LocalTile); a remote tile will implement it
+// with messages to a worker process. Nothing above this interface knows which.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "redflow/graph.hpp"
+#include "redflow/registry.hpp"
+#include "redflow/status.hpp"
+
+namespace redflow::runtime {
+
+using SlotId = std::uint32_t;
+
+// Identifies one value of a data node: data is immutable, so (execution, data)
+// names it everywhere, in any slot of any tile.
+struct DataTag {
+  std::uint32_t execution = 0;
+  DataId data = 0;
+  friend bool operator==(const DataTag&, const DataTag&) = default;
+};
+
+class Tile;
+
+struct DataNodeMessage {
+  DataTag tag;
+  SlotId slot = 0;
+  std::size_t bytes = 0;
+  // Either the driver sends the bytes along ...
+  std::span<const std::byte> payload;
+  // ... or the tile fetches them from another tile's slot (payload empty).
+  Tile* from_tile = nullptr;
+  SlotId from_slot = 0;
+};
+
+struct ActorMessage {
+  ActorId actor = 0;
+  std::uint32_t execution = 0;
+  const ActorFunction* function = nullptr;
+  std::string_view name;
+  std::string_view args;
+  std::span<const SlotId> input_slots;   // by port
+  SlotId output_slot = 0;
+  DataTag output_tag;
+  std::size_t output_bytes = 0;
+  bool want_checksum = false;            // redundancy and remote transfers need one; plain local runs do not
+};
+
+struct Completion {
+  ActorId actor = 0;
+  bool ok = true;
+  std::string error;        // when !ok: what the actor reported
+  std::uint64_t checksum = 0;  // XXH3-64 of the output, when asked for
+  double seconds = 0;
+};
+
+class Tile {
+ public:
+  virtual ~Tile() = default;
+  virtual unsigned slot_count() const = 0;
+  virtual std::size_t slot_bytes() const = 0;
+  virtual unsigned cores() const = 0;
+
+  virtual Status data_node(const DataNodeMessage& message) = 0;
+  virtual void clear_slot(SlotId slot) = 0;
+  virtual void clear_all() = 0;
+  virtual Completion actor(const ActorMessage& message) = 0;
+
+  // Copies the value held in `slot` into `out` if the slot still holds `tag`
+  // (the driver pulling data back, or another tile fetching it). Returns false
+  // when the slot has been cleared or reused meanwhile.
+  virtual bool read_slot(SlotId slot, DataTag tag, std::span<std::byte> out) = 0;
+};
+
+}  // namespace redflow::runtime

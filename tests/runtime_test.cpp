@@ -1,0 +1,182 @@
+// The runtime end to end: every shape, both schedulers, several tile counts and
+// slot budgets, compared with the sequential reference.
+#include <gtest/gtest.h>
+
+#include "test_graphs.hpp"
+
+namespace redflow {
+namespace {
+
+using testing::Shape;
+
+struct Config {
+  Scheduler scheduler;
+  unsigned tiles;
+  unsigned slots;
+  unsigned cores;
+};
+
+std::string config_name(const Config& c) {
+  return std::string(to_string(c.scheduler)) + "_t" + std::to_string(c.tiles) + "_s" + std::to_string(c.slots) + "_c" + std::to_string(c.cores);
+}
+
+Inputs make_inputs(const Shape& s, std::vector<std::vector<std::byte>>& storage, std::uint32_t seed) {
+  Inputs in;
+  storage.clear();
+  for (std::size_t i = 0; i < s.inputs.size(); ++i) storage.push_back(testing::random_bytes(testing::kBytes, seed + static_cast<std::uint32_t>(i)));
+  for (std::size_t i = 0; i < s.inputs.size(); ++i) in[s.inputs[i]] = storage[i];
+  return in;
+}
+
+class RuntimeShapes : public ::testing::TestWithParam<Config> {};
+
+std::vector<Shape> all_shapes() {
+  std::vector<Shape> v;
+  v.push_back(testing::chain(20));
+  v.push_back(testing::diamond());
+  v.push_back(testing::fan_out_fan_in(6));
+  for (std::uint32_t seed = 1; seed <= 4; ++seed) v.push_back(testing::random_dag(60, seed));
+  return v;
+}
+
+TEST_P(RuntimeShapes, OutputsEqualSequentialReference) {
+  const Config c = GetParam();
+  Registry reg = testing::test_registry();
+  RuntimeOptions o;
+  o.scheduler = c.scheduler;
+  o.tiles = c.tiles;
+  o.slots = c.slots;
+  o.cores_per_tile = c.cores;
+  o.slot_bytes = testing::kBytes;
+  Runtime rt(o);
+  std::uint64_t displacements = 0;
+  for (Shape& s : all_shapes()) {
+    auto loaded = rt.load(s.graph, reg);
+    ASSERT_TRUE(loaded.ok()) << s.name << ": " << loaded.status().ToString();
+    for (std::uint32_t round = 0; round < 3; ++round) {
+      std::vector<std::vector<std::byte>> storage;
+      Inputs in = make_inputs(s, storage, 100 * round + 1);
+      auto out = loaded->execute(in);
+      ASSERT_TRUE(out.ok()) << s.name << ": " << out.status().ToString();
+      Outputs expected = testing::run_sequential(s.graph, reg, in);
+      ASSERT_EQ(out->size(), expected.size()) << s.name;
+      for (const auto& [name, bytes] : expected) EXPECT_TRUE(out->at(name) == bytes) << s.name << " output " << name << " round " << round;
+      const ExecutionStats& st = loaded->last_stats();
+      EXPECT_EQ(st.actors_executed, s.graph.actors().size()) << s.name;
+      EXPECT_EQ(st.tiles.size(), c.tiles);
+      displacements += st.displacements;
+    }
+  }
+  // With three slots, random DAGs with three inputs per actor must displace live data.
+  if (c.slots <= 4) {
+    EXPECT_GT(displacements, 0u) << "tiny slot budget should force displacement";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllConfigs, RuntimeShapes,
+    ::testing::Values(Config{Scheduler::kHeft, 1, 16, 1}, Config{Scheduler::kHeft, 2, 16, 1}, Config{Scheduler::kHeft, 5, 16, 1},
+                      Config{Scheduler::kSteal, 1, 16, 1}, Config{Scheduler::kSteal, 2, 16, 1}, Config{Scheduler::kSteal, 5, 16, 1},
+                      Config{Scheduler::kHeft, 2, 4, 1}, Config{Scheduler::kSteal, 2, 4, 1}, Config{Scheduler::kHeft, 5, 4, 1},
+                      Config{Scheduler::kSteal, 5, 4, 1}, Config{Scheduler::kSteal, 2, 16, 3}, Config{Scheduler::kHeft, 1, 4, 2}),
+    [](const ::testing::TestParamInfo<Config>& info) { return config_name(info.param); });
+
+TEST(RuntimeTest, StealingStealsOnWideGraphs) {
+  Registry reg = testing::test_registry();
+  RuntimeOptions o;
+  o.scheduler = Scheduler::kSteal;
+  o.tiles = 4;
+  Runtime rt(o);
+  Shape s = testing::fan_out_fan_in(64);
+  auto loaded = rt.load(s.graph, reg);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  std::uint64_t steals = 0;
+  for (int i = 0; i < 20; ++i) {
+    std::vector<std::vector<std::byte>> storage;
+    ASSERT_TRUE(loaded->execute(make_inputs(s, storage, i)).ok());
+    steals += loaded->last_stats().steals;
+    std::uint64_t per_tile = 0;
+    for (const auto& t : loaded->last_stats().tiles) per_tile += t.steals;
+    EXPECT_EQ(per_tile, loaded->last_stats().steals);
+  }
+  // Initial work lands on random tiles and the join work is chained, so idle tiles must steal.
+  EXPECT_GT(steals, 0u);
+}
+
+TEST(RuntimeTest, ActorFailureNamesTheActor) {
+  Registry reg = testing::test_registry();
+  Graph g;
+  DataId x = g.input("X", 8), m = g.inner("M", 8), y = g.output("Y", 8);
+  g.actor("fine", "t.mix", {x}, m);
+  g.actor("broken", "t.fail", {m}, y);
+  for (Scheduler sch : {Scheduler::kHeft, Scheduler::kSteal}) {
+    RuntimeOptions o;
+    o.scheduler = sch;
+    o.tiles = 2;
+    Runtime rt(o);
+    auto loaded = rt.load(g, reg);
+    ASSERT_TRUE(loaded.ok());
+    std::vector<std::byte> in(8);
+    auto out = loaded->execute({{"X", in}});
+    ASSERT_FALSE(out.ok());
+    EXPECT_NE(out.status().message().find("'broken'"), std::string::npos) << out.status().ToString();
+    EXPECT_NE(out.status().message().find("asked to fail"), std::string::npos);
+    // The runtime stays usable after a failed execution.
+    EXPECT_FALSE(loaded->execute({{"X", in}}).ok());
+  }
+}
+
+TEST(RuntimeTest, BadInputsAreRefusedByName) {
+  Registry reg = testing::test_registry();
+  Shape s = testing::diamond();
+  RuntimeOptions o;
+  o.tiles = 2;
+  Runtime rt(o);
+  auto loaded = rt.load(s.graph, reg);
+  ASSERT_TRUE(loaded.ok());
+  std::vector<std::byte> short_input(3), right(testing::kBytes);
+  auto r1 = loaded->execute({{"X", short_input}});
+  ASSERT_FALSE(r1.ok());
+  EXPECT_NE(r1.status().message().find("'X'"), std::string::npos);
+  auto r2 = loaded->execute({});
+  ASSERT_FALSE(r2.ok());
+  EXPECT_NE(r2.status().message().find("'X'"), std::string::npos);
+  auto r3 = loaded->execute({{"X", right}, {"Nope", right}});
+  ASSERT_FALSE(r3.ok());
+  EXPECT_NE(r3.status().message().find("'Nope'"), std::string::npos);
+}
+
+TEST(RuntimeTest, OutputsFeedAnotherGraph) {
+  // Algorithm 1: the result of one execution is the input of the next, of another graph.
+  Registry reg = testing::test_registry();
+  Runtime rt(RuntimeOptions{.tiles = 2});
+  Shape a = testing::chain(5), b = testing::diamond();
+  auto la = rt.load(a.graph, reg);
+  auto lb = rt.load(b.graph, reg);
+  ASSERT_TRUE(la.ok() && lb.ok());
+  auto x = testing::random_bytes(testing::kBytes, 3);
+  auto ya = la->execute({{"X", x}});
+  ASSERT_TRUE(ya.ok());
+  auto yb = lb->execute({{"X", ya->at("Y")}});
+  ASSERT_TRUE(yb.ok());
+  auto ref_a = testing::run_sequential(a.graph, reg, {{"X", x}});
+  auto ref_b = testing::run_sequential(b.graph, reg, {{"X", ref_a.at("Y")}});
+  EXPECT_TRUE(yb->at("Y") == ref_b.at("Y"));
+}
+
+TEST(RuntimeTest, StatsJsonHasTheDocumentedKeys) {
+  Registry reg = testing::test_registry();
+  Runtime rt(RuntimeOptions{.tiles = 2});
+  Shape s = testing::diamond();
+  auto loaded = rt.load(s.graph, reg);
+  ASSERT_TRUE(loaded.ok());
+  auto x = testing::random_bytes(testing::kBytes, 3);
+  ASSERT_TRUE(loaded->execute({{"X", x}}).ok());
+  const std::string json = loaded->last_stats().to_json();
+  for (const char* key : {"makespan_s", "actors_executed", "transfers", "transfer_bytes", "steals", "tiles", "busy_s", "actors"})
+    EXPECT_NE(json.find(std::string("\"") + key + "\""), std::string::npos) << key;
+  EXPECT_GT(loaded->last_stats().transfers, 0u);
+}
+
+}  // namespace
+}  // namespace redflow

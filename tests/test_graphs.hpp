@@ -1,0 +1,141 @@
+// Graph shapes and a sequential reference executor shared by the runtime tests.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "redflow/redflow.hpp"
+
+namespace redflow::testing {
+
+inline constexpr std::size_t kElems = 64;  // int32 per data node
+inline constexpr std::size_t kBytes = kElems * 4;
+
+// out[i] = salt + sum_k (k + 1) * in_k[i] (wrapping): sensitive to port order and to every input.
+inline void mix(ActorContext& ctx) {
+  auto out = ctx.output<std::uint32_t>();
+  const std::uint32_t salt = static_cast<std::uint32_t>(ActorContext::find_arg_u64(ctx.args(), "salt").value_or(0));
+  ctx.parallel_for(0, out.size(), [&](std::size_t i) {
+    std::uint32_t v = salt;
+    for (std::size_t k = 0; k < ctx.num_inputs(); ++k) v += static_cast<std::uint32_t>(k + 1) * ctx.input<std::uint32_t>(k)[i];
+    out[i] = v;
+  });
+}
+
+inline Registry test_registry() {
+  Registry reg;
+  reg.add("t.mix", mix);
+  ActorSpec on_driver;
+  on_driver.function = mix;
+  on_driver.on_driver = true;
+  reg.add("t.mix_driver", on_driver);
+  reg.add("t.fail", [](ActorContext& ctx) { ctx.fail("asked to fail"); });
+  return reg;
+}
+
+inline std::vector<std::byte> random_bytes(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::byte> v(n);
+  for (auto& b : v) b = static_cast<std::byte>(rng());
+  return v;
+}
+
+// Runs the graph actor by actor in topological order: the meaning every runtime must reproduce.
+inline Outputs run_sequential(const Graph& g, const Registry& reg, const Inputs& inputs) {
+  std::vector<std::vector<std::byte>> mem(g.data().size());
+  for (DataId d = 0; d < g.data().size(); ++d) {
+    const DataNode& n = g.data(d);
+    if (n.kind == DataKind::kConstant) mem[d] = n.contents;
+    else if (n.kind == DataKind::kInput) {
+      auto in = inputs.at(n.name);
+      mem[d].assign(in.begin(), in.end());
+    } else mem[d].resize(n.bytes);
+  }
+  for (ActorId a : g.topological_order()) {
+    const ActorNode& an = g.actor(a);
+    std::vector<std::span<const std::byte>> ins;
+    for (DataId d : an.inputs) ins.emplace_back(mem[d]);
+    ActorContext ctx(an.name, an.args, ins, std::span<std::byte>(mem[an.outputs[0]]), nullptr);
+    reg.find(an.function)->function(ctx);
+  }
+  Outputs out;
+  for (DataId d = 0; d < g.data().size(); ++d)
+    if (g.data(d).kind == DataKind::kOutput) out[g.data(d).name] = mem[d];
+  return out;
+}
+
+struct Shape {
+  std::string name;
+  Graph graph;
+  std::vector<std::string> inputs;
+};
+
+inline Shape chain(int length) {
+  Shape s{"chain", Graph("chain"), {"X"}};
+  DataId prev = s.graph.input("X", kBytes);
+  for (int i = 0; i < length; ++i) {
+    DataId next = i + 1 == length ? s.graph.output("Y", kBytes) : s.graph.inner("d" + std::to_string(i), kBytes);
+    s.graph.actor("a" + std::to_string(i), "t.mix", {prev}, next).args("salt=" + std::to_string(i));
+    prev = next;
+  }
+  return s;
+}
+
+inline Shape diamond() {
+  Shape s{"diamond", Graph("diamond"), {"X"}};
+  Graph& g = s.graph;
+  DataId x = g.input("X", kBytes), l = g.inner("L", kBytes), r = g.inner("R", kBytes), y = g.output("Y", kBytes);
+  g.actor("top_left", "t.mix", {x}, l).args("salt=1");
+  g.actor("top_right", "t.mix", {x}, r).args("salt=2");
+  g.actor("join", "t.mix", {l, r}, y);
+  return s;
+}
+
+// One split on the driver-free path, `width` parallel workers, one join through a driver actor.
+inline Shape fan_out_fan_in(int width) {
+  Shape s{"fan", Graph("fan"), {"X"}};
+  Graph& g = s.graph;
+  DataId x = g.input("X", kBytes);
+  DataId c = g.constant("C", random_bytes(kBytes, 7));
+  std::vector<DataId> parts;
+  for (int i = 0; i < width; ++i) {
+    DataId p = g.inner("p" + std::to_string(i), kBytes);
+    g.actor("w" + std::to_string(i), "t.mix", {x, c}, p).args("salt=" + std::to_string(i));
+    parts.push_back(p);
+  }
+  DataId half = g.inner("half", kBytes);
+  std::vector<DataId> first(parts.begin(), parts.begin() + width / 2);
+  g.actor("join_driver", "t.mix_driver", first, half);
+  std::vector<DataId> rest(parts.begin() + width / 2, parts.end());
+  rest.push_back(half);
+  g.actor("join", "t.mix", rest, g.output("Y", kBytes));
+  return s;
+}
+
+// Random DAG: every actor reads 1-3 earlier data nodes; nodes nobody reads become outputs.
+inline Shape random_dag(int actors, std::uint32_t seed, int max_inputs = 3) {
+  Shape s{"random" + std::to_string(seed), Graph("random"), {"X0", "X1"}};
+  Graph& g = s.graph;
+  std::mt19937 rng(seed);
+  std::vector<DataId> pool{g.input("X0", kBytes), g.input("X1", kBytes), g.constant("K", random_bytes(kBytes, seed))};
+  for (int a = 0; a < actors; ++a) {
+    int k = 1 + static_cast<int>(rng() % max_inputs);
+    std::vector<DataId> ins;
+    for (int i = 0; i < k; ++i) {
+      // Prefer recent nodes so the graph has depth, not only width.
+      std::size_t lo = pool.size() > 6 ? pool.size() - 6 : 0;
+      ins.push_back(pool[lo + rng() % (pool.size() - lo)]);
+    }
+    DataId out = g.inner("d" + std::to_string(a), kBytes);
+    g.actor("a" + std::to_string(a), a % 7 == 3 ? "t.mix_driver" : "t.mix", ins, out).args("salt=" + std::to_string(a));
+    pool.push_back(out);
+  }
+  for (DataId d = 0; d < g.data().size(); ++d)
+    if (g.data(d).kind == DataKind::kInner && g.data(d).consumers.empty()) g.mutable_data(d).kind = DataKind::kOutput;
+  return s;
+}
+
+}  // namespace redflow::testing
