@@ -1,0 +1,66 @@
+// A small actor plugin the tests load with Registry::load_plugin (and the CLI
+// with --lib): it shows the shape of a plugin and proves that actors defined
+// in a separately compiled .so run like built-ins.
+//   test.negate  output[i] = -input[i] for int32s (wrapping: -INT32_MIN == INT32_MIN)
+//   test.fill    no inputs; every int32 of the output = N (args: value=N, N may be negative)
+
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "redflow/registry.hpp"
+
+namespace {
+
+std::optional<std::int32_t> parse_value(std::string_view args) {
+  auto raw = redflow::ActorContext::find_arg(args, "value");
+  if (!raw) return std::nullopt;
+  std::int32_t v = 0;
+  auto [ptr, ec] = std::from_chars(raw->data(), raw->data() + raw->size(), v);
+  if (ec != std::errc() || ptr != raw->data() + raw->size()) return std::nullopt;
+  return v;
+}
+
+void negate(redflow::ActorContext& ctx) {
+  if (ctx.num_inputs() != 1 || ctx.input_bytes(0).size() != ctx.output_bytes().size()) {
+    ctx.fail("needs one int32 input and an output of the same size");
+    return;
+  }
+  // Negated as uint32: -INT32_MIN overflows as int32 (UB), wraps as uint32.
+  auto in = ctx.input<std::uint32_t>(0);
+  auto out = ctx.output<std::uint32_t>();
+  ctx.parallel_for(0, out.size(), [&](std::size_t i) { out[i] = 0u - in[i]; });
+}
+
+void fill(redflow::ActorContext& ctx) {
+  auto value = parse_value(ctx.args());
+  if (!value) {
+    ctx.fail("needs an int32 arg 'value'");
+    return;
+  }
+  auto out = ctx.output<std::int32_t>();
+  ctx.parallel_for(0, out.size(), [&](std::size_t i) { out[i] = *value; });
+}
+
+}  // namespace
+
+REDFLOW_PLUGIN(reg) {
+  reg.add("test.negate",
+          redflow::ActorSpec{negate,
+                             [](const redflow::ActorShape& s) -> std::string {
+                               if (s.input_bytes.size() != 1) return "expects 1 input";
+                               if (s.input_bytes[0] % 4 != 0) return "input 0 is not a whole number of int32";
+                               if (s.output_bytes != s.input_bytes[0]) return "output size differs from input size";
+                               return "";
+                             },
+                             false, "int32 element-wise negation (wrapping)"});
+  reg.add("test.fill", redflow::ActorSpec{fill,
+                                          [](const redflow::ActorShape& s) -> std::string {
+                                            if (!s.input_bytes.empty()) return "expects no inputs";
+                                            if (s.output_bytes % 4 != 0) return "output is not a whole number of int32";
+                                            if (!parse_value(s.args)) return "needs an int32 arg 'value' (value=N)";
+                                            return "";
+                                          },
+                                          false, "fills its int32 output with N (args: value=N)"});
+}
