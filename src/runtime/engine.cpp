@@ -221,25 +221,42 @@ void Engine::wake_all(Job&) {
 
 void Engine::steal_loop(Runner& r, Job& job) {
   const std::size_t n = runners_.size();
+  // A tile's queue is its deque plus its inbox (work the driver handed it);
+  // thieves look at both, or work in a sleeping tile's inbox would be stranded.
+  auto take_inbox = [](Runner& v) -> ActorId {
+    if (v.inbox_size.load(std::memory_order_acquire) == 0) return kNone;
+    std::lock_guard<std::mutex> lock(v.inbox_mutex);
+    if (v.inbox.empty()) return kNone;
+    ActorId a = v.inbox.back();
+    v.inbox.pop_back();
+    v.inbox_size.fetch_sub(1, std::memory_order_relaxed);
+    return a;
+  };
   auto find_work = [&]() -> ActorId {
     if (auto a = r.deque.pop()) return *a;
-    if (r.inbox_size.load(std::memory_order_acquire) != 0) {
-      std::lock_guard<std::mutex> lock(r.inbox_mutex);
-      if (!r.inbox.empty()) {
-        ActorId a = r.inbox.back();
-        r.inbox.pop_back();
-        r.inbox_size.fetch_sub(1, std::memory_order_relaxed);
-        return a;
-      }
-    }
+    if (ActorId a = take_inbox(r); a != kNone) return a;
     if (n > 1) {
       // Section 4.2: take from the back of a random victim's queue.
       for (std::size_t attempt = 0; attempt < 2 * n; ++attempt) {
         Runner& victim = *runners_[next_random(r.rng) % n];
         if (&victim == &r) continue;
-        if (auto a = victim.deque.steal()) {
+        ActorId a = kNone;
+        if (auto stolen = victim.deque.steal()) a = *stolen;
+        if (a == kNone) a = take_inbox(victim);
+        if (a != kNone) {
           ++r.stats.steals;
-          return *a;
+          return a;
+        }
+      }
+      // Random victims can miss the one queue that has work; sweep once before idling.
+      for (auto& victim : runners_) {
+        if (victim.get() == &r) continue;
+        ActorId a = kNone;
+        if (auto stolen = victim->deque.steal()) a = *stolen;
+        if (a == kNone) a = take_inbox(*victim);
+        if (a != kNone) {
+          ++r.stats.steals;
+          return a;
         }
       }
     }
