@@ -140,7 +140,7 @@ std::string describe_cycle(const Graph& g, const std::vector<ActorId>& order) {
       }
       if (step) break;
     }
-    if (!step) return "'" + g.actor(a).name + "'";  // unreachable when the links are consistent
+    if (!step) return g.actor(a).name;  // unreachable when the links are consistent
     walk.emplace_back(a, step->second);
     a = step->first;
   }
@@ -155,7 +155,9 @@ std::string describe_cycle(const Graph& g, const std::vector<ActorId>& order) {
 Status check_acyclic(const Graph& g) {
   std::vector<ActorId> order = g.topological_order();
   if (order.size() == g.actors().size()) return Status::Ok();
-  return Status::InvalidGraph(fmt::format("cycle through actors: {}", describe_cycle(g, order)));
+  const std::string path = describe_cycle(g, order);
+  const std::string first = path.substr(0, path.find(" -> "));
+  return Status::InvalidGraph(fmt::format("actor '{}' is on a cycle: {}", first, path));
 }
 
 // Levenshtein distance, for "did you mean" hints on unknown functions.
