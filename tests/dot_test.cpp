@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <thread>
 
@@ -195,6 +196,27 @@ TEST(DotTest, WorkAcceptsUnquotedExponents) {
   EXPECT_EQ(g->actor(0).work, 8e9);
   EXPECT_EQ(g->actor(0).args, "scale=1e5");
   EXPECT_EQ(g->actor(1).work, 1.5e-3);
+}
+
+TEST(DotTest, DocumentedExampleParsesAndValidates) {
+  // The first ```dot block of docs/dot.md, so the reference cannot drift.
+  std::ifstream in(std::string(REDFLOW_SOURCE_DIR) + "/docs/dot.md");
+  ASSERT_TRUE(in) << "docs/dot.md not found";
+  std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t begin = doc.find("```dot\n");
+  ASSERT_NE(begin, std::string::npos);
+  const std::size_t end = doc.find("```", begin + 7);
+  const std::string example = doc.substr(begin + 7, end - begin - 7);
+
+  TempDir dir;
+  write_file(dir.file("k.bin"), std::string(16, '\1'));
+  Result<Graph> g = Graph::from_dot_string(example, dir.path().string());
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->name(), "pipeline");
+  EXPECT_EQ(g->data().size(), 5u);
+  EXPECT_EQ(g->actors().size(), 2u);
+  EXPECT_EQ(g->actor(1).extra.at("color"), "red");
+  EXPECT_TRUE(g->validate_structure().ok()) << g->validate_structure().ToString();
 }
 
 TEST(DotTest, AnonymousDigraphKeepsDefaultName) {

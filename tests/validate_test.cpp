@@ -182,7 +182,13 @@ TEST(ValidateTest, DuplicateNamesRejected) {
   DataId x = g.input("twin", 4);
   DataId y = g.output("y", 4);
   g.actor("twin", "i32.add", {x}, y);
-  expect_error_naming(g.validate_structure(), {"twin"});
+  expect_error_naming(g.validate_structure(), {"'twin'", "a data node and an actor"});
+}
+
+TEST(ValidateTest, EmptyNameRejected) {
+  Graph g;
+  g.input("", 4);
+  expect_error_naming(g.validate_structure(), {"data node #0", "empty name"});
 }
 
 TEST(ValidateTest, ConstantContentsMustMatchBytes) {

@@ -58,6 +58,7 @@ class CgraphSession {
     agsetfile(input_name_.data());
   }
   ~CgraphSession() {
+    agsetfile(nullptr);  // cgraph would keep pointing at input_name_
     agseterrf(previous_);
     g_cgraph_messages = nullptr;
   }
