@@ -2,17 +2,15 @@
 // one back as DOT text. Reading checks what only the DOT form can get wrong
 // (node kinds, numbers, ports, edge directions, constant files); the rest is
 // left to Graph::validate_structure().
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <graphviz/cgraph.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <sys/stat.h>  // fchmod
+#include <unistd.h>    // mkstemp, write, fsync, rename
 
 #include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -175,7 +173,7 @@ class DotReader {
   std::map<std::string, DataId, std::less<>> data_ids_;
   std::map<std::string, std::size_t, std::less<>> actor_index_;  // into actors_
   std::vector<ActorNode> actors_;
-  // Per actor: port -> data node, and which node claimed the port first.
+  // Per actor: input port -> data node, as the edges give them.
   std::vector<std::map<std::uint32_t, DataId>> ports_;
 };
 
@@ -191,7 +189,7 @@ Result<Graph> DotReader::read() {
   REDFLOW_RETURN_IF_ERROR(read_nodes());
   REDFLOW_RETURN_IF_ERROR(read_edges());
   REDFLOW_RETURN_IF_ERROR(check_ports());
-  for (std::size_t i = 0; i < actors_.size(); ++i) graph_.add_actor(std::move(actors_[i]));
+  for (ActorNode& actor : actors_) graph_.add_actor(std::move(actor));
   return std::move(graph_);
 }
 
