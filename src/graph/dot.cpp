@@ -2,20 +2,19 @@
 // one back as DOT text. Reading checks what only the DOT form can get wrong
 // (node kinds, numbers, ports, edge directions, constant files); the rest is
 // left to Graph::validate_structure().
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <graphviz/cgraph.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <sys/stat.h>  // fchmod
+#include <unistd.h>    // mkstemp, write, fsync, rename
 
 #include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -57,6 +56,7 @@ class CgraphSession {
     agsetfile(input_name_.data());
   }
   ~CgraphSession() {
+    agsetfile(nullptr);  // cgraph would keep pointing at input_name_
     agseterrf(previous_);
     g_cgraph_messages = nullptr;
   }
@@ -173,7 +173,7 @@ class DotReader {
   std::map<std::string, DataId, std::less<>> data_ids_;
   std::map<std::string, std::size_t, std::less<>> actor_index_;  // into actors_
   std::vector<ActorNode> actors_;
-  // Per actor: port -> data node, and which node claimed the port first.
+  // Per actor: input port -> data node, as the edges give them.
   std::vector<std::map<std::uint32_t, DataId>> ports_;
 };
 
@@ -189,7 +189,7 @@ Result<Graph> DotReader::read() {
   REDFLOW_RETURN_IF_ERROR(read_nodes());
   REDFLOW_RETURN_IF_ERROR(read_edges());
   REDFLOW_RETURN_IF_ERROR(check_ports());
-  for (std::size_t i = 0; i < actors_.size(); ++i) graph_.add_actor(std::move(actors_[i]));
+  for (ActorNode& actor : actors_) graph_.add_actor(std::move(actor));
   return std::move(graph_);
 }
 
@@ -266,7 +266,8 @@ Status DotReader::read_data_node(Agnode_t* n, const std::string& kind_text) {
                                              misplaced, kind_text));
   }
   if (node.kind == DataKind::kConstant) REDFLOW_RETURN_IF_ERROR(load_constant(node));
-  data_ids_.emplace(node.name, graph_.add_data(std::move(node)));
+  std::string name = node.name;  // add_data() takes the node
+  data_ids_.emplace(std::move(name), graph_.add_data(std::move(node)));
   return Status::Ok();
 }
 
@@ -391,12 +392,88 @@ Status DotReader::check_ports() {
   return Status::Ok();
 }
 
-// Parses with cgraph under the lock; `open` yields the cgraph graph or null.
-template <typename Open>
-Result<Graph> parse_with_cgraph(const std::string& input_name, const std::string& base_dir, const std::string& where,
-                                Open open) {
+// Length of an unquoted number with an exponent ("8e9", "1.5E-3") at the
+// start of `s`, ending at a DOT delimiter; 0 if there is none.
+std::size_t exponent_number_length(std::string_view s) {
+  std::size_t i = 0;
+  auto digits = [&] {
+    std::size_t start = i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    return i > start;
+  };
+  if (i < s.size() && s[i] == '-') ++i;
+  bool mantissa = digits();
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    mantissa = digits() || mantissa;
+  }
+  if (!mantissa || i >= s.size() || (s[i] != 'e' && s[i] != 'E')) return 0;
+  ++i;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  if (!digits()) return 0;
+  if (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i])) && std::strchr(",;]}", s[i]) == nullptr) return 0;
+  return i;
+}
+
+// DOT's lexer has no exponents: it splits work=8e9 into "8e" and "9" and
+// fails. Quote such values (outside strings and comments) so that the
+// natural spelling of a cost hint works; the quotes add no lines.
+std::string quote_exponent_numbers(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  auto copy_until = [&](std::string_view end) {
+    std::size_t stop = text.find(end, i);
+    stop = stop == std::string_view::npos ? text.size() : stop + end.size();
+    out.append(text.substr(i, stop - i));
+    i = stop;
+  };
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '"') {  // quoted string; \" does not end it
+      std::size_t j = i + 1;
+      while (j < text.size() && text[j] != '"') j += text[j] == '\\' ? 2 : 1;
+      j = std::min(j + 1, text.size());
+      out.append(text.substr(i, j - i));
+      i = j;
+    } else if (c == '<') {  // HTML string: nested <...>
+      int depth = 0;
+      std::size_t j = i;
+      for (; j < text.size(); ++j) {
+        depth += text[j] == '<' ? 1 : text[j] == '>' ? -1 : 0;
+        if (depth == 0) break;
+      }
+      j = std::min(j + 1, text.size());
+      out.append(text.substr(i, j - i));
+      i = j;
+    } else if (text.substr(i, 2) == "//" || (c == '#' && (i == 0 || text[i - 1] == '\n'))) {
+      copy_until("\n");
+    } else if (text.substr(i, 2) == "/*") {
+      copy_until("*/");
+    } else if (c == '=') {
+      out += c;
+      ++i;
+      while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) out += text[i++];
+      if (std::size_t n = exponent_number_length(text.substr(i)); n > 0) {
+        out += '"';
+        out.append(text.substr(i, n));
+        out += '"';
+        i += n;
+      }
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  return out;
+}
+
+// Parses `text` with cgraph under the lock.
+Result<Graph> parse_dot(const std::string& text, const std::string& input_name, const std::string& base_dir,
+                        const std::string& where) {
+  const std::string prepared = quote_exponent_numbers(text);
   CgraphSession session(input_name);
-  AgraphPtr g(open());
+  AgraphPtr g(agmemread(prepared.c_str()));
   if (!g) return Status::InvalidGraph(fmt::format("cannot parse DOT: {}", session.messages()));
   return DotReader(g.get(), base_dir, where).read();
 }
@@ -435,7 +512,7 @@ std::string dot_text(const Graph& g, const std::map<DataId, std::string>& files)
   for (const ActorNode& a : g.actors()) {
     out += "  " + quote(a.name) + " [actor=" + quote(a.function);
     if (!a.args.empty()) out += ", args=" + quote(a.args);
-    if (a.work != 0) out += ", work=" + format_double(a.work);
+    if (a.work != 0) out += ", work=" + quote(format_double(a.work));
     append_extra(out, a.extra);
     out += "];\n";
   }
@@ -510,17 +587,17 @@ bool same_directory(const std::string& a, const std::string& b) {
 }  // namespace
 
 Result<Graph> Graph::from_dot_string(const std::string& text, const std::string& base_dir) {
-  return parse_with_cgraph("<string>", base_dir, "", [&] { return agmemread(text.c_str()); });
+  return parse_dot(text, "<string>", base_dir, "");
 }
 
 Result<Graph> Graph::from_dot_file(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "r");
-  if (f == nullptr) return errno_error("cannot open DOT file", path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return errno_error("cannot open DOT file", path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return errno_error("cannot read DOT file", path);
   std::string dir = fs::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
-  Result<Graph> g = parse_with_cgraph(path, dir, path + ": ", [&] { return agread(f, nullptr); });
-  std::fclose(f);
-  return g;
+  return parse_dot(text, path, dir, path + ": ");
 }
 
 std::string Graph::to_dot() const { return dot_text(*this, {}); }

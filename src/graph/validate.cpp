@@ -20,19 +20,21 @@ std::string join_actor_names(const Graph& g, const std::vector<ActorId>& ids) {
 }
 
 Status check_unique_names(const Graph& g) {
-  std::map<std::string_view, std::string> seen;  // name -> "data node" / "actor"
-  auto check = [&](const std::string& name, const char* what, std::size_t index) -> Status {
+  std::map<std::string_view, const char*> seen;  // name -> "a data node" / "an actor"
+  auto check = [&](const std::string& name, const char* what, const char* a_what, std::size_t index) -> Status {
     if (name.empty()) return Status::InvalidGraph(fmt::format("{} #{} has an empty name", what, index));
-    auto [it, inserted] = seen.emplace(name, what);
+    auto [it, inserted] = seen.emplace(name, a_what);
     if (!inserted) {
-      return Status::InvalidGraph(fmt::format("node '{}': name used twice (by a {} and a {}); names are unique across "
+      return Status::InvalidGraph(fmt::format("node '{}': name used twice (by {} and {}); names are unique across "
                                               "data nodes and actors",
-                                              name, it->second, what));
+                                              name, it->second, a_what));
     }
     return Status::Ok();
   };
-  for (std::size_t i = 0; i < g.data().size(); ++i) REDFLOW_RETURN_IF_ERROR(check(g.data()[i].name, "data node", i));
-  for (std::size_t i = 0; i < g.actors().size(); ++i) REDFLOW_RETURN_IF_ERROR(check(g.actors()[i].name, "actor", i));
+  for (std::size_t i = 0; i < g.data().size(); ++i)
+    REDFLOW_RETURN_IF_ERROR(check(g.data()[i].name, "data node", "a data node", i));
+  for (std::size_t i = 0; i < g.actors().size(); ++i)
+    REDFLOW_RETURN_IF_ERROR(check(g.actors()[i].name, "actor", "an actor", i));
   return Status::Ok();
 }
 
@@ -140,7 +142,7 @@ std::string describe_cycle(const Graph& g, const std::vector<ActorId>& order) {
       }
       if (step) break;
     }
-    if (!step) return "'" + g.actor(a).name + "'";  // unreachable when the links are consistent
+    if (!step) return g.actor(a).name;  // unreachable when the links are consistent
     walk.emplace_back(a, step->second);
     a = step->first;
   }
@@ -155,7 +157,9 @@ std::string describe_cycle(const Graph& g, const std::vector<ActorId>& order) {
 Status check_acyclic(const Graph& g) {
   std::vector<ActorId> order = g.topological_order();
   if (order.size() == g.actors().size()) return Status::Ok();
-  return Status::InvalidGraph(fmt::format("cycle through actors: {}", describe_cycle(g, order)));
+  const std::string path = describe_cycle(g, order);
+  const std::string first = path.substr(0, path.find(" -> "));
+  return Status::InvalidGraph(fmt::format("actor '{}' is on a cycle: {}", first, path));
 }
 
 // Levenshtein distance, for "did you mean" hints on unknown functions.
