@@ -92,6 +92,17 @@ int run(const RunArgs& a) {
   if (Status s = load_libs(reg, a.libs); !s.ok()) return fail(s);
   auto graph = redflow::Graph::from_dot_file(a.graph);
   if (!graph.ok()) return fail(graph.status());
+  // Graph errors first (validation in load), then the files that feed it.
+  redflow::RuntimeOptions o;
+  o.tiles = a.tiles;
+  o.cores_per_tile = a.cores_per_tile;
+  o.slots = a.slots;
+  o.slot_bytes = a.slot_bytes;
+  o.seed = a.seed;
+  o.scheduler = a.scheduler == "steal" ? redflow::Scheduler::kSteal : redflow::Scheduler::kHeft;
+  redflow::Runtime rt(o);
+  auto loaded = rt.load(*graph, reg);
+  if (!loaded.ok()) return fail(loaded.status());
 
   std::map<std::string, std::vector<std::byte>> input_bytes;
   redflow::Inputs inputs;
@@ -120,16 +131,6 @@ int run(const RunArgs& a) {
     output_files[nf->first] = nf->second;
   }
 
-  redflow::RuntimeOptions o;
-  o.tiles = a.tiles;
-  o.cores_per_tile = a.cores_per_tile;
-  o.slots = a.slots;
-  o.slot_bytes = a.slot_bytes;
-  o.seed = a.seed;
-  o.scheduler = a.scheduler == "steal" ? redflow::Scheduler::kSteal : redflow::Scheduler::kHeft;
-  redflow::Runtime rt(o);
-  auto loaded = rt.load(std::move(*graph), reg);
-  if (!loaded.ok()) return fail(loaded.status());
 
   redflow::Outputs outputs;
   double total = 0;

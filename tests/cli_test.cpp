@@ -1,0 +1,163 @@
+// The `redflow` command as a user runs it: real processes, real files.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct RunResult {
+  int exit_code;
+  std::string output;  // stdout and stderr together
+};
+
+RunResult run(const std::string& args) {
+  const std::string cmd = std::string(REDFLOW_CLI) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("redflow_cli_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  void write(const std::string& name, const std::string& text) { std::ofstream(path(name), std::ios::binary) << text; }
+  std::vector<std::int32_t> read_i32(const std::string& name) {
+    std::ifstream in(path(name), std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::int32_t> v(bytes.size() / 4);
+    std::memcpy(v.data(), bytes.data(), v.size() * 4);
+    return v;
+  }
+  void write_i32(const std::string& name, const std::vector<std::int32_t>& v) {
+    std::ofstream(path(name), std::ios::binary).write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
+  }
+  fs::path dir_;
+};
+
+const std::string kDemo = std::string(REDFLOW_SOURCE_DIR) + "/examples/demo/";
+
+TEST_F(CliTest, DemoRunsWithBothSchedulersAndWritesOutputsAndStats) {
+  std::vector<std::int32_t> first;
+  for (const char* sched : {"heft", "steal"}) {
+    auto r = run("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --output Y=" + path("y.bin") + " --stats " +
+                 path("s.json") + " --scheduler " + sched + " --tiles 3 --repeat 5");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto y = read_i32("y.bin");
+    ASSERT_EQ(y.size(), 64u);
+    // Each half of the output is sorted (i32.sort then rf.collect).
+    EXPECT_TRUE(std::is_sorted(y.begin(), y.begin() + 32));
+    EXPECT_TRUE(std::is_sorted(y.begin() + 32, y.end()));
+    if (first.empty()) first = y;
+    EXPECT_EQ(y, first) << "schedulers disagree";
+    std::ifstream in(path("s.json"));
+    auto j = nlohmann::json::parse(in);
+    EXPECT_EQ(j["actors_executed"], 7);
+    EXPECT_EQ(j["tiles"].size(), 3u);
+    EXPECT_EQ(j["scheduler"], sched);
+    EXPECT_EQ(j["driver"]["actors"], 3);  // two splits and the collect are special actors
+  }
+}
+
+TEST_F(CliTest, RunComputesWhatTheGraphSays) {
+  write("g.dot", R"(digraph g {
+    X [kind=input, bytes=16]; K [kind=constant, bytes=16, file="k.bin"]; S [kind=inner, bytes=16]; Y [kind=output, bytes=16];
+    add [actor="i32.add"]; mul [actor="i32.mul"];
+    X -> add [port=0]; K -> add [port=1]; add -> S; S -> mul [port=0]; K -> mul [port=1]; mul -> Y; })");
+  write_i32("k.bin", {2, 3, 4, 5});
+  write_i32("x.bin", {10, 20, 30, 40});
+  auto r = run("run " + path("g.dot") + " --input X=" + path("x.bin") + " --output Y=" + path("y.bin"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read_i32("y.bin"), (std::vector<std::int32_t>{24, 69, 136, 225}));
+}
+
+TEST_F(CliTest, BadInputsFailByNameAndWriteNothing) {
+  write_i32("x.bin", {1, 2, 3});
+  const std::string base = "run " + kDemo + "pipeline.dot --output Y=" + path("y.bin") + " --stats " + path("s.json");
+  auto wrong_size = run(base + " --input A=" + path("x.bin"));
+  EXPECT_NE(wrong_size.exit_code, 0);
+  EXPECT_NE(wrong_size.output.find("'A'"), std::string::npos) << wrong_size.output;
+  EXPECT_NE(wrong_size.output.find("12 bytes"), std::string::npos) << wrong_size.output;
+  auto unknown = run(base + " --input Nope=" + path("x.bin"));
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.output.find("'Nope'"), std::string::npos) << unknown.output;
+  auto missing = run(base);
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.output.find("'A'"), std::string::npos) << missing.output;
+  auto bad_binding = run(base + " --input A");
+  EXPECT_NE(bad_binding.exit_code, 0);
+  EXPECT_NE(bad_binding.output.find("NAME=FILE"), std::string::npos) << bad_binding.output;
+  EXPECT_FALSE(fs::exists(path("y.bin")));
+  EXPECT_FALSE(fs::exists(path("s.json")));
+}
+
+TEST_F(CliTest, MalformedAndCyclicGraphsAreRefusedByName) {
+  write("bad.dot", "digraph g { A [kind=input, bytes=4]; A -> ; }");
+  auto r = run("run " + path("bad.dot") + " --output Y=" + path("y.bin"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("bad.dot"), std::string::npos) << r.output;
+  write("cycle.dot", R"(digraph g { d1 [kind=inner, bytes=4]; d2 [kind=inner, bytes=4];
+    ping [actor="i32.sort"]; pong [actor="i32.sort"]; d1 -> ping [port=0]; ping -> d2; d2 -> pong [port=0]; pong -> d1; })");
+  auto c = run("graph " + path("cycle.dot"));
+  EXPECT_NE(c.exit_code, 0);
+  EXPECT_NE(c.output.find("cycle"), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("ping"), std::string::npos) << c.output;
+  write("unknown.dot", R"(digraph g { X [kind=input, bytes=4]; Y [kind=output, bytes=4]; f [actor="no.such"]; X -> f [port=0]; f -> Y; })");
+  auto u = run("run " + path("unknown.dot") + " --input X=" + path("unknown.dot"));
+  EXPECT_NE(u.exit_code, 0);
+  EXPECT_NE(u.output.find("no.such"), std::string::npos) << u.output;
+  EXPECT_FALSE(fs::exists(path("y.bin")));
+}
+
+TEST_F(CliTest, GraphEmitDotRoundTrips) {
+  auto r = run("graph " + kDemo + "pipeline.dot --emit dot --out " + path("again.dot"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The written graph names its constants by absolute path, so it runs from anywhere.
+  auto a = run("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --output Y=" + path("y1.bin"));
+  auto b = run("run " + path("again.dot") + " --input A=" + kDemo + "A.bin --output Y=" + path("y2.bin"));
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  EXPECT_EQ(read_i32("y1.bin"), read_i32("y2.bin"));
+}
+
+#ifdef REDFLOW_TEST_PLUGIN
+TEST_F(CliTest, LibLoadsPluginActors) {
+  write("neg.dot", R"(digraph g { X [kind=input, bytes=8]; Y [kind=output, bytes=8]; n [actor="test.negate"]; X -> n [port=0]; n -> Y; })");
+  write_i32("x.bin", {5, -7});
+  auto without = run("run " + path("neg.dot") + " --input X=" + path("x.bin"));
+  EXPECT_NE(without.exit_code, 0);
+  EXPECT_NE(without.output.find("test.negate"), std::string::npos);
+  auto with = run("run " + path("neg.dot") + " --lib " + REDFLOW_TEST_PLUGIN + " --input X=" + path("x.bin") + " --output Y=" + path("y.bin"));
+  ASSERT_EQ(with.exit_code, 0) << with.output;
+  EXPECT_EQ(read_i32("y.bin"), (std::vector<std::int32_t>{-5, 7}));
+  auto listed = run(std::string("actors --lib ") + REDFLOW_TEST_PLUGIN);
+  EXPECT_NE(listed.output.find("test.negate"), std::string::npos);
+  EXPECT_NE(listed.output.find("rf.split"), std::string::npos);
+}
+#endif
+
+TEST_F(CliTest, HelpShowsDefaultsAndExamples) {
+  auto r = run("run --help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* s : {"--scheduler", "heft", "--tiles", "--slots", "16", "--slot-bytes", "8388608", "--repeat", "--stats", "Examples"})
+    EXPECT_NE(r.output.find(s), std::string::npos) << s << "\n" << r.output;
+  auto bad = run("run --scheduler fifo x.dot");
+  EXPECT_NE(bad.exit_code, 0);
+}
+
+}  // namespace
