@@ -5,6 +5,7 @@
 // by the actor count, and ratio = tbb / redflow (>= 1: redflow is faster).
 //
 //   overhead [--n 100000] [--runs 7] [--tiles 1,2] [--bytes 0] [--json FILE]
+//            [--shape chain|fanout] [--sched heft|steal] [--no-tbb]
 //
 // redflow is timed around LoadedGraph::execute() (input checks, per-execution
 // resets, the run and output extraction: what a caller pays); TBB around
@@ -34,6 +35,9 @@ struct Options {
   std::vector<unsigned> tiles{1, 2};
   std::size_t bytes = 0;
   std::string json;
+  std::string shape;   // "" = both
+  std::string sched;   // "" = both
+  bool tbb = true;
 };
 
 struct Row {
@@ -60,7 +64,8 @@ double now_s() {
 }
 
 [[noreturn]] void usage(const char* msg) {
-  std::fprintf(stderr, "overhead: %s\nusage: overhead [--n N] [--runs R] [--tiles 1,2] [--bytes B] [--json FILE]\n", msg);
+  std::fprintf(stderr, "overhead: %s\nusage: overhead [--n N] [--runs R] [--tiles 1,2] [--bytes B] [--json FILE]\n"
+               "                [--shape chain|fanout] [--sched heft|steal] [--no-tbb]   (for profiling)\n", msg);
   std::exit(2);
 }
 
@@ -76,6 +81,9 @@ Options parse(int argc, char** argv) {
     else if (a == "--runs") o.runs = std::stoi(value());
     else if (a == "--bytes") o.bytes = std::stoull(value());
     else if (a == "--json") o.json = value();
+    else if (a == "--shape") o.shape = value();
+    else if (a == "--sched") o.sched = value();
+    else if (a == "--no-tbb") o.tbb = false;
     else if (a == "--tiles") {
       o.tiles.clear();
       std::string v = value();
@@ -200,11 +208,13 @@ int main(int argc, char** argv) {
               "tbb ns/act", "ratio", "steals", "transfers", "load s");
   std::vector<Row> rows;
   for (bool fanout : {false, true}) {
+    if (!o.shape.empty() && o.shape != (fanout ? "fanout" : "chain")) continue;
     const redflow::Graph graph = fanout ? fanout_graph(o.n, o.bytes) : chain_graph(o.n, o.bytes);
     const std::size_t actors = graph.actors().size();
     for (unsigned tiles : o.tiles) {
-      const double tbb_s = run_tbb(o, fanout, tiles);
+      const double tbb_s = o.tbb ? run_tbb(o, fanout, tiles) : 0.0;
       for (redflow::Scheduler sched : {redflow::Scheduler::kHeft, redflow::Scheduler::kSteal}) {
+        if (!o.sched.empty() && o.sched != redflow::to_string(sched)) continue;
         Row row;
         row.shape = fanout ? "fanout" : "chain";
         row.scheduler = redflow::to_string(sched);

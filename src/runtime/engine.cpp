@@ -563,12 +563,20 @@ ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
   }
   ++r.stats.actors;
   auto& dir = s.dirs[r.index];
-  dir.held[out_slot] = m.output_tag;
-  dir.occupied[out_slot] = true;
-  dir.slot_of[pa.output] = static_cast<std::int32_t>(out_slot);
-  s.location[pa.output].store(pack_location(r.index, out_slot), std::memory_order_release);
-  // The driver keeps outputs: copy them to main memory now, while they are hot.
-  if (plan.data[pa.output].kind == DataKind::kOutput) write_home(job, pa.output, *r.tile, out_slot, r.stats);
+  const PlanData& out = plan.data[pa.output];
+  if (out.kind == DataKind::kInner && out.consumer_count == 0) {
+    // Dead at birth: nobody reads it and the driver does not keep it, so its
+    // slot is free again at once. (Left occupied, every later allocate_slot
+    // would scan the whole directory, finding it dead only by looking.)
+    r.tile->clear_slot(out_slot);
+  } else {
+    dir.held[out_slot] = m.output_tag;
+    dir.occupied[out_slot] = true;
+    dir.slot_of[pa.output] = static_cast<std::int32_t>(out_slot);
+    s.location[pa.output].store(pack_location(r.index, out_slot), std::memory_order_release);
+    // The driver keeps outputs: copy them to main memory now, while they are hot.
+    if (out.kind == DataKind::kOutput) write_home(job, pa.output, *r.tile, out_slot, r.stats);
+  }
   // Inputs whose last consumer this was are dead: free their slots here.
   for (std::uint32_t i = 0; i < pa.input_count; ++i) {
     const DataId d = plan.inputs[pa.first_input + i];
