@@ -2,6 +2,8 @@
 // slot budgets, compared with the sequential reference.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "test_graphs.hpp"
 
 namespace redflow {
@@ -176,6 +178,37 @@ TEST(RuntimeTest, StatsJsonHasTheDocumentedKeys) {
   for (const char* key : {"makespan_s", "actors_executed", "transfers", "transfer_bytes", "steals", "tiles", "busy_s", "actors"})
     EXPECT_NE(json.find(std::string("\"") + key + "\""), std::string::npos) << key;
   EXPECT_GT(loaded->last_stats().transfers, 0u);
+}
+
+
+// busy_s is the time spent inside actor functions (timed with a cheap clock
+// where the TSC is trusted): it must agree with what the actors really took.
+TEST(RuntimeTest, BusyTimeMeasuresTheActors) {
+  Registry reg;
+  reg.add("spin2ms", [](ActorContext&) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  });
+  Graph g("busy");
+  DataId prev = g.input("X", 4);
+  for (int i = 0; i < 10; ++i) {
+    DataId next = i == 9 ? g.output("Y", 4) : g.inner("d" + std::to_string(i), 4);
+    g.actor("a" + std::to_string(i), "spin2ms", {prev}, next);
+    prev = next;
+  }
+  for (Scheduler sched : {Scheduler::kHeft, Scheduler::kSteal}) {
+    Runtime rt(RuntimeOptions{.tiles = 2, .scheduler = sched});
+    auto loaded = rt.load(g, reg);
+    ASSERT_TRUE(loaded.ok());
+    std::vector<std::byte> x(4);
+    ASSERT_TRUE(loaded->execute({{"X", x}}).ok());
+    const ExecutionStats& st = loaded->last_stats();
+    double busy = st.driver.busy_s;
+    for (const TileStats& t : st.tiles) busy += t.busy_s;
+    EXPECT_GE(busy, 0.020 * 0.98) << to_string(sched);
+    EXPECT_LE(busy, st.makespan_s * 1.02) << to_string(sched);
+  }
 }
 
 }  // namespace

@@ -51,6 +51,11 @@ struct Engine::Runner {
   std::uint64_t rng = 0;
   std::uint64_t clock = 0;
   std::vector<SlotId> input_slots;
+  // Actors this runner completed but has not yet subtracted from
+  // Job::remaining_actors: one shared counter written by every tile per actor
+  // would bounce its cache line between them. Flushed before the runner idles
+  // or leaves, so the count reaches 0 exactly when all work is done.
+  std::uint32_t unflushed = 0;
 };
 
 Engine::Engine(const RuntimeOptions& options) : options_(options) {
@@ -211,6 +216,13 @@ void Engine::fail(Job& job, std::string message) {
   wake_all(job);
 }
 
+void Engine::flush_completed(Runner& r, Job& job) {
+  if (r.unflushed == 0) return;
+  const std::uint32_t n = r.unflushed;
+  r.unflushed = 0;
+  if (job.remaining_actors.fetch_sub(n, std::memory_order_acq_rel) == n) wake_all(job);
+}
+
 void Engine::wake_all(Job&) {
   steal_notifier_.notify_all();
   driver_notifier_.notify_all();
@@ -271,6 +283,7 @@ void Engine::steal_loop(Runner& r, Job& job) {
   while (!finished(job)) {
     ActorId a = find_work();
     if (a == kNone) {
+      flush_completed(r, job);
       for (int spin = 0; spin < 64 && a == kNone && !finished(job); ++spin) {
         std::this_thread::yield();
         a = find_work();
@@ -287,6 +300,7 @@ void Engine::steal_loop(Runner& r, Job& job) {
     }
     while (a != kNone && !job.aborted.load(std::memory_order_relaxed)) a = run_on_tile(r, job, a);
   }
+  flush_completed(r, job);
 }
 
 // ---------------------------------------------------------------- HEFT order
@@ -296,6 +310,7 @@ void Engine::heft_loop(Runner& r, Job& job) {
   if (r.index >= order.size()) return;
   for (ActorId a : order[r.index]) {
     auto ready = [&] { return job.state->pending[a].load(std::memory_order_acquire) == 0 || job.aborted.load(); };
+    if (!ready()) flush_completed(r, job);
     for (int spin = 0; spin < 256 && !ready(); ++spin) std::this_thread::yield();
     while (!ready()) {
       const std::uint32_t token = r.notifier.prepare();
@@ -305,9 +320,10 @@ void Engine::heft_loop(Runner& r, Job& job) {
       }
       r.notifier.wait(token);
     }
-    if (job.aborted.load()) return;
+    if (job.aborted.load()) break;
     run_on_tile(r, job, a);
   }
+  flush_completed(r, job);
 }
 
 // ---------------------------------------------------------------- driver
@@ -563,12 +579,20 @@ ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
   }
   ++r.stats.actors;
   auto& dir = s.dirs[r.index];
-  dir.held[out_slot] = m.output_tag;
-  dir.occupied[out_slot] = true;
-  dir.slot_of[pa.output] = static_cast<std::int32_t>(out_slot);
-  s.location[pa.output].store(pack_location(r.index, out_slot), std::memory_order_release);
-  // The driver keeps outputs: copy them to main memory now, while they are hot.
-  if (plan.data[pa.output].kind == DataKind::kOutput) write_home(job, pa.output, *r.tile, out_slot, r.stats);
+  const PlanData& out = plan.data[pa.output];
+  if (out.kind == DataKind::kInner && out.consumer_count == 0) {
+    // Dead at birth: nobody reads it and the driver does not keep it, so its
+    // slot is free again at once. (Left occupied, every later allocate_slot
+    // would scan the whole directory, finding it dead only by looking.)
+    r.tile->clear_slot(out_slot);
+  } else {
+    dir.held[out_slot] = m.output_tag;
+    dir.occupied[out_slot] = true;
+    dir.slot_of[pa.output] = static_cast<std::int32_t>(out_slot);
+    s.location[pa.output].store(pack_location(r.index, out_slot), std::memory_order_release);
+    // The driver keeps outputs: copy them to main memory now, while they are hot.
+    if (out.kind == DataKind::kOutput) write_home(job, pa.output, *r.tile, out_slot, r.stats);
+  }
   // Inputs whose last consumer this was are dead: free their slots here.
   for (std::uint32_t i = 0; i < pa.input_count; ++i) {
     const DataId d = plan.inputs[pa.first_input + i];
@@ -631,7 +655,11 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
   }
   if (pushed_tile) steal_notifier_.notify_one();
   if (pushed_driver) driver_notifier_.notify_one();
-  if (job.remaining_actors.fetch_sub(1, std::memory_order_acq_rel) == 1) wake_all(job);
+  if (from != nullptr) {
+    ++from->unflushed;
+  } else if (job.remaining_actors.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    wake_all(job);
+  }
   return next;
 }
 

@@ -63,6 +63,7 @@ class Engine {
   void fail(Job& job, std::string message);
   bool finished(const Job& job) const;
   void wake_all(Job& job);
+  void flush_completed(Runner& r, Job& job);
 
   RuntimeOptions options_;
   std::vector<std::unique_ptr<LocalTile>> tiles_;

@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -45,6 +47,9 @@ struct LoadedGraph::Impl {
   runtime::Plan plan;
   std::unique_ptr<runtime::GraphState> state;
   std::vector<std::span<const std::byte>> homes;
+  // Found at load time so that execute() costs O(inputs + outputs), not a scan of every data node.
+  std::map<std::string, DataId, std::less<>> input_ids;  // by name
+  std::vector<DataId> output_ids;
   ExecutionStats last;
 };
 
@@ -72,8 +77,12 @@ Result<LoadedGraph> Runtime::load(Graph graph, const Registry& registry) {
   g->plan = runtime::make_plan(g->graph, g->registry, machine(), std::move(heft));
   g->state = impl_->engine.prepare(g->plan);
   g->homes.resize(g->graph.data().size());
-  for (DataId d = 0; d < g->graph.data().size(); ++d)
-    if (g->graph.data(d).kind == DataKind::kConstant) g->homes[d] = g->graph.data(d).contents;
+  for (DataId d = 0; d < g->graph.data().size(); ++d) {
+    const DataNode& n = g->graph.data(d);
+    if (n.kind == DataKind::kConstant) g->homes[d] = n.contents;
+    if (n.kind == DataKind::kInput) g->input_ids.emplace(n.name, d);
+    if (n.kind == DataKind::kOutput) g->output_ids.push_back(d);
+  }
   return LoadedGraph(std::move(g));
 }
 
@@ -89,24 +98,26 @@ const ExecutionStats& LoadedGraph::last_stats() const { return impl_->last; }
 Result<Outputs> LoadedGraph::execute(const Inputs& inputs) {
   Impl& g = *impl_;
   for (const auto& [name, bytes] : inputs) {
-    auto d = g.graph.find_data(name);
-    if (!d || g.graph.data(*d).kind != DataKind::kInput) return Status::InvalidArgument("graph '" + g.graph.name() + "' has no input data node '" + name + "'");
-    if (bytes.size() != g.graph.data(*d).bytes)
-      return Status::InvalidArgument("input '" + name + "' has " + std::to_string(bytes.size()) + " bytes, its data node declares " + std::to_string(g.graph.data(*d).bytes));
-    g.homes[*d] = bytes;
+    auto it = g.input_ids.find(name);
+    if (it == g.input_ids.end()) return Status::InvalidArgument("graph '" + g.graph.name() + "' has no input data node '" + name + "'");
+    const DataId d = it->second;
+    if (bytes.size() != g.graph.data(d).bytes)
+      return Status::InvalidArgument("input '" + name + "' has " + std::to_string(bytes.size()) + " bytes, its data node declares " + std::to_string(g.graph.data(d).bytes));
+    g.homes[d] = bytes;
   }
-  for (DataId d = 0; d < g.graph.data().size(); ++d) {
-    const DataNode& n = g.graph.data(d);
-    if (n.kind == DataKind::kInput && inputs.find(n.name) == inputs.end()) return Status::InvalidArgument("input data node '" + n.name + "' was not given");
+  if (inputs.size() != g.input_ids.size()) {
+    // Names are unique, so some input was not given: name the first in graph order.
+    DataId missing = ~DataId{0};
+    for (const auto& [name, d] : g.input_ids)
+      if (inputs.find(name) == inputs.end()) missing = std::min(missing, d);
+    return Status::InvalidArgument("input data node '" + g.graph.data(missing).name + "' was not given");
   }
   std::lock_guard<std::mutex> lock(g.runtime->execution_mutex);
   REDFLOW_RETURN_IF_ERROR(g.runtime->engine.execute(g.plan, *g.state, g.runtime->options.scheduler, g.homes, g.last));
   Outputs out;
-  for (DataId d = 0; d < g.graph.data().size(); ++d) {
-    const DataNode& n = g.graph.data(d);
-    if (n.kind != DataKind::kOutput) continue;
+  for (DataId d : g.output_ids) {
     auto bytes = g.runtime->engine.output(*g.state, d);
-    out.emplace(n.name, std::vector<std::byte>(bytes.begin(), bytes.end()));
+    out.emplace(g.graph.data(d).name, std::vector<std::byte>(bytes.begin(), bytes.end()));
   }
   return out;
 }
