@@ -9,6 +9,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "runtime/fence.hpp"
+
 namespace redflow::runtime {
 
 class Notifier {
@@ -26,13 +28,13 @@ class Notifier {
 
   // Producer side, after publishing work.
   void notify_one() {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    thread_fence(std::memory_order_seq_cst);
     if (sleepers_.load(std::memory_order_seq_cst) == 0) return;
     epoch_.fetch_add(1, std::memory_order_seq_cst);
     epoch_.notify_one();
   }
   void notify_all() {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    thread_fence(std::memory_order_seq_cst);
     if (sleepers_.load(std::memory_order_seq_cst) == 0) return;
     epoch_.fetch_add(1, std::memory_order_seq_cst);
     epoch_.notify_all();

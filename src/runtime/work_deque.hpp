@@ -12,6 +12,8 @@
 #include <memory>
 #include <optional>
 
+#include "runtime/fence.hpp"
+
 namespace redflow::runtime {
 
 class WorkDeque {
@@ -33,7 +35,7 @@ class WorkDeque {
   void push(std::uint32_t item) {
     const std::int64_t b = bottom_.load(std::memory_order_relaxed);
     buffer_[static_cast<std::size_t>(b) & mask_].store(item, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
+    thread_fence(std::memory_order_release);
     bottom_.store(b + 1, std::memory_order_relaxed);
   }
 
@@ -41,7 +43,7 @@ class WorkDeque {
   std::optional<std::uint32_t> pop() {
     const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
     bottom_.store(b, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    thread_fence(std::memory_order_seq_cst);
     std::int64_t t = top_.load(std::memory_order_relaxed);
     if (t > b) {
       bottom_.store(b + 1, std::memory_order_relaxed);
@@ -60,7 +62,7 @@ class WorkDeque {
   // Any thread: the oldest item.
   std::optional<std::uint32_t> steal() {
     std::int64_t t = top_.load(std::memory_order_acquire);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    thread_fence(std::memory_order_seq_cst);
     const std::int64_t b = bottom_.load(std::memory_order_acquire);
     if (t >= b) return std::nullopt;
     std::uint32_t item = buffer_[static_cast<std::size_t>(t) & mask_].load(std::memory_order_relaxed);
