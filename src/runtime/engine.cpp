@@ -409,13 +409,7 @@ void Engine::run_on_driver(Job& job, ActorId a) {
   auto& out_buf = s.home_buffer[pa.output];
   ActorContext ctx(pa.name, pa.args, inputs, std::span<std::byte>(out_buf), nullptr);
   const auto t0 = std::chrono::steady_clock::now();
-  try {
-    (*pa.function)(ctx);
-  } catch (const std::exception& e) {
-    ctx.fail(std::string("threw: ") + e.what());
-  } catch (...) {
-    ctx.fail("threw a non-standard exception");
-  }
+  invoke_actor(*pa.function, ctx);
   driver_stats_.busy_s += seconds_since(t0);
   if (ctx.failure()) {
     fail(job, "actor '" + std::string(pa.name) + "' failed on the driver: " + *ctx.failure());

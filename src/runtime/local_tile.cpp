@@ -213,13 +213,7 @@ Completion LocalTile::actor(const ActorMessage& m) {
   const ActorClock& clock = ActorClock::get();
   const std::uint64_t t0 = clock.now();
   ActorContext ctx(m.name, m.args, input_spans_, out, loop_.get());
-  try {
-    (*m.function)(ctx);
-  } catch (const std::exception& e) {
-    ctx.fail(std::string("threw: ") + e.what());
-  } catch (...) {
-    ctx.fail("threw a non-standard exception");
-  }
+  invoke_actor(*m.function, ctx);
   done.seconds = clock.seconds(t0, clock.now());
   if (ctx.failure()) {
     done.ok = false;

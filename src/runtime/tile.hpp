@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <span>
 #include <string>
 #include <string_view>
@@ -62,6 +63,18 @@ struct Completion {
   std::uint64_t checksum = 0;  // XXH3-64 of the output, when asked for
   double seconds = 0;
 };
+
+// Calls an actor function; an exception it throws becomes ctx.fail(), so an
+// actor's bug stops the execution with its name instead of the process.
+inline void invoke_actor(const ActorFunction& function, ActorContext& ctx) {
+  try {
+    function(ctx);
+  } catch (const std::exception& e) {
+    ctx.fail(std::string("threw: ") + e.what());
+  } catch (...) {
+    ctx.fail("threw a non-standard exception");
+  }
+}
 
 class Tile {
  public:
