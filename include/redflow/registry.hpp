@@ -4,6 +4,7 @@
 // at load time and naming the actor, inputs it cannot handle.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <span>
@@ -26,11 +27,20 @@ struct ActorShape {
 // Returns an error message, or an empty string when the shape is acceptable.
 using ShapeCheck = std::function<std::string(const ActorShape&)>;
 
+// How a special actor's output shares bytes with its inputs, so that the
+// driver sets pointers instead of copying (section 4.7 of Kühbacher et al.).
+enum class ActorAlias : std::uint8_t {
+  kNone,
+  kInputRange,     // output = input 0's bytes [offset, offset + output size), args "offset=BYTES" (rf.split)
+  kConcatenation,  // output = the inputs in port order (rf.collect)
+};
+
 struct ActorSpec {
   ActorFunction function;
   ShapeCheck check;          // optional
   bool on_driver = false;    // special actors (split, collect, reorder) always run on the driver
   std::string summary;       // one line for `redflow actors`
+  ActorAlias alias = ActorAlias::kNone;  // lets the driver run it without copying; function stays the reference
 };
 
 class Registry {

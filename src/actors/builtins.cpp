@@ -459,9 +459,10 @@ void run_sort(ActorContext& ctx) {
 Registry Registry::with_builtins() {
   Registry reg;
   reg.add("rf.split", ActorSpec{run_split, check_split, /*on_driver=*/true,
-                                "bytes [offset, offset + output size) of its input (args: offset=BYTES)"});
+                                "bytes [offset, offset + output size) of its input (args: offset=BYTES)",
+                                ActorAlias::kInputRange});
   reg.add("rf.collect", ActorSpec{run_collect, check_collect, /*on_driver=*/true,
-                                  "concatenation of its inputs in port order"});
+                                  "concatenation of its inputs in port order", ActorAlias::kConcatenation});
   reg.add("rf.reorder", ActorSpec{run_reorder, check_reorder, /*on_driver=*/true,
                                   "output[i] = input0[perm[i]], perm = uint32 input 1 (args: elem=BYTES)"});
   reg.add("i32.add", ActorSpec{[](ActorContext& ctx) {

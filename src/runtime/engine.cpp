@@ -85,13 +85,9 @@ std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
   s->location = std::make_unique<std::atomic<std::uint64_t>[]>(data);
   s->home_buffer.resize(data);
   s->home.resize(data);
-  for (DataId d = 0; d < data; ++d) {
-    const PlanData& pd = plan.data[d];
-    if (pd.kind == DataKind::kInner || pd.kind == DataKind::kOutput) {
-      s->home_buffer[d].resize(pd.bytes);
-      s->home[d] = s->home_buffer[d];
-    }
-  }
+  s->home_write.assign(data, nullptr);
+  s->driver_inputs.reserve(plan.max_inputs);
+  assign_main_memory(plan, *s);
   s->dirs.resize(tiles_.size());
   for (auto& dir : s->dirs) {
     dir.slot_of.assign(data, -1);
@@ -101,6 +97,55 @@ std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
     dir.stamp.assign(options_.slots, 0);
   }
   return s;
+}
+
+// Gives every inner and output node its place in main memory. Zero-copy for
+// the paper's special actors: an inner node read only by a collect (once) is
+// placed inside the collect's output, so writing it back is the collect; a
+// split's output gets no buffer, it will be a range of the split's input.
+void Engine::assign_main_memory(const Plan& plan, GraphState& s) {
+  const std::size_t data = plan.data.size();
+  constexpr DataId kNoParent = ~DataId{0};
+  std::vector<DataId> parent(data, kNoParent);
+  std::vector<std::size_t> offset(data, 0);
+  std::vector<bool> split_output(data, false), own(data, false);
+  for (const PlanActor& pa : plan.actors)
+    if (pa.alias == ActorAlias::kInputRange) split_output[pa.output] = true;
+  for (const PlanActor& pa : plan.actors) {
+    if (pa.alias != ActorAlias::kConcatenation) continue;
+    std::size_t at = 0;
+    for (std::uint32_t i = 0; i < pa.input_count; ++i) {
+      const DataId d = plan.inputs[pa.first_input + i];
+      const PlanData& pd = plan.data[d];
+      const bool once = pd.consumer_count == 1;
+      if (pd.kind == DataKind::kInner && once && !split_output[d] && parent[d] == kNoParent) {
+        parent[d] = pa.output;
+        offset[d] = at;
+      }
+      at += pd.bytes;
+    }
+  }
+  // Resolve chains (a collect feeding a collect) from the outermost buffer in.
+  std::vector<std::byte*> base(data, nullptr);
+  std::vector<bool> resolved(data, false);
+  auto resolve = [&](auto&& self, DataId d) -> std::byte* {
+    if (resolved[d]) return base[d];
+    resolved[d] = true;
+    const PlanData& pd = plan.data[d];
+    if (pd.kind != DataKind::kInner && pd.kind != DataKind::kOutput) return base[d] = nullptr;
+    if (split_output[d]) return base[d] = nullptr;
+    if (parent[d] != kNoParent) {
+      std::byte* outer = self(self, parent[d]);
+      if (outer != nullptr) return base[d] = outer + offset[d];
+    }
+    s.home_buffer[d].resize(pd.bytes);
+    own[d] = true;
+    return base[d] = s.home_buffer[d].data();
+  };
+  for (DataId d = 0; d < data; ++d) {
+    s.home_write[d] = resolve(resolve, d);
+    if (s.home_write[d] != nullptr) s.home[d] = {s.home_write[d], plan.data[d].bytes};
+  }
 }
 
 std::span<const std::byte> Engine::output(const GraphState& state, DataId d) const { return state.home[d]; }
@@ -397,24 +442,37 @@ void Engine::run_on_driver(Job& job, ActorId a) {
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
   const PlanActor& pa = plan.actors[a];
-  std::vector<std::span<const std::byte>> inputs(pa.input_count);
+  auto& inputs = s.driver_inputs;
+  inputs.clear();
   for (std::uint32_t i = 0; i < pa.input_count; ++i) {
     const DataId d = plan.inputs[pa.first_input + i];
+    // Transfers from tiles land in main memory; for a collect's aliased input that is already its place in the output.
     if (!ensure_home(job, d)) {
       fail(job, "internal error: input '" + plan.graph->data(d).name + "' of driver actor '" + std::string(pa.name) + "' is nowhere");
       return;
     }
-    inputs[i] = s.home[d];
+    inputs.push_back(s.home[d]);
   }
-  auto& out_buf = s.home_buffer[pa.output];
-  ActorContext ctx(pa.name, pa.args, inputs, std::span<std::byte>(out_buf), nullptr);
+  const std::size_t out_bytes = plan.data[pa.output].bytes;
   const auto t0 = std::chrono::steady_clock::now();
-  invoke_actor(*pa.function, ctx);
-  driver_stats_.busy_s += seconds_since(t0);
-  if (ctx.failure()) {
-    fail(job, "actor '" + std::string(pa.name) + "' failed on the driver: " + *ctx.failure());
-    return;
+  if (pa.alias == ActorAlias::kInputRange) {
+    s.home[pa.output] = inputs[0].subspan(pa.alias_offset, out_bytes);  // the shape check guaranteed the range
+  } else if (pa.alias == ActorAlias::kConcatenation) {
+    std::byte* out = s.home_write[pa.output];
+    std::size_t at = 0;
+    for (const auto& in : inputs) {
+      if (in.data() != out + at && !in.empty()) std::memcpy(out + at, in.data(), in.size());
+      at += in.size();
+    }
+  } else {
+    ActorContext ctx(pa.name, pa.args, inputs, std::span<std::byte>(s.home_write[pa.output], out_bytes), nullptr);
+    invoke_actor(*pa.function, ctx);
+    if (ctx.failure()) {
+      fail(job, "actor '" + std::string(pa.name) + "' failed on the driver: " + *ctx.failure());
+      return;
+    }
   }
+  driver_stats_.busy_s += seconds_since(t0);
   ++driver_stats_.actors;
   s.home_state[pa.output].store(kHomeValid, std::memory_order_release);
   complete(job, a, nullptr);
@@ -426,12 +484,12 @@ void Engine::write_home(Job& job, DataId d, LocalTile& tile, SlotId slot, TileSt
   GraphState& s = *job.state;
   std::uint8_t expected = kHomeInvalid;
   if (s.home_state[d].compare_exchange_strong(expected, kHomeWriting, std::memory_order_acq_rel)) {
-    auto& buf = s.home_buffer[d];
-    const bool ok = tile.read_slot(slot, DataTag{job.execution, d}, std::span<std::byte>(buf));
+    const std::size_t bytes = job.plan->data[d].bytes;
+    const bool ok = tile.read_slot(slot, DataTag{job.execution, d}, std::span<std::byte>(s.home_write[d], bytes));
     s.home_state[d].store(ok ? kHomeValid : kHomeInvalid, std::memory_order_release);
     if (ok) {
       ++stats.transfers_in;
-      transfer_bytes_.fetch_add(buf.size(), std::memory_order_relaxed);
+      transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
     }
     return;
   }

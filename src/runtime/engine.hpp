@@ -39,6 +39,11 @@ class Engine {
                  std::span<const std::span<const std::byte>> input_homes, ExecutionStats& stats);
   std::span<const std::byte> output(const GraphState& state, DataId d) const;
 
+ private:
+  static void assign_main_memory(const Plan& plan, GraphState& state);
+
+ public:
+
   unsigned tiles() const { return static_cast<unsigned>(tiles_.size()); }
 
  private:

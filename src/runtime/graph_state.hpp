@@ -20,6 +20,11 @@ struct GraphState {
   std::unique_ptr<std::atomic<std::uint64_t>[]> location;   // per data node: the producer's (tile, slot)
   std::vector<std::vector<std::byte>> home_buffer;          // main memory of inner and output nodes
   std::vector<std::span<const std::byte>> home;             // per data node: its bytes in main memory
+  // Per data node: where its producer writes it in main memory. A collect's
+  // input points into the collect's output (zero-copy); a split's output has
+  // none, its home is set to a range of the split's input when it runs.
+  std::vector<std::byte*> home_write;
+  std::vector<std::span<const std::byte>> driver_inputs;    // scratch, reserved: no allocation per driver actor
 
   // The driver's view of one tile's slots, kept by the tile's own runner.
   struct TileDirectory {

@@ -36,6 +36,10 @@ Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel&
     pa.output = node.outputs.front();
     pa.on_driver = runs_on_driver(graph, a, machine, registry);
     if (a < plan.heft.actors.size()) pa.heft_tile = plan.heft.actors[a].tile;
+    if (spec != nullptr && pa.on_driver) {
+      pa.alias = spec->alias;
+      pa.alias_offset = ActorContext::find_arg_u64(node.args, "offset").value_or(0);
+    }
     if (pa.initial_pending == 0) plan.initially_ready.push_back(a);
     plan.max_inputs = std::max<std::size_t>(plan.max_inputs, node.inputs.size());
   }

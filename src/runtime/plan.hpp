@@ -25,6 +25,8 @@ struct PlanActor {
   std::uint32_t initial_pending = 0;  // input edges whose data an actor produces
   bool on_driver = false;             // Algorithm 2's rule, or a special actor
   int heft_tile = kDriverTile;
+  ActorAlias alias = ActorAlias::kNone;  // on the driver: run by setting pointers
+  std::size_t alias_offset = 0;          // kInputRange: the split's offset
 };
 
 struct PlanData {
