@@ -289,34 +289,24 @@ void Engine::steal_loop(Runner& r, Job& job) {
     v.inbox_size.fetch_sub(1, std::memory_order_relaxed);
     return a;
   };
+  auto steal_from = [&](Runner& victim) -> ActorId {
+    if (&victim == &r) return kNone;
+    ActorId a = kNone;
+    if (auto stolen = victim.deque.steal()) a = *stolen;
+    if (a == kNone) a = take_inbox(victim);
+    if (a != kNone) ++r.stats.steals;
+    return a;
+  };
   auto find_work = [&]() -> ActorId {
     if (auto a = r.deque.pop()) return *a;
     if (ActorId a = take_inbox(r); a != kNone) return a;
-    if (n > 1) {
-      // Section 4.2: take from the back of a random victim's queue.
-      for (std::size_t attempt = 0; attempt < 2 * n; ++attempt) {
-        Runner& victim = *runners_[next_random(r.rng) % n];
-        if (&victim == &r) continue;
-        ActorId a = kNone;
-        if (auto stolen = victim.deque.steal()) a = *stolen;
-        if (a == kNone) a = take_inbox(victim);
-        if (a != kNone) {
-          ++r.stats.steals;
-          return a;
-        }
-      }
-      // Random victims can miss the one queue that has work; sweep once before idling.
-      for (auto& victim : runners_) {
-        if (victim.get() == &r) continue;
-        ActorId a = kNone;
-        if (auto stolen = victim->deque.steal()) a = *stolen;
-        if (a == kNone) a = take_inbox(*victim);
-        if (a != kNone) {
-          ++r.stats.steals;
-          return a;
-        }
-      }
-    }
+    if (n == 1) return kNone;
+    // Section 4.2: take from the back of a random victim's queue.
+    for (std::size_t attempt = 0; attempt < 2 * n; ++attempt)
+      if (ActorId a = steal_from(*runners_[next_random(r.rng) % n]); a != kNone) return a;
+    // Random victims can miss the one queue that has work; sweep once before idling.
+    for (auto& victim : runners_)
+      if (ActorId a = steal_from(*victim); a != kNone) return a;
     return kNone;
   };
   auto any_work = [&]() {
