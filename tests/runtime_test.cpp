@@ -277,3 +277,22 @@ TEST(RuntimeTest, ZeroCopySplitAndCollectMatchTheReference) {
 
 }  // namespace
 }  // namespace redflow
+
+namespace redflow {
+namespace {
+
+TEST(RuntimeTest, UnreservableTileMemoryIsAnErrorNotACrash) {
+  RuntimeOptions o;
+  o.tiles = 2;
+  o.slots = 1u << 20;
+  o.slot_bytes = std::size_t{1} << 40;  // 2^61 bytes per tile: no machine reserves that
+  Runtime rt(o);
+  Registry reg = testing::test_registry();
+  auto loaded = rt.load(testing::diamond().graph, reg);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), Status::Code::kResourceExhausted);
+  EXPECT_NE(loaded.status().message().find("slot"), std::string::npos) << loaded.status().ToString();
+}
+
+}  // namespace
+}  // namespace redflow

@@ -58,15 +58,29 @@ struct Engine::Runner {
   std::uint32_t unflushed = 0;
 };
 
-Engine::Engine(const RuntimeOptions& options) : options_(options) {
-  for (unsigned t = 0; t < options_.tiles; ++t) {
-    tiles_.push_back(std::make_unique<LocalTile>(options_.slots, options_.slot_bytes, options_.cores_per_tile));
-    auto r = std::make_unique<Runner>();
-    r->index = t;
-    r->tile = tiles_.back().get();
-    runners_.push_back(std::move(r));
+Engine::Engine(const RuntimeOptions& options) : options_(options) {}
+
+Status Engine::start() {
+  if (!threads_.empty()) return Status::Ok();
+  // Tile memory is reserved here, not in the constructor, so that a slot
+  // budget the machine cannot reserve is an error the caller sees.
+  try {
+    for (unsigned t = 0; t < options_.tiles; ++t) {
+      tiles_.push_back(std::make_unique<LocalTile>(options_.slots, options_.slot_bytes, options_.cores_per_tile));
+      auto r = std::make_unique<Runner>();
+      r->index = t;
+      r->tile = tiles_.back().get();
+      runners_.push_back(std::move(r));
+    }
+  } catch (const std::bad_alloc&) {
+    tiles_.clear();
+    runners_.clear();
+    return Status::ResourceExhausted("cannot reserve tile memory: " + std::to_string(options_.tiles) + " tiles x " +
+                                     std::to_string(options_.slots) + " slots x " + std::to_string(options_.slot_bytes) +
+                                     " bytes (lower --tiles, --slots or --slot-bytes)");
   }
   for (unsigned t = 0; t < options_.tiles; ++t) threads_.emplace_back([this, t] { runner_main(t); });
+  return Status::Ok();
 }
 
 Engine::~Engine() {

@@ -30,6 +30,9 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
+  // Reserves tile memory and starts the tile threads (once; later calls do nothing).
+  Status start();
+
   // Per-graph execution state, allocated once per loaded graph.
   std::unique_ptr<GraphState> prepare(const Plan& plan);
 

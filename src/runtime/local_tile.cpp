@@ -5,7 +5,9 @@
 #include <xxhash.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstring>
+#include <new>
 #include <exception>
 #include <fstream>
 #include <string>
@@ -144,6 +146,7 @@ LocalTile::LocalTile(unsigned slots, std::size_t slot_bytes, unsigned cores)
     : slot_bytes_(slot_bytes), cores_(cores == 0 ? 1 : cores), slots_(slots) {
   // Untouched pages cost no physical memory, so a generous slot budget is cheap until used.
   const std::size_t stride = (slot_bytes + 63) / 64 * 64;
+  if (slots != 0 && stride > (SIZE_MAX - 64) / slots) throw std::bad_alloc();  // the product would wrap
   memory_.reset(new std::byte[stride * slots + 64]);
   auto base = reinterpret_cast<std::uintptr_t>(memory_.get());
   auto* aligned = reinterpret_cast<std::byte*>((base + 63) / 64 * 64);

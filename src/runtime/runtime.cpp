@@ -75,7 +75,12 @@ Result<LoadedGraph> Runtime::load(Graph graph, const Registry& registry) {
   g->registry = registry;
   Schedule heft = heft_schedule(g->graph, machine(), g->registry);
   g->plan = runtime::make_plan(g->graph, g->registry, machine(), std::move(heft));
-  g->state = impl_->engine.prepare(g->plan);
+  REDFLOW_RETURN_IF_ERROR(impl_->engine.start());
+  try {
+    g->state = impl_->engine.prepare(g->plan);
+  } catch (const std::bad_alloc&) {
+    return Status::ResourceExhausted("cannot allocate main memory for the data nodes of graph '" + g->graph.name() + "'");
+  }
   g->homes.resize(g->graph.data().size());
   for (DataId d = 0; d < g->graph.data().size(); ++d) {
     const DataNode& n = g->graph.data(d);
