@@ -58,7 +58,7 @@ struct ExecutionStats {
   std::vector<TileStats> tiles;
   TileStats driver;
   std::string scheduler;
-  std::string to_json() const;        // docs/stats.md
+  std::string to_json() const;        // schema: docs/runtime.md, "Stats JSON"
 };
 
 class Runtime;
