@@ -208,7 +208,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 1u << 30))
       ->capture_default_str();
   run_cmd->add_option("--seed", ra.seed, "Seed of work stealing's random choices")->capture_default_str();
-  run_cmd->add_option("--stats", ra.stats, "Write statistics of the last execution as JSON (schema: docs/runtime.md, "Stats JSON")");
+  run_cmd->add_option("--stats", ra.stats, "Write statistics of the last execution as JSON (schema: docs/runtime.md, section Stats JSON)");
   run_cmd->add_option("--lib", ra.libs, "Actor plugin .so to load (repeatable; docs/actors.md)")->check(CLI::ExistingFile);
   run_cmd->add_flag("--print", ra.print, "Print every output as int32 values");
 
