@@ -20,14 +20,28 @@ const char* to_string(Scheduler s) { return s == Scheduler::kHeft ? "heft" : "st
 
 namespace {
 
+std::size_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : std::size_t{1} << 33;
+}
+
+// Tile-local memory is real memory: refuse a budget larger than the machine
+// before reserving it (sanitizers abort on impossible allocations instead of
+// throwing, and an overcommitted reservation would fail later, mid-run).
+Status check_tile_memory(const RuntimeOptions& o) {
+  const std::size_t limit = physical_memory_bytes();
+  const std::size_t per_tile_max = o.slots == 0 ? limit : limit / o.slots;
+  const bool fits = o.slot_bytes <= per_tile_max && (o.tiles == 0 || o.slot_bytes * o.slots <= limit / o.tiles);
+  if (fits) return Status::Ok();
+  return Status::ResourceExhausted("tile memory of " + std::to_string(o.tiles) + " tiles x " + std::to_string(o.slots) +
+                                   " slots x " + std::to_string(o.slot_bytes) + " bytes exceeds this machine's " +
+                                   std::to_string(limit) + " bytes of memory (lower --tiles, --slots or --slot-bytes)");
+}
+
 RuntimeOptions resolve(RuntimeOptions o) {
   if (o.tiles == 0) o.tiles = std::max(1u, std::thread::hardware_concurrency());
   if (o.cores_per_tile == 0) o.cores_per_tile = 1;
-  if (o.driver_bytes == 0) {
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    o.driver_bytes = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 2
-                                           : std::size_t{1} << 32;
-  }
+  if (o.driver_bytes == 0) o.driver_bytes = physical_memory_bytes() / 2;
   return o;
 }
 
@@ -75,6 +89,7 @@ Result<LoadedGraph> Runtime::load(Graph graph, const Registry& registry) {
   g->registry = registry;
   Schedule heft = heft_schedule(g->graph, machine(), g->registry);
   g->plan = runtime::make_plan(g->graph, g->registry, machine(), std::move(heft));
+  REDFLOW_RETURN_IF_ERROR(check_tile_memory(impl_->options));
   REDFLOW_RETURN_IF_ERROR(impl_->engine.start());
   try {
     g->state = impl_->engine.prepare(g->plan);
