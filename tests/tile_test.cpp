@@ -125,6 +125,36 @@ TEST(TileProtocolTest, ParallelLoopCoversTheRangeOnAllCores) {
   EXPECT_EQ(threads.size(), 3u);
 }
 
+TEST(TileProtocolTest, ParallelLoopsShorterThanTheCoresRunEachChunkOnce) {
+  // Loops of 1..5 elements on 4 cores leave helpers without a chunk; a helper
+  // that lags behind must not run a chunk of the next loop twice.
+  LocalTile tile(2, 64, 4);
+  std::vector<std::atomic<int>> hits(5);
+  std::size_t len = 0;
+  ActorFunction body = [&](ActorContext& ctx) {
+    ctx.parallel_for(0, len, [&](std::size_t i) { hits[i]++; });
+  };
+  ActorMessage m;
+  m.function = &body;
+  m.output_slot = 0;
+  m.output_bytes = 4;
+  std::vector<int> expected(hits.size(), 0);
+  for (int round = 0; round < 4000; ++round) {
+    len = 1 + static_cast<std::size_t>(round % 5);
+    ASSERT_TRUE(tile.actor(m).ok);
+    for (std::size_t i = 0; i < len; ++i) expected[i]++;
+  }
+  for (std::size_t i = 0; i < hits.size(); ++i) EXPECT_EQ(hits[i].load(), expected[i]) << i;
+}
+
+TEST(TileProtocolTest, ReadSlotRefusesABufferLargerThanASlot) {
+  LocalTile tile(1, 16, 1);
+  std::vector<std::byte> v(16, std::byte{1});
+  ASSERT_TRUE(tile.data_node({DataTag{1, 0}, 0, v.size(), v}).ok());
+  std::vector<std::byte> big(17);
+  EXPECT_FALSE(tile.read_slot(0, DataTag{1, 0}, big));
+}
+
 TEST(TileProtocolTest, ConcurrentReadersAndClearNeverSeeTornData) {
   LocalTile src(1, 4096, 1);
   std::vector<std::byte> v(4096, std::byte{0x5a});

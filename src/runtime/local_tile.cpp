@@ -100,7 +100,10 @@ class TileLoop final : public ParallelLoop {
     parts_ = parts;
     chunk_ = chunk;
     closure_ = closure;
-    pending_.store(parts - 1, std::memory_order_relaxed);
+    // Every helper acknowledges every loop, even one with no chunk: otherwise
+    // a helper still on this loop could read the next loop's fields and run
+    // a chunk of it twice.
+    pending_.store(cores_ - 1, std::memory_order_relaxed);
     epoch_.fetch_add(1, std::memory_order_release);
     epoch_.notify_all();
     run_part(0);
@@ -124,10 +127,8 @@ class TileLoop final : public ParallelLoop {
       epoch_.wait(seen, std::memory_order_acquire);
       seen = epoch_.load(std::memory_order_acquire);
       if (stop_.load()) return;
-      if (index < parts_) {
-        run_part(index);
-        if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
-      }
+      if (index < parts_) run_part(index);
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
     }
   }
 
@@ -191,7 +192,7 @@ void LocalTile::clear_all() {
 }
 
 bool LocalTile::read_slot(SlotId slot, DataTag tag, std::span<std::byte> out) {
-  if (slot >= slots_.size()) return false;
+  if (slot >= slots_.size() || out.size() > slot_bytes_) return false;
   Slot& s = slots_[slot];
   s.pins.fetch_add(1, std::memory_order_seq_cst);
   const bool holds = s.tag.load(std::memory_order_seq_cst) == pack(tag);
