@@ -82,6 +82,7 @@ MachineModel Runtime::machine() const {
 
 Result<LoadedGraph> Runtime::load(Graph graph, const Registry& registry) {
   if (impl_->options.slots < 2) return Status::InvalidArgument("--slots must be at least 2 (an input and an output), got " + std::to_string(impl_->options.slots));
+  REDFLOW_RETURN_IF_ERROR(check_tile_memory(impl_->options));
   REDFLOW_RETURN_IF_ERROR(validate(graph, registry, impl_->options));
   auto g = std::make_unique<LoadedGraph::Impl>();
   g->runtime = impl_.get();
@@ -89,7 +90,6 @@ Result<LoadedGraph> Runtime::load(Graph graph, const Registry& registry) {
   g->registry = registry;
   Schedule heft = heft_schedule(g->graph, machine(), g->registry);
   g->plan = runtime::make_plan(g->graph, g->registry, machine(), std::move(heft));
-  REDFLOW_RETURN_IF_ERROR(check_tile_memory(impl_->options));
   REDFLOW_RETURN_IF_ERROR(impl_->engine.start());
   try {
     g->state = impl_->engine.prepare(g->plan);
