@@ -1,0 +1,144 @@
+// `redflow run`: load a graph, execute it (possibly many times), write its outputs and stats.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include "cli_common.hpp"
+
+namespace redflow::cli {
+
+namespace {
+
+void print_i32(const std::string& name, const std::vector<std::byte>& bytes) {
+  const std::size_t n = bytes.size() / 4;
+  fmt::print("{} ({} int32):\n", name, n);
+  const std::size_t shown = std::min<std::size_t>(n, 256);
+  for (std::size_t i = 0; i < shown; ++i) {
+    std::int32_t v;
+    std::memcpy(&v, bytes.data() + 4 * i, 4);
+    fmt::print("{:>8}{}", v, (i % 8 == 7 || i + 1 == shown) ? "\n" : " ");
+  }
+  if (shown < n) fmt::print("  ... {} more\n", n - shown);
+}
+
+struct RunArgs {
+  std::string graph;
+  std::vector<std::string> inputs, outputs, libs;
+  std::string scheduler = "heft";
+  unsigned tiles = std::max(1u, std::thread::hardware_concurrency());
+  unsigned cores_per_tile = 1;
+  unsigned slots = 16;
+  std::size_t slot_bytes = std::size_t{8} << 20;
+  unsigned repeat = 1;
+  std::uint64_t seed = 1;
+  std::string stats;
+  bool print = false;
+};
+
+int run(const RunArgs& a) {
+  Registry reg = Registry::with_builtins();
+  if (Status s = load_libs(reg, a.libs); !s.ok()) return fail(s);
+  auto graph = Graph::from_dot_file(a.graph);
+  if (!graph.ok()) return fail(graph.status());
+  // Graph errors first (validation in load), then the files that feed it.
+  RuntimeOptions o;
+  o.tiles = a.tiles;
+  o.cores_per_tile = a.cores_per_tile;
+  o.slots = a.slots;
+  o.slot_bytes = a.slot_bytes;
+  o.seed = a.seed;
+  o.scheduler = a.scheduler == "steal" ? Scheduler::kSteal : Scheduler::kHeft;
+  Runtime rt(o);
+  auto loaded = rt.load(*graph, reg);
+  if (!loaded.ok()) return fail(loaded.status());
+
+  std::map<std::string, std::vector<std::byte>> input_bytes;
+  Inputs inputs;
+  for (const auto& binding : a.inputs) {
+    auto nf = split_binding(binding, "--input");
+    if (!nf.ok()) return fail(nf.status());
+    auto [name, file] = *nf;
+    auto d = graph->find_data(name);
+    if (!d || graph->data(*d).kind != DataKind::kInput)
+      return fail(Status::InvalidArgument("--input " + binding + ": graph '" + graph->name() + "' has no input data node '" + name + "'"));
+    auto bytes = read_file(file);
+    if (!bytes.ok()) return fail(bytes.status());
+    if (bytes->size() != graph->data(*d).bytes)
+      return fail(Status::InvalidArgument(fmt::format("--input {}: file '{}' has {} bytes, input data node '{}' declares {}", binding, file,
+                                                      bytes->size(), name, graph->data(*d).bytes)));
+    input_bytes[name] = std::move(*bytes);
+    inputs[name] = input_bytes[name];
+  }
+  std::map<std::string, std::string> output_files;
+  for (const auto& binding : a.outputs) {
+    auto nf = split_binding(binding, "--output");
+    if (!nf.ok()) return fail(nf.status());
+    auto d = graph->find_data(nf->first);
+    if (!d || graph->data(*d).kind != DataKind::kOutput)
+      return fail(Status::InvalidArgument("--output " + binding + ": graph '" + graph->name() + "' has no output data node '" + nf->first + "'"));
+    output_files[nf->first] = nf->second;
+  }
+
+
+  Outputs outputs;
+  double total = 0;
+  for (unsigned i = 0; i < a.repeat; ++i) {
+    auto out = loaded->execute(inputs);
+    if (!out.ok()) return fail(out.status());
+    total += loaded->last_stats().makespan_s;
+    outputs = std::move(*out);
+  }
+  // Everything ran: only now write files, so a failed run leaves none behind.
+  for (const auto& [name, file] : output_files) {
+    const auto& bytes = outputs.at(name);
+    if (Status s = write_file(file, bytes.data(), bytes.size()); !s.ok()) return fail(s);
+  }
+  const auto& st = loaded->last_stats();
+  if (!a.stats.empty()) {
+    std::string json = st.to_json();
+    if (Status s = write_file(a.stats, json.data(), json.size()); !s.ok()) return fail(s);
+  }
+  if (a.print)
+    for (const auto& [name, bytes] : outputs) print_i32(name, bytes);
+  fmt::print(stderr, "redflow: {} actors on {} tiles ({}), {} run(s), last {:.3f} ms, mean {:.3f} ms, {} transfers, {} steals\n",
+             st.actors_executed, st.tiles.size(), st.scheduler, a.repeat, st.makespan_s * 1e3, total / a.repeat * 1e3, st.transfers,
+             st.steals);
+  return 0;
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& app) {
+  auto ra = std::make_shared<RunArgs>();
+  auto* run_cmd = app.add_subcommand("run", "Load a graph, execute it (possibly many times), write its outputs.\n"
+                                            "Examples:\n"
+                                            "  redflow run examples/demo/pipeline.dot --input A=examples/demo/A.bin --print\n"
+                                            "  redflow run g.dot --input X=x.bin --output Y=y.bin --scheduler steal --repeat 100 --stats s.json");
+  run_cmd->add_option("graph", ra->graph, "Extended DOT file (docs/dot.md)")->required()->check(CLI::ExistingFile);
+  run_cmd->add_option("--input,-i", ra->inputs, "NAME=FILE: raw little-endian bytes for input data node NAME (repeatable)");
+  run_cmd->add_option("--output,-o", ra->outputs, "NAME=FILE: write output data node NAME to FILE (repeatable)");
+  run_cmd->add_option("--scheduler", ra->scheduler, "heft (offline, Algorithm 2) or steal (online random work stealing)")
+      ->check(CLI::IsMember({"heft", "steal"}))
+      ->capture_default_str();
+  run_cmd->add_option("--tiles", ra->tiles, "Compute tiles (default: one per hardware thread)")->check(CLI::Range(1u, 1024u))->capture_default_str();
+  run_cmd->add_option("--cores-per-tile", ra->cores_per_tile, "Worker threads per tile (width of ctx.parallel_for)")
+      ->check(CLI::Range(1u, 256u))
+      ->capture_default_str();
+  run_cmd->add_option("--slots", ra->slots, "Memory slots per tile")->check(CLI::Range(2u, 1u << 20))->capture_default_str();
+  run_cmd->add_option("--slot-bytes", ra->slot_bytes, "Bytes per slot; larger data nodes are handled by the driver")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40))
+      ->capture_default_str();
+  run_cmd->add_option("--repeat", ra->repeat, "Execute the loaded graph this many times (schedules are computed once)")
+      ->check(CLI::Range(1u, 1u << 30))
+      ->capture_default_str();
+  run_cmd->add_option("--seed", ra->seed, "Seed of work stealing's random choices")->capture_default_str();
+  run_cmd->add_option("--stats", ra->stats, "Write statistics of the last execution as JSON (schema: docs/runtime.md, section Stats JSON)");
+  run_cmd->add_option("--lib", ra->libs, "Actor plugin .so to load (repeatable; docs/actors.md)")->check(CLI::ExistingFile);
+  run_cmd->add_flag("--print", ra->print, "Print every output as int32 values");
+
+  return {run_cmd, [ra] { return run(*ra); }};
+}
+
+}  // namespace redflow::cli
