@@ -20,6 +20,8 @@ namespace redflow {
 using DataId = std::uint32_t;
 using ActorId = std::uint32_t;
 
+enum class Redundancy : std::uint8_t;  // redflow/redundancy.hpp
+
 enum class DataKind : std::uint8_t { kInput, kOutput, kConstant, kInner };
 const char* to_string(DataKind kind);
 std::optional<DataKind> parse_data_kind(std::string_view text);
@@ -48,6 +50,7 @@ struct ActorNode {
   double work = 0;                   // cost hint (operations); 0 = estimate from bytes touched
   std::vector<DataId> inputs;        // index = port
   std::vector<DataId> outputs;       // valid graphs: exactly one
+  std::optional<Redundancy> redundancy;  // overrides the graph's configuration for this actor
   std::map<std::string, std::string> extra;
 };
 
@@ -59,6 +62,7 @@ class ActorBuilder {
   ActorBuilder(Graph* graph, ActorId id) : graph_(graph), id_(id) {}
   ActorBuilder& work(double ops);
   ActorBuilder& args(std::string args);
+  ActorBuilder& redundancy(Redundancy r);
   ActorId id() const { return id_; }
   operator ActorId() const { return id_; }  // NOLINT: lets builders be stored as ids
 

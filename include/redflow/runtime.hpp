@@ -6,15 +6,18 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "redflow/graph.hpp"
+#include "redflow/redundancy.hpp"
 #include "redflow/registry.hpp"
 #include "redflow/schedule.hpp"
 #include "redflow/status.hpp"
+#include "redflow/trace.hpp"
 
 namespace redflow {
 
@@ -29,6 +32,17 @@ struct RuntimeOptions {
   std::size_t driver_bytes = 0;                // main memory the driver may use; 0 = half of physical memory
   Scheduler scheduler = Scheduler::kHeft;
   std::uint64_t seed = 1;                      // random choices of work stealing
+  Redundancy redundancy = Redundancy::kNone;   // graph-wide configuration; an actor's own `redundancy` wins
+  FaultInjection faults;                       // none by default
+  unsigned quarantine_after = 3;               // lost votes that take a tile out of service; 0 = never
+  bool trace = false;                          // record an ExecutionTrace of every execution
+};
+
+// Per-execution choices that override the runtime's options for one execute().
+struct ExecuteOptions {
+  std::optional<Redundancy> redundancy;
+  std::optional<FaultInjection> faults;
+  std::optional<bool> trace;
 };
 
 // Bytes handed to or returned from an execution, by data-node name.
@@ -46,6 +60,8 @@ struct TileStats {
   std::uint64_t transfers_in = 0;     // data nodes copied into this tile's slots
   std::uint64_t steals = 0;           // actors this tile stole
   std::uint64_t displacements = 0;    // live data nodes pushed out of a slot for lack of room
+  std::uint64_t lost_votes = 0;       // replica results computed here that a vote found wrong
+  bool quarantined = false;           // taken out of service after quarantine_after lost votes
 };
 
 struct ExecutionStats {
@@ -55,9 +71,14 @@ struct ExecutionStats {
   std::uint64_t transfer_bytes = 0;
   std::uint64_t steals = 0;
   std::uint64_t displacements = 0;
+  std::uint64_t injected_faults = 0;   // outputs corrupted by fault injection
+  std::uint64_t detected_faults = 0;   // replica results a vote found different from the confirmed one
+  std::uint64_t reexecutions = 0;      // actor executions repeated because no two replicas agreed
+  std::vector<unsigned> quarantined_tiles;
   std::vector<TileStats> tiles;
   TileStats driver;
   std::string scheduler;
+  std::string redundancy;
   std::string to_json() const;        // schema: docs/runtime.md, "Stats JSON"
 };
 
@@ -72,11 +93,16 @@ class LoadedGraph {
 
   // Runs the graph once. Every input node must be given, with exactly its
   // declared size; outputs are returned by name.
-  Result<Outputs> execute(const Inputs& inputs);
+  Result<Outputs> execute(const Inputs& inputs, const ExecuteOptions& options = {});
 
   const Graph& graph() const;
-  const Schedule& heft_schedule() const;
+  // The graph as executed under `r` (after the redundancy transformation).
+  const Graph& executed_graph(Redundancy r) const;
+  // The HEFT schedule of executed_graph(r) (redundant HEFT for *-diff).
+  const Schedule& heft_schedule() const;  // under the runtime's configuration
+  const Schedule& heft_schedule(Redundancy r) const;
   const ExecutionStats& last_stats() const;
+  const ExecutionTrace& last_trace() const;  // empty unless tracing was on
 
   struct Impl;
 

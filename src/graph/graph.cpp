@@ -1,5 +1,6 @@
 // Building graphs in C++ and the small queries every part needs.
 #include "redflow/graph.hpp"
+#include "redflow/redundancy.hpp"
 
 #include <deque>
 
@@ -44,6 +45,11 @@ ActorBuilder& ActorBuilder::work(double ops) {
 
 ActorBuilder& ActorBuilder::args(std::string args) {
   graph_->mutable_actor(id_).args = std::move(args);
+  return *this;
+}
+
+ActorBuilder& ActorBuilder::redundancy(Redundancy r) {
+  graph_->mutable_actor(id_).redundancy = r;
   return *this;
 }
 

@@ -65,6 +65,7 @@ struct LoadedGraph::Impl {
   std::map<std::string, DataId, std::less<>> input_ids;  // by name
   std::vector<DataId> output_ids;
   ExecutionStats last;
+  ExecutionTrace trace;
 };
 
 Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>(options)) {}
@@ -114,9 +115,14 @@ LoadedGraph::~LoadedGraph() = default;
 const Graph& LoadedGraph::graph() const { return impl_->graph; }
 const Schedule& LoadedGraph::heft_schedule() const { return impl_->plan.heft; }
 const ExecutionStats& LoadedGraph::last_stats() const { return impl_->last; }
+const Graph& LoadedGraph::executed_graph(Redundancy) const { return impl_->graph; }
+const Schedule& LoadedGraph::heft_schedule(Redundancy) const { return impl_->plan.heft; }
+const ExecutionTrace& LoadedGraph::last_trace() const { return impl_->trace; }
 
-Result<Outputs> LoadedGraph::execute(const Inputs& inputs) {
+Result<Outputs> LoadedGraph::execute(const Inputs& inputs, const ExecuteOptions& options) {
   Impl& g = *impl_;
+  if (options.redundancy.value_or(g.runtime->options.redundancy) != Redundancy::kNone)
+    return Status::InvalidArgument("redundancy is not implemented yet");
   for (const auto& [name, bytes] : inputs) {
     auto it = g.input_ids.find(name);
     if (it == g.input_ids.end()) return Status::InvalidArgument("graph '" + g.graph.name() + "' has no input data node '" + name + "'");
