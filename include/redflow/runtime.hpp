@@ -33,7 +33,7 @@ struct RuntimeOptions {
   Scheduler scheduler = Scheduler::kHeft;
   std::uint64_t seed = 1;                      // random choices of work stealing
   Redundancy redundancy = Redundancy::kNone;   // graph-wide configuration; an actor's own `redundancy` wins
-  FaultInjection faults;                       // none by default
+  FaultInjection faults = {};                  // none by default
   unsigned quarantine_after = 3;               // lost votes that take a tile out of service; 0 = never
   bool trace = false;                          // record an ExecutionTrace of every execution
 };
