@@ -1,6 +1,8 @@
 // Shared helpers of the `redflow` subcommands.
 #include "cli_common.hpp"
 
+#include "apps/apps.hpp"
+
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -53,5 +55,7 @@ Status load_libs(Registry& reg, const std::vector<std::string>& libs) {
   for (const auto& lib : libs) REDFLOW_RETURN_IF_ERROR(reg.load_plugin(lib));
   return Status::Ok();
 }
+
+Registry cli_registry() { return apps::app_registry(); }
 
 }  // namespace redflow::cli

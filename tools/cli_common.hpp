@@ -30,10 +30,15 @@ Status write_file(const std::string& path, const void* data, std::size_t size);
 // Splits NAME=FILE; `flag` names the option in the error.
 Result<std::pair<std::string, std::string>> split_binding(const std::string& text, const char* flag);
 Status load_libs(Registry& reg, const std::vector<std::string>& libs);
+// The actors every subcommand offers: the built-ins and the benchmark
+// applications' actors (apps/), so that `redflow gen` graphs run as written.
+Registry cli_registry();
 
 // Each subcommand lives in its own file and registers itself here.
 Command add_run_command(CLI::App& app);
 Command add_graph_command(CLI::App& app);
 Command add_actors_command(CLI::App& app);
+Command add_gen_command(CLI::App& app);
+Command add_bench_command(CLI::App& app);
 
 }  // namespace redflow::cli

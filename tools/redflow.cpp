@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
       redflow::cli::add_run_command(app),
       redflow::cli::add_graph_command(app),
       redflow::cli::add_actors_command(app),
+      redflow::cli::add_gen_command(app),
+      redflow::cli::add_bench_command(app),
   };
   CLI11_PARSE(app, argc, argv);
   for (const auto& c : commands)

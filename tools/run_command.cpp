@@ -38,7 +38,7 @@ struct RunArgs {
 };
 
 int run(const RunArgs& a) {
-  Registry reg = Registry::with_builtins();
+  Registry reg = cli_registry();
   if (Status s = load_libs(reg, a.libs); !s.ok()) return fail(s);
   auto graph = Graph::from_dot_file(a.graph);
   if (!graph.ok()) return fail(graph.status());
