@@ -4,11 +4,24 @@
 #include <tbb/flow_graph.h>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace redflow::apps {
 namespace {
+
+// prefix + i (+ "_" + j): built by appending (GCC 12 at -O3 warns falsely,
+// -Wrestrict, about `"w" + std::string` here).
+std::string node_name(const char* prefix, std::size_t i, std::size_t j = SIZE_MAX) {
+  std::string s(prefix);
+  s += std::to_string(i);
+  if (j != SIZE_MAX) {
+    s += '_';
+    s += std::to_string(j);
+  }
+  return s;
+}
 
 std::size_t grid_side(std::size_t n) {
   return std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(std::sqrt(static_cast<double>(n)))));
@@ -40,8 +53,8 @@ Graph overhead_graph(Shape shape, std::size_t n, std::size_t bytes) {
     case Shape::kChain: {
       DataId prev = x;
       for (std::size_t i = 0; i < n; ++i) {
-        const DataId next = i + 1 == n ? g.output("Y", bytes) : g.inner("d" + std::to_string(i), bytes);
-        g.actor("a" + std::to_string(i), "noop", {prev}, next);
+        const DataId next = i + 1 == n ? g.output("Y", bytes) : g.inner(node_name("d", i), bytes);
+        g.actor(node_name("a", i), "noop", {prev}, next);
         prev = next;
       }
       break;
@@ -51,8 +64,8 @@ Graph overhead_graph(Shape shape, std::size_t n, std::size_t bytes) {
       g.actor("src", "noop", {x}, s);
       std::vector<DataId> mids(n);
       for (std::size_t i = 0; i < n; ++i) {
-        mids[i] = g.inner("o" + std::to_string(i), bytes);
-        g.actor("m" + std::to_string(i), "noop", {s}, mids[i]);
+        mids[i] = g.inner(node_name("o", i), bytes);
+        g.actor(node_name("m", i), "noop", {s}, mids[i]);
       }
       g.actor("sink", "noop", mids, g.output("Y", bytes));
       break;
@@ -62,8 +75,8 @@ Graph overhead_graph(Shape shape, std::size_t n, std::size_t bytes) {
       std::vector<DataId> out(n);
       for (std::size_t i = 0; i < n; ++i) {
         // The root's output is the graph's result (an output node may have consumers).
-        out[i] = i == 0 ? g.output("Y", bytes) : g.inner("t" + std::to_string(i), bytes);
-        g.actor("a" + std::to_string(i), "noop", {i == 0 ? x : out[(i - 1) / 2]}, out[i]);
+        out[i] = i == 0 ? g.output("Y", bytes) : g.inner(node_name("t", i), bytes);
+        g.actor(node_name("a", i), "noop", {i == 0 ? x : out[(i - 1) / 2]}, out[i]);
       }
       break;
     }
@@ -72,14 +85,13 @@ Graph overhead_graph(Shape shape, std::size_t n, std::size_t bytes) {
       std::vector<DataId> out(m * m);
       for (std::size_t i = 0; i < m; ++i)
         for (std::size_t j = 0; j < m; ++j) {
-          const std::string ij = std::to_string(i) + "_" + std::to_string(j);
           const bool last = i + 1 == m && j + 1 == m;
-          out[i * m + j] = last ? g.output("Y", bytes) : g.inner("w" + ij, bytes);
+          out[i * m + j] = last ? g.output("Y", bytes) : g.inner(node_name("w", i, j), bytes);
           std::vector<DataId> in;
           if (i > 0) in.push_back(out[(i - 1) * m + j]);
           if (j > 0) in.push_back(out[i * m + j - 1]);
           if (in.empty()) in.push_back(x);
-          g.actor("a" + ij, "noop", in, out[i * m + j]);
+          g.actor(node_name("a", i, j), "noop", in, out[i * m + j]);
         }
       break;
     }
