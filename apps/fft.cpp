@@ -42,7 +42,7 @@ Planner& planner() {
 
 unsigned planner_flags(const Planner& p) { return p.planning == FftPlanning::kMeasure ? FFTW_MEASURE : FFTW_ESTIMATE; }
 
-// Call with p.mu held.
+// Call with p.mu held. FFTW wants fftw_init_threads before any other call.
 void ensure_threads(Planner& p) {
   if (!p.threads_ready) {
     fftw_init_threads();
@@ -54,6 +54,10 @@ void ensure_threads(Planner& p) {
 // Leaf transforms work on a stack buffer of at most kBufPoints points:
 // `batch` lines of `len` points each, transformed together.
 constexpr std::size_t kBufPoints = 8192;  // 128 KiB
+
+// Rows ahead to prefetch in the strided gathers and scatters (measured: 8 to
+// 32 all give the same ~30 % on a 2048 x 256 panel).
+constexpr std::size_t kPrefetchRows = 8;
 
 std::size_t batch_lines(std::size_t len, std::size_t lines) {
   return std::max<std::size_t>(1, std::min(lines, kBufPoints / len));
@@ -155,14 +159,20 @@ void run_cols(ActorContext& ctx) {
     alignas(64) cd buf[kBufPoints];
     for (std::size_t t = lo; t < hi; ++t) {
       const std::size_t w0 = t * b, bb = std::min(b, W - w0);
-      for (std::size_t n1 = 0; n1 < len; ++n1)
+      // Rows are W points apart (4 KiB for 2^22): every access is a new page,
+      // where the hardware prefetchers stop, so prefetch a few rows ahead.
+      for (std::size_t n1 = 0; n1 < len; ++n1) {
+        __builtin_prefetch(x + std::min(n1 + kPrefetchRows, len - 1) * W + w0);
         for (std::size_t c = 0; c < bb; ++c) buf[c * len + n1] = x[n1 * W + w0 + c];
+      }
       run_leaf(len, bb, buf);
-      for (std::size_t k1 = 0; k1 < len; ++k1)
+      for (std::size_t k1 = 0; k1 < len; ++k1) {
+        __builtin_prefetch(out + std::min(k1 + kPrefetchRows, len - 1) * W + w0, 1);
         for (std::size_t c = 0; c < bb; ++c) {
           const std::size_t e = (s.first + w0 + c) * k1;  // < N: no reduction needed
           out[k1 * W + w0 + c] = mul(buf[c * len + k1], mul(tlo[e & mask], thi[e >> hbits]));
         }
+      }
     }
   });
 }
@@ -234,8 +244,10 @@ void run_rows(ActorContext& ctx) {
         }
       }
       run_leaf(len, bb, buf);
-      for (std::size_t k2 = 0; k2 < len; ++k2)
+      for (std::size_t k2 = 0; k2 < len; ++k2) {
+        __builtin_prefetch(out + std::min(k2 + kPrefetchRows, len - 1) * R + j0, 1);
         for (std::size_t c = 0; c < bb; ++c) out[k2 * R + j0 + c] = buf[c * len + k2];
+      }
     }
   });
 }
@@ -277,6 +289,7 @@ void set_fft_planning(FftPlanning planning) {
 bool import_fft_wisdom(const std::string& path) {
   Planner& p = planner();
   std::lock_guard<std::mutex> lock(p.mu);
+  ensure_threads(p);  // threaded solvers must be registered before wisdom naming them is read
   return fftw_import_wisdom_from_filename(path.c_str()) != 0;
 }
 
@@ -349,7 +362,9 @@ Result<Graph> fft_graph(const FftParams& params) {
       }
       const std::string qr = qs + "_" + std::to_string(r);
       pieces[r][q] = g.inner("F" + qr, R * W * 16);
-      g.actor("split" + qr, "rf.split", {F}, pieces[r][q]).args("offset=" + std::to_string(r * R * W * 16));
+      g.actor("split" + qr, "rf.split", {F}, pieces[r][q])
+          .args("offset=" + std::to_string(r * R * W * 16))
+          .work(kZeroCopyWork);
     }
   }
   std::vector<DataId> z(G);

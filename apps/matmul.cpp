@@ -35,6 +35,7 @@ typedef u32 v8u __attribute__((vector_size(32)));
 typedef u32 v4u __attribute__((vector_size(16)));
 
 constexpr std::size_t kKc = 256;  // k steps per block: a 256 x 32 strip of B is 32 KiB
+constexpr std::size_t kMc = 256;  // rows per block: their 256 x 256 block of A (256 KiB) stays in L2
 
 // C[MR x NR] (+)= A[MR x kc] * B[kc x NR]; NR = NV vectors of V.
 template <int MR, int NV, typename V>
@@ -85,6 +86,8 @@ template <int MR, int NV, typename V>
   }
   alignas(64) u32 bpad[kKc * NR];  // the last, narrower strip of B, zero-padded to NR columns
   alignas(64) u32 ctile[MR * NR];  // C tile of that strip
+  for (std::size_t ii = 0; ii < m; ii += kMc) {
+  const std::size_t iend = std::min(m, ii + kMc);
   for (std::size_t kk = 0; kk < k; kk += kKc) {
     const std::size_t kc = std::min(kKc, k - kk);
     const bool first = kk == 0;
@@ -100,8 +103,8 @@ template <int MR, int NV, typename V>
         bs = bpad;
         bld = NR;
       }
-      for (std::size_t i0 = 0; i0 < m; i0 += MR) {
-        const std::size_t mr = std::min<std::size_t>(MR, m - i0);
+      for (std::size_t i0 = ii; i0 < iend; i0 += MR) {
+        const std::size_t mr = std::min<std::size_t>(MR, iend - i0);
         const u32* as = A + i0 * lda + kk;
         u32* cs = C + i0 * ldc + j0;
         if (nr == NR) {
@@ -119,6 +122,7 @@ template <int MR, int NV, typename V>
         for (std::size_t r = 0; r < mr; ++r) std::memcpy(cs + r * ldc, ctile + r * NR, nr * sizeof(u32));
       }
     }
+  }
   }
 }
 
@@ -215,15 +219,32 @@ void matmul_kernel(const std::int32_t* A, std::size_t lda, const std::int32_t* B
          cols, k);
 }
 
-void matmul_direct(const std::int32_t* A, const std::int32_t* B, std::int32_t* C, std::size_t n, unsigned threads) {
-  const std::size_t strips = (n + kRowStrip - 1) / kRowStrip;
-  tbb::task_arena arena(static_cast<int>(std::max(1u, threads)));
+MatmulDirect::MatmulDirect(std::size_t n, unsigned threads)
+    : n_(n), threads_(std::max(1u, threads)), packed_(n * n) {}
+
+void MatmulDirect::run(const std::int32_t* A, const std::int32_t* B, std::int32_t* C) {
+  constexpr std::size_t kPanel = 512;  // columns per packed panel of B
+  const std::size_t n = n_, panels = (n + kPanel - 1) / kPanel, strips = (n + kMc - 1) / kMc;
+  std::int32_t* P = packed_.data();  // panel j: rows 0..n-1 of columns [j*kPanel, ...), contiguous
+  tbb::task_arena arena(static_cast<int>(threads_));
   arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n), [&](const tbb::blocked_range<std::size_t>& r) {
+      for (std::size_t k = r.begin(); k < r.end(); ++k)
+        for (std::size_t j = 0; j < panels; ++j) {
+          const std::size_t c0 = j * kPanel, w = std::min(kPanel, n - c0);
+          std::memcpy(P + c0 * n + k * w, B + k * n + c0, w * sizeof(std::int32_t));
+        }
+    });
     tbb::parallel_for(
         tbb::blocked_range<std::size_t>(0, strips),
         [&](const tbb::blocked_range<std::size_t>& r) {
-          const std::size_t r0 = r.begin() * kRowStrip, r1 = std::min(r.end() * kRowStrip, n);
-          matmul_kernel(A + r0 * n, n, B, n, C + r0 * n, n, r1 - r0, n, n);
+          for (std::size_t s = r.begin(); s < r.end(); ++s) {
+            const std::size_t r0 = s * kMc, m = std::min(kMc, n - r0);
+            for (std::size_t j = 0; j < panels; ++j) {
+              const std::size_t c0 = j * kPanel, w = std::min(kPanel, n - c0);
+              matmul_kernel(A + r0 * n, n, P + c0 * n, w, C + r0 * n + c0, n, m, w, n);
+            }
+          }
         },
         tbb::static_partitioner());
   });
@@ -278,7 +299,9 @@ Result<Graph> matmul_graph(const MatmulParams& params) {
   for (std::size_t i = 0; i < p; ++i) {
     const std::size_t r0 = bound(n, p, i), h = bound(n, p, i + 1) - r0;
     a[i] = g.inner("A" + std::to_string(i), h * n * 4);
-    g.actor("splitA" + std::to_string(i), "rf.split", {A}, a[i]).args("offset=" + std::to_string(r0 * n * 4));
+    g.actor("splitA" + std::to_string(i), "rf.split", {A}, a[i])
+        .args("offset=" + std::to_string(r0 * n * 4))
+        .work(kZeroCopyWork);
     b[i] = g.inner("B" + std::to_string(i), n * h * 4);
     g.actor("packB" + std::to_string(i), "mat.cols", {B}, b[i])
         .args("cols=" + std::to_string(n) + ",first=" + std::to_string(r0) + ",elem=4")
@@ -301,7 +324,7 @@ Result<Graph> matmul_graph(const MatmulParams& params) {
         .args("rows=" + std::to_string(h) + ",elem=4")
         .work(static_cast<double>(h * n) / 2);
   }
-  g.actor("collectC", "rf.collect", rows, C);
+  g.actor("collectC", "rf.collect", rows, C).work(kZeroCopyWork);
   return g;
 }
 

@@ -42,9 +42,20 @@ Result<std::size_t> matmul_parts(const MatmulParams& params);
 void matmul_kernel(const std::int32_t* A, std::size_t lda, const std::int32_t* B, std::size_t ldb, std::int32_t* C,
                    std::size_t ldc, std::size_t m, std::size_t cols, std::size_t k);
 
-// Baseline: the same kernel directly on the whole matrices, rows split over
-// `threads` oneTBB threads.
-void matmul_direct(const std::int32_t* A, const std::int32_t* B, std::int32_t* C, std::size_t n, unsigned threads);
+// Baseline: the same kernel directly on the whole matrices with `threads`
+// oneTBB threads. Each run packs B into contiguous column panels (as the
+// graph's driver does; measured ~10 % faster than reading B in place, for the
+// TLB) into a buffer allocated once, then splits the rows of C over the threads.
+class MatmulDirect {
+ public:
+  MatmulDirect(std::size_t n, unsigned threads);
+  void run(const std::int32_t* A, const std::int32_t* B, std::int32_t* C);
+
+ private:
+  std::size_t n_;
+  unsigned threads_;
+  std::vector<std::int32_t> packed_;
+};
 // Reference for tests: the textbook triple loop.
 void matmul_naive(const std::int32_t* A, const std::int32_t* B, std::int32_t* C, std::size_t n);
 // OpenBLAS sgemm on the same sizes: a float ceiling, for reference only.

@@ -130,12 +130,13 @@ TEST(MatmulKernel, MatchesPlainLoopsOnRaggedShapes) {
 
 TEST(MatmulKernel, DirectBaselineMatchesNaive) {
   std::mt19937 rng(3);
-  for (std::size_t n : {1, 19, 67}) {
+  for (std::size_t n : {1, 19, 67, 600}) {  // 600: two packed panels of B, three row blocks
     std::vector<std::int32_t> A(n * n), B(n * n), C(n * n, -1), R(n * n);
     for (auto& v : A) v = static_cast<std::int32_t>(rng());
     for (auto& v : B) v = static_cast<std::int32_t>(rng());
     matmul_naive(A.data(), B.data(), R.data(), n);
-    matmul_direct(A.data(), B.data(), C.data(), n, 2);
+    MatmulDirect direct(n, 2);
+    direct.run(A.data(), B.data(), C.data());
     EXPECT_EQ(C, R) << "n = " << n;
   }
 }

@@ -136,7 +136,7 @@ class Baseline {
 
 class MatmulBaseline : public Baseline {
  public:
-  MatmulBaseline(const apps::AppProblem& p, std::size_t n, unsigned threads) : n_(n), threads_(threads) {
+  MatmulBaseline(const apps::AppProblem& p, std::size_t n, unsigned threads) : n_(n), threads_(threads), direct_(n, threads) {
     a_ = as_i32(p.inputs.at("A"));
     b_ = as_i32(p.inputs.at("B"));
     c_.resize(n * n);
@@ -144,7 +144,7 @@ class MatmulBaseline : public Baseline {
     ref_ = c_;
   }
   std::string name() const override { return fmt::format("direct blocked int32 kernel, {} threads", threads_); }
-  void run() override { apps::matmul_direct(a_.data(), b_.data(), c_.data(), n_, threads_); }
+  void run() override { direct_.run(a_.data(), b_.data(), c_.data()); }
   std::string check(const std::vector<std::byte>& out) const override {
     if (out.size() != n_ * n_ * 4) return "output has the wrong size";
     std::vector<std::int32_t> c = as_i32(out);
@@ -184,6 +184,7 @@ class MatmulBaseline : public Baseline {
   }
   std::size_t n_;
   unsigned threads_;
+  apps::MatmulDirect direct_;
   std::vector<std::int32_t> a_, b_, c_, ref_;
 };
 
