@@ -59,5 +59,6 @@ Result<InputFiles> read_inputs(const Graph& graph, const std::vector<std::string
 Command add_run_command(CLI::App& app);
 Command add_graph_command(CLI::App& app);
 Command add_actors_command(CLI::App& app);
+Command add_campaign_command(CLI::App& app);
 
 }  // namespace redflow::cli

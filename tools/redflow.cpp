@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
       redflow::cli::add_run_command(app),
       redflow::cli::add_graph_command(app),
       redflow::cli::add_actors_command(app),
+      redflow::cli::add_campaign_command(app),
   };
   CLI11_PARSE(app, argc, argv);
   for (const auto& c : commands)
