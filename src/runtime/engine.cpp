@@ -905,6 +905,7 @@ ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned messa
   const double trace_start = job.tracing ? job.now() : 0;
   Completion done = r.tile->actor(m);
   r.stats.busy_s += done.seconds;
+  r.stats.checksum_s += done.checksum_seconds;
   if (pa.replica != 0) s.replica_tile[a].store(static_cast<int>(r.index), std::memory_order_release);
   if (job.tracing)
     r.trace.actors.push_back(RawActor{a, static_cast<int>(r.index), pa.replica, attempt, trace_start, job.now(), r.stolen, done.injected > 0});

@@ -252,7 +252,7 @@ Result<Outputs> LoadedGraph::execute(const Inputs& inputs, const ExecuteOptions&
 
 std::string ExecutionStats::to_json() const {
   auto tile_json = [](const TileStats& t) {
-    return nlohmann::json{{"busy_s", t.busy_s}, {"actors", t.actors}, {"transfers_in", t.transfers_in},
+    return nlohmann::json{{"busy_s", t.busy_s}, {"checksum_s", t.checksum_s}, {"actors", t.actors}, {"transfers_in", t.transfers_in},
                           {"steals", t.steals}, {"displacements", t.displacements}, {"lost_votes", t.lost_votes},
                           {"quarantined", t.quarantined}};
   };
