@@ -1,6 +1,8 @@
 // The redundancy transformation (Fig. 3 of Kühbacher et al.): replicas and
 // compare actors for *-diff actors, a per-actor configuration for *-same.
-#include <unordered_set>
+#include <algorithm>
+#include <string_view>
+#include <vector>
 
 #include "redflow/graph.hpp"
 #include "redflow/redundancy.hpp"
@@ -14,15 +16,17 @@ Result<Graph> apply_redundancy(const Graph& graph, Redundancy graph_default, con
                                const Registry& registry) {
   Graph out(graph.name());
   out.set_base_dir(graph.base_dir());
-  // Every name, built on first need: most actors of most graphs need none.
-  std::unordered_set<std::string> names;
+  // The user's names, sorted once on first need. New names cannot collide with
+  // each other (node names are unique, and the suffixes differ), only with these.
+  std::vector<std::string_view> names;
   auto fresh = [&](const std::string& name) -> Status {
     if (names.empty()) {
       names.reserve(graph.data().size() + graph.actors().size());
-      for (const DataNode& d : graph.data()) names.insert(d.name);
-      for (const ActorNode& a : graph.actors()) names.insert(a.name);
+      for (const DataNode& d : graph.data()) names.push_back(d.name);
+      for (const ActorNode& a : graph.actors()) names.push_back(a.name);
+      std::sort(names.begin(), names.end());
     }
-    if (!names.insert(name).second)
+    if (std::binary_search(names.begin(), names.end(), std::string_view(name)))
       return Status::InvalidGraph("the redundancy transformation needs the name '" + name +
                                   "' for a replica or compare node, but the graph already uses it");
     return Status::Ok();
