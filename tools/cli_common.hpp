@@ -30,10 +30,14 @@ Status write_file(const std::string& path, const void* data, std::size_t size);
 // Splits NAME=FILE; `flag` names the option in the error.
 Result<std::pair<std::string, std::string>> split_binding(const std::string& text, const char* flag);
 Status load_libs(Registry& reg, const std::vector<std::string>& libs);
+// `run --trace FILE.json --gantt FILE.svg`: writes the last execution's trace
+// (Chrome/Perfetto JSON) and Gantt chart (SVG); an empty path skips that file.
+Status write_trace_files(const LoadedGraph& loaded, const std::string& trace_path, const std::string& gantt_path);
 
 // Each subcommand lives in its own file and registers itself here.
 Command add_run_command(CLI::App& app);
 Command add_graph_command(CLI::App& app);
 Command add_actors_command(CLI::App& app);
+Command add_schedule_command(CLI::App& app);
 
 }  // namespace redflow::cli

@@ -34,14 +34,16 @@ int graph_main(const GraphArgs& a) {
 
 Command add_graph_command(CLI::App& app) {
   auto a = std::make_shared<GraphArgs>();
-  auto* sub = app.add_subcommand("graph", "Validate a graph; optionally write it back as DOT.\n"
-                                          "Examples:\n"
-                                          "  redflow graph g.dot\n"
-                                          "  redflow graph g.dot --emit dot --out normalised.dot");
-  sub->add_option("graph", a->graph, "Extended DOT file")->required()->check(CLI::ExistingFile);
-  sub->add_option("--emit", a->emit, "Write the graph in this format (dot)")->check(CLI::IsMember({"dot"}));
-  sub->add_option("--out", a->out, "File for --emit (default: standard output)");
-  sub->add_option("--lib", a->libs, "Actor plugin .so to load (repeatable)")->check(CLI::ExistingFile);
+  auto* sub = app.add_subcommand("graph", "Validate a graph; optionally write it back as normalised DOT.");
+  sub->footer("Examples:\n"
+              "  redflow graph g.dot\n"
+              "  redflow graph g.dot --emit dot --out normalised.dot");
+  sub->add_option("graph", a->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(CLI::ExistingFile);
+  sub->add_option("--emit", a->emit, "Write the graph in this format: dot (default: only validate)")->check(CLI::IsMember({"dot"}));
+  sub->add_option("--out", a->out, "File for --emit (default: standard output)")->type_name("FILE");
+  sub->add_option("--lib", a->libs, "Actor plugin .so to load (repeatable; default: built-in actors only)")
+      ->type_name("PLUGIN.so")
+      ->check(CLI::ExistingFile);
   return {sub, [a] { return graph_main(*a); }};
 }
 

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli_common.hpp"
+#include "progress.hpp"
 
 namespace redflow::cli {
 
@@ -33,7 +34,7 @@ struct RunArgs {
   std::size_t slot_bytes = std::size_t{8} << 20;
   unsigned repeat = 1;
   std::uint64_t seed = 1;
-  std::string stats;
+  std::string stats, trace, gantt;
   bool print = false;
 };
 
@@ -50,6 +51,7 @@ int run(const RunArgs& a) {
   o.slot_bytes = a.slot_bytes;
   o.seed = a.seed;
   o.scheduler = a.scheduler == "steal" ? Scheduler::kSteal : Scheduler::kHeft;
+  o.trace = !a.trace.empty() || !a.gantt.empty();
   Runtime rt(o);
   auto loaded = rt.load(*graph, reg);
   if (!loaded.ok()) return fail(loaded.status());
@@ -84,12 +86,15 @@ int run(const RunArgs& a) {
 
   Outputs outputs;
   double total = 0;
+  Progress progress("run", a.repeat);  // drawn only if stderr is a terminal
   for (unsigned i = 0; i < a.repeat; ++i) {
     auto out = loaded->execute(inputs);
     if (!out.ok()) return fail(out.status());
     total += loaded->last_stats().makespan_s;
     outputs = std::move(*out);
+    progress.advance();
   }
+  progress.finish();
   // Everything ran: only now write files, so a failed run leaves none behind.
   for (const auto& [name, file] : output_files) {
     const auto& bytes = outputs.at(name);
@@ -100,6 +105,7 @@ int run(const RunArgs& a) {
     std::string json = st.to_json();
     if (Status s = write_file(a.stats, json.data(), json.size()); !s.ok()) return fail(s);
   }
+  if (Status s = write_trace_files(*loaded, a.trace, a.gantt); !s.ok()) return fail(s);
   if (a.print)
     for (const auto& [name, bytes] : outputs) print_i32(name, bytes);
   fmt::print(stderr, "redflow: {} actors on {} tiles ({}), {} run(s), last {:.3f} ms, mean {:.3f} ms, {} transfers, {} steals\n",
@@ -112,13 +118,15 @@ int run(const RunArgs& a) {
 
 Command add_run_command(CLI::App& app) {
   auto ra = std::make_shared<RunArgs>();
-  auto* run_cmd = app.add_subcommand("run", "Load a graph, execute it (possibly many times), write its outputs.\n"
-                                            "Examples:\n"
-                                            "  redflow run examples/demo/pipeline.dot --input A=examples/demo/A.bin --print\n"
-                                            "  redflow run g.dot --input X=x.bin --output Y=y.bin --scheduler steal --repeat 100 --stats s.json");
-  run_cmd->add_option("graph", ra->graph, "Extended DOT file (docs/dot.md)")->required()->check(CLI::ExistingFile);
-  run_cmd->add_option("--input,-i", ra->inputs, "NAME=FILE: raw little-endian bytes for input data node NAME (repeatable)");
-  run_cmd->add_option("--output,-o", ra->outputs, "NAME=FILE: write output data node NAME to FILE (repeatable)");
+  auto* run_cmd = app.add_subcommand("run", "Load a graph, execute it (possibly many times), write its outputs, stats and trace.");
+  run_cmd->footer("Examples:\n"
+                  "  redflow run examples/demo/pipeline.dot --input A=examples/demo/A.bin --print\n"
+                  "  redflow run g.dot --input X=x.bin --output Y=y.bin --scheduler steal --repeat 100 --stats s.json --trace t.json");
+  run_cmd->add_option("graph", ra->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(CLI::ExistingFile);
+  run_cmd->add_option("--input,-i", ra->inputs, "Raw little-endian bytes for input data node NAME (repeatable; every input is required)")
+      ->type_name("NAME=FILE");
+  run_cmd->add_option("--output,-o", ra->outputs, "Write output data node NAME to FILE (repeatable; default: outputs are not written)")
+      ->type_name("NAME=FILE");
   run_cmd->add_option("--scheduler", ra->scheduler, "heft (offline, Algorithm 2) or steal (online random work stealing)")
       ->check(CLI::IsMember({"heft", "steal"}))
       ->capture_default_str();
@@ -134,9 +142,15 @@ Command add_run_command(CLI::App& app) {
       ->check(CLI::Range(1u, 1u << 30))
       ->capture_default_str();
   run_cmd->add_option("--seed", ra->seed, "Seed of work stealing's random choices")->capture_default_str();
-  run_cmd->add_option("--stats", ra->stats, "Write statistics of the last execution as JSON (schema: docs/runtime.md, section Stats JSON)");
-  run_cmd->add_option("--lib", ra->libs, "Actor plugin .so to load (repeatable; docs/actors.md)")->check(CLI::ExistingFile);
-  run_cmd->add_flag("--print", ra->print, "Print every output as int32 values");
+  run_cmd->add_option("--stats", ra->stats, "Write statistics of the last execution as JSON (schema: docs/runtime.md, section Stats JSON; default: none)")
+      ->type_name("FILE.json");
+  run_cmd->add_option("--lib", ra->libs, "Actor plugin .so to load (repeatable; docs/actors.md; default: built-in actors only)")
+      ->type_name("PLUGIN.so")
+      ->check(CLI::ExistingFile);
+  run_cmd->add_option("--trace", ra->trace, "Write the last execution as a Chrome trace for ui.perfetto.dev (docs/guide.md; default: none)")
+      ->type_name("FILE.json");
+  run_cmd->add_option("--gantt", ra->gantt, "Write the last execution as a Gantt chart (default: none)")->type_name("FILE.svg");
+  run_cmd->add_flag("--print", ra->print, "Print every output as int32 values (default: off)");
 
   return {run_cmd, [ra] { return run(*ra); }};
 }
