@@ -29,7 +29,7 @@ int columns(std::FILE* out) {
 bool Progress::is_terminal(std::FILE* out) { return out != nullptr && isatty(fileno(out)) == 1; }
 
 Progress::Progress(std::string what, std::uint64_t total, std::FILE* out)
-    : what_(std::move(what)), total_(total), out_(out), active_(is_terminal(out)),
+    : what_(std::move(what)), total_(total), out_(out), active_(total > 1 && is_terminal(out)),
       start_(std::chrono::steady_clock::now()), last_draw_(start_) {
   if (active_) {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -1,6 +1,7 @@
 // A progress bar on stderr for long runs (`run --repeat`, campaigns,
-// benchmarks). It draws only when its stream is a terminal, so pipes, files
-// and CI logs stay clean, and redraws at most ten times a second:
+// benchmarks). It draws only when its stream is a terminal and there is more
+// than one step, so pipes, files and CI logs stay clean, and it redraws at
+// most ten times a second:
 //
 //   redflow::cli::Progress bar("run", repeat);   // "run [=====>    ] 41/100  0.8 s  ETA 1.1 s"
 //   for (...) { ...; bar.advance(); }
@@ -31,7 +32,7 @@ class Progress {
   void note(std::string text);
   // Draws the final state and ends the line (only when active).
   void finish();
-  // Whether this bar draws at all (its stream is a terminal).
+  // Whether this bar draws at all (its stream is a terminal, total > 1).
   bool active() const { return active_; }
 
   // True if `out` is a terminal.

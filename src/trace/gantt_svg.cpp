@@ -190,7 +190,7 @@ std::string render(const Model& m, const GanttOptions& options) {
   if (!(end > 0)) end = 1e-6;
   const double step = nice_step(end / std::max(2.0, std::floor(plot_w / 90)));
   const double domain = std::ceil(end / step - 1e-9) * step;
-  const Unit unit = unit_for(step);
+  const Unit unit = unit_for(domain);
   auto X = [&](double t) { return left + std::clamp(t / domain, 0.0, 1.0) * plot_w; };
 
   const auto colour = colours(m.boxes);

@@ -1,0 +1,216 @@
+// The `redflow` command's ways to see a run: run --trace/--gantt, the
+// schedule command, the progress bar (only on a terminal), --log-level and
+// the help of every subcommand. Real processes, real files.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "svg_check.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct RunResult {
+  int exit_code;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class SeeCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("redflow_see_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // stdout and stderr to separate files: stderr is not a terminal here.
+  RunResult run(const std::string& args) {
+    const std::string cmd = std::string(REDFLOW_CLI) + " " + args + " >" + path("stdout") + " 2>" + path("stderr");
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(path("stdout")), slurp(path("stderr"))};
+  }
+
+  // Runs the command on a pseudo-terminal (stdout and stderr both) and returns what it wrote there.
+  RunResult run_on_terminal(const std::vector<std::string>& args) {
+    int master = -1;
+    const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+    if (pid == 0) {
+      std::vector<char*> argv;
+      argv.push_back(const_cast<char*>(REDFLOW_CLI));
+      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      execv(REDFLOW_CLI, argv.data());
+      _exit(127);
+    }
+    EXPECT_GT(pid, 0);
+    std::string out;
+    std::array<char, 4096> buf;
+    for (;;) {
+      pollfd p{master, POLLIN, 0};
+      if (poll(&p, 1, 60000) <= 0) break;
+      const ssize_t n = read(master, buf.data(), buf.size());
+      if (n <= 0) break;  // EIO once the child has exited and closed the terminal
+      out.append(buf.data(), static_cast<std::size_t>(n));
+    }
+    close(master);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, ""};
+  }
+
+  fs::path dir_;
+};
+
+const std::string kDemo = std::string(REDFLOW_SOURCE_DIR) + "/examples/demo/";
+const std::string kDemoRun = "run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin";
+
+TEST_F(SeeCliTest, RunWritesATraceAndAGanttChartOfTheLastExecution) {
+  auto r = run(kDemoRun + " --tiles 2 --repeat 3 --trace " + path("t.json") + " --gantt " + path("g.svg"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto trace = nlohmann::json::parse(slurp(path("t.json")));
+  ASSERT_TRUE(trace.contains("traceEvents"));
+  std::set<std::string> processes;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "process_name") processes.insert(e["args"]["name"].get<std::string>());
+  EXPECT_EQ(processes, (std::set<std::string>{"driver (main memory)", "tile 0", "tile 1"}));
+  EXPECT_EQ(trace["otherData"]["scheduler"], "heft");
+  const auto svg = redflow::testing::parse_xml(slurp(path("g.svg")));
+  ASSERT_EQ(svg.error, "");
+  EXPECT_EQ(svg.find("g", "class", "row").size(), 3u);
+  // No temporary files are left behind.
+  for (const auto& e : fs::directory_iterator(dir_)) EXPECT_EQ(e.path().string().find("redflow-tmp"), std::string::npos);
+}
+
+TEST_F(SeeCliTest, AFailedRunWritesNoTraceOrChart) {
+  auto r = run("run " + kDemo + "pipeline.dot --trace " + path("t.json") + " --gantt " + path("g.svg"));  // input A missing
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("'A'"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(path("t.json")));
+  EXPECT_FALSE(fs::exists(path("g.svg")));
+}
+
+TEST_F(SeeCliTest, ScheduleCommandPrintsAndDrawsTheHeftSchedule) {
+  auto r = run("schedule " + kDemo + "pipeline.dot --tiles 2 --svg " + path("s.svg"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* actor : {"mm", "add", "split_lo", "split_hi", "sort_lo", "sort_hi", "join"})
+    EXPECT_NE(r.out.find(std::string("\n") + actor + " "), std::string::npos) << actor << "\n" << r.out;
+  EXPECT_NE(r.out.find("estimated makespan"), std::string::npos);
+  const auto svg = redflow::testing::parse_xml(slurp(path("s.svg")));
+  ASSERT_EQ(svg.error, "");
+  EXPECT_EQ(svg.find("g", "class", "actor").size(), 7u);
+  EXPECT_EQ(svg.find("g", "class", "row").size(), 3u);
+  auto quiet = run("schedule " + kDemo + "pipeline.dot --tiles 3 --quiet --svg " + path("q.svg"));
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.out, "");
+  EXPECT_EQ(redflow::testing::parse_xml(slurp(path("q.svg"))).find("g", "class", "row").size(), 4u);
+}
+
+TEST_F(SeeCliTest, ScheduleCommandRefusesBadFlagsByName) {
+  auto bad = run("schedule " + kDemo + "pipeline.dot --redundancy 4x-same");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--redundancy"), std::string::npos) << bad.err;
+  auto steal = run("schedule " + kDemo + "pipeline.dot --scheduler steal");
+  EXPECT_NE(steal.exit_code, 0);
+  EXPECT_NE(steal.err.find("--scheduler"), std::string::npos) << steal.err;
+  auto missing = run("schedule " + path("nope.dot"));
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("nope.dot"), std::string::npos) << missing.err;
+}
+
+TEST_F(SeeCliTest, NoProgressBarWhenStderrIsNotATerminal) {
+  auto r = run(kDemoRun + " --repeat 300 --tiles 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("300/300"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("[="), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("\033["), std::string::npos) << r.err;
+  // The summary line is still there, and it is the only line.
+  EXPECT_EQ(r.err.rfind("redflow: 7 actors", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST_F(SeeCliTest, ProgressBarOnATerminal) {
+  auto r = run_on_terminal({"run", kDemo + "pipeline.dot", "--input", "A=" + kDemo + "A.bin", "--repeat", "300", "--tiles", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("\rrun ["), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("300/300"), std::string::npos) << r.out;
+  // A single run is not worth a bar.
+  auto one = run_on_terminal({"run", kDemo + "pipeline.dot", "--input", "A=" + kDemo + "A.bin", "--tiles", "2"});
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  EXPECT_NE(one.out.find("redflow: 7 actors"), std::string::npos) << one.out;
+  EXPECT_EQ(one.out.find("1/1"), std::string::npos) << one.out;
+}
+
+TEST_F(SeeCliTest, LogLevelControlsMessagesOnStderr) {
+  auto quiet = run(kDemoRun + " --tiles 2 --gantt " + path("g.svg"));
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find("info"), std::string::npos) << quiet.err;
+  auto info = run("--log-level info " + kDemoRun + " --tiles 2 --gantt " + path("g.svg"));
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_NE(info.err.find("wrote the Gantt chart"), std::string::npos) << info.err;
+  auto after = run(kDemoRun + " --tiles 2 --gantt " + path("g.svg") + " --log-level info");  // after the subcommand too
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_NE(after.err.find("wrote the Gantt chart"), std::string::npos) << after.err;
+  auto bad = run("--log-level chatty actors");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--log-level"), std::string::npos) << bad.err;
+}
+
+TEST_F(SeeCliTest, EveryHelpTeachesPurposeDefaultsAndTwoExamples) {
+  auto top = run("--help");
+  ASSERT_EQ(top.exit_code, 0);
+  for (const char* s : {"run", "schedule", "graph", "actors", "--log-level", "=warn", "Examples:"})
+    EXPECT_NE(top.out.find(s), std::string::npos) << s << "\n" << top.out;
+  for (const char* sub : {"run", "schedule", "graph", "actors"}) {
+    auto h = run(std::string(sub) + " --help");
+    ASSERT_EQ(h.exit_code, 0) << sub;
+    const auto ex = h.out.find("Examples:");
+    ASSERT_NE(ex, std::string::npos) << sub << "\n" << h.out;
+    // Two example command lines after "Examples:".
+    std::size_t examples = 0;
+    for (auto at = h.out.find("\n  redflow " + std::string(sub), ex); at != std::string::npos;
+         at = h.out.find("\n  redflow " + std::string(sub), at + 1))
+      ++examples;
+    EXPECT_EQ(examples, 2u) << sub << "\n" << h.out;
+    // Every option line states its default: "=VALUE" from CLI11 or "default:" in the text.
+    std::istringstream lines(h.out.substr(0, ex));
+    std::string line, option;
+    auto check = [&] {
+      if (!option.empty() && option.find("--help") == std::string::npos) {
+        EXPECT_TRUE(option.find('=') != std::string::npos || option.find("default") != std::string::npos ||
+                    option.find("REQUIRED") != std::string::npos || option.find("required") != std::string::npos)
+            << sub << ": no default in\n" << option;
+      }
+      option.clear();
+    };
+    bool in_options = false;
+    while (std::getline(lines, line)) {
+      if (line.rfind("Options:", 0) == 0) in_options = true;
+      if (!in_options) continue;
+      if (line.rfind("  -", 0) == 0) check();
+      if (line.rfind("  ", 0) == 0) option += line + "\n";
+    }
+    check();
+  }
+}
+
+}  // namespace
