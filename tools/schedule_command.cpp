@@ -50,6 +50,7 @@ int schedule_main(const ScheduleArgs& a) {
   Runtime rt(o);
   auto loaded = rt.load(*graph, reg);
   if (!loaded.ok()) return fail(loaded.status());
+  if (Status s = loaded->usable(*redundancy); !s.ok()) return fail(Status::InvalidArgument("--redundancy " + a.redundancy + ": " + s.message()));
   const Graph& executed = loaded->executed_graph(*redundancy);
   const Schedule& schedule = loaded->heft_schedule(*redundancy);
   spdlog::debug("HEFT schedule of '{}' under {}: {} actors, estimated makespan {} s", executed.name(), a.redundancy,

@@ -103,6 +103,8 @@ class LoadedGraph {
   const Schedule& heft_schedule(Redundancy r) const;
   const ExecutionStats& last_stats() const;
   const ExecutionTrace& last_trace() const;  // empty unless tracing was on
+  // Whether configuration `r` can run on this runtime (e.g. 3x-diff needs 3 tiles), and why not.
+  Status usable(Redundancy r) const;
 
   struct Impl;
 
@@ -124,6 +126,9 @@ class Runtime {
   Result<LoadedGraph> load(Graph graph, const Registry& registry);
 
   const RuntimeOptions& options() const;  // with defaults resolved (tiles > 0, driver_bytes > 0)
+  // Tiles taken out of service after losing quarantine_after votes in one
+  // execution; they stay out for the runtime's life.
+  std::vector<unsigned> quarantined_tiles() const;
   MachineModel machine() const;
 
   struct Impl;
