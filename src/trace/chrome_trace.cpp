@@ -29,6 +29,9 @@ int tid_of(int tile, int kind, std::size_t lane) { return pid_of(tile) * 1000 + 
 // Microseconds, rounded to nanoseconds so the file stays short.
 double us(double seconds) { return std::round(seconds * 1e9) / 1e3; }
 
+// The same rounding for a slice's duration, so that ts + dur lands on the rounded end.
+double duration_us(double start_s, double end_s) { return std::max(0.0, std::round((us(end_s) - us(start_s)) * 1e3) / 1e3); }
+
 std::string place(int tile) { return tile < 0 ? "driver" : "tile " + std::to_string(tile); }
 std::string memory_of(int tile) { return tile < 0 ? "main memory" : "tile " + std::to_string(tile); }
 
@@ -118,7 +121,7 @@ std::string chrome_trace_json(const ExecutionTrace& trace, const Graph* graph) {
     if (a.stolen) args["stolen"] = true;
     if (a.faulty) args["fault_injected"] = true;
     json e{{"ph", "X"}, {"name", a.name}, {"cat", cat}, {"pid", pid}, {"tid", tid}, {"ts", us(a.start_s)},
-           {"dur", std::max(0.0, us(a.end_s) - us(a.start_s))}, {"args", std::move(args)}};
+           {"dur", duration_us(a.start_s, a.end_s)}, {"args", std::move(args)}};
     // Colour hints for chrome://tracing (Perfetto colours by name).
     if (a.faulty) e["cname"] = "terrible";
     else if (a.attempt > 0) e["cname"] = "bad";
@@ -135,7 +138,7 @@ std::string chrome_trace_json(const ExecutionTrace& trace, const Graph* graph) {
   // Transfers: a slice at each end, and a flow arrow from the source's to the destination's.
   for (std::size_t i = 0; i < trace.transfers.size(); ++i) {
     const auto& t = trace.transfers[i];
-    const double ts = us(t.start_s), dur = std::max(0.0, us(t.end_s) - us(t.start_s));
+    const double ts = us(t.start_s), dur = duration_us(t.start_s, t.end_s);
     const json args{{"data", t.data}, {"from", memory_of(t.from_tile)}, {"to", memory_of(t.to_tile)}, {"bytes", t.bytes}};
     const int from_pid = pid_of(t.from_tile), from_tid = tid_of(t.from_tile, kOutLanes, out_lane[i]);
     const int to_pid = pid_of(t.to_tile), to_tid = tid_of(t.to_tile, kInLanes, in_lane[i]);

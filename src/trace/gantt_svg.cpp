@@ -193,6 +193,19 @@ std::string render(const Model& m, const GanttOptions& options) {
   const Unit unit = unit_for(domain);
   auto X = [&](double t) { return left + std::clamp(t / domain, 0.0, 1.0) * plot_w; };
 
+  // Free space right of each box in its lane, for labels too long for the box.
+  std::vector<double> room(m.boxes.size(), 0);
+  {
+    std::map<std::pair<int, std::size_t>, std::vector<std::size_t>> lanes;
+    for (std::size_t i : trace::by_start(m.boxes.size(), [&](std::size_t i) { return m.boxes[i].start; }))
+      lanes[{m.boxes[i].row, lane[i]}].push_back(i);
+    for (const auto& [key, boxes] : lanes)
+      for (std::size_t k = 0; k < boxes.size(); ++k) {
+        const double right_edge = std::max(X(m.boxes[boxes[k]].start) + 1.5, X(m.boxes[boxes[k]].end));
+        room[boxes[k]] = (k + 1 < boxes.size() ? X(m.boxes[boxes[k + 1]].start) : left + plot_w) - right_edge - 6;
+      }
+  }
+
   const auto colour = colours(m.boxes);
   bool any_replica = false, any_reexec = false, any_stolen = false, any_faulty = false;
   for (const auto& b : m.boxes) {
@@ -298,11 +311,19 @@ std::string render(const Model& m, const GanttOptions& options) {
       out("    <polygon points=\"" + num(x + w) + "," + num(y) + " " + num(x + w - std::min(9.0, w)) + "," + num(y) + " " + num(x + w) +
           "," + num(y + 9) + "\" fill=\"#d62728\"/>");
     const std::string label = fit(b.label, w - 8);
-    if (!label.empty()) {
+    if (!label.empty() && label == b.label) {
       const bool on_dark = dark(fill);
       std::string halo = b.replica ? " stroke=\"" + fill + "\" stroke-width=\"3\" paint-order=\"stroke\"" : "";
       out("    <text x=\"" + num(x + 4 + (b.stolen ? 3 : 0)) + "\" y=\"" + num(y + lane_h / 2 + 4) + "\" fill=\"" +
           (on_dark ? "#ffffff" : "#1a1a1a") + "\"" + halo + ">" + xml(label) + "</text>");
+    } else if (const std::string beside = fit(b.label, room[i] * 11 / 10); !beside.empty() && beside == b.label) {
+      // Too long for the box but the lane is free to its right: write it there, smaller.
+      out("    <text x=\"" + num(x + w + 3) + "\" y=\"" + num(y + lane_h / 2 + 4) + "\" font-size=\"10\" fill=\"#444\">" +
+          xml(beside) + "</text>");
+    } else if (!label.empty()) {
+      out("    <text x=\"" + num(x + 4 + (b.stolen ? 3 : 0)) + "\" y=\"" + num(y + lane_h / 2 + 4) + "\" fill=\"" +
+          (dark(fill) ? "#ffffff" : "#1a1a1a") + "\"" +
+          (b.replica ? " stroke=\"" + fill + "\" stroke-width=\"3\" paint-order=\"stroke\"" : std::string()) + ">" + xml(label) + "</text>");
     }
     out("  </g>");
   }
