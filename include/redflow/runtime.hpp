@@ -40,9 +40,9 @@ struct RuntimeOptions {
 
 // Per-execution choices that override the runtime's options for one execute().
 struct ExecuteOptions {
-  std::optional<Redundancy> redundancy;
-  std::optional<FaultInjection> faults;
-  std::optional<bool> trace;
+  std::optional<Redundancy> redundancy = {};
+  std::optional<FaultInjection> faults = {};
+  std::optional<bool> trace = {};
 };
 
 // Bytes handed to or returned from an execution, by data-node name.

@@ -143,13 +143,13 @@ std::vector<unsigned> Runtime::quarantined_tiles() const { return impl_->engine.
 Result<LoadedGraph> Runtime::load(Graph graph, const Registry& registry) {
   if (impl_->options.slots < 2) return Status::InvalidArgument("--slots must be at least 2 (an input and an output), got " + std::to_string(impl_->options.slots));
   REDFLOW_RETURN_IF_ERROR(check_tile_memory(impl_->options));
-  REDFLOW_RETURN_IF_ERROR(validate(graph, registry, impl_->options));
   auto g = std::make_unique<LoadedGraph::Impl>();
   g->runtime = impl_.get();
-  g->graph = std::move(graph);
   g->registry = registry;
   // The redundancy transformation's compare actor, whatever registry the user built.
   if (g->registry.find("rf.compare") == nullptr) g->registry.add("rf.compare", *Registry::with_builtins().find("rf.compare"));
+  REDFLOW_RETURN_IF_ERROR(validate(graph, g->registry, impl_->options));
+  g->graph = std::move(graph);
   // A schedule per configuration, now (section 5.1), so switching between executions costs nothing.
   for (Redundancy r : kAllRedundancies) {
     Variant& v = g->variant(r);
