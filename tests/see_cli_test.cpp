@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "svg_check.hpp"
@@ -98,6 +100,65 @@ TEST_F(SeeCliTest, RunWritesATraceAndAGanttChartOfTheLastExecution) {
   EXPECT_EQ(svg.find("g", "class", "row").size(), 3u);
   // No temporary files are left behind.
   for (const auto& e : fs::directory_iterator(dir_)) EXPECT_EQ(e.path().string().find("redflow-tmp"), std::string::npos);
+}
+
+TEST_F(SeeCliTest, TheTraceOfARedundantRunShowsReplicasFaultsAndTheQuarantine) {
+  auto r = run(kDemoRun + " --tiles 3 --redundancy 3x-diff --inject faulty-tile:1 --stats " + path("s.json") + " --trace " +
+               path("t.json") + " --gantt " + path("g.svg"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto stats = nlohmann::json::parse(slurp(path("s.json")));
+  const auto trace = nlohmann::json::parse(slurp(path("t.json")));
+  std::map<int, std::string> process;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "process_name") process[e["pid"]] = e["args"]["name"];
+  std::size_t actor_slices = 0, replicas = 0, faults = 0, flows_s = 0, flows_f = 0, counters = 0, quarantines = 0;
+  std::set<std::string> replica_tiles_of_mm;
+  for (const auto& e : trace["traceEvents"]) {
+    const std::string ph = e["ph"], cat = e.value("cat", "");
+    if (ph == "X" && cat.rfind("actor", 0) == 0) {
+      ++actor_slices;
+      if (e["args"].contains("replica")) ++replicas;
+      if (e["args"].value("actor", "") == "mm") replica_tiles_of_mm.insert(process.at(e["pid"]));
+    }
+    faults += ph == "i" && e["name"] == "fault injected";
+    flows_s += ph == "s";
+    flows_f += ph == "f";
+    counters += ph == "C";
+    quarantines += ph == "i" && e["name"] == "quarantine";
+  }
+  EXPECT_EQ(actor_slices, stats["actors_executed"].get<std::size_t>());
+  EXPECT_EQ(replicas, 12u);  // mm, add, sort_lo, sort_hi three times each; splits and the collect run once on the driver
+  EXPECT_EQ(replica_tiles_of_mm.size(), 3u) << "3x-diff replicas run on distinct tiles";
+  EXPECT_EQ(faults, stats["injected_faults"].get<std::size_t>());
+  EXPECT_GT(faults, 0u);
+  EXPECT_EQ(flows_s, stats["transfers"].get<std::size_t>());
+  EXPECT_EQ(flows_f, flows_s);
+  EXPECT_GT(counters, 0u);
+  EXPECT_EQ(quarantines, stats["quarantined_tiles"].size());
+  const auto svg = redflow::testing::parse_xml(slurp(path("g.svg")));
+  ASSERT_EQ(svg.error, "");
+  std::size_t hatched = 0;
+  for (const auto& e : svg.elements)
+    hatched += e.attr("fill") == "url(#hatch)" && !e.ancestors.empty() && svg.elements[e.ancestors.back()].attr("class") == "actor";
+  EXPECT_EQ(hatched, 12u);
+  EXPECT_EQ(svg.find("g", "class", "row").size(), 4u);
+}
+
+TEST_F(SeeCliTest, ScheduleOfARedundantConfigurationPlacesReplicasOnDistinctTiles) {
+  auto r = run("schedule " + kDemo + "pipeline.dot --tiles 3 --redundancy 3x-diff --svg " + path("s.svg"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto svg = redflow::testing::parse_xml(slurp(path("s.svg")));
+  ASSERT_EQ(svg.error, "");
+  std::map<std::string, std::string> row_of;  // actor -> row
+  for (const auto* g : svg.find("g", "class", "actor")) {
+    for (const auto& e : svg.elements)
+      if (e.name == "title" && !e.ancestors.empty() && &svg.elements[e.ancestors.back()] == g) row_of[e.text.substr(0, e.text.find(' '))] = g->attr("data-row");
+  }
+  EXPECT_EQ((std::set<std::string>{row_of["mm.r1"], row_of["mm.r2"], row_of["mm.r3"]}).size(), 3u);
+  EXPECT_EQ(row_of["mm.compare"], "driver");
+  auto too_few = run("schedule " + kDemo + "pipeline.dot --tiles 2 --redundancy 3x-diff");
+  EXPECT_NE(too_few.exit_code, 0);
+  EXPECT_NE(too_few.err.find("3x-diff"), std::string::npos) << too_few.err;
 }
 
 TEST_F(SeeCliTest, AFailedRunWritesNoTraceOrChart) {
