@@ -236,6 +236,20 @@ TEST_F(SeeCliTest, LogLevelControlsMessagesOnStderr) {
   EXPECT_NE(bad.err.find("--log-level"), std::string::npos) << bad.err;
 }
 
+#ifdef REDFLOW_TEST_PLUGIN
+// A new user's first plugin: "--lib my_actors.so" names the file in the current
+// directory (dlopen alone would search the library path and not find it).
+TEST_F(SeeCliTest, LibTakesAPluginInTheCurrentDirectoryByItsBareName) {
+  fs::copy_file(REDFLOW_TEST_PLUGIN, path("my_actors.so"));
+  std::ofstream(path("neg.dot")) << R"(digraph g { X [kind=input, bytes=8]; Y [kind=output, bytes=8]; n [actor="test.negate"]; X -> n [port=0]; n -> Y; })";
+  std::ofstream(path("x.bin"), std::ios::binary).write("\x05\0\0\0\x07\0\0\0", 8);
+  const std::string cmd = "cd " + dir_.string() + " && " + REDFLOW_CLI + " run neg.dot --lib my_actors.so --input X=x.bin --print >" +
+                          path("stdout") + " 2>" + path("stderr");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(path("stderr"));
+  EXPECT_NE(slurp(path("stdout")).find("-5       -7"), std::string::npos) << slurp(path("stdout"));
+}
+#endif
+
 TEST_F(SeeCliTest, EveryHelpTeachesPurposeDefaultsAndTwoExamples) {
   auto top = run("--help");
   ASSERT_EQ(top.exit_code, 0);

@@ -51,7 +51,8 @@ Result<std::pair<std::string, std::string>> split_binding(const std::string& tex
 }
 
 Status load_libs(Registry& reg, const std::vector<std::string>& libs) {
-  for (const auto& lib : libs) REDFLOW_RETURN_IF_ERROR(reg.load_plugin(lib));
+  // dlopen searches the library path for a bare name: "--lib my_actors.so" means the file here.
+  for (const auto& lib : libs) REDFLOW_RETURN_IF_ERROR(reg.load_plugin(lib.find('/') == std::string::npos ? "./" + lib : lib));
   return Status::Ok();
 }
 
