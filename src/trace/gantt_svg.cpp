@@ -310,20 +310,17 @@ std::string render(const Model& m, const GanttOptions& options) {
     if (b.faulty)
       out("    <polygon points=\"" + num(x + w) + "," + num(y) + " " + num(x + w - std::min(9.0, w)) + "," + num(y) + " " + num(x + w) +
           "," + num(y + 9) + "\" fill=\"#d62728\"/>");
-    const std::string label = fit(b.label, w - 8);
-    if (!label.empty() && label == b.label) {
-      const bool on_dark = dark(fill);
-      std::string halo = b.replica ? " stroke=\"" + fill + "\" stroke-width=\"3\" paint-order=\"stroke\"" : "";
-      out("    <text x=\"" + num(x + 4 + (b.stolen ? 3 : 0)) + "\" y=\"" + num(y + lane_h / 2 + 4) + "\" fill=\"" +
-          (on_dark ? "#ffffff" : "#1a1a1a") + "\"" + halo + ">" + xml(label) + "</text>");
-    } else if (const std::string beside = fit(b.label, room[i] * 11 / 10); !beside.empty() && beside == b.label) {
-      // Too long for the box but the lane is free to its right: write it there, smaller.
-      out("    <text x=\"" + num(x + w + 3) + "\" y=\"" + num(y + lane_h / 2 + 4) + "\" font-size=\"10\" fill=\"#444\">" +
-          xml(beside) + "</text>");
-    } else if (!label.empty()) {
-      out("    <text x=\"" + num(x + 4 + (b.stolen ? 3 : 0)) + "\" y=\"" + num(y + lane_h / 2 + 4) + "\" fill=\"" +
-          (dark(fill) ? "#ffffff" : "#1a1a1a") + "\"" +
-          (b.replica ? " stroke=\"" + fill + "\" stroke-width=\"3\" paint-order=\"stroke\"" : std::string()) + ">" + xml(label) + "</text>");
+    // The label: inside the box if it fits; else beside it, smaller, if the lane
+    // is free to its right; else shortened inside the box.
+    const std::string inside = fit(b.label, w - 8);
+    const std::string beside = fit(b.label, room[i] * 11 / 10);
+    const double text_y = y + lane_h / 2 + 4;
+    if (inside != b.label && beside == b.label) {
+      out("    <text x=\"" + num(x + w + 3) + "\" y=\"" + num(text_y) + "\" font-size=\"10\" fill=\"#444\">" + xml(beside) + "</text>");
+    } else if (!inside.empty()) {
+      const std::string halo = b.replica ? " stroke=\"" + fill + "\" stroke-width=\"3\" paint-order=\"stroke\"" : "";
+      out("    <text x=\"" + num(x + 4 + (b.stolen ? 3 : 0)) + "\" y=\"" + num(text_y) + "\" fill=\"" + (dark(fill) ? "#ffffff" : "#1a1a1a") +
+          "\"" + halo + ">" + xml(inside) + "</text>");
     }
     out("  </g>");
   }
