@@ -127,7 +127,10 @@ TEST_F(SeeCliTest, TheTraceOfARedundantRunShowsReplicasFaultsAndTheQuarantine) {
     quarantines += ph == "i" && e["name"] == "quarantine";
   }
   EXPECT_EQ(actor_slices, stats["actors_executed"].get<std::size_t>());
-  EXPECT_EQ(replicas, 12u);  // mm, add, sort_lo, sort_hi three times each; splits and the collect run once on the driver
+  // Every tile actor is a replica (mm, add, sort_lo, sort_hi: up to three each; fewer once tile 1 is
+  // quarantined, since two agreeing results suffice); the splits and the collect run once on the driver.
+  EXPECT_EQ(replicas, actor_slices - 3);
+  EXPECT_GE(replicas, 8u);
   EXPECT_EQ(replica_tiles_of_mm.size(), 3u) << "3x-diff replicas run on distinct tiles";
   EXPECT_EQ(faults, stats["injected_faults"].get<std::size_t>());
   EXPECT_GT(faults, 0u);
@@ -140,7 +143,7 @@ TEST_F(SeeCliTest, TheTraceOfARedundantRunShowsReplicasFaultsAndTheQuarantine) {
   std::size_t hatched = 0;
   for (const auto& e : svg.elements)
     hatched += e.attr("fill") == "url(#hatch)" && !e.ancestors.empty() && svg.elements[e.ancestors.back()].attr("class") == "actor";
-  EXPECT_EQ(hatched, 12u);
+  EXPECT_EQ(hatched, replicas);
   EXPECT_EQ(svg.find("g", "class", "row").size(), 4u);
 }
 
