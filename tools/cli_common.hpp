@@ -63,5 +63,6 @@ Command add_run_command(CLI::App& app);
 Command add_graph_command(CLI::App& app);
 Command add_actors_command(CLI::App& app);
 Command add_schedule_command(CLI::App& app);
+Command add_campaign_command(CLI::App& app);
 
 }  // namespace redflow::cli

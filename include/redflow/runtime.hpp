@@ -56,6 +56,7 @@ std::span<const std::byte> as_bytes_of(const std::vector<T>& v) {
 
 struct TileStats {
   double busy_s = 0;
+  double checksum_s = 0;              // of busy_s, computing output checksums (redundancy)
   std::uint64_t actors = 0;
   std::uint64_t transfers_in = 0;     // data nodes copied into this tile's slots
   std::uint64_t steals = 0;           // actors this tile stole

@@ -14,10 +14,14 @@ Result<Graph> apply_redundancy(const Graph& graph, Redundancy graph_default, con
                                const Registry& registry) {
   Graph out(graph.name());
   out.set_base_dir(graph.base_dir());
+  // Every name, built on first need: most actors of most graphs need none.
   std::unordered_set<std::string> names;
-  for (const DataNode& d : graph.data()) names.insert(d.name);
-  for (const ActorNode& a : graph.actors()) names.insert(a.name);
   auto fresh = [&](const std::string& name) -> Status {
+    if (names.empty()) {
+      names.reserve(graph.data().size() + graph.actors().size());
+      for (const DataNode& d : graph.data()) names.insert(d.name);
+      for (const ActorNode& a : graph.actors()) names.insert(a.name);
+    }
     if (!names.insert(name).second)
       return Status::InvalidGraph("the redundancy transformation needs the name '" + name +
                                   "' for a replica or compare node, but the graph already uses it");

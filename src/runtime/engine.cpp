@@ -455,7 +455,9 @@ void Engine::push_inbox(Runner& target, ActorId a) {
     target.inbox.push_back(a);
     target.inbox_size.fetch_add(1, std::memory_order_release);
   }
-  steal_notifier_.notify_one();
+  // All: the work is meant for `target`, and waking one arbitrary sleeper may
+  // wake a tile that cannot take it (a sibling replica's tile) while target sleeps.
+  steal_notifier_.notify_all();
   target.notifier.notify_all();
 }
 
@@ -467,10 +469,17 @@ ActorId Engine::take_inbox(Runner& victim, Job& job, unsigned taker) {
   std::lock_guard<std::mutex> lock(victim.inbox_mutex);
   for (std::size_t i = victim.inbox.size(); i-- > 0;) {
     const ActorId a = victim.inbox[i];
-    if (victim.index != taker && !may_take(job, a, taker)) continue;
+    const PlanActor& pa = job.plan->actors[a];
+    if (pa.replica != 0) {
+      // Check and claim under the group's lock: two tiles must not claim siblings at once.
+      std::lock_guard<std::mutex> claim(placement_lock(pa.vote));
+      if (victim.index != taker && !may_take(job, a, taker)) continue;
+      job.state->replica_tile[a].store(static_cast<int>(taker), std::memory_order_release);
+    } else if (victim.index != taker && !healthy(taker)) {
+      continue;
+    }
     victim.inbox.erase(victim.inbox.begin() + static_cast<std::ptrdiff_t>(i));
     victim.inbox_size.fetch_sub(1, std::memory_order_relaxed);
-    if (job.plan->actors[a].replica != 0) job.state->replica_tile[a].store(static_cast<int>(taker), std::memory_order_release);
     return a;
   }
   return kNone;
@@ -905,6 +914,7 @@ ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned messa
   const double trace_start = job.tracing ? job.now() : 0;
   Completion done = r.tile->actor(m);
   r.stats.busy_s += done.seconds;
+  r.stats.checksum_s += done.checksum_seconds;
   if (pa.replica != 0) s.replica_tile[a].store(static_cast<int>(r.index), std::memory_order_release);
   if (job.tracing)
     r.trace.actors.push_back(RawActor{a, static_cast<int>(r.index), pa.replica, attempt, trace_start, job.now(), r.stolen, done.injected > 0});
@@ -1114,14 +1124,19 @@ int Engine::pick_replica_tile(Job& job, ActorId a, std::uint64_t& rng, bool avoi
 // actor this tile should run next, or kNone.
 ActorId Engine::place_replica(Job& job, ActorId c, Runner* from, bool may_run_here) {
   GraphState& s = *job.state;
-  if (from != nullptr && may_run_here && may_take(job, c, from->index)) {
-    s.replica_tile[c].store(static_cast<int>(from->index), std::memory_order_release);
-    return c;
+  const ActorId v = job.plan->actors[c].vote;
+  int t = -1;
+  {
+    std::lock_guard<std::mutex> claim(placement_lock(v));
+    if (from != nullptr && may_run_here && may_take(job, c, from->index)) {
+      s.replica_tile[c].store(static_cast<int>(from->index), std::memory_order_release);
+      return c;
+    }
+    std::uint64_t& rng = from != nullptr ? from->rng : driver_rng_;
+    t = pick_replica_tile(job, c, rng, s.vote_round[v] > 0);
+    if (t >= 0) s.replica_tile[c].store(t, std::memory_order_release);
   }
-  std::uint64_t& rng = from != nullptr ? from->rng : driver_rng_;
-  const int t = pick_replica_tile(job, c, rng, s.vote_round[job.plan->actors[c].vote] > 0);
   if (t < 0) return skip_replica(job, c, from);
-  s.replica_tile[c].store(t, std::memory_order_release);
   push_inbox(*runners_[static_cast<unsigned>(t)], c);
   return kNone;
 }
@@ -1139,10 +1154,15 @@ ActorId Engine::skip_replica(Job& job, ActorId c, Runner* from) {
 void Engine::forward(Job& job, ActorId a, Runner& from) {
   if (job.plan->actors[a].replica != 0) {
     GraphState& s = *job.state;
-    s.replica_tile[a].store(-1, std::memory_order_release);
-    const int t = pick_replica_tile(job, a, from.rng, s.vote_round[job.plan->actors[a].vote] > 0);
+    const ActorId v = job.plan->actors[a].vote;
+    int t = -1;
+    {
+      std::lock_guard<std::mutex> claim(placement_lock(v));
+      s.replica_tile[a].store(-1, std::memory_order_release);
+      t = pick_replica_tile(job, a, from.rng, s.vote_round[v] > 0);
+      if (t >= 0) s.replica_tile[a].store(t, std::memory_order_release);
+    }
     if (t >= 0) {
-      s.replica_tile[a].store(t, std::memory_order_release);
       push_inbox(*runners_[static_cast<unsigned>(t)], a);
       return;
     }
@@ -1250,6 +1270,7 @@ ActorId Engine::vote(Job& job, ActorId v, Runner* from) {
     ++counts.detected;
     lose_vote(job, tile);
   }
+  s.vote_history[v].clear();
   // The output node now names the winner's bytes; its consumers count on the winner.
   const DataId o = pv.output;
   s.alias[o] = won;
@@ -1273,7 +1294,10 @@ void Engine::redispatch_replicas(Job& job, ActorId v, Runner* from) {
   GraphState& s = *job.state;
   const PlanActor& pv = plan.actors[v];
   RedundancyCounts& counts = from != nullptr ? from->counts : driver_trace_->counts;
-  if (s.vote_round[v] == 0) s.voted.push_back(v);
+  if (s.vote_round[v] == 0) {
+    std::lock_guard<std::mutex> lock(voted_mutex_);  // failed votes of different actors can race here
+    s.voted.push_back(v);
+  }
   for (std::uint32_t i = 0; i < pv.input_count; ++i) {
     const DataId di = plan.inputs[pv.first_input + i];
     if (!s.skipped[plan.data[di].producer].load(std::memory_order_acquire)) s.vote_history[v].emplace_back(s.producer_tile[di], s.checksum[di]);
@@ -1300,14 +1324,18 @@ void Engine::redispatch_replicas(Job& job, ActorId v, Runner* from) {
   std::uint64_t& rng = from != nullptr ? from->rng : driver_rng_;
   for (std::uint32_t i = 0; i < pv.input_count; ++i) {
     const ActorId rep = plan.data[plan.inputs[pv.first_input + i]].producer;
-    const int t = pick_replica_tile(job, rep, rng, true);
+    int t = -1;
+    {
+      std::lock_guard<std::mutex> claim(placement_lock(v));
+      t = pick_replica_tile(job, rep, rng, true);
+      if (t >= 0) s.replica_tile[rep].store(t, std::memory_order_release);
+    }
     if (t < 0) {
       // Completing a skipped replica may run the vote again (on the others): its result is not ours to run.
       const ActorId next = skip_replica(job, rep, from);
       if (next != kNone) push_inbox(*runners_[static_cast<unsigned>(std::max(0, pick_healthy_tile(rng, -1)))], next);
       continue;
     }
-    s.replica_tile[rep].store(t, std::memory_order_release);
     push_inbox(*runners_[static_cast<unsigned>(t)], rep);
   }
 }

@@ -7,6 +7,7 @@
 // it runs special and oversized actors on main memory.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -125,6 +126,11 @@ class Engine {
   std::uint64_t driver_rng_ = 1;                     // driver thread only
   std::atomic<std::uint64_t> transfer_bytes_{0};
   std::unique_ptr<std::atomic<bool>[]> quarantined_;  // per tile, for the runtime's life
+  // Claims of *-diff replicas on tiles, striped by compare actor: checking
+  // "no sibling here" and recording the claim must be one step.
+  std::array<std::mutex, 64> placement_locks_;
+  std::mutex& placement_lock(ActorId vote) { return placement_locks_[vote % placement_locks_.size()]; }
+  std::mutex voted_mutex_;
   struct DriverTrace;
   std::unique_ptr<DriverTrace> driver_trace_;
 };

@@ -5,7 +5,7 @@
 
 namespace redflow::runtime {
 
-Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel& machine, Schedule heft) {
+Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel& machine, Schedule heft, Redundancy same_default) {
   Plan plan;
   plan.graph = &graph;
   plan.heft = std::move(heft);
@@ -42,7 +42,8 @@ Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel&
       pa.alias_offset = ActorContext::find_arg_u64(node.args, "offset").value_or(0);
     }
     pa.is_vote = spec != nullptr && spec->alias == ActorAlias::kVote;
-    pa.runs = static_cast<std::uint8_t>(node.redundancy ? replica_count(*node.redundancy) : 1);
+    const Redundancy own = node.redundancy.value_or(same_default);
+    pa.runs = static_cast<std::uint8_t>(!pa.on_driver && !replicas_on_distinct_tiles(own) ? replica_count(own) : 1);
     if (pa.is_vote) pa.alias = ActorAlias::kNone;  // voted on checksums, never run as a driver actor
     auto of = node.extra.find(pa.is_vote ? "compare_of" : "replica_of");
     pa.original = of != node.extra.end() ? std::string_view(of->second) : std::string_view(node.name);

@@ -60,6 +60,9 @@ struct Plan {
 
 // Flattens `graph` (validated) for execution. `graph` and `registry` must outlive the plan.
 // Driver placement follows Algorithm 2's rule (runs_on_driver), for HEFT and stealing alike.
-Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel& machine, Schedule heft);
+// `same_default` (none, 2x-same or 3x-same) is the number of runs of every
+// tile actor without its own `redundancy`.
+Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel& machine, Schedule heft,
+               Redundancy same_default = Redundancy::kNone);
 
 }  // namespace redflow::runtime

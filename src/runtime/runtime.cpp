@@ -62,7 +62,8 @@ struct Runtime::Impl {
 // state (allocated on first use: main memory for every replica's data).
 struct Variant {
   Status status;  // why this configuration cannot run here, if it cannot
-  Graph graph;
+  std::optional<Graph> owned;    // the transformed graph, when replicas change it
+  const Graph* graph = nullptr;  // what executes: `owned` or the user's graph
   runtime::Plan plan;
   std::unique_ptr<runtime::GraphState> state;
   std::vector<std::span<const std::byte>> homes;
@@ -89,37 +90,56 @@ struct LoadedGraph::Impl {
 namespace {
 
 // Builds the executed graph, schedule and plan of one configuration.
+// True when `r` (or an actor's own setting) asks for replicas on distinct
+// tiles: only then does the executed graph differ from the user's.
+bool needs_replicas(const Graph& graph, Redundancy r) {
+  if (replicas_on_distinct_tiles(r)) return true;
+  for (const ActorNode& a : graph.actors())
+    if (a.redundancy && replicas_on_distinct_tiles(*a.redundancy)) return true;
+  return false;
+}
+
 Status build_variant(Variant& v, const Graph& graph, const Registry& registry, Redundancy r, const MachineModel& m) {
-  auto transformed = apply_redundancy(graph, r, m, registry);
-  if (!transformed.ok()) return transformed.status();
-  v.graph = std::move(*transformed);
-  // Constants stay in the user's graph; the copy keeps only their sizes.
-  for (DataId d = 0; d < v.graph.data().size(); ++d) v.graph.mutable_data(d).contents = {};
-  // Replicas on distinct tiles need that many tiles; *-same needs slots for every run.
-  for (ActorId a = 0; a < v.graph.actors().size(); ++a) {
-    const ActorNode& node = v.graph.actor(a);
-    if (node.redundancy && !runs_on_driver(v.graph, a, m, registry)) {
-      std::vector<DataId> distinct = node.inputs;
-      std::sort(distinct.begin(), distinct.end());
-      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-      const unsigned runs = replica_count(*node.redundancy);
-      if (distinct.size() + runs > m.slots)
-        return Status::InvalidArgument("actor '" + node.name + "' under " + to_string(*node.redundancy) + " needs " +
-                                       std::to_string(distinct.size() + runs) + " slots (its inputs and " + std::to_string(runs) +
-                                       " results) but tiles have " + std::to_string(m.slots) + " (--slots)");
+  if (needs_replicas(graph, r)) {
+    auto transformed = apply_redundancy(graph, r, m, registry);
+    if (!transformed.ok()) return transformed.status();
+    v.owned = std::move(*transformed);
+    // Constants stay in the user's graph; the copy keeps only their sizes.
+    for (DataId d = 0; d < v.owned->data().size(); ++d) v.owned->mutable_data(d).contents = {};
+    v.graph = &*v.owned;
+  } else {
+    // *-same and none execute the user's graph as it is; the plan knows the runs.
+    for (ActorId a = 0; a < graph.actors().size(); ++a) {
+      const ActorNode& node = graph.actor(a);
+      if (node.redundancy && *node.redundancy != Redundancy::kNone && runs_on_driver(graph, a, m, registry))
+        return Status::InvalidGraph("actor '" + node.name + "' asks for redundancy=" + to_string(*node.redundancy) +
+                                    " but runs on the driver (a special actor, or data larger than a slot), which never replicates actors");
     }
+    v.graph = &graph;
   }
-  for (ActorId a = 0; a < v.graph.actors().size(); ++a) {
-    const ActorNode& node = v.graph.actor(a);
-    const ActorSpec* spec = registry.find(node.function);
-    if (spec == nullptr || spec->alias != ActorAlias::kVote) continue;
-    if (node.inputs.size() > m.tiles)
-      return Status::InvalidArgument("actor '" + node.extra.at("compare_of") + "' under " + std::to_string(node.inputs.size()) +
-                                     "x-diff needs " + std::to_string(node.inputs.size()) + " compute tiles for its replicas, but the runtime has " +
-                                     std::to_string(m.tiles) + " (--tiles)");
+  const Graph& g = *v.graph;
+  Schedule heft = heft_schedule(g, m, registry);
+  v.plan = runtime::make_plan(g, registry, m, std::move(heft), replicas_on_distinct_tiles(r) ? Redundancy::kNone : r);
+  // *-same needs a slot for every run's result besides the inputs (section 5.2).
+  for (ActorId a = 0; a < g.actors().size(); ++a) {
+    const runtime::PlanActor& pa = v.plan.actors[a];
+    if (pa.runs <= 1) continue;
+    std::vector<DataId> distinct = g.actor(a).inputs;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    if (distinct.size() + pa.runs > m.slots)
+      return Status::InvalidArgument("actor '" + g.actor(a).name + "' under " + std::to_string(pa.runs) + "x-same needs " +
+                                     std::to_string(distinct.size() + pa.runs) + " slots (its inputs and " + std::to_string(pa.runs) +
+                                     " results) but tiles have " + std::to_string(m.slots) + " (--slots)");
   }
-  Schedule heft = heft_schedule(v.graph, m, registry);
-  v.plan = runtime::make_plan(v.graph, registry, m, std::move(heft));
+  // Replicas on distinct tiles need that many tiles.
+  for (ActorId a = 0; a < g.actors().size(); ++a) {
+    const runtime::PlanActor& pa = v.plan.actors[a];
+    if (!pa.is_vote || pa.input_count <= m.tiles) continue;
+    return Status::InvalidArgument("actor '" + std::string(pa.original) + "' under " + std::to_string(pa.input_count) + "x-diff needs " +
+                                   std::to_string(pa.input_count) + " compute tiles for its replicas, but the runtime has " +
+                                   std::to_string(m.tiles) + " (--tiles)");
+  }
   return Status::Ok();
 }
 
@@ -180,7 +200,7 @@ const ExecutionStats& LoadedGraph::last_stats() const { return impl_->last; }
 const ExecutionTrace& LoadedGraph::last_trace() const { return impl_->trace; }
 const Graph& LoadedGraph::executed_graph(Redundancy r) const {
   const Variant& v = impl_->variant(r);
-  return v.status.ok() ? v.graph : impl_->graph;
+  return v.status.ok() ? *v.graph : impl_->graph;
 }
 const Schedule& LoadedGraph::heft_schedule() const { return heft_schedule(impl_->runtime->options.redundancy); }
 const Schedule& LoadedGraph::heft_schedule(Redundancy r) const {
@@ -199,7 +219,7 @@ Status LoadedGraph::Impl::prepare(Redundancy r) {
     return Status::ResourceExhausted("cannot allocate main memory for the data nodes of graph '" + graph.name() + "' under redundancy " +
                                      to_string(r));
   }
-  v.homes.assign(v.graph.data().size(), {});
+  v.homes.assign(v.graph->data().size(), {});
   return Status::Ok();
 }
 
@@ -252,7 +272,7 @@ Result<Outputs> LoadedGraph::execute(const Inputs& inputs, const ExecuteOptions&
 
 std::string ExecutionStats::to_json() const {
   auto tile_json = [](const TileStats& t) {
-    return nlohmann::json{{"busy_s", t.busy_s}, {"actors", t.actors}, {"transfers_in", t.transfers_in},
+    return nlohmann::json{{"busy_s", t.busy_s}, {"checksum_s", t.checksum_s}, {"actors", t.actors}, {"transfers_in", t.transfers_in},
                           {"steals", t.steals}, {"displacements", t.displacements}, {"lost_votes", t.lost_votes},
                           {"quarantined", t.quarantined}};
   };

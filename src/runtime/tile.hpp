@@ -78,6 +78,7 @@ struct Completion {
   std::string error;        // when !ok: what the actor reported
   std::uint64_t checksum = 0;  // XXH3-64 of the output, when asked for
   double seconds = 0;
+  double checksum_seconds = 0;  // of `seconds`, spent computing checksums
   SlotId output_slot = 0;   // the slot holding the kept result (*-same: the one voted for)
   bool agreed = true;       // *-same: some two runs agreed (false: every round disagreed)
   unsigned executions = 0;  // runs performed, all rounds
