@@ -9,6 +9,7 @@
 #include <random>
 
 #include "cli_common.hpp"
+#include "progress.hpp"
 
 namespace redflow::cli {
 
@@ -69,6 +70,7 @@ int campaign(const CampaignArgs& a) {
   const double reference_ms = reference_graph->last_stats().makespan_s * 1e3;
 
   std::vector<Row> rows;
+  Progress progress("campaign", std::uint64_t{a.runs} * configs->size());  // drawn only if stderr is a terminal
   for (Redundancy r : *configs) {
     Row row;
     row.redundancy = r;
@@ -80,8 +82,10 @@ int campaign(const CampaignArgs& a) {
     if (!loaded.ok()) {
       row.skipped = loaded.status().message();
       rows.push_back(row);
+      progress.advance(a.runs);
       continue;
     }
+    progress.note(to_string(r));
     const auto t0 = std::chrono::steady_clock::now();
     for (unsigned i = 0; i < a.runs; ++i) {
       auto out = loaded->execute(files->inputs);
@@ -90,6 +94,7 @@ int campaign(const CampaignArgs& a) {
       row.injected += st.injected_faults;
       row.detected += st.detected_faults;
       row.reexecutions += st.reexecutions;
+      progress.advance();
       if (!out.ok()) {
         ++row.failed;
         if (row.first_failure.empty()) row.first_failure = out.status().message();
@@ -105,6 +110,7 @@ int campaign(const CampaignArgs& a) {
     row.quarantined = rt.quarantined_tiles();
     rows.push_back(row);
   }
+  progress.finish();
 
   fmt::print("campaign: {} ({} actors), {} runs per configuration, {} tiles, {}, faults:", graph->name(), graph->actors().size(), a.runs,
              faulty->tiles, a.runtime.scheduler);
@@ -153,16 +159,17 @@ Command add_campaign_command(CLI::App& app) {
   auto a = std::make_shared<CampaignArgs>();
   auto* cmd = app.add_subcommand("campaign",
                                  "Fault-injection campaign: a fault-free reference run, then --runs executions per redundancy\n"
-                                 "configuration with faults injected; reports injected, detected, corrected and silent (wrong output) counts.\n"
-                                 "Examples:\n"
-                                 "  redflow campaign examples/demo/pipeline.dot --runs 10000 --inject bitflip:p=0.01 --tiles 3\n"
-                                 "  redflow campaign g.dot --redundancy none,3x-diff --inject faulty-tile:1 --tiles 4 --json c.json");
-  cmd->add_option("graph", a->graph, "Extended DOT file (docs/dot.md)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--input,-i", a->inputs, "NAME=FILE for an input data node (repeatable; missing inputs get seeded random bytes)");
+                                 "configuration with faults injected; reports injected, detected, corrected and silent (wrong output) counts.");
+  cmd->footer("Examples:\n"
+              "  redflow campaign examples/demo/pipeline.dot --runs 10000 --inject bitflip:p=0.01 --tiles 3\n"
+              "  redflow campaign g.dot --redundancy none,3x-diff --inject faulty-tile:1 --tiles 4 --json c.json");
+  cmd->add_option("graph", a->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--input,-i", a->inputs, "Bytes for an input data node (repeatable; default: missing inputs get seeded random bytes)")
+      ->type_name("NAME=FILE");
   add_runtime_options(cmd, a->runtime);
   cmd->add_option("--redundancy", a->redundancy, "Comma list of configurations to compare")->capture_default_str();
   cmd->add_option("--runs", a->runs, "Executions per configuration")->check(CLI::Range(1u, 1u << 30))->capture_default_str();
-  cmd->add_option("--json", a->json, "Also write the table as JSON");
+  cmd->add_option("--json", a->json, "Also write the table as JSON (default: none)")->type_name("FILE.json");
   return {cmd, [a] { return campaign(*a); }};
 }
 

@@ -51,7 +51,8 @@ Result<std::pair<std::string, std::string>> split_binding(const std::string& tex
 }
 
 Status load_libs(Registry& reg, const std::vector<std::string>& libs) {
-  for (const auto& lib : libs) REDFLOW_RETURN_IF_ERROR(reg.load_plugin(lib));
+  // dlopen searches the library path for a bare name: "--lib my_actors.so" means the file here.
+  for (const auto& lib : libs) REDFLOW_RETURN_IF_ERROR(reg.load_plugin(lib.find('/') == std::string::npos ? "./" + lib : lib));
   return Status::Ok();
 }
 
@@ -70,11 +71,14 @@ void add_runtime_options(CLI::App* cmd, RuntimeArgs& a) {
       ->capture_default_str();
   cmd->add_option("--seed", a.seed, "Seed of work stealing's random choices")->capture_default_str();
   cmd->add_option("--inject", a.inject,
-                  "Inject faults on compute tiles (repeatable): bitflip:p=P[,seed=S] | faulty-tile:T | slow-tile:T,factor=F");
+                  "Inject faults on compute tiles (repeatable; default: none): bitflip:p=P[,seed=S] | faulty-tile:T | slow-tile:T,factor=F")
+      ->type_name("SPEC");
   cmd->add_option("--quarantine-after", a.quarantine_after,
                   "Lost votes in one execution that take a tile out of service for the rest of the run (0: never)")
       ->capture_default_str();
-  cmd->add_option("--lib", a.libs, "Actor plugin .so to load (repeatable; docs/actors.md)")->check(CLI::ExistingFile);
+  cmd->add_option("--lib", a.libs, "Actor plugin .so to load (repeatable; docs/actors.md; default: built-in actors only)")
+      ->type_name("PLUGIN.so")
+      ->check(CLI::ExistingFile);
 }
 
 Result<RuntimeOptions> runtime_options(const RuntimeArgs& a) {

@@ -31,6 +31,9 @@ Status write_file(const std::string& path, const void* data, std::size_t size);
 // Splits NAME=FILE; `flag` names the option in the error.
 Result<std::pair<std::string, std::string>> split_binding(const std::string& text, const char* flag);
 Status load_libs(Registry& reg, const std::vector<std::string>& libs);
+// `run --trace FILE.json --gantt FILE.svg`: writes the last execution's trace
+// (Chrome/Perfetto JSON) and Gantt chart (SVG); an empty path skips that file.
+Status write_trace_files(const LoadedGraph& loaded, const std::string& trace_path, const std::string& gantt_path);
 
 // The runtime flags `run`, `campaign` (and others that execute graphs) share.
 struct RuntimeArgs {
@@ -59,6 +62,7 @@ Result<InputFiles> read_inputs(const Graph& graph, const std::vector<std::string
 Command add_run_command(CLI::App& app);
 Command add_graph_command(CLI::App& app);
 Command add_actors_command(CLI::App& app);
+Command add_schedule_command(CLI::App& app);
 Command add_campaign_command(CLI::App& app);
 
 }  // namespace redflow::cli

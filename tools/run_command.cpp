@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cli_common.hpp"
+#include "progress.hpp"
 
 namespace redflow::cli {
 
@@ -30,7 +31,7 @@ struct RunArgs {
   RuntimeArgs runtime;
   std::string redundancy = "none";
   unsigned repeat = 1;
-  std::string stats;
+  std::string stats, trace, gantt;
   bool print = false;
 };
 
@@ -42,6 +43,7 @@ int run(const RunArgs& a) {
   auto options = runtime_options(a.runtime);
   if (!options.ok()) return fail(options.status());
   options->redundancy = configs->front();
+  options->trace = !a.trace.empty() || !a.gantt.empty();
   auto graph = Graph::from_dot_file(a.graph);
   if (!graph.ok()) return fail(graph.status());
   // Graph errors first (validation in load), then the files that feed it.
@@ -67,6 +69,7 @@ int run(const RunArgs& a) {
   Outputs outputs;
   double total = 0;
   ExecutionStats totals;
+  Progress progress("run", a.repeat);  // drawn only if stderr is a terminal
   for (unsigned i = 0; i < a.repeat; ++i) {
     // A comma list of configurations applies run by run, cycling: the loaded graph is not reloaded.
     ExecuteOptions eo;
@@ -78,7 +81,9 @@ int run(const RunArgs& a) {
     totals.detected_faults += loaded->last_stats().detected_faults;
     totals.reexecutions += loaded->last_stats().reexecutions;
     outputs = std::move(*out);
+    progress.advance();
   }
+  progress.finish();
   // Everything ran: only now write files, so a failed run leaves none behind.
   for (const auto& [name, file] : output_files) {
     const auto& bytes = outputs.at(name);
@@ -89,6 +94,7 @@ int run(const RunArgs& a) {
     std::string json = st.to_json();
     if (Status s = write_file(a.stats, json.data(), json.size()); !s.ok()) return fail(s);
   }
+  if (Status s = write_trace_files(*loaded, a.trace, a.gantt); !s.ok()) return fail(s);
   if (a.print)
     for (const auto& [name, bytes] : outputs) print_i32(name, bytes);
   fmt::print(stderr, "redflow: {} actors on {} tiles ({}, redundancy {}), {} run(s), last {:.3f} ms, mean {:.3f} ms, {} transfers, {} steals\n",
@@ -105,13 +111,15 @@ int run(const RunArgs& a) {
 
 Command add_run_command(CLI::App& app) {
   auto ra = std::make_shared<RunArgs>();
-  auto* run_cmd = app.add_subcommand("run", "Load a graph, execute it (possibly many times), write its outputs.\n"
-                                            "Examples:\n"
-                                            "  redflow run examples/demo/pipeline.dot --input A=examples/demo/A.bin --print\n"
-                                            "  redflow run g.dot --input X=x.bin --output Y=y.bin --scheduler steal --repeat 100 --stats s.json");
-  run_cmd->add_option("graph", ra->graph, "Extended DOT file (docs/dot.md)")->required()->check(CLI::ExistingFile);
-  run_cmd->add_option("--input,-i", ra->inputs, "NAME=FILE: raw little-endian bytes for input data node NAME (repeatable)");
-  run_cmd->add_option("--output,-o", ra->outputs, "NAME=FILE: write output data node NAME to FILE (repeatable)");
+  auto* run_cmd = app.add_subcommand("run", "Load a graph, execute it (possibly many times), write its outputs, stats and trace.");
+  run_cmd->footer("Examples:\n"
+                  "  redflow run examples/demo/pipeline.dot --input A=examples/demo/A.bin --print\n"
+                  "  redflow run g.dot --input X=x.bin --output Y=y.bin --scheduler steal --repeat 100 --stats s.json --trace t.json");
+  run_cmd->add_option("graph", ra->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(CLI::ExistingFile);
+  run_cmd->add_option("--input,-i", ra->inputs, "Raw little-endian bytes for input data node NAME (repeatable; every input is required)")
+      ->type_name("NAME=FILE");
+  run_cmd->add_option("--output,-o", ra->outputs, "Write output data node NAME to FILE (repeatable; default: outputs are not written)")
+      ->type_name("NAME=FILE");
   add_runtime_options(run_cmd, ra->runtime);
   run_cmd->add_option("--redundancy", ra->redundancy,
                       "none, 2x-same, 3x-same, 2x-diff or 3x-diff; a comma list is applied run by run with --repeat (an actor's own redundancy= wins)")
@@ -119,8 +127,12 @@ Command add_run_command(CLI::App& app) {
   run_cmd->add_option("--repeat", ra->repeat, "Execute the loaded graph this many times (schedules are computed once)")
       ->check(CLI::Range(1u, 1u << 30))
       ->capture_default_str();
-  run_cmd->add_option("--stats", ra->stats, "Write statistics of the last execution as JSON (schema: docs/runtime.md, section Stats JSON)");
-  run_cmd->add_flag("--print", ra->print, "Print every output as int32 values");
+  run_cmd->add_option("--stats", ra->stats, "Write statistics of the last execution as JSON (schema: docs/runtime.md, section Stats JSON; default: none)")
+      ->type_name("FILE.json");
+  run_cmd->add_option("--trace", ra->trace, "Write the last execution as a Chrome trace for ui.perfetto.dev (docs/guide.md; default: none)")
+      ->type_name("FILE.json");
+  run_cmd->add_option("--gantt", ra->gantt, "Write the last execution as a Gantt chart (default: none)")->type_name("FILE.svg");
+  run_cmd->add_flag("--print", ra->print, "Print every output as int32 values (default: off)");
 
   return {run_cmd, [ra] { return run(*ra); }};
 }
