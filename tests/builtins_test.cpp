@@ -165,7 +165,7 @@ Bytes ref_reorder(const Bytes& in, const std::vector<std::uint32_t>& perm, std::
 
 TEST(BuiltinsTest, RegistersEveryBuiltinWithCheckAndSummary) {
   Registry reg = Registry::with_builtins();
-  for (const char* name : {"rf.split", "rf.collect", "rf.reorder", "i32.add", "i32.mul", "i32.matmul", "i32.sort"}) {
+  for (const char* name : {"rf.split", "rf.collect", "rf.compare", "rf.reorder", "i32.add", "i32.mul", "i32.matmul", "i32.sort"}) {
     const ActorSpec* spec = reg.find(name);
     ASSERT_NE(spec, nullptr) << name;
     EXPECT_TRUE(spec->function) << name;
@@ -175,7 +175,7 @@ TEST(BuiltinsTest, RegistersEveryBuiltinWithCheckAndSummary) {
     // The paper runs exactly the special actors on the driver.
     EXPECT_EQ(spec->on_driver, std::string_view(name).starts_with("rf.")) << name;
   }
-  EXPECT_EQ(reg.names().size(), 7u);
+  EXPECT_EQ(reg.names().size(), 8u);
 }
 
 TEST(BuiltinsTest, SplitExtractsTheRange) {

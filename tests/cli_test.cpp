@@ -8,49 +8,16 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli_helpers.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct RunResult {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
-
-RunResult run(const std::string& args) {
-  const std::string cmd = std::string(REDFLOW_CLI) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-class CliTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("redflow_cli_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  void write(const std::string& name, const std::string& text) { std::ofstream(path(name), std::ios::binary) << text; }
-  std::vector<std::int32_t> read_i32(const std::string& name) {
-    std::ifstream in(path(name), std::ios::binary);
-    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::vector<std::int32_t> v(bytes.size() / 4);
-    std::memcpy(v.data(), bytes.data(), v.size() * 4);
-    return v;
-  }
-  void write_i32(const std::string& name, const std::vector<std::int32_t>& v) {
-    std::ofstream(path(name), std::ios::binary).write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
-  }
-  fs::path dir_;
-};
-
-const std::string kDemo = std::string(REDFLOW_SOURCE_DIR) + "/examples/demo/";
+using redflow::testing::CliTest;
+using redflow::testing::kDemo;
+using redflow::testing::RunResult;
+RunResult run(const std::string& args) { return redflow::testing::run_cli(args); }
 
 TEST_F(CliTest, DemoRunsWithBothSchedulersAndWritesOutputsAndStats) {
   std::vector<std::int32_t> first;

@@ -7,11 +7,13 @@ namespace redflow::cli {
 
 Command add_actors_command(CLI::App& app) {
   auto libs = std::make_shared<std::vector<std::string>>();
-  auto* sub = app.add_subcommand("actors", "List the actor functions a graph may name.\n"
-                                           "Examples:\n"
-                                           "  redflow actors\n"
-                                           "  redflow actors --lib build/libmyactors.so");
-  sub->add_option("--lib", *libs, "Actor plugin .so to load (repeatable)")->check(CLI::ExistingFile);
+  auto* sub = app.add_subcommand("actors", "List the actor functions a graph may name.");
+  sub->footer("Examples:\n"
+              "  redflow actors\n"
+              "  redflow actors --lib ./my_actors.so");
+  sub->add_option("--lib", *libs, "Actor plugin .so to load (repeatable; default: built-in actors only)")
+      ->type_name("PLUGIN.so")
+      ->check(CLI::ExistingFile);
   return {sub, [libs] {
             Registry reg = cli_registry();
             if (Status s = load_libs(reg, *libs); !s.ok()) return fail(s);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 namespace redflow::cli {
 
@@ -52,8 +53,71 @@ Result<std::pair<std::string, std::string>> split_binding(const std::string& tex
 }
 
 Status load_libs(Registry& reg, const std::vector<std::string>& libs) {
-  for (const auto& lib : libs) REDFLOW_RETURN_IF_ERROR(reg.load_plugin(lib));
+  // dlopen searches the library path for a bare name: "--lib my_actors.so" means the file here.
+  for (const auto& lib : libs) REDFLOW_RETURN_IF_ERROR(reg.load_plugin(lib.find('/') == std::string::npos ? "./" + lib : lib));
   return Status::Ok();
+}
+
+void add_runtime_options(CLI::App* cmd, RuntimeArgs& a) {
+  if (a.tiles == 0) a.tiles = std::max(1u, std::thread::hardware_concurrency());
+  cmd->add_option("--scheduler", a.scheduler, "heft (offline, Algorithm 2; redundant HEFT for *-diff) or steal (online random work stealing)")
+      ->check(CLI::IsMember({"heft", "steal"}))
+      ->capture_default_str();
+  cmd->add_option("--tiles", a.tiles, "Compute tiles (default: one per hardware thread)")->check(CLI::Range(1u, 1024u))->capture_default_str();
+  cmd->add_option("--cores-per-tile", a.cores_per_tile, "Worker threads per tile (width of ctx.parallel_for)")
+      ->check(CLI::Range(1u, 256u))
+      ->capture_default_str();
+  cmd->add_option("--slots", a.slots, "Memory slots per tile")->check(CLI::Range(2u, 1u << 20))->capture_default_str();
+  cmd->add_option("--slot-bytes", a.slot_bytes, "Bytes per slot; larger data nodes are handled by the driver")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40))
+      ->capture_default_str();
+  cmd->add_option("--seed", a.seed, "Seed of work stealing's random choices")->capture_default_str();
+  cmd->add_option("--inject", a.inject,
+                  "Inject faults on compute tiles (repeatable; default: none): bitflip:p=P[,seed=S] | faulty-tile:T | slow-tile:T,factor=F")
+      ->type_name("SPEC");
+  cmd->add_option("--quarantine-after", a.quarantine_after,
+                  "Lost votes in one execution that take a tile out of service for the rest of the run (0: never)")
+      ->capture_default_str();
+  cmd->add_option("--lib", a.libs, "Actor plugin .so to load (repeatable; docs/actors.md; default: built-in actors only)")
+      ->type_name("PLUGIN.so")
+      ->check(CLI::ExistingFile);
+}
+
+Result<RuntimeOptions> runtime_options(const RuntimeArgs& a) {
+  RuntimeOptions o;
+  o.tiles = a.tiles;
+  o.cores_per_tile = a.cores_per_tile;
+  o.slots = a.slots;
+  o.slot_bytes = a.slot_bytes;
+  o.seed = a.seed;
+  o.scheduler = a.scheduler == "steal" ? Scheduler::kSteal : Scheduler::kHeft;
+  o.quarantine_after = a.quarantine_after;
+  for (const auto& spec : a.inject) REDFLOW_RETURN_IF_ERROR(parse_fault_spec(spec, o.faults));
+  for (unsigned t : o.faults.faulty_tiles)
+    if (t >= o.tiles) return Status::InvalidArgument("--inject faulty-tile:" + std::to_string(t) + ": tiles are numbered 0.." + std::to_string(o.tiles - 1));
+  for (const auto& [t, f] : o.faults.slow_tiles)
+    if (t >= o.tiles) return Status::InvalidArgument("--inject slow-tile:" + std::to_string(t) + ": tiles are numbered 0.." + std::to_string(o.tiles - 1));
+  return o;
+}
+
+Result<InputFiles> read_inputs(const Graph& graph, const std::vector<std::string>& bindings) {
+  InputFiles f;
+  for (const auto& binding : bindings) {
+    auto nf = split_binding(binding, "--input");
+    if (!nf.ok()) return nf.status();
+    auto [name, file] = *nf;
+    auto d = graph.find_data(name);
+    if (!d || graph.data(*d).kind != DataKind::kInput)
+      return Status::InvalidArgument("--input " + binding + ": graph '" + graph.name() + "' has no input data node '" + name + "'");
+    auto bytes = read_file(file);
+    if (!bytes.ok()) return bytes.status();
+    if (bytes->size() != graph.data(*d).bytes)
+      return Status::InvalidArgument(fmt::format("--input {}: file '{}' has {} bytes, input data node '{}' declares {}", binding, file,
+                                                 bytes->size(), name, graph.data(*d).bytes));
+    f.bytes[name] = std::move(*bytes);
+  }
+  for (const auto& [name, bytes] : f.bytes) f.inputs[name] = bytes;
+  return f;
 }
 
 Registry cli_registry() { return apps::app_registry(); }

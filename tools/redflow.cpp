@@ -1,6 +1,8 @@
-// The `redflow` command: run, check and convert dataflow graphs. Each
-// subcommand lives in its own tools/*_command.cpp and registers itself here.
+// The `redflow` command: run, check, schedule and convert dataflow graphs.
+// Each subcommand lives in its own tools/*_command.cpp and registers itself here.
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include <vector>
 
@@ -10,16 +12,28 @@ int main(int argc, char** argv) {
   CLI::App app{"redflow: run coarse-grain dataflow graphs on every core, with HEFT or work stealing.\n"
                "Examples:\n"
                "  redflow run examples/demo/pipeline.dot --input A=examples/demo/A.bin --print\n"
-               "  redflow run g.dot --input X=x.bin --output Y=y.bin --scheduler steal --tiles 4 --stats s.json"};
+               "  redflow run g.dot --input X=x.bin --output Y=y.bin --scheduler steal --tiles 4 --trace t.json --gantt g.svg\n"
+               "Run 'redflow COMMAND --help' for a command's flags; docs/guide.md is the user guide."};
   app.require_subcommand(1);
+  app.fallthrough();  // global options (--log-level) may follow the subcommand
+  std::string log_level = "warn";
+  app.add_option("--log-level", log_level, "Messages on stderr from this level up: trace, debug, info, warn, error, critical, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
   std::vector<redflow::cli::Command> commands = {
       redflow::cli::add_run_command(app),
+      redflow::cli::add_schedule_command(app),
       redflow::cli::add_graph_command(app),
       redflow::cli::add_actors_command(app),
+      redflow::cli::add_campaign_command(app),
       redflow::cli::add_gen_command(app),
       redflow::cli::add_bench_command(app),
   };
   CLI11_PARSE(app, argc, argv);
+  auto logger = spdlog::stderr_color_mt("redflow");
+  logger->set_pattern("redflow: %^%l%$: %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(log_level));
   for (const auto& c : commands)
     if (c.parser->parsed()) return c.main();
   return 0;

@@ -1,11 +1,13 @@
 // `redflow run`: load a graph, execute it (possibly many times), write its outputs and stats.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstring>
 #include <map>
 #include <thread>
 
 #include "cli_common.hpp"
+#include "progress.hpp"
 
 namespace redflow::cli {
 
@@ -25,52 +27,34 @@ void print_i32(const std::string& name, const std::vector<std::byte>& bytes) {
 
 struct RunArgs {
   std::string graph;
-  std::vector<std::string> inputs, outputs, libs;
-  std::string scheduler = "heft";
-  unsigned tiles = std::max(1u, std::thread::hardware_concurrency());
-  unsigned cores_per_tile = 1;
-  unsigned slots = 16;
-  std::size_t slot_bytes = std::size_t{8} << 20;
+  std::vector<std::string> inputs, outputs;
+  RuntimeArgs runtime;
+  std::string redundancy = "none";
   unsigned repeat = 1;
-  std::uint64_t seed = 1;
-  std::string stats;
+  std::string stats, trace, gantt;
   bool print = false;
 };
 
 int run(const RunArgs& a) {
   Registry reg = cli_registry();
-  if (Status s = load_libs(reg, a.libs); !s.ok()) return fail(s);
+  if (Status s = load_libs(reg, a.runtime.libs); !s.ok()) return fail(s);
+  auto configs = parse_redundancy_list(a.redundancy);
+  if (!configs.ok()) return fail(Status::InvalidArgument("--redundancy: " + configs.status().message()));
+  auto options = runtime_options(a.runtime);
+  if (!options.ok()) return fail(options.status());
+  options->redundancy = configs->front();
+  options->trace = !a.trace.empty() || !a.gantt.empty();
   auto graph = Graph::from_dot_file(a.graph);
   if (!graph.ok()) return fail(graph.status());
   // Graph errors first (validation in load), then the files that feed it.
-  RuntimeOptions o;
-  o.tiles = a.tiles;
-  o.cores_per_tile = a.cores_per_tile;
-  o.slots = a.slots;
-  o.slot_bytes = a.slot_bytes;
-  o.seed = a.seed;
-  o.scheduler = a.scheduler == "steal" ? Scheduler::kSteal : Scheduler::kHeft;
-  Runtime rt(o);
+  Runtime rt(*options);
   auto loaded = rt.load(*graph, reg);
   if (!loaded.ok()) return fail(loaded.status());
-
-  std::map<std::string, std::vector<std::byte>> input_bytes;
-  Inputs inputs;
-  for (const auto& binding : a.inputs) {
-    auto nf = split_binding(binding, "--input");
-    if (!nf.ok()) return fail(nf.status());
-    auto [name, file] = *nf;
-    auto d = graph->find_data(name);
-    if (!d || graph->data(*d).kind != DataKind::kInput)
-      return fail(Status::InvalidArgument("--input " + binding + ": graph '" + graph->name() + "' has no input data node '" + name + "'"));
-    auto bytes = read_file(file);
-    if (!bytes.ok()) return fail(bytes.status());
-    if (bytes->size() != graph->data(*d).bytes)
-      return fail(Status::InvalidArgument(fmt::format("--input {}: file '{}' has {} bytes, input data node '{}' declares {}", binding, file,
-                                                      bytes->size(), name, graph->data(*d).bytes)));
-    input_bytes[name] = std::move(*bytes);
-    inputs[name] = input_bytes[name];
-  }
+  for (Redundancy r : *configs)
+    if (Status s = loaded->usable(r); !s.ok()) return fail(Status::InvalidArgument("--redundancy " + std::string(to_string(r)) + ": " + s.message()));
+  auto input_files = read_inputs(*graph, a.inputs);
+  if (!input_files.ok()) return fail(input_files.status());
+  const Inputs& inputs = input_files->inputs;
   std::map<std::string, std::string> output_files;
   for (const auto& binding : a.outputs) {
     auto nf = split_binding(binding, "--output");
@@ -84,12 +68,22 @@ int run(const RunArgs& a) {
 
   Outputs outputs;
   double total = 0;
+  ExecutionStats totals;
+  Progress progress("run", a.repeat);  // drawn only if stderr is a terminal
   for (unsigned i = 0; i < a.repeat; ++i) {
-    auto out = loaded->execute(inputs);
+    // A comma list of configurations applies run by run, cycling: the loaded graph is not reloaded.
+    ExecuteOptions eo;
+    eo.redundancy = (*configs)[i % configs->size()];
+    auto out = loaded->execute(inputs, eo);
     if (!out.ok()) return fail(out.status());
     total += loaded->last_stats().makespan_s;
+    totals.injected_faults += loaded->last_stats().injected_faults;
+    totals.detected_faults += loaded->last_stats().detected_faults;
+    totals.reexecutions += loaded->last_stats().reexecutions;
     outputs = std::move(*out);
+    progress.advance();
   }
+  progress.finish();
   // Everything ran: only now write files, so a failed run leaves none behind.
   for (const auto& [name, file] : output_files) {
     const auto& bytes = outputs.at(name);
@@ -100,11 +94,16 @@ int run(const RunArgs& a) {
     std::string json = st.to_json();
     if (Status s = write_file(a.stats, json.data(), json.size()); !s.ok()) return fail(s);
   }
+  if (Status s = write_trace_files(*loaded, a.trace, a.gantt); !s.ok()) return fail(s);
   if (a.print)
     for (const auto& [name, bytes] : outputs) print_i32(name, bytes);
-  fmt::print(stderr, "redflow: {} actors on {} tiles ({}), {} run(s), last {:.3f} ms, mean {:.3f} ms, {} transfers, {} steals\n",
-             st.actors_executed, st.tiles.size(), st.scheduler, a.repeat, st.makespan_s * 1e3, total / a.repeat * 1e3, st.transfers,
-             st.steals);
+  fmt::print(stderr, "redflow: {} actors on {} tiles ({}, redundancy {}), {} run(s), last {:.3f} ms, mean {:.3f} ms, {} transfers, {} steals\n",
+             st.actors_executed, st.tiles.size(), st.scheduler, st.redundancy, a.repeat, st.makespan_s * 1e3, total / a.repeat * 1e3,
+             st.transfers, st.steals);
+  if (options->faults.any() || totals.reexecutions > 0)
+    fmt::print(stderr, "redflow: faults over all runs: {} injected, {} detected, {} re-executions; quarantined tiles: {}\n",
+               totals.injected_faults, totals.detected_faults, totals.reexecutions,
+               st.quarantined_tiles.empty() ? std::string("none") : fmt::format("{}", fmt::join(st.quarantined_tiles, ", ")));
   return 0;
 }
 
@@ -112,31 +111,28 @@ int run(const RunArgs& a) {
 
 Command add_run_command(CLI::App& app) {
   auto ra = std::make_shared<RunArgs>();
-  auto* run_cmd = app.add_subcommand("run", "Load a graph, execute it (possibly many times), write its outputs.\n"
-                                            "Examples:\n"
-                                            "  redflow run examples/demo/pipeline.dot --input A=examples/demo/A.bin --print\n"
-                                            "  redflow run g.dot --input X=x.bin --output Y=y.bin --scheduler steal --repeat 100 --stats s.json");
-  run_cmd->add_option("graph", ra->graph, "Extended DOT file (docs/dot.md)")->required()->check(CLI::ExistingFile);
-  run_cmd->add_option("--input,-i", ra->inputs, "NAME=FILE: raw little-endian bytes for input data node NAME (repeatable)");
-  run_cmd->add_option("--output,-o", ra->outputs, "NAME=FILE: write output data node NAME to FILE (repeatable)");
-  run_cmd->add_option("--scheduler", ra->scheduler, "heft (offline, Algorithm 2) or steal (online random work stealing)")
-      ->check(CLI::IsMember({"heft", "steal"}))
-      ->capture_default_str();
-  run_cmd->add_option("--tiles", ra->tiles, "Compute tiles (default: one per hardware thread)")->check(CLI::Range(1u, 1024u))->capture_default_str();
-  run_cmd->add_option("--cores-per-tile", ra->cores_per_tile, "Worker threads per tile (width of ctx.parallel_for)")
-      ->check(CLI::Range(1u, 256u))
-      ->capture_default_str();
-  run_cmd->add_option("--slots", ra->slots, "Memory slots per tile")->check(CLI::Range(2u, 1u << 20))->capture_default_str();
-  run_cmd->add_option("--slot-bytes", ra->slot_bytes, "Bytes per slot; larger data nodes are handled by the driver")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40))
+  auto* run_cmd = app.add_subcommand("run", "Load a graph, execute it (possibly many times), write its outputs, stats and trace.");
+  run_cmd->footer("Examples:\n"
+                  "  redflow run examples/demo/pipeline.dot --input A=examples/demo/A.bin --print\n"
+                  "  redflow run g.dot --input X=x.bin --output Y=y.bin --scheduler steal --repeat 100 --stats s.json --trace t.json");
+  run_cmd->add_option("graph", ra->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(CLI::ExistingFile);
+  run_cmd->add_option("--input,-i", ra->inputs, "Raw little-endian bytes for input data node NAME (repeatable; every input is required)")
+      ->type_name("NAME=FILE");
+  run_cmd->add_option("--output,-o", ra->outputs, "Write output data node NAME to FILE (repeatable; default: outputs are not written)")
+      ->type_name("NAME=FILE");
+  add_runtime_options(run_cmd, ra->runtime);
+  run_cmd->add_option("--redundancy", ra->redundancy,
+                      "none, 2x-same, 3x-same, 2x-diff or 3x-diff; a comma list is applied run by run with --repeat (an actor's own redundancy= wins)")
       ->capture_default_str();
   run_cmd->add_option("--repeat", ra->repeat, "Execute the loaded graph this many times (schedules are computed once)")
       ->check(CLI::Range(1u, 1u << 30))
       ->capture_default_str();
-  run_cmd->add_option("--seed", ra->seed, "Seed of work stealing's random choices")->capture_default_str();
-  run_cmd->add_option("--stats", ra->stats, "Write statistics of the last execution as JSON (schema: docs/runtime.md, section Stats JSON)");
-  run_cmd->add_option("--lib", ra->libs, "Actor plugin .so to load (repeatable; docs/actors.md)")->check(CLI::ExistingFile);
-  run_cmd->add_flag("--print", ra->print, "Print every output as int32 values");
+  run_cmd->add_option("--stats", ra->stats, "Write statistics of the last execution as JSON (schema: docs/runtime.md, section Stats JSON; default: none)")
+      ->type_name("FILE.json");
+  run_cmd->add_option("--trace", ra->trace, "Write the last execution as a Chrome trace for ui.perfetto.dev (docs/guide.md; default: none)")
+      ->type_name("FILE.json");
+  run_cmd->add_option("--gantt", ra->gantt, "Write the last execution as a Gantt chart (default: none)")->type_name("FILE.svg");
+  run_cmd->add_flag("--print", ra->print, "Print every output as int32 values (default: off)");
 
   return {run_cmd, [ra] { return run(*ra); }};
 }

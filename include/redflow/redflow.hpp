@@ -9,3 +9,4 @@
 #include "redflow/schedule.hpp"
 #include "redflow/status.hpp"
 #include "redflow/trace.hpp"
+#include "redflow/visualize.hpp"

@@ -33,6 +33,7 @@ enum class ActorAlias : std::uint8_t {
   kNone,
   kInputRange,     // output = input 0's bytes [offset, offset + output size), args "offset=BYTES" (rf.split)
   kConcatenation,  // output = the inputs in port order (rf.collect)
+  kVote,           // output = the value at least two inputs agree on, voted by checksum (rf.compare)
 };
 
 struct ActorSpec {

@@ -40,9 +40,9 @@ struct RuntimeOptions {
 
 // Per-execution choices that override the runtime's options for one execute().
 struct ExecuteOptions {
-  std::optional<Redundancy> redundancy;
-  std::optional<FaultInjection> faults;
-  std::optional<bool> trace;
+  std::optional<Redundancy> redundancy = {};
+  std::optional<FaultInjection> faults = {};
+  std::optional<bool> trace = {};
 };
 
 // Bytes handed to or returned from an execution, by data-node name.
@@ -56,6 +56,7 @@ std::span<const std::byte> as_bytes_of(const std::vector<T>& v) {
 
 struct TileStats {
   double busy_s = 0;
+  double checksum_s = 0;              // of busy_s, computing output checksums (redundancy)
   std::uint64_t actors = 0;
   std::uint64_t transfers_in = 0;     // data nodes copied into this tile's slots
   std::uint64_t steals = 0;           // actors this tile stole
@@ -103,6 +104,8 @@ class LoadedGraph {
   const Schedule& heft_schedule(Redundancy r) const;
   const ExecutionStats& last_stats() const;
   const ExecutionTrace& last_trace() const;  // empty unless tracing was on
+  // Whether configuration `r` can run on this runtime (e.g. 3x-diff needs 3 tiles), and why not.
+  Status usable(Redundancy r) const;
 
   struct Impl;
 
@@ -124,6 +127,9 @@ class Runtime {
   Result<LoadedGraph> load(Graph graph, const Registry& registry);
 
   const RuntimeOptions& options() const;  // with defaults resolved (tiles > 0, driver_bytes > 0)
+  // Tiles taken out of service after losing quarantine_after votes in one
+  // execution; they stay out for the runtime's life.
+  std::vector<unsigned> quarantined_tiles() const;
   MachineModel machine() const;
 
   struct Impl;

@@ -88,6 +88,33 @@ void run_split(ActorContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------
+// rf.compare: the compare actor of the redundancy transformation (Fig. 3).
+// The engine votes on checksums without running this; this is the reference
+// semantics, used when a transformed graph runs without its replica metadata.
+
+std::string check_compare(const ActorShape& s) {
+  if (s.input_bytes.size() < 2 || s.input_bytes.size() > 3)
+    return "expects 2 or 3 replica inputs, got " + std::to_string(s.input_bytes.size());
+  for (std::size_t b : s.input_bytes)
+    if (b != s.output_bytes)
+      return "every replica input must have the output's " + std::to_string(s.output_bytes) + " bytes, one has " + std::to_string(b);
+  return "";
+}
+
+void run_compare(ActorContext& ctx) {
+  const std::size_t n = ctx.num_inputs();
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j) {
+      auto a = ctx.input_bytes(i), b = ctx.input_bytes(j);
+      if (a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0)) {
+        if (!a.empty()) std::memcpy(ctx.output_bytes().data(), a.data(), a.size());
+        return;
+      }
+    }
+  ctx.fail("no two of its " + std::to_string(n) + " replica inputs agree");
+}
+
+// ---------------------------------------------------------------------------
 // rf.collect: output = input0 ++ input1 ++ ... in port order.
 
 std::string check_collect(const ActorShape& s) {
@@ -463,6 +490,9 @@ Registry Registry::with_builtins() {
                                 ActorAlias::kInputRange});
   reg.add("rf.collect", ActorSpec{run_collect, check_collect, /*on_driver=*/true,
                                   "concatenation of its inputs in port order", ActorAlias::kConcatenation});
+  reg.add("rf.compare", ActorSpec{run_compare, check_compare, /*on_driver=*/true,
+                                  "the value at least two of its 2-3 replica inputs agree on (redundancy's compare actor)",
+                                  ActorAlias::kVote});
   reg.add("rf.reorder", ActorSpec{run_reorder, check_reorder, /*on_driver=*/true,
                                   "output[i] = input0[perm[i]], perm = uint32 input 1 (args: elem=BYTES)"});
   reg.add("i32.add", ActorSpec{[](ActorContext& ctx) {

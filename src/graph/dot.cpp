@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "redflow/graph.hpp"
+#include "redflow/redundancy.hpp"
 
 namespace redflow {
 namespace {
@@ -132,7 +133,7 @@ std::string format_double(double v) {
 
 // The attributes redflow interprets; everything else on a node goes to `extra`.
 constexpr std::string_view kDataAttrs[] = {"kind", "bytes", "file"};
-constexpr std::string_view kActorAttrs[] = {"actor", "args", "work"};
+constexpr std::string_view kActorAttrs[] = {"actor", "args", "work", "redundancy"};
 
 bool is_one_of(std::string_view name, std::span<const std::string_view> set) {
   for (std::string_view s : set)
@@ -310,6 +311,11 @@ Status DotReader::read_actor_node(Agnode_t* n) {
     std::optional<double> w = parse_work(work);
     if (!w) return node_error(node.name, fmt::format("work=\"{}\" is not a non-negative number (e.g. 8e9)", work));
     node.work = *w;
+  }
+  if (const std::string r = attr(n, "redundancy"); !r.empty()) {
+    node.redundancy = parse_redundancy(r);
+    if (!node.redundancy)
+      return node_error(node.name, fmt::format("redundancy=\"{}\" is not one of none, 2x-same, 3x-same, 2x-diff, 3x-diff", r));
   }
   std::string misplaced;
   node.extra = extra_attrs(n, kActorAttrs, kDataAttrs, &misplaced);
@@ -513,6 +519,7 @@ std::string dot_text(const Graph& g, const std::map<DataId, std::string>& files)
     out += "  " + quote(a.name) + " [actor=" + quote(a.function);
     if (!a.args.empty()) out += ", args=" + quote(a.args);
     if (a.work != 0) out += ", work=" + quote(format_double(a.work));
+    if (a.redundancy) out += ", redundancy=" + quote(to_string(*a.redundancy));
     append_extra(out, a.extra);
     out += "];\n";
   }

@@ -2,16 +2,27 @@
 // driver role, slot management with displacement, and readiness.
 #include "runtime/engine.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <string>
+
+#include "fault/injector.hpp"
 
 namespace redflow::runtime {
 
 namespace {
 
 constexpr ActorId kNone = ~ActorId{0};
+constexpr ActorId kRetry = ~ActorId{0} - 1;  // run_actor_message: *-same runs disagreed
 constexpr std::uint64_t kNowhere = ~std::uint64_t{0};
 constexpr std::uint8_t kHomeInvalid = 0, kHomeWriting = 1, kHomeValid = 2;
+// Redundancy limits: a compare actor re-executes its replicas at most this
+// many times; a *-same tile gets this many actor messages of kTileRounds
+// rounds each before the execution fails.
+constexpr std::uint32_t kMaxVoteRounds = 8;
+constexpr unsigned kTileRounds = 4;
+constexpr unsigned kMaxSameMessages = 8;
 
 std::uint64_t pack_location(unsigned tile, SlotId slot) { return (std::uint64_t{tile} << 32) | slot; }
 
@@ -32,11 +43,64 @@ struct Engine::Job {
   const Plan* plan = nullptr;
   GraphState* state = nullptr;
   Scheduler scheduler = Scheduler::kSteal;
+  const ExecutionRequest* request = nullptr;
   std::uint32_t execution = 0;
   std::atomic<std::uint32_t> remaining_actors{0};
   std::atomic<bool> aborted{false};
   std::mutex error_mutex;
   std::string error;
+  std::chrono::steady_clock::time_point t0;
+  bool tracing = false;
+  std::unique_ptr<std::atomic<std::uint32_t>[]> lost_votes;  // per tile, this execution
+  unsigned min_healthy = 1;   // quarantine never leaves fewer tiles in service
+  std::mutex mark_mutex;      // marks are rare: failed votes, quarantines
+  std::vector<TracedMark> marks;
+
+  double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+};
+
+namespace {
+
+struct RawActor {
+  ActorId actor;
+  int tile;
+  unsigned replica, attempt;
+  double start, end;
+  bool stolen, faulty;
+};
+struct RawTransfer {
+  DataId data;
+  int from, to;
+  std::size_t bytes;
+  double start, end;
+};
+struct RawSlots {
+  double time;
+  unsigned used;
+};
+
+// Per-thread trace buffers, merged into the ExecutionTrace after the run.
+struct TraceBuffer {
+  std::vector<RawActor> actors;
+  std::vector<RawTransfer> transfers;
+  std::vector<RawSlots> slots;
+  void clear() {
+    actors.clear();
+    transfers.clear();
+    slots.clear();
+  }
+};
+
+// Counters of the redundancy mechanism, per thread.
+struct RedundancyCounts {
+  std::uint64_t injected = 0, detected = 0, reexecutions = 0;
+};
+
+}  // namespace
+
+struct Engine::DriverTrace {
+  TraceBuffer buffer;
+  RedundancyCounts counts;
 };
 
 struct Engine::Runner {
@@ -51,6 +115,11 @@ struct Engine::Runner {
   std::uint64_t rng = 0;
   std::uint64_t clock = 0;
   std::vector<SlotId> input_slots;
+  std::vector<SlotId> output_slots;        // *-same: one per run
+  std::vector<std::uint64_t> unconfirmed;  // *-same: checksums of messages whose runs never agreed
+  bool stolen = false;                     // the actor about to run was taken from another tile
+  RedundancyCounts counts;
+  TraceBuffer trace;
   // Actors this runner completed but has not yet subtracted from
   // Job::remaining_actors: one shared counter written by every tile per actor
   // would bounce its cache line between them. Flushed before the runner idles
@@ -58,7 +127,16 @@ struct Engine::Runner {
   std::uint32_t unflushed = 0;
 };
 
-Engine::Engine(const RuntimeOptions& options) : options_(options) {}
+Engine::Engine(const RuntimeOptions& options)
+    : options_(options), quarantined_(std::make_unique<std::atomic<bool>[]>(options.tiles)),
+      driver_trace_(std::make_unique<DriverTrace>()) {}
+
+std::vector<unsigned> Engine::quarantined_tiles() const {
+  std::vector<unsigned> out;
+  for (unsigned t = 0; t < options_.tiles; ++t)
+    if (!healthy(t)) out.push_back(t);
+  return out;
+}
 
 Status Engine::start() {
   if (!threads_.empty()) return Status::Ok();
@@ -66,7 +144,7 @@ Status Engine::start() {
   // budget the machine cannot reserve is an error the caller sees.
   try {
     for (unsigned t = 0; t < options_.tiles; ++t) {
-      tiles_.push_back(std::make_unique<LocalTile>(options_.slots, options_.slot_bytes, options_.cores_per_tile));
+      tiles_.push_back(std::make_unique<LocalTile>(options_.slots, options_.slot_bytes, options_.cores_per_tile, t));
       auto r = std::make_unique<Runner>();
       r->index = t;
       r->tile = tiles_.back().get();
@@ -101,10 +179,20 @@ std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
   s->home.resize(data);
   s->home_write.assign(data, nullptr);
   s->driver_inputs.reserve(plan.max_inputs);
+  s->checksum.assign(data, 0);
+  s->producer_tile.assign(data, -1);
+  s->alias.resize(data);
+  for (DataId d = 0; d < data; ++d) s->alias[d] = d;
+  s->round = std::make_unique<std::atomic<std::uint32_t>[]>(data);
+  s->replica_tile = std::make_unique<std::atomic<int>[]>(actors);
+  s->skipped = std::make_unique<std::atomic<std::uint8_t>[]>(actors);
+  s->vote_round.assign(actors, 0);
+  s->vote_history.resize(actors);
   assign_main_memory(plan, *s);
   s->dirs.resize(tiles_.size());
   for (auto& dir : s->dirs) {
     dir.slot_of.assign(data, -1);
+    dir.held_round.assign(options_.slots, 0);
     dir.held.assign(options_.slots, DataTag{});
     dir.occupied.assign(options_.slots, false);
     dir.last_use.assign(options_.slots, 0);
@@ -164,14 +252,20 @@ void Engine::assign_main_memory(const Plan& plan, GraphState& s) {
 
 std::span<const std::byte> Engine::output(const GraphState& state, DataId d) const { return state.home[d]; }
 
-Status Engine::execute(const Plan& plan, GraphState& state, Scheduler scheduler,
+Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionRequest& request,
                        std::span<const std::span<const std::byte>> input_homes, ExecutionStats& stats) {
   Job job;
   job.plan = &plan;
   job.state = &state;
-  job.scheduler = scheduler;
+  job.scheduler = request.scheduler;
+  job.request = &request;
   job.execution = ++execution_counter_;
+  job.tracing = request.trace != nullptr;
   job.remaining_actors.store(static_cast<std::uint32_t>(plan.actors.size()));
+  job.lost_votes = std::make_unique<std::atomic<std::uint32_t>[]>(runners_.size());
+  bool has_replicas = false;
+  for (const PlanActor& pa : plan.actors) has_replicas = has_replicas || pa.replica != 0;
+  job.min_healthy = has_replicas ? std::min(2u, tiles()) : 1u;
 
   for (ActorId a = 0; a < plan.actors.size(); ++a) state.pending[a].store(plan.actors[a].initial_pending, std::memory_order_relaxed);
   for (DataId d = 0; d < plan.data.size(); ++d) {
@@ -182,40 +276,67 @@ Status Engine::execute(const Plan& plan, GraphState& state, Scheduler scheduler,
     if (given) state.home[d] = input_homes[d];
     state.home_state[d].store(given ? kHomeValid : kHomeInvalid, std::memory_order_relaxed);
   }
+  if (plan.redundant) {
+    for (DataId d = 0; d < plan.data.size(); ++d) {
+      state.alias[d] = d;
+      state.producer_tile[d] = -1;
+      state.round[d].store(0, std::memory_order_relaxed);
+    }
+    for (ActorId a = 0; a < plan.actors.size(); ++a) {
+      // HEFT placed replicas on distinct tiles; a tile that forwards one must know where its siblings are.
+      const bool heft = job.scheduler == Scheduler::kHeft && plan.actors[a].replica != 0;
+      state.replica_tile[a].store(heft ? plan.actors[a].heft_tile : -1, std::memory_order_relaxed);
+      state.skipped[a].store(0, std::memory_order_relaxed);
+    }
+    for (ActorId v : state.voted) {
+      state.vote_round[v] = 0;
+      state.vote_history[v].clear();
+    }
+    state.voted.clear();
+  }
   driver_stats_ = TileStats{};
+  driver_trace_->buffer.clear();
+  driver_trace_->counts = RedundancyCounts{};
   driver_rng_ = (options_.seed ^ 0x5DEECE66DULL) + job.execution;
   transfer_bytes_.store(0);
   driver_queue_.clear();
   driver_queue_.reserve(plan.actors.size());
   for (auto& r : runners_) {
     r->stats = TileStats{};
+    r->counts = RedundancyCounts{};
+    r->unconfirmed.clear();
+    r->trace.clear();
     r->deque.reserve(plan.actors.size());
     r->inbox.clear();
     r->inbox.reserve(plan.actors.size());
     r->inbox_size.store(0);
     r->input_slots.reserve(plan.max_inputs);
+    r->output_slots.reserve(plan.max_runs);
     r->tile->reserve_inputs(plan.max_inputs);
     r->rng = (options_.seed + 0x9E3779B97F4A7C15ULL * (r->index + 1)) ^ job.execution;
     if (r->rng == 0) r->rng = 1;
   }
-  if (scheduler == Scheduler::kSteal) {
+  job.t0 = std::chrono::steady_clock::now();
+  if (job.scheduler == Scheduler::kSteal) {
     // Section 4.2: at the start, ready actors go to random queues (driver actors to the driver).
     std::uint64_t rng = options_.seed ^ (0xA5A5A5A5ULL + job.execution);
     if (rng == 0) rng = 1;
     for (ActorId a : plan.initially_ready) {
       if (plan.actors[a].on_driver) {
         driver_queue_.push_back(a);
-      } else {
-        // The runners are parked until the generation bump below, so pushing into their deques is safe here.
-        runners_[next_random(rng) % runners_.size()]->deque.push(a);
+      } else if (plan.actors[a].replica != 0) {
+        // The runners are parked until the generation bump below, so pushing into their queues is safe here.
+        place_replica(job, a, nullptr, false);
+      } else if (int t = pick_healthy_tile(rng, -1); t >= 0) {
+        runners_[static_cast<unsigned>(t)]->deque.push(a);
       }
     }
   }
 
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = job.t0;
   if (plan.actors.empty()) {
     stats = ExecutionStats{};
-  } else {
+  } else if (!job.aborted.load()) {
     active_.store(static_cast<std::uint32_t>(runners_.size()));
     job_.store(&job, std::memory_order_release);
     generation_.fetch_add(1, std::memory_order_release);
@@ -225,20 +346,58 @@ Status Engine::execute(const Plan& plan, GraphState& state, Scheduler scheduler,
     job_.store(nullptr);
   }
   stats.makespan_s = seconds_since(t0);
-  stats.scheduler = to_string(scheduler);
+  stats.scheduler = to_string(job.scheduler);
+  stats.redundancy = request.redundancy;
   stats.tiles.clear();
   stats.actors_executed = stats.transfers = stats.transfer_bytes = stats.steals = stats.displacements = 0;
+  stats.injected_faults = stats.detected_faults = stats.reexecutions = 0;
   stats.driver = driver_stats_;
   stats.actors_executed += driver_stats_.actors;
   stats.transfers += driver_stats_.transfers_in;
+  auto add_counts = [&](const RedundancyCounts& c) {
+    stats.injected_faults += c.injected;
+    stats.detected_faults += c.detected;
+    stats.reexecutions += c.reexecutions;
+  };
+  add_counts(driver_trace_->counts);
   for (auto& r : runners_) {
+    r->stats.lost_votes = job.lost_votes[r->index].load();
+    r->stats.quarantined = !healthy(r->index);
     stats.tiles.push_back(r->stats);
     stats.actors_executed += r->stats.actors;
     stats.transfers += r->stats.transfers_in;
     stats.steals += r->stats.steals;
     stats.displacements += r->stats.displacements;
+    add_counts(r->counts);
   }
+  stats.quarantined_tiles = quarantined_tiles();
   stats.transfer_bytes = transfer_bytes_.exchange(0);
+
+  if (ExecutionTrace* trace = request.trace) {
+    *trace = ExecutionTrace{};
+    trace->tiles = tiles();
+    trace->cores_per_tile = options_.cores_per_tile;
+    trace->slots = options_.slots;
+    trace->scheduler = stats.scheduler;
+    trace->redundancy = request.redundancy;
+    trace->makespan_s = stats.makespan_s;
+    const Graph& g = *plan.graph;
+    auto merge = [&](const TraceBuffer& b, int tile) {
+      for (const RawActor& x : b.actors)
+        trace->actors.push_back(TracedActor{x.actor, g.actor(x.actor).name, std::string(plan.actors[x.actor].original), x.tile,
+                                            x.replica, x.attempt, x.start, x.end, x.stolen, x.faulty});
+      for (const RawTransfer& x : b.transfers)
+        trace->transfers.push_back(TracedTransfer{g.data(x.data).name, x.from, x.to, x.bytes, x.start, x.end});
+      for (const RawSlots& x : b.slots) trace->slot_use.push_back(TracedSlots{tile, x.time, x.used});
+    };
+    merge(driver_trace_->buffer, kDriverTile);
+    for (auto& r : runners_) merge(r->trace, static_cast<int>(r->index));
+    auto by_start = [](const auto& a, const auto& b) { return a.start_s < b.start_s; };
+    std::stable_sort(trace->actors.begin(), trace->actors.end(), by_start);
+    std::stable_sort(trace->transfers.begin(), trace->transfers.end(), by_start);
+    std::stable_sort(trace->slot_use.begin(), trace->slot_use.end(), [](const auto& a, const auto& b) { return a.time_s < b.time_s; });
+    trace->marks = std::move(job.marks);
+  }
   if (job.aborted.load()) return Status::Internal(job.error);
   return Status::Ok();
 }
@@ -288,33 +447,65 @@ void Engine::wake_all(Job&) {
   for (auto& r : runners_) r->notifier.notify_all();
 }
 
+// ---------------------------------------------------------------- queues
+
+void Engine::push_inbox(Runner& target, ActorId a) {
+  {
+    std::lock_guard<std::mutex> lock(target.inbox_mutex);
+    target.inbox.push_back(a);
+    target.inbox_size.fetch_add(1, std::memory_order_release);
+  }
+  // All: the work is meant for `target`, and waking one arbitrary sleeper may
+  // wake a tile that cannot take it (a sibling replica's tile) while target sleeps.
+  steal_notifier_.notify_all();
+  target.notifier.notify_all();
+}
+
+// Takes work from `victim`'s inbox for tile `taker`, newest first. A replica
+// is taken only by a healthy tile that holds no other replica of its actor
+// (section 5.1: a thief never takes a replica of an actor it ran or holds).
+ActorId Engine::take_inbox(Runner& victim, Job& job, unsigned taker) {
+  if (victim.inbox_size.load(std::memory_order_acquire) == 0) return kNone;
+  std::lock_guard<std::mutex> lock(victim.inbox_mutex);
+  for (std::size_t i = victim.inbox.size(); i-- > 0;) {
+    const ActorId a = victim.inbox[i];
+    const PlanActor& pa = job.plan->actors[a];
+    if (pa.replica != 0) {
+      // Check and claim under the group's lock: two tiles must not claim siblings at once.
+      std::lock_guard<std::mutex> claim(placement_lock(pa.vote));
+      if (victim.index != taker && !may_take(job, a, taker)) continue;
+      job.state->replica_tile[a].store(static_cast<int>(taker), std::memory_order_release);
+    } else if (victim.index != taker && !healthy(taker)) {
+      continue;
+    }
+    victim.inbox.erase(victim.inbox.begin() + static_cast<std::ptrdiff_t>(i));
+    victim.inbox_size.fetch_sub(1, std::memory_order_relaxed);
+    return a;
+  }
+  return kNone;
+}
+
 // ---------------------------------------------------------------- work stealing
 
 void Engine::steal_loop(Runner& r, Job& job) {
   const std::size_t n = runners_.size();
-  // A tile's queue is its deque plus its inbox (work the driver handed it);
-  // thieves look at both, or work in a sleeping tile's inbox would be stranded.
-  auto take_inbox = [](Runner& v) -> ActorId {
-    if (v.inbox_size.load(std::memory_order_acquire) == 0) return kNone;
-    std::lock_guard<std::mutex> lock(v.inbox_mutex);
-    if (v.inbox.empty()) return kNone;
-    ActorId a = v.inbox.back();
-    v.inbox.pop_back();
-    v.inbox_size.fetch_sub(1, std::memory_order_relaxed);
-    return a;
-  };
   auto steal_from = [&](Runner& victim) -> ActorId {
     if (&victim == &r) return kNone;
     ActorId a = kNone;
     if (auto stolen = victim.deque.steal()) a = *stolen;
-    if (a == kNone) a = take_inbox(victim);
-    if (a != kNone) ++r.stats.steals;
+    if (a == kNone) a = take_inbox(victim, job, r.index);
+    if (a != kNone) {
+      ++r.stats.steals;
+      r.stolen = true;
+    }
     return a;
   };
   auto find_work = [&]() -> ActorId {
+    r.stolen = false;
     if (auto a = r.deque.pop()) return *a;
-    if (ActorId a = take_inbox(r); a != kNone) return a;
-    if (n == 1) return kNone;
+    if (ActorId a = take_inbox(r, job, r.index); a != kNone) return a;
+    // A quarantined tile hands its queue to others and never steals.
+    if (n == 1 || !healthy(r.index)) return kNone;
     // Section 4.2: take from the back of a random victim's queue.
     for (std::size_t attempt = 0; attempt < 2 * n; ++attempt)
       if (ActorId a = steal_from(*runners_[next_random(r.rng) % n]); a != kNone) return a;
@@ -324,6 +515,7 @@ void Engine::steal_loop(Runner& r, Job& job) {
     return kNone;
   };
   auto any_work = [&]() {
+    if (!healthy(r.index)) return !r.deque.empty() || r.inbox_size.load(std::memory_order_acquire) != 0;
     for (auto& v : runners_)
       if (!v->deque.empty() || v->inbox_size.load(std::memory_order_acquire) != 0) return true;
     return false;
@@ -347,30 +539,58 @@ void Engine::steal_loop(Runner& r, Job& job) {
       steal_notifier_.wait(token);
       continue;
     }
-    while (a != kNone && !job.aborted.load(std::memory_order_relaxed)) a = run_on_tile(r, job, a);
+    while (a != kNone && !job.aborted.load(std::memory_order_relaxed)) {
+      a = run_on_tile(r, job, a);
+      r.stolen = false;
+    }
   }
   flush_completed(r, job);
 }
 
 // ---------------------------------------------------------------- HEFT order
 
+// Walks the tile's HEFT order. While waiting for the next actor's inputs it
+// runs what was handed to it (re-executed replicas, work of a quarantined
+// tile), and after its order it keeps doing so until the execution ends.
 void Engine::heft_loop(Runner& r, Job& job) {
   const auto& order = job.plan->heft.tile_order;
-  if (r.index >= order.size()) return;
-  for (ActorId a : order[r.index]) {
-    auto ready = [&] { return job.state->pending[a].load(std::memory_order_acquire) == 0 || job.aborted.load(); };
-    if (!ready()) flush_completed(r, job);
-    for (int spin = 0; spin < 256 && !ready(); ++spin) std::this_thread::yield();
-    while (!ready()) {
-      const std::uint32_t token = r.notifier.prepare();
-      if (ready()) {
-        r.notifier.cancel();
-        break;
+  auto serve_inbox = [&]() {
+    const ActorId x = take_inbox(r, job, r.index);
+    if (x == kNone) return false;
+    run_on_tile(r, job, x);
+    return true;
+  };
+  if (r.index < order.size()) {
+    for (ActorId a : order[r.index]) {
+      auto ready = [&] { return job.state->pending[a].load(std::memory_order_acquire) == 0 || job.aborted.load(); };
+      if (!ready()) flush_completed(r, job);
+      for (int spin = 0; spin < 256 && !ready(); ++spin) {
+        if (serve_inbox()) continue;
+        std::this_thread::yield();
       }
-      r.notifier.wait(token);
+      while (!ready()) {
+        if (serve_inbox()) continue;
+        flush_completed(r, job);
+        const std::uint32_t token = r.notifier.prepare();
+        if (ready() || r.inbox_size.load(std::memory_order_acquire) != 0) {
+          r.notifier.cancel();
+          continue;
+        }
+        r.notifier.wait(token);
+      }
+      if (job.aborted.load()) break;
+      run_on_tile(r, job, a);
     }
-    if (job.aborted.load()) break;
-    run_on_tile(r, job, a);
+  }
+  while (!finished(job)) {
+    if (serve_inbox()) continue;
+    flush_completed(r, job);
+    const std::uint32_t token = r.notifier.prepare();
+    if (finished(job) || r.inbox_size.load(std::memory_order_acquire) != 0) {
+      r.notifier.cancel();
+      continue;
+    }
+    r.notifier.wait(token);
   }
   flush_completed(r, job);
 }
@@ -381,6 +601,7 @@ void Engine::driver_loop(Job& job) {
   const Plan& plan = *job.plan;
   if (job.scheduler == Scheduler::kHeft) {
     for (ActorId a : plan.heft.driver_order) {
+      if (plan.actors[a].is_vote) continue;  // voted where its last replica finishes, not run by the driver
       auto ready = [&] { return job.state->pending[a].load(std::memory_order_acquire) == 0 || job.aborted.load(); };
       while (!ready()) {
         const std::uint32_t token = driver_notifier_.prepare();
@@ -449,7 +670,7 @@ void Engine::run_on_driver(Job& job, ActorId a) {
   auto& inputs = s.driver_inputs;
   inputs.clear();
   for (std::uint32_t i = 0; i < pa.input_count; ++i) {
-    const DataId d = plan.inputs[pa.first_input + i];
+    const DataId d = s.alias[plan.inputs[pa.first_input + i]];
     // Transfers from tiles land in main memory; for a collect's aliased input that is already its place in the output.
     if (!ensure_home(job, d)) {
       fail(job, "internal error: input '" + plan.graph->data(d).name + "' of driver actor '" + std::string(pa.name) + "' is nowhere");
@@ -459,6 +680,7 @@ void Engine::run_on_driver(Job& job, ActorId a) {
   }
   const std::size_t out_bytes = plan.data[pa.output].bytes;
   const auto t0 = std::chrono::steady_clock::now();
+  const double trace_start = job.tracing ? job.now() : 0;
   if (pa.alias == ActorAlias::kInputRange) {
     s.home[pa.output] = inputs[0].subspan(pa.alias_offset, out_bytes);  // the shape check guaranteed the range
   } else if (pa.alias == ActorAlias::kConcatenation) {
@@ -478,7 +700,11 @@ void Engine::run_on_driver(Job& job, ActorId a) {
   }
   driver_stats_.busy_s += seconds_since(t0);
   ++driver_stats_.actors;
+  if (job.tracing) driver_trace_->buffer.actors.push_back(RawActor{a, kDriverTile, 0, 0, trace_start, job.now(), false, false});
   s.home_state[pa.output].store(kHomeValid, std::memory_order_release);
+  // Main memory needs no slot freeing: the inputs' consumer counts just drop.
+  for (std::uint32_t i = 0; i < pa.input_count; ++i)
+    s.remaining[s.alias[plan.inputs[pa.first_input + i]]].fetch_sub(1, std::memory_order_acq_rel);
   complete(job, a, nullptr);
 }
 
@@ -489,11 +715,17 @@ void Engine::write_home(Job& job, DataId d, LocalTile& tile, SlotId slot, TileSt
   std::uint8_t expected = kHomeInvalid;
   if (s.home_state[d].compare_exchange_strong(expected, kHomeWriting, std::memory_order_acq_rel)) {
     const std::size_t bytes = job.plan->data[d].bytes;
+    const double start = job.tracing ? job.now() : 0;
     const bool ok = tile.read_slot(slot, DataTag{job.execution, d}, std::span<std::byte>(s.home_write[d], bytes));
     s.home_state[d].store(ok ? kHomeValid : kHomeInvalid, std::memory_order_release);
     if (ok) {
       ++stats.transfers_in;
       transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+      if (job.tracing) {
+        // Recorded by the thread that moved the bytes: the tile's own runner, or the driver.
+        TraceBuffer& buffer = &stats == &driver_stats_ ? driver_trace_->buffer : runners_[tile.index()]->trace;
+        buffer.transfers.push_back(RawTransfer{d, static_cast<int>(tile.index()), kDriverTile, bytes, start, job.now()});
+      }
     }
     return;
   }
@@ -509,13 +741,15 @@ bool Engine::allocate_slot(Runner& r, Job& job, SlotId& slot) {
   int best = -1, best_cost = 3;
   std::uint64_t best_use = ~std::uint64_t{0};
   for (SlotId i = 0; i < dir.held.size(); ++i) {
-    if (dir.stamp[i] == r.clock) continue;  // holds an input of the actor being placed
+    if (dir.stamp[i] == r.clock) continue;  // holds an input or output of the actor being placed
     int cost;
     if (!dir.occupied[i] || dir.held[i].execution != job.execution) {
       cost = 0;
     } else {
       const DataId d = dir.held[i].data;
-      const bool dead = s.remaining[d].load(std::memory_order_acquire) == 0 && data[d].kind == DataKind::kInner;
+      // Dead: no consumer left, or a replica result a re-execution superseded.
+      const bool dead = (s.remaining[d].load(std::memory_order_acquire) == 0 && data[d].kind == DataKind::kInner) ||
+                        dir.held_round[i] != s.round[d].load(std::memory_order_acquire);
       cost = dead ? 0 : (s.home_state[d].load(std::memory_order_acquire) == kHomeValid ? 1 : 2);
     }
     if (cost < best_cost || (cost == best_cost && dir.last_use[i] < best_use)) {
@@ -550,8 +784,9 @@ bool Engine::place_input(Runner& r, Job& job, DataId d, SlotId& slot) {
   GraphState& s = *job.state;
   auto& dir = s.dirs[r.index];
   const DataTag tag{job.execution, d};
+  const std::uint32_t round = job.plan->redundant ? s.round[d].load(std::memory_order_acquire) : 0;
   const std::int32_t held = dir.slot_of[d];
-  if (held >= 0 && dir.occupied[held] && dir.held[held] == tag) {
+  if (held >= 0 && dir.occupied[held] && dir.held[held] == tag && dir.held_round[held] == round) {
     slot = static_cast<SlotId>(held);
     dir.stamp[slot] = r.clock;
     dir.last_use[slot] = r.clock;
@@ -564,6 +799,8 @@ bool Engine::place_input(Runner& r, Job& job, DataId d, SlotId& slot) {
   m.slot = slot;
   m.bytes = bytes;
   bool placed = false;
+  int from = kDriverTile;
+  const double start = job.tracing ? job.now() : 0;
   const std::uint64_t loc = s.location[d].load(std::memory_order_acquire);
   if (loc != kNowhere && static_cast<unsigned>(loc >> 32) != r.index) {
     // Tile-to-tile transfer: fetch from the producer's slot.
@@ -571,9 +808,11 @@ bool Engine::place_input(Runner& r, Job& job, DataId d, SlotId& slot) {
     m.from_slot = static_cast<SlotId>(loc & 0xffffffffu);
     placed = r.tile->data_node(m).ok();
     m.from_tile = nullptr;
+    from = static_cast<int>(loc >> 32);
   }
   if (!placed) {
     // Driver-to-tile transfer from main memory; the producer's copy was displaced, so main memory has it.
+    from = kDriverTile;
     while (s.home_state[d].load(std::memory_order_acquire) == kHomeWriting) std::this_thread::yield();
     if (s.home_state[d].load(std::memory_order_acquire) != kHomeValid) {
       fail(job, "internal error: data node '" + job.plan->graph->data(d).name + "' is in no memory");
@@ -587,35 +826,70 @@ bool Engine::place_input(Runner& r, Job& job, DataId d, SlotId& slot) {
   }
   ++r.stats.transfers_in;
   transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  if (job.tracing) r.trace.transfers.push_back(RawTransfer{d, from, static_cast<int>(r.index), bytes, start, job.now()});
   dir.held[slot] = tag;
+  dir.held_round[slot] = round;
   dir.occupied[slot] = true;
   dir.slot_of[d] = static_cast<std::int32_t>(slot);
   return true;
 }
 
 ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
-  const Plan& plan = *job.plan;
-  GraphState& s = *job.state;
-  const PlanActor& pa = plan.actors[a];
+  const PlanActor& pa = job.plan->actors[a];
   if (pa.on_driver) {
     // Only reachable through a schedule that ignored Algorithm 2's rule.
     fail(job, "internal error: driver actor '" + std::string(pa.name) + "' scheduled on tile " + std::to_string(r.index));
     return kNone;
   }
+  if (!healthy(r.index)) {
+    forward(job, a, r);
+    return kNone;
+  }
+  // *-same: the tile votes by itself; a message whose rounds all disagree is
+  // a lost vote, and the actor goes to another tile if this one is quarantined.
+  for (unsigned message = 0;; ++message) {
+    ActorId next = run_actor_message(r, job, a, message);
+    if (next != kRetry) return next;
+    if (!healthy(r.index)) {
+      // Another tile starts over; a tile quarantined for its results has every one of them discarded as faulty.
+      r.counts.detected += r.unconfirmed.size();
+      r.unconfirmed.clear();
+      forward(job, a, r);
+      return kNone;
+    }
+    if (message + 1 >= kMaxSameMessages) {
+      fail(job, "actor '" + std::string(pa.original) + "': no two of its " + std::to_string(pa.runs) + " runs on tile " +
+                    std::to_string(r.index) + " agreed in " + std::to_string(kMaxSameMessages * kTileRounds) + " rounds");
+      return kNone;
+    }
+  }
+}
+
+// One actor message to tile r: place inputs, reserve output slots, run, and
+// on success resolve successors. Returns kRetry when *-same runs disagreed.
+ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned message) {
+  const Plan& plan = *job.plan;
+  GraphState& s = *job.state;
+  const PlanActor& pa = plan.actors[a];
   ++r.clock;
   r.input_slots.clear();
   for (std::uint32_t i = 0; i < pa.input_count; ++i) {
     SlotId slot;
-    if (!place_input(r, job, plan.inputs[pa.first_input + i], slot)) {
+    if (!place_input(r, job, s.alias[plan.inputs[pa.first_input + i]], slot)) {
       if (!job.aborted.load()) fail(job, "actor '" + std::string(pa.name) + "' needs more slots than tile " + std::to_string(r.index) + " has");
       return kNone;
     }
     r.input_slots.push_back(slot);
   }
-  SlotId out_slot;
-  if (!allocate_slot(r, job, out_slot)) {
-    fail(job, "actor '" + std::string(pa.name) + "' needs more slots than tile " + std::to_string(r.index) + " has");
-    return kNone;
+  // Section 5.2: enough free slots for every run's result before the actor is sent.
+  r.output_slots.clear();
+  for (unsigned run = 0; run < pa.runs; ++run) {
+    SlotId out_slot;
+    if (!allocate_slot(r, job, out_slot)) {
+      fail(job, "actor '" + std::string(pa.name) + "' needs more slots than tile " + std::to_string(r.index) + " has");
+      return kNone;
+    }
+    r.output_slots.push_back(out_slot);
   }
   ActorMessage m;
   m.actor = a;
@@ -624,18 +898,56 @@ ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
   m.name = pa.name;
   m.args = pa.args;
   m.input_slots = r.input_slots;
-  m.output_slot = out_slot;
+  m.output_slot = r.output_slots[0];
+  m.extra_output_slots = std::span<const SlotId>(r.output_slots).subspan(1);
+  m.runs = pa.runs;
+  m.max_rounds = kTileRounds;
   m.output_tag = DataTag{job.execution, pa.output};
   m.output_bytes = plan.data[pa.output].bytes;
+  m.want_checksum = pa.replica != 0;
+  m.faults = job.request->faults;
+  m.fault_execution = job.request->fault_execution;
+  m.replica = pa.replica;
+  // Re-executions get fresh fault decisions: a transient fault does not repeat.
+  const unsigned attempt = pa.replica != 0 ? s.vote_round[pa.vote] : message;
+  m.attempt = attempt;
+  const double trace_start = job.tracing ? job.now() : 0;
   Completion done = r.tile->actor(m);
   r.stats.busy_s += done.seconds;
+  r.stats.checksum_s += done.checksum_seconds;
+  if (pa.replica != 0) s.replica_tile[a].store(static_cast<int>(r.index), std::memory_order_release);
+  if (job.tracing)
+    r.trace.actors.push_back(RawActor{a, static_cast<int>(r.index), pa.replica, attempt, trace_start, job.now(), r.stolen, done.injected > 0});
   if (!done.ok) {
     fail(job, "actor '" + std::string(pa.name) + "' failed on tile " + std::to_string(r.index) + ": " + done.error);
     return kNone;
   }
-  ++r.stats.actors;
+  r.stats.actors += done.executions;
+  r.counts.injected += done.injected;
+  if (!done.agreed) {
+    r.unconfirmed.insert(r.unconfirmed.end(), done.unconfirmed.begin(), done.unconfirmed.end());
+    r.counts.reexecutions += done.executions;
+    lose_vote(job, static_cast<int>(r.index));
+    mark(job, "vote-failed", std::string(pa.name), static_cast<int>(r.index));
+    return kRetry;
+  }
+  if (pa.runs > 1) {
+    // Results of earlier messages that found no agreement count once one is confirmed.
+    for (std::uint64_t sum : r.unconfirmed) r.counts.detected += sum != done.checksum;
+    r.unconfirmed.clear();
+    r.counts.detected += done.rejected;
+    r.counts.reexecutions += done.executions - pa.runs;
+    if (done.rejected > 0) lose_vote(job, static_cast<int>(r.index));
+  }
   auto& dir = s.dirs[r.index];
+  const SlotId out_slot = done.output_slot;
   const PlanData& out = plan.data[pa.output];
+  if (pa.replica != 0) {
+    s.checksum[pa.output] = done.checksum;
+    s.producer_tile[pa.output] = static_cast<int>(r.index);
+  } else if (plan.redundant) {
+    s.producer_tile[pa.output] = static_cast<int>(r.index);
+  }
   if (out.kind == DataKind::kInner && out.consumer_count == 0) {
     // Dead at birth: nobody reads it and the driver does not keep it, so its
     // slot is free again at once. (Left occupied, every later allocate_slot
@@ -643,23 +955,33 @@ ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
     r.tile->clear_slot(out_slot);
   } else {
     dir.held[out_slot] = m.output_tag;
+    dir.held_round[out_slot] = plan.redundant ? s.round[pa.output].load(std::memory_order_relaxed) : 0;
     dir.occupied[out_slot] = true;
     dir.slot_of[pa.output] = static_cast<std::int32_t>(out_slot);
     s.location[pa.output].store(pack_location(r.index, out_slot), std::memory_order_release);
     // The driver keeps outputs: copy them to main memory now, while they are hot.
     if (out.kind == DataKind::kOutput) write_home(job, pa.output, *r.tile, out_slot, r.stats);
   }
-  // Inputs whose last consumer this was are dead: free their slots here.
-  for (std::uint32_t i = 0; i < pa.input_count; ++i) {
-    const DataId d = plan.inputs[pa.first_input + i];
-    if (s.remaining[d].fetch_sub(1, std::memory_order_acq_rel) == 1 && plan.data[d].kind == DataKind::kInner) {
-      const SlotId slot = r.input_slots[i];
-      if (dir.occupied[slot] && dir.held[slot].data == d) {
-        r.tile->clear_slot(slot);
-        dir.occupied[slot] = false;
-        dir.slot_of[d] = -1;
+  // Inputs whose last consumer this was are dead: free their slots here. A
+  // replica keeps its inputs until its vote confirms a result: a re-execution
+  // needs them (non-speculative rollback, section 5.2).
+  if (pa.replica == 0) {
+    for (std::uint32_t i = 0; i < pa.input_count; ++i) {
+      const DataId d = s.alias[plan.inputs[pa.first_input + i]];
+      if (s.remaining[d].fetch_sub(1, std::memory_order_acq_rel) == 1 && plan.data[d].kind == DataKind::kInner) {
+        const SlotId slot = r.input_slots[i];
+        if (dir.occupied[slot] && dir.held[slot].data == d) {
+          r.tile->clear_slot(slot);
+          dir.occupied[slot] = false;
+          dir.slot_of[d] = -1;
+        }
       }
     }
+  }
+  if (job.tracing) {
+    unsigned used = 0;
+    for (bool o : dir.occupied) used += o;
+    r.trace.slots.push_back(RawSlots{job.now(), used});
   }
   return complete(job, a, &r);
 }
@@ -668,18 +990,30 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
   const PlanActor& pa = plan.actors[a];
-  if (from == nullptr) {
-    // Driver actor: its inputs' consumer counts drop here (main memory needs no slot freeing).
-    for (std::uint32_t i = 0; i < pa.input_count; ++i)
-      s.remaining[plan.inputs[pa.first_input + i]].fetch_sub(1, std::memory_order_acq_rel);
-  }
   const PlanData& out = plan.data[pa.output];
   ActorId next = kNone;
   bool pushed_tile = false, pushed_driver = false;
+  // Work another path made ready (a vote's consumers): run it next or queue it here.
+  auto adopt = [&](ActorId x) {
+    if (x == kNone) return;
+    if (next == kNone) {
+      next = x;
+    } else if (plan.actors[x].replica != 0) {
+      push_inbox(*from, x);  // thieves check replicas in inboxes, never in deques
+    } else {
+      from->deque.push(x);
+      pushed_tile = true;
+    }
+  };
   for (std::uint32_t i = 0; i < out.consumer_count; ++i) {
     const ActorId c = plan.consumers[out.first_consumer + i];
     if (s.pending[c].fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
     const PlanActor& pc = plan.actors[c];
+    if (pc.is_vote) {
+      // Section 5.2: the compare actor runs as soon as its replicas are done.
+      adopt(vote(job, c, from));
+      continue;
+    }
     if (job.scheduler == Scheduler::kHeft) {
       if (pc.heft_tile == kDriverTile) {
         pushed_driver = true;
@@ -692,6 +1026,8 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
       std::lock_guard<std::mutex> lock(driver_mutex_);
       driver_queue_.push_back(c);
       pushed_driver = true;
+    } else if (pc.replica != 0) {
+      adopt(place_replica(job, c, from, next == kNone));
     } else if (from != nullptr) {
       // Work-first: the first successor runs next on this tile; the others go to the front of its queue.
       if (next == kNone) {
@@ -702,11 +1038,12 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
       }
     } else {
       // After a driver actor, ready work goes to a random compute tile (section 4.2).
-      Runner& target = *runners_[next_random(driver_rng_) % runners_.size()];
-      std::lock_guard<std::mutex> lock(target.inbox_mutex);
-      target.inbox.push_back(c);
-      target.inbox_size.fetch_add(1, std::memory_order_release);
-      pushed_tile = true;
+      const int t = pick_healthy_tile(driver_rng_, -1);
+      if (t < 0) {
+        fail(job, "no compute tile is in service");
+        break;
+      }
+      push_inbox(*runners_[static_cast<unsigned>(t)], c);
     }
   }
   if (pushed_tile) steal_notifier_.notify_one();
@@ -717,6 +1054,290 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
     wake_all(job);
   }
   return next;
+}
+
+// ---------------------------------------------------------------- redundancy
+
+bool Engine::sibling_on(const Job& job, ActorId a, unsigned tile) const {
+  const Plan& plan = *job.plan;
+  const PlanActor& pa = plan.actors[a];
+  if (pa.replica == 0) return false;
+  const PlanActor& v = plan.actors[pa.vote];
+  for (std::uint32_t i = 0; i < v.input_count; ++i) {
+    const ActorId sib = plan.data[plan.inputs[v.first_input + i]].producer;
+    if (sib != a && job.state->replica_tile[sib].load(std::memory_order_acquire) == static_cast<int>(tile)) return true;
+  }
+  return false;
+}
+
+bool Engine::may_take(const Job& job, ActorId a, unsigned tile) const {
+  if (!healthy(tile)) return false;
+  return job.plan->actors[a].replica == 0 || !sibling_on(job, a, tile);
+}
+
+int Engine::pick_healthy_tile(std::uint64_t& rng, int except) {
+  const unsigned n = tiles();
+  const unsigned start = static_cast<unsigned>(next_random(rng) % n);
+  for (unsigned k = 0; k < n; ++k) {
+    const unsigned t = (start + k) % n;
+    if (healthy(t) && static_cast<int>(t) != except) return static_cast<int>(t);
+  }
+  return -1;
+}
+
+// Section 5.1's insertion rule for the second and third replica: among the
+// tiles that may take it, those that computed one of its inputs, then the
+// shortest queue, random among equals. After a failed vote, tiles that took
+// part in a failed round come last, so a permanently faulty tile is left out.
+int Engine::pick_replica_tile(Job& job, ActorId a, std::uint64_t& rng, bool avoid_failed) {
+  const Plan& plan = *job.plan;
+  GraphState& s = *job.state;
+  const PlanActor& pa = plan.actors[a];
+  const unsigned n = tiles();
+  int best = -1;
+  std::uint64_t best_key = ~std::uint64_t{0};
+  unsigned ties = 0;
+  for (unsigned t = 0; t < n; ++t) {
+    if (!may_take(job, a, t)) continue;
+    bool computed_input = false;
+    for (std::uint32_t i = 0; i < pa.input_count && !computed_input; ++i)
+      computed_input = s.producer_tile[s.alias[plan.inputs[pa.first_input + i]]] == static_cast<int>(t);
+    bool failed_before = false;
+    if (avoid_failed)
+      for (const auto& [tile, sum] : s.vote_history[pa.vote]) failed_before = failed_before || tile == static_cast<int>(t);
+    const Runner& v = *runners_[t];
+    const std::uint64_t queue = v.deque.size_estimate() + v.inbox_size.load(std::memory_order_relaxed);
+    const std::uint64_t key = (std::uint64_t{failed_before} << 62) | (std::uint64_t{!computed_input} << 61) | std::min<std::uint64_t>(queue, 1ULL << 60);
+    if (key < best_key) {
+      best = static_cast<int>(t);
+      best_key = key;
+      ties = 1;
+    } else if (key == best_key && next_random(rng) % ++ties == 0) {
+      best = static_cast<int>(t);  // reservoir sampling: uniform among equals
+    }
+  }
+  return best;
+}
+
+// A *-diff replica became ready. Runs it here when allowed (work-first),
+// otherwise hands it to a tile chosen by pick_replica_tile; returns the
+// actor this tile should run next, or kNone.
+ActorId Engine::place_replica(Job& job, ActorId c, Runner* from, bool may_run_here) {
+  GraphState& s = *job.state;
+  const ActorId v = job.plan->actors[c].vote;
+  int t = -1;
+  {
+    std::lock_guard<std::mutex> claim(placement_lock(v));
+    if (from != nullptr && may_run_here && may_take(job, c, from->index)) {
+      s.replica_tile[c].store(static_cast<int>(from->index), std::memory_order_release);
+      return c;
+    }
+    std::uint64_t& rng = from != nullptr ? from->rng : driver_rng_;
+    t = pick_replica_tile(job, c, rng, s.vote_round[v] > 0);
+    if (t >= 0) s.replica_tile[c].store(t, std::memory_order_release);
+  }
+  if (t < 0) return skip_replica(job, c, from);
+  push_inbox(*runners_[static_cast<unsigned>(t)], c);
+  return kNone;
+}
+
+// No tile in service may take this replica (fewer healthy tiles than
+// replicas after a quarantine): its actor is voted on the other replicas.
+ActorId Engine::skip_replica(Job& job, ActorId c, Runner* from) {
+  job.state->replica_tile[c].store(-1, std::memory_order_release);
+  job.state->skipped[c].store(1, std::memory_order_release);
+  mark(job, "replica-skipped", std::string(job.plan->actors[c].name), -1);
+  return complete(job, c, from);
+}
+
+// Moves an actor away from a quarantined tile.
+void Engine::forward(Job& job, ActorId a, Runner& from) {
+  if (job.plan->actors[a].replica != 0) {
+    GraphState& s = *job.state;
+    const ActorId v = job.plan->actors[a].vote;
+    int t = -1;
+    {
+      std::lock_guard<std::mutex> claim(placement_lock(v));
+      s.replica_tile[a].store(-1, std::memory_order_release);
+      t = pick_replica_tile(job, a, from.rng, s.vote_round[v] > 0);
+      if (t >= 0) s.replica_tile[a].store(t, std::memory_order_release);
+    }
+    if (t >= 0) {
+      push_inbox(*runners_[static_cast<unsigned>(t)], a);
+      return;
+    }
+    const ActorId next = skip_replica(job, a, &from);
+    if (const int h = pick_healthy_tile(from.rng, -1); next != kNone && h >= 0) push_inbox(*runners_[static_cast<unsigned>(h)], next);
+    return;
+  }
+  const int t = pick_healthy_tile(from.rng, static_cast<int>(from.index));
+  if (t < 0) {
+    fail(job, "actor '" + std::string(job.plan->actors[a].name) + "' has no compute tile in service to run on");
+    return;
+  }
+  push_inbox(*runners_[static_cast<unsigned>(t)], a);
+}
+
+void Engine::lose_vote(Job& job, int tile) {
+  if (tile < 0 || static_cast<unsigned>(tile) >= tiles()) return;
+  const std::uint32_t lost = job.lost_votes[tile].fetch_add(1, std::memory_order_acq_rel) + 1;
+  if (options_.quarantine_after == 0 || lost < options_.quarantine_after || !healthy(static_cast<unsigned>(tile))) return;
+  // Never below the tiles the configuration needs; one quarantine at a time.
+  static std::mutex quarantine_mutex;
+  std::lock_guard<std::mutex> lock(quarantine_mutex);
+  unsigned in_service = 0;
+  for (unsigned t = 0; t < tiles(); ++t) in_service += healthy(t);
+  if (in_service <= job.min_healthy) return;
+  quarantined_[tile].store(true, std::memory_order_release);
+  mark(job, "quarantine", "tile " + std::to_string(tile) + " lost " + std::to_string(lost) + " votes", tile);
+  // Its queue moves to the others: wake it so it hands its work over.
+  runners_[static_cast<unsigned>(tile)]->notifier.notify_all();
+  steal_notifier_.notify_all();
+}
+
+void Engine::mark(Job& job, std::string what, std::string detail, int tile) {
+  if (!job.tracing) return;
+  const double t = job.now();
+  std::lock_guard<std::mutex> lock(job.mark_mutex);
+  job.marks.push_back(TracedMark{std::move(what), std::move(detail), tile, t});
+}
+
+// Copies the confirmed replica's bytes to main memory for an output node.
+void Engine::copy_voted_home(Job& job, DataId logical, DataId winner, TileStats& stats) {
+  GraphState& s = *job.state;
+  const std::size_t bytes = job.plan->data[logical].bytes;
+  std::span<std::byte> dst(s.home_write[logical], bytes);
+  bool ok = false;
+  const std::uint64_t loc = s.location[winner].load(std::memory_order_acquire);
+  if (loc != kNowhere)
+    ok = tiles_[loc >> 32]->read_slot(static_cast<SlotId>(loc & 0xffffffffu), DataTag{job.execution, winner}, dst);
+  if (!ok) {
+    // Displaced meanwhile, so written back: copy from main memory.
+    while (s.home_state[winner].load(std::memory_order_acquire) == kHomeWriting) std::this_thread::yield();
+    if (s.home_state[winner].load(std::memory_order_acquire) != kHomeValid) {
+      fail(job, "internal error: confirmed data node '" + job.plan->graph->data(winner).name + "' is in no memory");
+      return;
+    }
+    if (bytes != 0) std::memcpy(dst.data(), s.home[winner].data(), bytes);
+  }
+  ++stats.transfers_in;
+  transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  s.home[logical] = dst;
+  s.home_state[logical].store(kHomeValid, std::memory_order_release);
+}
+
+// The compare actor (section 5.2): compares the replicas' checksums; with two
+// that agree, their data node becomes the actor's output (no copy: the
+// output node aliases it) and successors may start; otherwise the replicas
+// run again. Tiles whose result differs from the confirmed one lose a vote.
+ActorId Engine::vote(Job& job, ActorId v, Runner* from) {
+  const Plan& plan = *job.plan;
+  GraphState& s = *job.state;
+  const PlanActor& pv = plan.actors[v];
+  RedundancyCounts& counts = from != nullptr ? from->counts : driver_trace_->counts;
+  int winner = -1;
+  unsigned present = 0;
+  for (std::uint32_t i = 0; i < pv.input_count; ++i) {
+    const DataId di = plan.inputs[pv.first_input + i];
+    if (s.skipped[plan.data[di].producer].load(std::memory_order_acquire)) continue;
+    ++present;
+    for (std::uint32_t j = i + 1; j < pv.input_count && winner < 0; ++j) {
+      const DataId dj = plan.inputs[pv.first_input + j];
+      if (!s.skipped[plan.data[dj].producer].load(std::memory_order_acquire) && s.checksum[di] == s.checksum[dj])
+        winner = static_cast<int>(i);
+    }
+  }
+  if (winner < 0 && present < 2) {
+    fail(job, "actor '" + std::string(pv.original) + "' has " + std::to_string(present) +
+                  " replica(s) left to vote on: too few compute tiles are in service (quarantined: " +
+                  std::to_string(quarantined_tiles().size()) + ")");
+    return kNone;
+  }
+  if (winner < 0) {
+    redispatch_replicas(job, v, from);
+    return kNone;
+  }
+  const DataId won = plan.inputs[pv.first_input + static_cast<std::uint32_t>(winner)];
+  const std::uint64_t confirmed = s.checksum[won];
+  for (std::uint32_t i = 0; i < pv.input_count; ++i) {
+    const DataId di = plan.inputs[pv.first_input + i];
+    if (s.skipped[plan.data[di].producer].load(std::memory_order_acquire) || s.checksum[di] == confirmed) continue;
+    ++counts.detected;
+    lose_vote(job, s.producer_tile[di]);
+  }
+  for (const auto& [tile, sum] : s.vote_history[v]) {
+    if (sum == confirmed) continue;
+    ++counts.detected;
+    lose_vote(job, tile);
+  }
+  s.vote_history[v].clear();
+  // The output node now names the winner's bytes; its consumers count on the winner.
+  const DataId o = pv.output;
+  s.alias[o] = won;
+  s.checksum[o] = confirmed;
+  s.producer_tile[o] = s.producer_tile[won];
+  s.remaining[won].fetch_add(plan.data[o].consumer_count, std::memory_order_acq_rel);
+  if (plan.data[o].kind == DataKind::kOutput) copy_voted_home(job, o, won, from != nullptr ? from->stats : driver_stats_);
+  // Only now are the replicas' inputs and the losing results consumed.
+  for (std::uint32_t i = 0; i < pv.input_count; ++i) {
+    const DataId di = plan.inputs[pv.first_input + i];
+    const PlanActor& pr = plan.actors[plan.data[di].producer];
+    for (std::uint32_t k = 0; k < pr.input_count; ++k)
+      s.remaining[s.alias[plan.inputs[pr.first_input + k]]].fetch_sub(1, std::memory_order_acq_rel);
+    s.remaining[di].fetch_sub(1, std::memory_order_acq_rel);
+  }
+  return complete(job, v, from);
+}
+
+void Engine::redispatch_replicas(Job& job, ActorId v, Runner* from) {
+  const Plan& plan = *job.plan;
+  GraphState& s = *job.state;
+  const PlanActor& pv = plan.actors[v];
+  RedundancyCounts& counts = from != nullptr ? from->counts : driver_trace_->counts;
+  if (s.vote_round[v] == 0) {
+    std::lock_guard<std::mutex> lock(voted_mutex_);  // failed votes of different actors can race here
+    s.voted.push_back(v);
+  }
+  for (std::uint32_t i = 0; i < pv.input_count; ++i) {
+    const DataId di = plan.inputs[pv.first_input + i];
+    if (!s.skipped[plan.data[di].producer].load(std::memory_order_acquire)) s.vote_history[v].emplace_back(s.producer_tile[di], s.checksum[di]);
+  }
+  mark(job, "vote-failed", std::string(pv.original), -1);
+  if (++s.vote_round[v] >= kMaxVoteRounds) {
+    fail(job, "actor '" + std::string(pv.original) + "': no two of its " + std::to_string(pv.input_count) + " replicas agreed in " +
+                  std::to_string(kMaxVoteRounds) + " attempts");
+    return;
+  }
+  // Reset the vote and the replicas' results, then run every replica again.
+  s.pending[v].store(pv.input_count, std::memory_order_release);
+  job.remaining_actors.fetch_add(pv.input_count, std::memory_order_acq_rel);
+  for (std::uint32_t i = 0; i < pv.input_count; ++i) {
+    const DataId di = plan.inputs[pv.first_input + i];
+    const ActorId rep = plan.data[di].producer;
+    s.remaining[di].store(1, std::memory_order_release);
+    s.round[di].fetch_add(1, std::memory_order_acq_rel);
+    s.location[di].store(kNowhere, std::memory_order_release);
+    s.replica_tile[rep].store(-1, std::memory_order_release);
+    s.skipped[rep].store(0, std::memory_order_release);
+  }
+  counts.reexecutions += pv.input_count;
+  std::uint64_t& rng = from != nullptr ? from->rng : driver_rng_;
+  for (std::uint32_t i = 0; i < pv.input_count; ++i) {
+    const ActorId rep = plan.data[plan.inputs[pv.first_input + i]].producer;
+    int t = -1;
+    {
+      std::lock_guard<std::mutex> claim(placement_lock(v));
+      t = pick_replica_tile(job, rep, rng, true);
+      if (t >= 0) s.replica_tile[rep].store(t, std::memory_order_release);
+    }
+    if (t < 0) {
+      // Completing a skipped replica may run the vote again (on the others): its result is not ours to run.
+      const ActorId next = skip_replica(job, rep, from);
+      if (next != kNone) push_inbox(*runners_[static_cast<unsigned>(std::max(0, pick_healthy_tile(rng, -1)))], next);
+      continue;
+    }
+    push_inbox(*runners_[static_cast<unsigned>(t)], rep);
+  }
 }
 
 }  // namespace redflow::runtime

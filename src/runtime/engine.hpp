@@ -7,6 +7,7 @@
 // it runs special and oversized actors on main memory.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -21,7 +22,20 @@
 #include "runtime/plan.hpp"
 #include "runtime/work_deque.hpp"
 
+namespace redflow::fault {
+class FaultInjector;
+}
+
 namespace redflow::runtime {
+
+// What one execute() call asks for beyond the plan.
+struct ExecutionRequest {
+  Scheduler scheduler = Scheduler::kHeft;
+  const fault::FaultInjector* faults = nullptr;  // null: no injection
+  std::uint64_t fault_execution = 0;             // this execution's number in the fault stream
+  ExecutionTrace* trace = nullptr;               // filled when not null
+  const char* redundancy = "none";               // for stats and traces
+};
 
 class Engine {
  public:
@@ -38,7 +52,7 @@ class Engine {
 
   // Runs `plan` once. `homes[d]` gives the bytes of every input and constant
   // node; outputs are read back from the state with output().
-  Status execute(const Plan& plan, GraphState& state, Scheduler scheduler,
+  Status execute(const Plan& plan, GraphState& state, const ExecutionRequest& request,
                  std::span<const std::span<const std::byte>> input_homes, ExecutionStats& stats);
   std::span<const std::byte> output(const GraphState& state, DataId d) const;
 
@@ -48,6 +62,8 @@ class Engine {
  public:
 
   unsigned tiles() const { return static_cast<unsigned>(tiles_.size()); }
+  // Tiles taken out of service (quarantine), for the runtime's whole life.
+  std::vector<unsigned> quarantined_tiles() const;
 
  private:
   struct Job;
@@ -63,6 +79,24 @@ class Engine {
   ActorId run_on_tile(Runner& r, Job& job, ActorId a);
   void run_on_driver(Job& job, ActorId a);
   ActorId complete(Job& job, ActorId a, Runner* from);
+  ActorId run_actor_message(Runner& r, Job& job, ActorId a, unsigned message);
+
+  // Redundancy (section 5 of the paper).
+  ActorId vote(Job& job, ActorId v, Runner* from);
+  void redispatch_replicas(Job& job, ActorId v, Runner* from);
+  ActorId place_replica(Job& job, ActorId c, Runner* from, bool may_run_here);
+  ActorId skip_replica(Job& job, ActorId c, Runner* from);
+  int pick_replica_tile(Job& job, ActorId a, std::uint64_t& rng, bool avoid_failed);
+  int pick_healthy_tile(std::uint64_t& rng, int except);
+  bool sibling_on(const Job& job, ActorId a, unsigned tile) const;
+  bool may_take(const Job& job, ActorId a, unsigned tile) const;
+  void forward(Job& job, ActorId a, Runner& from);
+  void lose_vote(Job& job, int tile);
+  bool healthy(unsigned t) const { return !quarantined_[t].load(std::memory_order_acquire); }
+  void push_inbox(Runner& target, ActorId a);
+  ActorId take_inbox(Runner& victim, Job& job, unsigned taker);
+  void copy_voted_home(Job& job, DataId logical, DataId winner, TileStats& stats);
+  void mark(Job& job, std::string what, std::string detail, int tile);
 
   bool place_input(Runner& r, Job& job, DataId d, SlotId& slot);
   bool allocate_slot(Runner& r, Job& job, SlotId& slot);
@@ -91,6 +125,14 @@ class Engine {
   TileStats driver_stats_;
   std::uint64_t driver_rng_ = 1;                     // driver thread only
   std::atomic<std::uint64_t> transfer_bytes_{0};
+  std::unique_ptr<std::atomic<bool>[]> quarantined_;  // per tile, for the runtime's life
+  // Claims of *-diff replicas on tiles, striped by compare actor: checking
+  // "no sibling here" and recording the claim must be one step.
+  std::array<std::mutex, 64> placement_locks_;
+  std::mutex& placement_lock(ActorId vote) { return placement_locks_[vote % placement_locks_.size()]; }
+  std::mutex voted_mutex_;
+  struct DriverTrace;
+  std::unique_ptr<DriverTrace> driver_trace_;
 };
 
 }  // namespace redflow::runtime

@@ -1,12 +1,14 @@
 // GraphState: everything an execution of one loaded graph mutates (readiness
 // counters, where each data node lives, main memory, each tile's slot
-// directory), allocated once per load so executions do not allocate.
+// directory, the redundancy bookkeeping), allocated once per load so
+// executions do not allocate.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "runtime/tile.hpp"
@@ -26,10 +28,24 @@ struct GraphState {
   std::vector<std::byte*> home_write;
   std::vector<std::span<const std::byte>> driver_inputs;    // scratch, reserved: no allocation per driver actor
 
+  // Redundancy. Written by a producer before it releases its consumers (or
+  // by the voter before it releases the compare actor's consumers), so the
+  // readers see them through the readiness counters' acquire/release.
+  std::vector<std::uint64_t> checksum;          // per data node: XXH3 of the value, when computed
+  std::vector<int> producer_tile;               // per data node: tile that computed it
+  std::vector<DataId> alias;                    // per data node: the node holding its bytes (a vote's winner)
+  std::unique_ptr<std::atomic<std::uint32_t>[]> round;  // per data node: bumped when a replica is re-executed
+  std::unique_ptr<std::atomic<int>[]> replica_tile;     // per actor: tile a *-diff replica was given to
+  std::unique_ptr<std::atomic<std::uint8_t>[]> skipped; // per actor: replica left out (no healthy tile for it)
+  std::vector<std::uint32_t> vote_round;        // per compare actor: failed votes so far
+  std::vector<std::vector<std::pair<int, std::uint64_t>>> vote_history;  // per compare actor: (tile, checksum) of failed rounds
+  std::vector<ActorId> voted;                   // compare actors with history to clear next execution
+
   // The driver's view of one tile's slots, kept by the tile's own runner.
   struct TileDirectory {
     std::vector<std::int32_t> slot_of;   // per data node: slot holding it, or -1
     std::vector<DataTag> held;           // per slot
+    std::vector<std::uint32_t> held_round;  // per slot: round of the value held (stale after a re-execution)
     std::vector<bool> occupied;          // per slot
     std::vector<std::uint64_t> last_use; // per slot: LRU clock
     std::vector<std::uint64_t> stamp;    // per slot: actor serial that needs it now

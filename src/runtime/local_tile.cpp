@@ -4,6 +4,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -11,12 +12,15 @@
 #include <exception>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define REDFLOW_HAVE_TSC 1
 #endif
 
+#include "fault/injector.hpp"
 #include "redflow/actor_context.hpp"
 
 namespace redflow::runtime {
@@ -143,8 +147,8 @@ class TileLoop final : public ParallelLoop {
   void* closure_ = nullptr;
 };
 
-LocalTile::LocalTile(unsigned slots, std::size_t slot_bytes, unsigned cores)
-    : slot_bytes_(slot_bytes), cores_(cores == 0 ? 1 : cores), slots_(slots) {
+LocalTile::LocalTile(unsigned slots, std::size_t slot_bytes, unsigned cores, unsigned index)
+    : slot_bytes_(slot_bytes), cores_(cores == 0 ? 1 : cores), index_(index), slots_(slots) {
   // Untouched pages cost no physical memory, so a generous slot budget is cheap until used.
   const std::size_t stride = (slot_bytes + 63) / 64 * 64;
   if (slots != 0 && stride > (SIZE_MAX - 64) / slots) throw std::bad_alloc();  // the product would wrap
@@ -201,32 +205,99 @@ bool LocalTile::read_slot(SlotId slot, DataTag tag, std::span<std::byte> out) {
   return holds;
 }
 
-Completion LocalTile::actor(const ActorMessage& m) {
-  Completion done;
-  done.actor = m.actor;
-  if (m.output_slot >= slots_.size() || m.output_bytes > slot_bytes_) {
-    done.ok = false;
-    done.error = "actor message names slot " + std::to_string(m.output_slot) + " for " + std::to_string(m.output_bytes) + " bytes";
-    return done;
-  }
-  input_spans_.clear();
-  for (SlotId s : m.input_slots) input_spans_.emplace_back(slots_[s].memory, slots_[s].bytes);
-  clear_slot(m.output_slot);
-  std::span<std::byte> out{slots_[m.output_slot].memory, m.output_bytes};
-
+bool LocalTile::run_once(const ActorMessage& m, SlotId slot, unsigned run, unsigned round, Completion& done,
+                         std::uint64_t& checksum) {
+  clear_slot(slot);
+  std::span<std::byte> out{slots_[slot].memory, m.output_bytes};
   const ActorClock& clock = ActorClock::get();
   const std::uint64_t t0 = clock.now();
   ActorContext ctx(m.name, m.args, input_spans_, out, loop_.get());
   invoke_actor(*m.function, ctx);
-  done.seconds = clock.seconds(t0, clock.now());
+  double seconds = clock.seconds(t0, clock.now());
+  ++done.executions;
   if (ctx.failure()) {
     done.ok = false;
     done.error = *ctx.failure();
+    return false;
+  }
+  if (m.faults != nullptr) {
+    // A real upset corrupts the result before anyone looks at it: flip first, then checksum.
+    const std::uint64_t key = m.faults->key(m.fault_execution, m.actor, m.replica * 4 + run, m.attempt * 64 + round);
+    if (m.faults->maybe_flip(key, index_, out)) ++done.injected;
+    const double factor = m.faults->slow_factor(index_);
+    if (factor > 1) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(seconds * (factor - 1)));
+      seconds *= factor;
+    }
+  }
+  if (m.want_checksum || m.runs > 1) {
+    const std::uint64_t c0 = clock.now();
+    checksum = XXH3_64bits(out.data(), out.size());
+    const double sum_seconds = clock.seconds(c0, clock.now());
+    done.checksum_seconds += sum_seconds;
+    seconds += sum_seconds;
+  }
+  done.seconds += seconds;
+  slots_[slot].bytes = m.output_bytes;
+  return true;
+}
+
+Completion LocalTile::actor(const ActorMessage& m) {
+  Completion done;
+  done.actor = m.actor;
+  done.output_slot = m.output_slot;
+  const unsigned runs = std::max(1u, m.runs);
+  auto bad_slot = [&](SlotId slot) { return slot >= slots_.size() || m.output_bytes > slot_bytes_; };
+  if (bad_slot(m.output_slot) || m.extra_output_slots.size() + 1 < runs) {
+    done.ok = false;
+    done.error = "actor message names slot " + std::to_string(m.output_slot) + " for " + std::to_string(m.output_bytes) + " bytes";
     return done;
   }
-  if (m.want_checksum) done.checksum = XXH3_64bits(out.data(), out.size());
-  slots_[m.output_slot].bytes = m.output_bytes;
-  slots_[m.output_slot].tag.store(pack(m.output_tag), std::memory_order_release);
+  for (SlotId slot : m.extra_output_slots)
+    if (bad_slot(slot)) {
+      done.ok = false;
+      done.error = "actor message names slot " + std::to_string(slot) + " for " + std::to_string(m.output_bytes) + " bytes";
+      return done;
+    }
+  input_spans_.clear();
+  for (SlotId s : m.input_slots) input_spans_.emplace_back(slots_[s].memory, slots_[s].bytes);
+
+  if (runs == 1) {
+    if (!run_once(m, m.output_slot, 0, 0, done, done.checksum)) return done;
+    slots_[m.output_slot].tag.store(pack(m.output_tag), std::memory_order_release);
+    return done;
+  }
+
+  // *-same: runs back to back into separate slots, keep a result two agree on.
+  std::uint64_t sums[3] = {0, 0, 0};
+  std::vector<std::uint64_t> rejected_rounds;  // checksums of rounds where none agreed (rare: allocation is fine)
+  const unsigned rounds = std::max(1u, m.max_rounds);
+  for (unsigned round = 0; round < rounds; ++round) {
+    for (unsigned run = 0; run < runs; ++run) {
+      const SlotId slot = run == 0 ? m.output_slot : m.extra_output_slots[run - 1];
+      if (!run_once(m, slot, run, round, done, sums[run])) return done;
+    }
+    int kept = -1;
+    for (unsigned i = 0; i < runs && kept < 0; ++i)
+      for (unsigned j = i + 1; j < runs; ++j)
+        if (sums[i] == sums[j]) {
+          kept = static_cast<int>(i);
+          break;
+        }
+    if (kept < 0) {
+      rejected_rounds.insert(rejected_rounds.end(), sums, sums + runs);
+      continue;
+    }
+    done.checksum = sums[kept];
+    for (unsigned i = 0; i < runs; ++i) done.rejected += sums[i] != done.checksum;
+    for (std::uint64_t c : rejected_rounds) done.rejected += c != done.checksum;
+    done.output_slot = kept == 0 ? m.output_slot : m.extra_output_slots[kept - 1];
+    slots_[done.output_slot].tag.store(pack(m.output_tag), std::memory_order_release);
+    return done;
+  }
+  // No round agreed: every result is suspect; the driver decides what next.
+  done.agreed = false;
+  done.unconfirmed = std::move(rejected_rounds);
   return done;
 }
 

@@ -18,7 +18,7 @@ class TileLoop;  // the parallel loop helpers
 
 class LocalTile final : public Tile {
  public:
-  LocalTile(unsigned slots, std::size_t slot_bytes, unsigned cores);
+  LocalTile(unsigned slots, std::size_t slot_bytes, unsigned cores, unsigned index = 0);
   ~LocalTile() override;
   LocalTile(const LocalTile&) = delete;
   LocalTile& operator=(const LocalTile&) = delete;
@@ -26,6 +26,7 @@ class LocalTile final : public Tile {
   unsigned slot_count() const override { return static_cast<unsigned>(slots_.size()); }
   std::size_t slot_bytes() const override { return slot_bytes_; }
   unsigned cores() const override { return cores_; }
+  unsigned index() const { return index_; }
 
   Status data_node(const DataNodeMessage& message) override;
   void clear_slot(SlotId slot) override;
@@ -51,8 +52,12 @@ class LocalTile final : public Tile {
     std::byte* memory = nullptr;
   };
 
+  // One run of the actor into `slot`, with fault injection; returns its checksum if wanted.
+  bool run_once(const ActorMessage& m, SlotId slot, unsigned run, unsigned round, Completion& done, std::uint64_t& checksum);
+
   std::size_t slot_bytes_;
   unsigned cores_;
+  unsigned index_;
   std::unique_ptr<std::byte[]> memory_;
   std::vector<Slot> slots_;
   std::vector<std::span<const std::byte>> input_spans_;

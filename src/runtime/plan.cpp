@@ -5,7 +5,7 @@
 
 namespace redflow::runtime {
 
-Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel& machine, Schedule heft) {
+Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel& machine, Schedule heft, Redundancy same_default) {
   Plan plan;
   plan.graph = &graph;
   plan.heft = std::move(heft);
@@ -18,6 +18,7 @@ Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel&
     pd.first_consumer = static_cast<std::uint32_t>(plan.consumers.size());
     pd.consumer_count = static_cast<std::uint32_t>(node.consumers.size());
     for (const Consumer& c : node.consumers) plan.consumers.push_back(c.actor);
+    if (!node.producers.empty()) pd.producer = node.producers.front();
   }
   plan.actors.resize(graph.actors().size());
   for (ActorId a = 0; a < graph.actors().size(); ++a) {
@@ -40,9 +41,28 @@ Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel&
       pa.alias = spec->alias;
       pa.alias_offset = ActorContext::find_arg_u64(node.args, "offset").value_or(0);
     }
-    if (pa.initial_pending == 0) plan.initially_ready.push_back(a);
+    pa.is_vote = spec != nullptr && spec->alias == ActorAlias::kVote;
+    const Redundancy own = node.redundancy.value_or(same_default);
+    pa.runs = static_cast<std::uint8_t>(!pa.on_driver && !replicas_on_distinct_tiles(own) ? replica_count(own) : 1);
+    if (pa.is_vote) pa.alias = ActorAlias::kNone;  // voted on checksums, never run as a driver actor
+    auto of = node.extra.find(pa.is_vote ? "compare_of" : "replica_of");
+    pa.original = of != node.extra.end() ? std::string_view(of->second) : std::string_view(node.name);
+    plan.max_runs = std::max<unsigned>(plan.max_runs, pa.runs);
+    if (pa.initial_pending == 0 && !pa.is_vote) plan.initially_ready.push_back(a);
     plan.max_inputs = std::max<std::size_t>(plan.max_inputs, node.inputs.size());
   }
+  // Replicas: the producers of a compare actor's inputs, numbered by port.
+  for (ActorId a = 0; a < plan.actors.size(); ++a) {
+    PlanActor& pa = plan.actors[a];
+    if (!pa.is_vote) continue;
+    for (std::uint32_t i = 0; i < pa.input_count; ++i) {
+      const ActorId r = plan.data[plan.inputs[pa.first_input + i]].producer;
+      if (r == kNoActor) continue;
+      plan.actors[r].vote = a;
+      plan.actors[r].replica = static_cast<std::uint8_t>(i + 1);
+    }
+  }
+  for (const PlanActor& pa : plan.actors) plan.redundant = plan.redundant || pa.runs > 1 || pa.replica != 0;
   return plan;
 }
 

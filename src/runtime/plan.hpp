@@ -15,6 +15,8 @@
 
 namespace redflow::runtime {
 
+inline constexpr ActorId kNoActor = ~ActorId{0};
+
 struct PlanActor {
   const ActorFunction* function = nullptr;
   std::string_view name;
@@ -27,6 +29,12 @@ struct PlanActor {
   int heft_tile = kDriverTile;
   ActorAlias alias = ActorAlias::kNone;  // on the driver: run by setting pointers
   std::size_t alias_offset = 0;          // kInputRange: the split's offset
+  // Redundancy (section 5 of the paper), from the executed graph:
+  std::uint8_t runs = 1;                 // *-same: executions back to back on one tile
+  std::uint8_t replica = 0;              // *-diff: 1..3 for a replica, 0 otherwise
+  ActorId vote = kNoActor;               // *-diff replica: its compare actor
+  bool is_vote = false;                  // a compare actor: voted where its last replica finishes
+  std::string_view original;             // the user's actor this one stands for (traces)
 };
 
 struct PlanData {
@@ -34,6 +42,7 @@ struct PlanData {
   DataKind kind = DataKind::kInner;
   std::uint32_t first_consumer = 0;  // into Plan::consumers, one entry per edge
   std::uint32_t consumer_count = 0;
+  ActorId producer = kNoActor;
 };
 
 struct Plan {
@@ -45,10 +54,15 @@ struct Plan {
   std::vector<ActorId> initially_ready;
   Schedule heft;
   std::size_t max_inputs = 0;
+  unsigned max_runs = 1;             // largest PlanActor::runs: output slots an actor may need
+  bool redundant = false;            // any replica or *-same actor
 };
 
 // Flattens `graph` (validated) for execution. `graph` and `registry` must outlive the plan.
 // Driver placement follows Algorithm 2's rule (runs_on_driver), for HEFT and stealing alike.
-Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel& machine, Schedule heft);
+// `same_default` (none, 2x-same or 3x-same) is the number of runs of every
+// tile actor without its own `redundancy`.
+Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel& machine, Schedule heft,
+               Redundancy same_default = Redundancy::kNone);
 
 }  // namespace redflow::runtime

@@ -5,11 +5,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <optional>
 
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "fault/injector.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/plan.hpp"
 #include "schedule/heft.hpp"
@@ -54,19 +57,93 @@ struct Runtime::Impl {
   std::mutex execution_mutex;  // one execution at a time, as in the paper
 };
 
-struct LoadedGraph::Impl {
-  Runtime::Impl* runtime = nullptr;
-  Graph graph;
-  Registry registry;  // a copy: the plan points at its functions
+// One redundancy configuration of a loaded graph: the transformed graph
+// (Fig. 3), its plan and HEFT schedule (computed at load), and its execution
+// state (allocated on first use: main memory for every replica's data).
+struct Variant {
+  Status status;  // why this configuration cannot run here, if it cannot
+  std::optional<Graph> owned;    // the transformed graph, when replicas change it
+  const Graph* graph = nullptr;  // what executes: `owned` or the user's graph
   runtime::Plan plan;
   std::unique_ptr<runtime::GraphState> state;
   std::vector<std::span<const std::byte>> homes;
+};
+
+struct LoadedGraph::Impl {
+  Runtime::Impl* runtime = nullptr;
+  Graph graph;
+  Registry registry;  // a copy: the plans point at its functions
+  std::array<Variant, std::size(kAllRedundancies)> variants;
+  std::vector<std::span<const std::byte>> homes;  // by data id of `graph`: inputs and constants
   // Found at load time so that execute() costs O(inputs + outputs), not a scan of every data node.
   std::map<std::string, DataId, std::less<>> input_ids;  // by name
   std::vector<DataId> output_ids;
   ExecutionStats last;
   ExecutionTrace trace;
+  std::uint64_t executions = 0;  // numbers executions for reproducible fault injection
+
+  Variant& variant(Redundancy r) { return variants[static_cast<std::size_t>(r)]; }
+  Status prepare(Redundancy r);
+  const Variant& variant(Redundancy r) const { return variants[static_cast<std::size_t>(r)]; }
 };
+
+namespace {
+
+// Builds the executed graph, schedule and plan of one configuration.
+// True when `r` (or an actor's own setting) asks for replicas on distinct
+// tiles: only then does the executed graph differ from the user's.
+bool needs_replicas(const Graph& graph, Redundancy r) {
+  if (replicas_on_distinct_tiles(r)) return true;
+  for (const ActorNode& a : graph.actors())
+    if (a.redundancy && replicas_on_distinct_tiles(*a.redundancy)) return true;
+  return false;
+}
+
+Status build_variant(Variant& v, const Graph& graph, const Registry& registry, Redundancy r, const MachineModel& m) {
+  if (needs_replicas(graph, r)) {
+    auto transformed = apply_redundancy(graph, r, m, registry);
+    if (!transformed.ok()) return transformed.status();
+    v.owned = std::move(*transformed);
+    // Constants stay in the user's graph; the copy keeps only their sizes.
+    for (DataId d = 0; d < v.owned->data().size(); ++d) v.owned->mutable_data(d).contents = {};
+    v.graph = &*v.owned;
+  } else {
+    // *-same and none execute the user's graph as it is; the plan knows the runs.
+    for (ActorId a = 0; a < graph.actors().size(); ++a) {
+      const ActorNode& node = graph.actor(a);
+      if (node.redundancy && *node.redundancy != Redundancy::kNone && runs_on_driver(graph, a, m, registry))
+        return Status::InvalidGraph("actor '" + node.name + "' asks for redundancy=" + to_string(*node.redundancy) +
+                                    " but runs on the driver (a special actor, or data larger than a slot), which never replicates actors");
+    }
+    v.graph = &graph;
+  }
+  const Graph& g = *v.graph;
+  Schedule heft = heft_schedule(g, m, registry);
+  v.plan = runtime::make_plan(g, registry, m, std::move(heft), replicas_on_distinct_tiles(r) ? Redundancy::kNone : r);
+  // *-same needs a slot for every run's result besides the inputs (section 5.2).
+  for (ActorId a = 0; a < g.actors().size(); ++a) {
+    const runtime::PlanActor& pa = v.plan.actors[a];
+    if (pa.runs <= 1) continue;
+    std::vector<DataId> distinct = g.actor(a).inputs;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    if (distinct.size() + pa.runs > m.slots)
+      return Status::InvalidArgument("actor '" + g.actor(a).name + "' under " + std::to_string(pa.runs) + "x-same needs " +
+                                     std::to_string(distinct.size() + pa.runs) + " slots (its inputs and " + std::to_string(pa.runs) +
+                                     " results) but tiles have " + std::to_string(m.slots) + " (--slots)");
+  }
+  // Replicas on distinct tiles need that many tiles.
+  for (ActorId a = 0; a < g.actors().size(); ++a) {
+    const runtime::PlanActor& pa = v.plan.actors[a];
+    if (!pa.is_vote || pa.input_count <= m.tiles) continue;
+    return Status::InvalidArgument("actor '" + std::string(pa.original) + "' under " + std::to_string(pa.input_count) + "x-diff needs " +
+                                   std::to_string(pa.input_count) + " compute tiles for its replicas, but the runtime has " +
+                                   std::to_string(m.tiles) + " (--tiles)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>(options)) {}
 Runtime::~Runtime() = default;
@@ -81,22 +158,25 @@ MachineModel Runtime::machine() const {
   return m;
 }
 
+std::vector<unsigned> Runtime::quarantined_tiles() const { return impl_->engine.quarantined_tiles(); }
+
 Result<LoadedGraph> Runtime::load(Graph graph, const Registry& registry) {
   if (impl_->options.slots < 2) return Status::InvalidArgument("--slots must be at least 2 (an input and an output), got " + std::to_string(impl_->options.slots));
   REDFLOW_RETURN_IF_ERROR(check_tile_memory(impl_->options));
-  REDFLOW_RETURN_IF_ERROR(validate(graph, registry, impl_->options));
   auto g = std::make_unique<LoadedGraph::Impl>();
   g->runtime = impl_.get();
-  g->graph = std::move(graph);
   g->registry = registry;
-  Schedule heft = heft_schedule(g->graph, machine(), g->registry);
-  g->plan = runtime::make_plan(g->graph, g->registry, machine(), std::move(heft));
-  REDFLOW_RETURN_IF_ERROR(impl_->engine.start());
-  try {
-    g->state = impl_->engine.prepare(g->plan);
-  } catch (const std::bad_alloc&) {
-    return Status::ResourceExhausted("cannot allocate main memory for the data nodes of graph '" + g->graph.name() + "'");
+  // The redundancy transformation's compare actor, whatever registry the user built.
+  if (g->registry.find("rf.compare") == nullptr) g->registry.add("rf.compare", *Registry::with_builtins().find("rf.compare"));
+  REDFLOW_RETURN_IF_ERROR(validate(graph, g->registry, impl_->options));
+  g->graph = std::move(graph);
+  // A schedule per configuration, now (section 5.1), so switching between executions costs nothing.
+  for (Redundancy r : kAllRedundancies) {
+    Variant& v = g->variant(r);
+    v.status = build_variant(v, g->graph, g->registry, r, machine());
+    if (r == impl_->options.redundancy && !v.status.ok()) return v.status;
   }
+  REDFLOW_RETURN_IF_ERROR(impl_->engine.start());
   g->homes.resize(g->graph.data().size());
   for (DataId d = 0; d < g->graph.data().size(); ++d) {
     const DataNode& n = g->graph.data(d);
@@ -104,7 +184,10 @@ Result<LoadedGraph> Runtime::load(Graph graph, const Registry& registry) {
     if (n.kind == DataKind::kInput) g->input_ids.emplace(n.name, d);
     if (n.kind == DataKind::kOutput) g->output_ids.push_back(d);
   }
-  return LoadedGraph(std::move(g));
+  LoadedGraph loaded(std::move(g));
+  // Main memory for the configuration the runtime starts with, so a graph too big for it fails here.
+  REDFLOW_RETURN_IF_ERROR(loaded.impl_->prepare(impl_->options.redundancy));
+  return loaded;
 }
 
 LoadedGraph::LoadedGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -113,16 +196,35 @@ LoadedGraph& LoadedGraph::operator=(LoadedGraph&&) noexcept = default;
 LoadedGraph::~LoadedGraph() = default;
 
 const Graph& LoadedGraph::graph() const { return impl_->graph; }
-const Schedule& LoadedGraph::heft_schedule() const { return impl_->plan.heft; }
 const ExecutionStats& LoadedGraph::last_stats() const { return impl_->last; }
-const Graph& LoadedGraph::executed_graph(Redundancy) const { return impl_->graph; }
-const Schedule& LoadedGraph::heft_schedule(Redundancy) const { return impl_->plan.heft; }
 const ExecutionTrace& LoadedGraph::last_trace() const { return impl_->trace; }
+const Graph& LoadedGraph::executed_graph(Redundancy r) const {
+  const Variant& v = impl_->variant(r);
+  return v.status.ok() ? *v.graph : impl_->graph;
+}
+const Schedule& LoadedGraph::heft_schedule() const { return heft_schedule(impl_->runtime->options.redundancy); }
+const Schedule& LoadedGraph::heft_schedule(Redundancy r) const {
+  const Variant& v = impl_->variant(r);
+  return v.status.ok() ? v.plan.heft : impl_->variant(impl_->runtime->options.redundancy).plan.heft;
+}
+Status LoadedGraph::usable(Redundancy r) const { return impl_->variant(r).status; }
+
+Status LoadedGraph::Impl::prepare(Redundancy r) {
+  Variant& v = variant(r);
+  if (!v.status.ok()) return v.status;
+  if (v.state) return Status::Ok();
+  try {
+    v.state = runtime->engine.prepare(v.plan);
+  } catch (const std::bad_alloc&) {
+    return Status::ResourceExhausted("cannot allocate main memory for the data nodes of graph '" + graph.name() + "' under redundancy " +
+                                     to_string(r));
+  }
+  v.homes.assign(v.graph->data().size(), {});
+  return Status::Ok();
+}
 
 Result<Outputs> LoadedGraph::execute(const Inputs& inputs, const ExecuteOptions& options) {
   Impl& g = *impl_;
-  if (options.redundancy.value_or(g.runtime->options.redundancy) != Redundancy::kNone)
-    return Status::InvalidArgument("redundancy is not implemented yet");
   for (const auto& [name, bytes] : inputs) {
     auto it = g.input_ids.find(name);
     if (it == g.input_ids.end()) return Status::InvalidArgument("graph '" + g.graph.name() + "' has no input data node '" + name + "'");
@@ -138,11 +240,31 @@ Result<Outputs> LoadedGraph::execute(const Inputs& inputs, const ExecuteOptions&
       if (inputs.find(name) == inputs.end()) missing = std::min(missing, d);
     return Status::InvalidArgument("input data node '" + g.graph.data(missing).name + "' was not given");
   }
+  const RuntimeOptions& ro = g.runtime->options;
+  const Redundancy r = options.redundancy.value_or(ro.redundancy);
+  const FaultInjection& faults = options.faults ? *options.faults : ro.faults;
+  for (unsigned t : faults.faulty_tiles)
+    if (t >= ro.tiles) return Status::InvalidArgument("--inject faulty-tile:" + std::to_string(t) + ": the runtime has tiles 0.." + std::to_string(ro.tiles - 1));
+  for (const auto& [t, f] : faults.slow_tiles)
+    if (t >= ro.tiles) return Status::InvalidArgument("--inject slow-tile:" + std::to_string(t) + ": the runtime has tiles 0.." + std::to_string(ro.tiles - 1));
   std::lock_guard<std::mutex> lock(g.runtime->execution_mutex);
-  REDFLOW_RETURN_IF_ERROR(g.runtime->engine.execute(g.plan, *g.state, g.runtime->options.scheduler, g.homes, g.last));
+  REDFLOW_RETURN_IF_ERROR(g.prepare(r));
+  Variant& v = g.variant(r);
+  // Data ids of the user's graph are kept by the transformation: inputs and constants line up.
+  std::copy(g.homes.begin(), g.homes.end(), v.homes.begin());
+  std::optional<fault::FaultInjector> injector;
+  if (faults.any()) injector.emplace(faults);
+  runtime::ExecutionRequest request;
+  request.scheduler = ro.scheduler;
+  request.faults = injector ? &*injector : nullptr;
+  request.fault_execution = ++g.executions;
+  request.trace = options.trace.value_or(ro.trace) ? &g.trace : nullptr;
+  request.redundancy = to_string(r);
+  if (!request.trace) g.trace = ExecutionTrace{};
+  REDFLOW_RETURN_IF_ERROR(g.runtime->engine.execute(v.plan, *v.state, request, v.homes, g.last));
   Outputs out;
   for (DataId d : g.output_ids) {
-    auto bytes = g.runtime->engine.output(*g.state, d);
+    auto bytes = g.runtime->engine.output(*v.state, d);
     out.emplace(g.graph.data(d).name, std::vector<std::byte>(bytes.begin(), bytes.end()));
   }
   return out;
@@ -150,12 +272,15 @@ Result<Outputs> LoadedGraph::execute(const Inputs& inputs, const ExecuteOptions&
 
 std::string ExecutionStats::to_json() const {
   auto tile_json = [](const TileStats& t) {
-    return nlohmann::json{{"busy_s", t.busy_s}, {"actors", t.actors}, {"transfers_in", t.transfers_in},
-                          {"steals", t.steals}, {"displacements", t.displacements}};
+    return nlohmann::json{{"busy_s", t.busy_s}, {"checksum_s", t.checksum_s}, {"actors", t.actors}, {"transfers_in", t.transfers_in},
+                          {"steals", t.steals}, {"displacements", t.displacements}, {"lost_votes", t.lost_votes},
+                          {"quarantined", t.quarantined}};
   };
   nlohmann::json j{{"makespan_s", makespan_s}, {"actors_executed", actors_executed}, {"transfers", transfers},
                    {"transfer_bytes", transfer_bytes}, {"steals", steals}, {"displacements", displacements},
-                   {"scheduler", scheduler}, {"driver", tile_json(driver)}};
+                   {"scheduler", scheduler}, {"redundancy", redundancy}, {"injected_faults", injected_faults},
+                   {"detected_faults", detected_faults}, {"reexecutions", reexecutions},
+                   {"quarantined_tiles", quarantined_tiles}, {"driver", tile_json(driver)}};
   j["tiles"] = nlohmann::json::array();
   for (const auto& t : tiles) j["tiles"].push_back(tile_json(t));
   return j.dump(2);

@@ -13,10 +13,15 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "redflow/graph.hpp"
 #include "redflow/registry.hpp"
 #include "redflow/status.hpp"
+
+namespace redflow::fault {
+class FaultInjector;
+}
 
 namespace redflow::runtime {
 
@@ -54,6 +59,17 @@ struct ActorMessage {
   DataTag output_tag;
   std::size_t output_bytes = 0;
   bool want_checksum = false;            // redundancy and remote transfers need one; plain local runs do not
+  // *-same redundancy (section 5.2): run the actor `runs` times back to back,
+  // into output_slot and extra_output_slots, keep a result two runs agree on,
+  // and re-run up to max_rounds times on the tile's own when none agree.
+  unsigned runs = 1;
+  std::span<const SlotId> extra_output_slots;
+  unsigned max_rounds = 1;
+  // Fault injection (--inject): applied to each run's output before its checksum.
+  const fault::FaultInjector* faults = nullptr;
+  std::uint64_t fault_execution = 0;
+  unsigned replica = 0;                  // *-diff replica number, for the fault key
+  unsigned attempt = 0;                  // re-execution number, for the fault key
 };
 
 struct Completion {
@@ -62,6 +78,13 @@ struct Completion {
   std::string error;        // when !ok: what the actor reported
   std::uint64_t checksum = 0;  // XXH3-64 of the output, when asked for
   double seconds = 0;
+  double checksum_seconds = 0;  // of `seconds`, spent computing checksums
+  SlotId output_slot = 0;   // the slot holding the kept result (*-same: the one voted for)
+  bool agreed = true;       // *-same: some two runs agreed (false: every round disagreed)
+  unsigned executions = 0;  // runs performed, all rounds
+  unsigned rejected = 0;    // *-same: runs whose result differed from the kept one
+  unsigned injected = 0;    // runs whose output fault injection corrupted
+  std::vector<std::uint64_t> unconfirmed;  // !agreed: every run's checksum, for counting later once a result is confirmed
 };
 
 // Calls an actor function; an exception it throws becomes ctx.fail(), so an

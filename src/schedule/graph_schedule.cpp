@@ -60,8 +60,23 @@ schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const 
   // list (found in O(1), so a 100,000-way fan-out links in linear time).
   constexpr std::size_t kUnseen = ~std::size_t{0};
   std::vector<std::size_t> seen_for(n, kUnseen), seen_at(n, 0);
+  // Compare actors (redundancy, Fig. 3) vote on checksums: free, and their
+  // inputs cost no transfer. Their replicas form a group that Algorithm 3
+  // places consecutively on distinct tiles.
+  auto is_vote = [&](ActorId a) {
+    const ActorSpec* spec = reg.find(g.actor(a).function);
+    return spec != nullptr && spec->alias == ActorAlias::kVote;
+  };
+  int groups = 0;
   for (ActorId a = 0; a < n; ++a) {
-    const double work = actor_work(g, g.actor(a));
+    if (!is_vote(a)) continue;
+    if (p.group.empty()) p.group.assign(n, -1);
+    for (DataId d : g.actor(a).inputs)
+      for (ActorId producer : g.data(d).producers) p.group[producer] = groups;
+    ++groups;
+  }
+  for (ActorId a = 0; a < n; ++a) {
+    const double work = is_vote(a) ? 0 : actor_work(g, g.actor(a));
     if (runs_on_driver(g, a, m, reg)) {
       // Only the driver cost is finite, so the mean cost HEFT ranks by is the
       // cost the actor will really have.
@@ -81,12 +96,13 @@ schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const 
       const double transfer = m.bytes_per_second > 0 ? static_cast<double>(node.bytes) / m.bytes_per_second : 0;
       for (const Consumer& c : node.consumers) {
         if (c.actor >= n) continue;
+        const double cost = is_vote(c.actor) ? 0 : transfer;
         if (seen_for[c.actor] != a) {
           seen_for[c.actor] = a;
           seen_at[c.actor] = succ.size();
-          succ.push_back({c.actor, transfer});
+          succ.push_back({c.actor, cost});
         } else {
-          succ[seen_at[c.actor]].second = std::max(succ[seen_at[c.actor]].second, transfer);
+          succ[seen_at[c.actor]].second = std::max(succ[seen_at[c.actor]].second, cost);
         }
       }
     }

@@ -103,6 +103,18 @@ Status check_heft_problem(const HeftProblem& p) {
         return Status::InvalidArgument(name + " has a negative, NaN or infinite communication cost");
     }
   }
+  if (!p.group.empty()) {
+    if (p.group.size() != n)
+      return Status::InvalidArgument("HEFT problem: group has " + std::to_string(p.group.size()) + " entries for " +
+                                     std::to_string(n) + " tasks");
+    std::vector<std::size_t> members;
+    for (int g : p.group)
+      if (g >= 0) {
+        if (static_cast<std::size_t>(g) >= members.size()) members.resize(static_cast<std::size_t>(g) + 1, 0);
+        if (++members[static_cast<std::size_t>(g)] > p.processors)
+          return Status::InvalidArgument("HEFT problem: replica group " + std::to_string(g) + " has more tasks than there are processors");
+      }
+  }
   if (topological_order(p).size() != n) return Status::InvalidArgument("HEFT problem has a cycle");
   return Status::Ok();
 }
@@ -171,13 +183,26 @@ HeftResult heft(const HeftProblem& p) {
     return a < b;
   });
 
+  // Replica groups: members in index order, placed together (Algorithm 3).
+  std::vector<std::vector<std::size_t>> groups;
+  if (!p.group.empty())
+    for (std::size_t t = 0; t < n; ++t)
+      if (p.group[t] >= 0) {
+        const auto g = static_cast<std::size_t>(p.group[t]);
+        if (g >= groups.size()) groups.resize(g + 1);
+        groups[g].push_back(t);
+      }
+  std::vector<bool> placed(n, false);
+  std::vector<bool> taken(procs, false);  // processors used by the group being placed
+
   std::vector<std::vector<Busy>> busy(procs);
-  for (std::size_t t : r.order) {
+  auto place = [&](std::size_t t) {
     const int f = forced_of(p, t);
     double best_eft = kInf, best_start = 0;
     std::size_t best_proc = procs, best_pos = 0;
     for (std::size_t q = 0; q < procs; ++q) {
       if (f >= 0 && q != static_cast<std::size_t>(f)) continue;
+      if (taken[q]) continue;
       const double duration = p.cost[t][q];
       if (!std::isfinite(duration)) continue;
       // Data-ready time: every input must have arrived; no transfer when the
@@ -192,19 +217,38 @@ HeftResult heft(const HeftProblem& p) {
         best_pos = pos;
       }
     }
+    placed[t] = true;
     if (best_proc == procs) {
       // Only reachable when check_heft_problem() fails: keep the result defined.
       r.proc[t] = 0;
       r.start[t] = r.finish[t] = kInf;
       r.makespan = kInf;
-      continue;
+      return;
     }
     r.proc[t] = best_proc;
     r.start[t] = best_start;
     r.finish[t] = best_eft;
     busy[best_proc].insert(busy[best_proc].begin() + static_cast<std::ptrdiff_t>(best_pos), Busy{best_start, best_eft});
     r.makespan = std::max(r.makespan, best_eft);
+  };
+  std::vector<std::size_t> placement_order;
+  placement_order.reserve(n);
+  for (std::size_t t : r.order) {
+    if (placed[t]) continue;
+    const int g = p.group.empty() ? -1 : p.group[t];
+    if (g < 0) {
+      place(t);
+      placement_order.push_back(t);
+      continue;
+    }
+    for (std::size_t m : groups[static_cast<std::size_t>(g)]) {
+      place(m);
+      placement_order.push_back(m);
+      taken[r.proc[m]] = true;
+    }
+    for (std::size_t m : groups[static_cast<std::size_t>(g)]) taken[r.proc[m]] = false;
   }
+  r.order = std::move(placement_order);
   return r;
 }
 

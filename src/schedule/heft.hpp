@@ -32,6 +32,12 @@ struct HeftProblem {
   // free. This is the paper's driver rule; a forced task still gets a start and
   // finish time, because its successors' times depend on them.
   std::vector<int> forced;
+  // Optional (empty = none): per task a replica group, -1 = none. The tasks of
+  // one group (replicas of one actor, Algorithm 3 of Kühbacher et al.) are
+  // placed consecutively, when the first of them comes up in the list, each
+  // on a processor no other member of the group uses. Members must have the
+  // same predecessors.
+  std::vector<int> group;
 };
 
 struct HeftResult {

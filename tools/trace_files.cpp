@@ -1,0 +1,28 @@
+// `run --trace` and `run --gantt`: the last execution as a Chrome/Perfetto
+// trace and as a Gantt chart.
+#include <spdlog/spdlog.h>
+
+#include "cli_common.hpp"
+
+namespace redflow::cli {
+
+Status write_trace_files(const LoadedGraph& loaded, const std::string& trace_path, const std::string& gantt_path) {
+  if (trace_path.empty() && gantt_path.empty()) return Status::Ok();
+  const ExecutionTrace& trace = loaded.last_trace();
+  const Graph& graph = loaded.executed_graph(parse_redundancy(trace.redundancy).value_or(Redundancy::kNone));
+  if (trace.actors.empty() && !graph.actors().empty())
+    spdlog::warn("the execution trace is empty: this runtime did not record what it ran");
+  if (!trace_path.empty()) {
+    const std::string json = chrome_trace_json(trace, &graph);
+    REDFLOW_RETURN_IF_ERROR(write_file(trace_path, json.data(), json.size()));
+    spdlog::info("wrote the trace of the last execution to {} (open it in ui.perfetto.dev or chrome://tracing)", trace_path);
+  }
+  if (!gantt_path.empty()) {
+    const std::string svg = gantt_svg(trace, &graph);
+    REDFLOW_RETURN_IF_ERROR(write_file(gantt_path, svg.data(), svg.size()));
+    spdlog::info("wrote the Gantt chart of the last execution to {}", gantt_path);
+  }
+  return Status::Ok();
+}
+
+}  // namespace redflow::cli
