@@ -135,6 +135,26 @@ TEST_F(AppsCliTest, BenchWithoutBaselineStillVerifies) {
   EXPECT_TRUE(j["ratio"].is_null());
 }
 
+TEST_F(AppsCliTest, BenchMeasuresEveryRedundancyConfigurationItIsGiven) {
+  // 3 tiles, so that 3x-diff has a tile for each replica.
+  const nlohmann::json j = bench_json("bitonic --n 2048 --tiles 3 --no-baseline --redundancy none,2x-same,3x-diff");
+  ASSERT_TRUE(j.is_object());
+  ASSERT_EQ(j["configs"].size(), 3u);
+  const char* names[] = {"none", "2x-same", "3x-diff"};
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(j["configs"][i]["redundancy"], names[i]);
+    EXPECT_EQ(j["configs"][i]["verified"], true) << names[i];
+    EXPECT_GT(j["configs"][i]["redflow_s"].get<double>(), 0) << names[i];
+  }
+  EXPECT_DOUBLE_EQ(j["configs"][0]["normalized"].get<double>(), 1.0);
+  // Replicas on distinct tiles move more data than one execution does.
+  EXPECT_GT(j["configs"][2]["transfers"].get<double>(), j["configs"][0]["transfers"].get<double>());
+  // 3x-diff cannot run on 2 tiles: an error naming --tiles, before any measurement.
+  auto r = run("bench bitonic --n 2048 --tiles 2 --runs 1 --redundancy none,3x-diff");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--tiles"), std::string::npos) << r.output;
+}
+
 TEST_F(AppsCliTest, BadArgumentsNameTheFlag) {
   const std::pair<std::string, std::string> cases[] = {
       {"gen fft --n 1000 --out " + path("x"), "--n must be a power of two for fft"},

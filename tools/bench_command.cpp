@@ -31,14 +31,10 @@ struct BenchArgs {
   std::size_t block = 0;
   std::string shape = "chain";
   std::size_t bytes = 0;
-  std::string scheduler = "heft";
-  unsigned tiles = std::max(1u, std::thread::hardware_concurrency());
-  unsigned cores_per_tile = 1;
-  unsigned slots = 16;
-  std::size_t slot_bytes = std::size_t{8} << 20;
+  RuntimeArgs runtime;  // --scheduler, --tiles, --slots, ... as `redflow run` has them
   std::string redundancy = "none";
   unsigned runs = 5;
-  std::uint64_t seed = 1;
+  std::uint64_t data_seed = 1;
   std::string json;
   bool no_baseline = false;
   std::string fftw_wisdom = "default";
@@ -59,6 +55,13 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t m = v.size() / 2;
   return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+// "12.3 ms", "1.23 s", "45.6 us".
+std::string human(double s) {
+  if (s >= 1) return fmt::format("{:.3g} s", s);
+  if (s >= 1e-3) return fmt::format("{:.3g} ms", s * 1e3);
+  return fmt::format("{:.3g} us", s * 1e6);
 }
 
 double mean(const std::vector<double>& v) {
@@ -279,10 +282,16 @@ int bench_main(const BenchArgs& a) {
     if (!shape) return fail(Status::InvalidArgument("--shape " + a.shape + ": expected chain, fanout, tree or wavefront"));
   }
   const std::size_t n = a.n != 0 ? a.n : default_n(a.app);
-  const unsigned threads = a.tiles * a.cores_per_tile;
+  auto options = runtime_options(a.runtime);
+  if (!options.ok()) return fail(options.status());
+  options->redundancy = configs->front();
+  RuntimeOptions& o = *options;
+  const unsigned threads = o.tiles * o.cores_per_tile;
   tbb::global_control tbb_threads(tbb::global_control::max_allowed_parallelism, threads);
+  Registry reg = cli_registry();
+  if (Status s = load_libs(reg, a.runtime.libs); !s.ok()) return fail(s);
 
-  const apps::Target target{.slot_bytes = a.slot_bytes, .slots = a.slots, .tiles = a.tiles};
+  const apps::Target target{.slot_bytes = o.slot_bytes, .slots = o.slots, .tiles = o.tiles};
   apps::AppProblem problem;
   if (overhead) {
     problem.app = "overhead";
@@ -290,7 +299,7 @@ int bench_main(const BenchArgs& a) {
     problem.inputs["X"] = std::vector<std::byte>(a.bytes);
     problem.output = "Y";
   } else {
-    auto p = apps::make_problem(a.app, n, a.block, target, a.seed);
+    auto p = apps::make_problem(a.app, n, a.block, target, a.data_seed);
     if (!p.ok()) return fail(p.status());
     problem = std::move(*p);
   }
@@ -302,20 +311,15 @@ int bench_main(const BenchArgs& a) {
     if (!wisdom.empty()) apps::import_fft_wisdom(wisdom);  // a missing file is fine: plans are made and saved below
   }
 
-  RuntimeOptions o;
-  o.tiles = a.tiles;
-  o.cores_per_tile = a.cores_per_tile;
-  o.slots = a.slots;
-  o.slot_bytes = a.slot_bytes;
-  o.seed = a.seed;
-  o.scheduler = a.scheduler == "steal" ? Scheduler::kSteal : Scheduler::kHeft;
-  o.redundancy = configs->front();
   Runtime rt(o);
   const std::size_t actors = problem.graph.actors().size();
   const double l0 = now_s();
-  auto loaded = rt.load(problem.graph, apps::app_registry());
+  auto loaded = rt.load(problem.graph, reg);
   const double load_s = now_s() - l0;
   if (!loaded.ok()) return fail(loaded.status());
+  for (Redundancy r : *configs)
+    if (Status s = loaded->usable(r); !s.ok())
+      return fail(Status::InvalidArgument("--redundancy " + std::string(to_string(r)) + ": " + s.message()));
 
   // The reference result comes from the baseline code, computed even with --no-baseline (then untimed).
   std::unique_ptr<Baseline> baseline;
@@ -402,11 +406,11 @@ int bench_main(const BenchArgs& a) {
     j["bytes"] = a.bytes;
   }
   j["actors"] = actors;
-  j["scheduler"] = a.scheduler;
-  j["tiles"] = a.tiles;
-  j["cores_per_tile"] = a.cores_per_tile;
-  j["slots"] = a.slots;
-  j["slot_bytes"] = a.slot_bytes;
+  j["scheduler"] = a.runtime.scheduler;
+  j["tiles"] = o.tiles;
+  j["cores_per_tile"] = o.cores_per_tile;
+  j["slots"] = o.slots;
+  j["slot_bytes"] = o.slot_bytes;
   j["runs"] = a.runs;
   j["redundancy"] = to_string(first.redundancy);
   j["redflow_s"] = first_s;
@@ -446,13 +450,13 @@ int bench_main(const BenchArgs& a) {
   std::string what = overhead ? fmt::format("overhead {} n={}", a.shape, n) : fmt::format("{} n={}", a.app, n);
   for (const ConfigRun& c : runs) {
     const double t = median(c.times);
-    fmt::print("{} {} tiles={} redundancy={}: redflow {:.4f} s (makespan {:.4f} s){}, {}, steals {:.1f}, transfers {:.1f}\n", what,
-               a.scheduler, a.tiles, to_string(c.redundancy), t, median(c.makespans),
+    fmt::print("{} {} tiles={} redundancy={}: redflow {} (makespan {}){}, {}, steals {:.1f}, transfers {:.1f}\n", what,
+               a.runtime.scheduler, o.tiles, to_string(c.redundancy), human(t), human(median(c.makespans)),
                base_times.empty() ? "" : fmt::format(", ratio baseline/redflow {:.2f}", base_s / t),
                c.verified ? "verified" : "NOT verified: " + c.mismatch, mean(c.steals), mean(c.transfers));
   }
-  if (!base_times.empty()) fmt::print("  baseline: {} {:.4f} s\n", baseline->name(), base_s);
-  if (sgemm_s > 0) fmt::print("  OpenBLAS sgemm (float, for reference): {:.4f} s\n", sgemm_s);
+  if (!base_times.empty()) fmt::print("  baseline: {}: {}\n", baseline->name(), human(base_s));
+  if (sgemm_s > 0) fmt::print("  OpenBLAS sgemm (float, for reference): {}\n", human(sgemm_s));
   const double others = others_load(cpu0, cpu1);
   if (others > 0.25)
     fmt::print(stderr, "redflow: warning: other processes used {:.1f} cores during the measurement; times are skewed\n", others);
@@ -476,7 +480,8 @@ Command add_bench_command(CLI::App& app) {
                                           "  redflow bench matmul --n 2048 --scheduler steal --json mm.json\n"
                                           "  redflow bench fft --n 4194304\n"
                                           "  redflow bench bitonic --n 16777216 --redundancy none,2x-same,3x-diff\n"
-                                          "  redflow bench overhead --shape wavefront --n 100000");
+                                          "  redflow bench overhead --shape wavefront --n 100000\n"
+                                          "Runtime flags are those of `redflow run`; the baseline gets tiles x cores-per-tile threads.");
   sub->add_option("app", a->app, "matmul, fft, bitonic or overhead")->required();
   sub->add_option("--n", a->n,
                   "Elements: matrix side (matmul), points (fft, power of two), int32 (bitonic, power of two), "
@@ -484,20 +489,12 @@ Command add_bench_command(CLI::App& app) {
   sub->add_option("--block", a->block, "Block size as in `redflow gen` (default: chosen from the slots and tiles)");
   sub->add_option("--shape", a->shape, "overhead: chain, fanout, tree or wavefront")->capture_default_str();
   sub->add_option("--bytes", a->bytes, "overhead: bytes per data node")->capture_default_str();
-  sub->add_option("--scheduler", a->scheduler, "heft or steal")->check(CLI::IsMember({"heft", "steal"}))->capture_default_str();
-  sub->add_option("--tiles", a->tiles, "Compute tiles (default: one per hardware thread); the baseline gets tiles x cores-per-tile threads")
-      ->check(CLI::Range(1u, 1024u))
-      ->capture_default_str();
-  sub->add_option("--cores-per-tile", a->cores_per_tile, "Worker threads per tile")->check(CLI::Range(1u, 256u))->capture_default_str();
-  sub->add_option("--slots", a->slots, "Slots per tile")->check(CLI::Range(2u, 1u << 20))->capture_default_str();
-  sub->add_option("--slot-bytes", a->slot_bytes, "Bytes per slot; the graph is cut so that its data nodes fit")
-      ->check(CLI::Range(std::size_t{16}, std::size_t{1} << 40))
-      ->capture_default_str();
+  add_runtime_options(sub, a->runtime);
   sub->add_option("--redundancy", a->redundancy,
                   "Redundancy configuration, or a comma list measured in turn (none, 2x-same, 3x-same, 2x-diff, 3x-diff)")
       ->capture_default_str();
   sub->add_option("--runs", a->runs, "Timed runs (after one warm-up); medians are reported")->check(CLI::Range(1u, 100000u))->capture_default_str();
-  sub->add_option("--seed", a->seed, "Seed of the input data and of work stealing")->capture_default_str();
+  sub->add_option("--data-seed", a->data_seed, "Seed of the random input data")->capture_default_str();
   sub->add_option("--json", a->json, "Write the results as JSON (keys: docs/performance.md)");
   sub->add_flag("--no-baseline", a->no_baseline, "Do not time the baseline (its result is still used to verify)");
   sub->add_option("--fftw-wisdom", a->fftw_wisdom, "fft: FFTW wisdom file, read and updated (\"\" for none; default ~/.cache/redflow/fftw-wisdom)")
