@@ -31,7 +31,8 @@ struct BenchArgs {
   std::size_t block = 0;
   std::string shape = "chain";
   std::size_t bytes = 0;
-  RuntimeArgs runtime;  // --scheduler, --tiles, --slots, ... as `redflow run` has them
+  RuntimeArgs runtime;  // --tiles, --slots, ... as `redflow run` has them
+  std::string schedulers = "heft";  // --scheduler: one, or a comma list
   std::string redundancy = "none";
   unsigned runs = 5;
   std::uint64_t data_seed = 1;
@@ -121,6 +122,8 @@ std::string default_wisdom_path() {
 
 // One redundancy configuration's measurements.
 struct ConfigRun {
+  std::size_t runtime = 0;  // index into the runtimes (one per scheduler)
+  Scheduler scheduler = Scheduler::kHeft;
   Redundancy redundancy = Redundancy::kNone;
   std::vector<double> times, makespans, steals, transfers, transfer_bytes;
   bool verified = false;
@@ -270,12 +273,32 @@ class OverheadBaseline : public Baseline {
   unsigned threads_;
 };
 
+Result<std::vector<Scheduler>> parse_schedulers(const std::string& text) {
+  std::vector<Scheduler> out;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    if (item == "heft") {
+      out.push_back(Scheduler::kHeft);
+    } else if (item == "steal") {
+      out.push_back(Scheduler::kSteal);
+    } else {
+      return Status::InvalidArgument("--scheduler " + text + ": '" + item + "' is neither heft nor steal");
+    }
+    at = comma + 1;
+  }
+  return out;
+}
+
 int bench_main(const BenchArgs& a) {
   const bool overhead = a.app == "overhead";
   if (!overhead && a.app != "matmul" && a.app != "fft" && a.app != "bitonic")
     return fail(Status::InvalidArgument("unknown app '" + a.app + "' (expected matmul, fft, bitonic or overhead)"));
   auto configs = parse_redundancy_list(a.redundancy);
   if (!configs.ok()) return fail(Status::InvalidArgument("--redundancy: " + configs.status().message()));
+  auto schedulers = parse_schedulers(a.schedulers);
+  if (!schedulers.ok()) return fail(schedulers.status());
   std::optional<apps::Shape> shape;
   if (overhead) {
     shape = apps::parse_shape(a.shape);
@@ -311,15 +334,24 @@ int bench_main(const BenchArgs& a) {
     if (!wisdom.empty()) apps::import_fft_wisdom(wisdom);  // a missing file is fine: plans are made and saved below
   }
 
-  Runtime rt(o);
+  // One runtime per scheduler, all measured in turn in the same process.
   const std::size_t actors = problem.graph.actors().size();
-  const double l0 = now_s();
-  auto loaded = rt.load(problem.graph, reg);
-  const double load_s = now_s() - l0;
-  if (!loaded.ok()) return fail(loaded.status());
-  for (Redundancy r : *configs)
-    if (Status s = loaded->usable(r); !s.ok())
-      return fail(Status::InvalidArgument("--redundancy " + std::string(to_string(r)) + ": " + s.message()));
+  std::vector<std::unique_ptr<Runtime>> runtimes;  // declared first: they outlive their loaded graphs
+  std::vector<LoadedGraph> loaded;
+  double load_s = 0;
+  for (Scheduler sched : *schedulers) {
+    RuntimeOptions so = o;
+    so.scheduler = sched;
+    runtimes.push_back(std::make_unique<Runtime>(so));
+    const double l0 = now_s();
+    auto lg = runtimes.back()->load(problem.graph, reg);
+    if (loaded.empty()) load_s = now_s() - l0;
+    if (!lg.ok()) return fail(lg.status());
+    for (Redundancy r : *configs)
+      if (Status s = lg->usable(r); !s.ok())
+        return fail(Status::InvalidArgument("--redundancy " + std::string(to_string(r)) + ": " + s.message()));
+    loaded.push_back(std::move(*lg));
+  }
 
   // The reference result comes from the baseline code, computed even with --no-baseline (then untimed).
   std::unique_ptr<Baseline> baseline;
@@ -346,16 +378,19 @@ int bench_main(const BenchArgs& a) {
 
   // Warm-up and verification of every configuration.
   std::vector<ConfigRun> runs;
-  for (Redundancy r : *configs) {
+  for (std::size_t k = 0; k < loaded.size(); ++k)
+    for (Redundancy r : *configs) {
     ConfigRun c;
+    c.runtime = k;
+    c.scheduler = (*schedulers)[k];
     c.redundancy = r;
     ExecuteOptions eo;
     eo.redundancy = r;
-    auto out = loaded->execute(inputs, eo);
+    auto out = loaded[k].execute(inputs, eo);
     if (!out.ok()) return fail(Status(out.status()));
-    const auto& st = loaded->last_stats();
+    const auto& st = loaded[k].last_stats();
     if (overhead) {
-      const std::size_t expected = loaded->executed_graph(r).actors().size();
+      const std::size_t expected = loaded[k].executed_graph(r).actors().size();
       c.mismatch = st.actors_executed == expected ? "" : fmt::format("{} actors executed of {}", st.actors_executed, expected);
     } else {
       c.mismatch = baseline->check(out->at(problem.output));
@@ -372,11 +407,11 @@ int bench_main(const BenchArgs& a) {
       const double t0 = now_s();
       ExecuteOptions eo;
       eo.redundancy = c.redundancy;
-      auto out = loaded->execute(inputs, eo);
+      auto out = loaded[c.runtime].execute(inputs, eo);
       const double t = now_s() - t0;
       if (!out.ok()) return fail(out.status());
-      const auto& st = loaded->last_stats();
-      if (overhead && st.actors_executed != loaded->executed_graph(c.redundancy).actors().size()) c.verified = false;
+      const auto& st = loaded[c.runtime].last_stats();
+      if (overhead && st.actors_executed != loaded[c.runtime].executed_graph(c.redundancy).actors().size()) c.verified = false;
       c.times.push_back(t);
       c.makespans.push_back(st.makespan_s);
       c.steals.push_back(static_cast<double>(st.steals));
@@ -406,7 +441,7 @@ int bench_main(const BenchArgs& a) {
     j["bytes"] = a.bytes;
   }
   j["actors"] = actors;
-  j["scheduler"] = a.runtime.scheduler;
+  j["scheduler"] = to_string(first.scheduler);
   j["tiles"] = o.tiles;
   j["cores_per_tile"] = o.cores_per_tile;
   j["slots"] = o.slots;
@@ -434,10 +469,14 @@ int bench_main(const BenchArgs& a) {
   j["configs"] = nlohmann::json::array();
   for (const ConfigRun& c : runs) {
     const double t = median(c.times);
-    j["configs"].push_back({{"redundancy", to_string(c.redundancy)},
+    // normalized: against the first redundancy configuration under the same scheduler.
+    const ConfigRun& ref = runs[c.runtime * configs->size()];
+    j["configs"].push_back({{"scheduler", to_string(c.scheduler)},
+                            {"redundancy", to_string(c.redundancy)},
                             {"redflow_s", t},
                             {"makespan_s", median(c.makespans)},
-                            {"normalized", t / first_s},
+                            {"ratio", base_times.empty() ? nlohmann::json(nullptr) : nlohmann::json(base_s / t)},
+                            {"normalized", t / median(ref.times)},
                             {"verified", c.verified},
                             {"steals", mean(c.steals)},
                             {"transfers", mean(c.transfers)},
@@ -451,7 +490,7 @@ int bench_main(const BenchArgs& a) {
   for (const ConfigRun& c : runs) {
     const double t = median(c.times);
     fmt::print("{} {} tiles={} redundancy={}: redflow {} (makespan {}){}, {}, steals {:.1f}, transfers {:.1f}\n", what,
-               a.runtime.scheduler, o.tiles, to_string(c.redundancy), human(t), human(median(c.makespans)),
+               to_string(c.scheduler), o.tiles, to_string(c.redundancy), human(t), human(median(c.makespans)),
                base_times.empty() ? "" : fmt::format(", ratio baseline/redflow {:.2f}", base_s / t),
                c.verified ? "verified" : "NOT verified: " + c.mismatch, mean(c.steals), mean(c.transfers));
   }
@@ -466,7 +505,9 @@ int bench_main(const BenchArgs& a) {
   }
   if (!all_verified) {
     for (const ConfigRun& c : runs)
-      if (!c.verified) return fail(Status::Internal(fmt::format("{} under {}: output not verified: {}", what, to_string(c.redundancy), c.mismatch)));
+      if (!c.verified)
+        return fail(Status::Internal(fmt::format("{} ({}, {}): output not verified: {}", what, to_string(c.scheduler),
+                                                 to_string(c.redundancy), c.mismatch)));
   }
   return 0;
 }
@@ -477,7 +518,7 @@ Command add_bench_command(CLI::App& app) {
   auto a = std::make_shared<BenchArgs>();
   auto* sub = app.add_subcommand("bench", "Run an application graph, verify it, and time it against the best direct code on as many threads.\n"
                                           "Examples:\n"
-                                          "  redflow bench matmul --n 2048 --scheduler steal --json mm.json\n"
+                                          "  redflow bench matmul --n 2048 --scheduler heft,steal --json mm.json\n"
                                           "  redflow bench fft --n 4194304\n"
                                           "  redflow bench bitonic --n 16777216 --redundancy none,2x-same,3x-diff\n"
                                           "  redflow bench overhead --shape wavefront --n 100000\n"
@@ -490,6 +531,9 @@ Command add_bench_command(CLI::App& app) {
   sub->add_option("--shape", a->shape, "overhead: chain, fanout, tree or wavefront")->capture_default_str();
   sub->add_option("--bytes", a->bytes, "overhead: bytes per data node")->capture_default_str();
   add_runtime_options(sub, a->runtime);
+  // bench measures several schedulers in one process: its --scheduler takes a list.
+  sub->remove_option(sub->get_option("--scheduler"));
+  sub->add_option("--scheduler", a->schedulers, "heft, steal, or a comma list measured in turn (heft,steal)")->capture_default_str();
   sub->add_option("--redundancy", a->redundancy,
                   "Redundancy configuration, or a comma list measured in turn (none, 2x-same, 3x-same, 2x-diff, 3x-diff)")
       ->capture_default_str();
