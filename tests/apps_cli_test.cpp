@@ -135,20 +135,27 @@ TEST_F(AppsCliTest, BenchWithoutBaselineStillVerifies) {
   EXPECT_TRUE(j["ratio"].is_null());
 }
 
-TEST_F(AppsCliTest, BenchMeasuresEveryRedundancyConfigurationItIsGiven) {
+TEST_F(AppsCliTest, BenchMeasuresEverySchedulerAndRedundancyConfigurationItIsGiven) {
   // 3 tiles, so that 3x-diff has a tile for each replica.
-  const nlohmann::json j = bench_json("bitonic --n 2048 --tiles 3 --no-baseline --redundancy none,2x-same,3x-diff");
+  const nlohmann::json j =
+      bench_json("bitonic --n 2048 --tiles 3 --no-baseline --scheduler heft,steal --redundancy none,2x-same,3x-diff");
   ASSERT_TRUE(j.is_object());
-  ASSERT_EQ(j["configs"].size(), 3u);
+  ASSERT_EQ(j["configs"].size(), 6u);
   const char* names[] = {"none", "2x-same", "3x-diff"};
-  for (std::size_t i = 0; i < 3; ++i) {
-    EXPECT_EQ(j["configs"][i]["redundancy"], names[i]);
-    EXPECT_EQ(j["configs"][i]["verified"], true) << names[i];
-    EXPECT_GT(j["configs"][i]["redflow_s"].get<double>(), 0) << names[i];
+  for (std::size_t s = 0; s < 2; ++s) {
+    for (std::size_t i = 0; i < 3; ++i) {
+      const auto& c = j["configs"][s * 3 + i];
+      EXPECT_EQ(c["scheduler"], s == 0 ? "heft" : "steal");
+      EXPECT_EQ(c["redundancy"], names[i]);
+      EXPECT_EQ(c["verified"], true) << names[i];
+      EXPECT_GT(c["redflow_s"].get<double>(), 0) << names[i];
+    }
+    // Normalised to none under the same scheduler.
+    EXPECT_DOUBLE_EQ(j["configs"][s * 3]["normalized"].get<double>(), 1.0);
+    // Replicas on distinct tiles move more data than one execution does.
+    EXPECT_GT(j["configs"][s * 3 + 2]["transfers"].get<double>(), j["configs"][s * 3]["transfers"].get<double>());
   }
-  EXPECT_DOUBLE_EQ(j["configs"][0]["normalized"].get<double>(), 1.0);
-  // Replicas on distinct tiles move more data than one execution does.
-  EXPECT_GT(j["configs"][2]["transfers"].get<double>(), j["configs"][0]["transfers"].get<double>());
+  EXPECT_EQ(j["configs"][0]["steals"], 0.0);  // HEFT never steals
   // 3x-diff cannot run on 2 tiles: an error naming --tiles, before any measurement.
   auto r = run("bench bitonic --n 2048 --tiles 2 --runs 1 --redundancy none,3x-diff");
   EXPECT_NE(r.exit_code, 0);
@@ -168,6 +175,7 @@ TEST_F(AppsCliTest, BadArgumentsNameTheFlag) {
       {"bench heapsort --n 16", "unknown app 'heapsort'"},
       {"bench overhead --shape star", "--shape star"},
       {"bench matmul --n 16 --redundancy 4x-same", "--redundancy"},
+      {"bench matmul --n 16 --scheduler heft,fifo", "--scheduler heft,fifo"},
       {"gen matmul --out " + path("x"), "--n"},
   };
   for (const auto& [args, message] : cases) {
