@@ -43,12 +43,37 @@ else
 fi
 sizes_of() { eval echo "\$${1}_sizes"; }
 
+# Cores' worth of CPU the whole machine used over the last second (we run nothing meanwhile).
+busy_cores() {
+  local a b
+  a=$(awk 'NR == 1 { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)
+  sleep 1
+  b=$(awk 'NR == 1 { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)
+  echo "$a $b" | awk -v n="$(nproc)" '{ printf "%.2f", ($3 - $1) * n / ($4 - $2) }'
+}
+# Waits (up to QUIET_WAIT seconds, default 300) until other processes leave the machine idle:
+# on a shared machine their load skews every time measured.
+QUIET_WAIT=${QUIET_WAIT:-300}
+wait_quiet() {
+  local waited=0 busy
+  while busy=$(busy_cores); awk -v b="$busy" 'BEGIN { exit !(b > 0.2) }'; do
+    if [ "$waited" -ge "$QUIET_WAIT" ]; then
+      echo "figures: machine still busy ($busy cores used by others); measuring anyway" >&2
+      return
+    fi
+    [ "$waited" = 0 ] && echo "figures: waiting for other processes to finish ($busy cores busy)" >&2
+    sleep 4
+    waited=$((waited + 5))
+  done
+}
+
 # One measurement: bench APP N TAG [extra args...] -> $data/APP-N[TAG].json. HEFT and
 # stealing are measured in the same process, interleaved with the baseline.
 bench() {
   local app=$1 n=$2 tag=$3
   shift 3
   local file="$data/$app-$n$tag.json"
+  wait_quiet
   echo "figures: $app n=$n $*" >&2
   "$rf" bench "$app" --n "$n" --scheduler heft,steal --runs "$RUNS" --json "$file" "$@" >/dev/null
 }
