@@ -15,7 +15,7 @@ Command add_actors_command(CLI::App& app) {
       ->type_name("PLUGIN.so")
       ->check(CLI::ExistingFile);
   return {sub, [libs] {
-            Registry reg = Registry::with_builtins();
+            Registry reg = cli_registry();
             if (Status s = load_libs(reg, *libs); !s.ok()) return fail(s);
             for (const auto& name : reg.names()) {
               const auto* spec = reg.find(name);

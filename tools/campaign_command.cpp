@@ -35,7 +35,7 @@ struct Row {
 };
 
 int campaign(const CampaignArgs& a) {
-  Registry reg = Registry::with_builtins();
+  Registry reg = cli_registry();
   if (Status s = load_libs(reg, a.runtime.libs); !s.ok()) return fail(s);
   auto configs = parse_redundancy_list(a.redundancy);
   if (!configs.ok()) return fail(Status::InvalidArgument("--redundancy: " + configs.status().message()));

@@ -1,6 +1,8 @@
 // Shared helpers of the `redflow` subcommands.
 #include "cli_common.hpp"
 
+#include "apps/apps.hpp"
+
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -117,5 +119,7 @@ Result<InputFiles> read_inputs(const Graph& graph, const std::vector<std::string
   for (const auto& [name, bytes] : f.bytes) f.inputs[name] = bytes;
   return f;
 }
+
+Registry cli_registry() { return apps::app_registry(); }
 
 }  // namespace redflow::cli

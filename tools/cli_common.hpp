@@ -31,6 +31,9 @@ Status write_file(const std::string& path, const void* data, std::size_t size);
 // Splits NAME=FILE; `flag` names the option in the error.
 Result<std::pair<std::string, std::string>> split_binding(const std::string& text, const char* flag);
 Status load_libs(Registry& reg, const std::vector<std::string>& libs);
+// The actors every subcommand offers: the built-ins and the benchmark
+// applications' actors (apps/), so that `redflow gen` graphs run as written.
+Registry cli_registry();
 // `run --trace FILE.json --gantt FILE.svg`: writes the last execution's trace
 // (Chrome/Perfetto JSON) and Gantt chart (SVG); an empty path skips that file.
 Status write_trace_files(const LoadedGraph& loaded, const std::string& trace_path, const std::string& gantt_path);
@@ -64,5 +67,7 @@ Command add_graph_command(CLI::App& app);
 Command add_actors_command(CLI::App& app);
 Command add_schedule_command(CLI::App& app);
 Command add_campaign_command(CLI::App& app);
+Command add_gen_command(CLI::App& app);
+Command add_bench_command(CLI::App& app);
 
 }  // namespace redflow::cli

@@ -16,7 +16,7 @@ struct GraphArgs {
 };
 
 int graph_main(const GraphArgs& a) {
-  Registry reg = Registry::with_builtins();
+  Registry reg = cli_registry();
   if (Status s = load_libs(reg, a.libs); !s.ok()) return fail(s);
   auto graph = Graph::from_dot_file(a.graph);
   if (!graph.ok()) return fail(graph.status());

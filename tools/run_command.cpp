@@ -36,7 +36,7 @@ struct RunArgs {
 };
 
 int run(const RunArgs& a) {
-  Registry reg = Registry::with_builtins();
+  Registry reg = cli_registry();
   if (Status s = load_libs(reg, a.runtime.libs); !s.ok()) return fail(s);
   auto configs = parse_redundancy_list(a.redundancy);
   if (!configs.ok()) return fail(Status::InvalidArgument("--redundancy: " + configs.status().message()));

@@ -34,7 +34,7 @@ std::string seconds(double s) {
 }
 
 int schedule_main(const ScheduleArgs& a) {
-  Registry reg = Registry::with_builtins();
+  Registry reg = cli_registry();
   if (Status s = load_libs(reg, a.libs); !s.ok()) return fail(s);
   const auto redundancy = parse_redundancy(a.redundancy);
   if (!redundancy)

@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# Regenerates the measurements of docs/performance.md: the paper's Fig. 5
+# (execution time against input size, HEFT and work stealing against the
+# direct baseline), its Table 1 (stolen actors), its Fig. 6 (each redundancy
+# configuration normalised to none) and the per-actor overhead of the four
+# overhead shapes. Plots go to docs/figures/*.svg (gnuplot), raw results to
+# docs/figures/data/*.json (one `redflow bench --json` file per run), and the
+# tables replace the part of docs/performance.md between the
+# `figures:begin` and `figures:end` markers.
+#
+#   bench/figures.sh                # everything, about 5 minutes on 2 cores
+#   QUICK=1 bench/figures.sh        # smaller sizes, 1 run each: checks the pipeline
+#   BUILD=build-rel RUNS=5 bench/figures.sh
+#
+# It builds the redflow command in $BUILD (Release) first. Run it on a quiet
+# machine: each result records how many cores other processes used while it
+# was measured (others_load), and the tables show it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD=${BUILD:-build-rel}
+RUNS=${RUNS:-5}
+QUICK=${QUICK:-0}
+out=docs/figures
+data=$out/data
+mkdir -p "$data"
+
+echo "figures: building $BUILD (Release)" >&2
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DREDFLOW_BUILD_TESTS=OFF >/dev/null
+cmake --build "$BUILD" -j"$(nproc)" --target redflow_cli >/dev/null
+rf="$BUILD/redflow"
+
+if [ "$QUICK" = 1 ]; then
+  RUNS=1
+  matmul_sizes="128 256"; fft_sizes="4096 16384"; bitonic_sizes="16384 65536"; overhead_n=10000
+  red_matmul="256"; red_fft="16384"; red_bitonic="65536"
+else
+  matmul_sizes="256 512 1024 1536 2048"
+  fft_sizes="65536 262144 1048576 2097152 4194304"
+  bitonic_sizes="262144 1048576 4194304 8388608 16777216"
+  overhead_n=100000
+  red_matmul="512 1024 2048"; red_fft="262144 1048576 4194304"; red_bitonic="1048576 4194304 16777216"
+fi
+sizes_of() { eval echo "\$${1}_sizes"; }
+
+# One measurement: bench APP N SCHED [extra args...] -> $data/APP-N-SCHED[-tag].json
+bench() {
+  local app=$1 n=$2 sched=$3 tag=$4
+  shift 4
+  local file="$data/$app-$n-$sched$tag.json"
+  echo "figures: $app n=$n $sched $*" >&2
+  "$rf" bench "$app" --n "$n" --scheduler "$sched" --runs "$RUNS" --json "$file" "$@" >/dev/null
+}
+
+rm -f "$data"/*.json
+# Fig. 5 and Table 1.
+for app in matmul fft bitonic; do
+  for n in $(sizes_of $app); do
+    for sched in heft steal; do bench "$app" "$n" "$sched" ""; done
+  done
+done
+# Overhead per actor, 4 shapes x 2 schedulers.
+for shape in chain fanout tree wavefront; do
+  for sched in heft steal; do bench overhead "$overhead_n" "$sched" "-$shape" --shape "$shape"; done
+done
+# Fig. 6: all five configurations in one run each, normalised to none.
+redundancy_ok=1
+configs=none,2x-same,3x-same,2x-diff,3x-diff
+if ! "$rf" bench matmul --n 64 --runs 1 --tiles 3 --no-baseline --redundancy "$configs" >/dev/null 2>"$data/redundancy.err"; then
+  redundancy_ok=0
+  echo "figures: redundancy not available, Fig. 6 skipped: $(cat "$data/redundancy.err")" >&2
+else
+  for app in matmul fft bitonic; do
+    for n in $(eval echo "\$red_$app"); do
+      # 3 tiles (on any machine): 3x-diff needs a tile per replica.
+      for sched in heft steal; do bench "$app" "$n" "$sched" "-redundancy" --tiles 3 --no-baseline --redundancy "$configs"; done
+    done
+  done
+fi
+rm -f "$data/redundancy.err"
+
+# ---------------------------------------------------------------- plots
+fmt=${FORMAT:-svg}  # FORMAT=png for raster images
+if [ "$fmt" = png ]; then
+  term="pngcairo size 1500,520 font 'sans,10'"; term6="pngcairo size 1500,900 font 'sans,10'"
+else
+  term="svg size 1200,420 dynamic font 'sans,11'"; term6="svg size 1200,760 dynamic font 'sans,11'"
+fi
+# TSV per app: n heft_s steal_s baseline_s (baseline: median of the two runs' own baseline medians)
+for app in matmul fft bitonic; do
+  for n in $(sizes_of $app); do
+    jq -s -r --argjson n "$n" '
+      (map(select(.scheduler == "heft"))[0]) as $h | (map(select(.scheduler == "steal"))[0]) as $s |
+      [$n, $h.redflow_s, $s.redflow_s, (($h.baseline_s + $s.baseline_s) / 2)] | @tsv' \
+      "$data/$app-$n-heft.json" "$data/$app-$n-steal.json"
+  done >"$data/$app.tsv"
+done
+gnuplot <<EOF
+set terminal $term
+set output "$out/fig5.$fmt"
+set multiplot layout 1,3 title "Execution time against input size ($(nproc) hardware threads; lower is better)"
+set key top left
+set grid
+set logscale y
+set ylabel "seconds"
+set style data linespoints
+set xlabel "matrix side n"
+set title "int32 matrix multiplication"
+plot "$data/matmul.tsv" using 1:4 title "direct kernel (baseline)" lw 2, "" using 1:2 title "redflow HEFT" lw 2, "" using 1:3 title "redflow stealing" lw 2
+set logscale x 2
+set format x "2^{%L}"
+set xlabel "points"
+set title "FFT (complex double)"
+plot "$data/fft.tsv" using 1:4 title "FFTW3 threads (baseline)" lw 2, "" using 1:2 title "redflow HEFT" lw 2, "" using 1:3 title "redflow stealing" lw 2
+set xlabel "int32 elements"
+set title "bitonic sort"
+plot "$data/bitonic.tsv" using 1:4 title "oneTBB parallel\\\\_sort (baseline)" lw 2, "" using 1:2 title "redflow HEFT" lw 2, "" using 1:3 title "redflow stealing" lw 2
+unset multiplot
+EOF
+
+if [ "$redundancy_ok" = 1 ]; then
+  for app in matmul fft bitonic; do
+    for sched in heft steal; do
+      for n in $(eval echo "\$red_$app"); do
+        jq -r --argjson n "$n" '[$n] + [.configs[] | .normalized] | @tsv' "$data/$app-$n-$sched-redundancy.json"
+      done >"$data/$app-$sched-redundancy.tsv"
+    done
+  done
+  gnuplot <<EOF
+set terminal $term6
+set output "$out/fig6.$fmt"
+set multiplot layout 2,3 title "Redundant executions normalised to non-redundant ones (columns: none 2x-same 3x-same 2x-diff 3x-diff)"
+set key top left
+set grid
+set style data linespoints
+set logscale x 2
+set yrange [0:*]
+do for [sched in "heft steal"] {
+  do for [app in "matmul fft bitonic"] {
+    set title app." (".sched.")"
+    set xlabel (app eq "matmul" ? "matrix side n" : "elements")
+    plot for [c=3:6] "$data/".app."-".sched."-redundancy.tsv" using 1:c title word("2x-same 3x-same 2x-diff 3x-diff", c-2) lw 2
+  }
+}
+unset multiplot
+EOF
+fi
+
+# ---------------------------------------------------------------- markdown
+md=$(mktemp)
+# jq: seconds -> milliseconds with 3 significant digits (about).
+ms='def ms: (. * 1000) | if . < 10 then (. * 100 | round / 100) elif . < 100 then (. * 10 | round / 10) else round end;'
+{
+  echo "<!-- figures:begin (generated by bench/figures.sh; edits here are overwritten) -->"
+  echo
+  echo "Generated $(date -u +%Y-%m-%d) from commit \`$(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes')\` by \`bench/figures.sh\` (RUNS=$RUNS, medians)."
+  echo "Machine: $(jq -r '.machine.cpu' "$data"/matmul-*-heft.json | head -1), $(nproc) hardware threads, $(uname -sr), $(${CXX:-c++} --version | head -1)."
+  echo "Every run uses the default runtime options (tiles = hardware threads, 16 slots of 8 MiB), except FFT above 2^22 points."
+  echo "\`others\` is the number of cores other processes used during the measurement (0 on a quiet machine)."
+  echo
+  echo "### Fig. 5: execution time against size"
+  echo
+  echo "![Fig. 5](figures/fig5.$fmt)"
+  echo
+  echo "| app | n | actors | baseline ms | HEFT ms | ratio HEFT | steal ms | ratio steal | others |"
+  echo "|-----|--:|-------:|-----------:|-------:|-----------:|--------:|------------:|-------:|"
+  for app in matmul fft bitonic; do
+    for n in $(sizes_of $app); do
+      jq -s -r "$ms"'(.[0]) as $h | (.[1]) as $s |
+        "| \($h.app) | \($h.n) | \($h.actors) | \($h.baseline_s|ms) | \($h.redflow_s|ms) | \($h.ratio*100|round/100) | \($s.redflow_s|ms) | \($s.ratio*100|round/100) | \([$h.machine.others_load, $s.machine.others_load]|max*10|round/10) |"' \
+        "$data/$app-$n-heft.json" "$data/$app-$n-steal.json"
+    done
+  done
+  echo
+  echo "Ratio = baseline time / redflow time (≥ 1: redflow is faster). Baselines: the direct int32 kernel on all threads (matmul), FFTW3 with threads and FFTW_MEASURE (FFT), oneTBB parallel_sort (bitonic). OpenBLAS sgemm on float matrices of the same size, for reference: $(jq -r "$ms"'"\(.sgemm_s|ms) ms at n = \(.n)"' "$data/matmul-$(sizes_of matmul | awk '{print $NF}')-heft.json")."
+  echo
+  echo "### Table 1: stolen actors under work stealing"
+  echo
+  echo "| app | n | actors in total | average stolen | percent |"
+  echo "|-----|--:|----------------:|---------------:|--------:|"
+  for app in matmul fft bitonic; do
+    for n in $(sizes_of $app); do
+      jq -r '"| \(.app) | \(.n) | \(.actors) | \(.steals*10|round/10) | \(.steals/.actors*1000|round/10) % |"' "$data/$app-$n-steal.json"
+    done
+  done
+  echo
+  echo "### Overhead per actor ($overhead_n empty actors, 0-byte data nodes)"
+  echo
+  echo "| shape | scheduler | actors | redflow ns/actor | oneTBB ns/actor | ratio tbb/redflow | others |"
+  echo "|-------|-----------|-------:|-----------------:|----------------:|------------------:|-------:|"
+  for shape in chain fanout tree wavefront; do
+    for sched in heft steal; do
+      jq -r '"| \(.shape) | \(.scheduler) | \(.actors) | \(.redflow_ns_per_actor*10|round/10) | \(.baseline_ns_per_actor*10|round/10) | \(.ratio*100|round/100) | \(.machine.others_load*10|round/10) |"' \
+        "$data/overhead-$overhead_n-$sched-$shape.json"
+    done
+  done
+  echo
+  echo "### Fig. 6: redundancy configurations normalised to none"
+  echo
+  if [ "$redundancy_ok" = 1 ]; then
+    echo "Every configuration on 3 tiles (so that 3x-diff has a tile per replica; on this machine that is more tiles than cores), without the baseline; each value is that configuration's median time divided by none's, measured interleaved in the same process."
+    echo
+    echo "![Fig. 6](figures/fig6.$fmt)"
+    echo
+    echo "| app | n | scheduler | none ms | 2x-same | 3x-same | 2x-diff | 3x-diff |"
+    echo "|-----|--:|-----------|-------:|--------:|--------:|--------:|--------:|"
+    for app in matmul fft bitonic; do
+      for n in $(eval echo "\$red_$app"); do
+        for sched in heft steal; do
+          jq -r "$ms"'"| \(.app) | \(.n) | \(.scheduler) | \(.configs[0].redflow_s|ms) | " + ([.configs[1:][] | .normalized*100|round/100|tostring] | join(" | ")) + " |"' \
+            "$data/$app-$n-$sched-redundancy.json"
+        done
+      done
+    done
+  else
+    echo "Not measured: this build's runtime does not execute redundant configurations yet."
+  fi
+  echo
+  echo "<!-- figures:end -->"
+} >"$md"
+
+doc=docs/performance.md
+if grep -q "figures:begin" "$doc"; then
+  awk -v md="$md" '
+    /<!-- figures:begin/ { while ((getline line < md) > 0) print line; skip = 1; next }
+    /<!-- figures:end -->/ { skip = 0; next }
+    !skip { print }' "$doc" >"$doc.tmp" && mv "$doc.tmp" "$doc"
+else
+  cat "$md" >>"$doc"
+fi
+rm -f "$md"
+echo "figures: updated $doc, $out/fig5.$fmt$( [ "$redundancy_ok" = 1 ] && echo " and $out/fig6.$fmt")" >&2

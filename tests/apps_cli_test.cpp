@@ -1,0 +1,188 @@
+// `redflow gen` and `redflow bench` as a user runs them: real processes and
+// files. Generated graphs must run with plain `redflow run` (no --lib) and
+// give the reference result; bench must write the documented JSON keys; bad
+// arguments must fail with a message naming the flag.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <complex>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "apps/apps.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct RunResult {
+  int exit_code;
+  std::string output;  // stdout and stderr together
+};
+
+RunResult run(const std::string& args) {
+  const std::string cmd = std::string(REDFLOW_CLI) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class AppsCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("redflow_apps_cli_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  template <typename T>
+  std::vector<T> read(const std::string& name) {
+    std::ifstream in(path(name), std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<T> v(bytes.size() / sizeof(T));
+    std::memcpy(static_cast<void*>(v.data()), bytes.data(), v.size() * sizeof(T));
+    return v;
+  }
+  nlohmann::json bench_json(const std::string& args) {
+    auto r = run("bench " + args + " --runs 1 --json " + path("b.json"));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    std::ifstream in(path("b.json"));
+    if (!in) return nullptr;
+    return nlohmann::json::parse(in);
+  }
+  fs::path dir_;
+};
+
+TEST_F(AppsCliTest, GeneratedMatmulRunsAndMatchesTheTextbookProduct) {
+  auto g = run("gen matmul --n 37 --block 10 --out " + path("mm"));
+  ASSERT_EQ(g.exit_code, 0) << g.output;
+  EXPECT_NE(g.output.find("redflow run"), std::string::npos) << g.output;
+  for (const char* sched : {"heft", "steal"}) {
+    auto r = run("run " + path("mm/matmul.dot") + " --input A=" + path("mm/A.bin") + " --input B=" + path("mm/B.bin") +
+                 " --output C=" + path("c.bin") + " --tiles 2 --scheduler " + sched);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto A = read<std::int32_t>("mm/A.bin"), B = read<std::int32_t>("mm/B.bin");
+    ASSERT_EQ(A.size(), 37u * 37u);
+    std::vector<std::int32_t> ref(A.size());
+    redflow::apps::matmul_naive(A.data(), B.data(), ref.data(), 37);
+    EXPECT_EQ(read<std::int32_t>("c.bin"), ref) << sched;
+  }
+}
+
+TEST_F(AppsCliTest, GeneratedFftRunsAndMatchesFftw) {
+  auto g = run("gen fft --n 1024 --out " + path("fft"));
+  ASSERT_EQ(g.exit_code, 0) << g.output;
+  EXPECT_TRUE(fs::exists(path("fft/T.bin")));  // the twiddle constant beside the DOT file
+  auto r = run("run " + path("fft/fft.dot") + " --input X=" + path("fft/X.bin") + " --output Y=" + path("y.bin") +
+               " --tiles 3 --scheduler steal");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto x = read<std::complex<double>>("fft/X.bin");
+  const auto y = read<std::complex<double>>("y.bin");
+  ASSERT_EQ(x.size(), 1024u);
+  ASSERT_EQ(y.size(), 1024u);
+  const auto ref = redflow::apps::fft_reference(x);
+  EXPECT_LT(redflow::apps::relative_error(y.data(), ref.data(), ref.size()), 1e-12);
+}
+
+TEST_F(AppsCliTest, GeneratedBitonicRunsAndSorts) {
+  auto g = run("gen bitonic --n 4096 --block 512 --seed 3 --out " + path("sort"));
+  ASSERT_EQ(g.exit_code, 0) << g.output;
+  auto r = run("run " + path("sort/bitonic.dot") + " --input X=" + path("sort/X.bin") + " --output Y=" + path("y.bin"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto ref = read<std::int32_t>("sort/X.bin");
+  ASSERT_EQ(ref.size(), 4096u);
+  std::sort(ref.begin(), ref.end());
+  EXPECT_EQ(read<std::int32_t>("y.bin"), ref);
+}
+
+TEST_F(AppsCliTest, BenchWritesTheDocumentedJsonKeys) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"matmul", "matmul --n 40"},
+      {"fft", "fft --n 1024 --fftw-planning estimate --fftw-wisdom ''"},
+      {"bitonic", "bitonic --n 4096 --scheduler steal"},
+      {"overhead", "overhead --shape wavefront --n 100"}};
+  for (const auto& [app, args] : cases) {
+    SCOPED_TRACE(args);
+    const nlohmann::json j = bench_json(args);
+    ASSERT_TRUE(j.is_object());
+    for (const char* key : {"app", "n", "redflow_s", "baseline_s", "ratio", "verified", "steals", "transfers"})
+      EXPECT_TRUE(j.contains(key)) << key;
+    EXPECT_EQ(j["app"], app);
+    EXPECT_EQ(j["verified"], true);
+    EXPECT_GT(j["redflow_s"].get<double>(), 0);
+    EXPECT_GT(j["baseline_s"].get<double>(), 0);
+    EXPECT_NEAR(j["ratio"].get<double>(), j["baseline_s"].get<double>() / j["redflow_s"].get<double>(), 1e-9);
+    EXPECT_EQ(j["redundancy"], "none");
+    ASSERT_EQ(j["configs"].size(), 1u);
+  }
+}
+
+TEST_F(AppsCliTest, BenchWithoutBaselineStillVerifies) {
+  const nlohmann::json j = bench_json("bitonic --n 1024 --no-baseline");
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["verified"], true);
+  EXPECT_TRUE(j["baseline_s"].is_null());
+  EXPECT_TRUE(j["ratio"].is_null());
+}
+
+TEST_F(AppsCliTest, BenchMeasuresEveryRedundancyConfigurationItIsGiven) {
+  // 3 tiles, so that 3x-diff has a tile for each replica.
+  const nlohmann::json j = bench_json("bitonic --n 2048 --tiles 3 --no-baseline --redundancy none,2x-same,3x-diff");
+  ASSERT_TRUE(j.is_object());
+  ASSERT_EQ(j["configs"].size(), 3u);
+  const char* names[] = {"none", "2x-same", "3x-diff"};
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(j["configs"][i]["redundancy"], names[i]);
+    EXPECT_EQ(j["configs"][i]["verified"], true) << names[i];
+    EXPECT_GT(j["configs"][i]["redflow_s"].get<double>(), 0) << names[i];
+  }
+  EXPECT_DOUBLE_EQ(j["configs"][0]["normalized"].get<double>(), 1.0);
+  // Replicas on distinct tiles move more data than one execution does.
+  EXPECT_GT(j["configs"][2]["transfers"].get<double>(), j["configs"][0]["transfers"].get<double>());
+  // 3x-diff cannot run on 2 tiles: an error naming --tiles, before any measurement.
+  auto r = run("bench bitonic --n 2048 --tiles 2 --runs 1 --redundancy none,3x-diff");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--tiles"), std::string::npos) << r.output;
+}
+
+TEST_F(AppsCliTest, BadArgumentsNameTheFlag) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"gen fft --n 1000 --out " + path("x"), "--n must be a power of two for fft"},
+      {"gen bitonic --n 12 --out " + path("x"), "--n must be a power of two for bitonic"},
+      {"gen matmul --n 0 --out " + path("x"), "--n"},
+      {"gen bitonic --n 0 --out " + path("x"), "--n"},
+      {"gen fft --n 0 --out " + path("x"), "--n"},
+      {"gen qsort --n 16 --out " + path("x"), "unknown app 'qsort'"},
+      {"gen bitonic --n 1024 --block 100 --out " + path("x"), "--block 100"},
+      {"bench fft --n 3000", "--n must be a power of two for fft"},
+      {"bench heapsort --n 16", "unknown app 'heapsort'"},
+      {"bench overhead --shape star", "--shape star"},
+      {"bench matmul --n 16 --redundancy 4x-same", "--redundancy"},
+      {"gen matmul --out " + path("x"), "--n"},
+  };
+  for (const auto& [args, message] : cases) {
+    auto r = run(args);
+    EXPECT_NE(r.exit_code, 0) << args;
+    EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
+  }
+  EXPECT_FALSE(fs::exists(path("x/fft.dot")));  // nothing written on failure
+}
+
+TEST_F(AppsCliTest, ActorsListsTheApplicationActors) {
+  auto r = run("actors");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* name : {"mm.block", "fft.cols", "fft.rows", "sort.low", "sort.high", "mat.cols", "mat.hcat", "noop"})
+    EXPECT_NE(r.output.find(name), std::string::npos) << name;
+}
+
+}  // namespace
