@@ -49,7 +49,10 @@ Result<Graph> apply_redundancy(const Graph& graph, Redundancy graph_default, con
                                const Registry& registry);
 
 // Faults injected on compute tiles, reproducibly: the same seed and the same
-// sequence of executions flip the same bits of the same actor replicas.
+// sequence of executions flip the same bits of the same actor replicas
+// (decisions hash the execution, actor, replica and re-execution number).
+// Only a quarantine, whose timing depends on the schedule, can change which
+// replicas run at all, and with them the count of injected faults.
 // A flip is applied to the output in the tile's slot before its checksum is
 // taken, so voting sees corrupted data exactly as it would see a real upset.
 struct FaultInjection {

@@ -76,7 +76,10 @@ schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const 
     ++groups;
   }
   for (ActorId a = 0; a < n; ++a) {
-    const double work = is_vote(a) ? 0 : actor_work(g, g.actor(a));
+    // Zero-copy special actors (split, collect) move pointers, not bytes: without a hint they cost nothing.
+    const ActorSpec* spec = reg.find(g.actor(a).function);
+    const bool aliasing = spec != nullptr && spec->alias != ActorAlias::kNone && g.actor(a).work <= 0;
+    const double work = is_vote(a) || aliasing ? 0 : actor_work(g, g.actor(a));
     if (runs_on_driver(g, a, m, reg)) {
       // Only the driver cost is finite, so the mean cost HEFT ranks by is the
       // cost the actor will really have.
