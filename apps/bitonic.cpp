@@ -130,7 +130,7 @@ Result<Graph> bitonic_graph(const BitonicParams& params) {
   for (std::size_t i = 0; i < K; ++i) {
     const std::string is = std::to_string(i);
     const DataId piece = g.inner("X" + is, B * 4);
-    g.actor("split" + is, "rf.split", {X}, piece).args("offset=" + std::to_string(i * B * 4)).work(kZeroCopyWork);
+    g.actor("split" + is, "rf.split", {X}, piece).args("offset=" + std::to_string(i * B * 4));
     cur[i] = g.inner("S" + is, B * 4);
     // std::sort: about 3 ns per element and level of log2 on the development machine.
     g.actor("sort" + is, "i32.sort", {piece}, cur[i]).work(b * std::log2(std::max(2.0, b)) * 3);
@@ -155,7 +155,7 @@ Result<Graph> bitonic_graph(const BitonicParams& params) {
       cur = std::move(next);
     }
   }
-  g.actor("collect", "rf.collect", cur, Y).work(kZeroCopyWork);
+  g.actor("collect", "rf.collect", cur, Y);
   return g;
 }
 

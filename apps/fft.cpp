@@ -362,9 +362,7 @@ Result<Graph> fft_graph(const FftParams& params) {
       }
       const std::string qr = qs + "_" + std::to_string(r);
       pieces[r][q] = g.inner("F" + qr, R * W * 16);
-      g.actor("split" + qr, "rf.split", {F}, pieces[r][q])
-          .args("offset=" + std::to_string(r * R * W * 16))
-          .work(kZeroCopyWork);
+      g.actor("split" + qr, "rf.split", {F}, pieces[r][q]).args("offset=" + std::to_string(r * R * W * 16));
     }
   }
   std::vector<DataId> z(G);

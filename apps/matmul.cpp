@@ -299,9 +299,7 @@ Result<Graph> matmul_graph(const MatmulParams& params) {
   for (std::size_t i = 0; i < p; ++i) {
     const std::size_t r0 = bound(n, p, i), h = bound(n, p, i + 1) - r0;
     a[i] = g.inner("A" + std::to_string(i), h * n * 4);
-    g.actor("splitA" + std::to_string(i), "rf.split", {A}, a[i])
-        .args("offset=" + std::to_string(r0 * n * 4))
-        .work(kZeroCopyWork);
+    g.actor("splitA" + std::to_string(i), "rf.split", {A}, a[i]).args("offset=" + std::to_string(r0 * n * 4));
     b[i] = g.inner("B" + std::to_string(i), n * h * 4);
     g.actor("packB" + std::to_string(i), "mat.cols", {B}, b[i])
         .args("cols=" + std::to_string(n) + ",first=" + std::to_string(r0) + ",elem=4")
@@ -324,7 +322,7 @@ Result<Graph> matmul_graph(const MatmulParams& params) {
         .args("rows=" + std::to_string(h) + ",elem=4")
         .work(static_cast<double>(h * n) / 2);
   }
-  g.actor("collectC", "rf.collect", rows, C).work(kZeroCopyWork);
+  g.actor("collectC", "rf.collect", rows, C);
   return g;
 }
 

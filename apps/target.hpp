@@ -14,10 +14,4 @@ struct Target {
   unsigned tiles = 2;                             // compute tiles the graph should keep busy
 };
 
-// Cost hint (HEFT `work`, in ns on one core) of rf.split and rf.collect in
-// the application graphs. The driver runs them by setting pointers; without a
-// hint HEFT would assume one operation per byte they touch (tens of ms for a
-// large matrix) and plan around a driver it believes to be the bottleneck.
-inline constexpr double kZeroCopyWork = 1;
-
 }  // namespace redflow::apps

@@ -3,12 +3,9 @@
 // give the reference result; bench must write the documented JSON keys; bad
 // arguments must fail with a message naming the flag.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <array>
 #include <complex>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -16,35 +13,15 @@
 #include <vector>
 
 #include "apps/apps.hpp"
-
-namespace fs = std::filesystem;
+#include "cli_helpers.hpp"
 
 namespace {
 
-struct RunResult {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
+namespace fs = std::filesystem;
+using redflow::testing::run_cli;
 
-RunResult run(const std::string& args) {
-  const std::string cmd = std::string(REDFLOW_CLI) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-class AppsCliTest : public ::testing::Test {
+class AppsCliTest : public redflow::testing::CliTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("redflow_apps_cli_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
   template <typename T>
   std::vector<T> read(const std::string& name) {
     std::ifstream in(path(name), std::ios::binary);
@@ -54,21 +31,20 @@ class AppsCliTest : public ::testing::Test {
     return v;
   }
   nlohmann::json bench_json(const std::string& args) {
-    auto r = run("bench " + args + " --runs 1 --json " + path("b.json"));
+    auto r = run_cli("bench " + args + " --runs 1 --json " + path("b.json"));
     EXPECT_EQ(r.exit_code, 0) << r.output;
     std::ifstream in(path("b.json"));
     if (!in) return nullptr;
     return nlohmann::json::parse(in);
   }
-  fs::path dir_;
 };
 
 TEST_F(AppsCliTest, GeneratedMatmulRunsAndMatchesTheTextbookProduct) {
-  auto g = run("gen matmul --n 37 --block 10 --out " + path("mm"));
+  auto g = run_cli("gen matmul --n 37 --block 10 --out " + path("mm"));
   ASSERT_EQ(g.exit_code, 0) << g.output;
   EXPECT_NE(g.output.find("redflow run"), std::string::npos) << g.output;
   for (const char* sched : {"heft", "steal"}) {
-    auto r = run("run " + path("mm/matmul.dot") + " --input A=" + path("mm/A.bin") + " --input B=" + path("mm/B.bin") +
+    auto r = run_cli("run " + path("mm/matmul.dot") + " --input A=" + path("mm/A.bin") + " --input B=" + path("mm/B.bin") +
                  " --output C=" + path("c.bin") + " --tiles 2 --scheduler " + sched);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const auto A = read<std::int32_t>("mm/A.bin"), B = read<std::int32_t>("mm/B.bin");
@@ -80,10 +56,10 @@ TEST_F(AppsCliTest, GeneratedMatmulRunsAndMatchesTheTextbookProduct) {
 }
 
 TEST_F(AppsCliTest, GeneratedFftRunsAndMatchesFftw) {
-  auto g = run("gen fft --n 1024 --out " + path("fft"));
+  auto g = run_cli("gen fft --n 1024 --out " + path("fft"));
   ASSERT_EQ(g.exit_code, 0) << g.output;
   EXPECT_TRUE(fs::exists(path("fft/T.bin")));  // the twiddle constant beside the DOT file
-  auto r = run("run " + path("fft/fft.dot") + " --input X=" + path("fft/X.bin") + " --output Y=" + path("y.bin") +
+  auto r = run_cli("run " + path("fft/fft.dot") + " --input X=" + path("fft/X.bin") + " --output Y=" + path("y.bin") +
                " --tiles 3 --scheduler steal");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto x = read<std::complex<double>>("fft/X.bin");
@@ -95,9 +71,9 @@ TEST_F(AppsCliTest, GeneratedFftRunsAndMatchesFftw) {
 }
 
 TEST_F(AppsCliTest, GeneratedBitonicRunsAndSorts) {
-  auto g = run("gen bitonic --n 4096 --block 512 --seed 3 --out " + path("sort"));
+  auto g = run_cli("gen bitonic --n 4096 --block 512 --seed 3 --out " + path("sort"));
   ASSERT_EQ(g.exit_code, 0) << g.output;
-  auto r = run("run " + path("sort/bitonic.dot") + " --input X=" + path("sort/X.bin") + " --output Y=" + path("y.bin"));
+  auto r = run_cli("run " + path("sort/bitonic.dot") + " --input X=" + path("sort/X.bin") + " --output Y=" + path("y.bin"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto ref = read<std::int32_t>("sort/X.bin");
   ASSERT_EQ(ref.size(), 4096u);
@@ -157,7 +133,7 @@ TEST_F(AppsCliTest, BenchMeasuresEverySchedulerAndRedundancyConfigurationItIsGiv
   }
   EXPECT_EQ(j["configs"][0]["steals"], 0.0);  // HEFT never steals
   // 3x-diff cannot run on 2 tiles: an error naming --tiles, before any measurement.
-  auto r = run("bench bitonic --n 2048 --tiles 2 --runs 1 --redundancy none,3x-diff");
+  auto r = run_cli("bench bitonic --n 2048 --tiles 2 --runs 1 --redundancy none,3x-diff");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("--tiles"), std::string::npos) << r.output;
 }
@@ -179,7 +155,7 @@ TEST_F(AppsCliTest, BadArgumentsNameTheFlag) {
       {"gen matmul --out " + path("x"), "--n"},
   };
   for (const auto& [args, message] : cases) {
-    auto r = run(args);
+    auto r = run_cli(args);
     EXPECT_NE(r.exit_code, 0) << args;
     EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
   }
@@ -187,7 +163,7 @@ TEST_F(AppsCliTest, BadArgumentsNameTheFlag) {
 }
 
 TEST_F(AppsCliTest, ActorsListsTheApplicationActors) {
-  auto r = run("actors");
+  auto r = run_cli("actors");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* name : {"mm.block", "fft.cols", "fft.rows", "sort.low", "sort.high", "mat.cols", "mat.hcat", "noop"})
     EXPECT_NE(r.output.find(name), std::string::npos) << name;
