@@ -16,14 +16,7 @@ namespace redflow {
 namespace {
 
 using testing::Shape;
-
-Inputs make_inputs(const Shape& s, std::vector<std::vector<std::byte>>& storage, std::uint32_t seed) {
-  Inputs in;
-  storage.clear();
-  for (std::size_t i = 0; i < s.inputs.size(); ++i) storage.push_back(testing::random_bytes(testing::kBytes, seed + static_cast<std::uint32_t>(i)));
-  for (std::size_t i = 0; i < s.inputs.size(); ++i) in[s.inputs[i]] = storage[i];
-  return in;
-}
+using testing::make_inputs;
 
 std::vector<Shape> shapes() {
   std::vector<Shape> v;

@@ -10,6 +10,7 @@ namespace redflow {
 namespace {
 
 using testing::Shape;
+using testing::make_inputs;
 
 struct Config {
   Scheduler scheduler;
@@ -20,14 +21,6 @@ struct Config {
 
 std::string config_name(const Config& c) {
   return std::string(to_string(c.scheduler)) + "_t" + std::to_string(c.tiles) + "_s" + std::to_string(c.slots) + "_c" + std::to_string(c.cores);
-}
-
-Inputs make_inputs(const Shape& s, std::vector<std::vector<std::byte>>& storage, std::uint32_t seed) {
-  Inputs in;
-  storage.clear();
-  for (std::size_t i = 0; i < s.inputs.size(); ++i) storage.push_back(testing::random_bytes(testing::kBytes, seed + static_cast<std::uint32_t>(i)));
-  for (std::size_t i = 0; i < s.inputs.size(); ++i) in[s.inputs[i]] = storage[i];
-  return in;
 }
 
 class RuntimeShapes : public ::testing::TestWithParam<Config> {};

@@ -138,4 +138,13 @@ inline Shape random_dag(int actors, std::uint32_t seed, int max_inputs = 3) {
   return s;
 }
 
+// Fresh random bytes for every input of `s` (kept alive in `storage`), seeded per input.
+inline Inputs make_inputs(const Shape& s, std::vector<std::vector<std::byte>>& storage, std::uint32_t seed) {
+  Inputs in;
+  storage.clear();
+  for (std::size_t i = 0; i < s.inputs.size(); ++i) storage.push_back(random_bytes(kBytes, seed + static_cast<std::uint32_t>(i)));
+  for (std::size_t i = 0; i < s.inputs.size(); ++i) in[s.inputs[i]] = storage[i];
+  return in;
+}
+
 }  // namespace redflow::testing
