@@ -93,10 +93,7 @@ Result<RuntimeOptions> runtime_options(const RuntimeArgs& a) {
   o.scheduler = a.scheduler == "steal" ? Scheduler::kSteal : Scheduler::kHeft;
   o.quarantine_after = a.quarantine_after;
   for (const auto& spec : a.inject) REDFLOW_RETURN_IF_ERROR(parse_fault_spec(spec, o.faults));
-  for (unsigned t : o.faults.faulty_tiles)
-    if (t >= o.tiles) return Status::InvalidArgument("--inject faulty-tile:" + std::to_string(t) + ": tiles are numbered 0.." + std::to_string(o.tiles - 1));
-  for (const auto& [t, f] : o.faults.slow_tiles)
-    if (t >= o.tiles) return Status::InvalidArgument("--inject slow-tile:" + std::to_string(t) + ": tiles are numbered 0.." + std::to_string(o.tiles - 1));
+  REDFLOW_RETURN_IF_ERROR(check_fault_tiles(o.faults, o.tiles));
   return o;
 }
 

@@ -67,4 +67,7 @@ struct FaultInjection {
 // "slow-tile:0,factor=4". The error names the bad part.
 Status parse_fault_spec(std::string_view spec, FaultInjection& into);
 
+// Checks that every tile `faults` names exists on a runtime of `tiles` compute tiles.
+Status check_fault_tiles(const FaultInjection& faults, unsigned tiles);
+
 }  // namespace redflow

@@ -91,4 +91,16 @@ Status parse_fault_spec(std::string_view spec, FaultInjection& into) {
   return bad("unknown fault '" + std::string(kind) + "' (expected bitflip, faulty-tile or slow-tile)");
 }
 
+Status check_fault_tiles(const FaultInjection& faults, unsigned tiles) {
+  auto bad = [&](const char* kind, unsigned t) {
+    return Status::InvalidArgument(std::string("--inject ") + kind + ":" + std::to_string(t) + ": the runtime has tiles 0.." +
+                                   std::to_string(tiles - 1));
+  };
+  for (unsigned t : faults.faulty_tiles)
+    if (t >= tiles) return bad("faulty-tile", t);
+  for (const auto& [t, f] : faults.slow_tiles)
+    if (t >= tiles) return bad("slow-tile", t);
+  return Status::Ok();
+}
+
 }  // namespace redflow

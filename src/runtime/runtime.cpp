@@ -243,10 +243,7 @@ Result<Outputs> LoadedGraph::execute(const Inputs& inputs, const ExecuteOptions&
   const RuntimeOptions& ro = g.runtime->options;
   const Redundancy r = options.redundancy.value_or(ro.redundancy);
   const FaultInjection& faults = options.faults ? *options.faults : ro.faults;
-  for (unsigned t : faults.faulty_tiles)
-    if (t >= ro.tiles) return Status::InvalidArgument("--inject faulty-tile:" + std::to_string(t) + ": the runtime has tiles 0.." + std::to_string(ro.tiles - 1));
-  for (const auto& [t, f] : faults.slow_tiles)
-    if (t >= ro.tiles) return Status::InvalidArgument("--inject slow-tile:" + std::to_string(t) + ": the runtime has tiles 0.." + std::to_string(ro.tiles - 1));
+  REDFLOW_RETURN_IF_ERROR(check_fault_tiles(faults, ro.tiles));
   std::lock_guard<std::mutex> lock(g.runtime->execution_mutex);
   REDFLOW_RETURN_IF_ERROR(g.prepare(r));
   Variant& v = g.variant(r);
