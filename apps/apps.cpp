@@ -13,6 +13,7 @@ void register_app_actors(Registry& reg) {
   register_fft_actors(reg);
   register_bitonic_actors(reg);
   register_overhead_actors(reg);
+  register_paper_actors(reg);
 }
 
 Registry app_registry() {
@@ -35,19 +36,27 @@ std::vector<std::byte> random_i32_bytes(std::size_t count, std::mt19937_64& rng)
 }  // namespace
 
 Result<AppProblem> make_problem(std::string_view app, std::size_t n, std::size_t block, const Target& target,
-                                std::uint64_t seed) {
+                                std::uint64_t seed, Profile profile) {
   std::mt19937_64 rng(seed);
   AppProblem p;
   p.app = std::string(app);
+  // The paper profile differs only in its graph; inputs and outputs are the same.
+  auto graph = [&](auto fast) -> Result<Graph> {
+    if (profile == Profile::kFast) return fast();
+    if (block != 0)
+      return Status::InvalidArgument("--block " + std::to_string(block) +
+                                     " does not apply to --profile paper: its blocks are the paper's (docs/apps.md)");
+    return paper_graph(app, n);
+  };
   if (app == "matmul") {
-    auto g = matmul_graph({.n = n, .block = block, .target = target});
+    auto g = graph([&] { return matmul_graph({.n = n, .block = block, .target = target}); });
     if (!g.ok()) return g.status();
     p.graph = std::move(*g);
     p.inputs["A"] = random_i32_bytes(n * n, rng);
     p.inputs["B"] = random_i32_bytes(n * n, rng);
     p.output = "C";
   } else if (app == "fft") {
-    auto g = fft_graph({.n = n, .block = block, .target = target});
+    auto g = graph([&] { return fft_graph({.n = n, .block = block, .target = target}); });
     if (!g.ok()) return g.status();
     p.graph = std::move(*g);
     std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -58,7 +67,7 @@ Result<AppProblem> make_problem(std::string_view app, std::size_t n, std::size_t
     std::memcpy(bytes.data(), x.data(), bytes.size());
     p.output = "Y";
   } else if (app == "bitonic") {
-    auto g = bitonic_graph({.n = n, .block = block, .target = target});
+    auto g = graph([&] { return bitonic_graph({.n = n, .block = block, .target = target}); });
     if (!g.ok()) return g.status();
     p.graph = std::move(*g);
     p.inputs["X"] = random_i32_bytes(n, rng);

@@ -9,6 +9,7 @@
 #include "apps/fft.hpp"
 #include "apps/matmul.hpp"
 #include "apps/overhead_shapes.hpp"
+#include "apps/paper.hpp"
 #include "apps/rearrange.hpp"
 #include "apps/target.hpp"
 #include "redflow/graph.hpp"
@@ -24,7 +25,8 @@
 namespace redflow::apps {
 
 // Adds every application actor: mat.cols, mat.hcat (driver), mm.block,
-// fft.cols, fft.rows, sort.low, sort.high, noop. The graphs also use the
+// fft.cols, fft.rows, sort.low, sort.high, noop, and the paper profile's
+// (paper.hpp). The graphs also use the
 // built-ins rf.split, rf.collect and i32.sort.
 void register_app_actors(Registry& reg);
 
@@ -43,7 +45,9 @@ struct AppProblem {
 
 // `n` and `block` as in MatmulParams, FftParams, BitonicParams. Inputs:
 // matmul A, B uniform int32; fft X uniform in [-1, 1)^2; bitonic X uniform int32.
+// Profile::kPaper builds the paper's graphs (paper.hpp): `target` is not
+// used, and `block` must be 0 (the paper fixes the blocks).
 Result<AppProblem> make_problem(std::string_view app, std::size_t n, std::size_t block, const Target& target,
-                                std::uint64_t seed);
+                                std::uint64_t seed, Profile profile = Profile::kFast);
 
 }  // namespace redflow::apps
