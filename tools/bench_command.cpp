@@ -40,6 +40,7 @@ struct BenchArgs {
   bool no_baseline = false;
   std::string fftw_wisdom = "default";
   std::string fftw_planning = "measure";
+  std::string profile = "fast";
 };
 
 std::size_t default_n(const std::string& app) {
@@ -322,7 +323,9 @@ int bench_main(const BenchArgs& a) {
     problem.inputs["X"] = std::vector<std::byte>(a.bytes);
     problem.output = "Y";
   } else {
-    auto p = apps::make_problem(a.app, n, a.block, target, a.data_seed);
+    auto profile = apps::parse_profile(a.profile);
+    if (!profile.ok()) return fail(profile.status());
+    auto p = apps::make_problem(a.app, n, a.block, target, a.data_seed, *profile);
     if (!p.ok()) return fail(p.status());
     problem = std::move(*p);
   }
@@ -436,6 +439,8 @@ int bench_main(const BenchArgs& a) {
   nlohmann::json j;
   j["app"] = a.app;
   j["n"] = n;
+  j["profile"] = a.profile;
+  j["machine_profile"] = a.runtime.machine;
   if (overhead) {
     j["shape"] = a.shape;
     j["bytes"] = a.bytes;
@@ -528,6 +533,8 @@ Command add_bench_command(CLI::App& app) {
                   "Elements: matrix side (matmul), points (fft, power of two), int32 (bitonic, power of two), "
                   "actors (overhead); default 1024, 2^20, 2^22, 100000");
   sub->add_option("--block", a->block, "Block size as in `redflow gen` (default: chosen from the slots and tiles)");
+  sub->add_option("--profile", a->profile, "fast (ours) or paper (the paper's graphs; use with --machine paper; docs/apps.md)")
+      ->capture_default_str();
   sub->add_option("--shape", a->shape, "overhead: chain, fanout, tree or wavefront")->capture_default_str();
   sub->add_option("--bytes", a->bytes, "overhead: bytes per data node")->capture_default_str();
   add_runtime_options(sub, a->runtime);

@@ -63,13 +63,23 @@ void add_runtime_options(CLI::App* cmd, RuntimeArgs& a) {
   cmd->add_option("--scheduler", a.scheduler, "heft (offline, Algorithm 2; redundant HEFT for *-diff) or steal (online random work stealing)")
       ->check(CLI::IsMember({"heft", "steal"}))
       ->capture_default_str();
-  cmd->add_option("--tiles", a.tiles, "Compute tiles (default: one per hardware thread)")->check(CLI::Range(1u, 1024u))->capture_default_str();
-  cmd->add_option("--cores-per-tile", a.cores_per_tile, "Worker threads per tile (width of ctx.parallel_for)")
+  auto* tiles = cmd->add_option("--tiles", a.tiles, "Compute tiles (default: one per hardware thread)")->check(CLI::Range(1u, 1024u))->capture_default_str();
+  auto* cores = cmd->add_option("--cores-per-tile", a.cores_per_tile, "Worker threads per tile (width of ctx.parallel_for)")
       ->check(CLI::Range(1u, 256u))
       ->capture_default_str();
-  cmd->add_option("--slots", a.slots, "Memory slots per tile")->check(CLI::Range(2u, 1u << 20))->capture_default_str();
-  cmd->add_option("--slot-bytes", a.slot_bytes, "Bytes per slot; larger data nodes are handled by the driver")
+  auto* slots = cmd->add_option("--slots", a.slots, "Memory slots per tile")->check(CLI::Range(2u, 1u << 20))->capture_default_str();
+  auto* slot_bytes = cmd->add_option("--slot-bytes", a.slot_bytes, "Bytes per slot; larger data nodes are handled by the driver")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40))
+      ->capture_default_str();
+  // The machine flags it sets cannot be given as well: which one would win is not obvious.
+  cmd->add_option("--machine", a.machine,
+                  "default (the flags above) or paper: the paper's Kalray Bostan, 16 tiles of 1 core with 8 slots of "
+                  "160 KiB (sets --tiles, --cores-per-tile, --slots, --slot-bytes)")
+      ->check(CLI::IsMember({"default", "paper"}))
+      ->excludes(tiles)
+      ->excludes(cores)
+      ->excludes(slots)
+      ->excludes(slot_bytes)
       ->capture_default_str();
   cmd->add_option("--seed", a.seed, "Seed of work stealing's random choices")->capture_default_str();
   cmd->add_option("--inject", a.inject,
@@ -92,6 +102,7 @@ Result<RuntimeOptions> runtime_options(const RuntimeArgs& a) {
   o.seed = a.seed;
   o.scheduler = a.scheduler == "steal" ? Scheduler::kSteal : Scheduler::kHeft;
   o.quarantine_after = a.quarantine_after;
+  if (a.machine == "paper") apps::apply_paper_machine(o);
   for (const auto& spec : a.inject) REDFLOW_RETURN_IF_ERROR(parse_fault_spec(spec, o.faults));
   REDFLOW_RETURN_IF_ERROR(check_fault_tiles(o.faults, o.tiles));
   return o;

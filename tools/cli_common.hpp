@@ -49,6 +49,7 @@ struct RuntimeArgs {
   std::vector<std::string> inject;
   unsigned quarantine_after = 3;
   std::vector<std::string> libs;
+  std::string machine = "default";  // --machine paper: the paper's Kalray Bostan (apps/paper.hpp)
 };
 void add_runtime_options(CLI::App* cmd, RuntimeArgs& a);
 // RuntimeOptions from the flags; --inject specs are parsed here (errors name the bad spec).
@@ -69,5 +70,6 @@ Command add_schedule_command(CLI::App& app);
 Command add_campaign_command(CLI::App& app);
 Command add_gen_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
+Command add_table1_command(CLI::App& app);
 
 }  // namespace redflow::cli
