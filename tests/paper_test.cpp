@@ -17,19 +17,14 @@
 
 #include "apps/apps.hpp"
 #include "redflow/redflow.hpp"
+#include "test_graphs.hpp"
 
 namespace redflow::apps {
 namespace {
 
 using Bytes = std::vector<std::byte>;
 using cd = std::complex<double>;
-
-template <typename T>
-std::vector<T> from_bytes(const Bytes& b) {
-  std::vector<T> v(b.size() / sizeof(T));
-  if (!v.empty()) std::memcpy(static_cast<void*>(v.data()), b.data(), v.size() * sizeof(T));
-  return v;
-}
+using redflow::testing::from_bytes;
 
 // Runs `p` on the paper's machine under `sched` and returns its output.
 Bytes run_on_paper_machine(const AppProblem& p, Scheduler sched, Redundancy r = Redundancy::kNone) {

@@ -11,6 +11,14 @@
 
 namespace redflow::testing {
 
+// The bytes of a data node as a vector of T (copied: bytes need not be aligned for T).
+template <typename T>
+std::vector<T> from_bytes(const std::vector<std::byte>& b) {
+  std::vector<T> v(b.size() / sizeof(T));
+  if (!v.empty()) std::memcpy(static_cast<void*>(v.data()), b.data(), v.size() * sizeof(T));
+  return v;
+}
+
 inline constexpr std::size_t kElems = 64;  // int32 per data node
 inline constexpr std::size_t kBytes = kElems * 4;
 
