@@ -251,13 +251,6 @@ ms='def ms: (. * 1000) | if . < 10 then (. * 100 | round / 100) elif . < 100 the
 } >"$md"
 
 doc=docs/performance.md
-if grep -q "figures:begin" "$doc"; then
-  awk -v md="$md" '
-    /<!-- figures:begin/ { while ((getline line < md) > 0) print line; skip = 1; next }
-    /<!-- figures:end -->/ { skip = 0; next }
-    !skip { print }' "$doc" >"$doc.tmp" && mv "$doc.tmp" "$doc"
-else
-  cat "$md" >>"$doc"
-fi
+bench/splice_markdown.sh "$doc" figures "$md"
 rm -f "$md"
 echo "figures: updated $doc, $out/fig5.$fmt$( [ "$redundancy_ok" = 1 ] && echo " and $out/fig6.$fmt")" >&2

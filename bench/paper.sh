@@ -26,10 +26,15 @@ TABLE1=${TABLE1:-1}
 FIGS=${FIGS:-1}
 data=docs/figures/data
 mkdir -p "$data"
-# Fig. 5/6 sizes: the smaller sizes of Table 1 (the larger ones take too long with five configurations x two schedulers here).
+# Fig. 5/6 sizes: the smaller sizes of Table 1 with all five redundancy
+# configurations; FIG5_* sizes get HEFT and stealing without redundancy only
+# (five configurations x two schedulers take too long there on 2 cores).
 fig_matmul=${FIG_MATMUL:-"1000 2000"}
-fig_fft=${FIG_FFT:-"1048576 2097152 4194304"}
-fig_bitonic=${FIG_BITONIC:-"4194304 8388608"}
+fig_fft=${FIG_FFT:-"1048576 2097152"}
+fig_bitonic=${FIG_BITONIC:-"4194304"}
+fig5_matmul=${FIG5_MATMUL:-"3000"}
+fig5_fft=${FIG5_FFT:-"4194304 8388608"}
+fig5_bitonic=${FIG5_BITONIC:-"8388608"}
 configs=none,2x-same,3x-same,2x-diff,3x-diff
 
 if [ ! -x "$BUILD/redflow" ] || [ "${REBUILD:-1}" = 1 ]; then
@@ -50,6 +55,11 @@ if [ "${MEASURE:-1}" = 1 ]; then
         echo "paper: Figs. 5/6 $app n=$n" >&2
         nice -n 19 "$rf" bench "$app" --profile paper --machine paper --n "$n" --scheduler heft,steal \
           --redundancy "$configs" --runs "$RUNS" --json "$data/paper-$app-$n.json" >/dev/null
+      done
+      for n in $(eval echo "\$fig5_$app"); do
+        echo "paper: Fig. 5 $app n=$n" >&2
+        nice -n 19 "$rf" bench "$app" --profile paper --machine paper --n "$n" --scheduler heft,steal \
+          --runs "$RUNS" --json "$data/paper-$app-$n.json" >/dev/null
       done
     done
   fi
@@ -80,7 +90,7 @@ ms='def ms: (. * 1000) | if . < 10 then (. * 100 | round / 100) elif . < 100 the
   echo
   echo "### Figs. 5 and 6 on the paper profile"
   echo
-  echo "Per application and size, one \`redflow bench --profile paper --machine paper --scheduler heft,steal --redundancy $configs --runs $m_runs\` process: medians, interleaved. *steal/HEFT* < 1 means stealing is faster (the paper's Fig. 5 finding for matmul and bitonic); the redundancy columns are each configuration's time divided by none's under the same scheduler (Fig. 6)."
+  echo "Per application and size, one \`redflow bench --profile paper --machine paper --scheduler heft,steal --redundancy $configs --runs $m_runs\` process: medians, interleaved. *steal/HEFT* < 1 means stealing is faster (the paper's Fig. 5 finding for matmul and bitonic); the redundancy columns are each configuration's time divided by none's under the same scheduler (Fig. 6; \`-\`: not measured at that size)."
   echo
   echo "| app | n | actors | baseline ms | HEFT ms | steal ms | steal/HEFT | scheduler | 2x-same | 3x-same | 2x-diff | 3x-diff | others |"
   echo "|-----|--:|-------:|-----------:|-------:|--------:|-----------:|-----------|--------:|--------:|--------:|--------:|-------:|"
@@ -91,7 +101,8 @@ ms='def ms: (. * 1000) | if . < 10 then (. * 100 | round / 100) elif . < 100 the
         ($c[] | select(.scheduler == "steal" and .redundancy == "none")) as $s | ["heft", "steal"][] as $sch |
         [$c[] | select(.scheduler == $sch)] as $r |
         "| \(.app) | \(.n) | \(.actors) | \(.baseline_s|ms) | \($h.redflow_s|ms) | \($s.redflow_s|ms) | \($s.redflow_s / $h.redflow_s * 100 | round / 100) | \($sch) | " +
-        ([$r[1:][] | .normalized*100|round/100|tostring] | join(" | ")) + " | \(.machine.others_load*10|round/10) |"' "$f"
+        (if ($r | length) == 5 then [$r[1:][] | .normalized*100|round/100|tostring] | join(" | ") else "- | - | - | -" end) +
+        " | \(.machine.others_load*10|round/10) |"' "$f"
     done
   done
   echo
@@ -99,13 +110,6 @@ ms='def ms: (. * 1000) | if . < 10 then (. * 100 | round / 100) elif . < 100 the
 } >"$md"
 
 doc=docs/performance.md
-if grep -q "paper:begin" "$doc"; then
-  awk -v md="$md" '
-    /<!-- paper:begin/ { while ((getline line < md) > 0) print line; skip = 1; next }
-    /<!-- paper:end -->/ { skip = 0; next }
-    !skip { print }' "$doc" >"$doc.tmp" && mv "$doc.tmp" "$doc"
-else
-  cat "$md" >>"$doc"
-fi
+bench/splice_markdown.sh "$doc" paper "$md"
 rm -f "$md"
 echo "paper: updated $doc" >&2
