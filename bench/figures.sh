@@ -80,7 +80,8 @@ bench() {
 }
 
 if [ "${MEASURE:-1}" = 1 ]; then
-rm -f "$data"/*.json
+# Not paper-*.json: bench/paper.sh's results live beside ours.
+find "$data" -maxdepth 1 -name '*.json' ! -name 'paper-*' -delete
 # What was measured, for the tables (MEASURE=0 redraws keep it).
 echo "$(date -u +%Y-%m-%d) $(git rev-parse --short HEAD)$(git diff --quiet -- . ':!docs' || echo '+changes') $RUNS" >"$data/measured"
 # Fig. 5 and Table 1.
