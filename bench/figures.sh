@@ -6,7 +6,9 @@
 # overhead shapes. Plots go to docs/figures/*.svg (gnuplot), raw results to
 # docs/figures/data/*.json (one `redflow bench --json` file per run), and the
 # tables replace the part of docs/performance.md between the
-# `figures:begin` and `figures:end` markers.
+# `figures:begin` and `figures:end` markers. These are our graphs (`--profile
+# fast`); bench/paper.sh runs the paper's own graphs and machine beside its
+# Table 1 and Figs. 5/6.
 #
 #   bench/figures.sh                # everything, about 5 minutes on 2 cores
 #   QUICK=1 bench/figures.sh        # smaller sizes, 1 run each: checks the pipeline
