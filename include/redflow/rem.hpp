@@ -150,6 +150,7 @@ struct RunStats {
   std::uint64_t duplicates = 0;   // executions whose labels were all already written by someone else
   std::uint64_t skipped = 0;      // chosen tasks dropped because their labels appeared meanwhile
   std::uint64_t polls = 0;        // existence checks against the store
+  std::uint64_t waits = 0;        // sleeps because nothing was runnable (inputs not yet written)
   std::uint64_t bytes_written = 0, bytes_read = 0;
   double seconds = 0;
   bool finished = false;          // saw every result label in the store (false: stopped)

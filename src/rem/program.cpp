@@ -147,6 +147,7 @@ RunStats& RunStats::operator+=(const RunStats& o) {
   duplicates += o.duplicates;
   skipped += o.skipped;
   polls += o.polls;
+  waits += o.waits;
   bytes_written += o.bytes_written;
   bytes_read += o.bytes_read;
   seconds = std::max(seconds, o.seconds);

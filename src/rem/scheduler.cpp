@@ -88,6 +88,7 @@ class Scheduler {
         auto polled = poll_inputs();
         if (!polled.ok()) return polled.status();
         if (!*polled) {
+          ++stats_.waits;
           std::this_thread::sleep_for(backoff);
           backoff = std::min(backoff * 2, std::chrono::microseconds(20000));
         }
