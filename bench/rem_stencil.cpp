@@ -4,7 +4,7 @@
 // in-process store and on the store given with --store; coalescing; the
 // duplicate-execution rate with 2, 4 and 8 schedulers; and the time to finish
 // after half of the scheduler processes are killed (SIGKILL).
-//   rem_stencil --store memcached://127.0.0.1:11211 [--n 2048 --tiles 8 --steps 40 --threads 2]
+//   rem_stencil --store memcached://127.0.0.1:11211 [--n 1024 --tiles 8 --steps 20 --threads 2]
 // bench/rem_stencil.sh starts a memcached for it.
 #include <fmt/format.h>
 #include <malloc.h>
@@ -106,9 +106,9 @@ int main(int argc, char** argv) {
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
   }
   stencil::Params p;
-  p.n = std::stoul(arg(argc, argv, "--n", "2048"));
+  p.n = std::stoul(arg(argc, argv, "--n", "1024"));
   p.tiles = std::stoul(arg(argc, argv, "--tiles", "8"));
-  p.steps = std::stoul(arg(argc, argv, "--steps", "40"));
+  p.steps = std::stoul(arg(argc, argv, "--steps", "20"));
   const unsigned threads = static_cast<unsigned>(std::stoul(arg(argc, argv, "--threads", "2")));
   const std::string store = arg(argc, argv, "--store", "inproc");
   const std::string tag = arg(argc, argv, "--tag", std::to_string(getpid()));
@@ -118,6 +118,12 @@ int main(int argc, char** argv) {
   }
   const double gflop = stencil::flops(p) / 1e9;
   fmt::print("stencil {}x{} floats, {}x{} tiles, {} steps, {} threads/schedulers, store {}\n", p.n, p.n, p.tiles, p.tiles, p.steps, threads, store);
+  // Other processes on the machine change absolute times: say how busy it was.
+  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+    char buf[64] = {};
+    if (std::fgets(buf, sizeof buf, f)) fmt::print("load average at start: {}", buf);
+    std::fclose(f);
+  }
 
   // Roofline: triad bandwidth x the stencil's arithmetic intensity (5 flops
   // per 8 bytes: one float read and one written per cell once the rows are in cache).
