@@ -10,7 +10,7 @@ bin=${REDFLOW_BUILD_DIR:-build}/rem_stencil
 command -v memcached >/dev/null || { echo "rem_stencil: memcached not installed (scripts/bootstrap installs it)" >&2; exit 1; }
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 user=(); [ "$(id -u)" = 0 ] && user=(-u root)
-memcached "${user[@]}" -l 127.0.0.1 -p "$port" -U 0 -M -m "${MEMCACHED_MB:-3072}" -t 2 &
+memcached "${user[@]}" -l 127.0.0.1 -p "$port" -U 0 -M -m "${MEMCACHED_MB:-1024}" -t 2 &
 mc=$!
 trap 'kill $mc 2>/dev/null || true' EXIT
 for _ in $(seq 50); do (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
