@@ -69,6 +69,22 @@ TEST(RemMemcached, OutputsEqualDriverModeOnOneAndTwoServers) {
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(again->stats.executed, 0u);
     EXPECT_EQ(again->outputs, expected);
+    if (servers.size() == 2) {
+      // Consistent hashing spread the labels: each key is on exactly one server, and both servers hold some.
+      auto only_a = open_store(mc_spec({&a}));
+      auto only_b = open_store(mc_spec({&b}));
+      ASSERT_TRUE(only_a.ok() && only_b.ok());
+      LabelCodec keys(**store, *p, o.instance);
+      std::size_t on_a = 0, on_b = 0;
+      for (LabelId l = 0; l < p->labels().size(); ++l) {
+        const bool in_a = *(*only_a)->exists(keys.key(l)), in_b = *(*only_b)->exists(keys.key(l));
+        EXPECT_NE(in_a, in_b) << "label " << p->label(l).name;
+        on_a += in_a;
+        on_b += in_b;
+      }
+      EXPECT_GT(on_a, 0u);
+      EXPECT_GT(on_b, 0u);
+    }
   }
 }
 
