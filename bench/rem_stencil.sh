@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 bin=${REDFLOW_BUILD_DIR:-build}/rem_stencil
 [ -x "$bin" ] || { echo "rem_stencil: $bin not built (cmake --build build --target rem_stencil)" >&2; exit 1; }
 command -v memcached >/dev/null || { echo "rem_stencil: memcached not installed (scripts/bootstrap installs it)" >&2; exit 1; }
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# A free loopback port: a random one nobody answers on.
+port=$(shuf -i 20000-60000 -n 1)
+while (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null; do port=$(shuf -i 20000-60000 -n 1); done
 user=(); [ "$(id -u)" = 0 ] && user=(-u root)
 memcached "${user[@]}" -l 127.0.0.1 -p "$port" -U 0 -M -m "${MEMCACHED_MB:-1024}" -t 2 &
 mc=$!
