@@ -71,5 +71,6 @@ Command add_campaign_command(CLI::App& app);
 Command add_gen_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
 Command add_table1_command(CLI::App& app);
+Command add_rem_command(CLI::App& app);
 
 }  // namespace redflow::cli

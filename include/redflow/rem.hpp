@@ -1,0 +1,191 @@
+// The Relentless Execution Model (Wilson and von Ronne, 2015): a program of
+// tasks and labels, executed by independent scheduler processes that meet only
+// through a single-assignment key-value store. No driver, no coordinator: any
+// process may die or join at any moment and the run still finishes with the
+// same result. docs/rem.md describes the model, the store layout, task
+// selection, coalescing and failure behaviour.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "redflow/graph.hpp"
+#include "redflow/registry.hpp"
+#include "redflow/runtime.hpp"
+#include "redflow/status.hpp"
+
+namespace redflow::rem {
+
+using TaskId = std::uint32_t;
+using LabelId = std::uint32_t;
+using Value = std::vector<std::byte>;
+
+// computes(task): the values of requires(task), in the order the task listed
+// them, to the values of the labels it produces, in the order it listed them.
+// `produced` arrives sized to the labels' declared bytes (when declared); a
+// task returns an error instead of throwing.
+using Computes = std::function<Status(std::span<const std::span<const std::byte>> required, std::span<Value> produced)>;
+
+// A dictionary key of the program. Its producer is the task that listed it in
+// `produces`; `bytes` = 0 means any size.
+struct Label {
+  std::string name;
+  std::size_t bytes = 0;
+  bool result = false;      // member of R: the run is over when every result label has a value
+};
+
+// A unit of work: reads `requires`, writes `produces`. A source task has no
+// computes: its labels are the program's inputs, written by whoever starts a run.
+struct Task {
+  std::string name;
+  std::vector<LabelId> required;  // requires(task), ordered as computes expects (`requires` is a C++20 keyword)
+  std::vector<LabelId> produces;  // ordered as computes writes them
+  Computes computes;              // empty: source task (input labels)
+};
+
+// An explicit data dependency description (the seed's section 3.1): T, L, R,
+// producer, requires, computes. Built freely, then validate() checks it, naming
+// the bad task or label.
+class Program {
+ public:
+  explicit Program(std::string name = "rem") : name_(std::move(name)) {}
+
+  LabelId label(std::string name, std::size_t bytes = 0);
+  TaskId task(std::string name, std::vector<LabelId> required, std::vector<LabelId> produces, Computes computes);
+  // An input label and its source task "input NAME".
+  LabelId input(std::string name, std::size_t bytes = 0);
+  void result(LabelId l) { labels_[l].result = true; }
+
+  // producer total and a function (each label listed by exactly one task),
+  // surjective (every task produces a label), requires within L, R non-empty,
+  // unique names, and the partial order: no task requires, directly or not,
+  // a label it produces itself (the cycle is named).
+  Status validate() const;
+
+  const std::string& name() const { return name_; }
+  const std::vector<Task>& tasks() const { return tasks_; }
+  const std::vector<Label>& labels() const { return labels_; }
+  const Task& task(TaskId t) const { return tasks_[t]; }
+  const Label& label(LabelId l) const { return labels_[l]; }
+  std::optional<LabelId> find_label(std::string_view name) const;
+  std::optional<TaskId> find_task(std::string_view name) const;
+  // Only after validate(): producer(l).
+  TaskId producer(LabelId l) const { return producer_.at(l); }
+  // Extra text hashed into the default instance id (from_graph puts the graph's DOT and constants here).
+  void set_identity(std::string text) { identity_ = std::move(text); }
+  const std::string& identity() const { return identity_; }
+  // Hash of the structure (names, sizes, requires, produces) and identity().
+  std::uint64_t fingerprint() const;
+
+ private:
+  std::string name_;
+  std::string identity_;
+  std::vector<Label> labels_;
+  std::vector<Task> tasks_;
+  mutable std::vector<TaskId> producer_;  // filled by validate()
+};
+
+// Maps a redflow graph onto a REM program: data node -> label, actor -> task,
+// input nodes -> input labels written by the caller, constants -> tasks
+// without inputs that write them, outputs -> result labels. Checks the graph
+// like Runtime::load does (structure, known functions, shape checks).
+Result<Program> from_graph(const Graph& graph, const Registry& registry);
+
+// Coalescing (docs/rem.md, "Coalescing"): `tasks` fine tasks of one level of
+// the partial order executed as one task; with `labels`, the labels of such a
+// task stored as one value. Result labels keep their names.
+struct CoalesceOptions {
+  unsigned tasks = 1;
+  bool labels = false;
+};
+// The coalesced program, and where each label of the original program lives in it.
+struct Coalesced {
+  Program program;
+  struct Place {
+    LabelId label;
+    std::uint32_t part;  // index inside a bundle; 0 and bundle=false for plain labels
+    bool bundle;
+  };
+  std::vector<Place> where;  // by original LabelId
+};
+Result<Coalesced> coalesce(const Program& program, const CoalesceOptions& options);
+// Bundle encoding: u32 count, count x u64 sizes, then the parts.
+Value pack_bundle(std::span<const Value> parts);
+Result<std::vector<std::span<const std::byte>>> unpack_bundle(std::span<const std::byte> bundle);
+
+// The single-assignment store the scheduler processes share. Raw keys and
+// bytes; the label codec (checksums, chunks, manifests) sits above it.
+class Store {
+ public:
+  virtual ~Store() = default;
+  // Writes `value` under `key` only if the key has none: true if this call
+  // wrote it, false if a value was already there. Errors (full, unreachable)
+  // are Status, never a silent false.
+  virtual Result<bool> add(const std::string& key, std::span<const std::byte> value) = 0;
+  virtual Result<std::optional<Value>> get(const std::string& key) = 0;
+  virtual Result<bool> exists(const std::string& key) = 0;
+  // Largest value one add() may carry; larger label values are chunked.
+  virtual std::size_t max_value_bytes() const = 0;
+  virtual std::string describe() const = 0;
+};
+
+// The embedded default: a map behind a mutex, shared by scheduler threads of one process.
+std::unique_ptr<Store> make_inproc_store(std::size_t max_value_bytes = std::size_t{1} << 20);
+// memcached://H:P[,H:P...] (libmemcached, consistent hashing over the servers),
+// redis://H:P (hiredis, SET NX), inproc. Errors name the bad part of the spec.
+Result<std::unique_ptr<Store>> open_store(const std::string& spec);
+
+// What one scheduler saw.
+struct RunStats {
+  std::uint64_t executed = 0;     // task executions (coalesced tasks count once)
+  std::uint64_t duplicates = 0;   // executions whose labels were all already written by someone else
+  std::uint64_t skipped = 0;      // chosen tasks dropped because their labels appeared meanwhile
+  std::uint64_t polls = 0;        // existence checks against the store
+  std::uint64_t waits = 0;        // sleeps because nothing was runnable (inputs not yet written)
+  std::uint64_t bytes_written = 0, bytes_read = 0;
+  double seconds = 0;
+  bool finished = false;          // saw every result label in the store (false: stopped)
+  RunStats& operator+=(const RunStats& o);
+};
+
+struct RunOptions {
+  std::string instance;           // keys carry it so runs never mix; empty: derived from program + inputs
+  std::uint64_t seed = 1;         // randomised task selection
+  std::chrono::milliseconds timeout{0};  // 0: none; otherwise a clear error when the run is not over by then
+  const std::atomic<bool>* stop = nullptr;  // set by someone else to make this scheduler stop (not an error)
+  std::size_t cache_bytes = std::size_t{256} << 20;  // label values kept locally
+};
+
+// The instance id of a run: hex of a hash of the program and its input values.
+std::string derive_instance(const Program& program, const std::map<std::string, std::span<const std::byte>>& inputs);
+
+// Writes the input labels it was given (verifying equal checksums when they
+// are already there), then selects and executes tasks until every result label
+// has a value in the store. Inputs may be omitted by schedulers that join a run
+// someone else started (then `instance` must be given).
+Result<RunStats> run_scheduler(const Program& program, Store& store,
+                               const std::map<std::string, std::span<const std::byte>>& inputs, const RunOptions& options);
+
+// Reads the result labels of a finished instance, verifying their checksums.
+Result<std::map<std::string, Value>> read_results(const Program& program, Store& store, const std::string& instance);
+
+// Convenience: `schedulers` independent schedulers (threads, each with its own
+// cache and random choices) on one store; returns the outputs and summed stats.
+struct Run {
+  std::map<std::string, Value> outputs;
+  RunStats stats;
+  std::string instance;
+};
+Result<Run> run_program(const Program& program, Store& store, const std::map<std::string, std::span<const std::byte>>& inputs,
+                        unsigned schedulers, RunOptions options = {});
+
+}  // namespace redflow::rem

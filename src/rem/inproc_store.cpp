@@ -1,0 +1,44 @@
+// The embedded default store: one map behind a mutex, for scheduler threads
+// that share a process. Same single-assignment contract as memcached's add.
+#include <mutex>
+#include <unordered_map>
+
+#include "redflow/rem.hpp"
+
+namespace redflow::rem {
+
+namespace {
+
+// A Store in this process's memory.
+class InprocStore final : public Store {
+ public:
+  explicit InprocStore(std::size_t max_value) : max_value_(max_value) {}
+  Result<bool> add(const std::string& key, std::span<const std::byte> value) override {
+    if (value.size() > max_value_) return Status::InvalidArgument("value of " + std::to_string(value.size()) + " bytes exceeds the item limit");
+    std::lock_guard lock(mu_);
+    return map_.try_emplace(key, value.begin(), value.end()).second;
+  }
+  Result<std::optional<Value>> get(const std::string& key) override {
+    std::lock_guard lock(mu_);
+    auto it = map_.find(key);
+    if (it == map_.end()) return std::optional<Value>{};
+    return std::optional<Value>(it->second);
+  }
+  Result<bool> exists(const std::string& key) override {
+    std::lock_guard lock(mu_);
+    return map_.count(key) > 0;
+  }
+  std::size_t max_value_bytes() const override { return max_value_; }
+  std::string describe() const override { return "inproc"; }
+
+ private:
+  std::size_t max_value_;
+  std::mutex mu_;
+  std::unordered_map<std::string, Value> map_;
+};
+
+}  // namespace
+
+std::unique_ptr<Store> make_inproc_store(std::size_t max_value_bytes) { return std::make_unique<InprocStore>(max_value_bytes); }
+
+}  // namespace redflow::rem

@@ -1,0 +1,174 @@
+// `redflow rem` as a user runs it: scheduler processes against a real
+// memcached, some killed at seeded random moments, new ones started later;
+// the outputs must equal the driver-mode run of the same graph.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <random>
+
+#include "cli_helpers.hpp"
+#include "rem_servers.hpp"
+
+namespace redflow::testing {
+namespace {
+
+// Layers of 256x256 int32 matrix products, each reading two products of the
+// layer before: enough work (about half a second) that kills land mid-run.
+std::string matmul_mesh(int layers, int width, std::size_t n) {
+  const std::size_t bytes = n * n * 4;
+  std::string dot = "digraph mesh {\n";
+  dot += fmt::format("  A [kind=input, bytes={}];\n  B [kind=input, bytes={}];\n", bytes, bytes);
+  auto node = [](int l, int i) { return fmt::format("m{}_{}", l, i); };
+  for (int l = 0; l < layers; ++l)
+    for (int i = 0; i < width; ++i) {
+      bool out = l + 1 == layers;
+      dot += fmt::format("  {} [kind={}, bytes={}];\n  t{}_{} [actor=\"i32.matmul\"];\n", node(l, i), out ? "output" : "inner", bytes, l, i);
+      std::string a = l == 0 ? (i % 2 ? "A" : "B") : node(l - 1, i);
+      std::string b = l == 0 ? (i % 2 ? "B" : "A") : node(l - 1, (i + 1) % width);
+      dot += fmt::format("  {} -> t{}_{} [port=0];\n  {} -> t{}_{} [port=1];\n  t{}_{} -> {};\n", a, l, i, b, l, i, l, i, node(l, i));
+    }
+  return dot + "}\n";
+}
+
+// A `redflow` process in the background, its output in a file.
+pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    std::string cli = REDFLOW_CLI;
+    argv.push_back(cli.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    FILE* f = std::fopen(log.c_str(), "w");
+    if (f) dup2(fileno(f), 1), dup2(fileno(f), 2);
+    execv(cli.c_str(), argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// Waits for `pid` at most `seconds`; kills it if it is still running then.
+int wait_bounded(pid_t pid, int seconds) {
+  for (int i = 0; i < seconds * 100; ++i) {
+    int st;
+    if (waitpid(pid, &st, WNOHANG) == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    usleep(10'000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return -2;
+}
+
+class RemCliTest : public CliTest {
+ protected:
+  void SetUp() override {
+    CliTest::SetUp();
+    ASSERT_EQ(start_memcached(mc_, 256), "");  // 3 runs of 96 labels of 256 KiB each
+    store_ = "memcached://127.0.0.1:" + std::to_string(mc_.port());
+    constexpr int kLayers = 12, kWidth = 8;
+    constexpr std::size_t kN = 256;
+    write("mesh.dot", matmul_mesh(kLayers, kWidth, kN));
+    std::mt19937 rng(5);
+    std::vector<std::int32_t> a(kN * kN), b(kN * kN);
+    for (auto& x : a) x = static_cast<std::int32_t>(rng() % 7);
+    for (auto& x : b) x = static_cast<std::int32_t>(rng() % 7);
+    write_i32("a.bin", a);
+    write_i32("b.bin", b);
+    std::string outs;
+    for (int i = 0; i < kWidth; ++i) outs += fmt::format(" --output m{}_{}={}", kLayers - 1, i, path(fmt::format("drv{}.bin", i)));
+    auto r = run_cli("run " + path("mesh.dot") + " --input A=" + path("a.bin") + " --input B=" + path("b.bin") + outs + " --tiles 2");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    width_ = kWidth;
+    layers_ = kLayers;
+  }
+  std::vector<std::string> rem_args(const std::string& instance, bool with_inputs) {
+    std::vector<std::string> v = {"rem", path("mesh.dot"), "--store", store_, "--instance", instance, "--timeout", "60"};
+    if (with_inputs) v.insert(v.end(), {"--input", "A=" + path("a.bin"), "--input", "B=" + path("b.bin")});
+    return v;
+  }
+  void expect_outputs_equal_driver(const std::string& instance) {
+    std::string outs;
+    for (int i = 0; i < width_; ++i) outs += fmt::format(" --output m{}_{}={}", layers_ - 1, i, path(fmt::format("rem{}.bin", i)));
+    auto r = run_cli("rem " + path("mesh.dot") + " --store " + store_ + " --instance " + instance + " --timeout 60" + outs);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (int i = 0; i < width_; ++i) {
+      auto drv = read_i32(fmt::format("drv{}.bin", i));
+      ASSERT_FALSE(drv.empty());
+      EXPECT_EQ(read_i32(fmt::format("rem{}.bin", i)), drv) << "output " << i;
+    }
+  }
+  ServerProcess mc_;
+  std::string store_;
+  int width_ = 0, layers_ = 0;
+};
+
+TEST_F(RemCliTest, ProcsOnMemcachedAndInprocEqualDriverMode) {
+  std::string outs;
+  for (int i = 0; i < width_; ++i) outs += fmt::format(" --output m{}_{}={}", layers_ - 1, i, path(fmt::format("rem{}.bin", i)));
+  const std::string in = " --input A=" + path("a.bin") + " --input B=" + path("b.bin");
+  for (std::string store : {store_, std::string("inproc")}) {
+    auto r = run_cli("rem " + path("mesh.dot") + " --store " + store + " --procs 3 --timeout 60 --stats " + path("s.json") + in + outs);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("3 scheduler(s)"), std::string::npos) << r.output;
+    for (int i = 0; i < width_; ++i) EXPECT_EQ(read_i32(fmt::format("rem{}.bin", i)), read_i32(fmt::format("drv{}.bin", i)));
+    std::ifstream s(path("s.json"));
+    std::string json((std::istreambuf_iterator<char>(s)), std::istreambuf_iterator<char>());
+    EXPECT_NE(json.find("\"duplicates\""), std::string::npos) << json;
+  }
+}
+
+TEST_F(RemCliTest, KilledSchedulersAreReplacedAndTheOutputsStayRight) {
+  std::mt19937 rng(2026);  // seeded: the kill moments are the same on every run
+  for (int round = 0; round < 2; ++round) {
+    const std::string inst = "kill" + std::to_string(round);
+    std::vector<pid_t> first;
+    for (int i = 0; i < 4; ++i) first.push_back(spawn(rem_args(inst, true), path(fmt::format("first{}_{}.log", round, i))));
+    // Round 0 kills half of them, round 1 all of them, each at its own random moment.
+    const int kills = round == 0 ? 2 : 4;
+    std::vector<int> delays;
+    for (int i = 0; i < kills; ++i) delays.push_back(static_cast<int>(rng() % 150) + 10);
+    std::sort(delays.begin(), delays.end());
+    int slept = 0;
+    for (int i = 0; i < kills; ++i) {
+      usleep(static_cast<useconds_t>((delays[i] - slept) * 1000));
+      slept = delays[i];
+      kill(first[i], SIGKILL);
+    }
+    // New schedulers join later: one restarted with the inputs (all first ones may have died before
+    // writing them), one with only the instance id; together they finish the run.
+    std::vector<pid_t> later;
+    for (int i = 0; i < 2; ++i) later.push_back(spawn(rem_args(inst, i == 0), path(fmt::format("later{}_{}.log", round, i))));
+    int killed_mid_run = 0;
+    for (int i = 0; i < 4; ++i) {
+      int rc = wait_bounded(first[i], 60);
+      if (i >= kills) {
+        EXPECT_EQ(rc, 0) << "survivor " << i;
+      } else {
+        killed_mid_run += rc == -1;  // died of the signal, not of having finished
+      }
+    }
+    EXPECT_GT(killed_mid_run, 0) << "every kill came after its process had finished: the test would prove nothing";
+    for (pid_t p : later) EXPECT_EQ(wait_bounded(p, 60), 0);
+    expect_outputs_equal_driver(inst);
+  }
+}
+
+TEST_F(RemCliTest, BadFlagsAreNamed) {
+  auto r = run_cli("rem " + path("mesh.dot") + " --store nosuch://x");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("nosuch://x"), std::string::npos) << r.output;
+  r = run_cli("rem " + path("mesh.dot") + " --store " + store_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--instance"), std::string::npos) << r.output;
+  r = run_cli("rem " + path("mesh.dot") + " --input Q=" + path("a.bin"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("no input data node 'Q'"), std::string::npos) << r.output;
+  r = run_cli("rem " + path("mesh.dot") + " --instance 'bad id' --store " + store_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("instance id 'bad id'"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace redflow::testing

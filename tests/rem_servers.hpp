@@ -1,0 +1,123 @@
+// Real memcached and redis-server processes for the REM tests: started on
+// 127.0.0.1 at a free port, UDP off, evictions off (memcached -M), no
+// persistence (redis), killed when the test ends. A missing binary fails the
+// test with a message; nothing is skipped.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace redflow::testing {
+
+inline int free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+inline bool port_open(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  close(fd);
+  return ok;
+}
+
+inline std::string find_binary(const std::string& name) {
+  for (const char* dir : {"/usr/bin/", "/usr/local/bin/", "/usr/sbin/"}) {
+    std::string p = std::string(dir) + name;
+    if (access(p.c_str(), X_OK) == 0) return p;
+  }
+  return "";
+}
+
+// One server process, killed (SIGKILL) and reaped on destruction.
+class ServerProcess {
+ public:
+  ServerProcess() = default;
+  ServerProcess(const ServerProcess&) = delete;
+  ~ServerProcess() { stop(); }
+
+  // Starts `binary args...`, waits up to 5 s for the port to accept connections.
+  // Returns an error message, empty on success.
+  std::string start(const std::string& binary, std::vector<std::string> args, int port) {
+    std::string path = find_binary(binary);
+    if (path.empty()) return binary + " not found in /usr/bin, /usr/local/bin or /usr/sbin: install it (scripts/bootstrap does)";
+    pid_ = fork();
+    if (pid_ == 0) {
+      std::vector<char*> argv;
+      argv.push_back(path.data());
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      // Quiet: the servers' own logs would drown the test output.
+      FILE* null = std::fopen("/dev/null", "w");
+      if (null) dup2(fileno(null), 1), dup2(fileno(null), 2);
+      execv(path.c_str(), argv.data());
+      _exit(127);
+    }
+    port_ = port;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (port_open(port)) return "";
+      int st;
+      if (waitpid(pid_, &st, WNOHANG) == pid_) {
+        pid_ = -1;
+        return binary + " exited at start (port " + std::to_string(port) + ")";
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    stop();
+    return binary + " did not accept connections on 127.0.0.1:" + std::to_string(port) + " within 5 s";
+  }
+  void stop() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+  }
+  int port() const { return port_; }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+// memcached as REM wants it: loopback, UDP off, no evictions, `megabytes` of
+// memory, items up to `item_kib` KiB (memcached wants its slab chunk limit at most half of it).
+inline std::string start_memcached(ServerProcess& s, int megabytes = 64, int item_kib = 1024) {
+  int port = free_port();
+  std::vector<std::string> args = {"-l", "127.0.0.1", "-p", std::to_string(port), "-U", "0", "-M", "-m", std::to_string(megabytes),
+                                   "-I", std::to_string(item_kib) + "k", "-o", "slab_chunk_max=" + std::to_string(item_kib * 512), "-t", "1"};
+  if (getuid() == 0) args.insert(args.begin(), {"-u", "root"});  // memcached refuses to run as root without it
+  return s.start("memcached", args, port);
+}
+
+inline std::string start_redis(ServerProcess& s, const std::string& maxmemory = "0") {
+  int port = free_port();
+  return s.start("redis-server", {"--bind", "127.0.0.1", "--port", std::to_string(port), "--save", "", "--appendonly", "no",
+                                  "--maxmemory", maxmemory, "--maxmemory-policy", "noeviction", "--protected-mode", "yes"},
+                 port);
+}
+
+}  // namespace redflow::testing

@@ -1,0 +1,220 @@
+// REM over real servers started by the test: memcached (one and two servers,
+// chunked values, a full server, a corrupted value) and redis-server.
+#include <gtest/gtest.h>
+
+#include "redflow/rem.hpp"
+#include "rem/value_codec.hpp"
+#include "rem_servers.hpp"
+#include "test_graphs.hpp"
+
+namespace redflow::testing {
+namespace {
+
+using namespace redflow::rem;
+
+std::string mc_spec(const std::vector<const ServerProcess*>& servers) {
+  std::string s = "memcached://";
+  for (std::size_t i = 0; i < servers.size(); ++i) s += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(servers[i]->port());
+  return s;
+}
+
+// A graph whose data nodes are `bytes` each, so that values exceed a small item limit.
+Shape wide_fan(std::size_t bytes, int width) {
+  Shape s{"wide", Graph("wide"), {"X"}};
+  Graph& g = s.graph;
+  DataId x = g.input("X", bytes);
+  std::vector<DataId> parts;
+  for (int i = 0; i < width; ++i) {
+    DataId p = g.inner("p" + std::to_string(i), bytes);
+    g.actor("w" + std::to_string(i), "t.mix", {x}, p).args("salt=" + std::to_string(i));
+    parts.push_back(p);
+  }
+  g.actor("join", "t.mix", parts, g.output("Y", bytes));
+  return s;
+}
+
+Outputs driver_outputs(const Graph& g, const Registry& reg, const Inputs& in) {
+  Runtime rt({.tiles = 2, .scheduler = Scheduler::kSteal});
+  auto loaded = rt.load(g, reg);
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  auto out = loaded->execute(in);
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  return *out;
+}
+
+TEST(RemMemcached, OutputsEqualDriverModeOnOneAndTwoServers) {
+  ServerProcess a, b;
+  ASSERT_EQ(start_memcached(a), "");
+  ASSERT_EQ(start_memcached(b), "");
+  Registry reg = test_registry();
+  Shape s = random_dag(50, 3);
+  std::vector<std::vector<std::byte>> bufs;
+  Inputs in;
+  for (std::size_t i = 0; i < s.inputs.size(); ++i) bufs.push_back(random_bytes(kBytes, 60 + static_cast<std::uint32_t>(i)));
+  for (std::size_t i = 0; i < s.inputs.size(); ++i) in[s.inputs[i]] = bufs[i];
+  auto expected = driver_outputs(s.graph, reg, in);
+  auto p = from_graph(s.graph, reg);
+  ASSERT_TRUE(p.ok());
+  for (auto servers : {std::vector<const ServerProcess*>{&a}, std::vector<const ServerProcess*>{&a, &b}}) {
+    auto store = open_store(mc_spec(servers));
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    RunOptions o;
+    o.timeout = std::chrono::seconds(30);
+    o.instance = "servers" + std::to_string(servers.size());
+    auto run = run_program(*p, **store, in, 4, o);
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    EXPECT_EQ(run->outputs, expected);
+    // A second run with the same instance finds everything written: no task runs again.
+    auto again = run_program(*p, **store, in, 1, o);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->stats.executed, 0u);
+    EXPECT_EQ(again->outputs, expected);
+    if (servers.size() == 2) {
+      // Consistent hashing spread the labels: each key is on exactly one server, and both servers hold some.
+      auto only_a = open_store(mc_spec({&a}));
+      auto only_b = open_store(mc_spec({&b}));
+      ASSERT_TRUE(only_a.ok() && only_b.ok());
+      LabelCodec keys(**store, *p, o.instance);
+      std::size_t on_a = 0, on_b = 0;
+      for (LabelId l = 0; l < p->labels().size(); ++l) {
+        const bool in_a = *(*only_a)->exists(keys.key(l)), in_b = *(*only_b)->exists(keys.key(l));
+        EXPECT_NE(in_a, in_b) << "label " << p->label(l).name;
+        on_a += in_a;
+        on_b += in_b;
+      }
+      EXPECT_GT(on_a, 0u);
+      EXPECT_GT(on_b, 0u);
+    }
+  }
+}
+
+TEST(RemMemcached, ValuesLargerThanTheItemLimitAreChunked) {
+  ServerProcess mc;
+  ASSERT_EQ(start_memcached(mc, 64, 64), "");  // 64 KiB items
+  auto store = open_store(mc_spec({&mc}));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  const std::size_t bytes = 300'000;
+  ASSERT_LT((*store)->max_value_bytes(), bytes);
+  Registry reg = test_registry();
+  Shape s = wide_fan(bytes, 3);
+  auto x = random_bytes(bytes, 2);
+  Inputs in{{"X", x}};
+  auto p = from_graph(s.graph, reg);
+  ASSERT_TRUE(p.ok());
+  RunOptions o;
+  o.timeout = std::chrono::seconds(30);
+  auto run = run_program(*p, **store, in, 2, o);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(run->outputs, run_sequential(s.graph, reg, in));
+}
+
+TEST(RemMemcached, FullServerIsAClearErrorNotAWrongResult) {
+  ServerProcess mc;
+  ASSERT_EQ(start_memcached(mc, 2, 64), "");  // 2 MiB, evictions off
+  auto store = open_store(mc_spec({&mc}));
+  ASSERT_TRUE(store.ok());
+  Registry reg = test_registry();
+  Shape s = wide_fan(200'000, 16);  // ~3.4 MB of labels
+  auto x = random_bytes(200'000, 3);
+  auto p = from_graph(s.graph, reg);
+  ASSERT_TRUE(p.ok());
+  RunOptions o;
+  o.timeout = std::chrono::seconds(30);
+  auto run = run_program(*p, **store, {{"X", x}}, 2, o);
+  ASSERT_FALSE(run.ok()) << "a full store produced outputs";
+  EXPECT_EQ(run.status().code(), Status::Code::kResourceExhausted) << run.status().ToString();
+  EXPECT_NE(run.status().message().find("the store refused label"), std::string::npos) << run.status().ToString();
+  EXPECT_NE(run.status().message().find("server full"), std::string::npos) << run.status().ToString();
+}
+
+TEST(RemMemcached, CorruptedValueIsDetected) {
+  ServerProcess mc;
+  ASSERT_EQ(start_memcached(mc), "");
+  auto store = open_store(mc_spec({&mc}));
+  ASSERT_TRUE(store.ok());
+  Registry reg = test_registry();
+  Shape s = chain(5);
+  auto p = from_graph(s.graph, reg);
+  ASSERT_TRUE(p.ok());
+  auto x = random_bytes(kBytes, 4);
+  Inputs in{{"X", x}};
+  // Run once, then corrupt the stored output in place as a faulty server or
+  // a torn write would, and read it back.
+  RunOptions o;
+  o.instance = "corrupt";
+  auto run = run_program(*p, **store, in, 1, o);
+  ASSERT_TRUE(run.ok());
+  LabelCodec codec(**store, *p, "corrupt");
+  LabelId y = *p->find_label("Y");
+  auto raw = (*store)->get(codec.key(y));
+  ASSERT_TRUE(raw.ok() && raw->has_value());
+  Value bad = **raw;
+  bad[bad.size() - 3] ^= std::byte{0x10};
+  // memcached's add cannot overwrite: plant the corrupted copy as instance corrupt2's output.
+  ASSERT_TRUE(*(*store)->add("rf:corrupt2:L" + std::to_string(y), bad));
+  auto got = read_results(*p, **store, "corrupt2");
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("label 'Y'"), std::string::npos) << got.status().ToString();
+  EXPECT_NE(got.status().message().find("corrupted"), std::string::npos) << got.status().ToString();
+}
+
+TEST(RemMemcached, UnreachableServerAndBadSpecsAreNamed) {
+  auto bad = open_store("memcached://127.0.0.1:notaport");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'127.0.0.1:notaport'"), std::string::npos) << bad.status().ToString();
+  auto unknown = open_store("etcd://x:1");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("etcd://x:1"), std::string::npos);
+  auto down = open_store("memcached://127.0.0.1:" + std::to_string(free_port()));
+  ASSERT_FALSE(down.ok());
+  EXPECT_NE(down.status().message().find("cannot reach"), std::string::npos) << down.status().ToString();
+  auto rdown = open_store("redis://127.0.0.1:" + std::to_string(free_port()));
+  ASSERT_FALSE(rdown.ok());
+  EXPECT_NE(rdown.status().message().find("cannot reach"), std::string::npos) << rdown.status().ToString();
+}
+
+TEST(RemRedis, OutputsEqualDriverModeFullServerAndCorruption) {
+  ServerProcess rs;
+  ASSERT_EQ(start_redis(rs), "");
+  auto store = open_store("redis://127.0.0.1:" + std::to_string(rs.port()));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  Registry reg = test_registry();
+  Shape s = fan_out_fan_in(10);
+  auto x = random_bytes(kBytes, 5);
+  Inputs in{{"X", x}};
+  auto expected = driver_outputs(s.graph, reg, in);
+  auto p = from_graph(s.graph, reg);
+  ASSERT_TRUE(p.ok());
+  RunOptions o;
+  o.timeout = std::chrono::seconds(30);
+  o.instance = "redis1";
+  auto run = run_program(*p, **store, in, 3, o);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(run->outputs, expected);
+  // Corruption.
+  LabelCodec codec(**store, *p, "redis1");
+  LabelId y = *p->find_label("Y");
+  Value bad = **(*store)->get(codec.key(y));
+  bad[40] ^= std::byte{0x01};
+  ASSERT_TRUE(*(*store)->add("rf:redis2:L" + std::to_string(y), bad));
+  auto got = read_results(*p, **store, "redis2");
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("corrupted"), std::string::npos) << got.status().ToString();
+
+  // A full server (maxmemory, noeviction) refuses writes: a clear error.
+  ServerProcess small;
+  ASSERT_EQ(start_redis(small, "3mb"), "");
+  auto sstore = open_store("redis://127.0.0.1:" + std::to_string(small.port()));
+  ASSERT_TRUE(sstore.ok());
+  Shape w = wide_fan(400'000, 16);
+  auto wx = random_bytes(400'000, 6);
+  auto wp = from_graph(w.graph, reg);
+  ASSERT_TRUE(wp.ok());
+  auto full = run_program(*wp, **sstore, {{"X", wx}}, 1, o);
+  ASSERT_FALSE(full.ok());
+  EXPECT_EQ(full.status().code(), Status::Code::kResourceExhausted) << full.status().ToString();
+  EXPECT_NE(full.status().message().find("OOM"), std::string::npos) << full.status().ToString();
+}
+
+}  // namespace
+}  // namespace redflow::testing

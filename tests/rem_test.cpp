@@ -1,0 +1,405 @@
+// REM with the in-process store: the program model and its validation, the
+// graph mapping against driver-mode runs, coalescing, corruption detection.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "redflow/rem.hpp"
+#include "redflow/rem_stencil.hpp"
+#include "rem/value_codec.hpp"
+#include "test_graphs.hpp"
+
+namespace redflow::testing {
+namespace {
+
+using namespace redflow::rem;
+
+Computes add_one() {
+  return [](std::span<const std::span<const std::byte>> in, std::span<Value> out) {
+    for (std::size_t i = 0; i < out[0].size(); ++i) out[0][i] = static_cast<std::byte>(static_cast<unsigned>(in[0][i]) + 1);
+    return Status::Ok();
+  };
+}
+
+TEST(RemProgram, RefusesInvalidProgramsNamingTheCulprit) {
+  {
+    Program p("p");
+    LabelId a = p.input("a", 4), b = p.label("b", 4);
+    p.task("t", {a}, {b}, add_one());
+    EXPECT_NE(p.validate().message().find("no result label"), std::string::npos) << p.validate().ToString();
+    p.result(b);
+    EXPECT_TRUE(p.validate().ok()) << p.validate().ToString();
+    p.label("orphan", 4);
+    EXPECT_NE(p.validate().message().find("label 'orphan' has no producer"), std::string::npos) << p.validate().ToString();
+  }
+  {
+    Program p("p");
+    LabelId a = p.input("a", 4), b = p.label("b", 4);
+    p.result(b);
+    p.task("t1", {a}, {b}, add_one());
+    p.task("t2", {a}, {b}, add_one());
+    EXPECT_NE(p.validate().message().find("label 'b' has two producers: tasks 't1' and 't2'"), std::string::npos) << p.validate().ToString();
+  }
+  {
+    Program p("p");
+    LabelId a = p.input("a", 4), b = p.label("b", 4), c = p.label("c", 4);
+    p.result(c);
+    p.task("t1", {a, c}, {b}, add_one());
+    p.task("t2", {b}, {c}, add_one());
+    Status s = p.validate();
+    EXPECT_NE(s.message().find("no partial order"), std::string::npos) << s.ToString();
+    EXPECT_NE(s.message().find("'t1'"), std::string::npos) << s.ToString();
+    EXPECT_NE(s.message().find("'t2'"), std::string::npos) << s.ToString();
+  }
+  {
+    Program p("p");
+    LabelId a = p.label("a", 4);
+    p.result(a);
+    p.task("self", {a}, {a}, add_one());
+    EXPECT_NE(p.validate().message().find("task 'self' requires label 'a', which it produces itself"), std::string::npos)
+        << p.validate().ToString();
+  }
+  {
+    Program p("p");
+    LabelId a = p.input("a", 4), b = p.label("b", 4);
+    p.result(b);
+    p.task("t", {a}, {b}, add_one());
+    p.task("idle", {a}, {}, add_one());
+    EXPECT_NE(p.validate().message().find("task 'idle' produces no label"), std::string::npos) << p.validate().ToString();
+  }
+  {
+    Program p("p");
+    LabelId a = p.input("a", 4), b = p.label("b", 4);
+    p.result(b);
+    p.task("t", {a, 7}, {b}, add_one());
+    EXPECT_NE(p.validate().message().find("task 't' requires label #7"), std::string::npos) << p.validate().ToString();
+  }
+}
+
+TEST(RemProgram, TaskProducingSeveralLabelsAndWrongSizeIsNamed) {
+  Program p("multi");
+  LabelId x = p.input("x", 4), lo = p.label("lo", 2), hi = p.label("hi", 2), sum = p.label("sum", 2);
+  p.task("split", {x}, {lo, hi}, [](std::span<const std::span<const std::byte>> in, std::span<Value> out) {
+    std::memcpy(out[0].data(), in[0].data(), 2);
+    std::memcpy(out[1].data(), in[0].data() + 2, 2);
+    return Status::Ok();
+  });
+  p.task("add", {lo, hi}, {sum}, [](std::span<const std::span<const std::byte>> in, std::span<Value> out) {
+    for (int i = 0; i < 2; ++i) out[0][i] = static_cast<std::byte>(static_cast<unsigned>(in[0][i]) + static_cast<unsigned>(in[1][i]));
+    return Status::Ok();
+  });
+  p.result(sum);
+  auto store = make_inproc_store();
+  std::vector<std::byte> xv = {std::byte{1}, std::byte{2}, std::byte{10}, std::byte{20}};
+  auto run = run_program(p, *store, {{"x", xv}}, 3);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(run->outputs.at("sum"), (Value{std::byte{11}, std::byte{22}}));
+
+  Program bad("bad");
+  LabelId y = bad.input("y", 4), z = bad.label("z", 4);
+  bad.result(z);
+  bad.task("shrink", {y}, {z}, [](std::span<const std::span<const std::byte>>, std::span<Value> out) {
+    out[0].resize(3);
+    return Status::Ok();
+  });
+  auto r = run_program(bad, *store, {{"y", xv}}, 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("task 'shrink' computed 3 bytes for label 'z', which declares 4"), std::string::npos) << r.status().ToString();
+}
+
+// Every graph shape the runtime tests use runs uncoordinated with the same outputs as the driver.
+TEST(RemGraph, OutputsEqualDriverModeForEveryShape) {
+  Registry reg = test_registry();
+  std::vector<Shape> shapes;
+  shapes.push_back(chain(6));
+  shapes.push_back(diamond());
+  shapes.push_back(fan_out_fan_in(8));
+  shapes.push_back(random_dag(40, 5));
+  for (auto& shape : shapes) {
+    SCOPED_TRACE(shape.name);
+    std::vector<std::vector<std::byte>> bufs;
+    Inputs inputs;
+    for (std::size_t i = 0; i < shape.inputs.size(); ++i) {
+      bufs.push_back(random_bytes(shape.graph.data(*shape.graph.find_data(shape.inputs[i])).bytes, 100 + static_cast<std::uint32_t>(i)));
+    }
+    for (std::size_t i = 0; i < shape.inputs.size(); ++i) inputs[shape.inputs[i]] = bufs[i];
+    Runtime rt({.tiles = 2, .scheduler = Scheduler::kSteal});
+    auto loaded = rt.load(shape.graph, reg);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    auto driver = loaded->execute(inputs);
+    ASSERT_TRUE(driver.ok()) << driver.status().ToString();
+    auto program = from_graph(shape.graph, reg);
+    ASSERT_TRUE(program.ok()) << program.status().ToString();
+    for (unsigned schedulers : {1u, 4u}) {
+      auto store = make_inproc_store();
+      auto run = run_program(*program, *store, inputs, schedulers);
+      ASSERT_TRUE(run.ok()) << run.status().ToString();
+      EXPECT_EQ(run->outputs, *driver);
+      EXPECT_TRUE(run->stats.finished);
+      // Every needed task ran at least once; duplicates are counted, never more than the extra schedulers could cause.
+      std::size_t computing = 0;  // actors and constants: the tasks that are not input sources
+      for (const Task& t : program->tasks()) computing += t.computes ? 1 : 0;
+      EXPECT_GE(computing, shape.graph.actors().size());
+      EXPECT_EQ(run->stats.executed - run->stats.duplicates, computing);
+    }
+  }
+}
+
+TEST(RemGraph, DemoGraphWithConstantsAndSpecialActors) {
+  auto g = Graph::from_dot_file(std::string(REDFLOW_SOURCE_DIR) + "/examples/demo/pipeline.dot");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  Registry reg = Registry::with_builtins();
+  auto a = random_bytes(256, 3);
+  Inputs in{{"A", a}};
+  Runtime rt({.tiles = 2});
+  auto loaded = rt.load(*g, reg);
+  ASSERT_TRUE(loaded.ok());
+  auto driver = loaded->execute(in);
+  ASSERT_TRUE(driver.ok());
+  auto program = from_graph(*g, reg);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  auto store = make_inproc_store();
+  auto run = run_program(*program, *store, in, 2);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(run->outputs, *driver);
+}
+
+TEST(RemGraph, UnknownActorFunctionIsRefusedNamingTheActor) {
+  Graph g("g");
+  auto x = g.input("X", 16);
+  g.actor("mystery", "no.such.function", {x}, g.output("Y", 16));
+  auto p = from_graph(g, test_registry());
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("mystery"), std::string::npos) << p.status().ToString();
+}
+
+TEST(RemGraph, FailingActorStopsTheRunNamingTheTask) {
+  Graph g("g");
+  auto x = g.input("X", 16);
+  g.actor("boom", "t.fail", {x}, g.output("Y", 16));
+  auto p = from_graph(g, test_registry());
+  ASSERT_TRUE(p.ok());
+  auto store = make_inproc_store();
+  auto xv = random_bytes(16, 1);
+  auto r = run_program(*p, *store, {{"X", xv}}, 2);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("task 'boom' failed"), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("asked to fail"), std::string::npos) << r.status().ToString();
+}
+
+TEST(RemCodec, ChunkedValuesRoundTripAndCorruptionIsDetected) {
+  Program p("codec");
+  LabelId big = p.input("big");
+  p.result(big);
+  ASSERT_TRUE(p.validate().ok());
+  auto store = make_inproc_store(1000);  // forces 1000-byte chunks
+  LabelCodec codec(*store, p, "inst1");
+  auto v = random_bytes(10'000, 9);
+  auto w = codec.write(big, v);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(*w, WriteOutcome::kWritten);
+  auto r = codec.read(big);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->has_value());
+  EXPECT_EQ(**r, v);
+  // The same value again: fine. A different value: refused, naming the label.
+  w = codec.write(big, v);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(*w, WriteOutcome::kAlreadyThere);
+  auto other = random_bytes(10'000, 10);
+  w = codec.write(big, other);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("label 'big' already holds a different value"), std::string::npos) << w.status().ToString();
+  // Corrupt values in a second store, byte by byte of a small one.
+  Program q("codec");
+  LabelId small = q.input("small");
+  q.result(small);
+  ASSERT_TRUE(q.validate().ok());
+  auto sv = random_bytes(64, 11);
+  for (std::size_t flip : {std::size_t{0}, std::size_t{20}, std::size_t{40}, std::size_t{95}}) {
+    auto s2 = make_inproc_store();
+    LabelCodec good(*s2, q, "i");
+    ASSERT_TRUE(good.write(small, sv).ok());
+    auto raw = s2->get(good.key(small));
+    ASSERT_TRUE(raw.ok() && raw->has_value());
+    Value bad = **raw;
+    ASSERT_LT(flip, bad.size());
+    bad[flip] ^= std::byte{0x40};
+    auto s3 = make_inproc_store();
+    ASSERT_TRUE(*s3->add(good.key(small), bad));
+    LabelCodec reader(*s3, q, "i");
+    auto got = reader.read(small);
+    ASSERT_FALSE(got.ok()) << "flip at " << flip << " went unnoticed";
+    EXPECT_NE(got.status().message().find("label 'small'"), std::string::npos) << got.status().ToString();
+    EXPECT_NE(got.status().message().find("corrupted"), std::string::npos) << got.status().ToString();
+  }
+  // A half-written value (truncated record) is refused too.
+  auto s4 = make_inproc_store();
+  LabelCodec c4(*s4, q, "i");
+  auto raw = make_inproc_store();
+  LabelCodec c5(*raw, q, "i");
+  ASSERT_TRUE(c5.write(small, sv).ok());
+  Value rec = **raw->get(c5.key(small));
+  rec.resize(rec.size() / 2);
+  ASSERT_TRUE(*s4->add(c4.key(small), rec));
+  EXPECT_FALSE(c4.read(small).ok());
+}
+
+TEST(RemRun, CorruptedInnerLabelStopsTheRunInsteadOfBeingConsumed) {
+  Shape s = chain(4);
+  Registry reg = test_registry();
+  auto p = from_graph(s.graph, reg);
+  ASSERT_TRUE(p.ok());
+  auto x = random_bytes(kBytes, 4);
+  Inputs in{{"X", x}};
+  auto store = make_inproc_store();
+  const std::string inst = derive_instance(*p, in);
+  // Plant a corrupted value for d1 before anyone computes it.
+  LabelCodec codec(*store, *p, inst);
+  auto d1 = *p->find_label("d1");
+  auto clean = make_inproc_store();
+  LabelCodec clean_codec(*clean, *p, inst);
+  ASSERT_TRUE(clean_codec.write(d1, random_bytes(kBytes, 5)).ok());
+  Value rec = **clean->get(clean_codec.key(d1));
+  rec.back() ^= std::byte{1};
+  ASSERT_TRUE(*store->add(codec.key(d1), rec));
+  auto r = run_program(*p, *store, in, 2);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("label 'd1'"), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("corrupted"), std::string::npos) << r.status().ToString();
+}
+
+TEST(RemRun, SchedulersThatJoinLaterWithoutInputsHelpFinish) {
+  Shape s = fan_out_fan_in(16);
+  Registry reg = test_registry();
+  auto p = from_graph(s.graph, reg);
+  ASSERT_TRUE(p.ok());
+  auto x = random_bytes(kBytes, 8);
+  Inputs in{{"X", x}};
+  auto expected = run_sequential(s.graph, reg, in);
+  auto store = make_inproc_store();
+  const std::string inst = derive_instance(*p, in);
+  RunOptions joiner;
+  joiner.instance = inst;
+  joiner.timeout = std::chrono::seconds(20);
+  // The joiner starts first and waits for the inputs; then the starter writes them.
+  Result<RunStats> joined = Status::Internal("not run");
+  std::thread t([&] { joined = run_scheduler(*p, *store, {}, joiner); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  RunOptions starter;
+  starter.seed = 2;
+  auto started = run_scheduler(*p, *store, in, starter);
+  t.join();
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  ASSERT_TRUE(joined.ok()) << joined.status().ToString();
+  EXPECT_TRUE(joined->finished);
+  auto out = read_results(*p, *store, inst);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(*out, expected);
+  // Without inputs and without an instance id, a scheduler cannot know which run to join.
+  auto lost = run_scheduler(*p, *store, {}, RunOptions{});
+  ASSERT_FALSE(lost.ok());
+  EXPECT_NE(lost.status().message().find("input label 'X' not given"), std::string::npos);
+}
+
+TEST(RemRun, StoppedSchedulersAreReplacedAndTheRunFinishes) {
+  Shape s = random_dag(60, 12);
+  Registry reg = test_registry();
+  auto p = from_graph(s.graph, reg);
+  ASSERT_TRUE(p.ok());
+  std::vector<std::vector<std::byte>> bufs;
+  Inputs in;
+  for (std::size_t i = 0; i < s.inputs.size(); ++i) bufs.push_back(random_bytes(kBytes, 40 + static_cast<std::uint32_t>(i)));
+  for (std::size_t i = 0; i < s.inputs.size(); ++i) in[s.inputs[i]] = bufs[i];
+  auto expected = run_sequential(s.graph, reg, in);
+  std::mt19937 rng(77);
+  for (int round = 0; round < 5; ++round) {
+    auto store = make_inproc_store();
+    std::atomic<bool> stop{false};
+    RunOptions o;
+    o.stop = &stop;
+    std::vector<std::thread> first;
+    for (int i = 0; i < 3; ++i)
+      first.emplace_back([&, i] {
+        RunOptions oi = o;
+        oi.seed = 10 + i;
+        (void)run_scheduler(*p, *store, in, oi);
+      });
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
+    stop = true;  // all three "die" at a random moment
+    for (auto& t : first) t.join();
+    auto run = run_program(*p, *store, in, 2);
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    EXPECT_EQ(run->outputs, expected);
+  }
+}
+
+TEST(RemCoalesce, SameOutputsWithFewerTasksAndBundledLabels) {
+  Shape s = fan_out_fan_in(12);
+  Registry reg = test_registry();
+  auto p = from_graph(s.graph, reg);
+  ASSERT_TRUE(p.ok());
+  auto x = random_bytes(kBytes, 21);
+  Inputs in{{"X", x}};
+  auto expected = run_sequential(s.graph, reg, in);
+  for (unsigned k : {1u, 3u, 12u}) {
+    for (bool labels : {false, true}) {
+      SCOPED_TRACE(fmt::format("tasks={} labels={}", k, labels));
+      auto c = coalesce(*p, {.tasks = k, .labels = labels});
+      ASSERT_TRUE(c.ok()) << c.status().ToString();
+      const std::size_t fine = p->tasks().size(), coarse = c->program.tasks().size();
+      if (k == 1) {
+        EXPECT_EQ(coarse, fine);
+      } else {
+        EXPECT_LT(coarse, fine);
+      }
+      if (labels && k > 1) {
+        EXPECT_LT(c->program.labels().size(), p->labels().size());
+      }
+      auto store = make_inproc_store();
+      auto run = run_program(c->program, *store, in, 3);
+      ASSERT_TRUE(run.ok()) << run.status().ToString();
+      EXPECT_EQ(run->outputs, expected);
+    }
+  }
+  EXPECT_FALSE(coalesce(*p, {.tasks = 0}).ok());
+}
+
+TEST(RemStencil, EqualsThePlainThreadedStencilBitForBit) {
+  stencil::Params sp{.n = 48, .tiles = 4, .steps = 7};
+  auto expected = stencil::run_threads(sp, 3);
+  // The threaded stencil itself against a direct sequential sweep.
+  std::vector<float> a = stencil::initial_grid(sp), b = a;
+  for (std::size_t s = 0; s < sp.steps; ++s) {
+    for (std::size_t r = 1; r + 1 < sp.n; ++r)
+      for (std::size_t c = 1; c + 1 < sp.n; ++c) {
+        const float* x = &a[r * sp.n + c];
+        b[r * sp.n + c] = 0.2f * (x[0] + x[-static_cast<std::ptrdiff_t>(sp.n)] + x[sp.n] + x[-1] + x[1]);
+      }
+    std::swap(a, b);
+  }
+  ASSERT_EQ(expected, a);
+  EXPECT_NE(expected, stencil::initial_grid(sp));  // the steps changed something
+  auto prog = stencil::program(sp);
+  ASSERT_TRUE(prog.ok()) << prog.status().ToString();
+  EXPECT_EQ(prog->tasks().size(), 16u * 8u);
+  for (auto [k, labels] : {std::pair{1u, false}, std::pair{4u, false}, std::pair{4u, true}, std::pair{16u, true}}) {
+    SCOPED_TRACE(fmt::format("tasks={} labels={}", k, labels));
+    auto c = coalesce(*prog, {.tasks = k, .labels = labels});
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    auto store = make_inproc_store();
+    auto run = run_program(c->program, *store, {}, 3);
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    auto grid = stencil::gather(sp, run->outputs);
+    ASSERT_TRUE(grid.ok()) << grid.status().ToString();
+    EXPECT_EQ(*grid, expected);
+  }
+  EXPECT_NE(stencil::check({.n = 50, .tiles = 4, .steps = 1}).message().find("--n 50"), std::string::npos);
+  EXPECT_NE(stencil::check({.n = 48, .tiles = 4, .steps = 0}).message().find("--steps"), std::string::npos);
+  EXPECT_GT(stencil::triad_bandwidth(1 << 16, 2, 2), 0.0);
+}
+
+}  // namespace
+}  // namespace redflow::testing

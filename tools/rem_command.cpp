@@ -1,0 +1,178 @@
+// `redflow rem`: run a graph with no driver, as a REM program (docs/rem.md).
+// Scheduler processes meet only through the store; more can be started at
+// any time against the same store and --instance, and they help.
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "cli_common.hpp"
+#include "redflow/rem.hpp"
+
+namespace redflow::cli {
+
+namespace {
+
+struct RemArgs {
+  std::string graph;
+  std::vector<std::string> inputs, outputs, libs;
+  std::string store = "inproc";
+  std::string instance;
+  unsigned procs = 1;
+  unsigned coalesce_tasks = 1;
+  bool coalesce_labels = false;
+  std::uint64_t seed = 0;
+  double timeout_s = 0;
+  std::string stats;
+};
+
+std::string stats_line(const rem::RunStats& s) {
+  return fmt::format("{} task executions ({} duplicates, {} dropped because their labels appeared), {} polls, {} bytes written, {} read",
+                     s.executed, s.duplicates, s.skipped, s.polls, s.bytes_written, s.bytes_read);
+}
+
+// Runs `procs` scheduler processes (fork) on a networked store; each opens its
+// own connections and reports its stats through a pipe. Returns their sum.
+Result<rem::RunStats> run_processes(const RemArgs& a, const rem::Program& program, const Inputs& inputs, const rem::RunOptions& base) {
+  struct Child {
+    pid_t pid;
+    int fd;
+  };
+  std::vector<Child> children;
+  for (unsigned i = 0; i < a.procs; ++i) {
+    int fds[2];
+    if (pipe(fds) != 0) return Status::IOError("pipe: " + std::string(std::strerror(errno)));
+    pid_t pid = fork();
+    if (pid < 0) return Status::IOError("fork: " + std::string(std::strerror(errno)));
+    if (pid == 0) {
+      close(fds[0]);
+      auto store = rem::open_store(a.store);
+      if (!store.ok()) _exit(fail(store.status()));
+      rem::RunOptions o = base;
+      o.seed = base.seed * 1000003 + i;
+      auto st = rem::run_scheduler(program, **store, inputs, o);
+      if (!st.ok()) _exit(fail(st.status()));
+      ssize_t n = write(fds[1], &*st, sizeof(rem::RunStats));
+      _exit(n == sizeof(rem::RunStats) ? 0 : 1);
+    }
+    close(fds[1]);
+    children.push_back({pid, fds[0]});
+  }
+  rem::RunStats sum;
+  int failed = 0;
+  for (const Child& c : children) {
+    rem::RunStats st;
+    ssize_t n = read(c.fd, &st, sizeof st);
+    close(c.fd);
+    int status = 0;
+    waitpid(c.pid, &status, 0);
+    if (n == sizeof st && WIFEXITED(status) && WEXITSTATUS(status) == 0) sum += st;
+    else ++failed;
+  }
+  if (failed) return Status::Internal(fmt::format("{} of {} scheduler processes failed (their errors are above)", failed, a.procs));
+  return sum;
+}
+
+int rem_main(const RemArgs& a) {
+  Registry reg = cli_registry();
+  if (Status s = load_libs(reg, a.libs); !s.ok()) return fail(s);
+  auto graph = Graph::from_dot_file(a.graph);
+  if (!graph.ok()) return fail(graph.status());
+  auto fine = rem::from_graph(*graph, reg);
+  if (!fine.ok()) return fail(fine.status());
+  auto coalesced = rem::coalesce(*fine, {.tasks = a.coalesce_tasks, .labels = a.coalesce_labels});
+  if (!coalesced.ok()) return fail(coalesced.status());
+  const rem::Program& program = coalesced->program;
+  auto input_files = read_inputs(*graph, a.inputs);
+  if (!input_files.ok()) return fail(input_files.status());
+  const Inputs& inputs = input_files->inputs;
+  std::map<std::string, std::string> output_files;
+  for (const auto& binding : a.outputs) {
+    auto nf = split_binding(binding, "--output");
+    if (!nf.ok()) return fail(nf.status());
+    auto d = graph->find_data(nf->first);
+    if (!d || graph->data(*d).kind != DataKind::kOutput)
+      return fail(Status::InvalidArgument("--output " + binding + ": graph '" + graph->name() + "' has no output data node '" + nf->first + "'"));
+    output_files[nf->first] = nf->second;
+  }
+  auto store = rem::open_store(a.store);
+  if (!store.ok()) return fail(store.status());
+  rem::RunOptions o;
+  o.instance = a.instance;
+  o.seed = a.seed ? a.seed : static_cast<std::uint64_t>(getpid());  // distinct processes choose differently by default
+  o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(a.timeout_s * 1000));
+  if (o.instance.empty()) {
+    if (inputs.size() != static_cast<std::size_t>(std::count_if(graph->data().begin(), graph->data().end(),
+                                                                [](const DataNode& n) { return n.kind == DataKind::kInput; })))
+      return fail(Status::InvalidArgument("give every --input, or --instance ID to join a run someone else started"));
+    o.instance = rem::derive_instance(program, inputs);
+  }
+  fmt::print(stderr, "redflow rem: instance {} on {}, {} scheduler(s), {} tasks, {} labels\n", o.instance, (*store)->describe(), a.procs,
+             program.tasks().size(), program.labels().size());
+  Result<rem::RunStats> stats = Status::Internal("not run");
+  if (a.store == "inproc" || a.procs == 1) {
+    // One process: its schedulers are threads (the in-process store cannot be shared by processes).
+    auto run = rem::run_program(program, **store, inputs, a.procs, o);
+    if (!run.ok()) return fail(run.status());
+    stats = run->stats;
+  } else {
+    store->reset();  // children open their own connections after fork
+    stats = run_processes(a, program, inputs, o);
+    if (!stats.ok()) return fail(stats.status());
+    store = rem::open_store(a.store);
+    if (!store.ok()) return fail(store.status());
+  }
+  // The outputs come from the store, whoever computed them.
+  if (!output_files.empty() || !a.stats.empty()) {
+    auto results = rem::read_results(program, **store, o.instance);
+    if (!results.ok()) return fail(results.status());
+    for (const auto& [name, file] : output_files) {
+      const auto& bytes = results->at(name);
+      if (Status s = write_file(file, bytes.data(), bytes.size()); !s.ok()) return fail(s);
+    }
+  }
+  if (!a.stats.empty()) {
+    std::string json = fmt::format(
+        "{{\"instance\": \"{}\", \"store\": \"{}\", \"schedulers\": {}, \"tasks\": {}, \"labels\": {}, \"executed\": {}, \"duplicates\": {}, "
+        "\"skipped\": {}, \"polls\": {}, \"bytes_written\": {}, \"bytes_read\": {}, \"seconds\": {:.6f}}}\n",
+        o.instance, (*store)->describe(), a.procs, program.tasks().size(), program.labels().size(), stats->executed, stats->duplicates,
+        stats->skipped, stats->polls, stats->bytes_written, stats->bytes_read, stats->seconds);
+    if (Status s = write_file(a.stats, json.data(), json.size()); !s.ok()) return fail(s);
+  }
+  fmt::print(stderr, "redflow rem: done in {:.3f} s: {}\n", stats->seconds, stats_line(*stats));
+  return 0;
+}
+
+}  // namespace
+
+Command add_rem_command(CLI::App& app) {
+  auto ra = std::make_shared<RemArgs>();
+  auto* cmd = app.add_subcommand("rem", "Run a graph with no driver: scheduler processes meet only through a single-assignment store (REM).");
+  cmd->footer("Examples:\n"
+              "  redflow rem examples/demo/pipeline.dot --input A=examples/demo/A.bin --output Y=y.bin --procs 4\n"
+              "  redflow rem g.dot --store memcached://127.0.0.1:11211 --input X=x.bin --procs 4 --instance run1\n"
+              "  redflow rem g.dot --store memcached://127.0.0.1:11211 --instance run1   # joins run1 and helps\n"
+              "docs/rem.md explains the model, the store layout and the failure behaviour.");
+  cmd->add_option("graph", ra->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--input,-i", ra->inputs, "Raw bytes for input data node NAME (repeatable; all of them, or none with --instance)")
+      ->type_name("NAME=FILE");
+  cmd->add_option("--output,-o", ra->outputs, "Write output data node NAME to FILE, read from the store at the end (repeatable)")
+      ->type_name("NAME=FILE");
+  cmd->add_option("--store", ra->store, "inproc | memcached://HOST:PORT[,HOST:PORT...] | redis://HOST:PORT")->capture_default_str();
+  cmd->add_option("--procs", ra->procs, "Scheduler processes to start (threads with --store inproc)")
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  cmd->add_option("--instance", ra->instance, "Run id in the store's keys (default: a hash of the graph and the inputs)");
+  cmd->add_option("--coalesce-tasks", ra->coalesce_tasks, "Execute this many fine tasks of one level as one task")
+      ->check(CLI::Range(1u, 1u << 20))
+      ->capture_default_str();
+  cmd->add_flag("--coalesce-labels", ra->coalesce_labels, "Store the labels of a coalesced task as one value (default: off)");
+  cmd->add_option("--seed", ra->seed, "Seed of the random task choices (default: the process id)");
+  cmd->add_option("--timeout", ra->timeout_s, "Give up with an error after this many seconds (default: 0, never)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--stats", ra->stats, "Write the summed scheduler statistics as JSON")->type_name("FILE.json");
+  cmd->add_option("--lib", ra->libs, "Actor plugin .so to load (repeatable)")->type_name("PLUGIN.so")->check(CLI::ExistingFile);
+  return {cmd, [ra] { return rem_main(*ra); }};
+}
+
+}  // namespace redflow::cli
