@@ -307,6 +307,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     r->unconfirmed.clear();
     r->trace.clear();
     r->deque.reserve(plan.actors.size());
+    r->deque.clear();  // a failed execution may have left work queued
     r->inbox.clear();
     r->inbox.reserve(plan.actors.size());
     r->inbox_size.store(0);
