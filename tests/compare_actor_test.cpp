@@ -15,23 +15,6 @@ namespace {
 
 constexpr std::size_t kBlock = 64;  // bytes per sorted block: 16 int32
 
-// X is cut into `blocks` blocks by rf.split, each sorted by i32.sort, and one rf.collect gathers them into Y.
-Graph split_sort_collect(int blocks) {
-  Graph g("sorts");
-  const DataId x = g.input("X", kBlock * static_cast<std::size_t>(blocks));
-  std::vector<DataId> sorted;
-  for (int i = 0; i < blocks; ++i) {
-    const std::string n = std::to_string(i);
-    const DataId part = g.inner("p" + n, kBlock);
-    g.actor("split" + n, "rf.split", {x}, part).args("offset=" + std::to_string(kBlock * static_cast<std::size_t>(i)));
-    const DataId s = g.inner("s" + n, kBlock);
-    g.actor("sort" + n, "i32.sort", {part}, s);
-    sorted.push_back(s);
-  }
-  g.actor("join", "rf.collect", sorted, g.output("Y", kBlock * static_cast<std::size_t>(blocks)));
-  return g;
-}
-
 Graph compare_of_inputs() {
   Graph g("vote_inputs");
   const DataId a = g.input("A", 16), b = g.input("B", 16), c = g.input("C", 16);
@@ -94,7 +77,7 @@ TEST(CompareInAUsersGraph, OverAMixOfAnActorAndAnInputItVotesOnTheBytes) {
 // written, under both schedulers and both *-diff configurations, with faults.
 TEST(CompareInAUsersGraph, TheWrittenTransformationRunsAsWritten) {
   const Registry reg = Registry::with_builtins();
-  const Graph g = split_sort_collect(8);
+  const Graph g = testing::split_sort(8, kBlock);
   for (Redundancy r : {Redundancy::kDoubleDiff, Redundancy::kTripleDiff})
     for (Scheduler sched : {Scheduler::kHeft, Scheduler::kSteal}) {
       const std::string where = std::string(to_string(r)) + "/" + to_string(sched);

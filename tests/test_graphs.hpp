@@ -147,6 +147,25 @@ inline Shape random_dag(int actors, std::uint32_t seed, int max_inputs = 3) {
   return s;
 }
 
+// X is cut into `blocks` blocks of `block` bytes by rf.split; each is sorted
+// by i32.sort; one rf.collect gathers them into Y. Without `collect`, each
+// sort writes an output sK. Needs Registry::with_builtins().
+inline Graph split_sort(int blocks, std::size_t block, bool collect = true) {
+  Graph g("sorts");
+  const DataId x = g.input("X", block * static_cast<std::size_t>(blocks));
+  std::vector<DataId> sorted;
+  for (int i = 0; i < blocks; ++i) {
+    const std::string n = std::to_string(i);
+    const DataId part = g.inner("p" + n, block);
+    g.actor("split" + n, "rf.split", {x}, part).args("offset=" + std::to_string(block * static_cast<std::size_t>(i)));
+    const DataId s = collect ? g.inner("s" + n, block) : g.output("s" + n, block);
+    g.actor("sort" + n, "i32.sort", {part}, s);
+    sorted.push_back(s);
+  }
+  if (collect) g.actor("join", "rf.collect", sorted, g.output("Y", block * static_cast<std::size_t>(blocks)));
+  return g;
+}
+
 // Fresh random bytes for every input of `s` (kept alive in `storage`), seeded per input.
 inline Inputs make_inputs(const Shape& s, std::vector<std::vector<std::byte>>& storage, std::uint32_t seed) {
   Inputs in;

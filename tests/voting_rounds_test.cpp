@@ -16,24 +16,6 @@ namespace {
 // (seed 2, for one, does so in execution 122 of sort12).
 constexpr std::size_t kBlock = 1024;
 
-// X is cut into `blocks` blocks by rf.split; each is sorted by i32.sort; one
-// rf.collect gathers them into Y. Without `collect`, each sort writes an output.
-Graph split_sort_collect(int blocks, bool collect) {
-  Graph g("sorts");
-  const DataId x = g.input("X", kBlock * static_cast<std::size_t>(blocks));
-  std::vector<DataId> sorted;
-  for (int i = 0; i < blocks; ++i) {
-    const std::string n = std::to_string(i);
-    const DataId part = g.inner("p" + n, kBlock);
-    g.actor("split" + n, "rf.split", {x}, part).args("offset=" + std::to_string(kBlock * static_cast<std::size_t>(i)));
-    const DataId s = collect ? g.inner("s" + n, kBlock) : g.output("s" + n, kBlock);
-    g.actor("sort" + n, "i32.sort", {part}, s);
-    sorted.push_back(s);
-  }
-  if (collect) g.actor("join", "rf.collect", sorted, g.output("Y", kBlock * static_cast<std::size_t>(blocks)));
-  return g;
-}
-
 struct Campaign {
   Scheduler scheduler;
   Redundancy redundancy;
@@ -49,7 +31,7 @@ std::string name_of(const Campaign& c) {
 void expect_no_silent_corruption(const Campaign& c, bool collect, unsigned runs, std::uint64_t seed) {
   const std::string where = name_of(c) + (collect ? " collect" : " outputs") + " seed " + std::to_string(seed);
   const Registry reg = Registry::with_builtins();
-  const Graph g = split_sort_collect(16, collect);
+  const Graph g = testing::split_sort(16, kBlock, collect);
   RuntimeOptions o;
   o.tiles = 3;
   o.slots = c.slots;
