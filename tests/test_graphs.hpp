@@ -21,6 +21,7 @@ std::vector<T> from_bytes(const std::vector<std::byte>& b) {
 
 inline constexpr std::size_t kElems = 64;  // int32 per data node
 inline constexpr std::size_t kBytes = kElems * 4;
+inline constexpr std::uint32_t kFailWord = 0xFA11FA11;  // t.fail_if fails on an input starting with it
 
 // out[i] = salt + sum_k (k + 1) * in_k[i] (wrapping): sensitive to port order and to every input.
 inline void mix(ActorContext& ctx) {
@@ -41,6 +42,14 @@ inline Registry test_registry() {
   on_driver.on_driver = true;
   reg.add("t.mix_driver", on_driver);
   reg.add("t.fail", [](ActorContext& ctx) { ctx.fail("asked to fail"); });
+  // t.mix, except that it fails when its input 0 starts with kFailWord.
+  reg.add("t.fail_if", [](ActorContext& ctx) {
+    if (ctx.input<std::uint32_t>(0)[0] == kFailWord) {
+      ctx.fail("asked to fail");
+      return;
+    }
+    mix(ctx);
+  });
   return reg;
 }
 
@@ -144,6 +153,25 @@ inline Shape random_dag(int actors, std::uint32_t seed, int max_inputs = 3) {
   for (DataId d = 0; d < g.data().size(); ++d)
     if (g.data(d).kind == DataKind::kInner && g.data(d).consumers.empty()) g.mutable_data(d).kind = DataKind::kOutput;
   return s;
+}
+
+// X is cut into `blocks` blocks of `block` bytes by rf.split; each is sorted
+// by i32.sort; one rf.collect gathers them into Y. Without `collect`, each
+// sort writes an output sK. Needs Registry::with_builtins().
+inline Graph split_sort(int blocks, std::size_t block, bool collect = true) {
+  Graph g("sorts");
+  const DataId x = g.input("X", block * static_cast<std::size_t>(blocks));
+  std::vector<DataId> sorted;
+  for (int i = 0; i < blocks; ++i) {
+    const std::string n = std::to_string(i);
+    const DataId part = g.inner("p" + n, block);
+    g.actor("split" + n, "rf.split", {x}, part).args("offset=" + std::to_string(block * static_cast<std::size_t>(i)));
+    const DataId s = collect ? g.inner("s" + n, block) : g.output("s" + n, block);
+    g.actor("sort" + n, "i32.sort", {part}, s);
+    sorted.push_back(s);
+  }
+  if (collect) g.actor("join", "rf.collect", sorted, g.output("Y", block * static_cast<std::size_t>(blocks)));
+  return g;
 }
 
 // Fresh random bytes for every input of `s` (kept alive in `storage`), seeded per input.
