@@ -69,5 +69,6 @@ Command add_schedule_command(CLI::App& app);
 Command add_campaign_command(CLI::App& app);
 Command add_gen_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
+Command add_difftest_command(CLI::App& app);
 
 }  // namespace redflow::cli

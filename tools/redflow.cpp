@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
       redflow::cli::add_campaign_command(app),
       redflow::cli::add_gen_command(app),
       redflow::cli::add_bench_command(app),
+      redflow::cli::add_difftest_command(app),
   };
   CLI11_PARSE(app, argc, argv);
   auto logger = spdlog::stderr_color_mt("redflow");
