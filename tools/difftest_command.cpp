@@ -67,7 +67,7 @@ int replay(const DifftestArgs& a, const Registry& reg) {
 }
 
 struct Totals {
-  std::uint64_t cases = 0, steps = 0, silent_none = 0, gave_up = 0, double_faults = 0, failed_on_purpose = 0, skipped = 0;
+  std::uint64_t cases = 0, steps = 0, silent_none = 0, gave_up = 0, double_faults = 0, failed_on_purpose = 0, skipped = 0, stopped = 0;
   std::map<Outcome, std::uint64_t> findings;
 };
 
@@ -135,6 +135,7 @@ int difftest(const DifftestArgs& a) {
       t.double_faults += v.double_faults;
       t.failed_on_purpose += v.failed_on_purpose;
       t.skipped += v.skipped;
+      t.stopped += v.stopped;
       if (is_finding(v.outcome)) {
         ++t.findings[v.outcome];
         report_finding(a, *it->first, v, reg);
@@ -157,9 +158,9 @@ int difftest(const DifftestArgs& a) {
   }
   fmt::print("difftest: {} cases (seeds {}..{}), {} executions in {:.1f} s, {:.1f} cases/s: {} findings{}; "
              "{} silent corruptions under none (expected), {} give-ups under faults, {} double faults, {} on-purpose failures, "
-             "{} executions skipped; excluded: {}\n",
+             "{} executions skipped, {} not run after a failure under steal; excluded: {}\n",
              t.cases, first, next - 1, t.steps, s, s > 0 ? t.cases / s : 0.0, findings, by_kind, t.silent_none, t.gave_up, t.double_faults,
-             t.failed_on_purpose, t.skipped, to_string(go.exclude));
+             t.failed_on_purpose, t.skipped, t.stopped, to_string(go.exclude));
   return findings == 0 ? 0 : 1;
 }
 

@@ -380,6 +380,7 @@ Case generate(std::uint64_t seed, const GenOptions& options) {
   b.per_actor_redundancy();
   b.mark_outputs();
   c.steps = random_steps(b, c.options, options.exclude);
+  c.stop_after_steal_failure = options.exclude.steal_failures;
   c.graph = std::move(b.graph());
   return c;
 }

@@ -25,7 +25,7 @@ struct Exclusions {
   bool user_compare = false;      // rf.compare in the user's graph (not only from the redundancy transformation)
   bool mixed_redundancy = false;  // per-actor *-diff executed under a graph-wide *-same configuration
   bool diff_faults = false;       // faults injected into executions that have *-diff replicas
-  bool steal_failures = false;    // actors that fail on purpose under work stealing
+  bool steal_failures = false;    // executions after a failed one (on purpose or a give-up) under work stealing
 };
 // "user-compare,steal-failures" (or "" / "none"); the error names the bad class.
 Result<Exclusions> parse_exclusions(std::string_view list);

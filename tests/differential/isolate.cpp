@@ -19,14 +19,14 @@ std::string encode(const Verdict& v) {
   std::string detail = v.detail.substr(0, 4000);
   for (char& ch : detail)
     if (ch == '\n') ch = ' ';
-  return fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n", static_cast<int>(v.outcome), v.step, v.steps, v.silent_none, v.gave_up,
-                     v.double_faults, v.failed_on_purpose, v.skipped, detail);
+  return fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n", static_cast<int>(v.outcome), v.step, v.steps, v.silent_none, v.gave_up,
+                     v.double_faults, v.failed_on_purpose, v.skipped, v.stopped, detail);
 }
 
 bool decode(const std::string& text, Verdict& v) {
   std::istringstream in(text);
   int outcome = 0;
-  if (!(in >> outcome >> v.step >> v.steps >> v.silent_none >> v.gave_up >> v.double_faults >> v.failed_on_purpose >> v.skipped)) return false;
+  if (!(in >> outcome >> v.step >> v.steps >> v.silent_none >> v.gave_up >> v.double_faults >> v.failed_on_purpose >> v.skipped >> v.stopped)) return false;
   v.outcome = static_cast<Outcome>(outcome);
   in.get();
   std::getline(in, v.detail);

@@ -63,6 +63,7 @@ Status write_reproducer(const Case& c, const Verdict& v, const std::string& dir,
   const RuntimeOptions& o = c.options;
   j["runtime"] = {{"tiles", o.tiles}, {"cores_per_tile", o.cores_per_tile}, {"slots", o.slots}, {"slot_bytes", o.slot_bytes},
                   {"scheduler", to_string(o.scheduler)}, {"seed", o.seed}, {"quarantine_after", o.quarantine_after}};
+  j["stop_after_steal_failure"] = c.stop_after_steal_failure;
   j["steps"] = nlohmann::json::array();
   for (std::size_t k = 0; k < c.steps.size(); ++k) {
     const Step& s = c.steps[k];
@@ -98,6 +99,7 @@ Result<Case> read_reproducer(const std::string& dir) {
   if (j.is_discarded()) return Status::InvalidArgument("'" + dir + "/case.json' is not valid JSON");
   try {
     c.seed = j.value("seed", std::uint64_t{0});
+    c.stop_after_steal_failure = j.value("stop_after_steal_failure", false);
     const auto& r = j.at("runtime");
     RuntimeOptions& o = c.options;
     o.tiles = r.at("tiles");

@@ -32,10 +32,11 @@ struct Verdict {
   // Tallies over the steps that ran (all of them when the case passed).
   std::uint64_t steps = 0;
   std::uint64_t silent_none = 0;     // wrong outputs where some actor ran unprotected (none) under faults: expected
-  std::uint64_t gave_up = 0;         // executions that failed because no two runs/replicas agreed, under faults
+  std::uint64_t gave_up = 0;         // executions that failed under faults: no two runs/replicas agreed, or quarantine left too few tiles
   std::uint64_t double_faults = 0;   // wrong outputs under protection where two runs of one actor in one round were both hit
   std::uint64_t failed_on_purpose = 0;
   std::uint64_t skipped = 0;         // steps whose configuration this runtime cannot run (e.g. 3x-diff on 2 tiles)
+  std::uint64_t stopped = 0;         // steps not run after a failed execution under stealing (Case::stop_after_steal_failure)
 };
 
 // Runs the case in this process (it may hang if the runtime does).
