@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdio>
 #include <deque>
 #include <memory>
 
@@ -31,8 +32,11 @@ struct DifftestArgs {
   bool no_shrink = false;
   double shrink_budget = 120;
   unsigned max_motifs = 12;
+  unsigned max_findings = 0;
   std::string replay;
   bool shrink = false;
+  std::string expect;
+  unsigned attempts = 1;
   bool verbose = false;
 };
 
@@ -60,9 +64,21 @@ void report_finding(const DifftestArgs& a, const Case& c, const Verdict& v, cons
 int replay(const DifftestArgs& a, const Registry& reg) {
   auto c = read_reproducer(a.replay);
   if (!c.ok()) return fail(c.status());
-  const Verdict v = run_isolated(*c, reg, a.timeout);
+  // Defects that depend on thread timing do not show on every run: try up to --attempts times.
+  Verdict v;
+  for (unsigned i = 0; i < a.attempts; ++i) {
+    v = run_isolated(*c, reg, a.timeout);
+    if (a.expect.empty() ? is_finding(v.outcome) : a.expect == to_string(v.outcome)) break;
+  }
   fmt::print("{}: {}, {} execution(s): {}\n", a.replay, graph_size(c->graph), c->steps.size(), describe(v));
   if (a.shrink && is_finding(v.outcome)) report_finding(a, *c, v, reg);
+  if (!a.expect.empty()) {
+    // A known defect's reproducer: it must still fail the way it is recorded to.
+    if (a.expect == to_string(v.outcome)) return 0;
+    fmt::print("expected {}, got {}: if the defect is fixed, move the reproducer out of known/ (docs/testing.md)\n", a.expect,
+               to_string(v.outcome));
+    return 1;
+  }
   return is_finding(v.outcome) ? 1 : 0;
 }
 
@@ -74,6 +90,7 @@ struct Totals {
 void report_finding(const DifftestArgs& a, const Case& c, const Verdict& v, const Registry& reg) {
   const std::string dir = fmt::format("{}/seed-{}", a.out, c.seed);
   fmt::print("seed {}: {}\n", c.seed, describe(v));
+  std::fflush(stdout);  // findings show at once in a soak log
   if (Status s = write_reproducer(c, v, dir + "-original", "Not shrunk."); !s.ok()) fail(s);
   if (a.no_shrink || v.outcome == Outcome::kInvalidCase) {
     fmt::print("  reproducer: {}-original ({})\n", dir, graph_size(c.graph));
@@ -109,7 +126,9 @@ int difftest(const DifftestArgs& a) {
   double last_progress = 0;
   while (more || !running.empty()) {
     while (more && running.size() < a.jobs) {
-      if (next > last || (a.time_limit > 0 && elapsed() >= a.time_limit)) {
+      std::uint64_t found = 0;
+      for (const auto& [o, k] : t.findings) found += k;
+      if (next > last || (a.time_limit > 0 && elapsed() >= a.time_limit) || (a.max_findings > 0 && found >= a.max_findings)) {
         more = false;
         break;
       }
@@ -189,6 +208,7 @@ Command add_difftest_command(CLI::App& app) {
                   "Comma list of case classes not to generate while a known defect is being fixed: user-compare, "
                   "mixed-redundancy, diff-faults, steal-failures (docs/testing.md says which defect each stands for)")
       ->capture_default_str();
+  cmd->add_option("--max-findings", a->max_findings, "Stop starting cases after this many findings (0: never)")->capture_default_str();
   cmd->add_flag("--no-shrink", a->no_shrink, "Write reproducers as generated, without shrinking them");
   cmd->add_option("--shrink-budget", a->shrink_budget, "Seconds of shrinking per finding")->capture_default_str();
   cmd->add_option("--max-motifs", a->max_motifs, "Largest number of motifs (building blocks) in one generated graph")
@@ -197,6 +217,14 @@ Command add_difftest_command(CLI::App& app) {
   cmd->add_option("--replay", a->replay, "Run the reproducer in DIR (written by an earlier difftest) instead of generating cases")
       ->type_name("DIR")
       ->check(CLI::ExistingDirectory);
+  cmd->add_option("--expect", a->expect,
+                  "With --replay: exit 0 only if the outcome is this one (pass, mismatch, unexpected-error, missing-error, stats, "
+                  "hang, crash): how CTest checks that a known defect's reproducer still reproduces")
+      ->check(CLI::IsMember({"pass", "mismatch", "unexpected-error", "missing-error", "stats", "hang", "crash", "invalid-case"}));
+  cmd->add_option("--attempts", a->attempts,
+                  "With --replay: run up to this many times, stopping at the first finding (or at the --expect outcome)")
+      ->check(CLI::Range(1u, 10000u))
+      ->capture_default_str();
   cmd->add_flag("--shrink", a->shrink, "With --replay: shrink a reproducer that still fails into OUT/seed-S");
   cmd->add_flag("--verbose,-v", a->verbose, "Print each step of shrinking");
   return {cmd, [a] { return difftest(*a); }};
