@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "actors.hpp"
+#include "cli_helpers.hpp"
 #include "generator.hpp"
 #include "interpreter.hpp"
 #include "isolate.hpp"
@@ -190,6 +191,45 @@ TEST(DifftestShrinker, KeepsTheFailureWhileShrinking) {
   EXPECT_EQ(r.verdict.outcome, Outcome::kMismatch);
   EXPECT_LE(r.smallest.graph.actors().size(), 2u) << graph_size(r.smallest.graph);
   EXPECT_EQ(r.smallest.steps.size(), 1u);
+}
+
+TEST(DifftestGenerator, ExclusionsNameTheBadClass) {
+  auto e = parse_exclusions("user-compare,steal-failures");
+  ASSERT_TRUE(e.ok());
+  EXPECT_TRUE(e->user_compare && e->steal_failures && !e->diff_faults && !e->mixed_redundancy);
+  EXPECT_EQ(to_string(*e), "user-compare,steal-failures");
+  auto bad = parse_exclusions("user-compare,bogus");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'bogus'"), std::string::npos) << bad.status().ToString();
+  // Excluded classes do not appear in generated cases.
+  Exclusions all{.user_compare = true, .mixed_redundancy = true, .diff_faults = true, .steal_failures = true};
+  for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+    Case c = generate(seed, {.exclude = all});
+    for (const ActorNode& a : c.graph.actors()) EXPECT_NE(a.function, "rf.compare") << "seed " << seed;
+    for (const Step& s : c.steps) EXPECT_FALSE(c.options.scheduler == Scheduler::kSteal && s.fail) << "seed " << seed;
+  }
+}
+
+TEST(DifftestCli, BadSeedsAndClassesAreNamed) {
+  auto r = redflow::testing::run_cli("difftest --seeds 9..2");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--seeds '9..2'"), std::string::npos) << r.output;
+  r = redflow::testing::run_cli("difftest --seeds 1..2 --exclude nonsense");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("'nonsense'"), std::string::npos) << r.output;
+  r = redflow::testing::run_cli("difftest --seeds 1.. ");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--time-limit"), std::string::npos) << r.output;
+}
+
+TEST(DifftestCli, RunsSeedsAndPrintsTheSummary) {
+  const auto out = std::filesystem::temp_directory_path() / ("redflow_difftest_cli_" + std::to_string(getpid()));
+  auto r = redflow::testing::run_cli("difftest --seeds 1..20 --exclude user-compare,mixed-redundancy,diff-faults,steal-failures --out " +
+                                     out.string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("difftest: 20 cases (seeds 1..20)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cases/s: 0 findings"), std::string::npos) << r.output;
+  std::filesystem::remove_all(out);
 }
 
 }  // namespace
