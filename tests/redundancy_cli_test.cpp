@@ -13,14 +13,27 @@ using redflow::testing::run_cli;
 TEST_F(CliTest, RedundancyListAppliesRunByRunAndOutputsStayCorrect) {
   auto plain = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --output Y=" + path("plain.bin") + " --tiles 3");
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
-  auto r = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --output Y=" + path("y.bin") + " --stats " + path("s.json") +
-                   " --tiles 3 --scheduler steal --redundancy none,2x-same,3x-diff --repeat 3 --inject bitflip:p=0.2,seed=4 --quarantine-after 0");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(read_i32("y.bin"), read_i32("plain.bin"));
-  auto stats = nlohmann::json::parse(std::ifstream(path("s.json")));
-  EXPECT_EQ(stats["redundancy"], "3x-diff") << "the third run uses the third configuration";
-  for (const char* key : {"injected_faults", "detected_faults", "reexecutions", "quarantined_tiles"}) EXPECT_TRUE(stats.contains(key)) << key;
-  EXPECT_EQ(stats["injected_faults"], stats["detected_faults"]);
+  // Fault decisions depend only on the run's number, so `--repeat k` ends
+  // with exactly the k-th run of the longer sequence: every run is checked.
+  const std::vector<std::string> list = {"none", "2x-same", "3x-diff", "2x-diff"};
+  for (std::size_t k = 1; k <= list.size(); ++k) {
+    const std::string y = "y" + std::to_string(k) + ".bin", s = "s" + std::to_string(k) + ".json";
+    auto r = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --output Y=" + path(y) + " --stats " + path(s) +
+                     " --tiles 3 --scheduler steal --redundancy none,2x-same,3x-diff,2x-diff --repeat " + std::to_string(k) +
+                     " --inject bitflip:p=0.2,seed=4 --quarantine-after 0");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto stats = nlohmann::json::parse(std::ifstream(path(s)));
+    const std::string& config = list[k - 1];
+    EXPECT_EQ(stats["redundancy"], config) << "run " << k << " uses the list's configuration " << k;
+    for (const char* key : {"injected_faults", "detected_faults", "reexecutions", "quarantined_tiles"}) EXPECT_TRUE(stats.contains(key)) << key;
+    if (config == "none") {
+      EXPECT_EQ(stats["detected_faults"], 0);
+      EXPECT_EQ(read_i32(y) == read_i32("plain.bin"), stats["injected_faults"] == 0) << "run " << k << ": a flip without redundancy shows";
+    } else {
+      EXPECT_EQ(read_i32(y), read_i32("plain.bin")) << "run " << k << " (" << config << ")";
+      EXPECT_EQ(stats["injected_faults"], stats["detected_faults"]) << "run " << k << " (" << config << ")";
+    }
+  }
 }
 
 TEST_F(CliTest, BadRedundancyAndFaultSpecsAreRefusedByName) {
@@ -63,6 +76,41 @@ TEST_F(CliTest, CampaignCountsSilentCorruptionOnlyWithoutRedundancy) {
   r = run_cli("campaign " + kDemo + "pipeline.dot --runs 2");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("--inject"), std::string::npos) << r.output;
+}
+
+// The campaign's "silent" count sees a wrong output that the stats do not
+// flag: many split -> sort blocks gathered by a collect, with few slots, where
+// a rejected replica result could once reach the output (issue 9).
+TEST_F(CliTest, CampaignCountsSilentRunsWithFewSlots) {
+  std::string dot = "digraph sorts {\n  X [kind=input, bytes=16384];\n  Y [kind=output, bytes=16384];\n  join [actor=\"rf.collect\"];\n";
+  for (int i = 0; i < 16; ++i) {
+    const std::string n = std::to_string(i);
+    dot += "  p" + n + " [kind=inner, bytes=1024]; s" + n + " [kind=inner, bytes=1024];\n";
+    dot += "  split" + n + " [actor=\"rf.split\", args=\"offset=" + std::to_string(1024 * i) + "\"]; sort" + n + " [actor=\"i32.sort\"];\n";
+    dot += "  X -> split" + n + " [port=0]; split" + n + " -> p" + n + "; p" + n + " -> sort" + n + " [port=0]; sort" + n + " -> s" + n +
+           "; s" + n + " -> join [port=" + n + "];\n";
+  }
+  dot += "  join -> Y;\n}\n";
+  write("sorts.dot", dot);
+  for (const char* sched : {"heft", "steal"}) {
+    auto r = run_cli("campaign " + path("sorts.dot") + " --runs 150 --tiles 3 --slots 3 --slot-bytes 1024 --scheduler " + sched +
+                     " --redundancy none,2x-same,2x-diff,3x-diff --quarantine-after 0 --inject bitflip:p=0.05,seed=1 --json " + path("c.json"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto j = nlohmann::json::parse(std::ifstream(path("c.json")));
+    ASSERT_EQ(j["configurations"].size(), 4u);
+    for (const auto& c : j["configurations"]) {
+      const std::string name = std::string(c["redundancy"]) + "/" + sched;
+      EXPECT_EQ(c["failed"], 0) << name;
+      EXPECT_GT(c["injected"].get<int>(), 0) << name;
+      if (c["redundancy"] == "none") {
+        EXPECT_GT(c["silent"].get<int>(), 0) << name << ": the count must see wrong outputs";
+      } else {
+        EXPECT_EQ(c["silent"], 0) << name;
+        EXPECT_GT(c["reexecutions"].get<int>(), 0) << name;
+        EXPECT_EQ(c["corrected"], c["injected"]) << name;
+      }
+    }
+  }
 }
 
 TEST_F(CliTest, GraphEmitsTheRedundancyTransformation) {

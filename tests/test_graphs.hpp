@@ -13,6 +13,7 @@ namespace redflow::testing {
 
 inline constexpr std::size_t kElems = 64;  // int32 per data node
 inline constexpr std::size_t kBytes = kElems * 4;
+inline constexpr std::uint32_t kFailWord = 0xFA11FA11;  // t.fail_if fails on an input starting with it
 
 // out[i] = salt + sum_k (k + 1) * in_k[i] (wrapping): sensitive to port order and to every input.
 inline void mix(ActorContext& ctx) {
@@ -33,6 +34,14 @@ inline Registry test_registry() {
   on_driver.on_driver = true;
   reg.add("t.mix_driver", on_driver);
   reg.add("t.fail", [](ActorContext& ctx) { ctx.fail("asked to fail"); });
+  // t.mix, except that it fails when its input 0 starts with kFailWord.
+  reg.add("t.fail_if", [](ActorContext& ctx) {
+    if (ctx.input<std::uint32_t>(0)[0] == kFailWord) {
+      ctx.fail("asked to fail");
+      return;
+    }
+    mix(ctx);
+  });
   return reg;
 }
 

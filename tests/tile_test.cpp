@@ -159,25 +159,34 @@ TEST(TileProtocolTest, ConcurrentReadersAndClearNeverSeeTornData) {
   LocalTile src(1, 4096, 1);
   std::vector<std::byte> v(4096, std::byte{0x5a});
   std::atomic<bool> stop{false};
-  std::atomic<int> reads{0};
+  std::atomic<int> reads[2] = {0, 0};  // successful reads of value 1 and of value 2
+  std::atomic<int> torn{0};
   std::thread reader([&] {
     std::vector<std::byte> out(4096);
     while (!stop.load()) {
       for (std::uint32_t e = 1; e <= 2; ++e) {
         if (src.read_slot(0, DataTag{e, 0}, out)) {
-          for (auto b : out) ASSERT_EQ(b, e == 1 ? std::byte{0x5a} : std::byte{0xa5});
-          reads++;
+          for (auto b : out) torn += b != (e == 1 ? std::byte{0x5a} : std::byte{0xa5});
+          reads[e - 1]++;
         }
       }
     }
   });
+  // Rewrite the slot until the reader has read each value many times while
+  // it was being replaced (bounded, so a reader that never succeeds fails
+  // the test instead of hanging it).
   std::vector<std::byte> w(4096, std::byte{0xa5});
-  for (int i = 0; i < 2000; ++i) {
+  for (int i = 0; i < 2000000 && (i < 2000 || reads[0].load() < 100 || reads[1].load() < 100); ++i) {
     ASSERT_TRUE(src.data_node({DataTag{1, 0}, 0, v.size(), v}).ok());
     ASSERT_TRUE(src.data_node({DataTag{2, 0}, 0, w.size(), w}).ok());
   }
   stop = true;
   reader.join();
+  EXPECT_EQ(torn.load(), 0) << "bytes of a value read while the slot was being replaced";
+  EXPECT_GE(reads[0].load(), 100) << "the reader must have read value 1 concurrently with the writer";
+  EXPECT_GE(reads[1].load(), 100) << "the reader must have read value 2 concurrently with the writer";
+  // A value of another round is another value: the tag alone is not enough.
+  EXPECT_FALSE(src.read_slot(0, DataTag{2, 0, 1}, std::span<std::byte>(w)));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The execution of a plan: tile runners (HEFT order or work stealing), the
-// driver role, slot management with displacement, and readiness.
+// driver role, and readiness. Slots and main memory are in slots.cpp,
+// redundancy in voting.cpp.
 #include "runtime/engine.hpp"
 
 #include <algorithm>
@@ -8,124 +9,9 @@
 #include <string>
 
 #include "fault/injector.hpp"
+#include "runtime/engine_job.hpp"
 
 namespace redflow::runtime {
-
-namespace {
-
-constexpr ActorId kNone = ~ActorId{0};
-constexpr ActorId kRetry = ~ActorId{0} - 1;  // run_actor_message: *-same runs disagreed
-constexpr std::uint64_t kNowhere = ~std::uint64_t{0};
-constexpr std::uint8_t kHomeInvalid = 0, kHomeWriting = 1, kHomeValid = 2;
-// Redundancy limits: a compare actor re-executes its replicas at most this
-// many times; a *-same tile gets this many actor messages of kTileRounds
-// rounds each before the execution fails.
-constexpr std::uint32_t kMaxVoteRounds = 8;
-constexpr unsigned kTileRounds = 4;
-constexpr unsigned kMaxSameMessages = 8;
-
-std::uint64_t pack_location(unsigned tile, SlotId slot) { return (std::uint64_t{tile} << 32) | slot; }
-
-std::uint64_t next_random(std::uint64_t& s) {  // xorshift64*
-  s ^= s >> 12;
-  s ^= s << 25;
-  s ^= s >> 27;
-  return s * 2685821657736338717ULL;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
-
-struct Engine::Job {
-  const Plan* plan = nullptr;
-  GraphState* state = nullptr;
-  Scheduler scheduler = Scheduler::kSteal;
-  const ExecutionRequest* request = nullptr;
-  std::uint32_t execution = 0;
-  std::atomic<std::uint32_t> remaining_actors{0};
-  std::atomic<bool> aborted{false};
-  std::mutex error_mutex;
-  std::string error;
-  std::chrono::steady_clock::time_point t0;
-  bool tracing = false;
-  std::unique_ptr<std::atomic<std::uint32_t>[]> lost_votes;  // per tile, this execution
-  unsigned min_healthy = 1;   // quarantine never leaves fewer tiles in service
-  std::mutex mark_mutex;      // marks are rare: failed votes, quarantines
-  std::vector<TracedMark> marks;
-
-  double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
-};
-
-namespace {
-
-struct RawActor {
-  ActorId actor;
-  int tile;
-  unsigned replica, attempt;
-  double start, end;
-  bool stolen, faulty;
-};
-struct RawTransfer {
-  DataId data;
-  int from, to;
-  std::size_t bytes;
-  double start, end;
-};
-struct RawSlots {
-  double time;
-  unsigned used;
-};
-
-// Per-thread trace buffers, merged into the ExecutionTrace after the run.
-struct TraceBuffer {
-  std::vector<RawActor> actors;
-  std::vector<RawTransfer> transfers;
-  std::vector<RawSlots> slots;
-  void clear() {
-    actors.clear();
-    transfers.clear();
-    slots.clear();
-  }
-};
-
-// Counters of the redundancy mechanism, per thread.
-struct RedundancyCounts {
-  std::uint64_t injected = 0, detected = 0, reexecutions = 0;
-};
-
-}  // namespace
-
-struct Engine::DriverTrace {
-  TraceBuffer buffer;
-  RedundancyCounts counts;
-};
-
-struct Engine::Runner {
-  unsigned index = 0;
-  LocalTile* tile = nullptr;
-  WorkDeque deque;
-  std::mutex inbox_mutex;                  // pushes from the driver and from start-up only
-  std::vector<ActorId> inbox;
-  std::atomic<std::uint32_t> inbox_size{0};
-  Notifier notifier;                       // HEFT: waiting for the next actor in order
-  TileStats stats;
-  std::uint64_t rng = 0;
-  std::uint64_t clock = 0;
-  std::vector<SlotId> input_slots;
-  std::vector<SlotId> output_slots;        // *-same: one per run
-  std::vector<std::uint64_t> unconfirmed;  // *-same: checksums of messages whose runs never agreed
-  bool stolen = false;                     // the actor about to run was taken from another tile
-  RedundancyCounts counts;
-  TraceBuffer trace;
-  // Actors this runner completed but has not yet subtracted from
-  // Job::remaining_actors: one shared counter written by every tile per actor
-  // would bounce its cache line between them. Flushed before the runner idles
-  // or leaves, so the count reaches 0 exactly when all work is done.
-  std::uint32_t unflushed = 0;
-};
 
 Engine::Engine(const RuntimeOptions& options)
     : options_(options), quarantined_(std::make_unique<std::atomic<bool>[]>(options.tiles)),
@@ -173,7 +59,7 @@ std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
   const std::size_t actors = plan.actors.size(), data = plan.data.size();
   s->pending = std::make_unique<std::atomic<std::uint32_t>[]>(actors);
   s->remaining = std::make_unique<std::atomic<std::uint32_t>[]>(data);
-  s->home_state = std::make_unique<std::atomic<std::uint8_t>[]>(data);
+  s->home_state = std::make_unique<std::atomic<std::uint32_t>[]>(data);
   s->location = std::make_unique<std::atomic<std::uint64_t>[]>(data);
   s->home_buffer.resize(data);
   s->home.resize(data);
@@ -192,7 +78,6 @@ std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
   s->dirs.resize(tiles_.size());
   for (auto& dir : s->dirs) {
     dir.slot_of.assign(data, -1);
-    dir.held_round.assign(options_.slots, 0);
     dir.held.assign(options_.slots, DataTag{});
     dir.occupied.assign(options_.slots, false);
     dir.last_use.assign(options_.slots, 0);
@@ -274,7 +159,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     state.location[d].store(kNowhere, std::memory_order_relaxed);
     const bool given = pd.kind == DataKind::kInput || pd.kind == DataKind::kConstant;
     if (given) state.home[d] = input_homes[d];
-    state.home_state[d].store(given ? kHomeValid : kHomeInvalid, std::memory_order_relaxed);
+    state.home_state[d].store(home_word(0, given ? kHomeValid : kHomeInvalid), std::memory_order_relaxed);
   }
   if (plan.redundant) {
     for (DataId d = 0; d < plan.data.size(); ++d) {
@@ -307,6 +192,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     r->unconfirmed.clear();
     r->trace.clear();
     r->deque.reserve(plan.actors.size());
+    r->deque.clear();  // a failed execution may have left work queued
     r->inbox.clear();
     r->inbox.reserve(plan.actors.size());
     r->inbox_size.store(0);
@@ -653,16 +539,6 @@ void Engine::driver_loop(Job& job) {
   }
 }
 
-bool Engine::ensure_home(Job& job, DataId d) {
-  GraphState& s = *job.state;
-  if (s.home_state[d].load(std::memory_order_acquire) == kHomeValid) return true;
-  const std::uint64_t loc = s.location[d].load(std::memory_order_acquire);
-  if (loc == kNowhere) return false;
-  const unsigned t = static_cast<unsigned>(loc >> 32);
-  write_home(job, d, *tiles_[t], static_cast<SlotId>(loc & 0xffffffffu), driver_stats_);
-  return s.home_state[d].load(std::memory_order_acquire) == kHomeValid;
-}
-
 void Engine::run_on_driver(Job& job, ActorId a) {
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
@@ -701,137 +577,11 @@ void Engine::run_on_driver(Job& job, ActorId a) {
   driver_stats_.busy_s += seconds_since(t0);
   ++driver_stats_.actors;
   if (job.tracing) driver_trace_->buffer.actors.push_back(RawActor{a, kDriverTile, 0, 0, trace_start, job.now(), false, false});
-  s.home_state[pa.output].store(kHomeValid, std::memory_order_release);
+  s.home_state[pa.output].store(home_word(0, kHomeValid), std::memory_order_release);
   // Main memory needs no slot freeing: the inputs' consumer counts just drop.
   for (std::uint32_t i = 0; i < pa.input_count; ++i)
     s.remaining[s.alias[plan.inputs[pa.first_input + i]]].fetch_sub(1, std::memory_order_acq_rel);
   complete(job, a, nullptr);
-}
-
-// ---------------------------------------------------------------- compute tiles
-
-void Engine::write_home(Job& job, DataId d, LocalTile& tile, SlotId slot, TileStats& stats) {
-  GraphState& s = *job.state;
-  std::uint8_t expected = kHomeInvalid;
-  if (s.home_state[d].compare_exchange_strong(expected, kHomeWriting, std::memory_order_acq_rel)) {
-    const std::size_t bytes = job.plan->data[d].bytes;
-    const double start = job.tracing ? job.now() : 0;
-    const bool ok = tile.read_slot(slot, DataTag{job.execution, d}, std::span<std::byte>(s.home_write[d], bytes));
-    s.home_state[d].store(ok ? kHomeValid : kHomeInvalid, std::memory_order_release);
-    if (ok) {
-      ++stats.transfers_in;
-      transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-      if (job.tracing) {
-        // Recorded by the thread that moved the bytes: the tile's own runner, or the driver.
-        TraceBuffer& buffer = &stats == &driver_stats_ ? driver_trace_->buffer : runners_[tile.index()]->trace;
-        buffer.transfers.push_back(RawTransfer{d, static_cast<int>(tile.index()), kDriverTile, bytes, start, job.now()});
-      }
-    }
-    return;
-  }
-  // Someone else is writing the same immutable bytes; wait for them.
-  while (s.home_state[d].load(std::memory_order_acquire) == kHomeWriting) std::this_thread::yield();
-}
-
-bool Engine::allocate_slot(Runner& r, Job& job, SlotId& slot) {
-  GraphState& s = *job.state;
-  auto& dir = s.dirs[r.index];
-  const auto& data = job.plan->data;
-  // Cost of reusing a slot: 0 free or dead, 1 droppable (main memory has it), 2 needs a write-back.
-  int best = -1, best_cost = 3;
-  std::uint64_t best_use = ~std::uint64_t{0};
-  for (SlotId i = 0; i < dir.held.size(); ++i) {
-    if (dir.stamp[i] == r.clock) continue;  // holds an input or output of the actor being placed
-    int cost;
-    if (!dir.occupied[i] || dir.held[i].execution != job.execution) {
-      cost = 0;
-    } else {
-      const DataId d = dir.held[i].data;
-      // Dead: no consumer left, or a replica result a re-execution superseded.
-      const bool dead = (s.remaining[d].load(std::memory_order_acquire) == 0 && data[d].kind == DataKind::kInner) ||
-                        dir.held_round[i] != s.round[d].load(std::memory_order_acquire);
-      cost = dead ? 0 : (s.home_state[d].load(std::memory_order_acquire) == kHomeValid ? 1 : 2);
-    }
-    if (cost < best_cost || (cost == best_cost && dir.last_use[i] < best_use)) {
-      best = static_cast<int>(i);
-      best_cost = cost;
-      best_use = dir.last_use[i];
-      if (cost == 0 && !dir.occupied[i]) break;
-    }
-  }
-  if (best < 0) return false;
-  slot = static_cast<SlotId>(best);
-  if (dir.occupied[slot]) {
-    const DataTag old = dir.held[slot];
-    if (old.execution == job.execution) {
-      if (best_cost == 2) {
-        write_home(job, old.data, *r.tile, slot, r.stats);
-        ++r.stats.displacements;
-      }
-      if (dir.slot_of[old.data] == static_cast<std::int32_t>(slot)) dir.slot_of[old.data] = -1;
-    } else if (old.data < dir.slot_of.size() && dir.slot_of[old.data] == static_cast<std::int32_t>(slot)) {
-      dir.slot_of[old.data] = -1;
-    }
-    r.tile->clear_slot(slot);
-    dir.occupied[slot] = false;
-  }
-  dir.stamp[slot] = r.clock;
-  dir.last_use[slot] = r.clock;
-  return true;
-}
-
-bool Engine::place_input(Runner& r, Job& job, DataId d, SlotId& slot) {
-  GraphState& s = *job.state;
-  auto& dir = s.dirs[r.index];
-  const DataTag tag{job.execution, d};
-  const std::uint32_t round = job.plan->redundant ? s.round[d].load(std::memory_order_acquire) : 0;
-  const std::int32_t held = dir.slot_of[d];
-  if (held >= 0 && dir.occupied[held] && dir.held[held] == tag && dir.held_round[held] == round) {
-    slot = static_cast<SlotId>(held);
-    dir.stamp[slot] = r.clock;
-    dir.last_use[slot] = r.clock;
-    return true;
-  }
-  if (!allocate_slot(r, job, slot)) return false;
-  const std::size_t bytes = job.plan->data[d].bytes;
-  DataNodeMessage m;
-  m.tag = tag;
-  m.slot = slot;
-  m.bytes = bytes;
-  bool placed = false;
-  int from = kDriverTile;
-  const double start = job.tracing ? job.now() : 0;
-  const std::uint64_t loc = s.location[d].load(std::memory_order_acquire);
-  if (loc != kNowhere && static_cast<unsigned>(loc >> 32) != r.index) {
-    // Tile-to-tile transfer: fetch from the producer's slot.
-    m.from_tile = tiles_[loc >> 32].get();
-    m.from_slot = static_cast<SlotId>(loc & 0xffffffffu);
-    placed = r.tile->data_node(m).ok();
-    m.from_tile = nullptr;
-    from = static_cast<int>(loc >> 32);
-  }
-  if (!placed) {
-    // Driver-to-tile transfer from main memory; the producer's copy was displaced, so main memory has it.
-    from = kDriverTile;
-    while (s.home_state[d].load(std::memory_order_acquire) == kHomeWriting) std::this_thread::yield();
-    if (s.home_state[d].load(std::memory_order_acquire) != kHomeValid) {
-      fail(job, "internal error: data node '" + job.plan->graph->data(d).name + "' is in no memory");
-      return false;
-    }
-    m.payload = s.home[d];
-    if (Status st = r.tile->data_node(m); !st.ok()) {
-      fail(job, "transfer of data node '" + job.plan->graph->data(d).name + "' failed: " + st.message());
-      return false;
-    }
-  }
-  ++r.stats.transfers_in;
-  transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-  if (job.tracing) r.trace.transfers.push_back(RawTransfer{d, from, static_cast<int>(r.index), bytes, start, job.now()});
-  dir.held[slot] = tag;
-  dir.held_round[slot] = round;
-  dir.occupied[slot] = true;
-  dir.slot_of[d] = static_cast<std::int32_t>(slot);
-  return true;
 }
 
 ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
@@ -902,7 +652,7 @@ ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned messa
   m.extra_output_slots = std::span<const SlotId>(r.output_slots).subspan(1);
   m.runs = pa.runs;
   m.max_rounds = kTileRounds;
-  m.output_tag = DataTag{job.execution, pa.output};
+  m.output_tag = DataTag{job.execution, pa.output, job.round_of(pa.output)};
   m.output_bytes = plan.data[pa.output].bytes;
   m.want_checksum = pa.replica != 0;
   m.faults = job.request->faults;
@@ -955,12 +705,11 @@ ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned messa
     r.tile->clear_slot(out_slot);
   } else {
     dir.held[out_slot] = m.output_tag;
-    dir.held_round[out_slot] = plan.redundant ? s.round[pa.output].load(std::memory_order_relaxed) : 0;
     dir.occupied[out_slot] = true;
     dir.slot_of[pa.output] = static_cast<std::int32_t>(out_slot);
     s.location[pa.output].store(pack_location(r.index, out_slot), std::memory_order_release);
     // The driver keeps outputs: copy them to main memory now, while they are hot.
-    if (out.kind == DataKind::kOutput) write_home(job, pa.output, *r.tile, out_slot, r.stats);
+    if (out.kind == DataKind::kOutput) write_home(job, m.output_tag, *r.tile, out_slot, r.stats);
   }
   // Inputs whose last consumer this was are dead: free their slots here. A
   // replica keeps its inputs until its vote confirms a result: a re-execution
@@ -1054,293 +803,6 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
     wake_all(job);
   }
   return next;
-}
-
-// ---------------------------------------------------------------- redundancy
-
-bool Engine::sibling_on(const Job& job, ActorId a, unsigned tile) const {
-  const Plan& plan = *job.plan;
-  const PlanActor& pa = plan.actors[a];
-  if (pa.replica == 0) return false;
-  const PlanActor& v = plan.actors[pa.vote];
-  for (std::uint32_t i = 0; i < v.input_count; ++i) {
-    const ActorId sib = plan.data[plan.inputs[v.first_input + i]].producer;
-    if (sib != a && job.state->replica_tile[sib].load(std::memory_order_acquire) == static_cast<int>(tile)) return true;
-  }
-  return false;
-}
-
-bool Engine::may_take(const Job& job, ActorId a, unsigned tile) const {
-  if (!healthy(tile)) return false;
-  return job.plan->actors[a].replica == 0 || !sibling_on(job, a, tile);
-}
-
-int Engine::pick_healthy_tile(std::uint64_t& rng, int except) {
-  const unsigned n = tiles();
-  const unsigned start = static_cast<unsigned>(next_random(rng) % n);
-  for (unsigned k = 0; k < n; ++k) {
-    const unsigned t = (start + k) % n;
-    if (healthy(t) && static_cast<int>(t) != except) return static_cast<int>(t);
-  }
-  return -1;
-}
-
-// Section 5.1's insertion rule for the second and third replica: among the
-// tiles that may take it, those that computed one of its inputs, then the
-// shortest queue, random among equals. After a failed vote, tiles that took
-// part in a failed round come last, so a permanently faulty tile is left out.
-int Engine::pick_replica_tile(Job& job, ActorId a, std::uint64_t& rng, bool avoid_failed) {
-  const Plan& plan = *job.plan;
-  GraphState& s = *job.state;
-  const PlanActor& pa = plan.actors[a];
-  const unsigned n = tiles();
-  int best = -1;
-  std::uint64_t best_key = ~std::uint64_t{0};
-  unsigned ties = 0;
-  for (unsigned t = 0; t < n; ++t) {
-    if (!may_take(job, a, t)) continue;
-    bool computed_input = false;
-    for (std::uint32_t i = 0; i < pa.input_count && !computed_input; ++i)
-      computed_input = s.producer_tile[s.alias[plan.inputs[pa.first_input + i]]] == static_cast<int>(t);
-    bool failed_before = false;
-    if (avoid_failed)
-      for (const auto& [tile, sum] : s.vote_history[pa.vote]) failed_before = failed_before || tile == static_cast<int>(t);
-    const Runner& v = *runners_[t];
-    const std::uint64_t queue = v.deque.size_estimate() + v.inbox_size.load(std::memory_order_relaxed);
-    const std::uint64_t key = (std::uint64_t{failed_before} << 62) | (std::uint64_t{!computed_input} << 61) | std::min<std::uint64_t>(queue, 1ULL << 60);
-    if (key < best_key) {
-      best = static_cast<int>(t);
-      best_key = key;
-      ties = 1;
-    } else if (key == best_key && next_random(rng) % ++ties == 0) {
-      best = static_cast<int>(t);  // reservoir sampling: uniform among equals
-    }
-  }
-  return best;
-}
-
-// A *-diff replica became ready. Runs it here when allowed (work-first),
-// otherwise hands it to a tile chosen by pick_replica_tile; returns the
-// actor this tile should run next, or kNone.
-ActorId Engine::place_replica(Job& job, ActorId c, Runner* from, bool may_run_here) {
-  GraphState& s = *job.state;
-  const ActorId v = job.plan->actors[c].vote;
-  int t = -1;
-  {
-    std::lock_guard<std::mutex> claim(placement_lock(v));
-    if (from != nullptr && may_run_here && may_take(job, c, from->index)) {
-      s.replica_tile[c].store(static_cast<int>(from->index), std::memory_order_release);
-      return c;
-    }
-    std::uint64_t& rng = from != nullptr ? from->rng : driver_rng_;
-    t = pick_replica_tile(job, c, rng, s.vote_round[v] > 0);
-    if (t >= 0) s.replica_tile[c].store(t, std::memory_order_release);
-  }
-  if (t < 0) return skip_replica(job, c, from);
-  push_inbox(*runners_[static_cast<unsigned>(t)], c);
-  return kNone;
-}
-
-// No tile in service may take this replica (fewer healthy tiles than
-// replicas after a quarantine): its actor is voted on the other replicas.
-ActorId Engine::skip_replica(Job& job, ActorId c, Runner* from) {
-  job.state->replica_tile[c].store(-1, std::memory_order_release);
-  job.state->skipped[c].store(1, std::memory_order_release);
-  mark(job, "replica-skipped", std::string(job.plan->actors[c].name), -1);
-  return complete(job, c, from);
-}
-
-// Moves an actor away from a quarantined tile.
-void Engine::forward(Job& job, ActorId a, Runner& from) {
-  if (job.plan->actors[a].replica != 0) {
-    GraphState& s = *job.state;
-    const ActorId v = job.plan->actors[a].vote;
-    int t = -1;
-    {
-      std::lock_guard<std::mutex> claim(placement_lock(v));
-      s.replica_tile[a].store(-1, std::memory_order_release);
-      t = pick_replica_tile(job, a, from.rng, s.vote_round[v] > 0);
-      if (t >= 0) s.replica_tile[a].store(t, std::memory_order_release);
-    }
-    if (t >= 0) {
-      push_inbox(*runners_[static_cast<unsigned>(t)], a);
-      return;
-    }
-    const ActorId next = skip_replica(job, a, &from);
-    if (const int h = pick_healthy_tile(from.rng, -1); next != kNone && h >= 0) push_inbox(*runners_[static_cast<unsigned>(h)], next);
-    return;
-  }
-  const int t = pick_healthy_tile(from.rng, static_cast<int>(from.index));
-  if (t < 0) {
-    fail(job, "actor '" + std::string(job.plan->actors[a].name) + "' has no compute tile in service to run on");
-    return;
-  }
-  push_inbox(*runners_[static_cast<unsigned>(t)], a);
-}
-
-void Engine::lose_vote(Job& job, int tile) {
-  if (tile < 0 || static_cast<unsigned>(tile) >= tiles()) return;
-  const std::uint32_t lost = job.lost_votes[tile].fetch_add(1, std::memory_order_acq_rel) + 1;
-  if (options_.quarantine_after == 0 || lost < options_.quarantine_after || !healthy(static_cast<unsigned>(tile))) return;
-  // Never below the tiles the configuration needs; one quarantine at a time.
-  static std::mutex quarantine_mutex;
-  std::lock_guard<std::mutex> lock(quarantine_mutex);
-  unsigned in_service = 0;
-  for (unsigned t = 0; t < tiles(); ++t) in_service += healthy(t);
-  if (in_service <= job.min_healthy) return;
-  quarantined_[tile].store(true, std::memory_order_release);
-  mark(job, "quarantine", "tile " + std::to_string(tile) + " lost " + std::to_string(lost) + " votes", tile);
-  // Its queue moves to the others: wake it so it hands its work over.
-  runners_[static_cast<unsigned>(tile)]->notifier.notify_all();
-  steal_notifier_.notify_all();
-}
-
-void Engine::mark(Job& job, std::string what, std::string detail, int tile) {
-  if (!job.tracing) return;
-  const double t = job.now();
-  std::lock_guard<std::mutex> lock(job.mark_mutex);
-  job.marks.push_back(TracedMark{std::move(what), std::move(detail), tile, t});
-}
-
-// Copies the confirmed replica's bytes to main memory for an output node.
-void Engine::copy_voted_home(Job& job, DataId logical, DataId winner, TileStats& stats) {
-  GraphState& s = *job.state;
-  const std::size_t bytes = job.plan->data[logical].bytes;
-  std::span<std::byte> dst(s.home_write[logical], bytes);
-  bool ok = false;
-  const std::uint64_t loc = s.location[winner].load(std::memory_order_acquire);
-  if (loc != kNowhere)
-    ok = tiles_[loc >> 32]->read_slot(static_cast<SlotId>(loc & 0xffffffffu), DataTag{job.execution, winner}, dst);
-  if (!ok) {
-    // Displaced meanwhile, so written back: copy from main memory.
-    while (s.home_state[winner].load(std::memory_order_acquire) == kHomeWriting) std::this_thread::yield();
-    if (s.home_state[winner].load(std::memory_order_acquire) != kHomeValid) {
-      fail(job, "internal error: confirmed data node '" + job.plan->graph->data(winner).name + "' is in no memory");
-      return;
-    }
-    if (bytes != 0) std::memcpy(dst.data(), s.home[winner].data(), bytes);
-  }
-  ++stats.transfers_in;
-  transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-  s.home[logical] = dst;
-  s.home_state[logical].store(kHomeValid, std::memory_order_release);
-}
-
-// The compare actor (section 5.2): compares the replicas' checksums; with two
-// that agree, their data node becomes the actor's output (no copy: the
-// output node aliases it) and successors may start; otherwise the replicas
-// run again. Tiles whose result differs from the confirmed one lose a vote.
-ActorId Engine::vote(Job& job, ActorId v, Runner* from) {
-  const Plan& plan = *job.plan;
-  GraphState& s = *job.state;
-  const PlanActor& pv = plan.actors[v];
-  RedundancyCounts& counts = from != nullptr ? from->counts : driver_trace_->counts;
-  int winner = -1;
-  unsigned present = 0;
-  for (std::uint32_t i = 0; i < pv.input_count; ++i) {
-    const DataId di = plan.inputs[pv.first_input + i];
-    if (s.skipped[plan.data[di].producer].load(std::memory_order_acquire)) continue;
-    ++present;
-    for (std::uint32_t j = i + 1; j < pv.input_count && winner < 0; ++j) {
-      const DataId dj = plan.inputs[pv.first_input + j];
-      if (!s.skipped[plan.data[dj].producer].load(std::memory_order_acquire) && s.checksum[di] == s.checksum[dj])
-        winner = static_cast<int>(i);
-    }
-  }
-  if (winner < 0 && present < 2) {
-    fail(job, "actor '" + std::string(pv.original) + "' has " + std::to_string(present) +
-                  " replica(s) left to vote on: too few compute tiles are in service (quarantined: " +
-                  std::to_string(quarantined_tiles().size()) + ")");
-    return kNone;
-  }
-  if (winner < 0) {
-    redispatch_replicas(job, v, from);
-    return kNone;
-  }
-  const DataId won = plan.inputs[pv.first_input + static_cast<std::uint32_t>(winner)];
-  const std::uint64_t confirmed = s.checksum[won];
-  for (std::uint32_t i = 0; i < pv.input_count; ++i) {
-    const DataId di = plan.inputs[pv.first_input + i];
-    if (s.skipped[plan.data[di].producer].load(std::memory_order_acquire) || s.checksum[di] == confirmed) continue;
-    ++counts.detected;
-    lose_vote(job, s.producer_tile[di]);
-  }
-  for (const auto& [tile, sum] : s.vote_history[v]) {
-    if (sum == confirmed) continue;
-    ++counts.detected;
-    lose_vote(job, tile);
-  }
-  s.vote_history[v].clear();
-  if (job.tracing)
-    mark(job, "vote", std::string(pv.original) + ": " + std::to_string(present) + " replicas, winner r" + std::to_string(winner + 1),
-         from != nullptr ? static_cast<int>(from->index) : kDriverTile);
-  // The output node now names the winner's bytes; its consumers count on the winner.
-  const DataId o = pv.output;
-  s.alias[o] = won;
-  s.checksum[o] = confirmed;
-  s.producer_tile[o] = s.producer_tile[won];
-  s.remaining[won].fetch_add(plan.data[o].consumer_count, std::memory_order_acq_rel);
-  if (plan.data[o].kind == DataKind::kOutput) copy_voted_home(job, o, won, from != nullptr ? from->stats : driver_stats_);
-  // Only now are the replicas' inputs and the losing results consumed.
-  for (std::uint32_t i = 0; i < pv.input_count; ++i) {
-    const DataId di = plan.inputs[pv.first_input + i];
-    const PlanActor& pr = plan.actors[plan.data[di].producer];
-    for (std::uint32_t k = 0; k < pr.input_count; ++k)
-      s.remaining[s.alias[plan.inputs[pr.first_input + k]]].fetch_sub(1, std::memory_order_acq_rel);
-    s.remaining[di].fetch_sub(1, std::memory_order_acq_rel);
-  }
-  return complete(job, v, from);
-}
-
-void Engine::redispatch_replicas(Job& job, ActorId v, Runner* from) {
-  const Plan& plan = *job.plan;
-  GraphState& s = *job.state;
-  const PlanActor& pv = plan.actors[v];
-  RedundancyCounts& counts = from != nullptr ? from->counts : driver_trace_->counts;
-  if (s.vote_round[v] == 0) {
-    std::lock_guard<std::mutex> lock(voted_mutex_);  // failed votes of different actors can race here
-    s.voted.push_back(v);
-  }
-  for (std::uint32_t i = 0; i < pv.input_count; ++i) {
-    const DataId di = plan.inputs[pv.first_input + i];
-    if (!s.skipped[plan.data[di].producer].load(std::memory_order_acquire)) s.vote_history[v].emplace_back(s.producer_tile[di], s.checksum[di]);
-  }
-  mark(job, "vote-failed", std::string(pv.original), -1);
-  if (++s.vote_round[v] >= kMaxVoteRounds) {
-    fail(job, "actor '" + std::string(pv.original) + "': no two of its " + std::to_string(pv.input_count) + " replicas agreed in " +
-                  std::to_string(kMaxVoteRounds) + " attempts");
-    return;
-  }
-  // Reset the vote and the replicas' results, then run every replica again.
-  s.pending[v].store(pv.input_count, std::memory_order_release);
-  job.remaining_actors.fetch_add(pv.input_count, std::memory_order_acq_rel);
-  for (std::uint32_t i = 0; i < pv.input_count; ++i) {
-    const DataId di = plan.inputs[pv.first_input + i];
-    const ActorId rep = plan.data[di].producer;
-    s.remaining[di].store(1, std::memory_order_release);
-    s.round[di].fetch_add(1, std::memory_order_acq_rel);
-    s.location[di].store(kNowhere, std::memory_order_release);
-    s.replica_tile[rep].store(-1, std::memory_order_release);
-    s.skipped[rep].store(0, std::memory_order_release);
-  }
-  counts.reexecutions += pv.input_count;
-  std::uint64_t& rng = from != nullptr ? from->rng : driver_rng_;
-  for (std::uint32_t i = 0; i < pv.input_count; ++i) {
-    const ActorId rep = plan.data[plan.inputs[pv.first_input + i]].producer;
-    int t = -1;
-    {
-      std::lock_guard<std::mutex> claim(placement_lock(v));
-      t = pick_replica_tile(job, rep, rng, true);
-      if (t >= 0) s.replica_tile[rep].store(t, std::memory_order_release);
-    }
-    if (t < 0) {
-      // Completing a skipped replica may run the vote again (on the others): its result is not ours to run.
-      const ActorId next = skip_replica(job, rep, from);
-      if (next != kNone) push_inbox(*runners_[static_cast<unsigned>(std::max(0, pick_healthy_tile(rng, -1)))], next);
-      continue;
-    }
-    push_inbox(*runners_[static_cast<unsigned>(t)], rep);
-  }
 }
 
 }  // namespace redflow::runtime

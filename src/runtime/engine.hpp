@@ -100,8 +100,9 @@ class Engine {
 
   bool place_input(Runner& r, Job& job, DataId d, SlotId& slot);
   bool allocate_slot(Runner& r, Job& job, SlotId& slot);
-  void write_home(Job& job, DataId d, LocalTile& tile, SlotId slot, TileStats& stats);
+  void write_home(Job& job, DataTag value, LocalTile& tile, SlotId slot, TileStats& stats);
   bool ensure_home(Job& job, DataId d);
+  bool home_valid(const Job& job, DataId d, std::uint32_t round) const;
   void fail(Job& job, std::string message);
   bool finished(const Job& job) const;
   void wake_all(Job& job);

@@ -18,7 +18,7 @@ namespace redflow::runtime {
 struct GraphState {
   std::unique_ptr<std::atomic<std::uint32_t>[]> pending;    // per actor: inputs not yet produced
   std::unique_ptr<std::atomic<std::uint32_t>[]> remaining;  // per data node: consumer edges not yet done
-  std::unique_ptr<std::atomic<std::uint8_t>[]> home_state;  // per data node: is main memory up to date
+  std::unique_ptr<std::atomic<std::uint32_t>[]> home_state; // per data node: main memory's copy, (round << 2) | state
   std::unique_ptr<std::atomic<std::uint64_t>[]> location;   // per data node: the producer's (tile, slot)
   std::vector<std::vector<std::byte>> home_buffer;          // main memory of inner and output nodes
   std::vector<std::span<const std::byte>> home;             // per data node: its bytes in main memory
@@ -34,7 +34,7 @@ struct GraphState {
   std::vector<std::uint64_t> checksum;          // per data node: XXH3 of the value, when computed
   std::vector<int> producer_tile;               // per data node: tile that computed it
   std::vector<DataId> alias;                    // per data node: the node holding its bytes (a vote's winner)
-  std::unique_ptr<std::atomic<std::uint32_t>[]> round;  // per data node: bumped when a replica is re-executed
+  std::unique_ptr<std::atomic<std::uint32_t>[]> round;  // per data node: voting round, bumped when a replica is re-executed
   std::unique_ptr<std::atomic<int>[]> replica_tile;     // per actor: tile a *-diff replica was given to
   std::unique_ptr<std::atomic<std::uint8_t>[]> skipped; // per actor: replica left out (no healthy tile for it)
   std::vector<std::uint32_t> vote_round;        // per compare actor: failed votes so far
@@ -44,8 +44,7 @@ struct GraphState {
   // The driver's view of one tile's slots, kept by the tile's own runner.
   struct TileDirectory {
     std::vector<std::int32_t> slot_of;   // per data node: slot holding it, or -1
-    std::vector<DataTag> held;           // per slot
-    std::vector<std::uint32_t> held_round;  // per slot: round of the value held (stale after a re-execution)
+    std::vector<DataTag> held;           // per slot: the value held (stale once its round is superseded)
     std::vector<bool> occupied;          // per slot
     std::vector<std::uint64_t> last_use; // per slot: LRU clock
     std::vector<std::uint64_t> stamp;    // per slot: actor serial that needs it now

@@ -179,7 +179,7 @@ Status LocalTile::data_node(const DataNodeMessage& m) {
     return Status::NotFound("source slot " + std::to_string(m.from_slot) + " no longer holds data node " + std::to_string(m.tag.data));
   }
   slots_[m.slot].bytes = m.bytes;
-  slots_[m.slot].tag.store(pack(m.tag), std::memory_order_release);
+  publish(m.slot, m.tag);
   return Status::Ok();
 }
 
@@ -199,7 +199,7 @@ bool LocalTile::read_slot(SlotId slot, DataTag tag, std::span<std::byte> out) {
   if (slot >= slots_.size() || out.size() > slot_bytes_) return false;
   Slot& s = slots_[slot];
   s.pins.fetch_add(1, std::memory_order_seq_cst);
-  const bool holds = s.tag.load(std::memory_order_seq_cst) == pack(tag);
+  const bool holds = s.tag.load(std::memory_order_seq_cst) == pack(tag) && s.round == tag.round;
   if (holds && !out.empty()) std::memcpy(out.data(), s.memory, out.size());
   s.pins.fetch_sub(1, std::memory_order_release);
   return holds;
@@ -264,7 +264,7 @@ Completion LocalTile::actor(const ActorMessage& m) {
 
   if (runs == 1) {
     if (!run_once(m, m.output_slot, 0, 0, done, done.checksum)) return done;
-    slots_[m.output_slot].tag.store(pack(m.output_tag), std::memory_order_release);
+    publish(m.output_slot, m.output_tag);
     return done;
   }
 
@@ -292,7 +292,7 @@ Completion LocalTile::actor(const ActorMessage& m) {
     for (unsigned i = 0; i < runs; ++i) done.rejected += sums[i] != done.checksum;
     for (std::uint64_t c : rejected_rounds) done.rejected += c != done.checksum;
     done.output_slot = kept == 0 ? m.output_slot : m.extra_output_slots[kept - 1];
-    slots_[done.output_slot].tag.store(pack(m.output_tag), std::memory_order_release);
+    publish(done.output_slot, m.output_tag);
     return done;
   }
   // No round agreed: every result is suspect; the driver decides what next.

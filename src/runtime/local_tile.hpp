@@ -34,10 +34,8 @@ class LocalTile final : public Tile {
   Completion actor(const ActorMessage& message) override;
   bool read_slot(SlotId slot, DataTag tag, std::span<std::byte> out) override;
 
-  // Direct access for the in-process driver role: the slot's memory and
-  // whether it currently holds `tag`.
+  // Direct access for the in-process driver role: the slot's memory.
   std::span<std::byte> slot_memory(SlotId slot, std::size_t bytes) { return {slots_[slot].memory, bytes}; }
-  bool holds(SlotId slot, DataTag tag) const { return slots_[slot].tag.load(std::memory_order_acquire) == pack(tag); }
   // Ensures actor() can build input lists of this length without allocating.
   void reserve_inputs(std::size_t max_inputs);
 
@@ -45,13 +43,22 @@ class LocalTile final : public Tile {
   static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
   static std::uint64_t pack(DataTag t) { return (std::uint64_t{t.execution} << 32) | t.data; }
 
+  // A slot's value is named by `tag` (execution, data) and `round`. Like
+  // `bytes`, `round` is written before `tag` is published and read only
+  // after the tag was seen to match, so it needs no atomic of its own.
   struct alignas(64) Slot {
     std::atomic<std::uint64_t> tag{kEmpty};
     std::atomic<std::uint32_t> pins{0};
+    std::uint32_t round = 0;
     std::size_t bytes = 0;  // size of the value held; written before `tag` is published
     std::byte* memory = nullptr;
   };
 
+  // Makes `slot` hold the value `tag` (its bytes are in place).
+  void publish(SlotId slot, DataTag tag) {
+    slots_[slot].round = tag.round;
+    slots_[slot].tag.store(pack(tag), std::memory_order_release);
+  }
   // One run of the actor into `slot`, with fault injection; returns its checksum if wanted.
   bool run_once(const ActorMessage& m, SlotId slot, unsigned run, unsigned round, Completion& done, std::uint64_t& checksum);
 

@@ -1,6 +1,8 @@
 // Flattening a validated graph into the arrays the engine runs on.
 #include "runtime/plan.hpp"
 
+#include <algorithm>
+
 #include "schedule/heft.hpp"
 
 namespace redflow::runtime {
@@ -37,17 +39,17 @@ Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel&
     pa.output = node.outputs.front();
     pa.on_driver = runs_on_driver(graph, a, machine, registry);
     if (a < plan.heft.actors.size()) pa.heft_tile = plan.heft.actors[a].tile;
-    if (spec != nullptr && pa.on_driver) {
+    // A compare actor is voted on checksums only over a replica group; any
+    // other compare runs its function, which compares the bytes.
+    if (spec != nullptr && pa.on_driver && spec->alias != ActorAlias::kVote) {
       pa.alias = spec->alias;
       pa.alias_offset = ActorContext::find_arg_u64(node.args, "offset").value_or(0);
     }
-    pa.is_vote = spec != nullptr && spec->alias == ActorAlias::kVote;
+    pa.is_vote = votes_on_replicas(graph, a, machine, registry);
     const Redundancy own = node.redundancy.value_or(same_default);
     pa.runs = static_cast<std::uint8_t>(!pa.on_driver && !replicas_on_distinct_tiles(own) ? replica_count(own) : 1);
-    if (pa.is_vote) pa.alias = ActorAlias::kNone;  // voted on checksums, never run as a driver actor
     auto of = node.extra.find(pa.is_vote ? "compare_of" : "replica_of");
     pa.original = of != node.extra.end() ? std::string_view(of->second) : std::string_view(node.name);
-    plan.max_runs = std::max<unsigned>(plan.max_runs, pa.runs);
     if (pa.initial_pending == 0 && !pa.is_vote) plan.initially_ready.push_back(a);
     plan.max_inputs = std::max<std::size_t>(plan.max_inputs, node.inputs.size());
   }
@@ -60,9 +62,16 @@ Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel&
       if (r == kNoActor) continue;
       plan.actors[r].vote = a;
       plan.actors[r].replica = static_cast<std::uint8_t>(i + 1);
+      // A replica runs once: its compare actor votes. A graph-wide *-same
+      // (the default `same_default` gave it) is not its configuration.
+      plan.actors[r].runs = 1;
     }
   }
-  for (const PlanActor& pa : plan.actors) plan.redundant = plan.redundant || pa.runs > 1 || pa.replica != 0;
+  plan.max_runs = 1;
+  for (const PlanActor& pa : plan.actors) {
+    plan.redundant = plan.redundant || pa.runs > 1 || pa.replica != 0;
+    plan.max_runs = std::max<unsigned>(plan.max_runs, pa.runs);
+  }
   return plan;
 }
 

@@ -27,11 +27,15 @@ namespace redflow::runtime {
 
 using SlotId = std::uint32_t;
 
-// Identifies one value of a data node: data is immutable, so (execution, data)
-// names it everywhere, in any slot of any tile.
+// Identifies one value of a data node: data is immutable, so (execution,
+// data, round) names it everywhere, in any slot of any tile. The round is the
+// voting round of a *-diff replica's result (0 otherwise): a re-execution
+// after a failed vote makes a new value, and a copy of the rejected one must
+// never pass for it.
 struct DataTag {
   std::uint32_t execution = 0;
   DataId data = 0;
+  std::uint32_t round = 0;
   friend bool operator==(const DataTag&, const DataTag&) = default;
 };
 

@@ -31,6 +31,13 @@ class WorkDeque {
     bottom_.store(0, std::memory_order_relaxed);
   }
 
+  // Not thread-safe: only between executions. An execution stopped by an
+  // error leaves work behind; the next one must not run it.
+  void clear() {
+    top_.store(0, std::memory_order_relaxed);
+    bottom_.store(0, std::memory_order_relaxed);
+  }
+
   // Owner only.
   void push(std::uint32_t item) {
     const std::int64_t b = bottom_.load(std::memory_order_relaxed);

@@ -48,6 +48,22 @@ bool runs_on_driver(const Graph& g, ActorId actor, const MachineModel& m, const 
   return false;
 }
 
+bool votes_on_replicas(const Graph& g, ActorId actor, const MachineModel& m, const Registry& reg) {
+  const ActorNode& a = g.actor(actor);
+  const ActorSpec* spec = reg.find(a.function);
+  if (spec == nullptr || spec->alias != ActorAlias::kVote || a.inputs.size() < 2 || a.inputs.size() > 3) return false;
+  std::vector<ActorId> producers;
+  for (DataId d : a.inputs) {
+    if (d >= g.data().size()) return false;
+    const DataNode& node = g.data(d);
+    if (node.kind != DataKind::kInner || node.producers.size() != 1 || node.consumers.size() != 1) return false;
+    const ActorId p = node.producers.front();
+    if (runs_on_driver(g, p, m, reg) || std::find(producers.begin(), producers.end(), p) != producers.end()) return false;
+    producers.push_back(p);
+  }
+  return true;
+}
+
 schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const Registry& reg) {
   const std::size_t n = g.actors().size();
   const std::size_t driver = m.tiles;
@@ -63,10 +79,9 @@ schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const 
   // Compare actors (redundancy, Fig. 3) vote on checksums: free, and their
   // inputs cost no transfer. Their replicas form a group that Algorithm 3
   // places consecutively on distinct tiles.
-  auto is_vote = [&](ActorId a) {
-    const ActorSpec* spec = reg.find(g.actor(a).function);
-    return spec != nullptr && spec->alias == ActorAlias::kVote;
-  };
+  std::vector<bool> vote(n);
+  for (ActorId a = 0; a < n; ++a) vote[a] = votes_on_replicas(g, a, m, reg);
+  auto is_vote = [&](ActorId a) { return static_cast<bool>(vote[a]); };
   int groups = 0;
   for (ActorId a = 0; a < n; ++a) {
     if (!is_vote(a)) continue;

@@ -77,6 +77,14 @@ namespace redflow {
 // (work-stealing) scheduler must use the same rule.
 bool runs_on_driver(const Graph& g, ActorId actor, const MachineModel& m, const Registry& reg);
 
+// True if `actor` is a compare actor (ActorAlias::kVote) over a replica group
+// of the redundancy transformation (Fig. 3): 2 or 3 inputs, each an inner
+// data node read only by it, written by its own compute-tile actor. The
+// engine and HEFT then vote on checksums and place the producers as replicas
+// on distinct tiles. Any other compare (over graph inputs, say) is an
+// ordinary driver actor whose function compares the bytes.
+bool votes_on_replicas(const Graph& g, ActorId actor, const MachineModel& m, const Registry& reg);
+
 // The HEFT problem for `g` on `m`: task i = actor i; processors 0..m.tiles-1
 // are the compute tiles and processor m.tiles is the driver. Actors that
 // runs_on_driver() are forced there; others cannot use it (+inf cost), as in

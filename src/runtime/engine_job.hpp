@@ -1,0 +1,140 @@
+// The state of one execution that the engine's parts share (engine.cpp: the
+// loops and readiness; slots.cpp: slots and main memory; voting.cpp:
+// redundancy): the Job, each tile's Runner, per-thread trace buffers and
+// redundancy counters, and the engine's constants. Internal to src/runtime.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/engine.hpp"
+
+namespace redflow::runtime {
+
+inline constexpr ActorId kNone = ~ActorId{0};
+inline constexpr ActorId kRetry = ~ActorId{0} - 1;  // run_actor_message: *-same runs disagreed
+inline constexpr std::uint64_t kNowhere = ~std::uint64_t{0};
+// Main memory's copy of a data node, one atomic word per node: (round << 2) |
+// state. A copy is valid only for the voting round it was written in: after
+// a failed vote the round moves on, and a copy of a rejected result (written
+// back when its slot was displaced) is stale without anyone clearing it.
+inline constexpr std::uint32_t kHomeInvalid = 0, kHomeWriting = 1, kHomeValid = 2;
+inline constexpr std::uint32_t home_word(std::uint32_t round, std::uint32_t state) { return round << 2 | state; }
+inline constexpr std::uint32_t home_round(std::uint32_t word) { return word >> 2; }
+inline constexpr std::uint32_t home_state_of(std::uint32_t word) { return word & 3; }
+// Redundancy limits: a compare actor re-executes its replicas at most this
+// many times; a *-same tile gets this many actor messages of kTileRounds
+// rounds each before the execution fails.
+inline constexpr std::uint32_t kMaxVoteRounds = 8;
+inline constexpr unsigned kTileRounds = 4;
+inline constexpr unsigned kMaxSameMessages = 8;
+
+inline std::uint64_t pack_location(unsigned tile, SlotId slot) { return (std::uint64_t{tile} << 32) | slot; }
+
+inline std::uint64_t next_random(std::uint64_t& s) {  // xorshift64*
+  s ^= s >> 12;
+  s ^= s << 25;
+  s ^= s >> 27;
+  return s * 2685821657736338717ULL;
+}
+
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// One execution of a plan: what every thread taking part reads and updates.
+struct Engine::Job {
+  const Plan* plan = nullptr;
+  GraphState* state = nullptr;
+  Scheduler scheduler = Scheduler::kSteal;
+  const ExecutionRequest* request = nullptr;
+  std::uint32_t execution = 0;
+  std::atomic<std::uint32_t> remaining_actors{0};
+  std::atomic<bool> aborted{false};
+  std::mutex error_mutex;
+  std::string error;
+  std::chrono::steady_clock::time_point t0;
+  bool tracing = false;
+  std::unique_ptr<std::atomic<std::uint32_t>[]> lost_votes;  // per tile, this execution
+  unsigned min_healthy = 1;   // quarantine never leaves fewer tiles in service
+  std::mutex mark_mutex;      // marks are rare: failed votes, quarantines
+  std::vector<TracedMark> marks;
+
+  // The voting round of the value data node `d` names now: part of its
+  // identity in slots and main memory (0 without redundancy).
+  std::uint32_t round_of(DataId d) const { return plan->redundant ? state->round[d].load(std::memory_order_acquire) : 0; }
+  double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+};
+
+// Trace records and redundancy counters, kept per thread and merged after the run.
+struct RawActor {
+  ActorId actor;
+  int tile;
+  unsigned replica, attempt;
+  double start, end;
+  bool stolen, faulty;
+};
+struct RawTransfer {
+  DataId data;
+  int from, to;
+  std::size_t bytes;
+  double start, end;
+};
+struct RawSlots {
+  double time;
+  unsigned used;
+};
+
+// Per-thread trace buffers, merged into the ExecutionTrace after the run.
+struct TraceBuffer {
+  std::vector<RawActor> actors;
+  std::vector<RawTransfer> transfers;
+  std::vector<RawSlots> slots;
+  void clear() {
+    actors.clear();
+    transfers.clear();
+    slots.clear();
+  }
+};
+
+// Counters of the redundancy mechanism, per thread.
+struct RedundancyCounts {
+  std::uint64_t injected = 0, detected = 0, reexecutions = 0;
+};
+
+struct Engine::DriverTrace {
+  TraceBuffer buffer;
+  RedundancyCounts counts;
+};
+
+// A compute tile's runner thread: its queues, slot bookkeeping scratch, stats and trace.
+struct Engine::Runner {
+  unsigned index = 0;
+  LocalTile* tile = nullptr;
+  WorkDeque deque;
+  std::mutex inbox_mutex;                  // pushes from the driver and from start-up only
+  std::vector<ActorId> inbox;
+  std::atomic<std::uint32_t> inbox_size{0};
+  Notifier notifier;                       // HEFT: waiting for the next actor in order
+  TileStats stats;
+  std::uint64_t rng = 0;
+  std::uint64_t clock = 0;
+  std::vector<SlotId> input_slots;
+  std::vector<SlotId> output_slots;        // *-same: one per run
+  std::vector<std::uint64_t> unconfirmed;  // *-same: checksums of messages whose runs never agreed
+  bool stolen = false;                     // the actor about to run was taken from another tile
+  RedundancyCounts counts;
+  TraceBuffer trace;
+  // Actors this runner completed but has not yet subtracted from
+  // Job::remaining_actors: one shared counter written by every tile per actor
+  // would bounce its cache line between them. Flushed before the runner idles
+  // or leaves, so the count reaches 0 exactly when all work is done.
+  std::uint32_t unflushed = 0;
+};
+
+}  // namespace redflow::runtime
