@@ -33,10 +33,8 @@ Redundancy effective_redundancy(const Graph& g, ActorId a, Redundancy r, const M
 std::uint64_t expected_executions(const Graph& g, Redundancy r, const MachineModel& m, const Registry& reg) {
   std::uint64_t n = 0;
   for (ActorId a = 0; a < g.actors().size(); ++a) {
-    const ActorSpec* spec = reg.find(g.actor(a).function);
-    if (spec != nullptr && spec->alias == ActorAlias::kVote) continue;  // the driver votes on checksums: nothing executes
     const Redundancy e = effective_redundancy(g, a, r, m, reg);
-    n += replica_count(e);  // compare actors vote on checksums: they are not actor executions
+    n += replica_count(e);
   }
   return n;
 }

@@ -46,8 +46,9 @@ Redundancy effective_redundancy(const Graph& g, ActorId a, Redundancy r, const M
 
 // Actor executions a fault-free, successful execution must report in
 // ExecutionStats::actors_executed: one per plain actor, 2 or 3 per *-same
-// actor, 2 or 3 replicas per *-diff actor (compare actors vote on
-// checksums and do not count).
+// actor, 2 or 3 replicas per *-diff actor. The compare actors the
+// transformation adds vote on checksums and do not count; an rf.compare of the
+// user's graph is an ordinary driver actor and counts once.
 std::uint64_t expected_executions(const Graph& g, Redundancy r, const MachineModel& m, const Registry& reg);
 
 }  // namespace redflow::difftest

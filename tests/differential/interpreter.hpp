@@ -15,7 +15,7 @@ namespace redflow::difftest {
 struct Reference {
   bool failed = false;
   std::string error;                        // "actor 'f': message" when an actor failed
-  std::vector<std::vector<std::byte>> data; // every data node's value by DataId (computed ones; empty after a failure)
+  std::vector<std::vector<std::byte>> data; // every data node's value by DataId (after a failure, those computed before it)
   Outputs outputs;                          // by output node name (only when !failed)
 };
 
