@@ -202,7 +202,7 @@ TEST(DifftestGenerator, ExclusionsNameTheBadClass) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'bogus'"), std::string::npos) << bad.status().ToString();
   // Excluded classes do not appear in generated cases.
-  Exclusions all{.user_compare = true, .mixed_redundancy = true, .diff_faults = true, .steal_failures = true};
+  Exclusions all{.user_compare = true, .mixed_redundancy = true, .diff_faults = true, .unaligned_split = true, .steal_failures = true};
   for (std::uint64_t seed = 1; seed <= 100; ++seed) {
     Case c = generate(seed, {.exclude = all});
     for (const ActorNode& a : c.graph.actors()) EXPECT_NE(a.function, "rf.compare") << "seed " << seed;

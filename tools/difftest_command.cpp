@@ -206,7 +206,7 @@ Command add_difftest_command(CLI::App& app) {
   cmd->add_option("--out", a->out, "Directory for reproducers: OUT/seed-S (shrunk) and OUT/seed-S-original")->capture_default_str();
   cmd->add_option("--exclude", a->exclude,
                   "Comma list of case classes not to generate while a known defect is being fixed: user-compare, "
-                  "mixed-redundancy, diff-faults, steal-failures (docs/testing.md says which defect each stands for)")
+                  "mixed-redundancy, diff-faults, steal-failures, unaligned-split (docs/testing.md says which defect each stands for)")
       ->capture_default_str();
   cmd->add_option("--max-findings", a->max_findings, "Stop starting cases after this many findings (0: never)")->capture_default_str();
   cmd->add_flag("--no-shrink", a->no_shrink, "Write reproducers as generated, without shrinking them");

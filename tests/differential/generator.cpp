@@ -27,9 +27,10 @@ Result<Exclusions> parse_exclusions(std::string_view list) {
     else if (item == "mixed-redundancy") e.mixed_redundancy = true;
     else if (item == "diff-faults") e.diff_faults = true;
     else if (item == "steal-failures") e.steal_failures = true;
+    else if (item == "unaligned-split") e.unaligned_split = true;
     else
       return Status::InvalidArgument("--exclude: unknown class '" + std::string(item) +
-                                     "' (expected user-compare, mixed-redundancy, diff-faults or steal-failures)");
+                                     "' (expected user-compare, mixed-redundancy, diff-faults, steal-failures or unaligned-split)");
     if (comma == std::string_view::npos) break;
     at = comma + 1;
   }
@@ -45,6 +46,7 @@ std::string to_string(const Exclusions& e) {
   add(e.mixed_redundancy, "mixed-redundancy");
   add(e.diff_faults, "diff-faults");
   add(e.steal_failures, "steal-failures");
+  add(e.unaligned_split, "unaligned-split");
   return s.empty() ? "none" : s;
 }
 
@@ -99,7 +101,9 @@ class Builder {
     if (have == bytes && chance(0.5)) return src;
     const DataId out = g_.inner(fresh("d"), bytes);
     if (have >= bytes && chance(0.7)) {
-      g_.actor(fresh("split"), "rf.split", {src}, out).args("offset=" + std::to_string(below(have - bytes + 1)));
+      std::size_t offset = below(have - bytes + 1);
+      if (ex_.unaligned_split) offset &= ~std::size_t{3};  // same draws: the other choices of the case stay as they are
+      g_.actor(fresh("split"), "rf.split", {src}, out).args("offset=" + std::to_string(offset));
     } else {
       std::vector<DataId> ins{src};
       if (chance(0.3)) ins.push_back(pick());
