@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
       redflow::cli::add_bench_command(app),
       redflow::cli::add_table1_command(app),
       redflow::cli::add_rem_command(app),
+      redflow::cli::add_difftest_command(app),
   };
   CLI11_PARSE(app, argc, argv);
   auto logger = spdlog::stderr_color_mt("redflow");
