@@ -59,6 +59,11 @@ int schedule_main(const ScheduleArgs& a) {
   if (!a.quiet) {
     fmt::print("HEFT schedule of '{}' on {} tiles + driver, redundancy {}: estimated makespan {}\n", executed.name(), a.tiles,
                a.redundancy, seconds(schedule.makespan));
+    // Estimates are only as good as the model: say what it is, so nobody compares them with measured times unawares.
+    const MachineModel m = rt.machine();
+    fmt::print("estimates: `work` hints (operations) at {:g} operations/s per core, transfers at {:g} GB/s; per-actor runtime "
+               "overhead (about a microsecond) is not modelled, so small graphs run longer than estimated (docs/scheduling.md)\n",
+               m.ops_per_second_per_core, m.bytes_per_second / 1e9);
     std::vector<ActorId> order(std::min(schedule.actors.size(), executed.actors().size()));
     for (ActorId i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
@@ -91,7 +96,7 @@ Command add_schedule_command(CLI::App& app) {
   sub->footer("Examples:\n"
               "  redflow schedule examples/demo/pipeline.dot --tiles 2 --svg schedule.svg\n"
               "  redflow schedule g.dot --tiles 4 --redundancy 3x-diff --svg g-3x.svg --quiet");
-  sub->add_option("graph", a->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(CLI::ExistingFile);
+  sub->add_option("graph", a->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(readable_file());
   sub->add_option("--tiles", a->tiles, "Compute tiles to plan for (default: one per hardware thread)")
       ->check(CLI::Range(1u, 1024u))
       ->capture_default_str();
@@ -114,7 +119,7 @@ Command add_schedule_command(CLI::App& app) {
   sub->add_flag("--quiet,-q", a->quiet, "Do not print the schedule table (default: off)");
   sub->add_option("--lib", a->libs, "Actor plugin .so to load (repeatable; docs/actors.md; default: built-in actors only)")
       ->type_name("PLUGIN.so")
-      ->check(CLI::ExistingFile);
+      ->check(readable_file());
   return {sub, [a] { return schedule_main(*a); }};
 }
 

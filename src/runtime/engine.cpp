@@ -49,6 +49,7 @@ struct Engine::Job {
   std::atomic<bool> aborted{false};
   std::mutex error_mutex;
   std::string error;
+  Status::Code error_code = Status::Code::kInternal;  // kActorFailed: the actor's own ctx.fail(), not the runtime
   std::chrono::steady_clock::time_point t0;
   bool tracing = false;
   std::unique_ptr<std::atomic<std::uint32_t>[]> lost_votes;  // per tile, this execution
@@ -398,7 +399,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     std::stable_sort(trace->slot_use.begin(), trace->slot_use.end(), [](const auto& a, const auto& b) { return a.time_s < b.time_s; });
     trace->marks = std::move(job.marks);
   }
-  if (job.aborted.load()) return Status::Internal(job.error);
+  if (job.aborted.load()) return job.error_code == Status::Code::kActorFailed ? Status::ActorFailed(job.error) : Status::Internal(job.error);
   return Status::Ok();
 }
 
@@ -425,10 +426,10 @@ bool Engine::finished(const Job& job) const {
   return job.remaining_actors.load(std::memory_order_acquire) == 0 || job.aborted.load(std::memory_order_acquire);
 }
 
-void Engine::fail(Job& job, std::string message) {
+void Engine::fail(Job& job, std::string message, Status::Code code) {
   {
     std::lock_guard<std::mutex> lock(job.error_mutex);
-    if (job.error.empty()) job.error = std::move(message);
+    if (job.error.empty()) job.error = std::move(message), job.error_code = code;
   }
   job.aborted.store(true, std::memory_order_release);
   wake_all(job);
@@ -694,7 +695,7 @@ void Engine::run_on_driver(Job& job, ActorId a) {
     ActorContext ctx(pa.name, pa.args, inputs, std::span<std::byte>(s.home_write[pa.output], out_bytes), nullptr);
     invoke_actor(*pa.function, ctx);
     if (ctx.failure()) {
-      fail(job, "actor '" + std::string(pa.name) + "' failed on the driver: " + *ctx.failure());
+      fail(job, "actor '" + std::string(pa.name) + "' failed on the driver: " + *ctx.failure(), Status::Code::kActorFailed);
       return;
     }
   }
@@ -919,7 +920,8 @@ ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned messa
   if (job.tracing)
     r.trace.actors.push_back(RawActor{a, static_cast<int>(r.index), pa.replica, attempt, trace_start, job.now(), r.stolen, done.injected > 0});
   if (!done.ok) {
-    fail(job, "actor '" + std::string(pa.name) + "' failed on tile " + std::to_string(r.index) + ": " + done.error);
+    fail(job, "actor '" + std::string(pa.name) + "' failed on tile " + std::to_string(r.index) + ": " + done.error,
+         done.actor_failed ? Status::Code::kActorFailed : Status::Code::kInternal);
     return kNone;
   }
   r.stats.actors += done.executions;
@@ -1208,6 +1210,7 @@ void Engine::copy_voted_home(Job& job, DataId logical, DataId winner, TileStats&
   const std::size_t bytes = job.plan->data[logical].bytes;
   std::span<std::byte> dst(s.home_write[logical], bytes);
   bool ok = false;
+  const double start = job.tracing ? job.now() : 0;
   const std::uint64_t loc = s.location[winner].load(std::memory_order_acquire);
   if (loc != kNowhere)
     ok = tiles_[loc >> 32]->read_slot(static_cast<SlotId>(loc & 0xffffffffu), DataTag{job.execution, winner}, dst);
@@ -1222,6 +1225,13 @@ void Engine::copy_voted_home(Job& job, DataId logical, DataId winner, TileStats&
   }
   ++stats.transfers_in;
   transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  if (job.tracing) {
+    // Counted above, so traced too: stats and trace must agree on the transfers. Recorded by the calling thread.
+    TraceBuffer* buffer = &driver_trace_->buffer;
+    for (auto& r : runners_)
+      if (&stats == &r->stats) buffer = &r->trace;
+    buffer->transfers.push_back(RawTransfer{logical, ok ? static_cast<int>(loc >> 32) : kDriverTile, kDriverTile, bytes, start, job.now()});
+  }
   s.home[logical] = dst;
   s.home_state[logical].store(kHomeValid, std::memory_order_release);
 }
@@ -1273,7 +1283,7 @@ ActorId Engine::vote(Job& job, ActorId v, Runner* from) {
   s.vote_history[v].clear();
   if (job.tracing)
     mark(job, "vote", std::string(pv.original) + ": " + std::to_string(present) + " replicas, winner r" + std::to_string(winner + 1),
-         from != nullptr ? static_cast<int>(from->index) : kDriverTile);
+         kDriverTile);  // voting is the driver's role, wherever the last replica ran
   // The output node now names the winner's bytes; its consumers count on the winner.
   const DataId o = pv.output;
   s.alias[o] = won;

@@ -102,7 +102,7 @@ class Engine {
   bool allocate_slot(Runner& r, Job& job, SlotId& slot);
   void write_home(Job& job, DataId d, LocalTile& tile, SlotId slot, TileStats& stats);
   bool ensure_home(Job& job, DataId d);
-  void fail(Job& job, std::string message);
+  void fail(Job& job, std::string message, Status::Code code = Status::Code::kInternal);
   bool finished(const Job& job) const;
   void wake_all(Job& job);
   void flush_completed(Runner& r, Job& job);
