@@ -82,6 +82,15 @@ void print_values(const std::string& name, const std::vector<std::byte>& bytes, 
 Status check_output_format(const DataNode& node, const std::string& file);
 std::vector<std::byte> output_file_bytes(const DataNode& node, const std::string& file, const std::vector<std::byte>& bytes);
 
+// `schedule --calibrate`: seconds one actor execution costs on this machine
+// beyond its work, measured once and cached (tools/calibrate.cpp).
+struct CalibratedOverhead {
+  double seconds = 0;
+  std::string cache;    // the cache file
+  bool cached = false;  // read from it rather than measured now
+};
+Result<CalibratedOverhead> actor_overhead();
+
 // Each subcommand lives in its own file and registers itself here.
 Command add_run_command(CLI::App& app);
 Command add_graph_command(CLI::App& app);

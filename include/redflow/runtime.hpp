@@ -39,6 +39,10 @@ struct RuntimeOptions {
   // Refuse (load and execute) a redundancy configuration under which some
   // actor would run unprotected on the driver (unprotected_actors()).
   bool require_protection = false;
+  // HEFT's estimate of each actor's fixed cost on this machine, in seconds
+  // (MachineModel::actor_overhead_s); 0 = not modelled. `redflow schedule
+  // --calibrate` measures it.
+  double actor_overhead_s = 0;
 };
 
 // Per-execution choices that override the runtime's options for one execute().

@@ -161,6 +161,7 @@ MachineModel Runtime::machine() const {
   m.cores_per_tile = impl_->options.cores_per_tile;
   m.slots = impl_->options.slots;
   m.slot_bytes = impl_->options.slot_bytes;
+  m.actor_overhead_s = impl_->options.actor_overhead_s;
   return m;
 }
 

@@ -92,14 +92,15 @@ schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const 
     const ActorSpec* spec = reg.find(g.actor(a).function);
     const bool aliasing = spec != nullptr && spec->alias != ActorAlias::kNone && g.actor(a).work <= 0;
     const double work = is_vote(a) || aliasing ? 0 : actor_work(g, g.actor(a));
+    const double overhead = is_vote(a) || aliasing ? 0 : m.actor_overhead_s;
     if (runs_on_driver(g, a, m, reg)) {
       // Only the driver cost is finite, so the mean cost HEFT ranks by is the
       // cost the actor will really have.
       p.forced[a] = static_cast<int>(driver);
-      p.cost[a][driver] = seconds(work, m.driver_cores, m.ops_per_second_per_core);
+      p.cost[a][driver] = overhead + seconds(work, m.driver_cores, m.ops_per_second_per_core);
     } else {
       // Algorithm 2 considers only compute tiles for ordinary actors.
-      const double c = seconds(work, m.cores_per_tile, m.ops_per_second_per_core);
+      const double c = overhead + seconds(work, m.cores_per_tile, m.ops_per_second_per_core);
       for (std::size_t t = 0; t < m.tiles; ++t) p.cost[a][t] = c;
     }
     // Edges producer -> consumer through each output data node. A consumer
