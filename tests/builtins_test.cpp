@@ -519,7 +519,8 @@ TEST(PluginTest, LoadingTwiceIsHarmless) {
   Registry reg;
   ASSERT_TRUE(reg.load_plugin(REDFLOW_TEST_PLUGIN).ok());
   ASSERT_TRUE(reg.load_plugin(REDFLOW_TEST_PLUGIN).ok());
-  EXPECT_EQ(reg.names(), (std::vector<std::string>{"test.fill", "test.negate"}));
+  EXPECT_EQ(reg.names(),
+            (std::vector<std::string>{"test.add2", "test.add2_unchecked", "test.crash", "test.fill", "test.negate", "test.refuse"}));
 }
 #endif
 

@@ -114,7 +114,7 @@ TEST_F(CliTest, CampaignCountsSilentRunsWithFewSlots) {
 }
 
 TEST_F(CliTest, GraphEmitsTheRedundancyTransformation) {
-  auto r = run_cli("graph " + kDemo + "pipeline.dot --redundancy 3x-diff --emit dot --out " + path("fig3.dot"));
+  auto r = run_cli("graph " + kDemo + "pipeline.dot --redundancy 3x-diff --tiles 3 --emit dot --out " + path("fig3.dot"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::ifstream in(path("fig3.dot"));
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -13,7 +13,7 @@ Command add_actors_command(CLI::App& app) {
               "  redflow actors --lib ./my_actors.so");
   sub->add_option("--lib", *libs, "Actor plugin .so to load (repeatable; default: built-in actors only)")
       ->type_name("PLUGIN.so")
-      ->check(CLI::ExistingFile);
+      ->check(readable_file());
   return {sub, [libs] {
             Registry reg = cli_registry();
             if (Status s = load_libs(reg, *libs); !s.ok()) return fail(s);

@@ -29,6 +29,7 @@ struct Row {
   std::string skipped;  // why the configuration could not run here
   unsigned runs = 0, silent = 0, failed = 0;
   std::uint64_t injected = 0, detected = 0, corrected = 0, reexecutions = 0;
+  std::size_t unprotected = 0;  // actors run once on the driver although the configuration asks for redundancy
   std::vector<unsigned> quarantined;
   double seconds = 0;
   std::string first_failure;
@@ -86,6 +87,8 @@ int campaign(const CampaignArgs& a) {
       continue;
     }
     progress.note(to_string(r));
+    row.unprotected = loaded->unprotected_actors(r).size();
+    warn_unprotected(*loaded, {r});
     const auto t0 = std::chrono::steady_clock::now();
     for (unsigned i = 0; i < a.runs; ++i) {
       auto out = loaded->execute(files->inputs);
@@ -116,8 +119,8 @@ int campaign(const CampaignArgs& a) {
              faulty->tiles, a.runtime.scheduler);
   for (const auto& spec : a.runtime.inject) fmt::print(" {}", spec);
   fmt::print("; fault-free reference {:.3f} ms\n\n", reference_ms);
-  fmt::print("{:<9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>9} {:>11} {:>9}\n", "config", "injected", "detected", "corrected", "silent", "failed",
-             "re-execs", "quarantined", "ms/run");
+  fmt::print("{:<9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>9} {:>11} {:>11} {:>9}\n", "config", "injected", "detected", "corrected", "silent",
+             "failed", "re-execs", "quarantined", "unprotected", "ms/run");
   nlohmann::json j;
   j["graph"] = a.graph;
   j["runs"] = a.runs;
@@ -135,12 +138,12 @@ int campaign(const CampaignArgs& a) {
       continue;
     }
     const double ms = row.runs ? row.seconds * 1e3 / row.runs : 0;
-    fmt::print("{:<9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>9} {:>11} {:>9.3f}\n", to_string(row.redundancy), row.injected, row.detected,
+    fmt::print("{:<9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>9} {:>11} {:>11} {:>9.3f}\n", to_string(row.redundancy), row.injected, row.detected,
                row.corrected, row.silent, row.failed, row.reexecutions,
-               row.quarantined.empty() ? std::string("-") : fmt::format("{}", fmt::join(row.quarantined, ",")), ms);
+               row.quarantined.empty() ? std::string("-") : fmt::format("{}", fmt::join(row.quarantined, ",")), row.unprotected, ms);
     c.update({{"runs", row.runs}, {"injected", row.injected}, {"detected", row.detected}, {"corrected", row.corrected},
               {"silent", row.silent}, {"failed", row.failed}, {"reexecutions", row.reexecutions},
-              {"quarantined_tiles", row.quarantined}, {"ms_per_run", ms}});
+              {"quarantined_tiles", row.quarantined}, {"unprotected_actors", row.unprotected}, {"ms_per_run", ms}});
     if (!row.first_failure.empty()) c["first_failure"] = row.first_failure;
     j["configurations"].push_back(c);
   }
@@ -163,7 +166,7 @@ Command add_campaign_command(CLI::App& app) {
   cmd->footer("Examples:\n"
               "  redflow campaign examples/demo/pipeline.dot --runs 10000 --inject bitflip:p=0.01 --tiles 3\n"
               "  redflow campaign g.dot --redundancy none,3x-diff --inject faulty-tile:1 --tiles 4 --json c.json");
-  cmd->add_option("graph", a->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(CLI::ExistingFile);
+  cmd->add_option("graph", a->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(readable_file());
   cmd->add_option("--input,-i", a->inputs, "Bytes for an input data node (repeatable; default: missing inputs get seeded random bytes)")
       ->type_name("NAME=FILE");
   add_runtime_options(cmd, a->runtime);

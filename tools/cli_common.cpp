@@ -4,7 +4,9 @@
 #include "apps/apps.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -20,7 +22,7 @@ int fail(const Status& s) {
 
 Result<std::vector<std::byte>> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IOError("cannot open '" + path + "'");
+  if (!in) return Status::IOError("cannot open '" + path + "': " + std::strerror(errno));
   std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::byte> bytes(chars.size());
   if (!chars.empty()) std::memcpy(bytes.data(), chars.data(), chars.size());
@@ -88,9 +90,12 @@ void add_runtime_options(CLI::App* cmd, RuntimeArgs& a) {
   cmd->add_option("--quarantine-after", a.quarantine_after,
                   "Lost votes in one execution that take a tile out of service for the rest of the run (0: never)")
       ->capture_default_str();
+  cmd->add_flag("--require-protection", a.require_protection,
+               "Refuse a --redundancy under which some actor would run once on the driver, unprotected (data larger than a slot, "
+               "more inputs than slots; default: warn and run)");
   cmd->add_option("--lib", a.libs, "Actor plugin .so to load (repeatable; docs/actors.md; default: built-in actors only)")
       ->type_name("PLUGIN.so")
-      ->check(CLI::ExistingFile);
+      ->check(readable_file());
 }
 
 Result<RuntimeOptions> runtime_options(const RuntimeArgs& a) {
@@ -103,6 +108,7 @@ Result<RuntimeOptions> runtime_options(const RuntimeArgs& a) {
   o.scheduler = a.scheduler == "steal" ? Scheduler::kSteal : Scheduler::kHeft;
   o.quarantine_after = a.quarantine_after;
   if (a.machine == "paper") apps::apply_paper_machine(o);
+  o.require_protection = a.require_protection;
   for (const auto& spec : a.inject) REDFLOW_RETURN_IF_ERROR(parse_fault_spec(spec, o.faults));
   REDFLOW_RETURN_IF_ERROR(check_fault_tiles(o.faults, o.tiles));
   return o;
@@ -117,15 +123,39 @@ Result<InputFiles> read_inputs(const Graph& graph, const std::vector<std::string
     auto d = graph.find_data(name);
     if (!d || graph.data(*d).kind != DataKind::kInput)
       return Status::InvalidArgument("--input " + binding + ": graph '" + graph.name() + "' has no input data node '" + name + "'");
+    if (f.bytes.count(name))
+      return Status::InvalidArgument("--input " + binding + ": input data node '" + name + "' is given twice (one --input per node)");
     auto bytes = read_file(file);
     if (!bytes.ok()) return bytes.status();
-    if (bytes->size() != graph.data(*d).bytes)
+    if (file.ends_with(".npy")) {
+      auto data = npy_data_for(file, *bytes, graph.data(*d));
+      if (!data.ok()) return Status::InvalidArgument("--input " + binding + ": " + data.status().message());
+      *bytes = std::vector<std::byte>(data->begin(), data->end());
+    } else if (bytes->size() != graph.data(*d).bytes)
       return Status::InvalidArgument(fmt::format("--input {}: file '{}' has {} bytes, input data node '{}' declares {}", binding, file,
                                                  bytes->size(), name, graph.data(*d).bytes));
     f.bytes[name] = std::move(*bytes);
   }
   for (const auto& [name, bytes] : f.bytes) f.inputs[name] = bytes;
   return f;
+}
+
+void warn_unprotected(const LoadedGraph& loaded, const std::vector<Redundancy>& configs) {
+  for (Redundancy r : configs) {
+    std::string text = describe_unprotected(loaded.unprotected_actors(r), r);
+    if (!text.empty()) spdlog::warn("{} --require-protection makes this an error.", text);
+  }
+}
+
+Status check_output_format(const DataNode& node, const std::string& file) {
+  if (file.ends_with(".npy") && node.type == ElementType::kNone)
+    return Status::InvalidArgument("--output " + node.name + "=" + file + ": data node '" + node.name +
+                                   "' has no type=, so the .npy dtype is unknown: declare it in the graph (e.g. type=i32, docs/dot.md)");
+  return Status::Ok();
+}
+
+std::vector<std::byte> output_file_bytes(const DataNode& node, const std::string& file, const std::vector<std::byte>& bytes) {
+  return file.ends_with(".npy") ? to_npy(node.type, bytes) : bytes;
 }
 
 Registry cli_registry() { return apps::app_registry(); }

@@ -50,17 +50,47 @@ struct RuntimeArgs {
   unsigned quarantine_after = 3;
   std::vector<std::string> libs;
   std::string machine = "default";  // --machine paper: the paper's Kalray Bostan (apps/paper.hpp)
+  bool require_protection = false;
 };
 void add_runtime_options(CLI::App* cmd, RuntimeArgs& a);
 // RuntimeOptions from the flags; --inject specs are parsed here (errors name the bad spec).
 Result<RuntimeOptions> runtime_options(const RuntimeArgs& a);
 
-// Input files bound with --input NAME=FILE, checked against the graph's input nodes.
+// Warns (log level warn) about every actor that `configs` ask to protect but
+// that runs once on the driver, unprotected (LoadedGraph::unprotected_actors).
+void warn_unprotected(const LoadedGraph& loaded, const std::vector<Redundancy>& configs);
+
+// Input files bound with --input NAME=FILE, checked against the graph's input
+// nodes: raw bytes, or a NumPy .npy array whose dtype and size match the node.
 struct InputFiles {
   std::map<std::string, std::vector<std::byte>> bytes;
   Inputs inputs;  // views of `bytes`
 };
 Result<InputFiles> read_inputs(const Graph& graph, const std::vector<std::string>& bindings);
+
+// A positional or option naming a file to read: refuses one that cannot be
+// opened with the operating system's reason ("cannot open 'g.dot': No such
+// file or directory"), where CLI11's ExistingFile says only "File does not exist".
+CLI::Validator readable_file();
+// Prints a command-line error as a teacher would: the nearest flag or
+// subcommand to a misspelt one. Returns the exit code.
+int report_parse_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv);
+
+// `run --print`: up to 256 values of an output, by its element type (int32 when untyped).
+void print_values(const std::string& name, const std::vector<std::byte>& bytes, ElementType type);
+// Bytes to write for `--output NAME=FILE`: raw, or a NumPy array when FILE ends
+// in .npy (the node needs a type= then; checked before anything runs).
+Status check_output_format(const DataNode& node, const std::string& file);
+std::vector<std::byte> output_file_bytes(const DataNode& node, const std::string& file, const std::vector<std::byte>& bytes);
+
+// `schedule --calibrate`: seconds one actor execution costs on this machine
+// beyond its work, measured once and cached (tools/calibrate.cpp).
+struct CalibratedOverhead {
+  double seconds = 0;
+  std::string cache;    // the cache file
+  bool cached = false;  // read from it rather than measured now
+};
+Result<CalibratedOverhead> actor_overhead();
 
 // Each subcommand lives in its own file and registers itself here.
 Command add_run_command(CLI::App& app);

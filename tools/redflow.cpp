@@ -32,7 +32,12 @@ int main(int argc, char** argv) {
       redflow::cli::add_rem_command(app),
       redflow::cli::add_difftest_command(app),
   };
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return redflow::cli::report_parse_error(app, e, argc, argv);
+  }
+  redflow::report_actor_crashes();  // a crashing plugin actor is named, not a silent SIGSEGV
   auto logger = spdlog::stderr_color_mt("redflow");
   logger->set_pattern("redflow: %^%l%$: %v");
   spdlog::set_default_logger(logger);

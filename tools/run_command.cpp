@@ -13,18 +13,6 @@ namespace redflow::cli {
 
 namespace {
 
-void print_i32(const std::string& name, const std::vector<std::byte>& bytes) {
-  const std::size_t n = bytes.size() / 4;
-  fmt::print("{} ({} int32):\n", name, n);
-  const std::size_t shown = std::min<std::size_t>(n, 256);
-  for (std::size_t i = 0; i < shown; ++i) {
-    std::int32_t v;
-    std::memcpy(&v, bytes.data() + 4 * i, 4);
-    fmt::print("{:>8}{}", v, (i % 8 == 7 || i + 1 == shown) ? "\n" : " ");
-  }
-  if (shown < n) fmt::print("  ... {} more\n", n - shown);
-}
-
 struct RunArgs {
   std::string graph;
   std::vector<std::string> inputs, outputs;
@@ -52,6 +40,7 @@ int run(const RunArgs& a) {
   if (!loaded.ok()) return fail(loaded.status());
   for (Redundancy r : *configs)
     if (Status s = loaded->usable(r); !s.ok()) return fail(Status::InvalidArgument("--redundancy " + std::string(to_string(r)) + ": " + s.message()));
+  warn_unprotected(*loaded, *configs);
   auto input_files = read_inputs(*graph, a.inputs);
   if (!input_files.ok()) return fail(input_files.status());
   const Inputs& inputs = input_files->inputs;
@@ -62,7 +51,9 @@ int run(const RunArgs& a) {
     auto d = graph->find_data(nf->first);
     if (!d || graph->data(*d).kind != DataKind::kOutput)
       return fail(Status::InvalidArgument("--output " + binding + ": graph '" + graph->name() + "' has no output data node '" + nf->first + "'"));
-    output_files[nf->first] = nf->second;
+    if (Status s = check_output_format(graph->data(*d), nf->second); !s.ok()) return fail(s);
+    if (!output_files.emplace(nf->first, nf->second).second)
+      return fail(Status::InvalidArgument("--output " + binding + ": output data node '" + nf->first + "' is given twice (one --output per node)"));
   }
 
 
@@ -75,7 +66,13 @@ int run(const RunArgs& a) {
     ExecuteOptions eo;
     eo.redundancy = (*configs)[i % configs->size()];
     auto out = loaded->execute(inputs, eo);
-    if (!out.ok()) return fail(out.status());
+    if (!out.ok()) {
+      // Outputs and stats stay unwritten, but the trace and chart of a failed execution help most now
+      // (an execution refused before it started, e.g. for a missing input, has none).
+      if (!loaded->last_trace().failure.empty())
+        if (Status s = write_trace_files(*loaded, a.trace, a.gantt); !s.ok()) fail(s);
+      return fail(out.status());
+    }
     total += loaded->last_stats().makespan_s;
     totals.injected_faults += loaded->last_stats().injected_faults;
     totals.detected_faults += loaded->last_stats().detected_faults;
@@ -86,7 +83,7 @@ int run(const RunArgs& a) {
   progress.finish();
   // Everything ran: only now write files, so a failed run leaves none behind.
   for (const auto& [name, file] : output_files) {
-    const auto& bytes = outputs.at(name);
+    const auto bytes = output_file_bytes(graph->data(*graph->find_data(name)), file, outputs.at(name));
     if (Status s = write_file(file, bytes.data(), bytes.size()); !s.ok()) return fail(s);
   }
   const auto& st = loaded->last_stats();
@@ -96,10 +93,11 @@ int run(const RunArgs& a) {
   }
   if (Status s = write_trace_files(*loaded, a.trace, a.gantt); !s.ok()) return fail(s);
   if (a.print)
-    for (const auto& [name, bytes] : outputs) print_i32(name, bytes);
-  fmt::print(stderr, "redflow: {} actors on {} tiles ({}, redundancy {}), {} run(s), last {:.3f} ms, mean {:.3f} ms, {} transfers, {} steals\n",
-             st.actors_executed, st.tiles.size(), st.scheduler, st.redundancy, a.repeat, st.makespan_s * 1e3, total / a.repeat * 1e3,
-             st.transfers, st.steals);
+    for (const auto& [name, bytes] : outputs) print_values(name, bytes, graph->data(*graph->find_data(name)).type);
+  fmt::print(stderr, "redflow: {} actors on {} tiles ({}, redundancy {}{}), {} run(s), last {:.3f} ms, mean {:.3f} ms, {} transfers, {} steals\n",
+             st.actors_executed, st.tiles.size(), st.scheduler, st.redundancy,
+             st.unprotected_actors ? fmt::format(", {} actor(s) unprotected", st.unprotected_actors) : std::string(), a.repeat,
+             st.makespan_s * 1e3, total / a.repeat * 1e3, st.transfers, st.steals);
   if (options->faults.any() || totals.reexecutions > 0)
     fmt::print(stderr, "redflow: faults over all runs: {} injected, {} detected, {} re-executions; quarantined tiles: {}\n",
                totals.injected_faults, totals.detected_faults, totals.reexecutions,
@@ -115,10 +113,10 @@ Command add_run_command(CLI::App& app) {
   run_cmd->footer("Examples:\n"
                   "  redflow run examples/demo/pipeline.dot --input A=examples/demo/A.bin --print\n"
                   "  redflow run g.dot --input X=x.bin --output Y=y.bin --scheduler steal --repeat 100 --stats s.json --trace t.json");
-  run_cmd->add_option("graph", ra->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(CLI::ExistingFile);
-  run_cmd->add_option("--input,-i", ra->inputs, "Raw little-endian bytes for input data node NAME (repeatable; every input is required)")
+  run_cmd->add_option("graph", ra->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(readable_file());
+  run_cmd->add_option("--input,-i", ra->inputs, "Input data node NAME from FILE: raw little-endian bytes, or a NumPy array if FILE ends in .npy (repeatable; every input is required)")
       ->type_name("NAME=FILE");
-  run_cmd->add_option("--output,-o", ra->outputs, "Write output data node NAME to FILE (repeatable; default: outputs are not written)")
+  run_cmd->add_option("--output,-o", ra->outputs, "Write output data node NAME to FILE: raw bytes, or a NumPy array if FILE ends in .npy (repeatable; default: outputs are not written)")
       ->type_name("NAME=FILE");
   add_runtime_options(run_cmd, ra->runtime);
   run_cmd->add_option("--redundancy", ra->redundancy,
@@ -132,7 +130,7 @@ Command add_run_command(CLI::App& app) {
   run_cmd->add_option("--trace", ra->trace, "Write the last execution as a Chrome trace for ui.perfetto.dev (docs/guide.md; default: none)")
       ->type_name("FILE.json");
   run_cmd->add_option("--gantt", ra->gantt, "Write the last execution as a Gantt chart (default: none)")->type_name("FILE.svg");
-  run_cmd->add_flag("--print", ra->print, "Print every output as int32 values (default: off)");
+  run_cmd->add_flag("--print", ra->print, "Print every output's values by its type= (int32 when untyped; default: off)");
 
   return {run_cmd, [ra] { return run(*ra); }};
 }

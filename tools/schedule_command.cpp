@@ -23,6 +23,7 @@ struct ScheduleArgs {
   std::size_t slot_bytes = std::size_t{8} << 20;
   std::string svg;
   bool quiet = false;
+  bool calibrate = false;
 };
 
 std::string seconds(double s) {
@@ -47,6 +48,15 @@ int schedule_main(const ScheduleArgs& a) {
   o.slots = a.slots;
   o.slot_bytes = a.slot_bytes;
   o.redundancy = *redundancy;
+  std::string calibration = "per-actor runtime overhead (about a microsecond) is not modelled, so small graphs run longer than estimated; "
+                            "--calibrate measures it";
+  if (a.calibrate) {
+    auto overhead = actor_overhead();
+    if (!overhead.ok()) return fail(overhead.status());
+    o.actor_overhead_s = overhead->seconds;
+    calibration = fmt::format("plus {} per actor, {} on this machine ({})", seconds(overhead->seconds),
+                              overhead->cached ? "measured earlier" : "measured now", overhead->cache);
+  }
   Runtime rt(o);
   auto loaded = rt.load(*graph, reg);
   if (!loaded.ok()) return fail(loaded.status());
@@ -59,6 +69,10 @@ int schedule_main(const ScheduleArgs& a) {
   if (!a.quiet) {
     fmt::print("HEFT schedule of '{}' on {} tiles + driver, redundancy {}: estimated makespan {}\n", executed.name(), a.tiles,
                a.redundancy, seconds(schedule.makespan));
+    // Estimates are only as good as the model: say what it is, so nobody compares them with measured times unawares.
+    const MachineModel m = rt.machine();
+    fmt::print("estimates: `work` hints (operations) at {:g} operations/s per core, transfers at {:g} GB/s, {} (docs/scheduling.md)\n",
+               m.ops_per_second_per_core, m.bytes_per_second / 1e9, calibration);
     std::vector<ActorId> order(std::min(schedule.actors.size(), executed.actors().size()));
     for (ActorId i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
@@ -91,7 +105,7 @@ Command add_schedule_command(CLI::App& app) {
   sub->footer("Examples:\n"
               "  redflow schedule examples/demo/pipeline.dot --tiles 2 --svg schedule.svg\n"
               "  redflow schedule g.dot --tiles 4 --redundancy 3x-diff --svg g-3x.svg --quiet");
-  sub->add_option("graph", a->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(CLI::ExistingFile);
+  sub->add_option("graph", a->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(readable_file());
   sub->add_option("--tiles", a->tiles, "Compute tiles to plan for (default: one per hardware thread)")
       ->check(CLI::Range(1u, 1024u))
       ->capture_default_str();
@@ -112,9 +126,11 @@ Command add_schedule_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--svg", a->svg, "Write the schedule as a Gantt chart to this file (default: none)")->type_name("FILE.svg");
   sub->add_flag("--quiet,-q", a->quiet, "Do not print the schedule table (default: off)");
+  sub->add_flag("--calibrate", a->calibrate,
+                "Add this machine's measured per-actor overhead to HEFT's costs (measured once, cached in ~/.cache/redflow; default: off)");
   sub->add_option("--lib", a->libs, "Actor plugin .so to load (repeatable; docs/actors.md; default: built-in actors only)")
       ->type_name("PLUGIN.so")
-      ->check(CLI::ExistingFile);
+      ->check(readable_file());
   return {sub, [a] { return schedule_main(*a); }};
 }
 

@@ -24,6 +24,22 @@ class ParallelLoop {
   virtual void run(std::size_t begin, std::size_t end, void (*chunk)(void*, std::size_t, std::size_t), void* closure) = 0;
 };
 
+// Marks the calling thread as running `actor` while it lives, so that a
+// crash (SIGSEGV, ...) inside it is reported with the actor's name when the
+// program called report_actor_crashes() (redflow/runtime.hpp). The runtime
+// sets it around every actor call and every parallel_for chunk.
+class ActorCrashScope {
+ public:
+  explicit ActorCrashScope(std::string_view actor);
+  ~ActorCrashScope();
+  ActorCrashScope(const ActorCrashScope&) = delete;
+  ActorCrashScope& operator=(const ActorCrashScope&) = delete;
+
+ private:
+  const char* previous_data_;
+  std::size_t previous_size_;
+};
+
 class ActorContext {
  public:
   ActorContext(std::string_view actor_name, std::string_view args, std::span<const std::span<const std::byte>> inputs,
@@ -31,13 +47,20 @@ class ActorContext {
       : actor_name_(actor_name), args_(args), inputs_(inputs), output_(output), loop_(loop) {}
 
   std::size_t num_inputs() const { return inputs_.size(); }
-  std::span<const std::byte> input_bytes(std::size_t port) const { return inputs_[port]; }
+  // A port the actor does not have is a bug in the actor (or a graph that
+  // gives it fewer inputs than it reads, when it declared no shape): it stops
+  // the process with a message naming the actor and the port, never reads
+  // past the inputs. Declare the arity at registration (shape::elementwise).
+  std::span<const std::byte> input_bytes(std::size_t port) const {
+    if (port >= inputs_.size()) [[unlikely]] bad_port(port);
+    return inputs_[port];
+  }
   std::span<std::byte> output_bytes() const { return output_; }
 
   // Typed views; the byte size must be a multiple of sizeof(T) (checked at load time by the actor's shape check).
   template <typename T>
   std::span<const T> input(std::size_t port) const {
-    auto b = inputs_[port];
+    auto b = input_bytes(port);
     return {reinterpret_cast<const T*>(b.data()), b.size() / sizeof(T)};
   }
   template <typename T>
@@ -69,9 +92,18 @@ class ActorContext {
       body(begin, end);
       return;
     }
+    // Each chunk marks its thread as running this actor, for crash reports.
+    struct Chunk {
+      std::remove_reference_t<Body>* body;
+      std::string_view actor;
+    } chunk{&body, actor_name_};
     loop_->run(begin, end,
-               [](void* c, std::size_t b, std::size_t e) { (*static_cast<std::remove_reference_t<Body>*>(c))(b, e); },
-               const_cast<void*>(static_cast<const void*>(&body)));
+               [](void* c, std::size_t b, std::size_t e) {
+                 auto* k = static_cast<Chunk*>(c);
+                 ActorCrashScope scope(k->actor);
+                 (*k->body)(b, e);
+               },
+               &chunk);
   }
 
   // Marks this execution of the actor as failed; the execution stops with an
@@ -80,6 +112,8 @@ class ActorContext {
   const std::optional<std::string>& failure() const { return failure_; }
 
  private:
+  [[noreturn]] void bad_port(std::size_t port) const;
+
   std::string_view actor_name_;
   std::string_view args_;
   std::span<const std::span<const std::byte>> inputs_;

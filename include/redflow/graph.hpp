@@ -26,6 +26,15 @@ enum class DataKind : std::uint8_t { kInput, kOutput, kConstant, kInner };
 const char* to_string(DataKind kind);
 std::optional<DataKind> parse_data_kind(std::string_view text);
 
+// The element type of a data node's bytes (DOT `type=f64`): used to print
+// it, to read and write it as NumPy .npy, and to check its size. kNone: raw
+// bytes (printed as int32, as before types existed).
+enum class ElementType : std::uint8_t { kNone, kI8, kU8, kI16, kU16, kI32, kU32, kI64, kU64, kF32, kF64 };
+// "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64" ("" for kNone).
+const char* to_string(ElementType type);
+std::optional<ElementType> parse_element_type(std::string_view text);
+std::size_t element_size(ElementType type);  // bytes per element; 1 for kNone
+
 // One edge from a data node into an actor's input port.
 struct Consumer {
   ActorId actor;
@@ -36,6 +45,7 @@ struct DataNode {
   std::string name;
   DataKind kind = DataKind::kInner;
   std::size_t bytes = 0;
+  ElementType type = ElementType::kNone;  // optional; bytes must be a whole number of elements
   std::string file;                  // constant: path as written (relative to Graph::base_dir)
   std::vector<std::byte> contents;   // constant: its bytes, once loaded
   std::vector<ActorId> producers;    // valid graphs: none (input/constant) or exactly one

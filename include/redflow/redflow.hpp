@@ -3,6 +3,7 @@
 
 #include "redflow/actor_context.hpp"
 #include "redflow/graph.hpp"
+#include "redflow/npy.hpp"
 #include "redflow/redundancy.hpp"
 #include "redflow/registry.hpp"
 #include "redflow/runtime.hpp"

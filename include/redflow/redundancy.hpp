@@ -48,6 +48,23 @@ bool replicas_on_distinct_tiles(Redundancy r);
 Result<Graph> apply_redundancy(const Graph& graph, Redundancy graph_default, const MachineModel& machine,
                                const Registry& registry);
 
+// An actor that redundancy asked to protect but that runs once, on the
+// driver, which never replicates actors: its data does not fit a tile slot,
+// or it reads more inputs than a tile has slots. `reason` says which.
+struct UnprotectedActor {
+  std::string name;
+  std::string reason;
+};
+// The unprotected actors of `graph` under `graph_default` (or an actor's own
+// setting) on `machine`. Special actors (rf.split, ...) are not listed: they
+// only move bytes, and always run on the driver.
+std::vector<UnprotectedActor> unprotected_actors(const Graph& graph, Redundancy graph_default, const MachineModel& machine,
+                                                 const Registry& registry);
+// "2 actor(s) run once on the driver, without the protection of redundancy
+// 3x-diff: 'mm' (its output 'P' has 256 bytes, more than a slot's 16 (--slot-bytes)); ...".
+// Empty when `actors` is.
+std::string describe_unprotected(const std::vector<UnprotectedActor>& actors, Redundancy r);
+
 // Faults injected on compute tiles, reproducibly: the same seed and the same
 // sequence of executions flip the same bits of the same actor replicas
 // (decisions hash the execution, actor, replica and re-execution number).

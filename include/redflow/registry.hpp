@@ -44,6 +44,37 @@ struct ActorSpec {
   ActorAlias alias = ActorAlias::kNone;  // lets the driver run it without copying; function stays the reference
 };
 
+// Shape checks for the common cases, one line at registration:
+//   reg.add("my.scale", scale, redflow::shape::elementwise<std::int32_t>(1));
+namespace shape {
+
+// Exactly `n` inputs; sizes unchecked.
+inline ShapeCheck inputs(std::size_t n) {
+  return [n](const ActorShape& s) -> std::string {
+    if (s.input_bytes.size() == n) return "";
+    return "expects " + std::to_string(n) + " input(s) (ports 0.." + std::to_string(n == 0 ? 0 : n - 1) + "), the graph gives " +
+           std::to_string(s.input_bytes.size());
+  };
+}
+
+// Exactly `n` inputs and an output, all of the same size, a whole number of
+// T: the rule of element-wise actors (out[i] = f(in0[i], in1[i], ...)).
+template <typename T>
+ShapeCheck elementwise(std::size_t n) {
+  return [n, arity = inputs(n)](const ActorShape& s) -> std::string {
+    if (std::string problem = arity(s); !problem.empty()) return problem;
+    if (s.output_bytes % sizeof(T) != 0)
+      return "output of " + std::to_string(s.output_bytes) + " bytes is not a whole number of " + std::to_string(sizeof(T)) + "-byte elements";
+    for (std::size_t p = 0; p < s.input_bytes.size(); ++p)
+      if (s.input_bytes[p] != s.output_bytes)
+        return "input " + std::to_string(p) + " has " + std::to_string(s.input_bytes[p]) + " bytes, the output " +
+               std::to_string(s.output_bytes) + " (element-wise: every input and the output have the same size)";
+    return "";
+  };
+}
+
+}  // namespace shape
+
 class Registry {
  public:
   // rf.split, rf.collect, rf.reorder, i32.add, i32.mul, i32.matmul, i32.sort (docs/actors.md).
@@ -51,6 +82,15 @@ class Registry {
 
   Registry& add(std::string name, ActorFunction function);
   Registry& add(std::string name, ActorSpec spec);
+  // A function with its shape check, e.g. shape::elementwise<std::int32_t>(1):
+  // graphs that give it the wrong number or sizes of inputs are refused at
+  // load (and by `redflow graph`), naming the actor, instead of crashing it.
+  Registry& add(std::string name, ActorFunction function, ShapeCheck check) {
+    ActorSpec spec;
+    spec.function = std::move(function);
+    spec.check = std::move(check);
+    return add(std::move(name), std::move(spec));
+  }
   const ActorSpec* find(std::string_view name) const;
   std::vector<std::string> names() const;
 

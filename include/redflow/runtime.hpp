@@ -36,6 +36,13 @@ struct RuntimeOptions {
   FaultInjection faults = {};                  // none by default
   unsigned quarantine_after = 3;               // lost votes that take a tile out of service; 0 = never
   bool trace = false;                          // record an ExecutionTrace of every execution
+  // Refuse (load and execute) a redundancy configuration under which some
+  // actor would run unprotected on the driver (unprotected_actors()).
+  bool require_protection = false;
+  // HEFT's estimate of each actor's fixed cost on this machine, in seconds
+  // (MachineModel::actor_overhead_s); 0 = not modelled. `redflow schedule
+  // --calibrate` measures it.
+  double actor_overhead_s = 0;
 };
 
 // Per-execution choices that override the runtime's options for one execute().
@@ -75,6 +82,7 @@ struct ExecutionStats {
   std::uint64_t injected_faults = 0;   // outputs corrupted by fault injection
   std::uint64_t detected_faults = 0;   // replica results a vote found different from the confirmed one
   std::uint64_t reexecutions = 0;      // actor executions repeated because no two replicas agreed
+  std::uint64_t unprotected_actors = 0;  // actors redundancy asked for that ran once on the driver (LoadedGraph::unprotected_actors)
   std::vector<unsigned> quarantined_tiles;
   std::vector<TileStats> tiles;
   TileStats driver;
@@ -106,6 +114,9 @@ class LoadedGraph {
   const ExecutionTrace& last_trace() const;  // empty unless tracing was on
   // Whether configuration `r` can run on this runtime (e.g. 3x-diff needs 3 tiles), and why not.
   Status usable(Redundancy r) const;
+  // Actors configuration `r` cannot protect on this runtime: they run once on
+  // the driver (data larger than a slot, more inputs than slots).
+  const std::vector<UnprotectedActor>& unprotected_actors(Redundancy r) const;
 
   struct Impl;
 
@@ -125,6 +136,10 @@ class Runtime {
   // Validates `graph` against `registry` and this runtime's memory, computes
   // its schedules. The runtime must outlive the LoadedGraph.
   Result<LoadedGraph> load(Graph graph, const Registry& registry);
+  // Everything load() checks (the machine, validate(), the configuration's
+  // needs such as tiles for *-diff and require_protection), without starting
+  // tiles or allocating: `redflow graph` answers "would `run` accept this?".
+  Status check(const Graph& graph, const Registry& registry) const;
 
   const RuntimeOptions& options() const;  // with defaults resolved (tiles > 0, driver_bytes > 0)
   // Tiles taken out of service after losing quarantine_after votes in one
@@ -137,6 +152,13 @@ class Runtime {
  private:
   std::unique_ptr<Impl> impl_;
 };
+
+// Installs handlers for SIGSEGV, SIGBUS, SIGFPE and SIGILL that print the
+// name of the actor the crashing thread was running ("redflow: fatal: SIGSEGV
+// ... inside actor 'x'"), then hand the signal to the handler installed before
+// (by default the process dies as it would have). The redflow command calls
+// it; a program embedding redflow may. Call it once, before executing graphs.
+void report_actor_crashes();
 
 // Full validation: structure, known actor functions and their shape checks,
 // and that every data node fits some memory (a tile slot or the driver).

@@ -36,6 +36,7 @@ struct MachineModel {
   std::size_t slot_bytes = std::size_t{8} << 20;
   double ops_per_second_per_core = 1e9;   // turns `work` hints into seconds
   double bytes_per_second = 1e10;         // turns data sizes into transfer seconds
+  double actor_overhead_s = 0;            // fixed seconds per actor execution (dispatch, slots); 0 = not modelled
 };
 
 }  // namespace redflow

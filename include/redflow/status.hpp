@@ -12,7 +12,7 @@ namespace redflow {
 
 class Status {
  public:
-  enum class Code { kOk, kInvalidArgument, kNotFound, kIOError, kInvalidGraph, kResourceExhausted, kInternal };
+  enum class Code { kOk, kInvalidArgument, kNotFound, kIOError, kInvalidGraph, kResourceExhausted, kInternal, kActorFailed };
 
   Status() = default;
   static Status Ok() { return Status(); }
@@ -22,6 +22,8 @@ class Status {
   static Status InvalidGraph(std::string msg) { return Status(Code::kInvalidGraph, std::move(msg)); }
   static Status ResourceExhausted(std::string msg) { return Status(Code::kResourceExhausted, std::move(msg)); }
   static Status Internal(std::string msg) { return Status(Code::kInternal, std::move(msg)); }
+  // An actor reported bad data with ctx.fail(): the graph's or its inputs' fault, not redflow's.
+  static Status ActorFailed(std::string msg) { return Status(Code::kActorFailed, std::move(msg)); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

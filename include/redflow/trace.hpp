@@ -55,6 +55,7 @@ struct ExecutionTrace {
   std::string scheduler;
   std::string redundancy;
   double makespan_s = 0;
+  std::string failure;        // empty, or why the execution failed (it is recorded up to the failure)
   std::vector<TracedActor> actors;
   std::vector<TracedTransfer> transfers;
   std::vector<TracedSlots> slot_use;

@@ -120,7 +120,11 @@ void run_compare(ActorContext& ctx) {
 std::string check_collect(const ActorShape& s) {
   if (s.input_bytes.empty()) return "expects at least 1 input, got 0";
   std::size_t sum = 0;
-  for (std::size_t b : s.input_bytes) sum += b;
+  for (std::size_t b : s.input_bytes) {
+    // Sizes come from the graph: two 2^63-byte inputs must not wrap to 0.
+    if (__builtin_add_overflow(sum, b, &sum))
+      return "inputs hold more than " + std::to_string(SIZE_MAX) + " bytes in total, more than any output can";
+  }
   if (sum != s.output_bytes) {
     return "inputs hold " + std::to_string(sum) + " bytes in total but the output has " +
            std::to_string(s.output_bytes) + " (they must be equal)";

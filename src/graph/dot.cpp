@@ -21,6 +21,7 @@
 #include <span>
 #include <string_view>
 
+#include "graph/dot_attributes.hpp"
 #include "redflow/graph.hpp"
 #include "redflow/redundancy.hpp"
 
@@ -132,7 +133,7 @@ std::string format_double(double v) {
 // Reading.
 
 // The attributes redflow interprets; everything else on a node goes to `extra`.
-constexpr std::string_view kDataAttrs[] = {"kind", "bytes", "file"};
+constexpr std::string_view kDataAttrs[] = {"kind", "bytes", "file", "type"};
 constexpr std::string_view kActorAttrs[] = {"actor", "args", "work", "redundancy"};
 
 bool is_one_of(std::string_view name, std::span<const std::string_view> set) {
@@ -252,6 +253,7 @@ Status DotReader::read_data_node(Agnode_t* n, const std::string& kind_text) {
     return node_error(node.name, fmt::format("bytes=\"{}\" is not a non-negative integer number of bytes", bytes));
   }
   node.bytes = *size;
+  REDFLOW_RETURN_IF_ERROR(read_element_type(where_, node, attr(n, "type")));
   node.file = attr(n, "file");
   if (node.kind == DataKind::kConstant && node.file.empty()) {
     return node_error(node.name, "constant has no file=\"PATH\" attribute holding its bytes");
@@ -266,6 +268,7 @@ Status DotReader::read_data_node(Agnode_t* n, const std::string& kind_text) {
     return node_error(node.name, fmt::format("{}= is an actor attribute, but this is a data node (kind={})",
                                              misplaced, kind_text));
   }
+  REDFLOW_RETURN_IF_ERROR(check_node_attributes(where_, node.name, node.extra, kDataAttrs));
   if (node.kind == DataKind::kConstant) REDFLOW_RETURN_IF_ERROR(load_constant(node));
   std::string name = node.name;  // add_data() takes the node
   data_ids_.emplace(std::move(name), graph_.add_data(std::move(node)));
@@ -323,6 +326,7 @@ Status DotReader::read_actor_node(Agnode_t* n) {
     return node_error(node.name, fmt::format("{}= is a data node attribute, but this is an actor (actor=\"{}\")",
                                              misplaced, node.function));
   }
+  REDFLOW_RETURN_IF_ERROR(check_node_attributes(where_, node.name, node.extra, kActorAttrs));
   actor_index_.emplace(node.name, actors_.size());
   actors_.push_back(std::move(node));
   ports_.emplace_back();
@@ -480,7 +484,7 @@ Result<Graph> parse_dot(const std::string& text, const std::string& input_name, 
   const std::string prepared = quote_exponent_numbers(text);
   CgraphSession session(input_name);
   AgraphPtr g(agmemread(prepared.c_str()));
-  if (!g) return Status::InvalidGraph(fmt::format("cannot parse DOT: {}", session.messages()));
+  if (!g) return Status::InvalidGraph(fmt::format("cannot parse DOT: {}{}", session.messages(), dot_syntax_hint(session.messages())));
   return DotReader(g.get(), base_dir, where).read();
 }
 
@@ -512,6 +516,7 @@ std::string dot_text(const Graph& g, const std::map<DataId, std::string>& files)
     auto file = files.find(d);
     const std::string& path = file != files.end() ? file->second : n.file;
     if (!path.empty()) out += ", file=" + quote(path);
+    if (n.type != ElementType::kNone) out += ", type=" + std::string(to_string(n.type));
     append_extra(out, n.extra);
     out += "];\n";
   }

@@ -16,6 +16,7 @@ std::string Status::ToString() const {
     case Code::kInvalidGraph: kind = "invalid graph"; break;
     case Code::kResourceExhausted: kind = "resource exhausted"; break;
     case Code::kInternal: kind = "internal error"; break;
+    case Code::kActorFailed: kind = "actor error"; break;
   }
   return std::string(kind) + ": " + message_;
 }

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "graph/suggest.hpp"
 #include "redflow/graph.hpp"
 #include "redflow/runtime.hpp"
 
@@ -121,6 +122,17 @@ Status check_constants(const Graph& g) {
   return Status::Ok();
 }
 
+// A typed data node holds a whole number of elements.
+Status check_element_types(const Graph& g) {
+  for (const DataNode& n : g.data()) {
+    const std::size_t size = element_size(n.type);
+    if (n.bytes % size != 0)
+      return Status::InvalidGraph(fmt::format("data node '{}': bytes={} is not a whole number of {} elements ({} bytes each)", n.name,
+                                              n.bytes, to_string(n.type), size));
+  }
+  return Status::Ok();
+}
+
 // Some actor left over by Kahn's algorithm lies on or behind a cycle; walking
 // back through unfinished producers from it must repeat, and the repeated
 // stretch is a cycle: "a -> d1 -> b -> d2 -> a".
@@ -162,29 +174,8 @@ Status check_acyclic(const Graph& g) {
   return Status::InvalidGraph(fmt::format("actor '{}' is on a cycle: {}", first, path));
 }
 
-// Levenshtein distance, for "did you mean" hints on unknown functions.
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string suggestion(const Registry& registry, std::string_view function) {
-  std::string best;
-  std::size_t best_distance = std::max<std::size_t>(2, function.size() / 3) + 1;
-  for (const std::string& name : registry.names()) {
-    std::size_t d = edit_distance(function, name);
-    if (d < best_distance) best = name, best_distance = d;
-  }
+  std::string best = nearest_name(function, registry.names());
   return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
 }
 
@@ -232,6 +223,7 @@ Status Graph::validate_structure() const {
   REDFLOW_RETURN_IF_ERROR(check_links(*this));
   REDFLOW_RETURN_IF_ERROR(check_producers(*this));
   REDFLOW_RETURN_IF_ERROR(check_constants(*this));
+  REDFLOW_RETURN_IF_ERROR(check_element_types(*this));
   return check_acyclic(*this);
 }
 

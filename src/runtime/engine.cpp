@@ -284,7 +284,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     std::stable_sort(trace->slot_use.begin(), trace->slot_use.end(), [](const auto& a, const auto& b) { return a.time_s < b.time_s; });
     trace->marks = std::move(job.marks);
   }
-  if (job.aborted.load()) return Status::Internal(job.error);
+  if (job.aborted.load()) return job.error_code == Status::Code::kActorFailed ? Status::ActorFailed(job.error) : Status::Internal(job.error);
   return Status::Ok();
 }
 
@@ -311,10 +311,10 @@ bool Engine::finished(const Job& job) const {
   return job.remaining_actors.load(std::memory_order_acquire) == 0 || job.aborted.load(std::memory_order_acquire);
 }
 
-void Engine::fail(Job& job, std::string message) {
+void Engine::fail(Job& job, std::string message, Status::Code code) {
   {
     std::lock_guard<std::mutex> lock(job.error_mutex);
-    if (job.error.empty()) job.error = std::move(message);
+    if (job.error.empty()) job.error = std::move(message), job.error_code = code;
   }
   job.aborted.store(true, std::memory_order_release);
   wake_all(job);
@@ -570,7 +570,7 @@ void Engine::run_on_driver(Job& job, ActorId a) {
     ActorContext ctx(pa.name, pa.args, inputs, std::span<std::byte>(s.home_write[pa.output], out_bytes), nullptr);
     invoke_actor(*pa.function, ctx);
     if (ctx.failure()) {
-      fail(job, "actor '" + std::string(pa.name) + "' failed on the driver: " + *ctx.failure());
+      fail(job, "actor '" + std::string(pa.name) + "' failed on the driver: " + *ctx.failure(), Status::Code::kActorFailed);
       return;
     }
   }
@@ -669,7 +669,8 @@ ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned messa
   if (job.tracing)
     r.trace.actors.push_back(RawActor{a, static_cast<int>(r.index), pa.replica, attempt, trace_start, job.now(), r.stolen, done.injected > 0});
   if (!done.ok) {
-    fail(job, "actor '" + std::string(pa.name) + "' failed on tile " + std::to_string(r.index) + ": " + done.error);
+    fail(job, "actor '" + std::string(pa.name) + "' failed on tile " + std::to_string(r.index) + ": " + done.error,
+         done.actor_failed ? Status::Code::kActorFailed : Status::Code::kInternal);
     return kNone;
   }
   r.stats.actors += done.executions;

@@ -103,7 +103,7 @@ class Engine {
   void write_home(Job& job, DataTag value, LocalTile& tile, SlotId slot, TileStats& stats);
   bool ensure_home(Job& job, DataId d);
   bool home_valid(const Job& job, DataId d, std::uint32_t round) const;
-  void fail(Job& job, std::string message);
+  void fail(Job& job, std::string message, Status::Code code = Status::Code::kInternal);
   bool finished(const Job& job) const;
   void wake_all(Job& job);
   void flush_completed(Runner& r, Job& job);

@@ -58,6 +58,7 @@ struct Engine::Job {
   std::atomic<bool> aborted{false};
   std::mutex error_mutex;
   std::string error;
+  Status::Code error_code = Status::Code::kInternal;  // kActorFailed: the actor's own ctx.fail(), not the runtime
   std::chrono::steady_clock::time_point t0;
   bool tracing = false;
   std::unique_ptr<std::atomic<std::uint32_t>[]> lost_votes;  // per tile, this execution

@@ -217,6 +217,7 @@ bool LocalTile::run_once(const ActorMessage& m, SlotId slot, unsigned run, unsig
   ++done.executions;
   if (ctx.failure()) {
     done.ok = false;
+    done.actor_failed = true;
     done.error = *ctx.failure();
     return false;
   }

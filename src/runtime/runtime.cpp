@@ -62,6 +62,7 @@ struct Runtime::Impl {
 // state (allocated on first use: main memory for every replica's data).
 struct Variant {
   Status status;  // why this configuration cannot run here, if it cannot
+  std::vector<UnprotectedActor> unprotected;  // actors it asks to protect that run once on the driver
   std::optional<Graph> owned;    // the transformed graph, when replicas change it
   const Graph* graph = nullptr;  // what executes: `owned` or the user's graph
   runtime::Plan plan;
@@ -99,7 +100,12 @@ bool needs_replicas(const Graph& graph, Redundancy r) {
   return false;
 }
 
-Status build_variant(Variant& v, const Graph& graph, const Registry& registry, Redundancy r, const MachineModel& m) {
+Status build_variant(Variant& v, const Graph& graph, const Registry& registry, Redundancy r, const MachineModel& m,
+                     bool require_protection) {
+  v.unprotected = unprotected_actors(graph, r, m, registry);
+  if (require_protection && !v.unprotected.empty())
+    return Status::InvalidArgument(describe_unprotected(v.unprotected, r) +
+                                   " Protection is required (--require-protection): raise --slot-bytes or --slots, or split the actor's data.");
   if (needs_replicas(graph, r)) {
     auto transformed = apply_redundancy(graph, r, m, registry);
     if (!transformed.ok()) return transformed.status();
@@ -155,25 +161,48 @@ MachineModel Runtime::machine() const {
   m.cores_per_tile = impl_->options.cores_per_tile;
   m.slots = impl_->options.slots;
   m.slot_bytes = impl_->options.slot_bytes;
+  m.actor_overhead_s = impl_->options.actor_overhead_s;
   return m;
 }
 
 std::vector<unsigned> Runtime::quarantined_tiles() const { return impl_->engine.quarantined_tiles(); }
 
+namespace {
+
+// What load() checks before it validates a graph: a usable machine.
+Status check_options(const RuntimeOptions& o) {
+  if (o.slots < 2) return Status::InvalidArgument("--slots must be at least 2 (an input and an output), got " + std::to_string(o.slots));
+  return check_tile_memory(o);
+}
+
+// `registry` plus the redundancy transformation's compare actor, whatever registry the user built.
+Registry with_compare(const Registry& registry) {
+  Registry out = registry;
+  if (out.find("rf.compare") == nullptr) out.add("rf.compare", *Registry::with_builtins().find("rf.compare"));
+  return out;
+}
+
+}  // namespace
+
+Status Runtime::check(const Graph& graph, const Registry& registry) const {
+  REDFLOW_RETURN_IF_ERROR(check_options(impl_->options));
+  const Registry reg = with_compare(registry);
+  REDFLOW_RETURN_IF_ERROR(validate(graph, reg, impl_->options));
+  Variant v;
+  return build_variant(v, graph, reg, impl_->options.redundancy, machine(), impl_->options.require_protection);
+}
+
 Result<LoadedGraph> Runtime::load(Graph graph, const Registry& registry) {
-  if (impl_->options.slots < 2) return Status::InvalidArgument("--slots must be at least 2 (an input and an output), got " + std::to_string(impl_->options.slots));
-  REDFLOW_RETURN_IF_ERROR(check_tile_memory(impl_->options));
+  REDFLOW_RETURN_IF_ERROR(check_options(impl_->options));
   auto g = std::make_unique<LoadedGraph::Impl>();
   g->runtime = impl_.get();
-  g->registry = registry;
-  // The redundancy transformation's compare actor, whatever registry the user built.
-  if (g->registry.find("rf.compare") == nullptr) g->registry.add("rf.compare", *Registry::with_builtins().find("rf.compare"));
+  g->registry = with_compare(registry);
   REDFLOW_RETURN_IF_ERROR(validate(graph, g->registry, impl_->options));
   g->graph = std::move(graph);
   // A schedule per configuration, now (section 5.1), so switching between executions costs nothing.
   for (Redundancy r : kAllRedundancies) {
     Variant& v = g->variant(r);
-    v.status = build_variant(v, g->graph, g->registry, r, machine());
+    v.status = build_variant(v, g->graph, g->registry, r, machine(), impl_->options.require_protection);
     if (r == impl_->options.redundancy && !v.status.ok()) return v.status;
   }
   REDFLOW_RETURN_IF_ERROR(impl_->engine.start());
@@ -198,6 +227,7 @@ LoadedGraph::~LoadedGraph() = default;
 const Graph& LoadedGraph::graph() const { return impl_->graph; }
 const ExecutionStats& LoadedGraph::last_stats() const { return impl_->last; }
 const ExecutionTrace& LoadedGraph::last_trace() const { return impl_->trace; }
+const std::vector<UnprotectedActor>& LoadedGraph::unprotected_actors(Redundancy r) const { return impl_->variant(r).unprotected; }
 const Graph& LoadedGraph::executed_graph(Redundancy r) const {
   const Variant& v = impl_->variant(r);
   return v.status.ok() ? *v.graph : impl_->graph;
@@ -258,7 +288,12 @@ Result<Outputs> LoadedGraph::execute(const Inputs& inputs, const ExecuteOptions&
   request.trace = options.trace.value_or(ro.trace) ? &g.trace : nullptr;
   request.redundancy = to_string(r);
   if (!request.trace) g.trace = ExecutionTrace{};
-  REDFLOW_RETURN_IF_ERROR(g.runtime->engine.execute(v.plan, *v.state, request, v.homes, g.last));
+  if (Status s = g.runtime->engine.execute(v.plan, *v.state, request, v.homes, g.last); !s.ok()) {
+    // The trace of a failed execution is the one a user wants most: keep it, marked.
+    if (request.trace) g.trace.failure = s.ToString();
+    return s;
+  }
+  g.last.unprotected_actors = v.unprotected.size();
   Outputs out;
   for (DataId d : g.output_ids) {
     auto bytes = g.runtime->engine.output(*v.state, d);
@@ -277,7 +312,7 @@ std::string ExecutionStats::to_json() const {
                    {"transfer_bytes", transfer_bytes}, {"steals", steals}, {"displacements", displacements},
                    {"scheduler", scheduler}, {"redundancy", redundancy}, {"injected_faults", injected_faults},
                    {"detected_faults", detected_faults}, {"reexecutions", reexecutions},
-                   {"quarantined_tiles", quarantined_tiles}, {"driver", tile_json(driver)}};
+                   {"quarantined_tiles", quarantined_tiles}, {"unprotected_actors", unprotected_actors}, {"driver", tile_json(driver)}};
   j["tiles"] = nlohmann::json::array();
   for (const auto& t : tiles) j["tiles"].push_back(tile_json(t));
   return j.dump(2);

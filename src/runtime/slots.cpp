@@ -171,6 +171,7 @@ void Engine::copy_voted_home(Job& job, DataId logical, DataId winner, TileStats&
   const DataTag tag{job.execution, winner, job.round_of(winner)};
   std::span<std::byte> dst(s.home_write[logical], bytes);
   bool ok = false;
+  const double start = job.tracing ? job.now() : 0;
   const std::uint64_t loc = s.location[winner].load(std::memory_order_acquire);
   if (loc != kNowhere) ok = tiles_[loc >> 32]->read_slot(static_cast<SlotId>(loc & 0xffffffffu), tag, dst);
   if (!ok) {
@@ -184,6 +185,13 @@ void Engine::copy_voted_home(Job& job, DataId logical, DataId winner, TileStats&
   }
   ++stats.transfers_in;
   transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  if (job.tracing) {
+    // Counted above, so traced too: stats and trace must agree on the transfers. Recorded by the calling thread.
+    TraceBuffer* buffer = &driver_trace_->buffer;
+    for (auto& r : runners_)
+      if (&stats == &r->stats) buffer = &r->trace;
+    buffer->transfers.push_back(RawTransfer{logical, ok ? static_cast<int>(loc >> 32) : kDriverTile, kDriverTile, bytes, start, job.now()});
+  }
   s.home[logical] = dst;
   s.home_state[logical].store(home_word(0, kHomeValid), std::memory_order_release);
 }

@@ -80,6 +80,7 @@ struct Completion {
   ActorId actor = 0;
   bool ok = true;
   std::string error;        // when !ok: what the actor reported
+  bool actor_failed = false;  // when !ok: the actor's own ctx.fail() (else a protocol error)
   std::uint64_t checksum = 0;  // XXH3-64 of the output, when asked for
   double seconds = 0;
   double checksum_seconds = 0;  // of `seconds`, spent computing checksums
@@ -94,6 +95,7 @@ struct Completion {
 // Calls an actor function; an exception it throws becomes ctx.fail(), so an
 // actor's bug stops the execution with its name instead of the process.
 inline void invoke_actor(const ActorFunction& function, ActorContext& ctx) {
+  ActorCrashScope crash_scope(ctx.actor_name());  // a crash inside names the actor (report_actor_crashes)
   try {
     function(ctx);
   } catch (const std::exception& e) {

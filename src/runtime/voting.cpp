@@ -199,7 +199,7 @@ ActorId Engine::vote(Job& job, ActorId v, Runner* from) {
   s.vote_history[v].clear();
   if (job.tracing)
     mark(job, "vote", std::string(pv.original) + ": " + std::to_string(present) + " replicas, winner r" + std::to_string(winner + 1),
-         from != nullptr ? static_cast<int>(from->index) : kDriverTile);
+         kDriverTile);  // voting is the driver's role, wherever the last replica ran
   // The output node now names the winner's bytes; its consumers count on the winner.
   const DataId o = pv.output;
   s.alias[o] = won;

@@ -32,20 +32,32 @@ double seconds(double ops, unsigned cores, double ops_per_second_per_core) {
 
 }  // namespace
 
-bool runs_on_driver(const Graph& g, ActorId actor, const MachineModel& m, const Registry& reg) {
-  if (m.tiles == 0) return true;
+std::string driver_reason(const Graph& g, ActorId actor, const MachineModel& m, const Registry& reg) {
+  if (m.tiles == 0) return "there are no compute tiles";
   const ActorNode& a = g.actor(actor);
-  if (const ActorSpec* spec = reg.find(a.function); spec != nullptr && spec->on_driver) return true;
+  if (const ActorSpec* spec = reg.find(a.function); spec != nullptr && spec->on_driver)
+    return "'" + a.function + "' is a special actor, which always runs on the driver";
   // A slot holds one data node, so an input read on two ports needs one slot.
   std::vector<DataId> distinct = a.inputs;
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  if (distinct.size() + 1 > m.slots) return true;
+  if (distinct.size() + 1 > m.slots)
+    return "it reads " + std::to_string(distinct.size()) + " inputs and writes 1 output, more than the " + std::to_string(m.slots) +
+           " slots of a tile (--slots)";
+  auto too_big = [&](DataId d) { return d < g.data().size() && g.data(d).bytes > m.slot_bytes; };
   for (DataId d : a.inputs)
-    if (d < g.data().size() && g.data(d).bytes > m.slot_bytes) return true;
+    if (too_big(d))
+      return "its input '" + g.data(d).name + "' has " + std::to_string(g.data(d).bytes) + " bytes, more than a slot's " +
+             std::to_string(m.slot_bytes) + " (--slot-bytes)";
   for (DataId d : a.outputs)
-    if (d < g.data().size() && g.data(d).bytes > m.slot_bytes) return true;
-  return false;
+    if (too_big(d))
+      return "its output '" + g.data(d).name + "' has " + std::to_string(g.data(d).bytes) + " bytes, more than a slot's " +
+             std::to_string(m.slot_bytes) + " (--slot-bytes)";
+  return "";
+}
+
+bool runs_on_driver(const Graph& g, ActorId actor, const MachineModel& m, const Registry& reg) {
+  return !driver_reason(g, actor, m, reg).empty();
 }
 
 bool votes_on_replicas(const Graph& g, ActorId actor, const MachineModel& m, const Registry& reg) {
@@ -95,14 +107,15 @@ schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const 
     const ActorSpec* spec = reg.find(g.actor(a).function);
     const bool aliasing = spec != nullptr && spec->alias != ActorAlias::kNone && g.actor(a).work <= 0;
     const double work = is_vote(a) || aliasing ? 0 : actor_work(g, g.actor(a));
+    const double overhead = is_vote(a) || aliasing ? 0 : m.actor_overhead_s;
     if (runs_on_driver(g, a, m, reg)) {
       // Only the driver cost is finite, so the mean cost HEFT ranks by is the
       // cost the actor will really have.
       p.forced[a] = static_cast<int>(driver);
-      p.cost[a][driver] = seconds(work, m.driver_cores, m.ops_per_second_per_core);
+      p.cost[a][driver] = overhead + seconds(work, m.driver_cores, m.ops_per_second_per_core);
     } else {
       // Algorithm 2 considers only compute tiles for ordinary actors.
-      const double c = seconds(work, m.cores_per_tile, m.ops_per_second_per_core);
+      const double c = overhead + seconds(work, m.cores_per_tile, m.ops_per_second_per_core);
       for (std::size_t t = 0; t < m.tiles; ++t) p.cost[a][t] = c;
     }
     // Edges producer -> consumer through each output data node. A consumer

@@ -76,6 +76,9 @@ namespace redflow {
 // tiles. Unknown functions count as ordinary compute actors. The online
 // (work-stealing) scheduler must use the same rule.
 bool runs_on_driver(const Graph& g, ActorId actor, const MachineModel& m, const Registry& reg);
+// Why runs_on_driver() is true, in words for a user ("its output 'Y' has 4096
+// bytes, more than a slot's 16 (--slot-bytes)"); empty when it is false.
+std::string driver_reason(const Graph& g, ActorId actor, const MachineModel& m, const Registry& reg);
 
 // True if `actor` is a compare actor (ActorAlias::kVote) over a replica group
 // of the redundancy transformation (Fig. 3): 2 or 3 inputs, each an inner

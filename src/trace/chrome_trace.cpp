@@ -168,6 +168,7 @@ std::string chrome_trace_json(const ExecutionTrace& trace, const Graph* graph) {
 
   json other{{"generator", "redflow"}, {"tiles", trace.tiles}, {"cores_per_tile", trace.cores_per_tile}, {"slots", trace.slots},
              {"scheduler", trace.scheduler}, {"redundancy", trace.redundancy}, {"makespan_s", trace.makespan_s}};
+  if (!trace.failure.empty()) other["failure"] = trace.failure;
   return w.finish(other);
 }
 

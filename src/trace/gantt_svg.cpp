@@ -48,7 +48,11 @@ struct Model {
   std::vector<Box> boxes;
   std::vector<Strip> strips;
   std::vector<Mark> marks;
+  std::vector<bool> quarantined;  // by row: a tile taken out of service (labelled so)
 };
+
+// A successful vote is news, not trouble: it is drawn green, failures red.
+bool good_mark(const Mark& k) { return k.what == "vote"; }
 
 // ---- formatting -----------------------------------------------------------
 
@@ -226,7 +230,10 @@ std::string render(const Model& m, const GanttOptions& options) {
   if (any_stolen) items.push_back({"stolen", "stolen", ""});
   if (any_faulty) items.push_back({"fault injected", "faulty", ""});
   if (strips) items.push_back({"transfer into this memory", "strip", ""});
-  if (!m.marks.empty()) items.push_back({"mark (vote failed, quarantine, ...)", "mark", ""});
+  const bool any_good_mark = std::any_of(m.marks.begin(), m.marks.end(), good_mark);
+  const bool any_bad_mark = std::any_of(m.marks.begin(), m.marks.end(), [](const Mark& k) { return !good_mark(k); });
+  if (any_good_mark) items.push_back({"vote (replicas agreed)", "good-mark", ""});
+  if (any_bad_mark) items.push_back({"mark (vote failed, quarantine, ...)", "mark", ""});
   const double legend_y0 = plot_bottom + 62;
   std::vector<std::pair<double, double>> item_at;
   double lx = left, ly = legend_y0;
@@ -259,7 +266,8 @@ std::string render(const Model& m, const GanttOptions& options) {
     out("  <rect x=\"" + num(left) + "\" y=\"" + num(y) + "\" width=\"" + num(plot_w) + "\" height=\"" + num(h) + "\" fill=\"" +
         (r % 2 == 0 ? "#f4f5f7" : "#ffffff") + "\"/>");
     out("  <text x=\"" + num(left - 10) + "\" y=\"" + num(y + h / 2 + 4) + "\" text-anchor=\"end\" font-size=\"12\" fill=\"#333\"" +
-        (r == 0 ? " font-style=\"italic\"" : "") + ">" + row_name(r) + "</text>");
+        (r == 0 ? " font-style=\"italic\"" : "") + ">" + row_name(r) +
+        (static_cast<std::size_t>(r) < m.quarantined.size() && m.quarantined[static_cast<std::size_t>(r)] ? " (quarantined)" : "") + "</text>");
     out("</g>");
   }
   // Grid and axis.
@@ -333,9 +341,10 @@ std::string render(const Model& m, const GanttOptions& options) {
       const double y0 = row_y[static_cast<std::size_t>(std::clamp(k.row, 0, rows - 1))];
       const double y1 = row_y[static_cast<std::size_t>(std::clamp(k.row, 0, rows - 1)) + 1];
       out("  <g class=\"mark\"><title>" + xml(k.what + ": " + k.detail + " at " + duration(k.time)) + "</title>");
+      const std::string colour = good_mark(k) ? "#2ca02c" : "#d62728";
       out("    <line x1=\"" + num(X(k.time)) + "\" y1=\"" + num(y0 + 1) + "\" x2=\"" + num(X(k.time)) + "\" y2=\"" + num(y1 - 1) +
-          "\" stroke=\"#d62728\" stroke-width=\"1.5\"/>");
-      out("    <circle cx=\"" + num(X(k.time)) + "\" cy=\"" + num(y0 + 4) + "\" r=\"3\" fill=\"#d62728\"/>");
+          "\" stroke=\"" + colour + "\" stroke-width=\"1.5\"/>");
+      out("    <circle cx=\"" + num(X(k.time)) + "\" cy=\"" + num(y0 + 4) + "\" r=\"3\" fill=\"" + colour + "\"/>");
       out("  </g>");
     }
     out("</g>");
@@ -376,9 +385,9 @@ std::string render(const Model& m, const GanttOptions& options) {
             "\" fill=\"#1a1a1a\"/>");
       } else if (it.kind == "strip") {
         out("  <rect x=\"" + num(x) + "\" y=\"" + num(y - 6) + "\" width=\"14\" height=\"6\" fill=\"#6b6b6b\"/>");
-      } else if (it.kind == "mark") {
+      } else if (it.kind == "mark" || it.kind == "good-mark") {
         out("  <line x1=\"" + num(x + 7) + "\" y1=\"" + num(y - 12) + "\" x2=\"" + num(x + 7) + "\" y2=\"" + num(y + 3) +
-            "\" stroke=\"#d62728\" stroke-width=\"1.5\"/>");
+            "\" stroke=\"" + (it.kind == "mark" ? "#d62728" : "#2ca02c") + "\" stroke-width=\"1.5\"/>");
       }
       out("  <text x=\"" + num(x + 20) + "\" y=\"" + num(y) + "\" fill=\"#333\">" + xml(it.text) + "</text>");
     }
@@ -439,9 +448,13 @@ std::string gantt_svg(const ExecutionTrace& trace, const Graph* graph, const Gan
     m.strips.push_back(std::move(st));
   }
   for (const auto& k : trace.marks) m.marks.push_back({row_of(k.tile), k.time_s, k.what, k.detail});
+  m.quarantined.assign(trace.tiles + 1, false);
+  for (const auto& k : trace.marks)
+    if (k.what == "quarantine" && row_of(k.tile) < static_cast<int>(m.quarantined.size())) m.quarantined[static_cast<std::size_t>(row_of(k.tile))] = true;
 
   const std::string name = graph != nullptr ? graph->name() : std::string();
   m.title = !options.title.empty() ? options.title : (name.empty() ? std::string("Execution") : "Execution of '" + name + "'");
+  if (!trace.failure.empty()) m.title = "FAILED: " + m.title + ": " + trace.failure;
   m.subtitle = (trace.scheduler.empty() ? std::string() : "scheduler " + trace.scheduler + " · ") +
                (trace.redundancy.empty() ? std::string() : "redundancy " + trace.redundancy + " · ") + count(trace.tiles, "tile") + " × " +
                count(trace.cores_per_tile, "core") + " + driver · " + count(trace.actors.size(), "actor execution") + ", " +

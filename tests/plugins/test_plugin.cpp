@@ -3,7 +3,12 @@
 // in a separately compiled .so run like built-ins.
 //   test.negate  output[i] = -input[i] for int32s (wrapping: -INT32_MIN == INT32_MIN)
 //   test.fill    no inputs; every int32 of the output = N (args: value=N, N may be negative)
+//   test.add2    output[i] = input0[i] + input1[i] for int32s, shape declared in one line (shape::elementwise)
+//   test.add2_unchecked  the same function without a shape: a graph giving it one input must not crash silently
+//   test.crash   crashes (SIGSEGV) inside its parallel loop, for the crash report naming the actor
+//   test.refuse  always refuses with ctx.fail("refused on purpose")
 
+#include <csignal>
 #include <charconv>
 #include <cstdint>
 #include <optional>
@@ -43,9 +48,28 @@ void fill(redflow::ActorContext& ctx) {
   ctx.parallel_for(0, out.size(), [&](std::size_t i) { out[i] = *value; });
 }
 
+void add2(redflow::ActorContext& ctx) {
+  auto a = ctx.input<const std::uint32_t>(0);
+  auto b = ctx.input<const std::uint32_t>(1);
+  auto out = ctx.output<std::uint32_t>();
+  ctx.parallel_for(0, out.size(), [&](std::size_t i) { out[i] = a[i] + b[i]; });
+}
+
+void crash(redflow::ActorContext& ctx) {
+  auto out = ctx.output<std::uint32_t>();
+  ctx.parallel_for(0, out.size(), [&](std::size_t i) {
+    if (i + 1 == out.size()) std::raise(SIGSEGV);  // as a wild pointer would
+    out[i] = 0;
+  });
+}
+
 }  // namespace
 
 REDFLOW_PLUGIN(reg) {
+  reg.add("test.add2", add2, redflow::shape::elementwise<std::uint32_t>(2));
+  reg.add("test.add2_unchecked", add2);
+  reg.add("test.crash", crash);
+  reg.add("test.refuse", [](redflow::ActorContext& ctx) { ctx.fail("refused on purpose"); });
   reg.add("test.negate",
           redflow::ActorSpec{negate,
                              [](const redflow::ActorShape& s) -> std::string {

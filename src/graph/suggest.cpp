@@ -1,0 +1,33 @@
+// "Did you mean" hints, shared by validation, the DOT reader and the CLI.
+#include "graph/suggest.hpp"
+
+#include <algorithm>
+
+namespace redflow {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string nearest_name(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
+  for (const std::string& name : candidates) {
+    std::size_t d = edit_distance(word, name);
+    if (d < best_distance) best = name, best_distance = d;
+  }
+  return best;
+}
+
+}  // namespace redflow

@@ -1,0 +1,95 @@
+// Crash reports that name the actor: a plugin author's bug (reading past an
+// input, a null pointer) must not end in a silent SIGSEGV. Each thread
+// remembers which actor it runs (ActorCrashScope); report_actor_crashes()
+// installs signal handlers that print it and then crash as before, so core
+// dumps, debuggers and sanitizers still see the original fault.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "redflow/actor_context.hpp"
+#include "redflow/runtime.hpp"
+
+namespace redflow {
+
+namespace {
+
+// Plain pointer and length: read from a signal handler, so no constructors.
+thread_local const char* current_actor_data = nullptr;
+thread_local std::size_t current_actor_size = 0;
+
+constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+struct sigaction previous_actions[std::size(kSignals)];
+
+void write_all(const char* text, std::size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(STDERR_FILENO, text, n);
+    if (w <= 0) return;
+    text += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+void write_text(const char* text) { write_all(text, std::strlen(text)); }
+
+const char* describe(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV (invalid memory access)";
+    case SIGBUS: return "SIGBUS (bad memory access)";
+    case SIGFPE: return "SIGFPE (arithmetic error, e.g. division by zero)";
+    case SIGILL: return "SIGILL (illegal instruction)";
+  }
+  return "a fatal signal";
+}
+
+// Only async-signal-safe calls: write(2), sigaction(2), raise(3).
+void on_crash(int sig) {
+  write_text("redflow: fatal: ");
+  write_text(describe(sig));
+  if (current_actor_data != nullptr) {
+    write_text(" inside actor '");
+    write_all(current_actor_data, current_actor_size);
+    write_text("': the actor read or wrote outside its data? Declare its inputs and sizes at registration "
+               "(docs/actors.md, \"Shapes\") and run it under AddressSanitizer.\n");
+  } else {
+    write_text(" in redflow itself, outside any actor.\n");
+  }
+  for (std::size_t i = 0; i < std::size(kSignals); ++i)
+    if (kSignals[i] == sig) sigaction(sig, &previous_actions[i], nullptr);
+  raise(sig);  // the previous handler (default: terminate with a core) takes over
+}
+
+}  // namespace
+
+ActorCrashScope::ActorCrashScope(std::string_view actor) : previous_data_(current_actor_data), previous_size_(current_actor_size) {
+  current_actor_data = actor.data();
+  current_actor_size = actor.size();
+}
+
+ActorCrashScope::~ActorCrashScope() {
+  current_actor_data = previous_data_;
+  current_actor_size = previous_size_;
+}
+
+void ActorContext::bad_port(std::size_t port) const {
+  std::string text = "redflow: fatal: actor '" + std::string(actor_name_) + "' reads input port " + std::to_string(port) + " but has " +
+                     std::to_string(inputs_.size()) + " input(s); its graph gives it too few edges, or its function should declare " +
+                     "how many inputs it takes (docs/actors.md, \"Shapes\")\n";
+  write_all(text.data(), text.size());
+  std::abort();
+}
+
+void report_actor_crashes() {
+  for (std::size_t i = 0; i < std::size(kSignals); ++i) {
+    struct sigaction action {};
+    action.sa_handler = on_crash;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_NODEFER;
+    sigaction(kSignals[i], &action, &previous_actions[i]);
+  }
+}
+
+}  // namespace redflow

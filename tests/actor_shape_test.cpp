@@ -1,0 +1,60 @@
+// A plugin author's mistakes end in clear errors, never in a silent crash:
+// a declared shape (one line at registration) lets `graph` and `run` refuse a
+// graph with a missing edge; an undeclared one stops at the bad input port
+// naming the actor; a crash inside an actor names it.
+#include "cli_helpers.hpp"
+#include "redflow/redflow.hpp"
+
+namespace {
+
+using redflow::testing::CliTest;
+using redflow::testing::run_cli;
+
+// Two int32 inputs expected; the port=1 edge is missing.
+std::string one_edge_graph(const std::string& function) {
+  return "digraph g {\n  A [kind=input, bytes=16];\n  B [kind=input, bytes=16];\n  Y [kind=output, bytes=16];\n"
+         "  sum [actor=\"" + function + "\"];\n  A -> sum [port=0];\n  sum -> Y;\n}\n";
+}
+
+TEST_F(CliTest, DeclaredArityRefusesAGraphWithAMissingEdge) {
+  write("g.dot", one_edge_graph("test.add2"));
+  write_i32("a.bin", {1, 2, 3, 4});
+  auto g = run_cli("graph " + path("g.dot") + " --lib " + REDFLOW_TEST_PLUGIN);
+  EXPECT_EQ(g.exit_code, 1) << g.output;
+  EXPECT_NE(g.output.find("actor 'sum' (function 'test.add2'): expects 2 input(s)"), std::string::npos) << g.output;
+  auto r = run_cli("run " + path("g.dot") + " --lib " + REDFLOW_TEST_PLUGIN + " --input A=" + path("a.bin") + " --input B=" + path("a.bin"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("expects 2 input(s)"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, UndeclaredArityStopsAtTheBadPortNamingTheActor) {
+  write("g.dot", one_edge_graph("test.add2_unchecked"));
+  write_i32("a.bin", {1, 2, 3, 4});
+  auto r = run_cli("run " + path("g.dot") + " --lib " + REDFLOW_TEST_PLUGIN + " --tiles 1 --input A=" + path("a.bin") + " --input B=" +
+                   path("a.bin") + " --output Y=" + path("y.bin"));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("actor 'sum' reads input port 1 but has 1 input(s)"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(path("y.bin")));
+}
+
+TEST_F(CliTest, ACrashInsideAnActorNamesTheActor) {
+  write("g.dot", "digraph c {\n  Y [kind=output, bytes=64];\n  boom [actor=\"test.crash\"];\n  boom -> Y;\n}\n");
+  auto r = run_cli("run " + path("g.dot") + " --lib " + REDFLOW_TEST_PLUGIN + " --tiles 1 --cores-per-tile 2");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("SIGSEGV"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("inside actor 'boom'"), std::string::npos) << r.output;
+}
+
+TEST(ActorShape, ElementwiseChecksArityAndSizes) {
+  auto check = redflow::shape::elementwise<std::int32_t>(2);
+  std::vector<std::size_t> two = {16, 16}, one = {16}, uneven = {16, 12};
+  EXPECT_EQ(check({two, 16, ""}), "");
+  EXPECT_NE(check({one, 16, ""}).find("expects 2 input(s)"), std::string::npos);
+  EXPECT_NE(check({uneven, 16, ""}).find("input 1 has 12 bytes"), std::string::npos);
+  EXPECT_NE(check({two, 32, ""}).find("input 0 has 16 bytes, the output 32"), std::string::npos);
+  std::vector<std::size_t> odd = {6, 6};
+  EXPECT_NE(check({odd, 6, ""}).find("whole number"), std::string::npos);
+  EXPECT_EQ(redflow::shape::inputs(0)({{}, 8, ""}), "");
+}
+
+}  // namespace
