@@ -217,6 +217,30 @@ TEST(StgLoader, ReadsDummiesAndEdges) {
   EXPECT_FALSE(schedule::load_stg(bad, 2).ok());
 }
 
+// The task count alone used to size every vector, so "100000000" made a
+// 10-byte input allocate gigabytes (a fuzzer's memory limit stops at 2 GB).
+TEST(StgLoader, AHugeTaskCountWithoutTasksFailsWithoutAllocatingForIt) {
+  std::istringstream in("100000000\n0 0 0\n");
+  auto p = schedule::parse_stg(in, "huge", 2);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("STG 'huge': task 1: expected `id cost npred`"), std::string::npos)
+      << p.status().ToString();
+}
+
+TEST(StgLoader, PredecessorsMustBeEarlierTasks) {
+  std::istringstream later("1\n0 0 0\n1 5 1 2\n2 0 1 1\n");
+  auto p = schedule::parse_stg(later, "later", 2);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("task 1 has an invalid predecessor"), std::string::npos) << p.status().ToString();
+  std::istringstream good("1\n0 0 0\n1 5 1 0\n2 0 1 1\n");
+  auto q = schedule::parse_stg(good, "good", 2);
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(q->cost.size(), 3u);
+  EXPECT_EQ(q->cost[1][1], 5);
+  ASSERT_EQ(q->successors[1].size(), 1u);
+  EXPECT_EQ(q->successors[1][0].first, 2u);
+}
+
 // Every STG instance (both sizes, 2/4/8/16 processors, 1440 in all): HEFT
 // cannot beat the optimum and must stay close to it. 1356 lines give the
 // optimum; 84 give `lower,upper` bounds (optimum unknown). Measured
