@@ -72,6 +72,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Constants name files relative to the base directory; one that does not
   // exist keeps the fuzzer from reading the machine's files.
   redflow::Result<redflow::Graph> g = redflow::Graph::from_dot_string(text, "/nonexistent-redflow-fuzz-dir");
+  // cgraph keeps its lexer's state in globals: no input may disturb the
+  // parse after it (a trailing "x", a lone '"' or "/*" once did).
+  redflow::Result<redflow::Graph> canary = redflow::Graph::from_dot_string("digraph canary { c [kind=input, bytes=1]; }");
+  if (!canary.ok() || canary->name() != "canary" || canary->data().size() != 1)
+    fail(("a valid graph does not parse after this input: " + canary.status().ToString()).c_str(), text);
   if (!g.ok()) {
     if (g.status().message().empty()) fail("an error without a message", text);
     return 0;
