@@ -436,7 +436,7 @@ Result<Graph> Graph::from_dot_file(const std::string& path) {
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) return errno_error("cannot read DOT file", path);
   std::string dir = fs::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
+  if (dir.empty()) dir.assign(1, '.');  // not = ".": GCC 12 -Wrestrict false positive in Release
   return parse_dot(text, path, dir, path + ": ");
 }
 
