@@ -1,6 +1,6 @@
 // gantt_svg: Gantt charts of an execution trace and of a HEFT schedule. The
-// tests read the SVG back as XML and check rows, boxes, colours and marks;
-// where rsvg-convert is installed they also render it.
+// tests read the SVG back as XML and check rows, boxes, colours and marks,
+// and render it with rsvg-convert.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -37,17 +37,24 @@ std::string tooltip_of(const XmlDocument& d, const XmlElement* group) {
 
 double attr_num(const XmlElement* e, const char* key) { return std::stod(e->attr(key)); }
 
-// Renders with rsvg-convert if it is installed; returns false only if rendering failed.
-bool renders(const std::string& svg, const std::string& stem) {
-  if (std::system("command -v rsvg-convert >/dev/null 2>&1") != 0) return true;
+// Renders the SVG to PNG with rsvg-convert. scripts/bootstrap installs it
+// (librsvg2-bin), so a missing rsvg-convert fails the test rather than
+// quietly skipping the check.
+::testing::AssertionResult renders(const std::string& svg, const std::string& stem) {
+  if (std::system("command -v rsvg-convert >/dev/null 2>&1") != 0)
+    return ::testing::AssertionFailure() << "rsvg-convert is not installed (scripts/bootstrap installs librsvg2-bin)";
   const auto dir = std::filesystem::temp_directory_path();
   const std::string in = (dir / (stem + std::to_string(getpid()) + ".svg")).string();
   const std::string out = (dir / (stem + std::to_string(getpid()) + ".png")).string();
   std::ofstream(in) << svg;
-  const bool ok = std::system(("rsvg-convert " + in + " -o " + out + " 2>/dev/null").c_str()) == 0 && std::filesystem::file_size(out) > 1000;
-  std::filesystem::remove(in);
-  std::filesystem::remove(out);
-  return ok;
+  const int rc = std::system(("rsvg-convert " + in + " -o " + out + " 2>/dev/null").c_str());
+  std::error_code ec;
+  const std::uintmax_t png_bytes = std::filesystem::file_size(out, ec);
+  std::filesystem::remove(in, ec);
+  std::filesystem::remove(out, ec);
+  if (rc != 0) return ::testing::AssertionFailure() << "rsvg-convert failed on " << stem << " (exit status " << rc << ")";
+  if (png_bytes <= 1000) return ::testing::AssertionFailure() << "rsvg-convert wrote only " << png_bytes << " bytes for " << stem;
+  return ::testing::AssertionSuccess();
 }
 
 TEST(GanttTrace, WellFormedWithARowPerTileAndTheDriverAndABoxPerExecution) {

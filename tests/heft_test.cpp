@@ -22,6 +22,14 @@
 namespace redflow {
 namespace {
 
+// "x" + std::to_string(i), spelt so that GCC 12's -Wrestrict false positive
+// on operator+(const char*, std::string&&) does not fail Release builds.
+std::string numbered(std::string_view prefix, long long i) {
+  std::string name(prefix);
+  name += std::to_string(i);
+  return name;
+}
+
 using schedule::HeftProblem;
 using schedule::HeftResult;
 
@@ -217,6 +225,30 @@ TEST(StgLoader, ReadsDummiesAndEdges) {
   EXPECT_FALSE(schedule::load_stg(bad, 2).ok());
 }
 
+// The task count alone used to size every vector, so "100000000" made a
+// 10-byte input allocate gigabytes (a fuzzer's memory limit stops at 2 GB).
+TEST(StgLoader, AHugeTaskCountWithoutTasksFailsWithoutAllocatingForIt) {
+  std::istringstream in("100000000\n0 0 0\n");
+  auto p = schedule::parse_stg(in, "huge", 2);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("STG 'huge': task 1: expected `id cost npred`"), std::string::npos)
+      << p.status().ToString();
+}
+
+TEST(StgLoader, PredecessorsMustBeEarlierTasks) {
+  std::istringstream later("1\n0 0 0\n1 5 1 2\n2 0 1 1\n");
+  auto p = schedule::parse_stg(later, "later", 2);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("task 1 has an invalid predecessor"), std::string::npos) << p.status().ToString();
+  std::istringstream good("1\n0 0 0\n1 5 1 0\n2 0 1 1\n");
+  auto q = schedule::parse_stg(good, "good", 2);
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(q->cost.size(), 3u);
+  EXPECT_EQ(q->cost[1][1], 5);
+  ASSERT_EQ(q->successors[1].size(), 1u);
+  EXPECT_EQ(q->successors[1][0].first, 2u);
+}
+
 // Every STG instance (both sizes, 2/4/8/16 processors, 1440 in all): HEFT
 // cannot beat the optimum and must stay close to it. 1356 lines give the
 // optimum; 84 give `lower,upper` bounds (optimum unknown). Measured
@@ -241,7 +273,7 @@ TEST(StgQuality, HeftStaysCloseToOptimum) {
   StgFigures exact, vs_lower, vs_upper;
   for (const char* size : {"50", "100"}) {
     for (int procs : {2, 4, 8, 16}) {
-      const std::string csv = kData + "/stg/Optimal_values/Case" + size + "_" + std::to_string(procs) + "_OPT.csv";
+      const std::string csv = kData + "/stg/Optimal_values/Case" + size + numbered("_", procs) + "_OPT.csv";
       const auto rows = read_csv(csv);
       ASSERT_EQ(rows.size(), 180u) << csv;
       for (const auto& row : rows) {
@@ -396,7 +428,7 @@ TEST(HeftGraph, TooManyInputsGoesToDriver) {
   m.tiles = 2;
   m.slots = 4;
   std::vector<DataId> in;
-  for (int i = 0; i < 4; ++i) in.push_back(g.input("x" + std::to_string(i), 64));
+  for (int i = 0; i < 4; ++i) in.push_back(g.input(numbered("x", i), 64));
   ActorId four = g.actor("four", "f", in, g.output("o4", 64));                          // 4 + 1 > 4
   ActorId three = g.actor("three", "f", {in[0], in[1], in[2]}, g.output("o3", 64));    // 3 + 1 fits
   ActorId repeat = g.actor("repeat", "f", {in[0], in[0], in[1], in[1]}, g.output("or", 64));  // 2 nodes
@@ -415,8 +447,8 @@ TEST(HeftGraph, ChainStaysOnOneTile) {
   DataId prev = g.input("x", 1 << 20);
   std::vector<ActorId> chain;
   for (int i = 0; i < 5; ++i) {
-    DataId next = i == 4 ? g.output("out", 1 << 20) : g.inner("d" + std::to_string(i), 1 << 20);
-    chain.push_back(g.actor("a" + std::to_string(i), "f", {prev}, next).work(1e6));
+    DataId next = i == 4 ? g.output("out", 1 << 20) : g.inner(numbered("d", i), 1 << 20);
+    chain.push_back(g.actor(numbered("a", i), "f", {prev}, next).work(1e6));
     prev = next;
   }
   const Schedule s = heft_schedule(g, m, reg);
@@ -474,11 +506,11 @@ TEST(HeftGraph, LayeredGraphWithZeroCostActorsIsConsistent) {
   m.tiles = 3;
   m.slots = 3;
   std::vector<DataId> layer;
-  for (int i = 0; i < 4; ++i) layer.push_back(g.input("in" + std::to_string(i), i % 2 ? 0 : 512));
+  for (int i = 0; i < 4; ++i) layer.push_back(g.input(numbered("in", i), i % 2 ? 0 : 512));
   for (int l = 0; l < 5; ++l) {
     std::vector<DataId> next;
     for (int i = 0; i < 4; ++i) {
-      const std::string name = "l" + std::to_string(l) + "_" + std::to_string(i);
+      const std::string name = numbered("l", l) + numbered("_", i);
       DataId d = l == 4 ? g.output("d" + name, 0) : g.inner("d" + name, (l + i) % 3 ? 0 : 256);
       const char* fn = (l + i) % 5 == 0 ? "drv" : ((l * i) % 7 == 3 ? "unknown" : "f");
       std::vector<DataId> ins = {layer[i], layer[(i + 1) % 4]};

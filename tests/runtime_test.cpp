@@ -190,8 +190,8 @@ TEST(RuntimeTest, BusyTimeMeasuresTheActors) {
   Graph g("busy");
   DataId prev = g.input("X", 4);
   for (int i = 0; i < 10; ++i) {
-    DataId next = i == 9 ? g.output("Y", 4) : g.inner("d" + std::to_string(i), 4);
-    g.actor("a" + std::to_string(i), "spin2ms", {prev}, next);
+    DataId next = i == 9 ? g.output("Y", 4) : g.inner(testing::numbered("d", i), 4);
+    g.actor(testing::numbered("a", i), "spin2ms", {prev}, next);
     prev = next;
   }
   for (Scheduler sched : {Scheduler::kHeft, Scheduler::kSteal}) {
@@ -227,15 +227,15 @@ TEST(RuntimeTest, ZeroCopySplitAndCollectMatchTheReference) {
   // Split an input node into four quarters; one quarter is also a graph output.
   std::vector<DataId> quarters;
   for (int i = 0; i < 4; ++i) {
-    DataId part = i == 3 ? g.output("Q3", q) : g.inner("q" + std::to_string(i), q);
-    g.actor("split" + std::to_string(i), "rf.split", {x}, part).args("offset=" + std::to_string(i * q));
+    DataId part = i == 3 ? g.output("Q3", q) : g.inner(testing::numbered("q", i), q);
+    g.actor(testing::numbered("split", i), "rf.split", {x}, part).args(testing::numbered("offset=", i * q));
     quarters.push_back(part);
   }
   // Work on tiles, outputs read only by collects (aliased into them).
   std::vector<DataId> worked;
   for (int i = 0; i < 4; ++i) {
-    DataId w = g.inner("w" + std::to_string(i), q);
-    g.actor("work" + std::to_string(i), "t.mix", {quarters[i], k}, w).args("salt=" + std::to_string(i));
+    DataId w = g.inner(testing::numbered("w", i), q);
+    g.actor(testing::numbered("work", i), "t.mix", {quarters[i], k}, w).args(testing::numbered("salt=", i));
     worked.push_back(w);
   }
   // Inner collects feeding an outer collect (nested aliasing), one reading a node twice,
@@ -248,7 +248,7 @@ TEST(RuntimeTest, ZeroCopySplitAndCollectMatchTheReference) {
   g.actor("collect_all", "rf.collect", {left, right, odd}, all);
   // A tile reads a split of a collect's output.
   DataId tail = g.inner("tail", q), y = g.output("Y", q);
-  g.actor("split_tail", "rf.split", {all}, tail).args("offset=" + std::to_string(7 * q));
+  g.actor("split_tail", "rf.split", {all}, tail).args(testing::numbered("offset=", 7 * q));
   g.actor("last", "t.mix", {tail, quarters[0]}, y).args("salt=99");
 
   for (Scheduler sch : {Scheduler::kHeft, Scheduler::kSteal}) {

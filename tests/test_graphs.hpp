@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "redflow/redflow.hpp"
@@ -22,6 +23,14 @@ std::vector<T> from_bytes(const std::vector<std::byte>& b) {
 inline constexpr std::size_t kElems = 64;  // int32 per data node
 inline constexpr std::size_t kBytes = kElems * 4;
 inline constexpr std::uint32_t kFailWord = 0xFA11FA11;  // t.fail_if fails on an input starting with it
+
+// prefix + i. Not "x" + std::to_string(i): GCC 12's -Wrestrict reports a
+// false positive there at -O3 (GCC bug 105329), which fails Release builds.
+inline std::string numbered(std::string_view prefix, long long i) {
+  std::string name(prefix);
+  name += std::to_string(i);
+  return name;
+}
 
 // out[i] = salt + sum_k (k + 1) * in_k[i] (wrapping): sensitive to port order and to every input.
 inline void mix(ActorContext& ctx) {
@@ -94,8 +103,8 @@ inline Shape chain(int length) {
   Shape s{"chain", Graph("chain"), {"X"}};
   DataId prev = s.graph.input("X", kBytes);
   for (int i = 0; i < length; ++i) {
-    DataId next = i + 1 == length ? s.graph.output("Y", kBytes) : s.graph.inner("d" + std::to_string(i), kBytes);
-    s.graph.actor("a" + std::to_string(i), "t.mix", {prev}, next).args("salt=" + std::to_string(i));
+    DataId next = i + 1 == length ? s.graph.output("Y", kBytes) : s.graph.inner(numbered("d", i), kBytes);
+    s.graph.actor(numbered("a", i), "t.mix", {prev}, next).args(numbered("salt=", i));
     prev = next;
   }
   return s;
@@ -119,8 +128,8 @@ inline Shape fan_out_fan_in(int width) {
   DataId c = g.constant("C", random_bytes(kBytes, 7));
   std::vector<DataId> parts;
   for (int i = 0; i < width; ++i) {
-    DataId p = g.inner("p" + std::to_string(i), kBytes);
-    g.actor("w" + std::to_string(i), "t.mix", {x, c}, p).args("salt=" + std::to_string(i));
+    DataId p = g.inner(numbered("p", i), kBytes);
+    g.actor(numbered("w", i), "t.mix", {x, c}, p).args(numbered("salt=", i));
     parts.push_back(p);
   }
   DataId half = g.inner("half", kBytes);
@@ -134,7 +143,7 @@ inline Shape fan_out_fan_in(int width) {
 
 // Random DAG: every actor reads 1-3 earlier data nodes; nodes nobody reads become outputs.
 inline Shape random_dag(int actors, std::uint32_t seed, int max_inputs = 3) {
-  Shape s{"random" + std::to_string(seed), Graph("random"), {"X0", "X1"}};
+  Shape s{numbered("random", seed), Graph("random"), {"X0", "X1"}};
   Graph& g = s.graph;
   std::mt19937 rng(seed);
   std::vector<DataId> pool{g.input("X0", kBytes), g.input("X1", kBytes), g.constant("K", random_bytes(kBytes, seed))};
@@ -146,8 +155,8 @@ inline Shape random_dag(int actors, std::uint32_t seed, int max_inputs = 3) {
       std::size_t lo = pool.size() > 6 ? pool.size() - 6 : 0;
       ins.push_back(pool[lo + rng() % (pool.size() - lo)]);
     }
-    DataId out = g.inner("d" + std::to_string(a), kBytes);
-    g.actor("a" + std::to_string(a), a % 7 == 3 ? "t.mix_driver" : "t.mix", ins, out).args("salt=" + std::to_string(a));
+    DataId out = g.inner(numbered("d", a), kBytes);
+    g.actor(numbered("a", a), a % 7 == 3 ? "t.mix_driver" : "t.mix", ins, out).args(numbered("salt=", a));
     pool.push_back(out);
   }
   for (DataId d = 0; d < g.data().size(); ++d)

@@ -1,11 +1,10 @@
-// Extended DOT (docs/dot.md): reading a Graph with Graphviz cgraph and writing
-// one back as DOT text. Reading checks what only the DOT form can get wrong
-// (node kinds, numbers, ports, edge directions, constant files); the rest is
-// left to Graph::validate_structure().
+// Extended DOT (docs/dot.md), reading: a Graph from DOT text with Graphviz
+// cgraph. Reading checks what only the DOT form can get wrong (node kinds,
+// numbers, ports, edge directions, constant files); the rest is left to
+// Graph::validate_structure(). The text is checked against redflow's limits
+// first (dot_input.cpp); writing lives in dot_write.cpp.
 #include <fmt/format.h>
 #include <graphviz/cgraph.h>
-#include <sys/stat.h>  // fchmod
-#include <unistd.h>    // mkstemp, write, fsync, rename
 
 #include <cctype>
 #include <cerrno>
@@ -17,13 +16,18 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <span>
 #include <string_view>
 
 #include "graph/dot_attributes.hpp"
+#include "graph/dot_input.hpp"
 #include "redflow/graph.hpp"
 #include "redflow/redundancy.hpp"
+
+// cgraph's flex lexer, exported but not declared in cgraph.h: frees the
+// lexer's buffer and resets its start condition (inside a string, an HTML
+// string or a comment) so that the next parse starts clean.
+extern "C" int aaglex_destroy(void);
 
 namespace redflow {
 namespace {
@@ -48,7 +52,10 @@ int collect_cgraph_message(char* msg) {
 }
 
 // Holds the cgraph lock for one parse and captures cgraph's messages (which
-// it would otherwise print on stderr) instead of letting them escape.
+// it would otherwise print on stderr) instead of letting them escape. Each
+// session starts and leaves cgraph's lexer and error count clean: the lexer
+// otherwise keeps unread input and its state between parses, so one bad
+// input would break every later parse in the process.
 class CgraphSession {
  public:
   explicit CgraphSession(const std::string& input_name) : lock_(cgraph_mutex()), input_name_(input_name) {
@@ -56,14 +63,23 @@ class CgraphSession {
     previous_ = agseterrf(collect_cgraph_message);
     // Names the input in syntax errors and resets cgraph's line counter.
     agsetfile(input_name_.data());
+    aaglex_destroy();
+    agreseterrors();
   }
   ~CgraphSession() {
+    aaglex_destroy();
+    agreseterrors();
     agsetfile(nullptr);  // cgraph would keep pointing at input_name_
     agseterrf(previous_);
     g_cgraph_messages = nullptr;
   }
   CgraphSession(const CgraphSession&) = delete;
   CgraphSession& operator=(const CgraphSession&) = delete;
+
+  // True if cgraph reported an error during the session. It can do so and
+  // still return a graph: when its parser stack overflows ("memory
+  // exhausted") it returns what it had read so far.
+  bool had_error() const { return agerrors() > 0; }
 
   // cgraph's messages as one line, without its "Error: " prefixes.
   std::string messages() const {
@@ -123,13 +139,6 @@ std::optional<double> parse_work(std::string_view text) {
   return v;
 }
 
-std::string format_double(double v) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);  // shortest text that reads back exactly
-  return ec == std::errc() ? std::string(buf, end) : fmt::format("{}", v);
-}
-
-// ---------------------------------------------------------------------------
 // Reading.
 
 // The attributes redflow interprets; everything else on a node goes to `extra`.
@@ -402,198 +411,20 @@ Status DotReader::check_ports() {
   return Status::Ok();
 }
 
-// Length of an unquoted number with an exponent ("8e9", "1.5E-3") at the
-// start of `s`, ending at a DOT delimiter; 0 if there is none.
-std::size_t exponent_number_length(std::string_view s) {
-  std::size_t i = 0;
-  auto digits = [&] {
-    std::size_t start = i;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-    return i > start;
-  };
-  if (i < s.size() && s[i] == '-') ++i;
-  bool mantissa = digits();
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    mantissa = digits() || mantissa;
-  }
-  if (!mantissa || i >= s.size() || (s[i] != 'e' && s[i] != 'E')) return 0;
-  ++i;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-  if (!digits()) return 0;
-  if (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i])) && std::strchr(",;]}", s[i]) == nullptr) return 0;
-  return i;
-}
-
-// DOT's lexer has no exponents: it splits work=8e9 into "8e" and "9" and
-// fails. Quote such values (outside strings and comments) so that the
-// natural spelling of a cost hint works; the quotes add no lines.
-std::string quote_exponent_numbers(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  std::size_t i = 0;
-  auto copy_until = [&](std::string_view end) {
-    std::size_t stop = text.find(end, i);
-    stop = stop == std::string_view::npos ? text.size() : stop + end.size();
-    out.append(text.substr(i, stop - i));
-    i = stop;
-  };
-  while (i < text.size()) {
-    const char c = text[i];
-    if (c == '"') {  // quoted string; \" does not end it
-      std::size_t j = i + 1;
-      while (j < text.size() && text[j] != '"') j += text[j] == '\\' ? 2 : 1;
-      j = std::min(j + 1, text.size());
-      out.append(text.substr(i, j - i));
-      i = j;
-    } else if (c == '<') {  // HTML string: nested <...>
-      int depth = 0;
-      std::size_t j = i;
-      for (; j < text.size(); ++j) {
-        depth += text[j] == '<' ? 1 : text[j] == '>' ? -1 : 0;
-        if (depth == 0) break;
-      }
-      j = std::min(j + 1, text.size());
-      out.append(text.substr(i, j - i));
-      i = j;
-    } else if (text.substr(i, 2) == "//" || (c == '#' && (i == 0 || text[i - 1] == '\n'))) {
-      copy_until("\n");
-    } else if (text.substr(i, 2) == "/*") {
-      copy_until("*/");
-    } else if (c == '=') {
-      out += c;
-      ++i;
-      while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) out += text[i++];
-      if (std::size_t n = exponent_number_length(text.substr(i)); n > 0) {
-        out += '"';
-        out.append(text.substr(i, n));
-        out += '"';
-        i += n;
-      }
-    } else {
-      out += c;
-      ++i;
-    }
-  }
-  return out;
-}
-
 // Parses `text` with cgraph under the lock.
 Result<Graph> parse_dot(const std::string& text, const std::string& input_name, const std::string& base_dir,
                         const std::string& where) {
-  const std::string prepared = quote_exponent_numbers(text);
+  REDFLOW_RETURN_IF_ERROR(dot::check_dot_input(text, input_name));
+  const std::string prepared = dot::quote_exponent_numbers(text);
   CgraphSession session(input_name);
   AgraphPtr g(agmemread(prepared.c_str()));
-  if (!g) return Status::InvalidGraph(fmt::format("cannot parse DOT: {}{}", session.messages(), dot_syntax_hint(session.messages())));
+  if (!g || session.had_error())
+    return Status::InvalidGraph(fmt::format("cannot parse DOT: {}{}", session.messages(), dot_syntax_hint(session.messages())));
   return DotReader(g.get(), base_dir, where).read();
-}
-
-// ---------------------------------------------------------------------------
-// Writing.
-
-// A DOT quoted string. A value ending in a backslash cannot be expressed in
-// DOT (the backslash would escape the closing quote); see docs/dot.md.
-std::string quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '\\';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
-
-void append_extra(std::string& out, const std::map<std::string, std::string>& extra) {
-  for (const auto& [key, value] : extra) out += ", " + quote(key) + "=" + quote(value);
-}
-
-// DOT text for `g`; `files` overrides constants' file attributes by data id.
-std::string dot_text(const Graph& g, const std::map<DataId, std::string>& files) {
-  std::string out = "digraph " + quote(g.name()) + " {\n";
-  for (DataId d = 0; d < g.data().size(); ++d) {
-    const DataNode& n = g.data(d);
-    out += fmt::format("  {} [kind={}, bytes={}", quote(n.name), to_string(n.kind), n.bytes);
-    auto file = files.find(d);
-    const std::string& path = file != files.end() ? file->second : n.file;
-    if (!path.empty()) out += ", file=" + quote(path);
-    if (n.type != ElementType::kNone) out += ", type=" + std::string(to_string(n.type));
-    append_extra(out, n.extra);
-    out += "];\n";
-  }
-  for (const ActorNode& a : g.actors()) {
-    out += "  " + quote(a.name) + " [actor=" + quote(a.function);
-    if (!a.args.empty()) out += ", args=" + quote(a.args);
-    if (a.work != 0) out += ", work=" + quote(format_double(a.work));
-    if (a.redundancy) out += ", redundancy=" + quote(to_string(*a.redundancy));
-    append_extra(out, a.extra);
-    out += "];\n";
-  }
-  for (const ActorNode& a : g.actors()) {
-    for (std::uint32_t port = 0; port < a.inputs.size(); ++port) {
-      if (a.inputs[port] >= g.data().size()) continue;  // a dangling id has no name to write
-      out += fmt::format("  {} -> {} [port={}];\n", quote(g.data(a.inputs[port]).name), quote(a.name), port);
-    }
-    for (DataId d : a.outputs)
-      if (d < g.data().size()) out += fmt::format("  {} -> {};\n", quote(a.name), quote(g.data(d).name));
-  }
-  out += "}\n";
-  return out;
 }
 
 Status errno_error(const std::string& what, const std::string& path) {
   return Status::IOError(fmt::format("{} '{}': {}", what, path, std::strerror(errno)));
-}
-
-// Writes `bytes` to a temporary file beside `path` and renames it over
-// `path`, so readers see the old file or the new one, never half of one.
-Status write_file_atomically(const std::string& path, std::string_view bytes) {
-  std::string tmp = path + ".tmp.XXXXXX";
-  int fd = mkstemp(tmp.data());
-  if (fd < 0) return errno_error("cannot create a file beside", path);
-  auto fail = [&](const char* what) {
-    Status s = errno_error(what, path);
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return s;
-  };
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail("cannot write");
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fchmod(fd, 0644) != 0) return fail("cannot set permissions of");
-  if (::fsync(fd) != 0) return fail("cannot sync");
-  if (::close(fd) != 0) {
-    Status s = errno_error("cannot close", path);
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status s = errno_error("cannot rename a temporary file to", path);
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  return Status::Ok();
-}
-
-// A file name for a constant's contents: its node name with characters that
-// are unsafe in file names replaced, made unique among `taken`.
-std::string bin_file_name(const std::string& node, std::set<std::string>& taken) {
-  std::string base;
-  for (char c : node) base += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
-  if (base.empty() || base[0] == '.') base = "_" + base;
-  std::string name = base + ".bin";
-  for (int i = 2; taken.count(name) != 0; ++i) name = fmt::format("{}.{}.bin", base, i);
-  taken.insert(name);
-  return name;
-}
-
-bool same_directory(const std::string& a, const std::string& b) {
-  std::error_code ec1, ec2;
-  fs::path pa = fs::weakly_canonical(a, ec1), pb = fs::weakly_canonical(b, ec2);
-  return !ec1 && !ec2 && pa == pb;
 }
 
 }  // namespace
@@ -605,48 +436,13 @@ Result<Graph> Graph::from_dot_string(const std::string& text, const std::string&
 Result<Graph> Graph::from_dot_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return errno_error("cannot open DOT file", path);
+  std::error_code ec;  // not a regular file: its size shows once it is read
+  if (const std::uintmax_t size = fs::file_size(path, ec); !ec) REDFLOW_RETURN_IF_ERROR(dot::check_dot_size(size, path));
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) return errno_error("cannot read DOT file", path);
   std::string dir = fs::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
+  if (dir.empty()) dir.assign(1, '.');  // not = ".": GCC 12 -Wrestrict false positive in Release
   return parse_dot(text, path, dir, path + ": ");
-}
-
-std::string Graph::to_dot() const { return dot_text(*this, {}); }
-
-// Constants without a file get NAME.bin beside the DOT file. Constants whose
-// relative file belongs to another directory (base_dir) are referenced by
-// absolute path so the written DOT still finds them.
-Status Graph::write_dot_file(const std::string& path) const {
-  std::string dir = fs::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    return Status::IOError(fmt::format("cannot write DOT file '{}': directory '{}' does not exist", path, dir));
-  }
-  std::map<DataId, std::string> files;
-  std::set<std::string> taken;
-  const bool moved = !same_directory(dir, base_dir_);
-  for (const DataNode& n : data_)
-    if (!n.file.empty()) taken.insert(n.file);  // never overwrite a file another constant names
-  for (DataId d = 0; d < data_.size(); ++d) {
-    const DataNode& n = data_[d];
-    if (n.kind != DataKind::kConstant) continue;
-    if (n.file.empty()) {
-      if (n.contents.size() != n.bytes) {
-        return Status::InvalidGraph(fmt::format("node '{}': constant has no file and {} bytes of contents, but "
-                                                "bytes={}; nothing consistent to write",
-                                                n.name, n.contents.size(), n.bytes));
-      }
-      std::string name = bin_file_name(n.name, taken);
-      std::string_view bytes(reinterpret_cast<const char*>(n.contents.data()), n.contents.size());
-      REDFLOW_RETURN_IF_ERROR(write_file_atomically((fs::path(dir) / name).string(), bytes));
-      files[d] = name;
-    } else if (moved && fs::path(n.file).is_relative()) {
-      files[d] = fs::absolute(fs::path(base_dir_) / n.file, ec).lexically_normal().string();
-    }
-  }
-  return write_file_atomically(path, dot_text(*this, files));
 }
 
 }  // namespace redflow

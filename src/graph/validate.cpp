@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -133,10 +134,17 @@ Status check_element_types(const Graph& g) {
   return Status::Ok();
 }
 
+// How many actors of a cycle its message spells out. A cycle through
+// 200,000 actors would otherwise make a 2 MB message.
+constexpr std::size_t kCycleActorsShown = 6;
+// Marks a "cycle" found on inconsistent links, which has no data node to show.
+constexpr DataId kNoData = std::numeric_limits<DataId>::max();
+
 // Some actor left over by Kahn's algorithm lies on or behind a cycle; walking
 // back through unfinished producers from it must repeat, and the repeated
-// stretch is a cycle: "a -> d1 -> b -> d2 -> a".
-std::string describe_cycle(const Graph& g, const std::vector<ActorId>& order) {
+// stretch is a cycle. Returns it in data-flow order as (actor, the data node
+// it writes for the next actor), starting anywhere on the cycle.
+std::vector<std::pair<ActorId, DataId>> find_cycle(const Graph& g, const std::vector<ActorId>& order) {
   std::vector<bool> done(g.actors().size(), false);
   for (ActorId a : order) done[a] = true;
   ActorId start = 0;
@@ -154,24 +162,36 @@ std::string describe_cycle(const Graph& g, const std::vector<ActorId>& order) {
       }
       if (step) break;
     }
-    if (!step) return g.actor(a).name;  // unreachable when the links are consistent
+    if (!step) return {{a, kNoData}};  // unreachable when the links are consistent
     walk.emplace_back(a, step->second);
     a = step->first;
   }
-  // walk[position[a]..] goes backwards: each actor, then the data node it reads from its predecessor.
-  std::string path = g.actor(a).name;
+  // walk[position[a]..] goes backwards: each actor, then the data node it
+  // reads from its predecessor (the next entry's actor, or `a` after the
+  // last entry). Forwards, each actor is followed by that data node.
+  std::vector<std::pair<ActorId, DataId>> cycle;
   for (std::size_t i = walk.size(); i-- > position[a];) {
-    path += " -> " + g.data(walk[i].second).name + " -> " + g.actor(walk[i].first).name;
+    cycle.emplace_back(i + 1 == walk.size() ? a : walk[i + 1].first, walk[i].second);
   }
-  return path;
+  return cycle;
 }
 
 Status check_acyclic(const Graph& g) {
   std::vector<ActorId> order = g.topological_order();
   if (order.size() == g.actors().size()) return Status::Ok();
-  const std::string path = describe_cycle(g, order);
-  const std::string first = path.substr(0, path.find(" -> "));
-  return Status::InvalidGraph(fmt::format("actor '{}' is on a cycle: {}", first, path));
+  const auto cycle = find_cycle(g, order);
+  const std::string& first = g.actor(cycle.front().first).name;
+  if (cycle.front().second == kNoData) return Status::InvalidGraph(fmt::format("actor '{}' is on a cycle", first));
+  // "a -> d1 -> b -> d2 -> a", or its first few steps and how many are left.
+  std::string path;
+  const std::size_t shown = std::min(cycle.size(), kCycleActorsShown);
+  for (std::size_t i = 0; i < shown; ++i) {
+    path += g.actor(cycle[i].first).name + " -> " + g.data(cycle[i].second).name + " -> ";
+  }
+  if (shown < cycle.size()) path += fmt::format("... ({} more actors) -> ", cycle.size() - shown);
+  path += first;
+  return Status::InvalidGraph(fmt::format("actor '{}' is on a cycle of {} actor{}: {}", first, cycle.size(),
+                                          cycle.size() == 1 ? "" : "s", path));
 }
 
 std::string suggestion(const Registry& registry, std::string_view function) {
