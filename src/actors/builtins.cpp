@@ -18,6 +18,7 @@
 #include <limits>
 #include <string>
 
+#include "actors/multiversion.hpp"
 #include "redflow/actor_context.hpp"
 #include "redflow/registry.hpp"
 
@@ -323,26 +324,8 @@ std::string check_matmul(const ActorShape& s) {
 // The micro-kernels below are written with GCC/Clang vector extensions so they
 // vectorise at any optimisation level (-O2 does not auto-vectorise a loop of
 // unknown length, and plain x86-64 has no 32-bit vector multiply for the cost
-// model to like). On x86-64 they are also compiled for AVX2 and picked at load
-// time, which is about 4x faster than the SSE2 version on the same machine.
-// Not under ThreadSanitizer: the ifunc resolver behind target_clones runs
-// during relocation, before the TSan runtime is up, and crashes the program.
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define REDFLOW_NO_MULTIVERSION
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define REDFLOW_NO_MULTIVERSION
-#endif
-#if defined(__x86_64__) && defined(__has_attribute) && !defined(REDFLOW_NO_MULTIVERSION)
-#if __has_attribute(target_clones)
-#define REDFLOW_MULTIVERSION __attribute__((target_clones("avx2", "default")))
-#endif
-#endif
-#ifndef REDFLOW_MULTIVERSION
-#define REDFLOW_MULTIVERSION
-#endif
+// model to like). REDFLOW_MULTIVERSION (multiversion.hpp) also compiles them
+// for AVX2, picked at load time: about 4x faster than SSE2 on the same machine.
 
 typedef std::uint32_t u32x8 __attribute__((vector_size(32)));
 

@@ -5,21 +5,13 @@
 #include <chrono>
 #include <thread>
 
+#include "actors/multiversion.hpp"
 #include "redflow/rem_stencil.hpp"
 
 namespace redflow::rem::stencil {
 
-// The clones' resolver is an ifunc that runs while the dynamic loader
-// relocates the program, before TSan's runtime is up: under TSan it crashed
-// every test binary at start-up. TSan builds get the default clone only.
-#if defined(__SANITIZE_THREAD__)
-#define REDFLOW_STENCIL_CLONES
-#else
-#define REDFLOW_STENCIL_CLONES __attribute__((target_clones("avx2", "default")))
-#endif
-
-REDFLOW_STENCIL_CLONES void jacobi5(const float* __restrict in, std::size_t in_stride, float* __restrict out,
-                                                               std::size_t out_stride, std::size_t rows, std::size_t cols) {
+REDFLOW_MULTIVERSION void jacobi5(const float* __restrict in, std::size_t in_stride, float* __restrict out, std::size_t out_stride,
+                                  std::size_t rows, std::size_t cols) {
   for (std::size_t r = 0; r < rows; ++r) {
     const float* c = in + r * in_stride;
     const float* up = c - in_stride;
