@@ -168,6 +168,14 @@ TEST_F(RemCliTest, BadFlagsAreNamed) {
   r = run_cli("rem " + path("mesh.dot") + " --instance 'bad id' --store " + store_);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("instance id 'bad id'"), std::string::npos) << r.output;
+  // The same --output checks as `redflow run` (one helper): a node bound twice, .npy without type=.
+  const std::string y = fmt::format("m{}_0", layers_ - 1);
+  r = run_cli("rem " + path("mesh.dot") + " --output " + y + "=" + path("x.bin") + " --output " + y + "=" + path("y.bin"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("'" + y + "' is given twice"), std::string::npos) << r.output;
+  r = run_cli("rem " + path("mesh.dot") + " --output " + y + "=" + path("x.npy"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("has no type="), std::string::npos) << r.output;
 }
 
 }  // namespace

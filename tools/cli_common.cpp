@@ -154,6 +154,21 @@ Status check_output_format(const DataNode& node, const std::string& file) {
   return Status::Ok();
 }
 
+Result<std::map<std::string, std::string>> read_output_bindings(const Graph& graph, const std::vector<std::string>& bindings) {
+  std::map<std::string, std::string> output_files;
+  for (const auto& binding : bindings) {
+    auto nf = split_binding(binding, "--output");
+    if (!nf.ok()) return nf.status();
+    auto d = graph.find_data(nf->first);
+    if (!d || graph.data(*d).kind != DataKind::kOutput)
+      return Status::InvalidArgument("--output " + binding + ": graph '" + graph.name() + "' has no output data node '" + nf->first + "'");
+    if (Status s = check_output_format(graph.data(*d), nf->second); !s.ok()) return s;
+    if (!output_files.emplace(nf->first, nf->second).second)
+      return Status::InvalidArgument("--output " + binding + ": output data node '" + nf->first + "' is given twice (one --output per node)");
+  }
+  return output_files;
+}
+
 std::vector<std::byte> output_file_bytes(const DataNode& node, const std::string& file, const std::vector<std::byte>& bytes) {
   return file.ends_with(".npy") ? to_npy(node.type, bytes) : bytes;
 }

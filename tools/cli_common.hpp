@@ -81,6 +81,9 @@ void print_values(const std::string& name, const std::vector<std::byte>& bytes, 
 // Bytes to write for `--output NAME=FILE`: raw, or a NumPy array when FILE ends
 // in .npy (the node needs a type= then; checked before anything runs).
 Status check_output_format(const DataNode& node, const std::string& file);
+// Output files bound with --output NAME=FILE, by node name: each names an
+// output node of `graph` once, in a format the node can be written in.
+Result<std::map<std::string, std::string>> read_output_bindings(const Graph& graph, const std::vector<std::string>& bindings);
 std::vector<std::byte> output_file_bytes(const DataNode& node, const std::string& file, const std::vector<std::byte>& bytes);
 
 // `schedule --calibrate`: seconds one actor execution costs on this machine

@@ -87,15 +87,8 @@ int rem_main(const RemArgs& a) {
   auto input_files = read_inputs(*graph, a.inputs);
   if (!input_files.ok()) return fail(input_files.status());
   const Inputs& inputs = input_files->inputs;
-  std::map<std::string, std::string> output_files;
-  for (const auto& binding : a.outputs) {
-    auto nf = split_binding(binding, "--output");
-    if (!nf.ok()) return fail(nf.status());
-    auto d = graph->find_data(nf->first);
-    if (!d || graph->data(*d).kind != DataKind::kOutput)
-      return fail(Status::InvalidArgument("--output " + binding + ": graph '" + graph->name() + "' has no output data node '" + nf->first + "'"));
-    output_files[nf->first] = nf->second;
-  }
+  auto output_files = read_output_bindings(*graph, a.outputs);
+  if (!output_files.ok()) return fail(output_files.status());
   auto store = rem::open_store(a.store);
   if (!store.ok()) return fail(store.status());
   rem::RunOptions o;
@@ -124,11 +117,11 @@ int rem_main(const RemArgs& a) {
     if (!store.ok()) return fail(store.status());
   }
   // The outputs come from the store, whoever computed them.
-  if (!output_files.empty() || !a.stats.empty()) {
+  if (!output_files->empty() || !a.stats.empty()) {
     auto results = rem::read_results(program, **store, o.instance);
     if (!results.ok()) return fail(results.status());
-    for (const auto& [name, file] : output_files) {
-      const auto& bytes = results->at(name);
+    for (const auto& [name, file] : *output_files) {
+      const auto bytes = output_file_bytes(graph->data(*graph->find_data(name)), file, results->at(name));
       if (Status s = write_file(file, bytes.data(), bytes.size()); !s.ok()) return fail(s);
     }
   }

@@ -44,17 +44,8 @@ int run(const RunArgs& a) {
   auto input_files = read_inputs(*graph, a.inputs);
   if (!input_files.ok()) return fail(input_files.status());
   const Inputs& inputs = input_files->inputs;
-  std::map<std::string, std::string> output_files;
-  for (const auto& binding : a.outputs) {
-    auto nf = split_binding(binding, "--output");
-    if (!nf.ok()) return fail(nf.status());
-    auto d = graph->find_data(nf->first);
-    if (!d || graph->data(*d).kind != DataKind::kOutput)
-      return fail(Status::InvalidArgument("--output " + binding + ": graph '" + graph->name() + "' has no output data node '" + nf->first + "'"));
-    if (Status s = check_output_format(graph->data(*d), nf->second); !s.ok()) return fail(s);
-    if (!output_files.emplace(nf->first, nf->second).second)
-      return fail(Status::InvalidArgument("--output " + binding + ": output data node '" + nf->first + "' is given twice (one --output per node)"));
-  }
+  auto output_files = read_output_bindings(*graph, a.outputs);
+  if (!output_files.ok()) return fail(output_files.status());
 
 
   Outputs outputs;
@@ -82,7 +73,7 @@ int run(const RunArgs& a) {
   }
   progress.finish();
   // Everything ran: only now write files, so a failed run leaves none behind.
-  for (const auto& [name, file] : output_files) {
+  for (const auto& [name, file] : *output_files) {
     const auto bytes = output_file_bytes(graph->data(*graph->find_data(name)), file, outputs.at(name));
     if (Status s = write_file(file, bytes.data(), bytes.size()); !s.ok()) return fail(s);
   }
