@@ -107,7 +107,9 @@ Status Program::validate() const {
       }
     }
   }
-  producer_ = std::move(producer);
+  // Scheduler threads validate the same program at once (run_program): they
+  // only read the cache, which changes only when the program did.
+  if (producer_ != producer) producer_ = std::move(producer);
   return Status::Ok();
 }
 

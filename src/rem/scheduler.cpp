@@ -333,6 +333,7 @@ Result<Run> run_program(const Program& program, Store& store, const std::map<std
                         unsigned schedulers, RunOptions options) {
   REDFLOW_RETURN_IF_ERROR(program.validate());
   if (schedulers == 0) return Status::InvalidArgument("run_program needs at least one scheduler");
+  REDFLOW_RETURN_IF_ERROR(program.validate());  // before the threads, which validate it again concurrently
   if (options.instance.empty()) options.instance = derive_instance(program, inputs);
   std::vector<Result<RunStats>> results(schedulers, Status::Internal("scheduler did not run"));
   std::vector<std::thread> threads;
