@@ -97,6 +97,7 @@ class Engine {
   ActorId take_inbox(Runner& victim, Job& job, unsigned taker);
   void copy_voted_home(Job& job, DataId logical, DataId winner, TileStats& stats);
   void mark(Job& job, std::string what, std::string detail, int tile);
+  void report(Job& job, ExecutionStats& stats);  // stats and trace, after the run
 
   bool place_input(Runner& r, Job& job, DataId d, SlotId& slot);
   bool allocate_slot(Runner& r, Job& job, SlotId& slot);
@@ -132,6 +133,7 @@ class Engine {
   std::array<std::mutex, 64> placement_locks_;
   std::mutex& placement_lock(ActorId vote) { return placement_locks_[vote % placement_locks_.size()]; }
   std::mutex voted_mutex_;
+  std::mutex quarantine_mutex_;  // one quarantine at a time, per engine (not per process)
   struct DriverTrace;
   std::unique_ptr<DriverTrace> driver_trace_;
 };

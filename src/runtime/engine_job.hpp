@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime/engine.hpp"
@@ -33,6 +34,11 @@ inline constexpr std::uint32_t home_state_of(std::uint32_t word) { return word &
 inline constexpr std::uint32_t kMaxVoteRounds = 8;
 inline constexpr unsigned kTileRounds = 4;
 inline constexpr unsigned kMaxSameMessages = 8;
+
+// Waits while some thread writes `d`'s main-memory copy (of any round).
+inline void wait_for_home_writer(const GraphState& s, DataId d) {
+  while (home_state_of(s.home_state[d].load(std::memory_order_acquire)) == kHomeWriting) std::this_thread::yield();
+}
 
 inline std::uint64_t pack_location(unsigned tile, SlotId slot) { return (std::uint64_t{tile} << 32) | slot; }
 

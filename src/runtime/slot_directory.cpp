@@ -1,6 +1,6 @@
-// Slots and main memory: placing an actor's inputs in its tile's slots,
-// choosing a slot (displacing a live value if need be), and writing values
-// back to main memory.
+// The slot directory: the driver's view of each tile's slots. Placing an
+// actor's inputs in its tile's slots and choosing a slot for a new value
+// (displacing a live one, least recently used, if need be).
 //
 // A value is named by (execution, data node, voting round) everywhere: in a
 // slot's tag, in the tile directory, and in main memory's validity word. A
@@ -8,62 +8,11 @@
 // of the same data node; copies of the rejected one may linger in slots and
 // in main memory (written back when their slot was displaced), and because
 // the round is part of their name, nothing can ever hand them out again.
-#include <cstring>
 #include <string>
-#include <thread>
 
 #include "runtime/engine_job.hpp"
 
 namespace redflow::runtime {
-
-bool Engine::home_valid(const Job& job, DataId d, std::uint32_t round) const {
-  return job.state->home_state[d].load(std::memory_order_acquire) == home_word(round, kHomeValid);
-}
-
-// Waits while some thread writes `d`'s main-memory copy (of any round).
-static void wait_for_home_writer(const GraphState& s, DataId d) {
-  while (home_state_of(s.home_state[d].load(std::memory_order_acquire)) == kHomeWriting) std::this_thread::yield();
-}
-
-bool Engine::ensure_home(Job& job, DataId d) {
-  const std::uint32_t round = job.round_of(d);
-  if (home_valid(job, d, round)) return true;
-  const std::uint64_t loc = job.state->location[d].load(std::memory_order_acquire);
-  if (loc == kNowhere) return false;
-  const unsigned t = static_cast<unsigned>(loc >> 32);
-  write_home(job, DataTag{job.execution, d, round}, *tiles_[t], static_cast<SlotId>(loc & 0xffffffffu), driver_stats_);
-  return home_valid(job, d, round);
-}
-
-// Copies the value `tag` from a slot to main memory, unless main memory
-// already has it or a later round of the node (the value is then stale and
-// nobody needs it). The writing state is a lock on the node's buffer.
-void Engine::write_home(Job& job, DataTag tag, LocalTile& tile, SlotId slot, TileStats& stats) {
-  GraphState& s = *job.state;
-  const DataId d = tag.data;
-  std::uint32_t word = s.home_state[d].load(std::memory_order_acquire);
-  for (;;) {
-    if (home_round(word) > tag.round || word == home_word(tag.round, kHomeValid)) return;
-    if (home_state_of(word) == kHomeWriting) {
-      std::this_thread::yield();
-      word = s.home_state[d].load(std::memory_order_acquire);
-      continue;
-    }
-    if (s.home_state[d].compare_exchange_weak(word, home_word(tag.round, kHomeWriting), std::memory_order_acq_rel)) break;
-  }
-  const std::size_t bytes = job.plan->data[d].bytes;
-  const double start = job.tracing ? job.now() : 0;
-  const bool ok = tile.read_slot(slot, tag, std::span<std::byte>(s.home_write[d], bytes));
-  s.home_state[d].store(home_word(tag.round, ok ? kHomeValid : kHomeInvalid), std::memory_order_release);
-  if (!ok) return;
-  ++stats.transfers_in;
-  transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-  if (job.tracing) {
-    // Recorded by the thread that moved the bytes: the tile's own runner, or the driver.
-    TraceBuffer& buffer = &stats == &driver_stats_ ? driver_trace_->buffer : runners_[tile.index()]->trace;
-    buffer.transfers.push_back(RawTransfer{d, static_cast<int>(tile.index()), kDriverTile, bytes, start, job.now()});
-  }
-}
 
 bool Engine::allocate_slot(Runner& r, Job& job, SlotId& slot) {
   GraphState& s = *job.state;
@@ -162,38 +111,6 @@ bool Engine::place_input(Runner& r, Job& job, DataId d, SlotId& slot) {
   dir.occupied[slot] = true;
   dir.slot_of[d] = static_cast<std::int32_t>(slot);
   return true;
-}
-
-// Copies the confirmed replica's bytes to main memory for an output node.
-void Engine::copy_voted_home(Job& job, DataId logical, DataId winner, TileStats& stats) {
-  GraphState& s = *job.state;
-  const std::size_t bytes = job.plan->data[logical].bytes;
-  const DataTag tag{job.execution, winner, job.round_of(winner)};
-  std::span<std::byte> dst(s.home_write[logical], bytes);
-  bool ok = false;
-  const double start = job.tracing ? job.now() : 0;
-  const std::uint64_t loc = s.location[winner].load(std::memory_order_acquire);
-  if (loc != kNowhere) ok = tiles_[loc >> 32]->read_slot(static_cast<SlotId>(loc & 0xffffffffu), tag, dst);
-  if (!ok) {
-    // Displaced meanwhile, so written back: copy from main memory.
-    wait_for_home_writer(s, winner);
-    if (!home_valid(job, winner, tag.round)) {
-      fail(job, "internal error: confirmed data node '" + job.plan->graph->data(winner).name + "' is in no memory");
-      return;
-    }
-    if (bytes != 0) std::memcpy(dst.data(), s.home[winner].data(), bytes);
-  }
-  ++stats.transfers_in;
-  transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-  if (job.tracing) {
-    // Counted above, so traced too: stats and trace must agree on the transfers. Recorded by the calling thread.
-    TraceBuffer* buffer = &driver_trace_->buffer;
-    for (auto& r : runners_)
-      if (&stats == &r->stats) buffer = &r->trace;
-    buffer->transfers.push_back(RawTransfer{logical, ok ? static_cast<int>(loc >> 32) : kDriverTile, kDriverTile, bytes, start, job.now()});
-  }
-  s.home[logical] = dst;
-  s.home_state[logical].store(home_word(0, kHomeValid), std::memory_order_release);
 }
 
 }  // namespace redflow::runtime

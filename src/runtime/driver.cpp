@@ -1,0 +1,115 @@
+// The driver tile (section 4.1): the thread that calls execute() runs the
+// special actors (split, collect, reorder: by moving pointers in main memory)
+// and the actors too large for a tile's slots, in HEFT order or as they become
+// ready.
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "runtime/engine_job.hpp"
+
+namespace redflow::runtime {
+
+void Engine::driver_loop(Job& job) {
+  const Plan& plan = *job.plan;
+  if (job.scheduler == Scheduler::kHeft) {
+    for (ActorId a : plan.heft.driver_order) {
+      if (plan.actors[a].is_vote) continue;  // voted where its last replica finishes, not run by the driver
+      auto ready = [&] { return job.state->pending[a].load(std::memory_order_acquire) == 0 || job.aborted.load(); };
+      while (!ready()) {
+        const std::uint32_t token = driver_notifier_.prepare();
+        if (ready()) {
+          driver_notifier_.cancel();
+          break;
+        }
+        driver_notifier_.wait(token);
+      }
+      if (job.aborted.load()) break;
+      run_on_driver(job, a);
+    }
+  } else {
+    for (;;) {
+      ActorId a = kNone;
+      {
+        std::lock_guard<std::mutex> lock(driver_mutex_);
+        if (!driver_queue_.empty()) {
+          a = driver_queue_.back();
+          driver_queue_.pop_back();
+        }
+      }
+      if (a != kNone) {
+        run_on_driver(job, a);
+        continue;
+      }
+      if (finished(job)) break;
+      const std::uint32_t token = driver_notifier_.prepare();
+      bool has_work;
+      {
+        std::lock_guard<std::mutex> lock(driver_mutex_);
+        has_work = !driver_queue_.empty();
+      }
+      if (has_work || finished(job)) {
+        driver_notifier_.cancel();
+        continue;
+      }
+      driver_notifier_.wait(token);
+    }
+  }
+  // Wait for the tiles to finish the rest.
+  while (!finished(job)) {
+    const std::uint32_t token = driver_notifier_.prepare();
+    if (finished(job)) {
+      driver_notifier_.cancel();
+      break;
+    }
+    driver_notifier_.wait(token);
+  }
+}
+
+void Engine::run_on_driver(Job& job, ActorId a) {
+  const Plan& plan = *job.plan;
+  GraphState& s = *job.state;
+  const PlanActor& pa = plan.actors[a];
+  auto& inputs = s.driver_inputs;
+  inputs.clear();
+  for (std::uint32_t i = 0; i < pa.input_count; ++i) {
+    const DataId d = s.alias[plan.inputs[pa.first_input + i]];
+    // Transfers from tiles land in main memory; for a collect's aliased input that is already its place in the output.
+    if (!ensure_home(job, d)) {
+      fail(job, "internal error: input '" + plan.graph->data(d).name + "' of driver actor '" + std::string(pa.name) + "' is nowhere");
+      return;
+    }
+    inputs.push_back(s.home[d]);
+  }
+  const std::size_t out_bytes = plan.data[pa.output].bytes;
+  const auto t0 = std::chrono::steady_clock::now();
+  const double trace_start = job.tracing ? job.now() : 0;
+  if (pa.alias == ActorAlias::kInputRange) {
+    s.home[pa.output] = inputs[0].subspan(pa.alias_offset, out_bytes);  // the shape check guaranteed the range
+  } else if (pa.alias == ActorAlias::kConcatenation) {
+    std::byte* out = s.home_write[pa.output];
+    std::size_t at = 0;
+    for (const auto& in : inputs) {
+      if (in.data() != out + at && !in.empty()) std::memcpy(out + at, in.data(), in.size());
+      at += in.size();
+    }
+  } else {
+    ActorContext ctx(pa.name, pa.args, inputs, std::span<std::byte>(s.home_write[pa.output], out_bytes), nullptr);
+    invoke_actor(*pa.function, ctx);
+    if (ctx.failure()) {
+      fail(job, "actor '" + std::string(pa.name) + "' failed on the driver: " + *ctx.failure(), Status::Code::kActorFailed);
+      return;
+    }
+  }
+  driver_stats_.busy_s += seconds_since(t0);
+  ++driver_stats_.actors;
+  if (job.tracing) driver_trace_->buffer.actors.push_back(RawActor{a, kDriverTile, 0, 0, trace_start, job.now(), false, false});
+  s.home_state[pa.output].store(home_word(0, kHomeValid), std::memory_order_release);
+  // Main memory needs no slot freeing: the inputs' consumer counts just drop.
+  for (std::uint32_t i = 0; i < pa.input_count; ++i)
+    s.remaining[s.alias[plan.inputs[pa.first_input + i]]].fetch_sub(1, std::memory_order_acq_rel);
+  complete(job, a, nullptr);
+}
+
+}  // namespace redflow::runtime

@@ -1,0 +1,77 @@
+// Stats and trace of one execution: per-thread counters and trace buffers
+// merged after the run, and the marks (failed votes, quarantines) recorded
+// during it.
+#include <algorithm>
+#include <mutex>
+#include <string>
+
+#include "runtime/engine_job.hpp"
+
+namespace redflow::runtime {
+
+void Engine::report(Job& job, ExecutionStats& stats) {
+  const Plan& plan = *job.plan;
+  const ExecutionRequest& request = *job.request;
+  stats.makespan_s = seconds_since(job.t0);
+  stats.scheduler = to_string(job.scheduler);
+  stats.redundancy = request.redundancy;
+  stats.tiles.clear();
+  stats.actors_executed = stats.transfers = stats.transfer_bytes = stats.steals = stats.displacements = 0;
+  stats.injected_faults = stats.detected_faults = stats.reexecutions = 0;
+  stats.driver = driver_stats_;
+  stats.actors_executed += driver_stats_.actors;
+  stats.transfers += driver_stats_.transfers_in;
+  auto add_counts = [&](const RedundancyCounts& c) {
+    stats.injected_faults += c.injected;
+    stats.detected_faults += c.detected;
+    stats.reexecutions += c.reexecutions;
+  };
+  add_counts(driver_trace_->counts);
+  for (auto& r : runners_) {
+    r->stats.lost_votes = job.lost_votes[r->index].load();
+    r->stats.quarantined = !healthy(r->index);
+    stats.tiles.push_back(r->stats);
+    stats.actors_executed += r->stats.actors;
+    stats.transfers += r->stats.transfers_in;
+    stats.steals += r->stats.steals;
+    stats.displacements += r->stats.displacements;
+    add_counts(r->counts);
+  }
+  stats.quarantined_tiles = quarantined_tiles();
+  stats.transfer_bytes = transfer_bytes_.exchange(0);
+
+  if (ExecutionTrace* trace = request.trace) {
+    *trace = ExecutionTrace{};
+    trace->tiles = tiles();
+    trace->cores_per_tile = options_.cores_per_tile;
+    trace->slots = options_.slots;
+    trace->scheduler = stats.scheduler;
+    trace->redundancy = request.redundancy;
+    trace->makespan_s = stats.makespan_s;
+    const Graph& g = *plan.graph;
+    auto merge = [&](const TraceBuffer& b, int tile) {
+      for (const RawActor& x : b.actors)
+        trace->actors.push_back(TracedActor{x.actor, g.actor(x.actor).name, std::string(plan.actors[x.actor].original), x.tile,
+                                            x.replica, x.attempt, x.start, x.end, x.stolen, x.faulty});
+      for (const RawTransfer& x : b.transfers)
+        trace->transfers.push_back(TracedTransfer{g.data(x.data).name, x.from, x.to, x.bytes, x.start, x.end});
+      for (const RawSlots& x : b.slots) trace->slot_use.push_back(TracedSlots{tile, x.time, x.used});
+    };
+    merge(driver_trace_->buffer, kDriverTile);
+    for (auto& r : runners_) merge(r->trace, static_cast<int>(r->index));
+    auto by_start = [](const auto& a, const auto& b) { return a.start_s < b.start_s; };
+    std::stable_sort(trace->actors.begin(), trace->actors.end(), by_start);
+    std::stable_sort(trace->transfers.begin(), trace->transfers.end(), by_start);
+    std::stable_sort(trace->slot_use.begin(), trace->slot_use.end(), [](const auto& a, const auto& b) { return a.time_s < b.time_s; });
+    trace->marks = std::move(job.marks);
+  }
+}
+
+void Engine::mark(Job& job, std::string what, std::string detail, int tile) {
+  if (!job.tracing) return;
+  const double t = job.now();
+  std::lock_guard<std::mutex> lock(job.mark_mutex);
+  job.marks.push_back(TracedMark{std::move(what), std::move(detail), tile, t});
+}
+
+}  // namespace redflow::runtime

@@ -1,0 +1,173 @@
+// Main memory (section 4.4 of Kühbacher et al.): where every data node has
+// its home, zero-copy placement for split and collect, and the validity word
+// (round << 2 | state) that says which value a home holds. Values come back
+// from tiles here (write_home) and go to the driver's actors from here.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "runtime/engine_job.hpp"
+
+namespace redflow::runtime {
+
+std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
+  auto s = std::make_unique<GraphState>();
+  const std::size_t actors = plan.actors.size(), data = plan.data.size();
+  s->pending = std::make_unique<std::atomic<std::uint32_t>[]>(actors);
+  s->remaining = std::make_unique<std::atomic<std::uint32_t>[]>(data);
+  s->home_state = std::make_unique<std::atomic<std::uint32_t>[]>(data);
+  s->location = std::make_unique<std::atomic<std::uint64_t>[]>(data);
+  s->home_buffer.resize(data);
+  s->home.resize(data);
+  s->home_write.assign(data, nullptr);
+  s->driver_inputs.reserve(plan.max_inputs);
+  s->checksum.assign(data, 0);
+  s->producer_tile.assign(data, -1);
+  s->alias.resize(data);
+  for (DataId d = 0; d < data; ++d) s->alias[d] = d;
+  s->round = std::make_unique<std::atomic<std::uint32_t>[]>(data);
+  s->replica_tile = std::make_unique<std::atomic<int>[]>(actors);
+  s->skipped = std::make_unique<std::atomic<std::uint8_t>[]>(actors);
+  s->vote_round.assign(actors, 0);
+  s->vote_history.resize(actors);
+  assign_main_memory(plan, *s);
+  s->dirs.resize(tiles_.size());
+  for (auto& dir : s->dirs) {
+    dir.slot_of.assign(data, -1);
+    dir.held.assign(options_.slots, DataTag{});
+    dir.occupied.assign(options_.slots, false);
+    dir.last_use.assign(options_.slots, 0);
+    dir.stamp.assign(options_.slots, 0);
+  }
+  return s;
+}
+
+// Gives every inner and output node its place in main memory. Zero-copy for
+// the paper's special actors: an inner node read only by a collect (once) is
+// placed inside the collect's output, so writing it back is the collect; a
+// split's output gets no buffer, it will be a range of the split's input.
+void Engine::assign_main_memory(const Plan& plan, GraphState& s) {
+  const std::size_t data = plan.data.size();
+  constexpr DataId kNoParent = ~DataId{0};
+  std::vector<DataId> parent(data, kNoParent);
+  std::vector<std::size_t> offset(data, 0);
+  std::vector<bool> split_output(data, false), own(data, false);
+  for (const PlanActor& pa : plan.actors)
+    if (pa.alias == ActorAlias::kInputRange) split_output[pa.output] = true;
+  for (const PlanActor& pa : plan.actors) {
+    if (pa.alias != ActorAlias::kConcatenation) continue;
+    std::size_t at = 0;
+    for (std::uint32_t i = 0; i < pa.input_count; ++i) {
+      const DataId d = plan.inputs[pa.first_input + i];
+      const PlanData& pd = plan.data[d];
+      const bool once = pd.consumer_count == 1;
+      if (pd.kind == DataKind::kInner && once && !split_output[d] && parent[d] == kNoParent) {
+        parent[d] = pa.output;
+        offset[d] = at;
+      }
+      at += pd.bytes;
+    }
+  }
+  // Resolve chains (a collect feeding a collect) from the outermost buffer in.
+  std::vector<std::byte*> base(data, nullptr);
+  std::vector<bool> resolved(data, false);
+  auto resolve = [&](auto&& self, DataId d) -> std::byte* {
+    if (resolved[d]) return base[d];
+    resolved[d] = true;
+    const PlanData& pd = plan.data[d];
+    if (pd.kind != DataKind::kInner && pd.kind != DataKind::kOutput) return base[d] = nullptr;
+    if (split_output[d]) return base[d] = nullptr;
+    if (parent[d] != kNoParent) {
+      std::byte* outer = self(self, parent[d]);
+      if (outer != nullptr) return base[d] = outer + offset[d];
+    }
+    s.home_buffer[d].resize(pd.bytes);
+    own[d] = true;
+    return base[d] = s.home_buffer[d].data();
+  };
+  for (DataId d = 0; d < data; ++d) {
+    s.home_write[d] = resolve(resolve, d);
+    if (s.home_write[d] != nullptr) s.home[d] = {s.home_write[d], plan.data[d].bytes};
+  }
+}
+
+std::span<const std::byte> Engine::output(const GraphState& state, DataId d) const { return state.home[d]; }
+
+bool Engine::home_valid(const Job& job, DataId d, std::uint32_t round) const {
+  return job.state->home_state[d].load(std::memory_order_acquire) == home_word(round, kHomeValid);
+}
+
+bool Engine::ensure_home(Job& job, DataId d) {
+  const std::uint32_t round = job.round_of(d);
+  if (home_valid(job, d, round)) return true;
+  const std::uint64_t loc = job.state->location[d].load(std::memory_order_acquire);
+  if (loc == kNowhere) return false;
+  const unsigned t = static_cast<unsigned>(loc >> 32);
+  write_home(job, DataTag{job.execution, d, round}, *tiles_[t], static_cast<SlotId>(loc & 0xffffffffu), driver_stats_);
+  return home_valid(job, d, round);
+}
+
+// Copies the value `tag` from a slot to main memory, unless main memory
+// already has it or a later round of the node (the value is then stale and
+// nobody needs it). The writing state is a lock on the node's buffer.
+void Engine::write_home(Job& job, DataTag tag, LocalTile& tile, SlotId slot, TileStats& stats) {
+  GraphState& s = *job.state;
+  const DataId d = tag.data;
+  std::uint32_t word = s.home_state[d].load(std::memory_order_acquire);
+  for (;;) {
+    if (home_round(word) > tag.round || word == home_word(tag.round, kHomeValid)) return;
+    if (home_state_of(word) == kHomeWriting) {
+      std::this_thread::yield();
+      word = s.home_state[d].load(std::memory_order_acquire);
+      continue;
+    }
+    if (s.home_state[d].compare_exchange_weak(word, home_word(tag.round, kHomeWriting), std::memory_order_acq_rel)) break;
+  }
+  const std::size_t bytes = job.plan->data[d].bytes;
+  const double start = job.tracing ? job.now() : 0;
+  const bool ok = tile.read_slot(slot, tag, std::span<std::byte>(s.home_write[d], bytes));
+  s.home_state[d].store(home_word(tag.round, ok ? kHomeValid : kHomeInvalid), std::memory_order_release);
+  if (!ok) return;
+  ++stats.transfers_in;
+  transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  if (job.tracing) {
+    // Recorded by the thread that moved the bytes: the tile's own runner, or the driver.
+    TraceBuffer& buffer = &stats == &driver_stats_ ? driver_trace_->buffer : runners_[tile.index()]->trace;
+    buffer.transfers.push_back(RawTransfer{d, static_cast<int>(tile.index()), kDriverTile, bytes, start, job.now()});
+  }
+}
+
+// Copies the confirmed replica's bytes to main memory for an output node.
+void Engine::copy_voted_home(Job& job, DataId logical, DataId winner, TileStats& stats) {
+  GraphState& s = *job.state;
+  const std::size_t bytes = job.plan->data[logical].bytes;
+  const DataTag tag{job.execution, winner, job.round_of(winner)};
+  std::span<std::byte> dst(s.home_write[logical], bytes);
+  bool ok = false;
+  const double start = job.tracing ? job.now() : 0;
+  const std::uint64_t loc = s.location[winner].load(std::memory_order_acquire);
+  if (loc != kNowhere) ok = tiles_[loc >> 32]->read_slot(static_cast<SlotId>(loc & 0xffffffffu), tag, dst);
+  if (!ok) {
+    // Displaced meanwhile, so written back: copy from main memory.
+    wait_for_home_writer(s, winner);
+    if (!home_valid(job, winner, tag.round)) {
+      fail(job, "internal error: confirmed data node '" + job.plan->graph->data(winner).name + "' is in no memory");
+      return;
+    }
+    if (bytes != 0) std::memcpy(dst.data(), s.home[winner].data(), bytes);
+  }
+  ++stats.transfers_in;
+  transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  if (job.tracing) {
+    // Counted above, so traced too: stats and trace must agree on the transfers. Recorded by the calling thread.
+    TraceBuffer* buffer = &driver_trace_->buffer;
+    for (auto& r : runners_)
+      if (&stats == &r->stats) buffer = &r->trace;
+    buffer->transfers.push_back(RawTransfer{logical, ok ? static_cast<int>(loc >> 32) : kDriverTile, kDriverTile, bytes, start, job.now()});
+  }
+  s.home[logical] = dst;
+  s.home_state[logical].store(home_word(0, kHomeValid), std::memory_order_release);
+}
+
+}  // namespace redflow::runtime

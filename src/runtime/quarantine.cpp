@@ -1,0 +1,34 @@
+// Quarantine (section 5.3): a tile that loses too many votes is taken out of
+// service for the runtime's life, never leaving fewer tiles than the
+// redundancy configuration needs.
+#include <mutex>
+#include <string>
+
+#include "runtime/engine_job.hpp"
+
+namespace redflow::runtime {
+
+std::vector<unsigned> Engine::quarantined_tiles() const {
+  std::vector<unsigned> out;
+  for (unsigned t = 0; t < options_.tiles; ++t)
+    if (!healthy(t)) out.push_back(t);
+  return out;
+}
+
+void Engine::lose_vote(Job& job, int tile) {
+  if (tile < 0 || static_cast<unsigned>(tile) >= tiles()) return;
+  const std::uint32_t lost = job.lost_votes[tile].fetch_add(1, std::memory_order_acq_rel) + 1;
+  if (options_.quarantine_after == 0 || lost < options_.quarantine_after || !healthy(static_cast<unsigned>(tile))) return;
+  // Never below the tiles the configuration needs; one quarantine at a time.
+  std::lock_guard<std::mutex> lock(quarantine_mutex_);
+  unsigned in_service = 0;
+  for (unsigned t = 0; t < tiles(); ++t) in_service += healthy(t);
+  if (in_service <= job.min_healthy) return;
+  quarantined_[tile].store(true, std::memory_order_release);
+  mark(job, "quarantine", "tile " + std::to_string(tile) + " lost " + std::to_string(lost) + " votes", tile);
+  // Its queue moves to the others: wake it so it hands its work over.
+  runners_[static_cast<unsigned>(tile)]->notifier.notify_all();
+  steal_notifier_.notify_all();
+}
+
+}  // namespace redflow::runtime

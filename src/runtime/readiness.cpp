@@ -1,0 +1,81 @@
+// Readiness (section 4.2): when an actor completes, its consumers' pending
+// counts drop; those that reach zero run next on this tile (work-first), go
+// to its queue, to the driver, to a replica's tile, or to the compare
+// actor's vote.
+#include <mutex>
+
+#include "runtime/engine_job.hpp"
+
+namespace redflow::runtime {
+
+ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
+  const Plan& plan = *job.plan;
+  GraphState& s = *job.state;
+  const PlanActor& pa = plan.actors[a];
+  const PlanData& out = plan.data[pa.output];
+  ActorId next = kNone;
+  bool pushed_tile = false, pushed_driver = false;
+  // Work another path made ready (a vote's consumers): run it next or queue it here.
+  auto adopt = [&](ActorId x) {
+    if (x == kNone) return;
+    if (next == kNone) {
+      next = x;
+    } else if (plan.actors[x].replica != 0) {
+      push_inbox(*from, x);  // thieves check replicas in inboxes, never in deques
+    } else {
+      from->deque.push(x);
+      pushed_tile = true;
+    }
+  };
+  for (std::uint32_t i = 0; i < out.consumer_count; ++i) {
+    const ActorId c = plan.consumers[out.first_consumer + i];
+    if (s.pending[c].fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
+    const PlanActor& pc = plan.actors[c];
+    if (pc.is_vote) {
+      // Section 5.2: the compare actor runs as soon as its replicas are done.
+      adopt(vote(job, c, from));
+      continue;
+    }
+    if (job.scheduler == Scheduler::kHeft) {
+      if (pc.heft_tile == kDriverTile) {
+        pushed_driver = true;
+      } else if (from == nullptr || static_cast<int>(from->index) != pc.heft_tile) {
+        runners_[pc.heft_tile]->notifier.notify_all();
+      }
+      continue;
+    }
+    if (pc.on_driver) {
+      std::lock_guard<std::mutex> lock(driver_mutex_);
+      driver_queue_.push_back(c);
+      pushed_driver = true;
+    } else if (pc.replica != 0) {
+      adopt(place_replica(job, c, from, next == kNone));
+    } else if (from != nullptr) {
+      // Work-first: the first successor runs next on this tile; the others go to the front of its queue.
+      if (next == kNone) {
+        next = c;
+      } else {
+        from->deque.push(c);
+        pushed_tile = true;
+      }
+    } else {
+      // After a driver actor, ready work goes to a random compute tile (section 4.2).
+      const int t = pick_healthy_tile(driver_rng_, -1);
+      if (t < 0) {
+        fail(job, "no compute tile is in service");
+        break;
+      }
+      push_inbox(*runners_[static_cast<unsigned>(t)], c);
+    }
+  }
+  if (pushed_tile) steal_notifier_.notify_one();
+  if (pushed_driver) driver_notifier_.notify_one();
+  if (from != nullptr) {
+    ++from->unflushed;
+  } else if (job.remaining_actors.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    wake_all(job);
+  }
+  return next;
+}
+
+}  // namespace redflow::runtime

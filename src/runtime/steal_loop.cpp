@@ -1,0 +1,69 @@
+// The work-stealing scheduler's tile loop (section 4.2 of Kühbacher et al.):
+// pop own work, then steal from random victims, then sleep.
+#include <thread>
+
+#include "runtime/engine_job.hpp"
+
+namespace redflow::runtime {
+
+void Engine::steal_loop(Runner& r, Job& job) {
+  const std::size_t n = runners_.size();
+  auto steal_from = [&](Runner& victim) -> ActorId {
+    if (&victim == &r) return kNone;
+    ActorId a = kNone;
+    if (auto stolen = victim.deque.steal()) a = *stolen;
+    if (a == kNone) a = take_inbox(victim, job, r.index);
+    if (a != kNone) {
+      ++r.stats.steals;
+      r.stolen = true;
+    }
+    return a;
+  };
+  auto find_work = [&]() -> ActorId {
+    r.stolen = false;
+    if (auto a = r.deque.pop()) return *a;
+    if (ActorId a = take_inbox(r, job, r.index); a != kNone) return a;
+    // A quarantined tile hands its queue to others and never steals.
+    if (n == 1 || !healthy(r.index)) return kNone;
+    // Section 4.2: take from the back of a random victim's queue.
+    for (std::size_t attempt = 0; attempt < 2 * n; ++attempt)
+      if (ActorId a = steal_from(*runners_[next_random(r.rng) % n]); a != kNone) return a;
+    // Random victims can miss the one queue that has work; sweep once before idling.
+    for (auto& victim : runners_)
+      if (ActorId a = steal_from(*victim); a != kNone) return a;
+    return kNone;
+  };
+  auto any_work = [&]() {
+    if (!healthy(r.index)) return !r.deque.empty() || r.inbox_size.load(std::memory_order_acquire) != 0;
+    for (auto& v : runners_)
+      if (!v->deque.empty() || v->inbox_size.load(std::memory_order_acquire) != 0) return true;
+    return false;
+  };
+
+  while (!finished(job)) {
+    ActorId a = find_work();
+    if (a == kNone) {
+      flush_completed(r, job);
+      for (int spin = 0; spin < 64 && a == kNone && !finished(job); ++spin) {
+        std::this_thread::yield();
+        a = find_work();
+      }
+    }
+    if (a == kNone) {
+      const std::uint32_t token = steal_notifier_.prepare();
+      if (finished(job) || any_work()) {
+        steal_notifier_.cancel();
+        continue;
+      }
+      steal_notifier_.wait(token);
+      continue;
+    }
+    while (a != kNone && !job.aborted.load(std::memory_order_relaxed)) {
+      a = run_on_tile(r, job, a);
+      r.stolen = false;
+    }
+  }
+  flush_completed(r, job);
+}
+
+}  // namespace redflow::runtime

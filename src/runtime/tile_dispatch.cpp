@@ -1,0 +1,164 @@
+// Running one actor on a compute tile: place its inputs in slots, reserve
+// output slots, send the actor message, and book the completion (slot
+// directory, write-back of outputs, freeing dead inputs). *-same tiles vote
+// by themselves; a message whose runs all disagree is retried here.
+#include <string>
+
+#include "fault/injector.hpp"
+#include "runtime/engine_job.hpp"
+
+namespace redflow::runtime {
+
+ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
+  const PlanActor& pa = job.plan->actors[a];
+  if (pa.on_driver) {
+    // Only reachable through a schedule that ignored Algorithm 2's rule.
+    fail(job, "internal error: driver actor '" + std::string(pa.name) + "' scheduled on tile " + std::to_string(r.index));
+    return kNone;
+  }
+  if (!healthy(r.index)) {
+    forward(job, a, r);
+    return kNone;
+  }
+  // *-same: the tile votes by itself; a message whose rounds all disagree is
+  // a lost vote, and the actor goes to another tile if this one is quarantined.
+  for (unsigned message = 0;; ++message) {
+    ActorId next = run_actor_message(r, job, a, message);
+    if (next != kRetry) return next;
+    if (!healthy(r.index)) {
+      // Another tile starts over; a tile quarantined for its results has every one of them discarded as faulty.
+      r.counts.detected += r.unconfirmed.size();
+      r.unconfirmed.clear();
+      forward(job, a, r);
+      return kNone;
+    }
+    if (message + 1 >= kMaxSameMessages) {
+      fail(job, "actor '" + std::string(pa.original) + "': no two of its " + std::to_string(pa.runs) + " runs on tile " +
+                    std::to_string(r.index) + " agreed in " + std::to_string(kMaxSameMessages * kTileRounds) + " rounds");
+      return kNone;
+    }
+  }
+}
+
+// One actor message to tile r: place inputs, reserve output slots, run, and
+// on success resolve successors. Returns kRetry when *-same runs disagreed.
+ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned message) {
+  const Plan& plan = *job.plan;
+  GraphState& s = *job.state;
+  const PlanActor& pa = plan.actors[a];
+  ++r.clock;
+  r.input_slots.clear();
+  for (std::uint32_t i = 0; i < pa.input_count; ++i) {
+    SlotId slot;
+    if (!place_input(r, job, s.alias[plan.inputs[pa.first_input + i]], slot)) {
+      if (!job.aborted.load()) fail(job, "actor '" + std::string(pa.name) + "' needs more slots than tile " + std::to_string(r.index) + " has");
+      return kNone;
+    }
+    r.input_slots.push_back(slot);
+  }
+  // Section 5.2: enough free slots for every run's result before the actor is sent.
+  r.output_slots.clear();
+  for (unsigned run = 0; run < pa.runs; ++run) {
+    SlotId out_slot;
+    if (!allocate_slot(r, job, out_slot)) {
+      fail(job, "actor '" + std::string(pa.name) + "' needs more slots than tile " + std::to_string(r.index) + " has");
+      return kNone;
+    }
+    r.output_slots.push_back(out_slot);
+  }
+  ActorMessage m;
+  m.actor = a;
+  m.execution = job.execution;
+  m.function = pa.function;
+  m.name = pa.name;
+  m.args = pa.args;
+  m.input_slots = r.input_slots;
+  m.output_slot = r.output_slots[0];
+  m.extra_output_slots = std::span<const SlotId>(r.output_slots).subspan(1);
+  m.runs = pa.runs;
+  m.max_rounds = kTileRounds;
+  m.output_tag = DataTag{job.execution, pa.output, job.round_of(pa.output)};
+  m.output_bytes = plan.data[pa.output].bytes;
+  m.want_checksum = pa.replica != 0;
+  m.faults = job.request->faults;
+  m.fault_execution = job.request->fault_execution;
+  m.replica = pa.replica;
+  // Re-executions get fresh fault decisions: a transient fault does not repeat.
+  const unsigned attempt = pa.replica != 0 ? s.vote_round[pa.vote] : message;
+  m.attempt = attempt;
+  const double trace_start = job.tracing ? job.now() : 0;
+  Completion done = r.tile->actor(m);
+  r.stats.busy_s += done.seconds;
+  r.stats.checksum_s += done.checksum_seconds;
+  if (pa.replica != 0) s.replica_tile[a].store(static_cast<int>(r.index), std::memory_order_release);
+  if (job.tracing)
+    r.trace.actors.push_back(RawActor{a, static_cast<int>(r.index), pa.replica, attempt, trace_start, job.now(), r.stolen, done.injected > 0});
+  if (!done.ok) {
+    fail(job, "actor '" + std::string(pa.name) + "' failed on tile " + std::to_string(r.index) + ": " + done.error,
+         done.actor_failed ? Status::Code::kActorFailed : Status::Code::kInternal);
+    return kNone;
+  }
+  r.stats.actors += done.executions;
+  r.counts.injected += done.injected;
+  if (!done.agreed) {
+    r.unconfirmed.insert(r.unconfirmed.end(), done.unconfirmed.begin(), done.unconfirmed.end());
+    r.counts.reexecutions += done.executions;
+    lose_vote(job, static_cast<int>(r.index));
+    mark(job, "vote-failed", std::string(pa.name), static_cast<int>(r.index));
+    return kRetry;
+  }
+  if (pa.runs > 1) {
+    // Results of earlier messages that found no agreement count once one is confirmed.
+    for (std::uint64_t sum : r.unconfirmed) r.counts.detected += sum != done.checksum;
+    r.unconfirmed.clear();
+    r.counts.detected += done.rejected;
+    r.counts.reexecutions += done.executions - pa.runs;
+    if (done.rejected > 0) lose_vote(job, static_cast<int>(r.index));
+  }
+  auto& dir = s.dirs[r.index];
+  const SlotId out_slot = done.output_slot;
+  const PlanData& out = plan.data[pa.output];
+  if (pa.replica != 0) {
+    s.checksum[pa.output] = done.checksum;
+    s.producer_tile[pa.output] = static_cast<int>(r.index);
+  } else if (plan.redundant) {
+    s.producer_tile[pa.output] = static_cast<int>(r.index);
+  }
+  if (out.kind == DataKind::kInner && out.consumer_count == 0) {
+    // Dead at birth: nobody reads it and the driver does not keep it, so its
+    // slot is free again at once. (Left occupied, every later allocate_slot
+    // would scan the whole directory, finding it dead only by looking.)
+    r.tile->clear_slot(out_slot);
+  } else {
+    dir.held[out_slot] = m.output_tag;
+    dir.occupied[out_slot] = true;
+    dir.slot_of[pa.output] = static_cast<std::int32_t>(out_slot);
+    s.location[pa.output].store(pack_location(r.index, out_slot), std::memory_order_release);
+    // The driver keeps outputs: copy them to main memory now, while they are hot.
+    if (out.kind == DataKind::kOutput) write_home(job, m.output_tag, *r.tile, out_slot, r.stats);
+  }
+  // Inputs whose last consumer this was are dead: free their slots here. A
+  // replica keeps its inputs until its vote confirms a result: a re-execution
+  // needs them (non-speculative rollback, section 5.2).
+  if (pa.replica == 0) {
+    for (std::uint32_t i = 0; i < pa.input_count; ++i) {
+      const DataId d = s.alias[plan.inputs[pa.first_input + i]];
+      if (s.remaining[d].fetch_sub(1, std::memory_order_acq_rel) == 1 && plan.data[d].kind == DataKind::kInner) {
+        const SlotId slot = r.input_slots[i];
+        if (dir.occupied[slot] && dir.held[slot].data == d) {
+          r.tile->clear_slot(slot);
+          dir.occupied[slot] = false;
+          dir.slot_of[d] = -1;
+        }
+      }
+    }
+  }
+  if (job.tracing) {
+    unsigned used = 0;
+    for (bool o : dir.occupied) used += o;
+    r.trace.slots.push_back(RawSlots{job.now(), used});
+  }
+  return complete(job, a, &r);
+}
+
+}  // namespace redflow::runtime
