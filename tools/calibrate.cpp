@@ -1,4 +1,4 @@
-// `redflow schedule --calibrate`: measures what one actor execution costs on
+// `redflow schedule`'s calibration: measures what one actor execution costs on
 // this machine beyond its work (dispatch, slot bookkeeping, transfers), so
 // HEFT's estimates come out in the same range as measured makespans. The
 // measurement (a chain of tiny actors, best of several executions) takes a
@@ -54,9 +54,9 @@ Result<double> measure() {
 
 }  // namespace
 
-Result<CalibratedOverhead> actor_overhead() {
+Result<CalibratedOverhead> actor_overhead(bool remeasure) {
   const std::filesystem::path file = cache_file();
-  {
+  if (!remeasure) {
     std::ifstream in(file);
     double cached = 0;
     if (in >> cached && cached > 0) return CalibratedOverhead{cached, file.string(), true};

@@ -86,14 +86,15 @@ Status check_output_format(const DataNode& node, const std::string& file);
 Result<std::map<std::string, std::string>> read_output_bindings(const Graph& graph, const std::vector<std::string>& bindings);
 std::vector<std::byte> output_file_bytes(const DataNode& node, const std::string& file, const std::vector<std::byte>& bytes);
 
-// `schedule --calibrate`: seconds one actor execution costs on this machine
-// beyond its work, measured once and cached (tools/calibrate.cpp).
+// `redflow schedule`'s machine model: seconds one actor execution costs on
+// this machine beyond its work, measured at first use and cached
+// (tools/calibrate.cpp). `remeasure` ignores the cache and rewrites it.
 struct CalibratedOverhead {
   double seconds = 0;
   std::string cache;    // the cache file
   bool cached = false;  // read from it rather than measured now
 };
-Result<CalibratedOverhead> actor_overhead();
+Result<CalibratedOverhead> actor_overhead(bool remeasure = false);
 
 // Each subcommand lives in its own file and registers itself here.
 Command add_run_command(CLI::App& app);

@@ -23,7 +23,8 @@ struct ScheduleArgs {
   std::size_t slot_bytes = std::size_t{8} << 20;
   std::string svg;
   bool quiet = false;
-  bool calibrate = false;
+  bool calibrate = false;     // measure again now, ignoring the cache
+  bool no_calibrate = false;  // the bare model: no per-actor overhead
 };
 
 std::string seconds(double s) {
@@ -48,10 +49,12 @@ int schedule_main(const ScheduleArgs& a) {
   o.slots = a.slots;
   o.slot_bytes = a.slot_bytes;
   o.redundancy = *redundancy;
-  std::string calibration = "per-actor runtime overhead (about a microsecond) is not modelled, so small graphs run longer than estimated; "
-                            "--calibrate measures it";
-  if (a.calibrate) {
-    auto overhead = actor_overhead();
+  if (a.calibrate && a.no_calibrate) return fail(Status::InvalidArgument("--calibrate and --no-calibrate contradict each other: pick one"));
+  std::string calibration = "per-actor runtime overhead (about a microsecond) is not modelled (--no-calibrate), so small graphs run longer "
+                            "than estimated";
+  if (!a.no_calibrate) {
+    // Issue 16: estimates in the range of measured makespans by default; the measurement is cached, so only the first use pays it.
+    auto overhead = actor_overhead(a.calibrate);
     if (!overhead.ok()) return fail(overhead.status());
     o.actor_overhead_s = overhead->seconds;
     calibration = fmt::format("plus {} per actor, {} on this machine ({})", seconds(overhead->seconds),
@@ -127,7 +130,10 @@ Command add_schedule_command(CLI::App& app) {
   sub->add_option("--svg", a->svg, "Write the schedule as a Gantt chart to this file (default: none)")->type_name("FILE.svg");
   sub->add_flag("--quiet,-q", a->quiet, "Do not print the schedule table (default: off)");
   sub->add_flag("--calibrate", a->calibrate,
-                "Add this machine's measured per-actor overhead to HEFT's costs (measured once, cached in ~/.cache/redflow; default: off)");
+                "Measure this machine's per-actor overhead again now and rewrite the cache (default: measured at first use, then read "
+                "from ~/.cache/redflow)");
+  sub->add_flag("--no-calibrate", a->no_calibrate,
+                "Use the bare machine model: no per-actor overhead, estimates far below measured times for small actors (default: off)");
   sub->add_option("--lib", a->libs, "Actor plugin .so to load (repeatable; docs/actors.md; default: built-in actors only)")
       ->type_name("PLUGIN.so")
       ->check(readable_file());
