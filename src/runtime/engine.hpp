@@ -114,6 +114,8 @@ class Engine {
   bool recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace);
   bool only_on_lost_tile(const Job& job, DataId d) const;
   bool tile_lost(unsigned t) const { return lost_[t].load(std::memory_order_acquire); }
+  // Lost, or dead already though its runner has not told the engine yet.
+  bool gone(unsigned t) const { return tile_lost(t) || tiles_[t]->lost(); }
   // Sends each tile the plan's actor table and this execution's fault configuration when they changed.
   Status configure_tiles(const Plan& plan, const ExecutionRequest& request);
   bool ensure_home(Job& job, DataId d);

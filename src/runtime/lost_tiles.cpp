@@ -55,7 +55,7 @@ bool Engine::recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace)
     wait_for_home_writer(s, x);
     if (!home_valid(job, x, xr)) {
       const std::uint64_t loc = s.location[x].load(std::memory_order_acquire);
-      if (loc != kNowhere && !tile_lost(static_cast<unsigned>(loc >> 32)))
+      if (loc != kNowhere && !gone(static_cast<unsigned>(loc >> 32)))
         write_home(job, DataTag{job.execution, x, xr}, *tiles_[loc >> 32], static_cast<SlotId>(loc & 0xffffffffu), stats, &trace);
       if (!home_valid(job, x, xr)) ok = recompute(job, x, stats, trace);
     }
@@ -80,7 +80,7 @@ bool Engine::recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace)
 // Where a value's only copy was: on a tile now lost.
 bool Engine::only_on_lost_tile(const Job& job, DataId d) const {
   const std::uint64_t loc = job.state->location[d].load(std::memory_order_acquire);
-  return loc != kNowhere && tile_lost(static_cast<unsigned>(loc >> 32));
+  return loc != kNowhere && gone(static_cast<unsigned>(loc >> 32));
 }
 
 }  // namespace redflow::runtime

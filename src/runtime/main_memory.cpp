@@ -104,8 +104,8 @@ bool Engine::ensure_home(Job& job, DataId d) {
   const std::uint64_t loc = job.state->location[d].load(std::memory_order_acquire);
   if (loc == kNowhere) return false;
   const unsigned t = static_cast<unsigned>(loc >> 32);
-  if (!tile_lost(t)) write_home(job, DataTag{job.execution, d, round}, *tiles_[t], static_cast<SlotId>(loc & 0xffffffffu), driver_stats_);
-  if (!home_valid(job, d, round) && tile_lost(t)) return recompute(job, d, driver_stats_, driver_trace_->buffer);
+  if (!gone(t)) write_home(job, DataTag{job.execution, d, round}, *tiles_[t], static_cast<SlotId>(loc & 0xffffffffu), driver_stats_);
+  if (!home_valid(job, d, round) && gone(t)) return recompute(job, d, driver_stats_, driver_trace_->buffer);
   return home_valid(job, d, round);
 }
 
