@@ -92,6 +92,9 @@ Status Engine::configure_tiles(const Plan& plan, const ExecutionRequest& request
       const Status s = tiles_[t]->load_actors(ActorTableMessage{static_cast<std::uint32_t>(plan.id), table_scratch_}, *plan.registry);
       tile_table_[t] = s.ok() ? plan.id : 0;
       if (!s.ok() && !tiles_[t]->lost()) return s;
+      // Nothing in its slots belongs to this graph: the directory of the graph
+      // that ran before is not this one's, so the slots start empty.
+      tiles_[t]->clear_all();
     }
     FaultConfigMessage f;
     if (const FaultInjection* spec = request.fault_spec) {

@@ -32,9 +32,8 @@ class LocalTile final : public Tile {
   LocalTile& operator=(const LocalTile&) = delete;
 
   unsigned index() const override { return index_; }
-  unsigned slot_count() const override { return static_cast<unsigned>(slots_.size()); }
-  std::size_t slot_bytes() const override { return slot_bytes_; }
-  unsigned cores() const { return cores_; }
+  unsigned slot_count() const { return static_cast<unsigned>(slots_.size()); }
+  std::size_t slot_bytes() const { return slot_bytes_; }
 
   // The table's strings must outlive its use: the direct path shares the
   // plan's, WireTile's executor keeps the decoded frame.

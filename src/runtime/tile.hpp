@@ -41,9 +41,9 @@ inline void invoke_actor(const ActorFunction& function, ActorContext& ctx) {
 class Tile {
  public:
   virtual ~Tile() = default;
+  // The tile's id: what a transfer from it names. (Its slot count and size
+  // are the RuntimeOptions the engine made it with; nothing asks the tile.)
   virtual unsigned index() const = 0;
-  virtual unsigned slot_count() const = 0;
-  virtual std::size_t slot_bytes() const = 0;
 
   // Once per loaded graph (and again when another graph runs): the actor
   // table, resolved in `registry`, the Registry of the process the tile runs

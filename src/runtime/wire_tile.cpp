@@ -8,7 +8,7 @@
 namespace redflow::runtime {
 
 WireTile::WireTile(std::unique_ptr<LocalTile> tile)
-    : tile_(std::move(tile)), index_(tile_->index()), slot_count_(tile_->slot_count()), slot_bytes_(tile_->slot_bytes()) {
+    : tile_(std::move(tile)), index_(tile_->index()), slot_bytes_(tile_->slot_bytes()) {
   thread_ = std::thread([this] { executor(); });
 }
 

@@ -28,10 +28,7 @@ class WireTile final : public Tile {
   WireTile(const WireTile&) = delete;
   WireTile& operator=(const WireTile&) = delete;
 
-  // Fixed when the tile was made: the engine learns them on connecting, not per message.
   unsigned index() const override { return index_; }
-  unsigned slot_count() const override { return slot_count_; }
-  std::size_t slot_bytes() const override { return slot_bytes_; }
 
   Status load_actors(const ActorTableMessage& table, const Registry& registry) override;
   Status configure_faults(const FaultConfigMessage& faults) override;
@@ -67,7 +64,6 @@ class WireTile final : public Tile {
 
   std::unique_ptr<LocalTile> tile_;
   unsigned index_;
-  unsigned slot_count_;
   std::size_t slot_bytes_;
   std::span<Tile* const> peers_;
   std::mutex mutex_;
