@@ -72,8 +72,8 @@ bool Engine::recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace)
     job.recomputed_actors.fetch_add(1, std::memory_order_relaxed);
     if (job.tracing) trace.actors.push_back(RawActor{p, kDriverTile, pa.replica, 0, start, job.now(), false, false});
   }
+  // s.home[d] already names home_write[d]: every inner and output node's home is set at prepare().
   s.home_state[d].store(home_word(round, ok ? kHomeValid : kHomeInvalid), std::memory_order_release);
-  if (ok) s.home[d] = std::span<const std::byte>(s.home_write[d], plan.data[d].bytes);
   return ok;
 }
 
