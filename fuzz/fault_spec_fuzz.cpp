@@ -32,13 +32,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!(faults.bitflip_probability >= 0 && faults.bitflip_probability <= 1)) fail("a probability outside [0, 1]", spec);
   for (const auto& [tile, factor] : faults.slow_tiles)
     if (!(factor >= 1 && factor <= 1e6)) fail("a slow-tile factor outside [1, 1e6]", spec);
-  if (faults.faulty_tiles.size() + faults.slow_tiles.size() > 1) fail("one spec added several tiles", spec);
+  if (faults.faulty_tiles.size() + faults.slow_tiles.size() + faults.crash_tiles.size() > 1) fail("one spec added several tiles", spec);
   // A tile index that check_fault_tiles accepts must exist.
   for (unsigned tiles : {1u, 4u}) {
     const bool ok = redflow::check_fault_tiles(faults, tiles).ok();
     bool fits = true;
     for (unsigned t : faults.faulty_tiles) fits = fits && t < tiles;
     for (const auto& [t, f] : faults.slow_tiles) fits = fits && t < tiles;
+    for (const auto& [t, after] : faults.crash_tiles) fits = fits && t < tiles;
     if (ok != fits) fail("check_fault_tiles disagrees with the tile count", spec);
   }
   return 0;

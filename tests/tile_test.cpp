@@ -1,5 +1,8 @@
 // The driver/tile protocol (tile.hpp) driven on its own, without a driver:
-// data node messages, clear slot, clear all, actor -> completion with checksum.
+// data node messages, clear slot, clear all, read slot, actor table, fault
+// configuration, actor -> completion with checksum, and a tile that dies.
+// Every protocol test runs on both transports: LocalTile called directly,
+// and WireTile, where each message crosses as bytes to the tile's executor.
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
@@ -8,6 +11,7 @@
 #include <thread>
 
 #include "runtime/local_tile.hpp"
+#include "runtime/wire_tile.hpp"
 #include "test_graphs.hpp"
 
 namespace redflow::runtime {
@@ -19,19 +23,76 @@ std::vector<std::byte> bytes_of(std::vector<std::uint32_t> v) {
   return b;
 }
 
-TEST(TileProtocolTest, DataNodeThenActorReturnsChecksumOfOutput) {
-  LocalTile tile(4, 64, 2);
+DataNodeMessage from_driver(DataTag tag, SlotId slot, std::span<const std::byte> bytes) {
+  DataNodeMessage m;
+  m.tag = tag;
+  m.slot = slot;
+  m.bytes = bytes.size();
+  m.payload = bytes;
+  return m;
+}
+
+bool read(Tile& tile, SlotId slot, DataTag tag, std::span<std::byte> out) { return tile.read_slot(ReadSlotMessage{slot, tag, out.size()}, out); }
+
+// The actor table of these tests: actor i runs functions[i] as "a<i>".
+struct Table {
+  Registry registry;
+  std::vector<std::string> names, functions;
+  std::vector<ActorTableEntry> entries;
+  explicit Table(std::vector<ActorFunction> fs, std::string_view args = "", unsigned runs = 1) {
+    for (std::size_t i = 0; i < fs.size(); ++i) {
+      names.push_back("a" + std::to_string(i));
+      functions.push_back("f" + std::to_string(i));
+      registry.add(functions.back(), std::move(fs[i]));
+    }
+    for (std::size_t i = 0; i < fs.size(); ++i)
+      entries.push_back(ActorTableEntry{names[i], functions[i], args, static_cast<std::uint8_t>(runs)});
+  }
+  Status load(Tile& tile) const { return tile.load_actors(ActorTableMessage{1, entries}, registry); }
+};
+
+enum class Transport { kDirect, kWire };
+
+class TileTest : public ::testing::TestWithParam<Transport> {
+ protected:
+  // A tile on the transport under test; tiles made by one test are each other's peers.
+  Tile& make(unsigned slots, std::size_t bytes, unsigned cores) {
+    auto local = std::make_unique<LocalTile>(slots, bytes, cores, static_cast<unsigned>(tiles_.size()));
+    if (GetParam() == Transport::kWire) {
+      tiles_.push_back(std::make_unique<WireTile>(std::move(local)));
+    } else {
+      tiles_.push_back(std::move(local));
+    }
+    peers_.push_back(tiles_.back().get());
+    for (auto& t : tiles_) {
+      if (GetParam() == Transport::kWire) {
+        static_cast<WireTile&>(*t).set_peers(peers_);
+      } else {
+        static_cast<LocalTile&>(*t).set_peers(peers_);
+      }
+    }
+    return *tiles_.back();
+  }
+
+ private:
+  std::vector<std::unique_ptr<Tile>> tiles_;
+  std::vector<Tile*> peers_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Transports, TileTest, ::testing::Values(Transport::kDirect, Transport::kWire),
+                         [](const auto& info) { return info.param == Transport::kWire ? std::string("Wire") : std::string("Direct"); });
+
+TEST_P(TileTest, DataNodeThenActorReturnsChecksumOfOutput) {
+  Tile& tile = make(4, 64, 2);
   auto a = bytes_of({1, 2, 3, 4}), b = bytes_of({10, 20, 30, 40});
-  ASSERT_TRUE(tile.data_node({DataTag{1, 0}, 0, a.size(), a}).ok());
-  ASSERT_TRUE(tile.data_node({DataTag{1, 1}, 1, b.size(), b}).ok());
-  ActorFunction mix = testing::mix;
+  ASSERT_TRUE(tile.data_node(from_driver(DataTag{1, 0}, 0, a)).ok());
+  ASSERT_TRUE(tile.data_node(from_driver(DataTag{1, 1}, 1, b)).ok());
+  Table table({ActorFunction(testing::mix)}, "salt=5");
+  ASSERT_TRUE(table.load(tile).ok());
   SlotId ins[] = {0, 1};
   ActorMessage m;
-  m.actor = 7;
+  m.actor = 0;
   m.execution = 1;
-  m.function = &mix;
-  m.name = "mix";
-  m.args = "salt=5";
   m.input_slots = ins;
   m.output_slot = 2;
   m.output_tag = DataTag{1, 2};
@@ -39,74 +100,162 @@ TEST(TileProtocolTest, DataNodeThenActorReturnsChecksumOfOutput) {
   m.want_checksum = true;
   Completion c = tile.actor(m);
   ASSERT_TRUE(c.ok) << c.error;
-  EXPECT_EQ(c.actor, 7u);
+  EXPECT_FALSE(c.lost);
+  EXPECT_EQ(c.actor, 0u);
+  EXPECT_EQ(c.executions, 1u);
   std::vector<std::byte> out(16);
-  ASSERT_TRUE(tile.read_slot(2, DataTag{1, 2}, out));
+  ASSERT_TRUE(read(tile, 2, DataTag{1, 2}, out));
   const auto expected = bytes_of({5 + 1 + 20, 5 + 2 + 40, 5 + 3 + 60, 5 + 4 + 80});
   EXPECT_EQ(out, expected);
   EXPECT_EQ(c.checksum, XXH3_64bits(expected.data(), expected.size()));
   // Asking for the wrong value of the slot fails instead of returning stale bytes.
-  EXPECT_FALSE(tile.read_slot(2, DataTag{2, 2}, out));
+  EXPECT_FALSE(read(tile, 2, DataTag{2, 2}, out));
 }
 
-TEST(TileProtocolTest, ClearSlotAndClearAllForgetData) {
-  LocalTile tile(3, 16, 1);
+TEST_P(TileTest, ClearSlotAndClearAllForgetData) {
+  Tile& tile = make(3, 16, 1);
   auto a = bytes_of({1, 2});
-  for (SlotId s = 0; s < 3; ++s) ASSERT_TRUE(tile.data_node({DataTag{1, s}, s, a.size(), a}).ok());
+  for (SlotId s = 0; s < 3; ++s) ASSERT_TRUE(tile.data_node(from_driver(DataTag{1, s}, s, a)).ok());
   std::vector<std::byte> out(8);
   tile.clear_slot(1);
-  EXPECT_TRUE(tile.read_slot(0, DataTag{1, 0}, out));
-  EXPECT_FALSE(tile.read_slot(1, DataTag{1, 1}, out));
+  EXPECT_TRUE(read(tile, 0, DataTag{1, 0}, out));
+  EXPECT_FALSE(read(tile, 1, DataTag{1, 1}, out));
   tile.clear_all();
-  for (SlotId s = 0; s < 3; ++s) EXPECT_FALSE(tile.read_slot(s, DataTag{1, s}, out));
+  for (SlotId s = 0; s < 3; ++s) EXPECT_FALSE(read(tile, s, DataTag{1, s}, out));
 }
 
-TEST(TileProtocolTest, FetchFromAnotherTile) {
-  LocalTile a(2, 32, 1), b(2, 32, 1);
+TEST_P(TileTest, FetchFromAnotherTileNamedById) {
+  Tile& a = make(2, 32, 1);
+  Tile& b = make(2, 32, 1);
   auto v = bytes_of({9, 8, 7});
-  ASSERT_TRUE(a.data_node({DataTag{3, 5}, 1, v.size(), v}).ok());
-  DataNodeMessage fetch{DataTag{3, 5}, 0, v.size(), {}, &a, 1};
+  ASSERT_TRUE(a.data_node(from_driver(DataTag{3, 5}, 1, v)).ok());
+  DataNodeMessage fetch;
+  fetch.tag = DataTag{3, 5};
+  fetch.slot = 0;
+  fetch.bytes = v.size();
+  fetch.source_tile = static_cast<std::int32_t>(a.index());
+  fetch.source_slot = 1;
   ASSERT_TRUE(b.data_node(fetch).ok());
   std::vector<std::byte> out(v.size());
-  ASSERT_TRUE(b.read_slot(0, DataTag{3, 5}, out));
+  ASSERT_TRUE(read(b, 0, DataTag{3, 5}, out));
   EXPECT_EQ(out, v);
   // Once the source slot is cleared, a fetch reports it instead of copying garbage.
   a.clear_slot(1);
   EXPECT_EQ(b.data_node(fetch).code(), Status::Code::kNotFound);
+  // A source tile that does not exist is refused by name.
+  fetch.source_tile = 7;
+  EXPECT_EQ(b.data_node(fetch).code(), Status::Code::kInvalidArgument);
 }
 
-TEST(TileProtocolTest, RejectsOversizedDataAndBadSlots) {
-  LocalTile tile(2, 8, 1);
+TEST_P(TileTest, RejectsOversizedDataAndBadSlots) {
+  Tile& tile = make(2, 8, 1);
   auto big = std::vector<std::byte>(9);
-  EXPECT_EQ(tile.data_node({DataTag{1, 0}, 0, big.size(), big}).code(), Status::Code::kResourceExhausted);
+  EXPECT_EQ(tile.data_node(from_driver(DataTag{1, 0}, 0, big)).code(), Status::Code::kResourceExhausted);
   auto small = std::vector<std::byte>(4);
-  EXPECT_EQ(tile.data_node({DataTag{1, 0}, 5, small.size(), small}).code(), Status::Code::kInvalidArgument);
-  EXPECT_EQ(tile.data_node({DataTag{1, 0}, 0, 8, small}).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(tile.data_node(from_driver(DataTag{1, 0}, 5, small)).code(), Status::Code::kInvalidArgument);
+  DataNodeMessage lying = from_driver(DataTag{1, 0}, 0, small);
+  lying.bytes = 8;
+  EXPECT_EQ(tile.data_node(lying).code(), Status::Code::kInvalidArgument);
+  std::vector<std::byte> big_out(17);
+  EXPECT_FALSE(read(tile, 0, DataTag{1, 0}, big_out));
 }
 
-TEST(TileProtocolTest, FailingActorCompletesWithError) {
-  LocalTile tile(2, 8, 1);
-  ActorFunction bad = [](ActorContext& ctx) { ctx.fail("bad data"); };
-  ActorFunction throws = [](ActorContext&) { throw std::runtime_error("boom"); };
+TEST_P(TileTest, FailingActorCompletesWithError) {
+  Tile& tile = make(2, 8, 1);
+  Table table({[](ActorContext& ctx) { ctx.fail("bad data"); }, [](ActorContext&) { throw std::runtime_error("boom"); }});
+  ASSERT_TRUE(table.load(tile).ok());
   ActorMessage m;
-  m.function = &bad;
+  m.actor = 0;
   m.output_slot = 0;
   m.output_bytes = 4;
   Completion c = tile.actor(m);
   EXPECT_FALSE(c.ok);
+  EXPECT_TRUE(c.actor_failed);
   EXPECT_EQ(c.error, "bad data");
-  m.function = &throws;
+  m.actor = 1;
   c = tile.actor(m);
   EXPECT_FALSE(c.ok);
   EXPECT_NE(c.error.find("boom"), std::string::npos);
+  // An actor id outside the table is a protocol error, not the actor's.
+  m.actor = 2;
+  c = tile.actor(m);
+  EXPECT_FALSE(c.ok);
+  EXPECT_FALSE(c.actor_failed);
+  EXPECT_NE(c.error.find("table of 2"), std::string::npos) << c.error;
 }
 
-TEST(TileProtocolTest, ParallelLoopCoversTheRangeOnAllCores) {
-  LocalTile tile(2, 4096, 3);
+TEST_P(TileTest, ActorTableResolvesFunctionsInTheTilesRegistry) {
+  Tile& tile = make(2, 8, 1);
+  Table table({[](ActorContext&) {}});
+  Registry empty;
+  const Status s = tile.load_actors(ActorTableMessage{1, table.entries}, empty);
+  EXPECT_EQ(s.code(), Status::Code::kNotFound);
+  EXPECT_NE(s.message().find("'f0'"), std::string::npos) << s.message();
+}
+
+TEST_P(TileTest, SameRunsVoteOnTheTile) {
+  // 3x-same through the table's `runs`: three clean runs agree; on a tile
+  // that flips every output, each run's flip lands on its own bit, so the
+  // runs cannot all agree and the completion says so.
+  Tile& tile = make(4, 16, 1);
+  Table table({[](ActorContext& ctx) { std::memset(ctx.output_bytes().data(), 7, ctx.output_bytes().size()); }}, "", 3);
+  ASSERT_TRUE(table.load(tile).ok());
+  SlotId extra[] = {1, 2};
+  ActorMessage m;
+  m.output_slot = 0;
+  m.output_bytes = 16;
+  m.output_tag = DataTag{1, 0};
+  m.extra_output_slots = extra;
+  m.max_rounds = 1;
+  Completion c = tile.actor(m);
+  ASSERT_TRUE(c.ok) << c.error;
+  EXPECT_TRUE(c.agreed);
+  EXPECT_EQ(c.executions, 3u);
+  EXPECT_EQ(c.rejected, 0u);
+  FaultConfigMessage f;
+  f.faulty = true;
+  ASSERT_TRUE(tile.configure_faults(f).ok());
+  c = tile.actor(m);
+  ASSERT_TRUE(c.ok) << c.error;
+  EXPECT_EQ(c.injected, 3u);
+  EXPECT_FALSE(c.agreed && c.rejected == 0) << "three flipped runs cannot all agree";
+}
+
+TEST_P(TileTest, CrashTileDiesAfterKActorsAndAnswersLost) {
+  Tile& tile = make(2, 8, 1);
+  int runs = 0;
+  Table table({[&](ActorContext&) { ++runs; }});
+  ASSERT_TRUE(table.load(tile).ok());
+  auto v = bytes_of({1});
+  ASSERT_TRUE(tile.data_node(from_driver(DataTag{1, 0}, 1, v)).ok());
+  FaultConfigMessage f;
+  f.crash_after = 2;
+  ASSERT_TRUE(tile.configure_faults(f).ok());
+  ActorMessage m;
+  m.output_slot = 0;
+  m.output_bytes = 4;
+  EXPECT_TRUE(tile.actor(m).ok);
+  EXPECT_TRUE(tile.actor(m).ok);
+  EXPECT_FALSE(tile.lost());
+  const Completion c = tile.actor(m);
+  EXPECT_TRUE(c.lost);
+  EXPECT_FALSE(c.ok);
+  EXPECT_TRUE(tile.lost());
+  EXPECT_EQ(runs, 2) << "a dead tile runs nothing";
+  // Gone for good: nothing it held can be read, nothing can be placed, nothing runs.
+  std::vector<std::byte> out(4);
+  EXPECT_FALSE(read(tile, 1, DataTag{1, 0}, out));
+  EXPECT_FALSE(tile.data_node(from_driver(DataTag{1, 1}, 0, v)).ok());
+  EXPECT_TRUE(tile.actor(m).lost);
+  EXPECT_EQ(runs, 2);
+}
+
+TEST_P(TileTest, ParallelLoopCoversTheRangeOnAllCores) {
+  Tile& tile = make(2, 4096, 3);
   std::vector<std::atomic<int>> hits(1000);
   std::set<std::thread::id> threads;
   std::mutex mu;
-  ActorFunction body = [&](ActorContext& ctx) {
+  Table table({[&](ActorContext& ctx) {
     EXPECT_EQ(ctx.cores(), 3u);
     ctx.parallel_chunks(0, hits.size(), [&](std::size_t b, std::size_t e) {
       {
@@ -115,9 +264,9 @@ TEST(TileProtocolTest, ParallelLoopCoversTheRangeOnAllCores) {
       }
       for (std::size_t i = b; i < e; ++i) hits[i]++;
     });
-  };
+  }});
+  ASSERT_TRUE(table.load(tile).ok());
   ActorMessage m;
-  m.function = &body;
   m.output_slot = 0;
   m.output_bytes = 4;
   for (int round = 0; round < 50; ++round) ASSERT_TRUE(tile.actor(m).ok);
@@ -125,21 +274,20 @@ TEST(TileProtocolTest, ParallelLoopCoversTheRangeOnAllCores) {
   EXPECT_EQ(threads.size(), 3u);
 }
 
-TEST(TileProtocolTest, ParallelLoopsShorterThanTheCoresRunEachChunkOnce) {
+TEST_P(TileTest, ParallelLoopsShorterThanTheCoresRunEachChunkOnce) {
   // Loops of 1..5 elements on 4 cores leave helpers without a chunk; a helper
   // that lags behind must not run a chunk of the next loop twice.
-  LocalTile tile(2, 64, 4);
+  Tile& tile = make(2, 64, 4);
   std::vector<std::atomic<int>> hits(5);
   std::size_t len = 0;
-  ActorFunction body = [&](ActorContext& ctx) {
-    ctx.parallel_for(0, len, [&](std::size_t i) { hits[i]++; });
-  };
+  Table table({[&](ActorContext& ctx) { ctx.parallel_for(0, len, [&](std::size_t i) { hits[i]++; }); }});
+  ASSERT_TRUE(table.load(tile).ok());
   ActorMessage m;
-  m.function = &body;
   m.output_slot = 0;
   m.output_bytes = 4;
   std::vector<int> expected(hits.size(), 0);
-  for (int round = 0; round < 4000; ++round) {
+  const int rounds = GetParam() == Transport::kWire ? 1000 : 4000;
+  for (int round = 0; round < rounds; ++round) {
     len = 1 + static_cast<std::size_t>(round % 5);
     ASSERT_TRUE(tile.actor(m).ok);
     for (std::size_t i = 0; i < len; ++i) expected[i]++;
@@ -147,15 +295,19 @@ TEST(TileProtocolTest, ParallelLoopsShorterThanTheCoresRunEachChunkOnce) {
   for (std::size_t i = 0; i < hits.size(); ++i) EXPECT_EQ(hits[i].load(), expected[i]) << i;
 }
 
-TEST(TileProtocolTest, ReadSlotRefusesABufferLargerThanASlot) {
-  LocalTile tile(1, 16, 1);
-  std::vector<std::byte> v(16, std::byte{1});
-  ASSERT_TRUE(tile.data_node({DataTag{1, 0}, 0, v.size(), v}).ok());
-  std::vector<std::byte> big(17);
-  EXPECT_FALSE(tile.read_slot(0, DataTag{1, 0}, big));
+TEST(WireTileTest, EveryCallCrossesAsAFrame) {
+  WireTile tile(std::make_unique<LocalTile>(2, 16, 1, 0));
+  auto v = bytes_of({4, 5});
+  const std::uint64_t before = tile.frames();
+  ASSERT_TRUE(tile.data_node(from_driver(DataTag{1, 0}, 0, v)).ok());
+  std::vector<std::byte> out(v.size());
+  ASSERT_TRUE(read(tile, 0, DataTag{1, 0}, out));
+  EXPECT_EQ(out, v);
+  EXPECT_EQ(tile.frames(), before + 2);
 }
 
-TEST(TileProtocolTest, ConcurrentReadersAndClearNeverSeeTornData) {
+// The direct transport lets a peer read a slot while its tile rewrites it.
+TEST(LocalTileTest, ConcurrentReadersAndClearNeverSeeTornData) {
   LocalTile src(1, 4096, 1);
   std::vector<std::byte> v(4096, std::byte{0x5a});
   std::atomic<bool> stop{false};
@@ -165,7 +317,7 @@ TEST(TileProtocolTest, ConcurrentReadersAndClearNeverSeeTornData) {
     std::vector<std::byte> out(4096);
     while (!stop.load()) {
       for (std::uint32_t e = 1; e <= 2; ++e) {
-        if (src.read_slot(0, DataTag{e, 0}, out)) {
+        if (src.read_slot(ReadSlotMessage{0, DataTag{e, 0}, out.size()}, out)) {
           for (auto b : out) torn += b != (e == 1 ? std::byte{0x5a} : std::byte{0xa5});
           reads[e - 1]++;
         }
@@ -177,8 +329,8 @@ TEST(TileProtocolTest, ConcurrentReadersAndClearNeverSeeTornData) {
   // the test instead of hanging it).
   std::vector<std::byte> w(4096, std::byte{0xa5});
   for (int i = 0; i < 2000000 && (i < 2000 || reads[0].load() < 100 || reads[1].load() < 100); ++i) {
-    ASSERT_TRUE(src.data_node({DataTag{1, 0}, 0, v.size(), v}).ok());
-    ASSERT_TRUE(src.data_node({DataTag{2, 0}, 0, w.size(), w}).ok());
+    ASSERT_TRUE(src.data_node(from_driver(DataTag{1, 0}, 0, v)).ok());
+    ASSERT_TRUE(src.data_node(from_driver(DataTag{2, 0}, 0, w)).ok());
   }
   stop = true;
   reader.join();
@@ -186,7 +338,7 @@ TEST(TileProtocolTest, ConcurrentReadersAndClearNeverSeeTornData) {
   EXPECT_GE(reads[0].load(), 100) << "the reader must have read value 1 concurrently with the writer";
   EXPECT_GE(reads[1].load(), 100) << "the reader must have read value 2 concurrently with the writer";
   // A value of another round is another value: the tag alone is not enough.
-  EXPECT_FALSE(src.read_slot(0, DataTag{2, 0, 1}, std::span<std::byte>(w)));
+  EXPECT_FALSE(src.read_slot(ReadSlotMessage{0, DataTag{2, 0, 1}, w.size()}, std::span<std::byte>(w)));
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 // detected and corrected, and how many runs ended with silently wrong outputs.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -29,6 +31,7 @@ struct Row {
   std::string skipped;  // why the configuration could not run here
   unsigned runs = 0, silent = 0, failed = 0;
   std::uint64_t injected = 0, detected = 0, corrected = 0, reexecutions = 0;
+  std::uint64_t crashes = 0, survived = 0, recomputed = 0;  // tiles lost; of them, in runs with the right output
   std::size_t unprotected = 0;  // actors run once on the driver although the configuration asks for redundancy
   std::vector<unsigned> quarantined;
   double seconds = 0;
@@ -75,11 +78,14 @@ int campaign(const CampaignArgs& a) {
   for (Redundancy r : *configs) {
     Row row;
     row.redundancy = r;
-    // A fresh runtime per configuration: quarantines of one do not carry into the next.
+    // A fresh runtime per configuration: quarantines of one do not carry into
+    // the next. With crash-tile, a fresh one per run: a lost tile stays lost,
+    // so only a new runtime can crash again.
     RuntimeOptions o = *faulty;
     o.redundancy = r;
-    Runtime rt(o);
-    auto loaded = rt.load(*graph, reg);
+    const bool crash_per_run = !o.faults.crash_tiles.empty();
+    auto rt = std::make_unique<Runtime>(o);
+    auto loaded = rt->load(*graph, reg);
     if (!loaded.ok()) {
       row.skipped = loaded.status().message();
       rows.push_back(row);
@@ -91,12 +97,24 @@ int campaign(const CampaignArgs& a) {
     warn_unprotected(*loaded, {r});
     const auto t0 = std::chrono::steady_clock::now();
     for (unsigned i = 0; i < a.runs; ++i) {
+      if (crash_per_run && i > 0) {
+        for (unsigned t : rt->quarantined_tiles()) row.quarantined.push_back(t);
+        loaded = Status::Internal("reloading");  // drops the loaded graph: it must go before its runtime
+        // A new runtime restarts the fault stream: move its seed on, or every run would flip the same bits.
+        RuntimeOptions next = o;
+        next.faults.seed = o.faults.seed + i;
+        rt = std::make_unique<Runtime>(next);
+        loaded = rt->load(*graph, reg);
+        if (!loaded.ok()) return fail(loaded.status());
+      }
       auto out = loaded->execute(files->inputs);
       const ExecutionStats& st = loaded->last_stats();
       ++row.runs;
       row.injected += st.injected_faults;
       row.detected += st.detected_faults;
       row.reexecutions += st.reexecutions;
+      row.crashes += st.lost_tiles;
+      row.recomputed += st.recomputed_actors;
       progress.advance();
       if (!out.ok()) {
         ++row.failed;
@@ -107,10 +125,13 @@ int campaign(const CampaignArgs& a) {
         ++row.silent;
       } else {
         row.corrected += st.detected_faults;
+        row.survived += st.lost_tiles;
       }
     }
     row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    row.quarantined = rt.quarantined_tiles();
+    for (unsigned t : rt->quarantined_tiles()) row.quarantined.push_back(t);
+    std::sort(row.quarantined.begin(), row.quarantined.end());
+    row.quarantined.erase(std::unique(row.quarantined.begin(), row.quarantined.end()), row.quarantined.end());
     rows.push_back(row);
   }
   progress.finish();
@@ -119,8 +140,8 @@ int campaign(const CampaignArgs& a) {
              faulty->tiles, a.runtime.scheduler);
   for (const auto& spec : a.runtime.inject) fmt::print(" {}", spec);
   fmt::print("; fault-free reference {:.3f} ms\n\n", reference_ms);
-  fmt::print("{:<9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>9} {:>11} {:>11} {:>9}\n", "config", "injected", "detected", "corrected", "silent",
-             "failed", "re-execs", "quarantined", "unprotected", "ms/run");
+  fmt::print("{:<9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>9} {:>8} {:>8} {:>11} {:>11} {:>9}\n", "config", "injected", "detected", "corrected",
+             "silent", "failed", "re-execs", "crashes", "survived", "quarantined", "unprotected", "ms/run");
   nlohmann::json j;
   j["graph"] = a.graph;
   j["runs"] = a.runs;
@@ -138,11 +159,12 @@ int campaign(const CampaignArgs& a) {
       continue;
     }
     const double ms = row.runs ? row.seconds * 1e3 / row.runs : 0;
-    fmt::print("{:<9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>9} {:>11} {:>11} {:>9.3f}\n", to_string(row.redundancy), row.injected, row.detected,
-               row.corrected, row.silent, row.failed, row.reexecutions,
+    fmt::print("{:<9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>9} {:>8} {:>8} {:>11} {:>11} {:>9.3f}\n", to_string(row.redundancy), row.injected,
+               row.detected, row.corrected, row.silent, row.failed, row.reexecutions, row.crashes, row.survived,
                row.quarantined.empty() ? std::string("-") : fmt::format("{}", fmt::join(row.quarantined, ",")), row.unprotected, ms);
     c.update({{"runs", row.runs}, {"injected", row.injected}, {"detected", row.detected}, {"corrected", row.corrected},
               {"silent", row.silent}, {"failed", row.failed}, {"reexecutions", row.reexecutions},
+              {"crashes", row.crashes}, {"crashes_survived", row.survived}, {"recomputed_actors", row.recomputed},
               {"quarantined_tiles", row.quarantined}, {"unprotected_actors", row.unprotected}, {"ms_per_run", ms}});
     if (!row.first_failure.empty()) c["first_failure"] = row.first_failure;
     j["configurations"].push_back(c);

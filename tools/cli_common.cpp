@@ -85,7 +85,8 @@ void add_runtime_options(CLI::App* cmd, RuntimeArgs& a) {
       ->capture_default_str();
   cmd->add_option("--seed", a.seed, "Seed of work stealing's random choices")->capture_default_str();
   cmd->add_option("--inject", a.inject,
-                  "Inject faults on compute tiles (repeatable; default: none): bitflip:p=P[,seed=S] | faulty-tile:T | slow-tile:T,factor=F")
+                  "Inject faults on compute tiles (repeatable; default: none): bitflip:p=P[,seed=S] | faulty-tile:T | slow-tile:T,factor=F | "
+                  "crash-tile:T[,after=K] (tile T dies after K actors; its work is re-run elsewhere)")
       ->type_name("SPEC");
   cmd->add_option("--quarantine-after", a.quarantine_after,
                   "Lost votes in one execution that take a tile out of service for the rest of the run (0: never)")
@@ -93,6 +94,11 @@ void add_runtime_options(CLI::App* cmd, RuntimeArgs& a) {
   cmd->add_flag("--require-protection", a.require_protection,
                "Refuse a --redundancy under which some actor would run once on the driver, unprotected (data larger than a slot, "
                "more inputs than slots; default: warn and run)");
+  cmd->add_option("--tile-transport", a.tile_transport,
+                  "direct (tiles called on their runner threads) or wire (every tile message and answer through its byte "
+                  "encoding to the tile's executor thread: the protocol a worker process speaks; slower)")
+      ->check(CLI::IsMember({"direct", "wire"}))
+      ->capture_default_str();
   cmd->add_option("--lib", a.libs, "Actor plugin .so to load (repeatable; docs/actors.md; default: built-in actors only)")
       ->type_name("PLUGIN.so")
       ->check(readable_file());
@@ -109,6 +115,7 @@ Result<RuntimeOptions> runtime_options(const RuntimeArgs& a) {
   o.quarantine_after = a.quarantine_after;
   if (a.machine == "paper") apps::apply_paper_machine(o);
   o.require_protection = a.require_protection;
+  o.tile_transport = a.tile_transport == "wire" ? TileTransport::kWire : TileTransport::kDirect;
   for (const auto& spec : a.inject) REDFLOW_RETURN_IF_ERROR(parse_fault_spec(spec, o.faults));
   REDFLOW_RETURN_IF_ERROR(check_fault_tiles(o.faults, o.tiles));
   return o;

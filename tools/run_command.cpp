@@ -68,6 +68,8 @@ int run(const RunArgs& a) {
     totals.injected_faults += loaded->last_stats().injected_faults;
     totals.detected_faults += loaded->last_stats().detected_faults;
     totals.reexecutions += loaded->last_stats().reexecutions;
+    totals.lost_tiles += loaded->last_stats().lost_tiles;
+    totals.recomputed_actors += loaded->last_stats().recomputed_actors;
     outputs = std::move(*out);
     progress.advance();
   }
@@ -90,9 +92,11 @@ int run(const RunArgs& a) {
              st.unprotected_actors ? fmt::format(", {} actor(s) unprotected", st.unprotected_actors) : std::string(), a.repeat,
              st.makespan_s * 1e3, total / a.repeat * 1e3, st.transfers, st.steals);
   if (options->faults.any() || totals.reexecutions > 0)
-    fmt::print(stderr, "redflow: faults over all runs: {} injected, {} detected, {} re-executions; quarantined tiles: {}\n",
+    fmt::print(stderr, "redflow: faults over all runs: {} injected, {} detected, {} re-executions; quarantined tiles: {}; "
+               "{} tile(s) lost, {} actor(s) recomputed\n",
                totals.injected_faults, totals.detected_faults, totals.reexecutions,
-               st.quarantined_tiles.empty() ? std::string("none") : fmt::format("{}", fmt::join(st.quarantined_tiles, ", ")));
+               st.quarantined_tiles.empty() ? std::string("none") : fmt::format("{}", fmt::join(st.quarantined_tiles, ", ")),
+               totals.lost_tiles, totals.recomputed_actors);
   return 0;
 }
 

@@ -77,11 +77,12 @@ struct FaultInjection {
   std::uint64_t seed = 1;           // bitflip:...,seed=S
   std::vector<unsigned> faulty_tiles;                      // faulty-tile:T: every output computed there is flipped
   std::vector<std::pair<unsigned, double>> slow_tiles;     // slow-tile:T,factor=F: actors there take F times as long
-  bool any() const { return bitflip_probability > 0 || !faulty_tiles.empty() || !slow_tiles.empty(); }
+  std::vector<std::pair<unsigned, std::uint64_t>> crash_tiles;  // crash-tile:T,after=K: tile T dies after K actors
+  bool any() const { return bitflip_probability > 0 || !faulty_tiles.empty() || !slow_tiles.empty() || !crash_tiles.empty(); }
 };
 
 // Adds one --inject SPEC to `into`: "bitflip:p=0.01,seed=7", "faulty-tile:1",
-// "slow-tile:0,factor=4". The error names the bad part.
+// "slow-tile:0,factor=4", "crash-tile:1,after=20" (after defaults to 0). The error names the bad part.
 Status parse_fault_spec(std::string_view spec, FaultInjection& into);
 
 // Checks that every tile `faults` names exists on a runtime of `tiles` compute tiles.

@@ -24,6 +24,8 @@ namespace redflow {
 enum class Scheduler : std::uint8_t { kHeft, kSteal };
 const char* to_string(Scheduler s);
 
+enum class TileTransport { kDirect, kWire };
+
 struct RuntimeOptions {
   unsigned tiles = 0;                          // compute tiles; 0 = one per hardware thread
   unsigned cores_per_tile = 1;                 // worker threads per tile (parallel_for width)
@@ -43,6 +45,12 @@ struct RuntimeOptions {
   // (MachineModel::actor_overhead_s); 0 = not modelled. `redflow schedule
   // --calibrate` measures it.
   double actor_overhead_s = 0;
+  // How the driver reaches its tiles (docs/architecture.md, "The tile
+  // protocol"): kDirect calls them on the runner threads; kWire sends every
+  // message and answer through its byte encoding to each tile's executor
+  // thread. The environment variable REDFLOW_TILE_TRANSPORT=wire|direct
+  // overrides this (so a test suite can run in wire mode).
+  TileTransport tile_transport = TileTransport::kDirect;
 };
 
 // Per-execution choices that override the runtime's options for one execute().
@@ -82,6 +90,8 @@ struct ExecutionStats {
   std::uint64_t injected_faults = 0;   // outputs corrupted by fault injection
   std::uint64_t detected_faults = 0;   // replica results a vote found different from the confirmed one
   std::uint64_t reexecutions = 0;      // actor executions repeated because no two replicas agreed
+  std::uint64_t lost_tiles = 0;        // tiles lost (crashed) during this execution
+  std::uint64_t recomputed_actors = 0; // producers re-run for values that lived only on a lost tile
   std::uint64_t unprotected_actors = 0;  // actors redundancy asked for that ran once on the driver (LoadedGraph::unprotected_actors)
   std::vector<unsigned> quarantined_tiles;
   std::vector<TileStats> tiles;

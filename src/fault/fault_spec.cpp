@@ -52,7 +52,7 @@ Status parse_fault_spec(std::string_view spec, FaultInjection& into) {
   const std::string_view kind = spec.substr(0, colon);
   const std::string_view body = colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
   auto bad = [&](const std::string& why) { return Status::InvalidArgument("--inject '" + std::string(spec) + "': " + why); };
-  if (body.empty()) return bad("expected bitflip:p=P[,seed=S], faulty-tile:T or slow-tile:T,factor=F");
+  if (body.empty()) return bad("expected bitflip:p=P[,seed=S], faulty-tile:T, slow-tile:T,factor=F or crash-tile:T[,after=K]");
   auto fields = parse_fields(spec, body);
   if (!fields.ok()) return fields.status();
   auto allow = [&](std::initializer_list<std::string_view> keys) -> Status {
@@ -88,7 +88,17 @@ Status parse_fault_spec(std::string_view spec, FaultInjection& into) {
     into.slow_tiles.emplace_back(tile, factor);
     return Status::Ok();
   }
-  return bad("unknown fault '" + std::string(kind) + "' (expected bitflip, faulty-tile or slow-tile)");
+  if (kind == "crash-tile") {
+    REDFLOW_RETURN_IF_ERROR(allow({"", "after"}));
+    unsigned tile = 0;
+    if (!fields->count("") || !parse_number(fields->at(""), tile)) return bad("expected a tile index, e.g. crash-tile:1,after=20");
+    std::uint64_t after = 0;
+    if (fields->count("after") && (!parse_number(fields->at("after"), after) || after == ~std::uint64_t{0}))
+      return bad("after must be a number of actors, e.g. crash-tile:1,after=20");
+    into.crash_tiles.emplace_back(tile, after);
+    return Status::Ok();
+  }
+  return bad("unknown fault '" + std::string(kind) + "' (expected bitflip, faulty-tile, slow-tile or crash-tile)");
 }
 
 Status check_fault_tiles(const FaultInjection& faults, unsigned tiles) {
@@ -100,6 +110,8 @@ Status check_fault_tiles(const FaultInjection& faults, unsigned tiles) {
     if (t >= tiles) return bad("faulty-tile", t);
   for (const auto& [t, f] : faults.slow_tiles)
     if (t >= tiles) return bad("slow-tile", t);
+  for (const auto& [t, after] : faults.crash_tiles)
+    if (t >= tiles) return bad("crash-tile", t);
   return Status::Ok();
 }
 

@@ -7,26 +7,42 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "fault/injector.hpp"
 #include "runtime/engine_job.hpp"
+#include "runtime/wire_tile.hpp"
 
 namespace redflow::runtime {
 
 Engine::Engine(const RuntimeOptions& options)
-    : options_(options), quarantined_(std::make_unique<std::atomic<bool>[]>(options.tiles)),
+    : options_(options), lost_(std::make_unique<std::atomic<bool>[]>(options.tiles)),
+      quarantined_(std::make_unique<std::atomic<bool>[]>(options.tiles)),
       driver_trace_(std::make_unique<DriverTrace>()) {}
 
 
 Status Engine::start() {
   if (!threads_.empty()) return Status::Ok();
+  bool wire = options_.tile_transport == TileTransport::kWire;
+  if (const char* env = std::getenv("REDFLOW_TILE_TRANSPORT"); env != nullptr && *env != '\0') {
+    const std::string_view v(env);
+    if (v != "wire" && v != "direct")
+      return Status::InvalidArgument("REDFLOW_TILE_TRANSPORT='" + std::string(v) + "': expected wire or direct");
+    wire = v == "wire";
+  }
   // Tile memory is reserved here, not in the constructor, so that a slot
   // budget the machine cannot reserve is an error the caller sees.
   try {
     for (unsigned t = 0; t < options_.tiles; ++t) {
-      tiles_.push_back(std::make_unique<LocalTile>(options_.slots, options_.slot_bytes, options_.cores_per_tile, t));
+      auto tile = std::make_unique<LocalTile>(options_.slots, options_.slot_bytes, options_.cores_per_tile, t);
+      if (wire) {
+        tiles_.push_back(std::make_unique<WireTile>(std::move(tile)));
+      } else {
+        tiles_.push_back(std::move(tile));
+      }
       auto r = std::make_unique<Runner>();
       r->index = t;
       r->tile = tiles_.back().get();
@@ -39,6 +55,17 @@ Status Engine::start() {
                                      std::to_string(options_.slots) + " slots x " + std::to_string(options_.slot_bytes) +
                                      " bytes (lower --tiles, --slots or --slot-bytes)");
   }
+  // A transfer names its source by tile id; the transport reaches the peer.
+  for (auto& t : tiles_) tile_ptrs_.push_back(t.get());
+  for (auto& t : tiles_) {
+    if (wire) {
+      static_cast<WireTile&>(*t).set_peers(tile_ptrs_);
+    } else {
+      static_cast<LocalTile&>(*t).set_peers(tile_ptrs_);
+    }
+  }
+  tile_table_.assign(tiles_.size(), 0);
+  tile_faults_.assign(tiles_.size(), FaultConfigMessage{});
   for (unsigned t = 0; t < options_.tiles; ++t) threads_.emplace_back([this, t] { runner_main(t); });
   return Status::Ok();
 }
@@ -50,8 +77,47 @@ Engine::~Engine() {
   for (auto& t : threads_) t.join();
 }
 
+// The actor table goes to a tile once per plan (again only when another
+// plan ran since); the fault configuration when it changed.
+Status Engine::configure_tiles(const Plan& plan, const ExecutionRequest& request) {
+  for (unsigned t = 0; t < tiles(); ++t) {
+    if (tile_lost(t)) continue;
+    if (tile_table_[t] != plan.id) {
+      if (plan.registry == nullptr) return Status::Internal("internal error: a plan without its registry");
+      table_scratch_.resize(plan.actors.size());
+      for (ActorId a = 0; a < plan.actors.size(); ++a) {
+        const PlanActor& pa = plan.actors[a];
+        table_scratch_[a] = ActorTableEntry{pa.name, plan.graph->actor(a).function, pa.args, pa.runs};
+      }
+      const Status s = tiles_[t]->load_actors(ActorTableMessage{static_cast<std::uint32_t>(plan.id), table_scratch_}, *plan.registry);
+      tile_table_[t] = s.ok() ? plan.id : 0;
+      if (!s.ok() && !tiles_[t]->lost()) return s;
+      // Nothing in its slots belongs to this graph: the directory of the graph
+      // that ran before is not this one's, so the slots start empty.
+      tiles_[t]->clear_all();
+    }
+    FaultConfigMessage f;
+    if (const FaultInjection* spec = request.fault_spec) {
+      f.bitflip_probability = spec->bitflip_probability;
+      f.seed = spec->seed;
+      for (unsigned x : spec->faulty_tiles) f.faulty = f.faulty || x == t;
+      for (const auto& [x, factor] : spec->slow_tiles)
+        if (x == t) f.slow_factor = std::max(f.slow_factor, factor);
+      for (const auto& [x, after] : spec->crash_tiles)
+        if (x == t) f.crash_after = std::min(f.crash_after, after);
+    }
+    if (!(f == tile_faults_[t])) {
+      const Status s = tiles_[t]->configure_faults(f);
+      if (!s.ok() && !tiles_[t]->lost()) return s;
+      tile_faults_[t] = f;
+    }
+  }
+  return Status::Ok();
+}
+
 Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionRequest& request,
                        std::span<const std::span<const std::byte>> input_homes, ExecutionStats& stats) {
+  REDFLOW_RETURN_IF_ERROR(configure_tiles(plan, request));
   Job job;
   job.plan = &plan;
   job.state = &state;
@@ -111,7 +177,6 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     r->inbox_size.store(0);
     r->input_slots.reserve(plan.max_inputs);
     r->output_slots.reserve(plan.max_runs);
-    r->tile->reserve_inputs(plan.max_inputs);
     r->rng = (options_.seed + 0x9E3779B97F4A7C15ULL * (r->index + 1)) ^ job.execution;
     if (r->rng == 0) r->rng = 1;
   }

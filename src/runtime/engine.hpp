@@ -18,6 +18,7 @@
 #include "redflow/runtime.hpp"
 #include "runtime/graph_state.hpp"
 #include "runtime/local_tile.hpp"
+#include "runtime/tile.hpp"
 #include "runtime/notifier.hpp"
 #include "runtime/plan.hpp"
 #include "runtime/work_deque.hpp"
@@ -28,6 +29,8 @@ class FaultInjector;
 
 namespace redflow::runtime {
 
+struct TraceBuffer;
+
 // What one execute() call asks for beyond the plan.
 struct ExecutionRequest {
   Scheduler scheduler = Scheduler::kHeft;
@@ -35,6 +38,7 @@ struct ExecutionRequest {
   std::uint64_t fault_execution = 0;             // this execution's number in the fault stream
   ExecutionTrace* trace = nullptr;               // filled when not null
   const char* redundancy = "none";               // for stats and traces
+  const FaultInjection* fault_spec = nullptr;    // what `faults` injects, sent to each tile by message
 };
 
 class Engine {
@@ -101,7 +105,19 @@ class Engine {
 
   bool place_input(Runner& r, Job& job, DataId d, SlotId& slot);
   bool allocate_slot(Runner& r, Job& job, SlotId& slot);
-  void write_home(Job& job, DataTag value, LocalTile& tile, SlotId slot, TileStats& stats);
+  // `trace`: the calling thread's buffer (default: the driver's when `stats` is the driver's, else tile's runner's).
+  void write_home(Job& job, DataTag value, Tile& tile, SlotId slot, TileStats& stats, TraceBuffer* trace = nullptr);
+  // Lost tiles (lost_tiles.cpp): take a tile out of service for good, and
+  // recompute a value that lived only in a lost tile's slots.
+  void lose_tile(Job& job, unsigned t);
+  ActorId hand_on_from_lost(Runner& r, Job& job, ActorId a);
+  bool recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace);
+  bool only_on_lost_tile(const Job& job, DataId d) const;
+  bool tile_lost(unsigned t) const { return lost_[t].load(std::memory_order_acquire); }
+  // Lost, or dead already though its runner has not told the engine yet.
+  bool gone(unsigned t) const { return tile_lost(t) || tiles_[t]->lost(); }
+  // Sends each tile the plan's actor table and this execution's fault configuration when they changed.
+  Status configure_tiles(const Plan& plan, const ExecutionRequest& request);
   bool ensure_home(Job& job, DataId d);
   bool home_valid(const Job& job, DataId d, std::uint32_t round) const;
   void fail(Job& job, std::string message, Status::Code code = Status::Code::kInternal);
@@ -110,7 +126,12 @@ class Engine {
   void flush_completed(Runner& r, Job& job);
 
   RuntimeOptions options_;
-  std::vector<std::unique_ptr<LocalTile>> tiles_;
+  std::vector<std::unique_ptr<Tile>> tiles_;
+  std::vector<Tile*> tile_ptrs_;                     // the tiles' peers (a transfer's source)
+  std::vector<std::uint64_t> tile_table_;            // per tile: Plan::id of the actor table it holds (0: none)
+  std::vector<FaultConfigMessage> tile_faults_;      // per tile: the fault configuration it was sent
+  std::vector<ActorTableEntry> table_scratch_;
+  std::unique_ptr<std::atomic<bool>[]> lost_;        // per tile, for the runtime's life
   std::vector<std::unique_ptr<Runner>> runners_;
   std::vector<std::thread> threads_;
 

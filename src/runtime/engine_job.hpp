@@ -69,6 +69,8 @@ struct Engine::Job {
   bool tracing = false;
   std::unique_ptr<std::atomic<std::uint32_t>[]> lost_votes;  // per tile, this execution
   unsigned min_healthy = 1;   // quarantine never leaves fewer tiles in service
+  std::atomic<std::uint32_t> lost_tiles{0};         // tiles lost during this execution
+  std::atomic<std::uint64_t> recomputed_actors{0};  // producers re-run for values only a lost tile held
   std::mutex mark_mutex;      // marks are rare: failed votes, quarantines
   std::vector<TracedMark> marks;
 
@@ -122,7 +124,7 @@ struct Engine::DriverTrace {
 // A compute tile's runner thread: its queues, slot bookkeeping scratch, stats and trace.
 struct Engine::Runner {
   unsigned index = 0;
-  LocalTile* tile = nullptr;
+  Tile* tile = nullptr;
   WorkDeque deque;
   std::mutex inbox_mutex;                  // pushes from the driver and from start-up only
   std::vector<ActorId> inbox;

@@ -38,6 +38,8 @@ void Engine::report(Job& job, ExecutionStats& stats) {
     add_counts(r->counts);
   }
   stats.quarantined_tiles = quarantined_tiles();
+  stats.lost_tiles = job.lost_tiles.load();
+  stats.recomputed_actors = job.recomputed_actors.load();
   stats.transfer_bytes = transfer_bytes_.exchange(0);
 
   if (ExecutionTrace* trace = request.trace) {

@@ -163,20 +163,55 @@ LocalTile::LocalTile(unsigned slots, std::size_t slot_bytes, unsigned cores, uns
 
 LocalTile::~LocalTile() = default;
 
-void LocalTile::reserve_inputs(std::size_t max_inputs) {
-  if (input_spans_.capacity() < max_inputs) input_spans_.reserve(max_inputs);
+Status LocalTile::load_actors(const ActorTableMessage& table, const Registry& registry) {
+  table_.resize(table.actors.size());
+  std::string_view last_function;
+  const ActorFunction* last = nullptr;
+  for (std::size_t a = 0; a < table.actors.size(); ++a) {
+    const ActorTableEntry& e = table.actors[a];
+    if (last == nullptr || e.function != last_function) {  // graphs use few functions: skip the lookup for a run of one
+      const ActorSpec* spec = registry.find(e.function);
+      if (spec == nullptr) {
+        table_.clear();
+        return Status::NotFound("actor '" + std::string(e.name) + "': function '" + std::string(e.function) + "' is not in tile " +
+                                std::to_string(index_) + "'s registry");
+      }
+      last = &spec->function;
+      last_function = e.function;
+    }
+    table_[a] = TableEntry{last, e.name, e.args, std::clamp<unsigned>(e.runs, 1, 3)};  // sums[3] in actor()
+  }
+  return Status::Ok();
+}
+
+Status LocalTile::configure_faults(const FaultConfigMessage& f) {
+  FaultInjection spec;
+  spec.bitflip_probability = f.bitflip_probability;
+  spec.seed = f.seed;
+  if (f.faulty) spec.faulty_tiles.push_back(index_);
+  if (f.slow_factor > 1) spec.slow_tiles.emplace_back(index_, f.slow_factor);
+  faults_ = spec.any() ? std::make_unique<fault::FaultInjector>(spec) : nullptr;
+  crash_after_ = f.crash_after;
+  answered_ = 0;
+  return Status::Ok();
 }
 
 Status LocalTile::data_node(const DataNodeMessage& m) {
+  if (lost()) return Status::Internal("tile " + std::to_string(index_) + " is lost");
   if (m.slot >= slots_.size()) return Status::InvalidArgument("data node message names slot " + std::to_string(m.slot) + " of " + std::to_string(slots_.size()));
   if (m.bytes > slot_bytes_) return Status::ResourceExhausted("data node of " + std::to_string(m.bytes) + " bytes does not fit a slot of " + std::to_string(slot_bytes_) + " bytes");
   clear_slot(m.slot);
   std::span<std::byte> dst{slots_[m.slot].memory, m.bytes};
-  if (m.from_tile == nullptr) {
+  if (m.source_tile == kFromDriver) {
     if (m.payload.size() != m.bytes) return Status::InvalidArgument("data node message carries " + std::to_string(m.payload.size()) + " bytes, declares " + std::to_string(m.bytes));
     if (m.bytes != 0) std::memcpy(dst.data(), m.payload.data(), m.bytes);
-  } else if (!m.from_tile->read_slot(m.from_slot, m.tag, dst)) {
-    return Status::NotFound("source slot " + std::to_string(m.from_slot) + " no longer holds data node " + std::to_string(m.tag.data));
+  } else {
+    if (m.source_tile < 0 || static_cast<std::size_t>(m.source_tile) >= peers_.size() || peers_[m.source_tile] == nullptr)
+      return Status::InvalidArgument("data node message names source tile " + std::to_string(m.source_tile) + ", which tile " +
+                                     std::to_string(index_) + " cannot reach");
+    if (!peers_[m.source_tile]->read_slot(ReadSlotMessage{m.source_slot, m.tag, m.bytes}, dst))
+      return Status::NotFound("source slot " + std::to_string(m.source_slot) + " of tile " + std::to_string(m.source_tile) +
+                              " no longer holds data node " + std::to_string(m.tag.data));
   }
   slots_[m.slot].bytes = m.bytes;
   publish(m.slot, m.tag);
@@ -184,6 +219,7 @@ Status LocalTile::data_node(const DataNodeMessage& m) {
 }
 
 void LocalTile::clear_slot(SlotId slot) {
+  if (slot >= slots_.size()) return;
   Slot& s = slots_[slot];
   if (s.tag.load(std::memory_order_relaxed) == kEmpty) return;
   s.tag.store(kEmpty, std::memory_order_seq_cst);
@@ -195,24 +231,35 @@ void LocalTile::clear_all() {
   for (SlotId i = 0; i < slots_.size(); ++i) clear_slot(i);
 }
 
-bool LocalTile::read_slot(SlotId slot, DataTag tag, std::span<std::byte> out) {
-  if (slot >= slots_.size() || out.size() > slot_bytes_) return false;
-  Slot& s = slots_[slot];
+bool LocalTile::read_slot(const ReadSlotMessage& m, std::span<std::byte> out) {
+  if (lost() || m.slot >= slots_.size() || out.size() > slot_bytes_ || out.size() != m.bytes) return false;
+  Slot& s = slots_[m.slot];
   s.pins.fetch_add(1, std::memory_order_seq_cst);
-  const bool holds = s.tag.load(std::memory_order_seq_cst) == pack(tag) && s.round == tag.round;
+  const bool holds = s.tag.load(std::memory_order_seq_cst) == pack(m.tag) && s.round == m.tag.round;
   if (holds && !out.empty()) std::memcpy(out.data(), s.memory, out.size());
   s.pins.fetch_sub(1, std::memory_order_release);
   return holds;
 }
 
-bool LocalTile::run_once(const ActorMessage& m, SlotId slot, unsigned run, unsigned round, Completion& done,
+Completion LocalTile::die(ActorId actor) {
+  lost_.store(true, std::memory_order_release);
+  for (Slot& s : slots_) s.tag.store(kEmpty, std::memory_order_seq_cst);  // its memory is gone with it
+  Completion c;
+  c.actor = actor;
+  c.ok = false;
+  c.lost = true;
+  c.error = "tile " + std::to_string(index_) + " is lost";
+  return c;
+}
+
+bool LocalTile::run_once(const ActorMessage& m, const TableEntry& e, SlotId slot, unsigned run, unsigned round, Completion& done,
                          std::uint64_t& checksum) {
   clear_slot(slot);
   std::span<std::byte> out{slots_[slot].memory, m.output_bytes};
   const ActorClock& clock = ActorClock::get();
   const std::uint64_t t0 = clock.now();
-  ActorContext ctx(m.name, m.args, input_spans_, out, loop_.get());
-  invoke_actor(*m.function, ctx);
+  ActorContext ctx(e.name, e.args, input_spans_, out, loop_.get());
+  invoke_actor(*e.function, ctx);
   double seconds = clock.seconds(t0, clock.now());
   ++done.executions;
   if (ctx.failure()) {
@@ -221,17 +268,17 @@ bool LocalTile::run_once(const ActorMessage& m, SlotId slot, unsigned run, unsig
     done.error = *ctx.failure();
     return false;
   }
-  if (m.faults != nullptr) {
+  if (faults_ != nullptr) {
     // A real upset corrupts the result before anyone looks at it: flip first, then checksum.
-    const std::uint64_t key = m.faults->key(m.fault_execution, m.actor, m.replica * 4 + run, m.attempt * 64 + round);
-    if (m.faults->maybe_flip(key, index_, out)) ++done.injected;
-    const double factor = m.faults->slow_factor(index_);
+    const std::uint64_t key = faults_->key(m.fault_execution, m.actor, m.replica * 4 + run, m.attempt * 64 + round);
+    if (faults_->maybe_flip(key, index_, out)) ++done.injected;
+    const double factor = faults_->slow_factor(index_);
     if (factor > 1) {
       std::this_thread::sleep_for(std::chrono::duration<double>(seconds * (factor - 1)));
       seconds *= factor;
     }
   }
-  if (m.want_checksum || m.runs > 1) {
+  if (m.want_checksum || e.runs > 1) {
     const std::uint64_t c0 = clock.now();
     checksum = XXH3_64bits(out.data(), out.size());
     const double sum_seconds = clock.seconds(c0, clock.now());
@@ -244,10 +291,19 @@ bool LocalTile::run_once(const ActorMessage& m, SlotId slot, unsigned run, unsig
 }
 
 Completion LocalTile::actor(const ActorMessage& m) {
+  if (lost()) return die(m.actor);
+  if (answered_ >= crash_after_) return die(m.actor);  // crash-tile: told to die after this many actors
+  ++answered_;
   Completion done;
   done.actor = m.actor;
   done.output_slot = m.output_slot;
-  const unsigned runs = std::max(1u, m.runs);
+  if (m.actor >= table_.size()) {
+    done.ok = false;
+    done.error = "actor message names actor " + std::to_string(m.actor) + " of a table of " + std::to_string(table_.size());
+    return done;
+  }
+  const TableEntry& e = table_[m.actor];
+  const unsigned runs = e.runs;
   auto bad_slot = [&](SlotId slot) { return slot >= slots_.size() || m.output_bytes > slot_bytes_; };
   if (bad_slot(m.output_slot) || m.extra_output_slots.size() + 1 < runs) {
     done.ok = false;
@@ -260,11 +316,17 @@ Completion LocalTile::actor(const ActorMessage& m) {
       done.error = "actor message names slot " + std::to_string(slot) + " for " + std::to_string(m.output_bytes) + " bytes";
       return done;
     }
+  for (SlotId s : m.input_slots)
+    if (s >= slots_.size()) {
+      done.ok = false;
+      done.error = "actor message names input slot " + std::to_string(s) + " of " + std::to_string(slots_.size());
+      return done;
+    }
   input_spans_.clear();
   for (SlotId s : m.input_slots) input_spans_.emplace_back(slots_[s].memory, slots_[s].bytes);
 
   if (runs == 1) {
-    if (!run_once(m, m.output_slot, 0, 0, done, done.checksum)) return done;
+    if (!run_once(m, e, m.output_slot, 0, 0, done, done.checksum)) return done;
     publish(m.output_slot, m.output_tag);
     return done;
   }
@@ -276,7 +338,7 @@ Completion LocalTile::actor(const ActorMessage& m) {
   for (unsigned round = 0; round < rounds; ++round) {
     for (unsigned run = 0; run < runs; ++run) {
       const SlotId slot = run == 0 ? m.output_slot : m.extra_output_slots[run - 1];
-      if (!run_once(m, slot, run, round, done, sums[run])) return done;
+      if (!run_once(m, e, slot, run, round, done, sums[run])) return done;
     }
     int kept = -1;
     for (unsigned i = 0; i < runs && kept < 0; ++i)

@@ -1,8 +1,11 @@
 // LocalTile: a compute tile inside this process: a block of fixed-size slots
-// (its tile-local memory) and `cores` threads. The tile's first thread is the
-// one that calls actor(); the others only help with ActorContext's parallel
-// loop. Other threads may read a slot concurrently (tile-to-tile transfers),
-// so a slot is pinned while it is read and clear_slot() waits for readers.
+// (its tile-local memory) and `cores` threads. The tile's first thread is its
+// executor, the one that sends it messages (in direct mode the engine's runner
+// thread for this tile, in wire mode WireTile's executor); the others only
+// help with ActorContext's parallel loop. In direct mode the transport lets
+// other threads read a slot concurrently (a tile pulling from a peer, the
+// driver reading a value back), so a slot is pinned while it is read and
+// clear_slot() waits for readers.
 #pragma once
 
 #include <atomic>
@@ -15,6 +18,11 @@
 namespace redflow::runtime {
 
 class TileLoop;  // the parallel loop helpers
+}  // namespace redflow::runtime
+namespace redflow::fault {
+class FaultInjector;
+}
+namespace redflow::runtime {
 
 class LocalTile final : public Tile {
  public:
@@ -23,21 +31,25 @@ class LocalTile final : public Tile {
   LocalTile(const LocalTile&) = delete;
   LocalTile& operator=(const LocalTile&) = delete;
 
-  unsigned slot_count() const override { return static_cast<unsigned>(slots_.size()); }
-  std::size_t slot_bytes() const override { return slot_bytes_; }
-  unsigned cores() const override { return cores_; }
-  unsigned index() const { return index_; }
+  unsigned index() const override { return index_; }
+  unsigned slot_count() const { return static_cast<unsigned>(slots_.size()); }
+  std::size_t slot_bytes() const { return slot_bytes_; }
 
+  // The table's strings must outlive its use: the direct path shares the
+  // plan's, WireTile's executor keeps the decoded frame.
+  Status load_actors(const ActorTableMessage& table, const Registry& registry) override;
+  Status configure_faults(const FaultConfigMessage& faults) override;
   Status data_node(const DataNodeMessage& message) override;
   void clear_slot(SlotId slot) override;
   void clear_all() override;
   Completion actor(const ActorMessage& message) override;
-  bool read_slot(SlotId slot, DataTag tag, std::span<std::byte> out) override;
+  bool read_slot(const ReadSlotMessage& message, std::span<std::byte> out) override;
+  bool lost() const override { return lost_.load(std::memory_order_acquire); }
 
-  // Direct access for the in-process driver role: the slot's memory.
-  std::span<std::byte> slot_memory(SlotId slot, std::size_t bytes) { return {slots_[slot].memory, bytes}; }
-  // Ensures actor() can build input lists of this length without allocating.
-  void reserve_inputs(std::size_t max_inputs);
+  // Direct transport: the tiles a data node message may name as its source
+  // (this tile pulls from the peer's pinned slot). Without peers such a
+  // message is refused: a transport that relays sends the bytes along.
+  void set_peers(std::span<Tile* const> peers) { peers_ = peers; }
 
  private:
   static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
@@ -54,21 +66,36 @@ class LocalTile final : public Tile {
     std::byte* memory = nullptr;
   };
 
+  struct TableEntry {
+    const ActorFunction* function = nullptr;
+    std::string_view name, args;
+    unsigned runs = 1;
+  };
+
   // Makes `slot` hold the value `tag` (its bytes are in place).
   void publish(SlotId slot, DataTag tag) {
     slots_[slot].round = tag.round;
     slots_[slot].tag.store(pack(tag), std::memory_order_release);
   }
   // One run of the actor into `slot`, with fault injection; returns its checksum if wanted.
-  bool run_once(const ActorMessage& m, SlotId slot, unsigned run, unsigned round, Completion& done, std::uint64_t& checksum);
+  bool run_once(const ActorMessage& m, const TableEntry& e, SlotId slot, unsigned run, unsigned round, Completion& done, std::uint64_t& checksum);
+
+  // Dies (crash-tile): lost for good, answering nothing but `lost`.
+  Completion die(ActorId actor);
 
   std::size_t slot_bytes_;
   unsigned cores_;
   unsigned index_;
   std::unique_ptr<std::byte[]> memory_;
   std::vector<Slot> slots_;
-  std::vector<std::span<const std::byte>> input_spans_;
+  std::vector<std::span<const std::byte>> input_spans_;  // grows to the widest actor once, then reused
   std::unique_ptr<TileLoop> loop_;
+  std::vector<TableEntry> table_;
+  std::span<Tile* const> peers_;
+  std::unique_ptr<fault::FaultInjector> faults_;  // null: no injection here
+  std::uint64_t crash_after_ = kNeverCrash;        // actor messages answered before the tile dies
+  std::uint64_t answered_ = 0;
+  std::atomic<bool> lost_{false};
 };
 
 }  // namespace redflow::runtime

@@ -104,14 +104,15 @@ bool Engine::ensure_home(Job& job, DataId d) {
   const std::uint64_t loc = job.state->location[d].load(std::memory_order_acquire);
   if (loc == kNowhere) return false;
   const unsigned t = static_cast<unsigned>(loc >> 32);
-  write_home(job, DataTag{job.execution, d, round}, *tiles_[t], static_cast<SlotId>(loc & 0xffffffffu), driver_stats_);
+  if (!gone(t)) write_home(job, DataTag{job.execution, d, round}, *tiles_[t], static_cast<SlotId>(loc & 0xffffffffu), driver_stats_);
+  if (!home_valid(job, d, round) && gone(t)) return recompute(job, d, driver_stats_, driver_trace_->buffer);
   return home_valid(job, d, round);
 }
 
 // Copies the value `tag` from a slot to main memory, unless main memory
 // already has it or a later round of the node (the value is then stale and
 // nobody needs it). The writing state is a lock on the node's buffer.
-void Engine::write_home(Job& job, DataTag tag, LocalTile& tile, SlotId slot, TileStats& stats) {
+void Engine::write_home(Job& job, DataTag tag, Tile& tile, SlotId slot, TileStats& stats, TraceBuffer* trace) {
   GraphState& s = *job.state;
   const DataId d = tag.data;
   std::uint32_t word = s.home_state[d].load(std::memory_order_acquire);
@@ -126,14 +127,14 @@ void Engine::write_home(Job& job, DataTag tag, LocalTile& tile, SlotId slot, Til
   }
   const std::size_t bytes = job.plan->data[d].bytes;
   const double start = job.tracing ? job.now() : 0;
-  const bool ok = tile.read_slot(slot, tag, std::span<std::byte>(s.home_write[d], bytes));
+  const bool ok = tile.read_slot(ReadSlotMessage{slot, tag, bytes}, std::span<std::byte>(s.home_write[d], bytes));
   s.home_state[d].store(home_word(tag.round, ok ? kHomeValid : kHomeInvalid), std::memory_order_release);
   if (!ok) return;
   ++stats.transfers_in;
   transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
   if (job.tracing) {
     // Recorded by the thread that moved the bytes: the tile's own runner, or the driver.
-    TraceBuffer& buffer = &stats == &driver_stats_ ? driver_trace_->buffer : runners_[tile.index()]->trace;
+    TraceBuffer& buffer = trace != nullptr ? *trace : &stats == &driver_stats_ ? driver_trace_->buffer : runners_[tile.index()]->trace;
     buffer.transfers.push_back(RawTransfer{d, static_cast<int>(tile.index()), kDriverTile, bytes, start, job.now()});
   }
 }
@@ -147,10 +148,16 @@ void Engine::copy_voted_home(Job& job, DataId logical, DataId winner, TileStats&
   bool ok = false;
   const double start = job.tracing ? job.now() : 0;
   const std::uint64_t loc = s.location[winner].load(std::memory_order_acquire);
-  if (loc != kNowhere) ok = tiles_[loc >> 32]->read_slot(static_cast<SlotId>(loc & 0xffffffffu), tag, dst);
+  if (loc != kNowhere) ok = tiles_[loc >> 32]->read_slot(ReadSlotMessage{static_cast<SlotId>(loc & 0xffffffffu), tag, bytes}, dst);
   if (!ok) {
-    // Displaced meanwhile, so written back: copy from main memory.
+    // Displaced meanwhile, so written back: copy from main memory (or recompute it, if its tile was lost).
     wait_for_home_writer(s, winner);
+    if (!home_valid(job, winner, tag.round) && only_on_lost_tile(job, winner)) {
+      TraceBuffer* buffer = &driver_trace_->buffer;
+      for (auto& r : runners_)
+        if (&stats == &r->stats) buffer = &r->trace;
+      recompute(job, winner, stats, *buffer);
+    }
     if (!home_valid(job, winner, tag.round)) {
       fail(job, "internal error: confirmed data node '" + job.plan->graph->data(winner).name + "' is in no memory");
       return;

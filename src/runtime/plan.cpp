@@ -2,6 +2,7 @@
 #include "runtime/plan.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include "schedule/heft.hpp"
 
@@ -9,7 +10,10 @@ namespace redflow::runtime {
 
 Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel& machine, Schedule heft, Redundancy same_default) {
   Plan plan;
+  static std::atomic<std::uint64_t> next_id{1};
   plan.graph = &graph;
+  plan.registry = &registry;
+  plan.id = next_id.fetch_add(1, std::memory_order_relaxed);
   plan.heft = std::move(heft);
   plan.data.resize(graph.data().size());
   for (DataId d = 0; d < graph.data().size(); ++d) {

@@ -47,6 +47,8 @@ struct PlanData {
 
 struct Plan {
   const Graph* graph = nullptr;
+  const Registry* registry = nullptr;  // where the actors' functions were found (tiles resolve the actor table in it)
+  std::uint64_t id = 0;                // unique in the process: names the actor table a tile holds
   std::vector<PlanActor> actors;
   std::vector<DataId> inputs;
   std::vector<ActorId> consumers;

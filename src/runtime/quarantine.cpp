@@ -11,7 +11,7 @@ namespace redflow::runtime {
 std::vector<unsigned> Engine::quarantined_tiles() const {
   std::vector<unsigned> out;
   for (unsigned t = 0; t < options_.tiles; ++t)
-    if (!healthy(t)) out.push_back(t);
+    if (!healthy(t) && !tile_lost(t)) out.push_back(t);  // a lost tile is out of service too, but not for its votes
   return out;
 }
 

@@ -284,6 +284,7 @@ Result<Outputs> LoadedGraph::execute(const Inputs& inputs, const ExecuteOptions&
   runtime::ExecutionRequest request;
   request.scheduler = ro.scheduler;
   request.faults = injector ? &*injector : nullptr;
+  request.fault_spec = &faults;
   request.fault_execution = ++g.executions;
   request.trace = options.trace.value_or(ro.trace) ? &g.trace : nullptr;
   request.redundancy = to_string(r);
@@ -312,6 +313,7 @@ std::string ExecutionStats::to_json() const {
                    {"transfer_bytes", transfer_bytes}, {"steals", steals}, {"displacements", displacements},
                    {"scheduler", scheduler}, {"redundancy", redundancy}, {"injected_faults", injected_faults},
                    {"detected_faults", detected_faults}, {"reexecutions", reexecutions},
+                   {"lost_tiles", lost_tiles}, {"recomputed_actors", recomputed_actors},
                    {"quarantined_tiles", quarantined_tiles}, {"unprotected_actors", unprotected_actors}, {"driver", tile_json(driver)}};
   j["tiles"] = nlohmann::json::array();
   for (const auto& t : tiles) j["tiles"].push_back(tile_json(t));

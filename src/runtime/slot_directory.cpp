@@ -84,22 +84,26 @@ bool Engine::place_input(Runner& r, Job& job, DataId d, SlotId& slot) {
   const std::uint64_t loc = s.location[d].load(std::memory_order_acquire);
   if (loc != kNowhere && static_cast<unsigned>(loc >> 32) != r.index) {
     // Tile-to-tile transfer: fetch from the producer's slot (refused unless it holds this very value).
-    m.from_tile = tiles_[loc >> 32].get();
-    m.from_slot = static_cast<SlotId>(loc & 0xffffffffu);
+    m.source_tile = static_cast<std::int32_t>(loc >> 32);
+    m.source_slot = static_cast<SlotId>(loc & 0xffffffffu);
     placed = r.tile->data_node(m).ok();
-    m.from_tile = nullptr;
+    m.source_tile = kFromDriver;
     from = static_cast<int>(loc >> 32);
   }
+  if (!placed && r.tile->lost()) return false;  // this tile died: the caller hands the actor on
   if (!placed) {
-    // Driver-to-tile transfer from main memory; the producer's copy was displaced, so main memory has it.
+    // Driver-to-tile transfer from main memory; the producer's copy was displaced, so main memory has it
+    // (or its tile was lost, and it is recomputed there now).
     from = kDriverTile;
     wait_for_home_writer(s, d);
+    if (!home_valid(job, d, tag.round) && only_on_lost_tile(job, d)) recompute(job, d, r.stats, r.trace);
     if (!home_valid(job, d, tag.round)) {
       fail(job, "internal error: data node '" + job.plan->graph->data(d).name + "' is in no memory");
       return false;
     }
     m.payload = s.home[d];
     if (Status st = r.tile->data_node(m); !st.ok()) {
+      if (r.tile->lost()) return false;
       fail(job, "transfer of data node '" + job.plan->graph->data(d).name + "' failed: " + st.message());
       return false;
     }

@@ -9,6 +9,14 @@
 
 namespace redflow::runtime {
 
+// Tile r answered `lost`: it leaves service for good and `a` goes to another
+// tile, as from a quarantined one (HEFT's order of r is handed on the same way).
+ActorId Engine::hand_on_from_lost(Runner& r, Job& job, ActorId a) {
+  lose_tile(job, r.index);
+  forward(job, a, r);
+  return kNone;
+}
+
 ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
   const PlanActor& pa = job.plan->actors[a];
   if (pa.on_driver) {
@@ -51,6 +59,7 @@ ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned messa
   for (std::uint32_t i = 0; i < pa.input_count; ++i) {
     SlotId slot;
     if (!place_input(r, job, s.alias[plan.inputs[pa.first_input + i]], slot)) {
+      if (r.tile->lost()) return hand_on_from_lost(r, job, a);
       if (!job.aborted.load()) fail(job, "actor '" + std::string(pa.name) + "' needs more slots than tile " + std::to_string(r.index) + " has");
       return kNone;
     }
@@ -69,18 +78,13 @@ ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned messa
   ActorMessage m;
   m.actor = a;
   m.execution = job.execution;
-  m.function = pa.function;
-  m.name = pa.name;
-  m.args = pa.args;
   m.input_slots = r.input_slots;
   m.output_slot = r.output_slots[0];
   m.extra_output_slots = std::span<const SlotId>(r.output_slots).subspan(1);
-  m.runs = pa.runs;
   m.max_rounds = kTileRounds;
   m.output_tag = DataTag{job.execution, pa.output, job.round_of(pa.output)};
   m.output_bytes = plan.data[pa.output].bytes;
   m.want_checksum = pa.replica != 0;
-  m.faults = job.request->faults;
   m.fault_execution = job.request->fault_execution;
   m.replica = pa.replica;
   // Re-executions get fresh fault decisions: a transient fault does not repeat.
@@ -88,6 +92,7 @@ ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned messa
   m.attempt = attempt;
   const double trace_start = job.tracing ? job.now() : 0;
   Completion done = r.tile->actor(m);
+  if (done.lost) return hand_on_from_lost(r, job, a);
   r.stats.busy_s += done.seconds;
   r.stats.checksum_s += done.checksum_seconds;
   if (pa.replica != 0) s.replica_tile[a].store(static_cast<int>(r.index), std::memory_order_release);

@@ -1,0 +1,86 @@
+// Lost tiles: a tile whose completion says `lost` (it crashed, or its
+// transport broke) is out of service for the runtime's life, like a
+// quarantined one, and what lived only in its slots is recomputed from its
+// producers when someone still needs it. Actors are pure, so re-running the
+// producer on main memory, with its inputs from main memory (inputs and
+// constants are always there; inner values are read back from a live tile or
+// recomputed in turn), gives the same bytes. The home's writing state is the
+// claim: each value is recomputed once, whoever needs it first.
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <xxhash.h>
+
+#include "redflow/actor_context.hpp"
+#include "runtime/engine_job.hpp"
+
+namespace redflow::runtime {
+
+void Engine::lose_tile(Job& job, unsigned t) {
+  {
+    std::lock_guard<std::mutex> lock(quarantine_mutex_);
+    if (lost_[t].load(std::memory_order_acquire)) return;
+    lost_[t].store(true, std::memory_order_release);
+    quarantined_[t].store(true, std::memory_order_release);  // out of service: its queue moves to the others
+  }
+  job.lost_tiles.fetch_add(1, std::memory_order_relaxed);
+  mark(job, "tile-lost", "tile " + std::to_string(t), static_cast<int>(t));
+  runners_[t]->notifier.notify_all();
+  steal_notifier_.notify_all();
+}
+
+bool Engine::recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace) {
+  const Plan& plan = *job.plan;
+  GraphState& s = *job.state;
+  const std::uint32_t round = job.round_of(d);
+  std::uint32_t word = s.home_state[d].load(std::memory_order_acquire);
+  for (;;) {
+    if (word == home_word(round, kHomeValid)) return true;  // someone else recomputed it (or read it back)
+    if (home_state_of(word) == kHomeWriting) {
+      std::this_thread::yield();
+      word = s.home_state[d].load(std::memory_order_acquire);
+      continue;
+    }
+    if (s.home_state[d].compare_exchange_weak(word, home_word(round, kHomeWriting), std::memory_order_acq_rel)) break;
+  }
+  const ActorId p = plan.data[d].producer;
+  bool ok = p != kNoActor && s.home_write[d] != nullptr && !plan.actors[p].on_driver && plan.actors[p].function != nullptr;
+  const PlanActor& pa = plan.actors[ok ? p : 0];
+  std::vector<std::span<const std::byte>> inputs;  // a rare path: allocation is fine
+  for (std::uint32_t i = 0; ok && i < pa.input_count; ++i) {
+    const DataId x = s.alias[plan.inputs[pa.first_input + i]];
+    const std::uint32_t xr = job.round_of(x);
+    wait_for_home_writer(s, x);
+    if (!home_valid(job, x, xr)) {
+      const std::uint64_t loc = s.location[x].load(std::memory_order_acquire);
+      if (loc != kNowhere && !gone(static_cast<unsigned>(loc >> 32)))
+        write_home(job, DataTag{job.execution, x, xr}, *tiles_[loc >> 32], static_cast<SlotId>(loc & 0xffffffffu), stats, &trace);
+      if (!home_valid(job, x, xr)) ok = recompute(job, x, stats, trace);
+    }
+    inputs.push_back(s.home[x]);
+  }
+  if (ok) {
+    const double start = job.tracing ? job.now() : 0;
+    const std::size_t bytes = plan.data[d].bytes;
+    ActorContext ctx(pa.name, pa.args, inputs, std::span<std::byte>(s.home_write[d], bytes), nullptr);
+    invoke_actor(*pa.function, ctx);
+    ok = !ctx.failure();
+    // A replica's value was voted on: the recomputed bytes must be the ones the vote confirmed.
+    if (ok && pa.replica != 0 && s.checksum[d] != XXH3_64bits(s.home_write[d], bytes)) ok = false;
+    job.recomputed_actors.fetch_add(1, std::memory_order_relaxed);
+    if (job.tracing) trace.actors.push_back(RawActor{p, kDriverTile, pa.replica, 0, start, job.now(), false, false});
+  }
+  // s.home[d] already names home_write[d]: every inner and output node's home is set at prepare().
+  s.home_state[d].store(home_word(round, ok ? kHomeValid : kHomeInvalid), std::memory_order_release);
+  return ok;
+}
+
+// Where a value's only copy was: on a tile now lost.
+bool Engine::only_on_lost_tile(const Job& job, DataId d) const {
+  const std::uint64_t loc = job.state->location[d].load(std::memory_order_acquire);
+  return loc != kNowhere && gone(static_cast<unsigned>(loc >> 32));
+}
+
+}  // namespace redflow::runtime

@@ -1,0 +1,421 @@
+// Encoding and decoding of the tile protocol's frames (tile_protocol.hpp).
+// Little-endian fixed-width fields, u32 length prefixes for bytes, strings and
+// lists; every length is checked against the protocol's limits and against
+// the bytes left before anything is allocated or copied.
+#include "runtime/tile_protocol.hpp"
+
+#include <bit>
+#include <cstring>
+#include <string>
+
+namespace redflow::runtime {
+
+static_assert(std::endian::native == std::endian::little, "the tile protocol's encoder assumes a little-endian host");
+
+const char* protocol_error_name(ProtocolError e) {
+  switch (e) {
+    case ProtocolError::kNone: return "none";
+    case ProtocolError::kTruncated: return "truncated";
+    case ProtocolError::kBadMagic: return "bad magic";
+    case ProtocolError::kWrongVersion: return "wrong version";
+    case ProtocolError::kOversized: return "oversized";
+    case ProtocolError::kUnknownKind: return "unknown kind";
+    case ProtocolError::kMalformed: return "malformed";
+    case ProtocolError::kTrailingBytes: return "trailing bytes";
+  }
+  return "unknown error";
+}
+
+namespace {
+
+constexpr char kMagic[4] = {'R', 'F', 'T', 'P'};
+
+class Writer {
+ public:
+  Writer(std::vector<std::byte>& out, WireKind kind) : out_(out), start_(out.size()) {
+    raw(kMagic, 4);
+    u16(kTileProtocolVersion);
+    u8(static_cast<std::uint8_t>(kind));
+    u8(0);
+    u32(0);  // body length, patched by the destructor
+  }
+  ~Writer() {
+    const auto body = static_cast<std::uint32_t>(out_.size() - start_ - kFrameHeaderBytes);
+    std::memcpy(out_.data() + start_ + 8, &body, 4);
+  }
+  void raw(const void* p, std::size_t n) {
+    const auto* b = static_cast<const std::byte*>(p);
+    out_.insert(out_.end(), b, b + n);
+  }
+  void u8(std::uint8_t v) { raw(&v, 1); }
+  void u16(std::uint16_t v) { raw(&v, 2); }
+  void u32(std::uint32_t v) { raw(&v, 4); }
+  void u64(std::uint64_t v) { raw(&v, 8); }
+  void f64(double v) { raw(&v, 8); }
+  void boolean(bool v) { u8(v ? 1 : 0); }
+  void bytes(std::span<const std::byte> b) {
+    u32(static_cast<std::uint32_t>(b.size()));
+    raw(b.data(), b.size());
+  }
+  void str(std::string_view s) {
+    u32(static_cast<std::uint32_t>(s.size()));
+    raw(s.data(), s.size());
+  }
+  void slots(std::span<const SlotId> s) {
+    u32(static_cast<std::uint32_t>(s.size()));
+    for (SlotId v : s) u32(v);
+  }
+  void tag(const DataTag& t) {
+    u32(t.execution);
+    u32(t.data);
+    u32(t.round);
+  }
+
+ private:
+  std::vector<std::byte>& out_;
+  std::size_t start_;
+};
+
+// Bounds-checked cursor: the first failure sticks, later reads return zeros.
+class Reader {
+ public:
+  explicit Reader(std::span<const std::byte> in) : in_(in) {}
+  bool failed() const { return error_ != ProtocolError::kNone; }
+  ProtocolError error() const { return error_; }
+  const std::string& what() const { return what_; }
+  std::size_t left() const { return in_.size() - at_; }
+  void fail(ProtocolError e, std::string what) {
+    if (failed()) return;
+    error_ = e;
+    what_ = std::move(what);
+  }
+  bool take(void* p, std::size_t n, const char* field) {
+    if (failed()) return false;
+    if (n > left()) {
+      fail(ProtocolError::kTruncated, std::string(field) + " needs " + std::to_string(n) + " bytes, " + std::to_string(left()) + " left");
+      std::memset(p, 0, n);
+      return false;
+    }
+    std::memcpy(p, in_.data() + at_, n);
+    at_ += n;
+    return true;
+  }
+  template <typename T>
+  T get(const char* field) {
+    T v{};
+    if (!take(&v, sizeof v, field)) return T{};
+    return v;
+  }
+  std::uint8_t u8(const char* f) { return get<std::uint8_t>(f); }
+  std::uint32_t u32(const char* f) { return get<std::uint32_t>(f); }
+  std::uint64_t u64(const char* f) { return get<std::uint64_t>(f); }
+  double f64(const char* f) { return get<double>(f); }
+  bool boolean(const char* field) {
+    const std::uint8_t v = u8(field);
+    if (v > 1) fail(ProtocolError::kMalformed, std::string(field) + " is " + std::to_string(v) + ", not 0 or 1");
+    return v == 1;
+  }
+  // A length prefix, checked against `limit` and against the bytes left (`unit` bytes per element).
+  std::size_t length(const char* field, std::size_t limit, std::size_t unit) {
+    const std::uint32_t n = u32(field);
+    if (failed()) return 0;
+    if (n > limit) {
+      fail(ProtocolError::kOversized, std::string(field) + " of " + std::to_string(n) + " exceeds the limit of " + std::to_string(limit));
+      return 0;
+    }
+    if (std::size_t{n} * unit > left()) {
+      fail(ProtocolError::kTruncated, std::string(field) + " of " + std::to_string(n) + " runs past the frame's end");
+      return 0;
+    }
+    return n;
+  }
+  std::span<const std::byte> bytes(const char* field, std::size_t limit) {
+    const std::size_t n = length(field, limit, 1);
+    if (failed()) return {};
+    std::span<const std::byte> out = in_.subspan(at_, n);
+    at_ += n;
+    return out;
+  }
+  std::string str(const char* field) {
+    auto b = bytes(field, kMaxWireString);
+    return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+  }
+  void slots(const char* field, std::vector<SlotId>& into) {
+    const std::size_t n = length(field, kMaxWireSlots, 4);
+    for (std::size_t i = 0; i < n && !failed(); ++i) into.push_back(u32(field));
+  }
+  DataTag tag(const char* field) {
+    DataTag t;
+    t.execution = u32(field);
+    t.data = u32(field);
+    t.round = u32(field);
+    return t;
+  }
+
+ private:
+  std::span<const std::byte> in_;
+  std::size_t at_ = 0;
+  ProtocolError error_ = ProtocolError::kNone;
+  std::string what_;
+};
+
+constexpr std::size_t kMaxPayload = kMaxFrameBytes - 64;
+
+}  // namespace
+
+void encode(const DataNodeMessage& m, std::vector<std::byte>& out) {
+  Writer w(out, WireKind::kDataNode);
+  w.tag(m.tag);
+  w.u32(m.slot);
+  w.u64(m.bytes);
+  w.u32(static_cast<std::uint32_t>(m.source_tile));
+  w.u32(m.source_slot);
+  w.bytes(m.payload);
+}
+
+void encode(const ClearSlotMessage& m, std::vector<std::byte>& out) {
+  Writer w(out, WireKind::kClearSlot);
+  w.u32(m.slot);
+}
+
+void encode_clear_all(std::vector<std::byte>& out) { Writer w(out, WireKind::kClearAll); }
+
+void encode(const ReadSlotMessage& m, std::vector<std::byte>& out) {
+  Writer w(out, WireKind::kReadSlot);
+  w.u32(m.slot);
+  w.tag(m.tag);
+  w.u64(m.bytes);
+}
+
+void encode(const ActorTableMessage& m, std::vector<std::byte>& out) {
+  Writer w(out, WireKind::kActorTable);
+  w.u32(m.table);
+  w.u32(static_cast<std::uint32_t>(m.actors.size()));
+  for (const ActorTableEntry& e : m.actors) {
+    w.str(e.name);
+    w.str(e.function);
+    w.str(e.args);
+    w.u8(e.runs);
+  }
+}
+
+void encode(const FaultConfigMessage& m, std::vector<std::byte>& out) {
+  Writer w(out, WireKind::kFaultConfig);
+  w.f64(m.bitflip_probability);
+  w.u64(m.seed);
+  w.boolean(m.faulty);
+  w.f64(m.slow_factor);
+  w.u64(m.crash_after);
+}
+
+void encode(const ActorMessage& m, std::vector<std::byte>& out) {
+  Writer w(out, WireKind::kActor);
+  w.u32(m.actor);
+  w.u32(m.execution);
+  w.slots(m.input_slots);
+  w.u32(m.output_slot);
+  w.tag(m.output_tag);
+  w.u64(m.output_bytes);
+  w.boolean(m.want_checksum);
+  w.slots(m.extra_output_slots);
+  w.u32(m.max_rounds);
+  w.u64(m.fault_execution);
+  w.u32(m.replica);
+  w.u32(m.attempt);
+}
+
+void encode(const Completion& c, std::vector<std::byte>& out) {
+  Writer w(out, WireKind::kCompletion);
+  w.u32(c.actor);
+  w.boolean(c.ok);
+  w.boolean(c.lost);
+  w.str(c.error);
+  w.boolean(c.actor_failed);
+  w.u64(c.checksum);
+  w.f64(c.seconds);
+  w.f64(c.checksum_seconds);
+  w.u32(c.output_slot);
+  w.boolean(c.agreed);
+  w.u32(c.executions);
+  w.u32(c.rejected);
+  w.u32(c.injected);
+  w.u32(static_cast<std::uint32_t>(c.unconfirmed.size()));
+  for (std::uint64_t sum : c.unconfirmed) w.u64(sum);
+}
+
+void encode(const Status& s, std::vector<std::byte>& out) {
+  Writer w(out, WireKind::kStatus);
+  w.u8(static_cast<std::uint8_t>(s.code()));
+  w.str(s.message());
+}
+
+void encode_slot_data(bool found, std::span<const std::byte> bytes, std::vector<std::byte>& out) {
+  Writer w(out, WireKind::kSlotData);
+  w.boolean(found);
+  w.bytes(bytes);
+}
+
+void encode_lost(std::vector<std::byte>& out) { Writer w(out, WireKind::kLost); }
+
+namespace {
+
+Status make_status(std::uint8_t code, std::string message, Reader& in) {
+  using C = Status::Code;
+  switch (static_cast<C>(code)) {
+    case C::kOk:
+      if (!message.empty()) in.fail(ProtocolError::kMalformed, "an OK status with a message");
+      return Status::Ok();
+    case C::kInvalidArgument: return Status::InvalidArgument(std::move(message));
+    case C::kNotFound: return Status::NotFound(std::move(message));
+    case C::kIOError: return Status::IOError(std::move(message));
+    case C::kInvalidGraph: return Status::InvalidGraph(std::move(message));
+    case C::kResourceExhausted: return Status::ResourceExhausted(std::move(message));
+    case C::kInternal: return Status::Internal(std::move(message));
+    case C::kActorFailed: return Status::ActorFailed(std::move(message));
+  }
+  in.fail(ProtocolError::kMalformed, "status code " + std::to_string(code) + " is not a Status::Code");
+  return Status::Ok();
+}
+
+void decode_body(WireKind kind, Reader& in, DecodedFrame& out) {
+  switch (kind) {
+    case WireKind::kDataNode: {
+      DataNodeMessage& m = out.data_node;
+      m.tag = in.tag("data node tag");
+      m.slot = in.u32("data node slot");
+      m.bytes = in.u64("data node bytes");
+      m.source_tile = static_cast<std::int32_t>(in.u32("data node source tile"));
+      m.source_slot = in.u32("data node source slot");
+      const auto payload = in.bytes("data node payload", kMaxPayload);
+      out.bytes.assign(payload.begin(), payload.end());
+      m.payload = out.bytes;
+      if (!in.failed() && m.source_tile < kFromDriver)
+        in.fail(ProtocolError::kMalformed, "data node source tile " + std::to_string(m.source_tile));
+      return;
+    }
+    case WireKind::kClearSlot: out.clear_slot.slot = in.u32("clear slot"); return;
+    case WireKind::kClearAll: return;
+    case WireKind::kReadSlot:
+      out.read_slot.slot = in.u32("read slot");
+      out.read_slot.tag = in.tag("read slot tag");
+      out.read_slot.bytes = in.u64("read slot bytes");
+      if (!in.failed() && out.read_slot.bytes > kMaxPayload)
+        in.fail(ProtocolError::kOversized, "read slot of " + std::to_string(out.read_slot.bytes) + " bytes");
+      return;
+    case WireKind::kActorTable: {
+      out.table.table = in.u32("actor table id");
+      // Each entry is at least 13 bytes (three empty strings and `runs`).
+      const std::size_t n = in.length("actor table entries", kMaxWireTableEntries, 13);
+      out.strings.reserve(3 * n);
+      out.entries.reserve(n);
+      for (std::size_t i = 0; i < n && !in.failed(); ++i) {
+        out.strings.push_back(in.str("actor name"));
+        out.strings.push_back(in.str("actor function"));
+        out.strings.push_back(in.str("actor args"));
+        const std::uint8_t runs = in.u8("actor runs");
+        if (!in.failed() && (runs < 1 || runs > 3)) in.fail(ProtocolError::kMalformed, "actor runs " + std::to_string(runs) + " (1 to 3)");
+        const std::size_t s = out.strings.size();
+        out.entries.push_back(ActorTableEntry{out.strings[s - 3], out.strings[s - 2], out.strings[s - 1], runs});
+      }
+      out.table.actors = out.entries;
+      return;
+    }
+    case WireKind::kFaultConfig: {
+      FaultConfigMessage& f = out.faults;
+      f.bitflip_probability = in.f64("bit-flip probability");
+      f.seed = in.u64("fault seed");
+      f.faulty = in.boolean("faulty tile");
+      f.slow_factor = in.f64("slow factor");
+      f.crash_after = in.u64("crash after");
+      if (!in.failed() && !(f.bitflip_probability >= 0 && f.bitflip_probability <= 1))
+        in.fail(ProtocolError::kMalformed, "bit-flip probability outside [0, 1]");
+      if (!in.failed() && !(f.slow_factor >= 1 && f.slow_factor <= 1e6)) in.fail(ProtocolError::kMalformed, "slow factor outside [1, 1e6]");
+      return;
+    }
+    case WireKind::kActor: {
+      ActorMessage& m = out.actor;
+      m.actor = in.u32("actor id");
+      m.execution = in.u32("actor execution");
+      in.slots("actor input slots", out.slots);
+      const std::size_t inputs = out.slots.size();
+      m.output_slot = in.u32("actor output slot");
+      m.output_tag = in.tag("actor output tag");
+      m.output_bytes = in.u64("actor output bytes");
+      m.want_checksum = in.boolean("actor want checksum");
+      in.slots("actor extra output slots", out.slots);
+      m.input_slots = std::span<const SlotId>(out.slots).first(inputs);
+      m.extra_output_slots = std::span<const SlotId>(out.slots).subspan(inputs);
+      m.max_rounds = in.u32("actor max rounds");
+      m.fault_execution = in.u64("actor fault execution");
+      m.replica = in.u32("actor replica");
+      m.attempt = in.u32("actor attempt");
+      if (!in.failed() && m.output_bytes > kMaxPayload) in.fail(ProtocolError::kOversized, "actor output of " + std::to_string(m.output_bytes) + " bytes");
+      return;
+    }
+    case WireKind::kCompletion: {
+      Completion& c = out.completion;
+      c.actor = in.u32("completion actor");
+      c.ok = in.boolean("completion ok");
+      c.lost = in.boolean("completion lost");
+      c.error = in.str("completion error");
+      c.actor_failed = in.boolean("completion actor failed");
+      c.checksum = in.u64("completion checksum");
+      c.seconds = in.f64("completion seconds");
+      c.checksum_seconds = in.f64("completion checksum seconds");
+      c.output_slot = in.u32("completion output slot");
+      c.agreed = in.boolean("completion agreed");
+      c.executions = in.u32("completion executions");
+      c.rejected = in.u32("completion rejected");
+      c.injected = in.u32("completion injected");
+      const std::size_t n = in.length("completion unconfirmed checksums", kMaxWireChecksums, 8);
+      for (std::size_t i = 0; i < n && !in.failed(); ++i) c.unconfirmed.push_back(in.u64("unconfirmed checksum"));
+      return;
+    }
+    case WireKind::kStatus: {
+      const std::uint8_t code = in.u8("status code");
+      std::string message = in.str("status message");
+      if (!in.failed()) out.status = make_status(code, std::move(message), in);
+      return;
+    }
+    case WireKind::kSlotData: {
+      out.found = in.boolean("slot data found");
+      const auto b = in.bytes("slot data", kMaxPayload);
+      out.bytes.assign(b.begin(), b.end());
+      out.slot_bytes = out.bytes;
+      return;
+    }
+    case WireKind::kLost: return;
+  }
+  in.fail(ProtocolError::kUnknownKind, "kind " + std::to_string(static_cast<unsigned>(kind)));
+}
+
+bool known_kind(std::uint8_t k) { return (k >= 1 && k <= 7) || (k >= 64 && k <= 67); }
+
+}  // namespace
+
+Status decode(std::span<const std::byte> frame, DecodedFrame& out) {
+  Reader in(frame);
+  char magic[4] = {0, 0, 0, 0};
+  in.take(magic, 4, "magic");
+  if (!in.failed() && std::memcmp(magic, kMagic, 4) != 0) in.fail(ProtocolError::kBadMagic, "the frame does not start with RFTP");
+  const std::uint16_t version = in.get<std::uint16_t>("version");
+  if (!in.failed() && version != kTileProtocolVersion)
+    in.fail(ProtocolError::kWrongVersion, "version " + std::to_string(version) + ", this build speaks " + std::to_string(kTileProtocolVersion));
+  const std::uint8_t kind = in.u8("kind");
+  if (!in.failed() && !known_kind(kind)) in.fail(ProtocolError::kUnknownKind, "kind " + std::to_string(kind));
+  if (in.u8("reserved") != 0 && !in.failed()) in.fail(ProtocolError::kMalformed, "reserved header byte is not 0");
+  const std::uint32_t body = in.u32("body length");
+  if (!in.failed() && body > kMaxFrameBytes - kFrameHeaderBytes) in.fail(ProtocolError::kOversized, "body of " + std::to_string(body) + " bytes");
+  if (!in.failed() && body < in.left()) in.fail(ProtocolError::kTrailingBytes, std::to_string(in.left() - body) + " bytes after the frame");
+  if (!in.failed() && body > in.left()) in.fail(ProtocolError::kTruncated, "body of " + std::to_string(body) + " bytes, " + std::to_string(in.left()) + " present");
+  if (!in.failed()) {
+    out.kind = static_cast<WireKind>(kind);
+    decode_body(out.kind, in, out);
+  }
+  if (!in.failed() && in.left() != 0) in.fail(ProtocolError::kTrailingBytes, std::to_string(in.left()) + " bytes after the last field");
+  out.error = in.error();
+  if (!in.failed()) return Status::Ok();
+  return Status::InvalidArgument(std::string("tile protocol: ") + protocol_error_name(in.error()) + ": " + in.what());
+}
+
+}  // namespace redflow::runtime

@@ -1,0 +1,235 @@
+// A local tile behind the tile protocol's encoding and a queue (wire_tile.hpp).
+#include "runtime/wire_tile.hpp"
+
+#include <cstring>
+#include <string>
+#include <utility>
+
+namespace redflow::runtime {
+
+WireTile::WireTile(std::unique_ptr<LocalTile> tile)
+    : tile_(std::move(tile)), index_(tile_->index()), slot_bytes_(tile_->slot_bytes()) {
+  thread_ = std::thread([this] { executor(); });
+}
+
+WireTile::~WireTile() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  work_.notify_all();
+  thread_.join();
+}
+
+void WireTile::post(std::vector<std::byte> frame) {
+  auto request = std::make_shared<Request>();
+  request->frame = std::move(frame);
+  request->wants_reply = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (exited_) return;  // a lost tile has nothing to clear
+    queue_.push_back(std::move(request));
+  }
+  work_.notify_one();
+}
+
+Status WireTile::call(std::vector<std::byte> frame, DecodedFrame& out, const Registry* registry) {
+  auto request = std::make_shared<Request>();
+  request->frame = std::move(frame);
+  request->registry = registry;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (exited_) {
+      encode_lost(request->reply);
+    } else {
+      queue_.push_back(request);
+      work_.notify_one();
+      answered_.wait(lock, [&] { return request->done; });
+    }
+  }
+  Status s = decode(request->reply, out);
+  if (s.ok() && out.kind == WireKind::kLost) lost_.store(true, std::memory_order_release);
+  return s;
+}
+
+void WireTile::answer(Request& request, std::vector<std::byte> reply) {
+  frames_.fetch_add(1, std::memory_order_relaxed);
+  if (!request.wants_reply) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    request.reply = std::move(reply);
+    request.done = true;
+  }
+  answered_.notify_all();
+}
+
+void WireTile::executor() {
+  for (;;) {
+    std::shared_ptr<Request> request;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      work_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stop_
+      request = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    handle(*request);
+    if (tile_->lost()) {
+      // The tile died: its executor answers `lost` to what is queued and stops.
+      std::deque<std::shared_ptr<Request>> rest;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        exited_ = true;
+        rest.swap(queue_);
+      }
+      lost_.store(true, std::memory_order_release);
+      for (auto& r : rest) {
+        std::vector<std::byte> reply;
+        encode_lost(reply);
+        answer(*r, std::move(reply));
+      }
+      return;
+    }
+  }
+}
+
+// Runs on the executor thread only: decode, call the tile, encode the answer.
+void WireTile::handle(Request& request) {
+  std::vector<std::byte> reply;
+  auto frame = std::make_unique<DecodedFrame>();
+  if (Status s = decode(request.frame, *frame); !s.ok()) {
+    encode(s, reply);
+    answer(request, std::move(reply));
+    return;
+  }
+  switch (frame->kind) {
+    case WireKind::kDataNode: encode(tile_->data_node(frame->data_node), reply); break;
+    case WireKind::kClearSlot: tile_->clear_slot(frame->clear_slot.slot); encode(Status::Ok(), reply); break;
+    case WireKind::kClearAll: tile_->clear_all(); encode(Status::Ok(), reply); break;
+    case WireKind::kReadSlot: {
+      std::vector<std::byte> bytes(frame->read_slot.bytes <= slot_bytes_ ? frame->read_slot.bytes : 0);
+      const bool found = bytes.size() == frame->read_slot.bytes && tile_->read_slot(frame->read_slot, bytes);
+      encode_slot_data(found, found ? std::span<const std::byte>(bytes) : std::span<const std::byte>(), reply);
+      break;
+    }
+    case WireKind::kActorTable:
+      if (request.registry == nullptr) {
+        encode(Status::InvalidArgument("tile protocol: an actor table with no registry to resolve it in"), reply);
+      } else {
+        const Status s = tile_->load_actors(frame->table, *request.registry);
+        if (s.ok()) table_ = std::move(frame);  // the tile's table points into this frame's strings
+        encode(s, reply);
+      }
+      break;
+    case WireKind::kFaultConfig: encode(tile_->configure_faults(frame->faults), reply); break;
+    case WireKind::kActor: {
+      const Completion done = tile_->actor(frame->actor);
+      if (done.lost) {
+        encode_lost(reply);
+      } else {
+        encode(done, reply);
+      }
+      break;
+    }
+    default: encode(Status::InvalidArgument("tile protocol: a tile was sent a reply frame"), reply); break;
+  }
+  if (tile_->lost()) {
+    reply.clear();
+    encode_lost(reply);
+  }
+  answer(request, std::move(reply));
+}
+
+Status WireTile::status_reply(const DecodedFrame& reply) const {
+  if (reply.kind == WireKind::kLost) return Status::Internal("tile " + std::to_string(index_) + " is lost");
+  if (reply.kind != WireKind::kStatus) return Status::Internal("tile protocol: tile " + std::to_string(index_) + " answered with the wrong kind of frame");
+  return reply.status;
+}
+
+Status WireTile::load_actors(const ActorTableMessage& table, const Registry& registry) {
+  std::vector<std::byte> frame;
+  encode(table, frame);
+  DecodedFrame reply;
+  REDFLOW_RETURN_IF_ERROR(call(std::move(frame), reply, &registry));
+  return status_reply(reply);
+}
+
+Status WireTile::configure_faults(const FaultConfigMessage& faults) {
+  std::vector<std::byte> frame;
+  encode(faults, frame);
+  DecodedFrame reply;
+  REDFLOW_RETURN_IF_ERROR(call(std::move(frame), reply));
+  return status_reply(reply);
+}
+
+Status WireTile::data_node(const DataNodeMessage& message) {
+  std::vector<std::byte> frame;
+  if (message.source_tile == kFromDriver) {
+    encode(message, frame);
+  } else {
+    // Relayed: the source's executor reads the value, the bytes travel along.
+    if (message.source_tile < 0 || static_cast<std::size_t>(message.source_tile) >= peers_.size())
+      return Status::InvalidArgument("data node message names source tile " + std::to_string(message.source_tile));
+    std::vector<std::byte> bytes(message.bytes);
+    if (!peers_[message.source_tile]->read_slot(ReadSlotMessage{message.source_slot, message.tag, message.bytes}, bytes))
+      return Status::NotFound("source slot " + std::to_string(message.source_slot) + " of tile " + std::to_string(message.source_tile) +
+                              " no longer holds data node " + std::to_string(message.tag.data));
+    DataNodeMessage relayed = message;
+    relayed.source_tile = kFromDriver;
+    relayed.payload = bytes;
+    encode(relayed, frame);
+  }
+  DecodedFrame reply;
+  REDFLOW_RETURN_IF_ERROR(call(std::move(frame), reply));
+  return status_reply(reply);
+}
+
+void WireTile::clear_slot(SlotId slot) {
+  std::vector<std::byte> frame;
+  encode(ClearSlotMessage{slot}, frame);
+  post(std::move(frame));
+}
+
+void WireTile::clear_all() {
+  std::vector<std::byte> frame;
+  encode_clear_all(frame);
+  post(std::move(frame));
+}
+
+Completion WireTile::actor(const ActorMessage& message) {
+  std::vector<std::byte> frame;
+  encode(message, frame);
+  DecodedFrame reply;
+  Completion done;
+  done.actor = message.actor;
+  if (Status s = call(std::move(frame), reply); !s.ok()) {
+    done.ok = false;
+    done.error = s.message();
+    return done;
+  }
+  if (reply.kind == WireKind::kLost) {
+    done.ok = false;
+    done.lost = true;
+    done.error = "tile " + std::to_string(index_) + " is lost";
+    return done;
+  }
+  if (reply.kind != WireKind::kCompletion) {
+    done.ok = false;
+    done.error = reply.kind == WireKind::kStatus ? reply.status.message() : "tile protocol: an actor message answered with the wrong kind of frame";
+    return done;
+  }
+  return std::move(reply.completion);
+}
+
+bool WireTile::read_slot(const ReadSlotMessage& message, std::span<std::byte> out) {
+  if (out.size() != message.bytes) return false;
+  std::vector<std::byte> frame;
+  encode(message, frame);
+  DecodedFrame reply;
+  if (!call(std::move(frame), reply).ok() || reply.kind != WireKind::kSlotData || !reply.found) return false;
+  if (reply.slot_bytes.size() != out.size()) return false;
+  if (!out.empty()) std::memcpy(out.data(), reply.slot_bytes.data(), out.size());
+  return true;
+}
+
+}  // namespace redflow::runtime
