@@ -93,6 +93,9 @@ void add_runtime_options(CLI::App* cmd, RuntimeArgs& a) {
   cmd->add_flag("--require-protection", a.require_protection,
                "Refuse a --redundancy under which some actor would run once on the driver, unprotected (data larger than a slot, "
                "more inputs than slots; default: warn and run)");
+  cmd->add_flag("--eager-schedules", a.eager_schedules,
+               "Compute every redundancy configuration's schedule and state at load, as the paper does (default: the "
+               "--redundancy one at load, the others when first used)");
   cmd->add_option("--lib", a.libs, "Actor plugin .so to load (repeatable; docs/actors.md; default: built-in actors only)")
       ->type_name("PLUGIN.so")
       ->check(readable_file());
@@ -109,6 +112,7 @@ Result<RuntimeOptions> runtime_options(const RuntimeArgs& a) {
   o.quarantine_after = a.quarantine_after;
   if (a.machine == "paper") apps::apply_paper_machine(o);
   o.require_protection = a.require_protection;
+  o.eager_schedules = a.eager_schedules;
   for (const auto& spec : a.inject) REDFLOW_RETURN_IF_ERROR(parse_fault_spec(spec, o.faults));
   REDFLOW_RETURN_IF_ERROR(check_fault_tiles(o.faults, o.tiles));
   return o;
