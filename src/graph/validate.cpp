@@ -82,29 +82,50 @@ Status check_actor_ends(const Graph& g) {
 }
 
 // The producer/consumer lists kept on data nodes must say what the actors
-// say: the schedulers and the driver read the lists, not the actors.
+// say: the schedulers and the driver read the lists, not the actors. In
+// linear time and a bit per edge: every listed edge must be an edge the
+// actors declare, none listed twice, and as many listed as declared.
 Status check_links(const Graph& g) {
-  std::vector<std::vector<ActorId>> producers(g.data().size());
-  std::vector<std::vector<std::pair<ActorId, std::uint32_t>>> consumers(g.data().size());
-  for (ActorId a = 0; a < g.actors().size(); ++a) {
-    const ActorNode& actor = g.actor(a);
-    for (std::uint32_t port = 0; port < actor.inputs.size(); ++port) consumers[actor.inputs[port]].emplace_back(a, port);
-    for (DataId d : actor.outputs) producers[d].push_back(a);
+  const std::size_t actors = g.actors().size();
+  std::vector<std::size_t> first_in(actors + 1, 0), first_out(actors + 1, 0);
+  for (ActorId a = 0; a < actors; ++a) {
+    first_in[a + 1] = first_in[a] + g.actor(a).inputs.size();
+    first_out[a + 1] = first_out[a] + g.actor(a).outputs.size();
   }
+  std::vector<bool> in_seen(first_in[actors]), out_seen(first_out[actors]);
+  std::size_t listed_in = 0, listed_out = 0;
+  auto disagree = [&](const DataNode& n) {
+    return Status::InvalidGraph(fmt::format("data node '{}': its producer/consumer links disagree with the actors' "
+                                            "inputs and outputs (an actor changed after add_actor?)",
+                                            n.name));
+  };
   for (DataId d = 0; d < g.data().size(); ++d) {
     const DataNode& n = g.data(d);
-    std::vector<ActorId> have_p = n.producers;
-    std::vector<std::pair<ActorId, std::uint32_t>> have_c;
-    for (const Consumer& c : n.consumers) have_c.emplace_back(c.actor, c.port);
-    std::sort(have_p.begin(), have_p.end());
-    std::sort(have_c.begin(), have_c.end());
-    std::sort(producers[d].begin(), producers[d].end());
-    std::sort(consumers[d].begin(), consumers[d].end());
-    if (have_p != producers[d] || have_c != consumers[d]) {
-      return Status::InvalidGraph(fmt::format("data node '{}': its producer/consumer links disagree with the actors' "
-                                              "inputs and outputs (an actor changed after add_actor?)",
-                                              n.name));
+    for (const Consumer& c : n.consumers) {
+      if (c.actor >= actors || c.port >= g.actor(c.actor).inputs.size() || g.actor(c.actor).inputs[c.port] != d) return disagree(n);
+      const std::size_t edge = first_in[c.actor] + c.port;
+      if (in_seen[edge]) return disagree(n);
+      in_seen[edge] = true;
+      ++listed_in;
     }
+    for (ActorId p : n.producers) {
+      if (p >= actors) return disagree(n);
+      const auto& outs = g.actor(p).outputs;
+      std::size_t k = 0;
+      while (k < outs.size() && (outs[k] != d || out_seen[first_out[p] + k])) ++k;
+      if (k == outs.size()) return disagree(n);
+      out_seen[first_out[p] + k] = true;
+      ++listed_out;
+    }
+  }
+  if (listed_in == first_in[actors] && listed_out == first_out[actors]) return Status::Ok();
+  // Some declared edge is missing from its data node's list: name that node.
+  for (ActorId a = 0; a < actors; ++a) {
+    const ActorNode& actor = g.actor(a);
+    for (std::size_t port = 0; port < actor.inputs.size(); ++port)
+      if (!in_seen[first_in[a] + port]) return disagree(g.data(actor.inputs[port]));
+    for (std::size_t k = 0; k < actor.outputs.size(); ++k)
+      if (!out_seen[first_out[a] + k]) return disagree(g.data(actor.outputs[k]));
   }
   return Status::Ok();
 }

@@ -67,6 +67,9 @@ struct Variant {
   std::optional<Graph> owned;    // the transformed graph, when replicas change it
   const Graph* graph = nullptr;  // what executes: `owned` or the user's graph
   runtime::Plan plan;
+  // The HEFT schedule when the plan has none: a work-stealing runtime does
+  // not need one to execute, so it is computed only when heft_schedule() asks.
+  std::optional<Schedule> heft;
   std::unique_ptr<runtime::GraphState> state;
   std::vector<std::span<const std::byte>> homes;
 };
@@ -90,6 +93,8 @@ struct LoadedGraph::Impl {
 
   // Configuration `r`, built (executed graph, plan, schedule) if it was not yet.
   Variant& variant(Redundancy r) const;
+  // Its HEFT schedule: the plan's, or computed now for a work-stealing runtime.
+  const Schedule& schedule(Variant& v) const;
   bool built(Redundancy r) const {
     std::lock_guard<std::mutex> lock(variants_mutex);
     return variants[static_cast<std::size_t>(r)] != nullptr;
@@ -109,8 +114,10 @@ bool needs_replicas(const Graph& graph, Redundancy r) {
   return false;
 }
 
+// `with_heft`: compute the HEFT schedule into the plan (the HEFT scheduler
+// runs it; work stealing does not need it).
 Status build_variant(Variant& v, const Graph& graph, const Registry& registry, Redundancy r, const MachineModel& m,
-                     bool require_protection) {
+                     bool require_protection, bool with_heft) {
   v.unprotected = unprotected_actors(graph, r, m, registry);
   if (require_protection && !v.unprotected.empty())
     return Status::InvalidArgument(describe_unprotected(v.unprotected, r) +
@@ -133,7 +140,7 @@ Status build_variant(Variant& v, const Graph& graph, const Registry& registry, R
     v.graph = &graph;
   }
   const Graph& g = *v.graph;
-  Schedule heft = heft_schedule(g, m, registry);
+  Schedule heft = with_heft ? heft_schedule(g, m, registry) : Schedule{};
   v.plan = runtime::make_plan(g, registry, m, std::move(heft), replicas_on_distinct_tiles(r) ? Redundancy::kNone : r);
   // *-same needs a slot for every run's result besides the inputs (section 5.2).
   for (ActorId a = 0; a < g.actors().size(); ++a) {
@@ -200,7 +207,7 @@ Status Runtime::check(const Graph& graph, const Registry& registry) const {
   REDFLOW_RETURN_IF_ERROR(validate(graph, reg, impl_->options));
   REDFLOW_RETURN_IF_ERROR(registry.status());
   Variant v;
-  return build_variant(v, graph, reg, impl_->options.redundancy, machine(), impl_->options.require_protection);
+  return build_variant(v, graph, reg, impl_->options.redundancy, machine(), impl_->options.require_protection, false);
 }
 
 Result<LoadedGraph> Runtime::load(Graph graph, const Registry& registry) {
@@ -247,7 +254,9 @@ Variant& LoadedGraph::Impl::variant(Redundancy r) const {
   std::unique_ptr<Variant>& v = variants[static_cast<std::size_t>(r)];
   if (!v) {
     auto built = std::make_unique<Variant>();
-    built->status = build_variant(*built, graph, registry, r, machine, runtime->options.require_protection);
+    const RuntimeOptions& o = runtime->options;
+    built->status = build_variant(*built, graph, registry, r, machine, o.require_protection,
+                                  o.scheduler == Scheduler::kHeft || o.eager_schedules);
     v = std::move(built);
   }
   return *v;
@@ -262,11 +271,17 @@ Result<const Graph*> LoadedGraph::executed_graph(Redundancy r) const {
   if (!v.status.ok()) return v.status;
   return v.graph;
 }
-const Schedule& LoadedGraph::heft_schedule() const { return impl_->variant(impl_->runtime->options.redundancy).plan.heft; }
+const Schedule& LoadedGraph::Impl::schedule(Variant& v) const {
+  if (runtime->options.scheduler == Scheduler::kHeft || runtime->options.eager_schedules) return v.plan.heft;
+  std::lock_guard<std::mutex> lock(variants_mutex);
+  if (!v.heft) v.heft = redflow::heft_schedule(*v.graph, machine, registry);
+  return *v.heft;
+}
+const Schedule& LoadedGraph::heft_schedule() const { return impl_->schedule(impl_->variant(impl_->runtime->options.redundancy)); }
 Result<const Schedule*> LoadedGraph::heft_schedule(Redundancy r) const {
-  const Variant& v = impl_->variant(r);
+  Variant& v = impl_->variant(r);
   if (!v.status.ok()) return v.status;
-  return &v.plan.heft;
+  return &impl_->schedule(v);
 }
 Status LoadedGraph::usable(Redundancy r) const { return impl_->variant(r).status; }
 bool LoadedGraph::scheduled(Redundancy r) const { return impl_->built(r); }

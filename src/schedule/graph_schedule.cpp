@@ -176,8 +176,13 @@ Schedule heft_schedule(const Graph& g, const MachineModel& m, const Registry& re
     if (x.finish != y.finish) return x.finish < y.finish;
     return r.depth_first[a] < r.depth_first[b];
   };
-  for (auto& order : s.tile_order) std::stable_sort(order.begin(), order.end(), by_start);
-  std::stable_sort(s.driver_order.begin(), s.driver_order.end(), by_start);
+  // A tile's actors mostly come in order already (a chain, any tile that
+  // never inserts into a gap): check before paying for a sort.
+  auto sort = [&](std::vector<ActorId>& order) {
+    if (!std::is_sorted(order.begin(), order.end(), by_start)) std::sort(order.begin(), order.end(), by_start);
+  };
+  for (auto& order : s.tile_order) sort(order);
+  sort(s.driver_order);
   return s;
 }
 
