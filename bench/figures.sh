@@ -30,18 +30,20 @@ mkdir -p "$data"
 
 echo "figures: building $BUILD (Release)" >&2
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DREDFLOW_BUILD_TESTS=OFF >/dev/null
-cmake --build "$BUILD" -j"$(nproc)" --target redflow_cli >/dev/null
+cmake --build "$BUILD" -j"$(nproc)" --target redflow_cli load_scale >/dev/null
 rf="$BUILD/redflow"
 
 if [ "$QUICK" = 1 ]; then
   RUNS=1
   matmul_sizes="128 256"; fft_sizes="4096 16384"; bitonic_sizes="16384 65536"; overhead_n=10000
+  load_sizes="10000 100000"; load_eager_sizes="10000"
   red_matmul="256"; red_fft="16384"; red_bitonic="65536"
 else
   matmul_sizes="256 512 1024 1536 2048"
   fft_sizes="65536 262144 1048576 2097152 4194304"
   bitonic_sizes="262144 1048576 4194304 8388608 16777216"
   overhead_n=100000
+  load_sizes="10000 100000 1000000"; load_eager_sizes="10000 100000"
   red_matmul="512 1024 2048"; red_fft="262144 1048576 4194304"; red_bitonic="1048576 4194304 16777216"
 fi
 sizes_of() { eval echo "\$${1}_sizes"; }
@@ -92,6 +94,9 @@ for app in matmul fft bitonic; do
 done
 # Overhead per actor, 4 shapes x 2 schedulers.
 for shape in chain fanout tree wavefront; do bench overhead "$overhead_n" "-$shape" --shape "$shape"; done
+# Load time and peak resident memory, one process per size (bench/load.sh).
+wait_quiet
+SKIP_BUILD=1 BUILD="$BUILD" SIZES="$load_sizes" EAGER_SIZES="$load_eager_sizes" bench/load.sh >"$data/load.jsonl"
 # Fig. 6: all five configurations in one run each, normalised to none.
 redundancy_ok=1
 configs=none,2x-same,3x-same,2x-diff,3x-diff
@@ -228,6 +233,16 @@ ms='def ms: (. * 1000) | if . < 10 then (. * 100 | round / 100) elif . < 100 the
       "| \(.scheduler) | \($a) | \(.redflow_s*1e9/$a*10|round/10) | \($b*1e9/$a*10|round/10) | \(.ratio*100|round/100) | \($o*10|round/10) |"' \
       "$data/overhead-$overhead_n-$shape.json" | sed "s/^/| $shape /"
   done
+  echo
+  echo "### Load time and memory"
+  echo
+  echo "A chain of N empty actors with 0-byte data nodes, steal scheduler, 2 tiles (bench/load.sh). Lazy: only the runtime's configuration at load (the default); eager: all five (--eager-schedules, as the paper). Peak = the process's VmHWM after load and one execution, graph included; load = what load() added to the resident memory after the graph was built."
+  echo
+  echo "| actors | configurations at load | build graph s | load s | load CPU s | execute s | peak RSS MB | peak B/actor | load B/actor |"
+  echo "|-------:|------------------------|--------------:|-------:|-----------:|----------:|------------:|-------------:|-------------:|"
+  if [ -f "$data/load.jsonl" ]; then
+    jq -r '"| \(.actors) | \(if .eager then "all five (eager)" else "the runtime'"'"'s (lazy)" end) | \(.build_s*100|round/100) | \(.load_s*100|round/100) | \(.load_cpu_s*100|round/100) | \(.execute_s*1000|round/1000) | \(.peak_rss_bytes/1e6|round) | \(.peak_rss_per_actor|round) | \(.load_rss_per_actor|round) |"' "$data/load.jsonl"
+  fi
   echo
   echo "### Fig. 6: redundancy configurations normalised to none"
   echo

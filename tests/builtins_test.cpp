@@ -480,10 +480,16 @@ TEST(PluginTest, LoadsAndRunsPluginActors) {
   EXPECT_TRUE(r.failure.has_value());
 }
 
-TEST(PluginTest, LoadingTwiceIsHarmless) {
+// A second load registers every name again: refused (Registry::add never
+// replaces silently), naming the plugin and a name; the first load's
+// functions stay.
+TEST(PluginTest, LoadingTwiceIsRefusedAndKeepsTheFirst) {
   Registry reg;
   ASSERT_TRUE(reg.load_plugin(REDFLOW_TEST_PLUGIN).ok());
-  ASSERT_TRUE(reg.load_plugin(REDFLOW_TEST_PLUGIN).ok());
+  const Status again = reg.load_plugin(REDFLOW_TEST_PLUGIN);
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.message().find(REDFLOW_TEST_PLUGIN), std::string::npos) << again.message();
+  EXPECT_NE(again.message().find("registered twice"), std::string::npos) << again.message();
   EXPECT_EQ(reg.names(),
             (std::vector<std::string>{"test.add2", "test.add2_unchecked", "test.crash", "test.fill", "test.negate", "test.refuse"}));
 }

@@ -104,8 +104,9 @@ TEST(RedundantHeft, ReplicasAreScheduledConsecutivelyOnDistinctTiles) {
     Shape s = testing::random_dag(60, 5);
     auto loaded = rt.load(s.graph, reg);
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-    const Graph& g = loaded->executed_graph(r);
-    const Schedule& sched = loaded->heft_schedule(r);
+    ASSERT_TRUE(loaded->executed_graph(r).ok());
+    const Graph& g = **loaded->executed_graph(r);
+    const Schedule& sched = **loaded->heft_schedule(r);
     std::map<std::string, std::set<int>> tiles;
     std::map<std::string, unsigned> count;
     for (ActorId a = 0; a < g.actors().size(); ++a) {
@@ -288,7 +289,8 @@ TEST(Configurations, PerActorRedundancyOverridesTheGraph) {
   Runtime rt(options(Scheduler::kSteal, 3, Redundancy::kNone));
   auto loaded = rt.load(*reparsed, reg);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-  const Graph& g = loaded->executed_graph(Redundancy::kNone);
+  ASSERT_TRUE(loaded->executed_graph(Redundancy::kNone).ok());
+  const Graph& g = **loaded->executed_graph(Redundancy::kNone);
   EXPECT_TRUE(g.find_actor("join.r3").has_value());
   EXPECT_TRUE(g.find_actor("join.compare").has_value());
   EXPECT_FALSE(g.find_actor("top_right.r1").has_value()) << "best-effort actors stay single";

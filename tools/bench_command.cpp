@@ -393,7 +393,7 @@ int bench_main(const BenchArgs& a) {
     if (!out.ok()) return fail(Status(out.status()));
     const auto& st = loaded[k].last_stats();
     if (overhead) {
-      const std::size_t expected = loaded[k].executed_graph(r).actors().size();
+      const std::size_t expected = (*loaded[k].executed_graph(r))->actors().size();  // usable: checked at load
       c.mismatch = st.actors_executed == expected ? "" : fmt::format("{} actors executed of {}", st.actors_executed, expected);
     } else {
       c.mismatch = baseline->check(out->at(problem.output));
@@ -414,7 +414,7 @@ int bench_main(const BenchArgs& a) {
       const double t = now_s() - t0;
       if (!out.ok()) return fail(out.status());
       const auto& st = loaded[c.runtime].last_stats();
-      if (overhead && st.actors_executed != loaded[c.runtime].executed_graph(c.redundancy).actors().size()) c.verified = false;
+      if (overhead && st.actors_executed != (*loaded[c.runtime].executed_graph(c.redundancy))->actors().size()) c.verified = false;
       c.times.push_back(t);
       c.makespans.push_back(st.makespan_s);
       c.steals.push_back(static_cast<double>(st.steals));

@@ -99,6 +99,9 @@ void add_runtime_options(CLI::App* cmd, RuntimeArgs& a) {
                   "encoding to the tile's executor thread: the protocol a worker process speaks; slower)")
       ->check(CLI::IsMember({"direct", "wire"}))
       ->capture_default_str();
+  cmd->add_flag("--eager-schedules", a.eager_schedules,
+               "Compute every redundancy configuration's schedule and state at load, as the paper does (default: the "
+               "--redundancy one at load, the others when first used)");
   cmd->add_option("--lib", a.libs, "Actor plugin .so to load (repeatable; docs/actors.md; default: built-in actors only)")
       ->type_name("PLUGIN.so")
       ->check(readable_file());
@@ -116,6 +119,7 @@ Result<RuntimeOptions> runtime_options(const RuntimeArgs& a) {
   if (a.machine == "paper") apps::apply_paper_machine(o);
   o.require_protection = a.require_protection;
   o.tile_transport = a.tile_transport == "wire" ? TileTransport::kWire : TileTransport::kDirect;
+  o.eager_schedules = a.eager_schedules;
   for (const auto& spec : a.inject) REDFLOW_RETURN_IF_ERROR(parse_fault_spec(spec, o.faults));
   REDFLOW_RETURN_IF_ERROR(check_fault_tiles(o.faults, o.tiles));
   return o;

@@ -52,6 +52,7 @@ struct RuntimeArgs {
   std::string machine = "default";  // --machine paper: the paper's Kalray Bostan (apps/paper.hpp)
   bool require_protection = false;
   std::string tile_transport = "direct";  // --tile-transport wire: every tile message through its byte encoding
+  bool eager_schedules = false;  // --eager-schedules: every configuration at load (RuntimeOptions::eager_schedules)
 };
 void add_runtime_options(CLI::App* cmd, RuntimeArgs& a);
 // RuntimeOptions from the flags; --inject specs are parsed here (errors name the bad spec).

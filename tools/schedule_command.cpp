@@ -64,8 +64,8 @@ int schedule_main(const ScheduleArgs& a) {
   auto loaded = rt.load(*graph, reg);
   if (!loaded.ok()) return fail(loaded.status());
   if (Status s = loaded->usable(*redundancy); !s.ok()) return fail(Status::InvalidArgument("--redundancy " + a.redundancy + ": " + s.message()));
-  const Graph& executed = loaded->executed_graph(*redundancy);
-  const Schedule& schedule = loaded->heft_schedule(*redundancy);
+  const Graph& executed = **loaded->executed_graph(*redundancy);  // usable: checked above
+  const Schedule& schedule = **loaded->heft_schedule(*redundancy);
   spdlog::debug("HEFT schedule of '{}' under {}: {} actors, estimated makespan {} s", executed.name(), a.redundancy,
                 executed.actors().size(), schedule.makespan);
 
@@ -74,8 +74,8 @@ int schedule_main(const ScheduleArgs& a) {
                a.redundancy, seconds(schedule.makespan));
     // Estimates are only as good as the model: say what it is, so nobody compares them with measured times unawares.
     const MachineModel m = rt.machine();
-    fmt::print("estimates: `work` hints (operations) at {:g} operations/s per core, transfers at {:g} GB/s, {} (docs/scheduling.md)\n",
-               m.ops_per_second_per_core, m.bytes_per_second / 1e9, calibration);
+    fmt::print("estimates: `work` hints (operations) at {:g} operations/s per core, transfers at {:g} GB/s plus {} each, {} (docs/scheduling.md)\n",
+               m.ops_per_second_per_core, m.bytes_per_second / 1e9, seconds(m.transfer_latency_s), calibration);
     std::vector<ActorId> order(std::min(schedule.actors.size(), executed.actors().size()));
     for (ActorId i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),

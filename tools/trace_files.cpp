@@ -9,7 +9,10 @@ namespace redflow::cli {
 Status write_trace_files(const LoadedGraph& loaded, const std::string& trace_path, const std::string& gantt_path) {
   if (trace_path.empty() && gantt_path.empty()) return Status::Ok();
   const ExecutionTrace& trace = loaded.last_trace();
-  const Graph& graph = loaded.executed_graph(parse_redundancy(trace.redundancy).value_or(Redundancy::kNone));
+  // The trace names the configuration it ran under, which therefore could run.
+  auto executed = loaded.executed_graph(parse_redundancy(trace.redundancy).value_or(Redundancy::kNone));
+  if (!executed.ok()) return executed.status();
+  const Graph& graph = **executed;
   if (trace.actors.empty() && !graph.actors().empty())
     spdlog::warn("the execution trace is empty: this runtime did not record what it ran");
   if (!trace_path.empty()) {

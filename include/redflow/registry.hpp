@@ -80,6 +80,10 @@ class Registry {
   // rf.split, rf.collect, rf.reorder, i32.add, i32.mul, i32.matmul, i32.sort (docs/actors.md).
   static Registry with_builtins();
 
+  // Registers `name`. A name is registered once: adding one that is already
+  // there is refused (the first function stays) and remembered in status(),
+  // which Runtime::load(), Runtime::check() and load_plugin() then return,
+  // naming it. Returns *this so adds chain.
   Registry& add(std::string name, ActorFunction function);
   Registry& add(std::string name, ActorSpec spec);
   // A function with its shape check, e.g. shape::elementwise<std::int32_t>(1):
@@ -93,12 +97,15 @@ class Registry {
   }
   const ActorSpec* find(std::string_view name) const;
   std::vector<std::string> names() const;
+  // Ok, or the first refused add: "actor function 'x' is registered twice".
+  const Status& status() const { return status_; }
 
   // dlopen()s `path` and calls its `redflow_register_actors` entry point.
   Status load_plugin(const std::string& path);
 
  private:
   std::map<std::string, ActorSpec, std::less<>> specs_;
+  Status status_;
 };
 
 }  // namespace redflow

@@ -51,6 +51,15 @@ struct RuntimeOptions {
   // thread. The environment variable REDFLOW_TILE_TRANSPORT=wire|direct
   // overrides this (so a test suite can run in wire mode).
   TileTransport tile_transport = TileTransport::kDirect;
+  // HEFT's fixed cost of one transfer between tiles, in seconds
+  // (MachineModel::transfer_latency_s).
+  double transfer_latency_s = 1e-6;
+  // Compute every redundancy configuration's executed graph and HEFT
+  // schedule, and allocate its execution state, at load, as the paper does
+  // (section 5.1), so that the first execution under another configuration
+  // costs no more than the next. Default: only the runtime's configuration
+  // at load; the others when first used (docs/runtime.md, "Lazy configurations").
+  bool eager_schedules = false;
 };
 
 // Per-execution choices that override the runtime's options for one execute().
@@ -115,11 +124,14 @@ class LoadedGraph {
   Result<Outputs> execute(const Inputs& inputs, const ExecuteOptions& options = {});
 
   const Graph& graph() const;
-  // The graph as executed under `r` (after the redundancy transformation).
-  const Graph& executed_graph(Redundancy r) const;
-  // The HEFT schedule of executed_graph(r) (redundant HEFT for *-diff).
-  const Schedule& heft_schedule() const;  // under the runtime's configuration
-  const Schedule& heft_schedule(Redundancy r) const;
+  // The graph as executed under `r` (after the redundancy transformation),
+  // or usable(r)'s error when `r` cannot run on this runtime (never another
+  // configuration's graph in its place).
+  Result<const Graph*> executed_graph(Redundancy r) const;
+  // The HEFT schedule of executed_graph(r) (redundant HEFT for *-diff), or
+  // usable(r)'s error.
+  const Schedule& heft_schedule() const;  // under the runtime's configuration, which load() checked
+  Result<const Schedule*> heft_schedule(Redundancy r) const;
   const ExecutionStats& last_stats() const;
   const ExecutionTrace& last_trace() const;  // empty unless tracing was on
   // Whether configuration `r` can run on this runtime (e.g. 3x-diff needs 3 tiles), and why not.
@@ -127,6 +139,14 @@ class LoadedGraph {
   // Actors configuration `r` cannot protect on this runtime: they run once on
   // the driver (data larger than a slot, more inputs than slots).
   const std::vector<UnprotectedActor>& unprotected_actors(Redundancy r) const;
+  // Configurations other than the runtime's are built when first used
+  // (execute, usable, executed_graph, heft_schedule, unprotected_actors)
+  // unless RuntimeOptions::eager_schedules built them all at load.
+  // scheduled(r): r's executed graph, plan and HEFT schedule exist.
+  // prepared(r): its execution state (main memory) is allocated too.
+  // Neither builds anything.
+  bool scheduled(Redundancy r) const;
+  bool prepared(Redundancy r) const;
 
   struct Impl;
 
@@ -144,7 +164,9 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   // Validates `graph` against `registry` and this runtime's memory, computes
-  // its schedules. The runtime must outlive the LoadedGraph.
+  // the schedule and allocates the execution state of the runtime's
+  // redundancy configuration (of every configuration with eager_schedules).
+  // The runtime must outlive the LoadedGraph.
   Result<LoadedGraph> load(Graph graph, const Registry& registry);
   // Everything load() checks (the machine, validate(), the configuration's
   // needs such as tiles for *-diff and require_protection), without starting

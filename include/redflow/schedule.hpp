@@ -22,7 +22,7 @@ struct ScheduledActor {
 
 struct Schedule {
   std::vector<ScheduledActor> actors;            // indexed by ActorId
-  std::vector<std::vector<ActorId>> tile_order;  // per compute tile, in start order
+  std::vector<std::vector<ActorId>> tile_order;  // per compute tile, in start order (ties: depth-first)
   std::vector<ActorId> driver_order;             // actors on the driver, in start order
   double makespan = 0;                           // estimated
 };
@@ -37,6 +37,13 @@ struct MachineModel {
   double ops_per_second_per_core = 1e9;   // turns `work` hints into seconds
   double bytes_per_second = 1e10;         // turns data sizes into transfer seconds
   double actor_overhead_s = 0;            // fixed seconds per actor execution (dispatch, slots); 0 = not modelled
+  // Fixed seconds per transfer between two processors, on top of its bytes
+  // at bytes_per_second: what moving even an empty data node to another
+  // tile costs (a message, a slot). It makes HEFT keep a zero-cost
+  // successor with its producer instead of treating tiles as free to
+  // switch. The paper's model is silent on it; 1 us is our guess for local
+  // tiles (docs/scheduling.md).
+  double transfer_latency_s = 1e-6;
 };
 
 }  // namespace redflow

@@ -37,7 +37,15 @@ class Status {
   std::string message_;
 };
 
-// A value of type T, or the Status explaining its absence.
+// Called by Result<T> when its value is asked for but it holds an error:
+// prints "redflow: Result::value() on an error: <status>" to stderr and
+// aborts. A programming error (check ok() first), so it is loud, never
+// undefined behaviour.
+[[noreturn]] void result_value_on_error(const Status& status);
+
+// A value of type T, or the Status explaining its absence. value(), * and ->
+// check: on an error they call result_value_on_error() (the process aborts,
+// naming the error) rather than reading a value that is not there.
 template <typename T>
 class Result {
  public:
@@ -45,15 +53,23 @@ class Result {
   Result(Status status) : status_(std::move(status)) {}        // NOLINT: implicit by design
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
-  T& operator*() { return *value_; }
-  const T& operator*() const { return *value_; }
+  T& value() & { return checked(); }
+  const T& value() const& { return checked(); }
+  T&& value() && { return std::move(checked()); }
+  T* operator->() { return &checked(); }
+  const T* operator->() const { return &checked(); }
+  T& operator*() { return checked(); }
+  const T& operator*() const { return checked(); }
 
  private:
+  T& checked() {
+    if (!value_) result_value_on_error(status_);
+    return *value_;
+  }
+  const T& checked() const {
+    if (!value_) result_value_on_error(status_);
+    return *value_;
+  }
   Status status_;
   std::optional<T> value_;
 };

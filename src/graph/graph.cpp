@@ -2,6 +2,8 @@
 #include "redflow/graph.hpp"
 #include "redflow/redundancy.hpp"
 
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 
 namespace redflow {
@@ -19,6 +21,11 @@ std::string Status::ToString() const {
     case Code::kActorFailed: kind = "actor error"; break;
   }
   return std::string(kind) + ": " + message_;
+}
+
+void result_value_on_error(const Status& status) {
+  std::fprintf(stderr, "redflow: Result::value() on an error: %s\n", status.ToString().c_str());
+  std::abort();
 }
 
 const char* to_string(DataKind kind) {

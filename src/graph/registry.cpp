@@ -14,7 +14,12 @@ Registry& Registry::add(std::string name, ActorFunction function) {
 }
 
 Registry& Registry::add(std::string name, ActorSpec spec) {
-  specs_[std::move(name)] = std::move(spec);
+  auto [it, inserted] = specs_.try_emplace(std::move(name));
+  if (inserted) {
+    it->second = std::move(spec);
+  } else if (status_.ok()) {
+    status_ = Status::InvalidArgument("actor function '" + it->first + "' is registered twice (a registry keeps the first; give the second another name)");
+  }
   return *this;
 }
 
@@ -43,7 +48,10 @@ Status Registry::load_plugin(const std::string& path) {
     return Status::NotFound("actor plugin '" + path +
                             "' has no entry point 'redflow_register_actors' (define it with REDFLOW_PLUGIN)");
   }
-  if (int rc = entry(this); rc != 0) {
+  const bool was_ok = status_.ok();
+  const int rc = entry(this);
+  if (was_ok && !status_.ok()) return Status::InvalidArgument("actor plugin '" + path + "': " + status_.message());
+  if (rc != 0) {
     return Status::Internal("actor plugin '" + path + "' failed to register its actors (returned " +
                             std::to_string(rc) + ")");
   }

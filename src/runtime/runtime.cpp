@@ -58,23 +58,31 @@ struct Runtime::Impl {
 };
 
 // One redundancy configuration of a loaded graph: the transformed graph
-// (Fig. 3), its plan and HEFT schedule (computed at load), and its execution
-// state (allocated on first use: main memory for every replica's data).
+// (Fig. 3), its plan and HEFT schedule, and its execution state (main memory
+// for every replica's data). The runtime's configuration is built at load;
+// the others when first used, or at load too with eager_schedules.
 struct Variant {
   Status status;  // why this configuration cannot run here, if it cannot
   std::vector<UnprotectedActor> unprotected;  // actors it asks to protect that run once on the driver
   std::optional<Graph> owned;    // the transformed graph, when replicas change it
   const Graph* graph = nullptr;  // what executes: `owned` or the user's graph
   runtime::Plan plan;
+  // The HEFT schedule when the plan has none: a work-stealing runtime does
+  // not need one to execute, so it is computed only when heft_schedule() asks.
+  std::optional<Schedule> heft;
   std::unique_ptr<runtime::GraphState> state;
   std::vector<std::span<const std::byte>> homes;
 };
 
 struct LoadedGraph::Impl {
   Runtime::Impl* runtime = nullptr;
+  MachineModel machine;
   Graph graph;
   Registry registry;  // a copy: the plans point at its functions
-  std::array<Variant, std::size(kAllRedundancies)> variants;
+  // Built on first use (variant()); null until then. Built variants never
+  // move or change (but for their state, which only execute() touches).
+  mutable std::array<std::unique_ptr<Variant>, std::size(kAllRedundancies)> variants;
+  mutable std::mutex variants_mutex;  // building a variant: accessors may race with execute()
   std::vector<std::span<const std::byte>> homes;  // by data id of `graph`: inputs and constants
   // Found at load time so that execute() costs O(inputs + outputs), not a scan of every data node.
   std::map<std::string, DataId, std::less<>> input_ids;  // by name
@@ -83,9 +91,15 @@ struct LoadedGraph::Impl {
   ExecutionTrace trace;
   std::uint64_t executions = 0;  // numbers executions for reproducible fault injection
 
-  Variant& variant(Redundancy r) { return variants[static_cast<std::size_t>(r)]; }
+  // Configuration `r`, built (executed graph, plan, schedule) if it was not yet.
+  Variant& variant(Redundancy r) const;
+  // Its HEFT schedule: the plan's, or computed now for a work-stealing runtime.
+  const Schedule& schedule(Variant& v) const;
+  bool built(Redundancy r) const {
+    std::lock_guard<std::mutex> lock(variants_mutex);
+    return variants[static_cast<std::size_t>(r)] != nullptr;
+  }
   Status prepare(Redundancy r);
-  const Variant& variant(Redundancy r) const { return variants[static_cast<std::size_t>(r)]; }
 };
 
 namespace {
@@ -100,8 +114,10 @@ bool needs_replicas(const Graph& graph, Redundancy r) {
   return false;
 }
 
+// `with_heft`: compute the HEFT schedule into the plan (the HEFT scheduler
+// runs it; work stealing does not need it).
 Status build_variant(Variant& v, const Graph& graph, const Registry& registry, Redundancy r, const MachineModel& m,
-                     bool require_protection) {
+                     bool require_protection, bool with_heft) {
   v.unprotected = unprotected_actors(graph, r, m, registry);
   if (require_protection && !v.unprotected.empty())
     return Status::InvalidArgument(describe_unprotected(v.unprotected, r) +
@@ -124,7 +140,7 @@ Status build_variant(Variant& v, const Graph& graph, const Registry& registry, R
     v.graph = &graph;
   }
   const Graph& g = *v.graph;
-  Schedule heft = heft_schedule(g, m, registry);
+  Schedule heft = with_heft ? heft_schedule(g, m, registry) : Schedule{};
   v.plan = runtime::make_plan(g, registry, m, std::move(heft), replicas_on_distinct_tiles(r) ? Redundancy::kNone : r);
   // *-same needs a slot for every run's result besides the inputs (section 5.2).
   for (ActorId a = 0; a < g.actors().size(); ++a) {
@@ -162,6 +178,7 @@ MachineModel Runtime::machine() const {
   m.slots = impl_->options.slots;
   m.slot_bytes = impl_->options.slot_bytes;
   m.actor_overhead_s = impl_->options.actor_overhead_s;
+  m.transfer_latency_s = impl_->options.transfer_latency_s;
   return m;
 }
 
@@ -188,23 +205,27 @@ Status Runtime::check(const Graph& graph, const Registry& registry) const {
   REDFLOW_RETURN_IF_ERROR(check_options(impl_->options));
   const Registry reg = with_compare(registry);
   REDFLOW_RETURN_IF_ERROR(validate(graph, reg, impl_->options));
+  REDFLOW_RETURN_IF_ERROR(registry.status());
   Variant v;
-  return build_variant(v, graph, reg, impl_->options.redundancy, machine(), impl_->options.require_protection);
+  return build_variant(v, graph, reg, impl_->options.redundancy, machine(), impl_->options.require_protection, false);
 }
 
 Result<LoadedGraph> Runtime::load(Graph graph, const Registry& registry) {
   REDFLOW_RETURN_IF_ERROR(check_options(impl_->options));
+  REDFLOW_RETURN_IF_ERROR(registry.status());
   auto g = std::make_unique<LoadedGraph::Impl>();
   g->runtime = impl_.get();
+  g->machine = machine();
   g->registry = with_compare(registry);
   REDFLOW_RETURN_IF_ERROR(validate(graph, g->registry, impl_->options));
   g->graph = std::move(graph);
-  // A schedule per configuration, now (section 5.1), so switching between executions costs nothing.
-  for (Redundancy r : kAllRedundancies) {
-    Variant& v = g->variant(r);
-    v.status = build_variant(v, g->graph, g->registry, r, machine(), impl_->options.require_protection);
-    if (r == impl_->options.redundancy && !v.status.ok()) return v.status;
-  }
+  // The runtime's configuration now, so a graph it cannot run fails here.
+  // The paper computes every configuration's schedule at load (section 5.1);
+  // that costs five schedules, three of them of a graph two or three times
+  // larger, so the others wait for their first use unless asked for.
+  if (Status s = g->variant(impl_->options.redundancy).status; !s.ok()) return s;
+  if (impl_->options.eager_schedules)
+    for (Redundancy r : kAllRedundancies) g->variant(r);
   REDFLOW_RETURN_IF_ERROR(impl_->engine.start());
   g->homes.resize(g->graph.data().size());
   for (DataId d = 0; d < g->graph.data().size(); ++d) {
@@ -214,8 +235,12 @@ Result<LoadedGraph> Runtime::load(Graph graph, const Registry& registry) {
     if (n.kind == DataKind::kOutput) g->output_ids.push_back(d);
   }
   LoadedGraph loaded(std::move(g));
-  // Main memory for the configuration the runtime starts with, so a graph too big for it fails here.
+  // Main memory for the configuration the runtime starts with, so a graph too
+  // big for it fails here (and, eager, for every configuration that can run).
   REDFLOW_RETURN_IF_ERROR(loaded.impl_->prepare(impl_->options.redundancy));
+  if (impl_->options.eager_schedules)
+    for (Redundancy r : kAllRedundancies)
+      if (loaded.impl_->variant(r).status.ok()) REDFLOW_RETURN_IF_ERROR(loaded.impl_->prepare(r));
   return loaded;
 }
 
@@ -224,20 +249,47 @@ LoadedGraph::LoadedGraph(LoadedGraph&&) noexcept = default;
 LoadedGraph& LoadedGraph::operator=(LoadedGraph&&) noexcept = default;
 LoadedGraph::~LoadedGraph() = default;
 
+Variant& LoadedGraph::Impl::variant(Redundancy r) const {
+  std::lock_guard<std::mutex> lock(variants_mutex);
+  std::unique_ptr<Variant>& v = variants[static_cast<std::size_t>(r)];
+  if (!v) {
+    auto built = std::make_unique<Variant>();
+    const RuntimeOptions& o = runtime->options;
+    built->status = build_variant(*built, graph, registry, r, machine, o.require_protection,
+                                  o.scheduler == Scheduler::kHeft || o.eager_schedules);
+    v = std::move(built);
+  }
+  return *v;
+}
+
 const Graph& LoadedGraph::graph() const { return impl_->graph; }
 const ExecutionStats& LoadedGraph::last_stats() const { return impl_->last; }
 const ExecutionTrace& LoadedGraph::last_trace() const { return impl_->trace; }
 const std::vector<UnprotectedActor>& LoadedGraph::unprotected_actors(Redundancy r) const { return impl_->variant(r).unprotected; }
-const Graph& LoadedGraph::executed_graph(Redundancy r) const {
+Result<const Graph*> LoadedGraph::executed_graph(Redundancy r) const {
   const Variant& v = impl_->variant(r);
-  return v.status.ok() ? *v.graph : impl_->graph;
+  if (!v.status.ok()) return v.status;
+  return v.graph;
 }
-const Schedule& LoadedGraph::heft_schedule() const { return heft_schedule(impl_->runtime->options.redundancy); }
-const Schedule& LoadedGraph::heft_schedule(Redundancy r) const {
-  const Variant& v = impl_->variant(r);
-  return v.status.ok() ? v.plan.heft : impl_->variant(impl_->runtime->options.redundancy).plan.heft;
+const Schedule& LoadedGraph::Impl::schedule(Variant& v) const {
+  if (runtime->options.scheduler == Scheduler::kHeft || runtime->options.eager_schedules) return v.plan.heft;
+  std::lock_guard<std::mutex> lock(variants_mutex);
+  if (!v.heft) v.heft = redflow::heft_schedule(*v.graph, machine, registry);
+  return *v.heft;
+}
+const Schedule& LoadedGraph::heft_schedule() const { return impl_->schedule(impl_->variant(impl_->runtime->options.redundancy)); }
+Result<const Schedule*> LoadedGraph::heft_schedule(Redundancy r) const {
+  Variant& v = impl_->variant(r);
+  if (!v.status.ok()) return v.status;
+  return &impl_->schedule(v);
 }
 Status LoadedGraph::usable(Redundancy r) const { return impl_->variant(r).status; }
+bool LoadedGraph::scheduled(Redundancy r) const { return impl_->built(r); }
+bool LoadedGraph::prepared(Redundancy r) const {
+  if (!impl_->built(r)) return false;
+  std::lock_guard<std::mutex> lock(impl_->runtime->execution_mutex);  // execute() allocates states
+  return impl_->variant(r).state != nullptr;
+}
 
 Status LoadedGraph::Impl::prepare(Redundancy r) {
   Variant& v = variant(r);
@@ -255,6 +307,13 @@ Status LoadedGraph::Impl::prepare(Redundancy r) {
 
 Result<Outputs> LoadedGraph::execute(const Inputs& inputs, const ExecuteOptions& options) {
   Impl& g = *impl_;
+  const RuntimeOptions& ro = g.runtime->options;
+  const Redundancy r = options.redundancy.value_or(ro.redundancy);
+  const FaultInjection& faults = options.faults ? *options.faults : ro.faults;
+  REDFLOW_RETURN_IF_ERROR(check_fault_tiles(faults, ro.tiles));
+  // Before the homes are written: they are this execution's, and a second
+  // thread executing the same graph must not swap its inputs in meanwhile.
+  std::lock_guard<std::mutex> lock(g.runtime->execution_mutex);
   for (const auto& [name, bytes] : inputs) {
     auto it = g.input_ids.find(name);
     if (it == g.input_ids.end()) return Status::InvalidArgument("graph '" + g.graph.name() + "' has no input data node '" + name + "'");
@@ -270,11 +329,6 @@ Result<Outputs> LoadedGraph::execute(const Inputs& inputs, const ExecuteOptions&
       if (inputs.find(name) == inputs.end()) missing = std::min(missing, d);
     return Status::InvalidArgument("input data node '" + g.graph.data(missing).name + "' was not given");
   }
-  const RuntimeOptions& ro = g.runtime->options;
-  const Redundancy r = options.redundancy.value_or(ro.redundancy);
-  const FaultInjection& faults = options.faults ? *options.faults : ro.faults;
-  REDFLOW_RETURN_IF_ERROR(check_fault_tiles(faults, ro.tiles));
-  std::lock_guard<std::mutex> lock(g.runtime->execution_mutex);
   REDFLOW_RETURN_IF_ERROR(g.prepare(r));
   Variant& v = g.variant(r);
   // Data ids of the user's graph are kept by the transformation: inputs and constants line up.

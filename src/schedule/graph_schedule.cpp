@@ -38,12 +38,16 @@ std::string driver_reason(const Graph& g, ActorId actor, const MachineModel& m, 
   if (const ActorSpec* spec = reg.find(a.function); spec != nullptr && spec->on_driver)
     return "'" + a.function + "' is a special actor, which always runs on the driver";
   // A slot holds one data node, so an input read on two ports needs one slot.
-  std::vector<DataId> distinct = a.inputs;
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  if (distinct.size() + 1 > m.slots)
-    return "it reads " + std::to_string(distinct.size()) + " inputs and writes 1 output, more than the " + std::to_string(m.slots) +
-           " slots of a tile (--slots)";
+  // Counted only when the ports alone could be too many (load asks this of
+  // every actor, several times).
+  if (a.inputs.size() + 1 > m.slots) {
+    std::vector<DataId> distinct = a.inputs;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    if (distinct.size() + 1 > m.slots)
+      return "it reads " + std::to_string(distinct.size()) + " inputs and writes 1 output, more than the " + std::to_string(m.slots) +
+             " slots of a tile (--slots)";
+  }
   auto too_big = [&](DataId d) { return d < g.data().size() && g.data(d).bytes > m.slot_bytes; };
   for (DataId d : a.inputs)
     if (too_big(d))
@@ -124,7 +128,8 @@ schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const 
     for (DataId d : g.actor(a).outputs) {
       if (d >= g.data().size()) continue;
       const DataNode& node = g.data(d);
-      const double transfer = m.bytes_per_second > 0 ? static_cast<double>(node.bytes) / m.bytes_per_second : 0;
+      const double transfer =
+          (m.transfer_latency_s > 0 ? m.transfer_latency_s : 0) + (m.bytes_per_second > 0 ? static_cast<double>(node.bytes) / m.bytes_per_second : 0);
       for (const Consumer& c : node.consumers) {
         if (c.actor >= n) continue;
         const double cost = is_vote(c.actor) ? 0 : transfer;
@@ -150,12 +155,14 @@ Schedule heft_schedule(const Graph& g, const MachineModel& m, const Registry& re
   s.actors.resize(n);
   s.tile_order.resize(m.tiles);
   s.makespan = r.makespan;
-  // r.order is the HEFT list; walking it and then stable-sorting each tile by
-  // (start, finish) gives the (start, finish, list position) order. Sorting
-  // all actors that way is topological: for an edge u -> v, start(v) >=
-  // finish(u) >= start(u), and equality throughout means u and v both take
-  // no time, where u comes first in the list. Ordering by finish too keeps a
-  // zero-time actor inserted at the start of a busy interval before it.
+  // Each tile runs its actors by (start, finish, depth-first position).
+  // Sorting all actors that way is topological: for an edge u -> v,
+  // start(v) >= finish(u) >= start(u), and equality throughout means u and v
+  // both take no time, where u comes first in the depth-first topological
+  // order. Ordering by finish too keeps a zero-time actor inserted at the
+  // start of a busy interval before it. The last key matters for zero-cost
+  // work, all of it at one instant: a tile runs it a path at a time (few
+  // live data nodes), not a level at a time as the ranks list it.
   for (std::size_t task : r.order) {
     const auto id = static_cast<ActorId>(task);
     const bool on_driver = r.proc[task] >= m.tiles;
@@ -165,10 +172,17 @@ Schedule heft_schedule(const Graph& g, const MachineModel& m, const Registry& re
   }
   auto by_start = [&](ActorId a, ActorId b) {
     const ScheduledActor &x = s.actors[a], &y = s.actors[b];
-    return x.start != y.start ? x.start < y.start : x.finish < y.finish;
+    if (x.start != y.start) return x.start < y.start;
+    if (x.finish != y.finish) return x.finish < y.finish;
+    return r.depth_first[a] < r.depth_first[b];
   };
-  for (auto& order : s.tile_order) std::stable_sort(order.begin(), order.end(), by_start);
-  std::stable_sort(s.driver_order.begin(), s.driver_order.end(), by_start);
+  // A tile's actors mostly come in order already (a chain, any tile that
+  // never inserts into a gap): check before paying for a sort.
+  auto sort = [&](std::vector<ActorId>& order) {
+    if (!std::is_sorted(order.begin(), order.end(), by_start)) std::sort(order.begin(), order.end(), by_start);
+  };
+  for (auto& order : s.tile_order) sort(order);
+  sort(s.driver_order);
   return s;
 }
 

@@ -45,6 +45,9 @@ struct HeftResult {
   std::vector<double> start, finish;  // per task
   std::vector<double> rank;          // per task: upward rank
   std::vector<std::size_t> order;    // the HEFT list: tasks in the order they were placed
+  // Per task: its position in the depth-first topological order that breaks
+  // ties (of ranks here; of start and finish times in heft_schedule()).
+  std::vector<std::size_t> depth_first;
   double makespan = 0;
 };
 
@@ -58,9 +61,11 @@ Status check_heft_problem(const HeftProblem& p);
 //    processor, since that is where it will run. c̄ = the given comm cost.
 //  - List: nonincreasing upward rank (compared at a resolution of 1e-12 of
 //    the largest rank, so floating-point noise does not break exact ties),
-//    ties by position in a topological order (Kahn's algorithm, smallest
-//    index first), so the list is itself a topological order even with
-//    zero-cost tasks and edges.
+//    ties by position in a depth-first topological order (Kahn's algorithm
+//    with a stack: what a task makes ready comes next; successors and
+//    sources in index order), so the list is itself a topological order
+//    even with zero-cost tasks and edges, and equal-rank work is listed a
+//    path at a time rather than a level at a time.
 //  - Placement: insertion-based EFT; ties between processors go to the lowest
 //    index. Deterministic.
 HeftResult heft(const HeftProblem& p);
