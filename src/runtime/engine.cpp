@@ -17,6 +17,7 @@ namespace redflow::runtime {
 
 Engine::Engine(const RuntimeOptions& options)
     : options_(options), quarantined_(std::make_unique<std::atomic<bool>[]>(options.tiles)),
+      lost_votes_(std::make_unique<std::atomic<std::uint32_t>[]>(options.tiles)),
       driver_trace_(std::make_unique<DriverTrace>()) {}
 
 
@@ -51,7 +52,8 @@ Engine::~Engine() {
 }
 
 Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionRequest& request,
-                       std::span<const std::span<const std::byte>> input_homes, ExecutionStats& stats) {
+                       std::span<const std::span<const std::byte>> input_homes, std::span<std::byte* const> output_to,
+                       ExecutionStats& stats) {
   Job job;
   job.plan = &plan;
   job.state = &state;
@@ -59,21 +61,37 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   job.request = &request;
   job.execution = ++execution_counter_;
   job.tracing = request.trace != nullptr;
+  job.timed = job.tracing || request.time_actors;
+  job.plain = !plan.redundant && request.faults == nullptr;
   job.remaining_actors.store(static_cast<std::uint32_t>(plan.actors.size()));
-  job.lost_votes = std::make_unique<std::atomic<std::uint32_t>[]>(runners_.size());
+  job.lost_votes = lost_votes_.get();
+  for (std::size_t t = 0; t < runners_.size(); ++t) lost_votes_[t].store(0, std::memory_order_relaxed);
   bool has_replicas = false;
-  for (const PlanActor& pa : plan.actors) has_replicas = has_replicas || pa.replica != 0;
+  if (plan.redundant)
+    for (const PlanActor& pa : plan.actors) has_replicas = has_replicas || pa.replica != 0;
   job.min_healthy = has_replicas ? std::min(2u, tiles()) : 1u;
 
-  for (ActorId a = 0; a < plan.actors.size(); ++a) state.pending[a].store(plan.actors[a].initial_pending, std::memory_order_relaxed);
-  for (DataId d = 0; d < plan.data.size(); ++d) {
-    const PlanData& pd = plan.data[d];
-    state.remaining[d].store(pd.consumer_count, std::memory_order_relaxed);
-    state.location[d].store(kNowhere, std::memory_order_relaxed);
-    const bool given = pd.kind == DataKind::kInput || pd.kind == DataKind::kConstant;
-    if (given) state.home[d] = input_homes[d];
-    state.home_state[d].store(home_word(0, given ? kHomeValid : kHomeInvalid), std::memory_order_relaxed);
+  if (job.plain && state.clean) {
+    // Per-execution state resets itself on the fast path (GraphState::clean):
+    // only the given nodes are set here, O(inputs), not O(actors).
+    for (DataId d : state.given) {
+      state.remaining[d].store(plan.data[d].consumer_count, std::memory_order_relaxed);
+      state.home[d] = input_homes[d];
+      state.home_state[d].store(home_word(0, kHomeValid), std::memory_order_relaxed);
+    }
+  } else {
+    for (ActorId a = 0; a < plan.actors.size(); ++a) state.pending[a].store(plan.actors[a].initial_pending, std::memory_order_relaxed);
+    for (DataId d = 0; d < plan.data.size(); ++d) {
+      const PlanData& pd = plan.data[d];
+      state.remaining[d].store(pd.consumer_count, std::memory_order_relaxed);
+      state.location[d].store(kNowhere, std::memory_order_relaxed);
+      const bool given = pd.kind == DataKind::kInput || pd.kind == DataKind::kConstant;
+      if (given) state.home[d] = input_homes[d];
+      state.home_state[d].store(home_word(0, given ? kHomeValid : kHomeInvalid), std::memory_order_relaxed);
+    }
   }
+  state.clean = false;  // until this execution ends well
+  place_outputs(state, output_to);
   if (plan.redundant) {
     for (DataId d = 0; d < plan.data.size(); ++d) {
       state.alias[d] = d;
@@ -92,6 +110,8 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     }
     state.voted.clear();
   }
+  // Values of earlier executions are never read again: every slot starts free.
+  for (auto& dir : state.dirs) std::fill(dir.occupied_bits.begin(), dir.occupied_bits.end(), 0);
   driver_stats_ = TileStats{};
   driver_trace_->buffer.clear();
   driver_trace_->counts = RedundancyCounts{};
@@ -110,6 +130,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     r->inbox.reserve(plan.actors.size());
     r->inbox_size.store(0);
     r->input_slots.reserve(plan.max_inputs);
+    r->input_bytes.reserve(plan.max_inputs);
     r->output_slots.reserve(plan.max_runs);
     r->tile->reserve_inputs(plan.max_inputs);
     r->rng = (options_.seed + 0x9E3779B97F4A7C15ULL * (r->index + 1)) ^ job.execution;
@@ -143,6 +164,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     for (std::uint32_t n; (n = active_.load(std::memory_order_acquire)) != 0;) active_.wait(n, std::memory_order_acquire);
     job_.store(nullptr);
   }
+  state.clean = job.plain && !job.aborted.load();
   report(job, stats);
   if (job.aborted.load()) return job.error_code == Status::Code::kActorFailed ? Status::ActorFailed(job.error) : Status::Internal(job.error);
   return Status::Ok();

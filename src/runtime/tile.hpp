@@ -26,6 +26,8 @@ class FaultInjector;
 namespace redflow::runtime {
 
 using SlotId = std::uint32_t;
+// No slot: a 0-byte value on the local fast path needs none (nothing to hold or move).
+inline constexpr SlotId kNoSlot = ~SlotId{0};
 
 // Identifies one value of a data node: data is immutable, so (execution,
 // data, round) names it everywhere, in any slot of any tile. The round is the
