@@ -122,6 +122,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   for (auto& r : runners_) {
     r->stats = TileStats{};
     r->counts = RedundancyCounts{};
+    r->transfer_bytes = 0;
     r->unconfirmed.clear();
     r->trace.clear();
     r->deque.reserve(plan.actors.size());

@@ -161,6 +161,7 @@ struct Engine::Runner {
   // would bounce its cache line between them. Flushed before the runner idles
   // or leaves, so the count reaches 0 exactly when all work is done.
   std::uint32_t unflushed = 0;
+  std::uint64_t transfer_bytes = 0;  // bytes this runner copied (one shared counter would bounce between tiles)
 };
 
 }  // namespace redflow::runtime

@@ -39,6 +39,7 @@ void Engine::report(Job& job, ExecutionStats& stats) {
   }
   stats.quarantined_tiles = quarantined_tiles();
   stats.transfer_bytes = transfer_bytes_.exchange(0);
+  for (auto& r : runners_) stats.transfer_bytes += r->transfer_bytes;
 
   if (ExecutionTrace* trace = request.trace) {
     *trace = ExecutionTrace{};

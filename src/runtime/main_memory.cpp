@@ -165,8 +165,13 @@ void Engine::write_home(Job& job, DataTag tag, LocalTile& tile, SlotId slot, Til
   s.home_state[d].notify_all();  // wait_while() sleepers
   if (!ok) return;
   // Into main memory: the driver's transfer when it pulled the value, the tile's write-back otherwise.
-  ++(&stats == &driver_stats_ ? stats.transfers_in : stats.transfers_out);
-  transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  if (&stats == &driver_stats_) {
+    ++stats.transfers_in;
+    transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  } else {
+    ++stats.transfers_out;  // a tile's write-back, by its own runner
+    runners_[tile.index()]->transfer_bytes += bytes;
+  }
   if (job.tracing) {
     // Recorded by the thread that moved the bytes: the tile's own runner, or the driver.
     TraceBuffer& buffer = &stats == &driver_stats_ ? driver_trace_->buffer : runners_[tile.index()]->trace;

@@ -126,7 +126,7 @@ bool Engine::place_input(Runner& r, Job& job, DataId d, SlotId& slot) {
     }
   }
   ++r.stats.transfers_in;
-  transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  r.transfer_bytes += bytes;
   if (job.tracing) r.trace.transfers.push_back(RawTransfer{d, from, static_cast<int>(r.index), bytes, start, job.now()});
   dir.held[slot] = tag;
   dir.occupy(slot);

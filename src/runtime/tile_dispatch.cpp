@@ -2,6 +2,7 @@
 // output slots, send the actor message, and book the completion (slot
 // directory, write-back of outputs, freeing dead inputs). *-same tiles vote
 // by themselves; a message whose runs all disagree is retried here.
+#include <cstring>
 #include <string>
 
 #include "fault/injector.hpp"
@@ -178,8 +179,16 @@ ActorId Engine::book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot,
     // Read only by driver actors (a collect's zero-copy input, a split's
     // input): write it to its place in main memory now, on this tile, and
     // free the slot, instead of the driver pulling it later, serially.
-    write_home(job, tag, *r.tile, out_slot, r.stats);
-    r.tile->drop_slot(out_slot);  // no other tile knows of it
+    // Nobody else knows of the value yet, so nobody else writes its home or
+    // reads its slot: a plain copy, no validity lock, no pin.
+    const std::size_t bytes = out.bytes;
+    const double start = job.tracing ? job.now() : 0;
+    std::memcpy(s.home_write[pa.output], r.tile->slot_memory(out_slot, bytes).data(), bytes);
+    s.home_state[pa.output].store(home_word(0, kHomeValid), std::memory_order_release);
+    ++r.stats.transfers_out;
+    r.transfer_bytes += bytes;
+    if (job.tracing) r.trace.transfers.push_back(RawTransfer{pa.output, static_cast<int>(r.index), kDriverTile, bytes, start, job.now()});
+    r.tile->drop_slot(out_slot);
   } else if (out.kind == DataKind::kInner && out.consumer_count == 0) {
     // Dead at birth: nobody reads it and the driver does not keep it, so its
     // slot is free again at once. (Left occupied, every later allocate_slot
