@@ -125,6 +125,11 @@ ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned messa
   return book_completion(r, job, a, done.output_slot, m.output_tag);
 }
 
+// Values this small go straight to main memory on the fast path and are read
+// there in place: copying a cache line costs less than keeping it in a slot
+// (directory, LRU, displacement, tile-to-tile fetch with the pin protocol).
+constexpr std::size_t kInlineBytes = 64;
+
 // The local fast path (Job::plain): the actor runs straight from the slots,
 // with no ActorMessage or Completion, timed only when asked; a 0-byte output
 // takes no slot.
@@ -175,10 +180,11 @@ ActorId Engine::book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot,
   if (out_slot == kNoSlot) {
     // A 0-byte value: main memory "holds" it already; no slot, no transfer.
     s.home_state[pa.output].store(home_word(0, kHomeValid), std::memory_order_release);
-  } else if (job.plain && s.write_through[pa.output]) {
+  } else if (job.plain && (s.write_through[pa.output] || (out.kind == DataKind::kInner && out.consumer_count != 0 && out.bytes <= kInlineBytes))) {
     // Read only by driver actors (a collect's zero-copy input, a split's
-    // input): write it to its place in main memory now, on this tile, and
-    // free the slot, instead of the driver pulling it later, serially.
+    // input), or small (kInlineBytes): write it to its place in main memory
+    // now, on this tile, and free the slot, instead of the driver pulling it
+    // later, serially; consumers on tiles read it there in place.
     // Nobody else knows of the value yet, so nobody else writes its home or
     // reads its slot: a plain copy, no validity lock, no pin.
     const std::size_t bytes = out.bytes;
