@@ -195,7 +195,7 @@ TEST(RuntimeTest, BusyTimeMeasuresTheActors) {
     prev = next;
   }
   for (Scheduler sched : {Scheduler::kHeft, Scheduler::kSteal}) {
-    Runtime rt(RuntimeOptions{.tiles = 2, .scheduler = sched});
+    Runtime rt(RuntimeOptions{.tiles = 2, .scheduler = sched, .time_actors = true});
     auto loaded = rt.load(g, reg);
     ASSERT_TRUE(loaded.ok());
     std::vector<std::byte> x(4);
@@ -205,6 +205,10 @@ TEST(RuntimeTest, BusyTimeMeasuresTheActors) {
     for (const TileStats& t : st.tiles) busy += t.busy_s;
     EXPECT_GE(busy, 0.020 * 0.98) << to_string(sched);
     EXPECT_LE(busy, st.makespan_s * 1.02) << to_string(sched);
+    // Not asked for: the clock is not read around actors, busy_s stays 0.
+    ASSERT_TRUE(loaded->execute({{"X", x}}, ExecuteOptions{.time_actors = false}).ok());
+    for (const TileStats& t : loaded->last_stats().tiles) EXPECT_EQ(t.busy_s, 0.0) << to_string(sched);
+    EXPECT_EQ(loaded->last_stats().driver.busy_s, 0.0) << to_string(sched);
   }
 }
 

@@ -32,6 +32,7 @@ int run(const RunArgs& a) {
   if (!options.ok()) return fail(options.status());
   options->redundancy = configs->front();
   options->trace = !a.trace.empty() || !a.gantt.empty();
+  options->time_actors = !a.stats.empty();  // busy_s is in the stats
   auto graph = Graph::from_dot_file(a.graph);
   if (!graph.ok()) return fail(graph.status());
   // Graph errors first (validation in load), then the files that feed it.

@@ -38,6 +38,10 @@ struct RuntimeOptions {
   FaultInjection faults = {};                  // none by default
   unsigned quarantine_after = 3;               // lost votes that take a tile out of service; 0 = never
   bool trace = false;                          // record an ExecutionTrace of every execution
+  // Read the clock around every actor for TileStats::busy_s (always done
+  // with a trace). Off by default: two clock reads are a large share of an
+  // empty actor's cost; busy_s is then 0 on the fast path.
+  bool time_actors = false;
   // Refuse (load and execute) a redundancy configuration under which some
   // actor would run unprotected on the driver (unprotected_actors()).
   bool require_protection = false;
@@ -67,11 +71,14 @@ struct ExecuteOptions {
   std::optional<Redundancy> redundancy = {};
   std::optional<FaultInjection> faults = {};
   std::optional<bool> trace = {};
+  std::optional<bool> time_actors = {};
 };
 
 // Bytes handed to or returned from an execution, by data-node name.
 using Inputs = std::map<std::string, std::span<const std::byte>>;
 using Outputs = std::map<std::string, std::vector<std::byte>>;
+// Caller-provided memory for an execution's outputs, by data-node name.
+using OutputBuffers = std::map<std::string, std::span<std::byte>>;
 
 template <typename T>
 std::span<const std::byte> as_bytes_of(const std::vector<T>& v) {
@@ -82,7 +89,8 @@ struct TileStats {
   double busy_s = 0;
   double checksum_s = 0;              // of busy_s, computing output checksums (redundancy)
   std::uint64_t actors = 0;
-  std::uint64_t transfers_in = 0;     // data nodes copied into this tile's slots
+  std::uint64_t transfers_in = 0;     // data nodes copied into this tile's slots (the driver: into main memory, pulled by the driver)
+  std::uint64_t transfers_out = 0;    // data nodes this tile copied out of its slots into main memory (write-backs)
   std::uint64_t steals = 0;           // actors this tile stole
   std::uint64_t displacements = 0;    // live data nodes pushed out of a slot for lack of room
   std::uint64_t lost_votes = 0;       // replica results computed here that a vote found wrong
@@ -92,7 +100,7 @@ struct TileStats {
 struct ExecutionStats {
   double makespan_s = 0;
   std::uint64_t actors_executed = 0;
-  std::uint64_t transfers = 0;        // driver->tile, tile->tile and tile->driver copies
+  std::uint64_t transfers = 0;        // copies: driver->tile, tile->tile and tile->main memory (reads in place and 0-byte nodes are not transfers)
   std::uint64_t transfer_bytes = 0;
   std::uint64_t steals = 0;
   std::uint64_t displacements = 0;
@@ -121,7 +129,17 @@ class LoadedGraph {
 
   // Runs the graph once. Every input node must be given, with exactly its
   // declared size; outputs are returned by name.
+  // The outputs' bytes are written once, by their producers, into the
+  // returned vectors (no copy out of main memory afterwards).
   Result<Outputs> execute(const Inputs& inputs, const ExecuteOptions& options = {});
+  // Runs the graph once and writes every output into the caller's buffer:
+  // `outputs` names every output node once, each buffer exactly its declared
+  // size, overlapping no input and no other output (else InvalidArgument,
+  // and nothing is run or written). The producers write straight into these
+  // buffers (a collect's inputs too). Warm (an earlier execution under the
+  // same redundancy configuration), without a trace and without fault
+  // injection, it performs no heap allocation (tests/alloc_test.cpp).
+  Status execute_into(const Inputs& inputs, const OutputBuffers& outputs, const ExecuteOptions& options = {});
 
   const Graph& graph() const;
   // The graph as executed under `r` (after the redundancy transformation),

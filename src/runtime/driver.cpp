@@ -73,6 +73,11 @@ void Engine::run_on_driver(Job& job, ActorId a) {
   const PlanActor& pa = plan.actors[a];
   auto& inputs = s.driver_inputs;
   inputs.clear();
+  if (job.plain) {
+    // As on a tile (run_plain, book_completion): reset what this actor owns for the next execution.
+    s.pending[a].store(pa.initial_pending, std::memory_order_relaxed);
+    s.remaining[pa.output].store(plan.data[pa.output].consumer_count, std::memory_order_relaxed);
+  }
   for (std::uint32_t i = 0; i < pa.input_count; ++i) {
     const DataId d = s.alias[plan.inputs[pa.first_input + i]];
     // Transfers from tiles land in main memory; for a collect's aliased input that is already its place in the output.
@@ -83,7 +88,7 @@ void Engine::run_on_driver(Job& job, ActorId a) {
     inputs.push_back(s.home[d]);
   }
   const std::size_t out_bytes = plan.data[pa.output].bytes;
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = job.timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   const double trace_start = job.tracing ? job.now() : 0;
   if (pa.alias == ActorAlias::kInputRange) {
     s.home[pa.output] = inputs[0].subspan(pa.alias_offset, out_bytes);  // the shape check guaranteed the range
@@ -102,7 +107,7 @@ void Engine::run_on_driver(Job& job, ActorId a) {
       return;
     }
   }
-  driver_stats_.busy_s += seconds_since(t0);
+  if (job.timed) driver_stats_.busy_s += seconds_since(t0);
   ++driver_stats_.actors;
   if (job.tracing) driver_trace_->buffer.actors.push_back(RawActor{a, kDriverTile, 0, 0, trace_start, job.now(), false, false});
   s.home_state[pa.output].store(home_word(0, kHomeValid), std::memory_order_release);

@@ -21,6 +21,7 @@ namespace redflow::runtime {
 Engine::Engine(const RuntimeOptions& options)
     : options_(options), lost_(std::make_unique<std::atomic<bool>[]>(options.tiles)),
       quarantined_(std::make_unique<std::atomic<bool>[]>(options.tiles)),
+      lost_votes_(std::make_unique<std::atomic<std::uint32_t>[]>(options.tiles)),
       driver_trace_(std::make_unique<DriverTrace>()) {}
 
 
@@ -38,6 +39,7 @@ Status Engine::start() {
   try {
     for (unsigned t = 0; t < options_.tiles; ++t) {
       auto tile = std::make_unique<LocalTile>(options_.slots, options_.slot_bytes, options_.cores_per_tile, t);
+      LocalTile* local = wire ? nullptr : tile.get();
       if (wire) {
         tiles_.push_back(std::make_unique<WireTile>(std::move(tile)));
       } else {
@@ -46,6 +48,7 @@ Status Engine::start() {
       auto r = std::make_unique<Runner>();
       r->index = t;
       r->tile = tiles_.back().get();
+      r->local = local;
       runners_.push_back(std::move(r));
     }
   } catch (const std::bad_alloc&) {
@@ -116,7 +119,8 @@ Status Engine::configure_tiles(const Plan& plan, const ExecutionRequest& request
 }
 
 Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionRequest& request,
-                       std::span<const std::span<const std::byte>> input_homes, ExecutionStats& stats) {
+                       std::span<const std::span<const std::byte>> input_homes, std::span<std::byte* const> output_to,
+                       ExecutionStats& stats) {
   REDFLOW_RETURN_IF_ERROR(configure_tiles(plan, request));
   Job job;
   job.plan = &plan;
@@ -125,21 +129,39 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   job.request = &request;
   job.execution = ++execution_counter_;
   job.tracing = request.trace != nullptr;
+  job.timed = job.tracing || request.time_actors;
+  // Not in wire mode (every message must go through its bytes there), and not
+  // once a tile was lost: the lost-tile path needs the messages' answers.
+  job.plain = !plan.redundant && request.faults == nullptr && runners_[0]->local != nullptr && !any_tile_lost();
   job.remaining_actors.store(static_cast<std::uint32_t>(plan.actors.size()));
-  job.lost_votes = std::make_unique<std::atomic<std::uint32_t>[]>(runners_.size());
+  job.lost_votes = lost_votes_.get();
+  for (std::size_t t = 0; t < runners_.size(); ++t) lost_votes_[t].store(0, std::memory_order_relaxed);
   bool has_replicas = false;
-  for (const PlanActor& pa : plan.actors) has_replicas = has_replicas || pa.replica != 0;
+  if (plan.redundant)
+    for (const PlanActor& pa : plan.actors) has_replicas = has_replicas || pa.replica != 0;
   job.min_healthy = has_replicas ? std::min(2u, tiles()) : 1u;
 
-  for (ActorId a = 0; a < plan.actors.size(); ++a) state.pending[a].store(plan.actors[a].initial_pending, std::memory_order_relaxed);
-  for (DataId d = 0; d < plan.data.size(); ++d) {
-    const PlanData& pd = plan.data[d];
-    state.remaining[d].store(pd.consumer_count, std::memory_order_relaxed);
-    state.location[d].store(kNowhere, std::memory_order_relaxed);
-    const bool given = pd.kind == DataKind::kInput || pd.kind == DataKind::kConstant;
-    if (given) state.home[d] = input_homes[d];
-    state.home_state[d].store(home_word(0, given ? kHomeValid : kHomeInvalid), std::memory_order_relaxed);
+  if (job.plain && state.clean) {
+    // Per-execution state resets itself on the fast path (GraphState::clean):
+    // only the given nodes are set here, O(inputs), not O(actors).
+    for (DataId d : state.given) {
+      state.remaining[d].store(plan.data[d].consumer_count, std::memory_order_relaxed);
+      state.home[d] = input_homes[d];
+      state.home_state[d].store(home_word(0, kHomeValid), std::memory_order_relaxed);
+    }
+  } else {
+    for (ActorId a = 0; a < plan.actors.size(); ++a) state.pending[a].store(plan.actors[a].initial_pending, std::memory_order_relaxed);
+    for (DataId d = 0; d < plan.data.size(); ++d) {
+      const PlanData& pd = plan.data[d];
+      state.remaining[d].store(pd.consumer_count, std::memory_order_relaxed);
+      state.location[d].store(kNowhere, std::memory_order_relaxed);
+      const bool given = pd.kind == DataKind::kInput || pd.kind == DataKind::kConstant;
+      if (given) state.home[d] = input_homes[d];
+      state.home_state[d].store(home_word(0, given ? kHomeValid : kHomeInvalid), std::memory_order_relaxed);
+    }
   }
+  state.clean = false;  // until this execution ends well
+  place_outputs(state, output_to);
   if (plan.redundant) {
     for (DataId d = 0; d < plan.data.size(); ++d) {
       state.alias[d] = d;
@@ -158,6 +180,8 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     }
     state.voted.clear();
   }
+  // Values of earlier executions are never read again: every slot starts free.
+  for (auto& dir : state.dirs) std::fill(dir.occupied_bits.begin(), dir.occupied_bits.end(), 0);
   driver_stats_ = TileStats{};
   driver_trace_->buffer.clear();
   driver_trace_->counts = RedundancyCounts{};
@@ -168,6 +192,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   for (auto& r : runners_) {
     r->stats = TileStats{};
     r->counts = RedundancyCounts{};
+    r->transfer_bytes = 0;
     r->unconfirmed.clear();
     r->trace.clear();
     r->deque.reserve(plan.actors.size());
@@ -176,6 +201,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     r->inbox.reserve(plan.actors.size());
     r->inbox_size.store(0);
     r->input_slots.reserve(plan.max_inputs);
+    r->input_bytes.reserve(plan.max_inputs);
     r->output_slots.reserve(plan.max_runs);
     r->rng = (options_.seed + 0x9E3779B97F4A7C15ULL * (r->index + 1)) ^ job.execution;
     if (r->rng == 0) r->rng = 1;
@@ -208,6 +234,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     for (std::uint32_t n; (n = active_.load(std::memory_order_acquire)) != 0;) active_.wait(n, std::memory_order_acquire);
     job_.store(nullptr);
   }
+  state.clean = job.plain && !job.aborted.load();
   report(job, stats);
   if (job.aborted.load()) return job.error_code == Status::Code::kActorFailed ? Status::ActorFailed(job.error) : Status::Internal(job.error);
   return Status::Ok();

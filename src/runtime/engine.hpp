@@ -37,6 +37,7 @@ struct ExecutionRequest {
   const fault::FaultInjector* faults = nullptr;  // null: no injection
   std::uint64_t fault_execution = 0;             // this execution's number in the fault stream
   ExecutionTrace* trace = nullptr;               // filled when not null
+  bool time_actors = false;                      // measure TileStats::busy_s (always with a trace)
   const char* redundancy = "none";               // for stats and traces
   const FaultInjection* fault_spec = nullptr;    // what `faults` injects, sent to each tile by message
 };
@@ -56,12 +57,16 @@ class Engine {
 
   // Runs `plan` once. `homes[d]` gives the bytes of every input and constant
   // node; outputs are read back from the state with output().
+  // `output_to[d]`, when given and not null, is the caller's buffer for output node d
+  // (exactly its size): the output's bytes are written there, not into main memory's own.
   Status execute(const Plan& plan, GraphState& state, const ExecutionRequest& request,
-                 std::span<const std::span<const std::byte>> input_homes, ExecutionStats& stats);
+                 std::span<const std::span<const std::byte>> input_homes, std::span<std::byte* const> output_to,
+                 ExecutionStats& stats);
   std::span<const std::byte> output(const GraphState& state, DataId d) const;
 
  private:
   static void assign_main_memory(const Plan& plan, GraphState& state);
+  static void place_outputs(GraphState& state, std::span<std::byte* const> output_to);
 
  public:
 
@@ -84,6 +89,8 @@ class Engine {
   void run_on_driver(Job& job, ActorId a);
   ActorId complete(Job& job, ActorId a, Runner* from);
   ActorId run_actor_message(Runner& r, Job& job, ActorId a, unsigned message);
+  bool run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot);
+  ActorId book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot, DataTag tag);
 
   // Redundancy (section 5 of the paper).
   ActorId vote(Job& job, ActorId v, Runner* from);
@@ -114,6 +121,11 @@ class Engine {
   bool recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace);
   bool only_on_lost_tile(const Job& job, DataId d) const;
   bool tile_lost(unsigned t) const { return lost_[t].load(std::memory_order_acquire); }
+  bool any_tile_lost() const {
+    for (unsigned t = 0; t < tiles(); ++t)
+      if (gone(t)) return true;
+    return false;
+  }
   // Lost, or dead already though its runner has not told the engine yet.
   bool gone(unsigned t) const { return tile_lost(t) || tiles_[t]->lost(); }
   // Sends each tile the plan's actor table and this execution's fault configuration when they changed.
@@ -149,6 +161,7 @@ class Engine {
   std::uint64_t driver_rng_ = 1;                     // driver thread only
   std::atomic<std::uint64_t> transfer_bytes_{0};
   std::unique_ptr<std::atomic<bool>[]> quarantined_;  // per tile, for the runtime's life
+  std::unique_ptr<std::atomic<std::uint32_t>[]> lost_votes_;  // per tile, this execution (Job::lost_votes)
   // Claims of *-diff replicas on tiles, striped by compare actor: checking
   // "no sibling here" and recording the claim must be one step.
   std::array<std::mutex, 64> placement_locks_;

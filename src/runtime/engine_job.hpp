@@ -35,9 +35,23 @@ inline constexpr std::uint32_t kMaxVoteRounds = 8;
 inline constexpr unsigned kTileRounds = 4;
 inline constexpr unsigned kMaxSameMessages = 8;
 
+// Spins a little, then sleeps until `word` changes from `busy` (the writer
+// notifies). A bounded spin: with more tiles than cores the thread we wait
+// for may be descheduled, and yielding forever would burn the core it needs.
+inline std::uint32_t wait_while(const std::atomic<std::uint32_t>& word, std::uint32_t busy) {
+  std::uint32_t w = word.load(std::memory_order_acquire);
+  for (int spin = 0; spin < 64 && w == busy; ++spin) w = word.load(std::memory_order_acquire);
+  while (w == busy) {
+    word.wait(busy, std::memory_order_acquire);
+    w = word.load(std::memory_order_acquire);
+  }
+  return w;
+}
+
 // Waits while some thread writes `d`'s main-memory copy (of any round).
 inline void wait_for_home_writer(const GraphState& s, DataId d) {
-  while (home_state_of(s.home_state[d].load(std::memory_order_acquire)) == kHomeWriting) std::this_thread::yield();
+  std::uint32_t w = s.home_state[d].load(std::memory_order_acquire);
+  while (home_state_of(w) == kHomeWriting) w = wait_while(s.home_state[d], w);
 }
 
 inline std::uint64_t pack_location(unsigned tile, SlotId slot) { return (std::uint64_t{tile} << 32) | slot; }
@@ -67,7 +81,11 @@ struct Engine::Job {
   Status::Code error_code = Status::Code::kInternal;  // kActorFailed: the actor's own ctx.fail(), not the runtime
   std::chrono::steady_clock::time_point t0;
   bool tracing = false;
-  std::unique_ptr<std::atomic<std::uint32_t>[]> lost_votes;  // per tile, this execution
+  bool timed = false;   // read the clock around actors (stats asked for busy_s, or a trace)
+  // The local fast path: no redundancy and no fault injection, so an actor
+  // needs no message, no completion and no checksum, and a 0-byte value no slot.
+  bool plain = false;
+  std::atomic<std::uint32_t>* lost_votes = nullptr;  // per tile, this execution (the engine's, reused)
   unsigned min_healthy = 1;   // quarantine never leaves fewer tiles in service
   std::atomic<std::uint32_t> lost_tiles{0};         // tiles lost during this execution
   std::atomic<std::uint64_t> recomputed_actors{0};  // producers re-run for values only a lost tile held
@@ -125,6 +143,7 @@ struct Engine::DriverTrace {
 struct Engine::Runner {
   unsigned index = 0;
   Tile* tile = nullptr;
+  LocalTile* local = nullptr;  // direct transport only: the same tile, for the fast path's in-place calls
   WorkDeque deque;
   std::mutex inbox_mutex;                  // pushes from the driver and from start-up only
   std::vector<ActorId> inbox;
@@ -133,7 +152,8 @@ struct Engine::Runner {
   TileStats stats;
   std::uint64_t rng = 0;
   std::uint64_t clock = 0;
-  std::vector<SlotId> input_slots;
+  std::vector<SlotId> input_slots;         // kNoSlot: read in place from main memory (fast path)
+  std::vector<std::span<const std::byte>> input_bytes;  // fast path: the actor's inputs
   std::vector<SlotId> output_slots;        // *-same: one per run
   std::vector<std::uint64_t> unconfirmed;  // *-same: checksums of messages whose runs never agreed
   bool stolen = false;                     // the actor about to run was taken from another tile
@@ -144,6 +164,7 @@ struct Engine::Runner {
   // would bounce its cache line between them. Flushed before the runner idles
   // or leaves, so the count reaches 0 exactly when all work is done.
   std::uint32_t unflushed = 0;
+  std::uint64_t transfer_bytes = 0;  // bytes this runner copied (one shared counter would bounce between tiles)
 };
 
 }  // namespace redflow::runtime

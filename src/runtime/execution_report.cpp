@@ -32,7 +32,7 @@ void Engine::report(Job& job, ExecutionStats& stats) {
     r->stats.quarantined = !healthy(r->index);
     stats.tiles.push_back(r->stats);
     stats.actors_executed += r->stats.actors;
-    stats.transfers += r->stats.transfers_in;
+    stats.transfers += r->stats.transfers_in + r->stats.transfers_out;
     stats.steals += r->stats.steals;
     stats.displacements += r->stats.displacements;
     add_counts(r->counts);
@@ -41,6 +41,7 @@ void Engine::report(Job& job, ExecutionStats& stats) {
   stats.lost_tiles = job.lost_tiles.load();
   stats.recomputed_actors = job.recomputed_actors.load();
   stats.transfer_bytes = transfer_bytes_.exchange(0);
+  for (auto& r : runners_) stats.transfer_bytes += r->transfer_bytes;
 
   if (ExecutionTrace* trace = request.trace) {
     *trace = ExecutionTrace{};

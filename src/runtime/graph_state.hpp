@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -27,6 +28,27 @@ struct GraphState {
   // none, its home is set to a range of the split's input when it runs.
   std::vector<std::byte*> home_write;
   std::vector<std::span<const std::byte>> driver_inputs;    // scratch, reserved: no allocation per driver actor
+  // Output nodes, and the inner nodes placed inside an output's buffer (a
+  // collect's zero-copy inputs) with their offset in it: when execute_into()
+  // puts an output in the caller's buffer, they follow it, so their bytes
+  // land in the caller's memory once.
+  struct Nested {
+    DataId root, node;
+    std::size_t offset;
+  };
+  std::vector<DataId> outputs;
+  std::vector<Nested> nested_in_output;
+  std::vector<DataId> given;                                // input and constant nodes
+  // The last execution ran on the fast path (Engine::Job::plain) to the end,
+  // so the per-execution counters need no O(actors) reset: each actor puts
+  // its own pending count back when it runs, each producer its output's
+  // consumer count and main-memory state before anyone reads them, and where
+  // a value lives is only ever looked up after its producer has set it.
+  bool clean = false;
+  // Per data node: an inner node read only by driver actors (split, collect,
+  // oversized actors). On the fast path its producer's tile writes it to main
+  // memory at once and frees the slot, instead of the driver pulling it later.
+  std::vector<std::uint8_t> write_through;
 
   // Redundancy. Written by a producer before it releases its consumers (or
   // by the voter before it releases the compare actor's consumers), so the
@@ -45,7 +67,15 @@ struct GraphState {
   struct TileDirectory {
     std::vector<std::int32_t> slot_of;   // per data node: slot holding it, or -1
     std::vector<DataTag> held;           // per slot: the value held (stale once its round is superseded)
-    std::vector<bool> occupied;          // per slot
+    std::vector<std::uint64_t> occupied_bits;  // per slot, one bit: holds a value (the free-slot bitmap)
+    bool occupied(SlotId s) const { return (occupied_bits[s >> 6] >> (s & 63)) & 1; }
+    void occupy(SlotId s) { occupied_bits[s >> 6] |= std::uint64_t{1} << (s & 63); }
+    void release(SlotId s) { occupied_bits[s >> 6] &= ~(std::uint64_t{1} << (s & 63)); }
+    unsigned used() const {
+      unsigned n = 0;
+      for (std::uint64_t w : occupied_bits) n += static_cast<unsigned>(std::popcount(w));
+      return n;
+    }
     std::vector<std::uint64_t> last_use; // per slot: LRU clock
     std::vector<std::uint64_t> stamp;    // per slot: actor serial that needs it now
   };

@@ -223,8 +223,14 @@ void LocalTile::clear_slot(SlotId slot) {
   Slot& s = slots_[slot];
   if (s.tag.load(std::memory_order_relaxed) == kEmpty) return;
   s.tag.store(kEmpty, std::memory_order_seq_cst);
-  // A reader that pinned before seeing the clear is mid-copy: let it finish.
-  while (s.pins.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+  // A reader that pinned before seeing the clear is mid-copy: let it finish
+  // (a short spin, then sleep: the reader may be descheduled, see read_slot).
+  std::uint32_t p = s.pins.load(std::memory_order_seq_cst);
+  for (int spin = 0; spin < 64 && p != 0; ++spin) p = s.pins.load(std::memory_order_seq_cst);
+  while (p != 0) {
+    s.pins.wait(p, std::memory_order_seq_cst);
+    p = s.pins.load(std::memory_order_seq_cst);
+  }
 }
 
 void LocalTile::clear_all() {
@@ -237,7 +243,7 @@ bool LocalTile::read_slot(const ReadSlotMessage& m, std::span<std::byte> out) {
   s.pins.fetch_add(1, std::memory_order_seq_cst);
   const bool holds = s.tag.load(std::memory_order_seq_cst) == pack(m.tag) && s.round == m.tag.round;
   if (holds && !out.empty()) std::memcpy(out.data(), s.memory, out.size());
-  s.pins.fetch_sub(1, std::memory_order_release);
+  if (s.pins.fetch_sub(1, std::memory_order_release) == 1) s.pins.notify_all();  // a clear_slot() may sleep on it
   return holds;
 }
 
@@ -287,6 +293,34 @@ bool LocalTile::run_once(const ActorMessage& m, const TableEntry& e, SlotId slot
   }
   done.seconds += seconds;
   slots_[slot].bytes = m.output_bytes;
+  return true;
+}
+
+bool LocalTile::run_local(const ActorFunction& function, std::string_view name, std::string_view args,
+                          std::span<const std::span<const std::byte>> inputs, SlotId out_slot, DataTag tag, std::size_t bytes,
+                          double* seconds, std::string& failure) {
+  if ((out_slot != kNoSlot && out_slot >= slots_.size()) || bytes > slot_bytes_ || (out_slot == kNoSlot && bytes != 0)) {
+    failure = "actor message names slot " + std::to_string(out_slot) + " for " + std::to_string(bytes) + " bytes";
+    return false;
+  }
+  std::span<std::byte> out;
+  if (out_slot != kNoSlot) {
+    clear_slot(out_slot);
+    out = {slots_[out_slot].memory, bytes};
+  }
+  const ActorClock& clock = ActorClock::get();
+  const std::uint64_t t0 = seconds != nullptr ? clock.now() : 0;
+  ActorContext ctx(name, args, inputs, out, loop_.get());
+  invoke_actor(function, ctx);
+  if (seconds != nullptr) *seconds += clock.seconds(t0, clock.now());
+  if (ctx.failure()) [[unlikely]] {
+    failure = *ctx.failure();
+    return false;
+  }
+  if (out_slot != kNoSlot) {
+    slots_[out_slot].bytes = bytes;
+    publish(out_slot, tag);
+  }
   return true;
 }
 

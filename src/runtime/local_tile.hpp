@@ -41,6 +41,10 @@ class LocalTile final : public Tile {
   Status configure_faults(const FaultConfigMessage& faults) override;
   Status data_node(const DataNodeMessage& message) override;
   void clear_slot(SlotId slot) override;
+  // Empties a slot whose value no other thread can be reading: a dead value
+  // (its last consumer is done) or one no other tile was ever told of. No
+  // seq_cst store, no wait for readers; the fast path's clear_slot.
+  void drop_slot(SlotId slot) { slots_[slot].tag.store(kEmpty, std::memory_order_release); }
   void clear_all() override;
   Completion actor(const ActorMessage& message) override;
   bool read_slot(const ReadSlotMessage& message, std::span<std::byte> out) override;
@@ -50,6 +54,18 @@ class LocalTile final : public Tile {
   // (this tile pulls from the peer's pinned slot). Without peers such a
   // message is refused: a transport that relays sends the bytes along.
   void set_peers(std::span<Tile* const> peers) { peers_ = peers; }
+
+  // The local fast path (no redundancy, no fault injection): runs the actor
+  // on `inputs` (this tile's slot memory, or main memory read in place) into
+  // `out_slot` and publishes its value, with no ActorMessage or Completion in
+  // between. kNoSlot: a 0-byte output, no slot. The clock is read only when
+  // `seconds` is not null. Returns false when the actor failed (`failure`).
+  bool run_local(const ActorFunction& function, std::string_view name, std::string_view args,
+                 std::span<const std::span<const std::byte>> inputs, SlotId out_slot, DataTag tag, std::size_t bytes,
+                 double* seconds, std::string& failure);
+
+  // Direct transport, fast path only: the slot's memory, read in place by the actor that runs here next.
+  std::span<std::byte> slot_memory(SlotId slot, std::size_t bytes) { return {slots_[slot].memory, bytes}; }
 
  private:
   static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};

@@ -36,7 +36,7 @@ std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
   for (auto& dir : s->dirs) {
     dir.slot_of.assign(data, -1);
     dir.held.assign(options_.slots, DataTag{});
-    dir.occupied.assign(options_.slots, false);
+    dir.occupied_bits.assign((options_.slots + 63) / 64, 0);
     dir.last_use.assign(options_.slots, 0);
     dir.stamp.assign(options_.slots, 0);
   }
@@ -90,6 +90,41 @@ void Engine::assign_main_memory(const Plan& plan, GraphState& s) {
     s.home_write[d] = resolve(resolve, d);
     if (s.home_write[d] != nullptr) s.home[d] = {s.home_write[d], plan.data[d].bytes};
   }
+  s.write_through.assign(data, 0);
+  for (DataId d = 0; d < data; ++d) {
+    const PlanData& pd = plan.data[d];
+    if (pd.kind == DataKind::kOutput) s.outputs.push_back(d);
+    if (pd.kind == DataKind::kInput || pd.kind == DataKind::kConstant) s.given.push_back(d);
+    if (own[d] || base[d] == nullptr) continue;
+    DataId root = parent[d];
+    while (!own[root]) root = parent[root];
+    if (plan.data[root].kind == DataKind::kOutput) s.nested_in_output.push_back({root, d, static_cast<std::size_t>(base[d] - base[root])});
+  }
+  for (DataId d = 0; d < data; ++d) {
+    const PlanData& pd = plan.data[d];
+    if (pd.kind != DataKind::kInner || pd.consumer_count == 0 || s.home_write[d] == nullptr) continue;
+    bool driver_only = true;
+    for (std::uint32_t i = 0; i < pd.consumer_count && driver_only; ++i) driver_only = plan.actors[plan.consumers[pd.first_consumer + i]].on_driver;
+    s.write_through[d] = driver_only;
+  }
+}
+
+// Where this execution's outputs go: the caller's buffers (output_to[d] not
+// null) or main memory's own, with the collect inputs nested in them.
+void Engine::place_outputs(GraphState& s, std::span<std::byte* const> output_to) {
+  auto base_of = [&](DataId d) -> std::byte* {
+    std::byte* to = output_to.empty() ? nullptr : output_to[d];
+    return to != nullptr ? to : s.home_buffer[d].data();
+  };
+  for (DataId d : s.outputs) {
+    if (s.home_buffer[d].empty()) continue;  // a split's range, or 0 bytes: nothing of its own
+    s.home_write[d] = base_of(d);
+    s.home[d] = {s.home_write[d], s.home_buffer[d].size()};
+  }
+  for (const GraphState::Nested& n : s.nested_in_output) {
+    s.home_write[n.node] = base_of(n.root) + n.offset;
+    s.home[n.node] = {s.home_write[n.node], s.home[n.node].size()};
+  }
 }
 
 std::span<const std::byte> Engine::output(const GraphState& state, DataId d) const { return state.home[d]; }
@@ -119,8 +154,7 @@ void Engine::write_home(Job& job, DataTag tag, Tile& tile, SlotId slot, TileStat
   for (;;) {
     if (home_round(word) > tag.round || word == home_word(tag.round, kHomeValid)) return;
     if (home_state_of(word) == kHomeWriting) {
-      std::this_thread::yield();
-      word = s.home_state[d].load(std::memory_order_acquire);
+      word = wait_while(s.home_state[d], word);
       continue;
     }
     if (s.home_state[d].compare_exchange_weak(word, home_word(tag.round, kHomeWriting), std::memory_order_acq_rel)) break;
@@ -129,9 +163,16 @@ void Engine::write_home(Job& job, DataTag tag, Tile& tile, SlotId slot, TileStat
   const double start = job.tracing ? job.now() : 0;
   const bool ok = tile.read_slot(ReadSlotMessage{slot, tag, bytes}, std::span<std::byte>(s.home_write[d], bytes));
   s.home_state[d].store(home_word(tag.round, ok ? kHomeValid : kHomeInvalid), std::memory_order_release);
+  s.home_state[d].notify_all();  // wait_while() sleepers
   if (!ok) return;
-  ++stats.transfers_in;
-  transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  // Into main memory: the driver's transfer when it pulled the value, the tile's write-back otherwise.
+  if (&stats == &driver_stats_) {
+    ++stats.transfers_in;
+    transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  } else {
+    ++stats.transfers_out;  // a tile's write-back, by its own runner
+    runners_[tile.index()]->transfer_bytes += bytes;
+  }
   if (job.tracing) {
     // Recorded by the thread that moved the bytes: the tile's own runner, or the driver.
     TraceBuffer& buffer = trace != nullptr ? *trace : &stats == &driver_stats_ ? driver_trace_->buffer : runners_[tile.index()]->trace;
@@ -164,7 +205,7 @@ void Engine::copy_voted_home(Job& job, DataId logical, DataId winner, TileStats&
     }
     if (bytes != 0) std::memcpy(dst.data(), s.home[winner].data(), bytes);
   }
-  ++stats.transfers_in;
+  ++(&stats == &driver_stats_ ? stats.transfers_in : stats.transfers_out);
   transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
   if (job.tracing) {
     // Counted above, so traced too: stats and trace must agree on the transfers. Recorded by the calling thread.

@@ -29,8 +29,14 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
   };
   for (std::uint32_t i = 0; i < out.consumer_count; ++i) {
     const ActorId c = plan.consumers[out.first_consumer + i];
-    if (s.pending[c].fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
     const PlanActor& pc = plan.actors[c];
+    // Fast path: one input edge, so this is its only producer; a release store
+    // (the HEFT loops read it) instead of a read-modify-write.
+    if (job.plain && pc.initial_pending == 1) {
+      s.pending[c].store(0, std::memory_order_release);
+    } else if (s.pending[c].fetch_sub(1, std::memory_order_acq_rel) != 1) {
+      continue;
+    }
     if (pc.is_vote) {
       // Section 5.2: the compare actor runs as soon as its replicas are done.
       adopt(vote(job, c, from));

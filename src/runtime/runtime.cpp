@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <optional>
 
 #include <mutex>
@@ -87,6 +88,7 @@ struct LoadedGraph::Impl {
   // Found at load time so that execute() costs O(inputs + outputs), not a scan of every data node.
   std::map<std::string, DataId, std::less<>> input_ids;  // by name
   std::vector<DataId> output_ids;
+  std::vector<std::byte*> output_to;  // by data id: execute_into()'s buffer for each output, else null
   ExecutionStats last;
   ExecutionTrace trace;
   std::uint64_t executions = 0;  // numbers executions for reproducible fault injection
@@ -306,6 +308,26 @@ Status LoadedGraph::Impl::prepare(Redundancy r) {
 }
 
 Result<Outputs> LoadedGraph::execute(const Inputs& inputs, const ExecuteOptions& options) {
+  Outputs out;
+  OutputBuffers buffers;
+  for (DataId d : impl_->output_ids) {
+    const DataNode& n = impl_->graph.data(d);
+    auto& bytes = out[n.name];
+    bytes.resize(n.bytes);
+    buffers.emplace(n.name, std::span<std::byte>(bytes));
+  }
+  REDFLOW_RETURN_IF_ERROR(execute_into(inputs, buffers, options));
+  return out;
+}
+
+namespace {
+bool overlap(std::span<const std::byte> a, std::span<const std::byte> b) {
+  if (a.empty() || b.empty()) return false;
+  return a.data() < b.data() + b.size() && b.data() < a.data() + a.size();
+}
+}  // namespace
+
+Status LoadedGraph::execute_into(const Inputs& inputs, const OutputBuffers& outputs, const ExecuteOptions& options) {
   Impl& g = *impl_;
   const RuntimeOptions& ro = g.runtime->options;
   const Redundancy r = options.redundancy.value_or(ro.redundancy);
@@ -329,6 +351,27 @@ Result<Outputs> LoadedGraph::execute(const Inputs& inputs, const ExecuteOptions&
       if (inputs.find(name) == inputs.end()) missing = std::min(missing, d);
     return Status::InvalidArgument("input data node '" + g.graph.data(missing).name + "' was not given");
   }
+  if (g.output_to.size() != g.graph.data().size()) g.output_to.assign(g.graph.data().size(), nullptr);
+  for (DataId d : g.output_ids) {
+    const DataNode& n = g.graph.data(d);
+    auto it = outputs.find(n.name);
+    if (it == outputs.end()) return Status::InvalidArgument("no buffer was given for output data node '" + n.name + "'");
+    if (it->second.size() != n.bytes)
+      return Status::InvalidArgument("buffer for output '" + n.name + "' has " + std::to_string(it->second.size()) +
+                                     " bytes, its data node declares " + std::to_string(n.bytes));
+    for (const auto& [name, bytes] : inputs)
+      if (overlap(it->second, bytes)) return Status::InvalidArgument("buffer for output '" + n.name + "' overlaps input '" + name + "'");
+    for (const auto& [name, other] : outputs)
+      if (name != n.name && overlap(it->second, other))
+        return Status::InvalidArgument("buffers for outputs '" + n.name + "' and '" + name + "' overlap");
+  }
+  if (outputs.size() != g.output_ids.size()) {
+    for (const auto& [name, bytes] : outputs) {
+      const auto id = g.graph.find_data(name);
+      if (!id || g.graph.data(*id).kind != DataKind::kOutput)
+        return Status::InvalidArgument("graph '" + g.graph.name() + "' has no output data node '" + name + "'");
+    }
+  }
   REDFLOW_RETURN_IF_ERROR(g.prepare(r));
   Variant& v = g.variant(r);
   // Data ids of the user's graph are kept by the transformation: inputs and constants line up.
@@ -342,24 +385,27 @@ Result<Outputs> LoadedGraph::execute(const Inputs& inputs, const ExecuteOptions&
   request.fault_execution = ++g.executions;
   request.trace = options.trace.value_or(ro.trace) ? &g.trace : nullptr;
   request.redundancy = to_string(r);
+  request.time_actors = options.time_actors.value_or(ro.time_actors);
   if (!request.trace) g.trace = ExecutionTrace{};
-  if (Status s = g.runtime->engine.execute(v.plan, *v.state, request, v.homes, g.last); !s.ok()) {
+  for (DataId d : g.output_ids) g.output_to[d] = outputs.find(g.graph.data(d).name)->second.data();
+  if (Status s = g.runtime->engine.execute(v.plan, *v.state, request, v.homes, g.output_to, g.last); !s.ok()) {
     // The trace of a failed execution is the one a user wants most: keep it, marked.
     if (request.trace) g.trace.failure = s.ToString();
     return s;
   }
   g.last.unprotected_actors = v.unprotected.size();
-  Outputs out;
   for (DataId d : g.output_ids) {
-    auto bytes = g.runtime->engine.output(*v.state, d);
-    out.emplace(g.graph.data(d).name, std::vector<std::byte>(bytes.begin(), bytes.end()));
+    // Written in place except a split's range or a 0-byte node, which have no buffer of their own.
+    const auto bytes = g.runtime->engine.output(*v.state, d);
+    if (bytes.data() != g.output_to[d] && !bytes.empty()) std::memcpy(g.output_to[d], bytes.data(), bytes.size());
   }
-  return out;
+  return Status::Ok();
 }
 
 std::string ExecutionStats::to_json() const {
   auto tile_json = [](const TileStats& t) {
     return nlohmann::json{{"busy_s", t.busy_s}, {"checksum_s", t.checksum_s}, {"actors", t.actors}, {"transfers_in", t.transfers_in},
+                          {"transfers_out", t.transfers_out},
                           {"steals", t.steals}, {"displacements", t.displacements}, {"lost_votes", t.lost_votes},
                           {"quarantined", t.quarantined}};
   };

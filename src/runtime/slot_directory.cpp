@@ -8,6 +8,7 @@
 // of the same data node; copies of the rejected one may linger in slots and
 // in main memory (written back when their slot was displaced), and because
 // the round is part of their name, nothing can ever hand them out again.
+#include <bit>
 #include <string>
 
 #include "runtime/engine_job.hpp"
@@ -18,13 +19,26 @@ bool Engine::allocate_slot(Runner& r, Job& job, SlotId& slot) {
   GraphState& s = *job.state;
   auto& dir = s.dirs[r.index];
   const auto& data = job.plan->data;
-  // Cost of reusing a slot: 0 free or dead, 1 droppable (main memory has it), 2 needs a write-back.
+  // A free slot from the bitmap, if any (not one the actor being placed already took).
+  const SlotId slots = static_cast<SlotId>(dir.held.size());
+  for (std::size_t w = 0; w < dir.occupied_bits.size(); ++w) {
+    for (std::uint64_t free = ~dir.occupied_bits[w]; free != 0; free &= free - 1) {
+      const SlotId i = static_cast<SlotId>(w * 64 + static_cast<unsigned>(std::countr_zero(free)));
+      if (i >= slots) break;
+      if (dir.stamp[i] == r.clock) continue;
+      slot = i;
+      dir.stamp[slot] = r.clock;
+      dir.last_use[slot] = r.clock;
+      return true;
+    }
+  }
+  // Cost of reusing a slot: 0 dead, 1 droppable (main memory has it), 2 needs a write-back.
   int best = -1, best_cost = 3;
   std::uint64_t best_use = ~std::uint64_t{0};
-  for (SlotId i = 0; i < dir.held.size(); ++i) {
+  for (SlotId i = 0; i < slots; ++i) {
     if (dir.stamp[i] == r.clock) continue;  // holds an input or output of the actor being placed
     int cost;
-    if (!dir.occupied[i] || dir.held[i].execution != job.execution) {
+    if (!dir.occupied(i) || dir.held[i].execution != job.execution) {
       cost = 0;
     } else {
       const DataTag held = dir.held[i];
@@ -37,12 +51,12 @@ bool Engine::allocate_slot(Runner& r, Job& job, SlotId& slot) {
       best = static_cast<int>(i);
       best_cost = cost;
       best_use = dir.last_use[i];
-      if (cost == 0 && !dir.occupied[i]) break;
+      if (cost == 0 && !dir.occupied(i)) break;
     }
   }
   if (best < 0) return false;
   slot = static_cast<SlotId>(best);
-  if (dir.occupied[slot]) {
+  if (dir.occupied(slot)) {
     const DataTag old = dir.held[slot];
     if (old.execution == job.execution) {
       if (best_cost == 2) {
@@ -54,7 +68,7 @@ bool Engine::allocate_slot(Runner& r, Job& job, SlotId& slot) {
       dir.slot_of[old.data] = -1;
     }
     r.tile->clear_slot(slot);
-    dir.occupied[slot] = false;
+    dir.release(slot);
   }
   dir.stamp[slot] = r.clock;
   dir.last_use[slot] = r.clock;
@@ -66,14 +80,21 @@ bool Engine::place_input(Runner& r, Job& job, DataId d, SlotId& slot) {
   auto& dir = s.dirs[r.index];
   const DataTag tag{job.execution, d, job.round_of(d)};
   const std::int32_t held = dir.slot_of[d];
-  if (held >= 0 && dir.occupied[held] && dir.held[held] == tag) {
+  if (held >= 0 && dir.occupied(static_cast<SlotId>(held)) && dir.held[held] == tag) {
     slot = static_cast<SlotId>(held);
     dir.stamp[slot] = r.clock;
     dir.last_use[slot] = r.clock;
     return true;
   }
-  if (!allocate_slot(r, job, slot)) return false;
   const std::size_t bytes = job.plan->data[d].bytes;
+  if (job.plain && (bytes == 0 || home_valid(job, d, 0))) {
+    // The fast path reads main memory in place (a local tile can; data is
+    // immutable within an execution), and a 0-byte value needs nothing: no
+    // slot, no transfer (run_plain takes the bytes from GraphState::home).
+    slot = kNoSlot;
+    return true;
+  }
+  if (!allocate_slot(r, job, slot)) return false;
   DataNodeMessage m;
   m.tag = tag;
   m.slot = slot;
@@ -109,10 +130,10 @@ bool Engine::place_input(Runner& r, Job& job, DataId d, SlotId& slot) {
     }
   }
   ++r.stats.transfers_in;
-  transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  r.transfer_bytes += bytes;
   if (job.tracing) r.trace.transfers.push_back(RawTransfer{d, from, static_cast<int>(r.index), bytes, start, job.now()});
   dir.held[slot] = tag;
-  dir.occupied[slot] = true;
+  dir.occupy(slot);
   dir.slot_of[d] = static_cast<std::int32_t>(slot);
   return true;
 }

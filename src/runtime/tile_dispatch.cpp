@@ -2,6 +2,7 @@
 // output slots, send the actor message, and book the completion (slot
 // directory, write-back of outputs, freeing dead inputs). *-same tiles vote
 // by themselves; a message whose runs all disagree is retried here.
+#include <cstring>
 #include <string>
 
 #include "fault/injector.hpp"
@@ -65,6 +66,11 @@ ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned messa
     }
     r.input_slots.push_back(slot);
   }
+  if (job.plain) {
+    SlotId out_slot;
+    if (!run_plain(r, job, a, out_slot)) return kNone;
+    return book_completion(r, job, a, out_slot, DataTag{job.execution, pa.output, 0});
+  }
   // Section 5.2: enough free slots for every run's result before the actor is sent.
   r.output_slots.clear();
   for (unsigned run = 0; run < pa.runs; ++run) {
@@ -120,27 +126,92 @@ ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned messa
     r.counts.reexecutions += done.executions - pa.runs;
     if (done.rejected > 0) lose_vote(job, static_cast<int>(r.index));
   }
-  auto& dir = s.dirs[r.index];
-  const SlotId out_slot = done.output_slot;
-  const PlanData& out = plan.data[pa.output];
-  if (pa.replica != 0) {
-    s.checksum[pa.output] = done.checksum;
-    s.producer_tile[pa.output] = static_cast<int>(r.index);
-  } else if (plan.redundant) {
-    s.producer_tile[pa.output] = static_cast<int>(r.index);
+  if (pa.replica != 0) s.checksum[pa.output] = done.checksum;
+  return book_completion(r, job, a, done.output_slot, m.output_tag);
+}
+
+// Values this small go straight to main memory on the fast path and are read
+// there in place: copying a cache line costs less than keeping it in a slot
+// (directory, LRU, displacement, tile-to-tile fetch with the pin protocol).
+constexpr std::size_t kInlineBytes = 64;
+
+// The local fast path (Job::plain): the actor runs straight from the slots,
+// with no ActorMessage or Completion, timed only when asked; a 0-byte output
+// takes no slot.
+bool Engine::run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot) {
+  const PlanActor& pa = job.plan->actors[a];
+  const std::size_t bytes = job.plan->data[pa.output].bytes;
+  // Ready, so no producer touches its count again this execution: put it back for the next (GraphState::clean).
+  job.state->pending[a].store(pa.initial_pending, std::memory_order_relaxed);
+  out_slot = kNoSlot;
+  if (bytes != 0 && !allocate_slot(r, job, out_slot)) {
+    fail(job, "actor '" + std::string(pa.name) + "' needs more slots than tile " + std::to_string(r.index) + " has");
+    return false;
   }
-  if (out.kind == DataKind::kInner && out.consumer_count == 0) {
+  const Plan& plan = *job.plan;
+  r.input_bytes.clear();
+  for (std::uint32_t i = 0; i < pa.input_count; ++i) {
+    const DataId d = plan.inputs[pa.first_input + i];
+    const SlotId slot = r.input_slots[i];
+    r.input_bytes.push_back(slot == kNoSlot ? job.state->home[d] : r.local->slot_memory(slot, plan.data[d].bytes));
+  }
+  const double trace_start = job.tracing ? job.now() : 0;
+  std::string failure;
+  const bool ok = r.local->run_local(*pa.function, pa.name, pa.args, r.input_bytes, out_slot, DataTag{job.execution, pa.output, 0},
+                                    bytes, job.timed ? &r.stats.busy_s : nullptr, failure);
+  if (job.tracing) r.trace.actors.push_back(RawActor{a, static_cast<int>(r.index), 0, 0, trace_start, job.now(), r.stolen, false});
+  if (!ok) [[unlikely]] {
+    fail(job, "actor '" + std::string(pa.name) + "' failed on tile " + std::to_string(r.index) + ": " + failure, Status::Code::kActorFailed);
+    return false;
+  }
+  ++r.stats.actors;
+  return true;
+}
+
+// The driver's bookkeeping after an actor ran on tile r: where its value
+// lives, the write-back of outputs, and freeing inputs no one needs any more.
+ActorId Engine::book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot, DataTag tag) {
+  const Plan& plan = *job.plan;
+  GraphState& s = *job.state;
+  const PlanActor& pa = plan.actors[a];
+  auto& dir = s.dirs[r.index];
+  const PlanData& out = plan.data[pa.output];
+  if (plan.redundant) s.producer_tile[pa.output] = static_cast<int>(r.index);
+  if (job.plain) {
+    // This execution's first word on the value, before complete() lets any consumer see it (GraphState::clean).
+    s.remaining[pa.output].store(out.consumer_count, std::memory_order_relaxed);
+    s.home_state[pa.output].store(home_word(0, kHomeInvalid), std::memory_order_relaxed);
+  }
+  if (out_slot == kNoSlot) {
+    // A 0-byte value: main memory "holds" it already; no slot, no transfer.
+    s.home_state[pa.output].store(home_word(0, kHomeValid), std::memory_order_release);
+  } else if (job.plain && (s.write_through[pa.output] || (out.kind == DataKind::kInner && out.consumer_count != 0 && out.bytes <= kInlineBytes))) {
+    // Read only by driver actors (a collect's zero-copy input, a split's
+    // input), or small (kInlineBytes): write it to its place in main memory
+    // now, on this tile, and free the slot, instead of the driver pulling it
+    // later, serially; consumers on tiles read it there in place.
+    // Nobody else knows of the value yet, so nobody else writes its home or
+    // reads its slot: a plain copy, no validity lock, no pin.
+    const std::size_t bytes = out.bytes;
+    const double start = job.tracing ? job.now() : 0;
+    std::memcpy(s.home_write[pa.output], r.local->slot_memory(out_slot, bytes).data(), bytes);
+    s.home_state[pa.output].store(home_word(0, kHomeValid), std::memory_order_release);
+    ++r.stats.transfers_out;
+    r.transfer_bytes += bytes;
+    if (job.tracing) r.trace.transfers.push_back(RawTransfer{pa.output, static_cast<int>(r.index), kDriverTile, bytes, start, job.now()});
+    r.local->drop_slot(out_slot);
+  } else if (out.kind == DataKind::kInner && out.consumer_count == 0) {
     // Dead at birth: nobody reads it and the driver does not keep it, so its
     // slot is free again at once. (Left occupied, every later allocate_slot
     // would scan the whole directory, finding it dead only by looking.)
     r.tile->clear_slot(out_slot);
   } else {
-    dir.held[out_slot] = m.output_tag;
-    dir.occupied[out_slot] = true;
+    dir.held[out_slot] = tag;
+    dir.occupy(out_slot);
     dir.slot_of[pa.output] = static_cast<std::int32_t>(out_slot);
     s.location[pa.output].store(pack_location(r.index, out_slot), std::memory_order_release);
     // The driver keeps outputs: copy them to main memory now, while they are hot.
-    if (out.kind == DataKind::kOutput) write_home(job, m.output_tag, *r.tile, out_slot, r.stats);
+    if (out.kind == DataKind::kOutput) write_home(job, tag, *r.tile, out_slot, r.stats);
   }
   // Inputs whose last consumer this was are dead: free their slots here. A
   // replica keeps its inputs until its vote confirms a result: a re-execution
@@ -148,20 +219,27 @@ ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned messa
   if (pa.replica == 0) {
     for (std::uint32_t i = 0; i < pa.input_count; ++i) {
       const DataId d = s.alias[plan.inputs[pa.first_input + i]];
-      if (s.remaining[d].fetch_sub(1, std::memory_order_acq_rel) == 1 && plan.data[d].kind == DataKind::kInner) {
+      const PlanData& in = plan.data[d];
+      // Fast path: the only consumer needs no read-modify-write to know it is the last.
+      const bool last = job.plain && in.consumer_count == 1 ? (s.remaining[d].store(0, std::memory_order_release), true)
+                                                           : s.remaining[d].fetch_sub(1, std::memory_order_acq_rel) == 1;
+      if (last && in.kind == DataKind::kInner) {
         const SlotId slot = r.input_slots[i];
-        if (dir.occupied[slot] && dir.held[slot].data == d) {
-          r.tile->clear_slot(slot);
-          dir.occupied[slot] = false;
+        if (slot != kNoSlot && dir.occupied(slot) && dir.held[slot].data == d) {
+          // Dead: every consumer is done, so no tile is reading it any more (no pin to wait for).
+          if (job.plain) {
+            r.local->drop_slot(slot);
+          } else {
+            r.tile->clear_slot(slot);
+          }
+          dir.release(slot);
           dir.slot_of[d] = -1;
         }
       }
     }
   }
   if (job.tracing) {
-    unsigned used = 0;
-    for (bool o : dir.occupied) used += o;
-    r.trace.slots.push_back(RawSlots{job.now(), used});
+    r.trace.slots.push_back(RawSlots{job.now(), dir.used()});
   }
   return complete(job, a, &r);
 }

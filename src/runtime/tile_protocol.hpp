@@ -24,6 +24,8 @@
 namespace redflow::runtime {
 
 using SlotId = std::uint32_t;
+// No slot: a 0-byte value on the local fast path needs none (nothing to hold or move).
+inline constexpr SlotId kNoSlot = ~SlotId{0};
 
 inline constexpr std::uint16_t kTileProtocolVersion = 1;
 inline constexpr std::size_t kFrameHeaderBytes = 12;
