@@ -39,8 +39,7 @@ bool Engine::recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace)
   for (;;) {
     if (word == home_word(round, kHomeValid)) return true;  // someone else recomputed it (or read it back)
     if (home_state_of(word) == kHomeWriting) {
-      std::this_thread::yield();
-      word = s.home_state[d].load(std::memory_order_acquire);
+      word = wait_while(s.home_state[d], word);
       continue;
     }
     if (s.home_state[d].compare_exchange_weak(word, home_word(round, kHomeWriting), std::memory_order_acq_rel)) break;
@@ -74,6 +73,7 @@ bool Engine::recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace)
   }
   // s.home[d] already names home_write[d]: every inner and output node's home is set at prepare().
   s.home_state[d].store(home_word(round, ok ? kHomeValid : kHomeInvalid), std::memory_order_release);
+  s.home_state[d].notify_all();  // wait_while() sleepers (wait_for_home_writer)
   return ok;
 }
 

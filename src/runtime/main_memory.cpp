@@ -216,6 +216,7 @@ void Engine::copy_voted_home(Job& job, DataId logical, DataId winner, TileStats&
   }
   s.home[logical] = dst;
   s.home_state[logical].store(home_word(0, kHomeValid), std::memory_order_release);
+  s.home_state[logical].notify_all();  // wait_while() sleepers
 }
 
 }  // namespace redflow::runtime
