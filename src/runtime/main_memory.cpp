@@ -170,8 +170,12 @@ void Engine::write_home(Job& job, DataTag tag, Tile& tile, SlotId slot, TileStat
     ++stats.transfers_in;
     transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
   } else {
-    ++stats.transfers_out;  // a tile's write-back, by its own runner
-    runners_[tile.index()]->transfer_bytes += bytes;
+    ++stats.transfers_out;  // a write-back into main memory, counted by the runner that did it
+    if (&stats == &runners_[tile.index()]->stats) {
+      runners_[tile.index()]->transfer_bytes += bytes;  // the tile's own runner: its unshared counter
+    } else {
+      transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);  // another runner (a lost tile's recompute) pulled it
+    }
   }
   if (job.tracing) {
     // Recorded by the thread that moved the bytes: the tile's own runner, or the driver.
