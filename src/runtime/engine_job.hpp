@@ -1,7 +1,8 @@
-// The state of one execution that the engine's parts share (engine.cpp: the
-// loops and readiness; slots.cpp: slots and main memory; voting.cpp:
-// redundancy): the Job, each tile's Runner, per-thread trace buffers and
-// redundancy counters, and the engine's constants. Internal to src/runtime.
+// The state of one execution that the engine's parts share (one file per
+// part, docs/architecture.md: the scheduler loops, readiness, slot directory,
+// main memory, tile dispatch, lost tiles, voting...): the Job, each tile's
+// Runner, per-thread trace buffers and redundancy counters, and the engine's
+// constants. Internal to src/runtime.
 #pragma once
 
 #include <atomic>
