@@ -1,0 +1,48 @@
+// LocalTaskManager: the embedded Task Manager, W Worker threads in this
+// process running the job's execute_task. Its queue holds what the Job
+// Manager pushed; results wait in a second queue until the Committer pulls
+// them, as in PY-PITS's Task Manager (section IV.C), minus the network.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "spits/job_plugin.hpp"
+#include "spits/task_manager.hpp"
+
+namespace redflow::spits {
+
+class LocalTaskManager final : public TaskManager {
+ public:
+  // `capacity`: queued plus running tasks it accepts (workers + prefetch).
+  LocalTaskManager(std::string name, const JobPlugin& job, unsigned workers, unsigned capacity, Wakeup& wakeup);
+  ~LocalTaskManager() override;
+
+  const std::string& name() const override { return name_; }
+  unsigned workers() const override { return static_cast<unsigned>(threads_.size()); }
+  std::size_t room() const override;
+  void push(std::vector<TaskMessage>& tasks) override;
+  std::size_t pull(std::vector<ResultMessage>& out) override;
+  void stop() override;
+
+ private:
+  void work();
+
+  std::string name_;
+  const JobPlugin& job_;
+  unsigned capacity_;
+  Wakeup& wakeup_;
+  std::atomic<std::size_t> held_{0};  // queued + running
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<TaskMessage> queue_;
+  std::vector<ResultMessage> results_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace redflow::spits

@@ -1,0 +1,192 @@
+// SPITS end to end through the library (redflow::spits::run_job) with the test
+// job plugin (tests/spits_jobs/test_job.cpp): exactly-once commits with
+// several Task Managers and Worker counts, duplicates discarded, poisoned
+// tasks named, phases, resuming from the log, and named plugin errors.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "redflow/spits.hpp"
+
+namespace redflow::spits {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SpitsRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("redflow_spits_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    out_ = (dir_ / "commits.txt").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  // How many times each task line appears in the commit file.
+  std::map<std::string, int> commits() const {
+    std::map<std::string, int> m;
+    std::ifstream in(out_);
+    for (std::string line; std::getline(in, line);) ++m[line];
+    return m;
+  }
+  void expect_each_once(long phases, long tasks, long except = -1) const {
+    auto m = commits();
+    EXPECT_EQ(m.size(), static_cast<std::size_t>(phases * tasks - (except >= 0 ? phases : 0)));
+    for (long p = 0; p < phases; ++p)
+      for (long i = 0; i < tasks; ++i) {
+        std::string t = std::to_string(p) + ":" + std::to_string(i);
+        EXPECT_EQ(m[t], i == except ? 0 : 1) << "task " << t;
+      }
+  }
+  Result<Report> run(std::vector<std::string> args, Options o = {}) {
+    args.push_back("out=" + out_);
+    return run_job(REDFLOW_SPITS_TEST_JOB, args, o);
+  }
+  fs::path dir_;
+  std::string out_;
+};
+
+class SpitsShapes : public SpitsRun, public ::testing::WithParamInterface<std::pair<unsigned, unsigned>> {};
+
+TEST_P(SpitsShapes, EveryTaskCommittedExactlyOnce) {
+  Options o;
+  o.task_managers = GetParam().first;
+  o.workers = GetParam().second;
+  auto r = run({"tasks=500", "work_us=20"}, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->generated, 500u);
+  EXPECT_EQ(r->committed, 500u);
+  EXPECT_TRUE(r->poisoned.empty());
+  ASSERT_EQ(r->task_managers.size(), o.task_managers);
+  std::uint64_t committed = 0, results = 0, pushed = 0;
+  for (const auto& t : r->task_managers) {
+    committed += t.committed;
+    results += t.results;
+    pushed += t.pushed;
+    EXPECT_GT(t.committed, 0u) << t.name << " got no work: round-robin failed";
+  }
+  EXPECT_EQ(committed, 500u);
+  EXPECT_EQ(results, 500u + r->duplicates);
+  EXPECT_EQ(pushed, 500u + r->resubmissions);
+  expect_each_once(1, 500);
+}
+
+INSTANTIATE_TEST_SUITE_P(TaskManagersTimesWorkers, SpitsShapes,
+                         ::testing::Values(std::pair{1u, 1u}, std::pair{1u, 2u}, std::pair{1u, 5u}, std::pair{2u, 1u}, std::pair{2u, 2u},
+                                           std::pair{5u, 1u}, std::pair{5u, 2u}));
+
+TEST_F(SpitsRun, ASlowTaskIsResubmittedAndItsLaterResultsDiscarded) {
+  Options o;
+  o.workers = 2;
+  auto r = run({"tasks=40", "slow=39:300"}, o);  // the last task straggles while the others are done
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->committed, 40u);
+  EXPECT_GE(r->resubmissions, 1u);
+  EXPECT_GE(r->duplicates, 1u);
+  EXPECT_EQ(r->task_managers[0].results, 40u + r->duplicates);
+  expect_each_once(1, 40);
+}
+
+TEST_F(SpitsRun, APoisonedTaskIsSetAsideAfterThreeStrikesAndNamed) {
+  Options o;
+  o.workers = 2;
+  auto r = run({"tasks=30", "poison=7"}, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->committed, 29u);
+  ASSERT_EQ(r->poisoned.size(), 1u);
+  EXPECT_EQ(r->poisoned[0].id, 7u);
+  EXPECT_EQ(r->poisoned[0].strikes, 3u);
+  EXPECT_NE(r->poisoned[0].last_error.find("task is poisoned (poison=)"), std::string::npos) << r->poisoned[0].last_error;
+  EXPECT_EQ(r->poisoned[0].preview, "303a37");  // "0:7"
+  EXPECT_EQ(r->strikes, 3u);
+  expect_each_once(1, 30, 7);
+}
+
+TEST_F(SpitsRun, AThrowingExecuteIsAStrikeNotACrash) {
+  Options o;
+  o.workers = 2;
+  o.strikes = 2;
+  auto r = run({"tasks=10", "throw=4"}, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->poisoned.size(), 1u);
+  EXPECT_EQ(r->poisoned[0].id, 4u);
+  EXPECT_EQ(r->poisoned[0].strikes, 2u);
+  EXPECT_NE(r->poisoned[0].last_error.find("threw: task threw (throw=)"), std::string::npos) << r->poisoned[0].last_error;
+  expect_each_once(1, 10, 4);
+}
+
+TEST_F(SpitsRun, MainRunsPhasesInSequence) {
+  Options o;
+  o.task_managers = 2;
+  o.workers = 2;
+  auto r = run({"tasks=25", "phases=3"}, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->phases, 3u);
+  EXPECT_EQ(r->committed, 75u);
+  expect_each_once(3, 25);
+  // Phase p's commits all come before phase p+1's: a phase ends only when all its tasks are committed.
+  std::ifstream in(out_);
+  int phase = 0;
+  for (std::string line; std::getline(in, line);) {
+    int p = std::stoi(line.substr(0, line.find(':')));
+    EXPECT_GE(p, phase) << line;
+    phase = p;
+  }
+}
+
+TEST_F(SpitsRun, ARunWithACompleteLogCommitsNothingAgain) {
+  Options o;
+  o.workers = 2;
+  o.log_path = (dir_ / "job.log").string();
+  auto first = run({"tasks=50", "phases=2"}, o);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->committed, 100u);
+  auto second = run({"tasks=50", "phases=2"}, o);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->committed, 0u);
+  EXPECT_EQ(second->from_log, 100u);
+  expect_each_once(2, 50);
+  auto other = run({"tasks=51", "phases=2"}, o);  // other args: another job
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("belongs to another job"), std::string::npos) << other.status().ToString();
+}
+
+TEST_F(SpitsRun, PoisonedTasksStaySetAsideAfterARestart) {
+  Options o;
+  o.workers = 2;
+  o.log_path = (dir_ / "job.log").string();
+  ASSERT_TRUE(run({"tasks=20", "poison=3"}, o).ok());
+  auto again = run({"tasks=20", "poison=3"}, o);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->committed, 0u);
+  EXPECT_EQ(again->strikes, 0u);
+  ASSERT_EQ(again->poisoned.size(), 1u);
+  EXPECT_EQ(again->poisoned[0].id, 3u);
+  expect_each_once(1, 20, 3);
+}
+
+void expect_error(const Result<Report>& r, const std::string& text) {
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(text), std::string::npos) << r.status().ToString();
+}
+
+TEST_F(SpitsRun, PluginErrorsAreNamed) {
+  expect_error(run_job((dir_ / "missing.so").string(), {}, {}), "cannot load SPITS job");
+  expect_error(run_job(REDFLOW_SPITS_TEST_JOB_NO_ENTRY, {}, {}), "has no entry point redflow_spits_job_v1()");
+  expect_error(run_job(REDFLOW_SPITS_TEST_JOB_ABI2, {}, {}), "has ABI version 2; this redflow runs version 1 jobs");
+  expect_error(run({"fail_setup=1"}), "SPITS job 'test_job': setup failed: asked to fail (fail_setup)");
+  expect_error(run({"tasks=10", "fail_generate_at=4"}), "generate_task failed: asked to fail (fail_generate_at) (generating task 4)");
+  fs::remove(out_);
+  expect_error(run({"tasks=10", "fail_commit_at=2"}), "commit_task failed: asked to fail (fail_commit_at)");
+  EXPECT_EQ(commits().size(), 2u);  // the commits before the failing one stay
+  Options none;
+  none.workers = 0;
+  expect_error(run({"tasks=1"}, none), "at least one Task Manager with one Worker");
+}
+
+}  // namespace
+}  // namespace redflow::spits
