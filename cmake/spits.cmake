@@ -1,7 +1,7 @@
 # SPITS (docs/spits.md): the example jobs and the tests' job plugins, each a
 # MODULE a `redflow spits` loads with dlopen. Jobs need only the header
 # include/redflow/spits.hpp, never the library.
-foreach(job pi block_filter)
+foreach(job pi block_filter trivial)
   add_library(spits_${job} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/examples/spits/${job}.cpp)
   target_include_directories(spits_${job} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/include)
   set_target_properties(spits_${job} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/examples/spits)
@@ -25,4 +25,11 @@ if(TARGET redflow_tests)
     REDFLOW_SPITS_TEST_JOB_ABI2="$<TARGET_FILE:spits_test_job_abi2>"
     REDFLOW_SPITS_TEST_JOB_NO_ENTRY="$<TARGET_FILE:spits_test_job_no_entry>")
   add_dependencies(redflow_tests spits_pi spits_block_filter spits_test_job spits_test_job_abi2 spits_test_job_no_entry)
+endif()
+
+# bench/spits_throughput.cpp runs the trivial job.
+if(TARGET spits_throughput)
+  target_compile_definitions(spits_throughput PRIVATE REDFLOW_SPITS_TRIVIAL="$<TARGET_FILE:spits_trivial>")
+  target_link_libraries(spits_throughput PRIVATE ${CMAKE_DL_LIBS})
+  add_dependencies(spits_throughput spits_trivial)
 endif()
