@@ -154,7 +154,8 @@ TEST_F(SpitsCli, ACommitInDoubtIsAskedAboutAndATornTailIgnored) {
 }
 
 TEST_F(SpitsCli, PoisonedTasksExitWithStatusThreeAndAreNamed) {
-  auto r = run_cli(std::string("spits ") + REDFLOW_SPITS_TEST_JOB + " tasks=20 poison=5 --local-workers 2 --stats " + path("s.json"));
+  auto r = run_cli(std::string("spits ") + REDFLOW_SPITS_TEST_JOB + " tasks=20 poison=5 --local-workers 2 --prefetch 1 --stats " +
+                   path("s.json"));
   EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find("poisoned task 5 (bytes 303a35): 3 strikes, last: SPITS job 'test_job': execute_task failed: task is poisoned"),
             std::string::npos)
@@ -163,6 +164,11 @@ TEST_F(SpitsCli, PoisonedTasksExitWithStatusThreeAndAreNamed) {
   auto j = nlohmann::json::parse(slurp(path("s.json")));
   EXPECT_EQ(j["poisoned"][0]["task"], 5);
   EXPECT_EQ(j["committed"], 19);
+  EXPECT_EQ(j["strikes"], 3);
+  r = run_cli(std::string("spits ") + REDFLOW_SPITS_TEST_JOB + " tasks=20 poison=5 --strikes 1 --stats " + path("s.json"));
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("poisoned task 5 (bytes 303a35): 1 strikes"), std::string::npos) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(slurp(path("s.json")))["strikes"], 1);
 }
 
 TEST_F(SpitsCli, BadInputGetsNamedErrors) {

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "redflow/spits.hpp"
+#include "spits/committer.hpp"
 
 namespace redflow::spits {
 namespace {
@@ -167,6 +168,54 @@ TEST_F(SpitsRun, PoisonedTasksStaySetAsideAfterARestart) {
   ASSERT_EQ(again->poisoned.size(), 1u);
   EXPECT_EQ(again->poisoned[0].id, 3u);
   expect_each_once(1, 20, 3);
+}
+
+TEST_F(SpitsRun, ANonDeterministicGeneratorIsCaughtAgainstTheLog) {
+  Options o;
+  o.workers = 2;
+  o.log_path = (dir_ / "job.log").string();
+  const std::string salt = (dir_ / "salt").string();
+  std::ofstream(salt) << "a";
+  ASSERT_TRUE(run({"tasks=5", "salt_file=" + salt}, o).ok());
+  std::ofstream(salt) << "b";  // same args, other tasks
+  auto r = run({"tasks=5", "salt_file=" + salt}, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("task 0 differs from the one in the commit log: generate_task must be deterministic"),
+            std::string::npos)
+      << r.status().ToString();
+  EXPECT_EQ(commits().size(), 5u);  // nothing committed by the refused run
+}
+
+// The Committer as a remote Task Manager will drive it: tasks lost with their
+// Task Manager are strikes too, and a late result of a committed task is a duplicate.
+TEST_F(SpitsRun, TasksLostWithTheirTaskManagerAreStrikes) {
+  auto job = JobPlugin::load(REDFLOW_SPITS_TEST_JOB);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  ASSERT_TRUE((*job)->setup({"out=" + out_}).ok());
+  SubmittedQueue queue;
+  queue.add(0, "0:0", 1);
+  queue.add(1, "0:1", 2);
+  Report report;
+  report.task_managers.resize(1);
+  Committer committer(**job, queue, nullptr, 3, report);
+  using O = ResultMessage::Outcome;
+  for (int i = 0; i < 2; ++i) {
+    std::vector<ResultMessage> lost{{0, O::kLost, "peer gone"}};
+    ASSERT_TRUE(committer.take(lost, 0).ok());
+  }
+  ASSERT_TRUE(committer.strike(0, "Task Manager 'tm-3' missed its heartbeats").ok());
+  ASSERT_EQ(report.poisoned.size(), 1u);
+  EXPECT_EQ(report.poisoned[0].id, 0u);
+  EXPECT_EQ(report.poisoned[0].last_error, "Task Manager 'tm-3' missed its heartbeats");
+  std::vector<ResultMessage> ok{{1, O::kOk, "r0:1"}, {1, O::kOk, "r0:1"}, {0, O::kOk, "r0:0"}};
+  ASSERT_TRUE(committer.take(ok, 0).ok());
+  EXPECT_EQ(report.committed, 1u);
+  EXPECT_EQ(report.duplicates, 2u);  // task 1's second result, and the poisoned task's late one
+  EXPECT_EQ(report.task_managers[0].failed, 2u);
+  EXPECT_EQ(report.task_managers[0].results, 5u);
+  EXPECT_TRUE(queue.empty());
+  ASSERT_TRUE((*job)->teardown(true).ok());
+  EXPECT_EQ(commits(), (std::map<std::string, int>{{"0:1", 1}}));
 }
 
 void expect_error(const Result<Report>& r, const std::string& text) {

@@ -7,6 +7,8 @@
 //   slow=I:MS    execute_task of task I sleeps MS ms (forces re-submission)
 //   work_us=U    every execute_task sleeps U microseconds
 //   fail_generate_at=I, fail_commit_at=I, fail_setup=1
+//   salt_file=F  task bytes end with F's first line (change F between runs
+//                to make generate_task non-deterministic)
 // Built three times: as is, with SPITS_TEST_ABI=2 (a wrong ABI version) and
 // with SPITS_TEST_NO_ENTRY (no entry point).
 #include <fcntl.h>
@@ -32,6 +34,7 @@ struct TestJob {
   long tasks = 10, phases = 1, poison = kNone, throw_at = kNone, slow = kNone, slow_ms = 0, work_us = 0;
   long fail_generate_at = kNone, fail_commit_at = kNone;
   long phase = 0, next = 0, committed = 0;
+  std::string salt;
   int fd = -1;
 };
 
@@ -55,7 +58,15 @@ void* setup(int argc, const char* const* argv, redflow_spits_out* out) {
     } else if (k == "work_us") job->work_us = number(v);
     else if (k == "fail_generate_at") job->fail_generate_at = number(v);
     else if (k == "fail_commit_at") job->fail_commit_at = number(v);
-    else if (k == "fail_setup") {
+    else if (k == "salt_file") {
+      char buf[64] = {};
+      int fd = ::open(v.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd >= 0) {
+        ssize_t n = ::read(fd, buf, sizeof buf - 1);
+        job->salt = ":" + std::string(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+        ::close(fd);
+      }
+    } else if (k == "fail_setup") {
       out->error(out, "asked to fail (fail_setup)");
       delete job;
       return nullptr;
@@ -72,7 +83,7 @@ int generate_task(void* j, redflow_spits_out* task) {
     task->error(task, "asked to fail (fail_generate_at)");
     return REDFLOW_SPITS_ERROR;
   }
-  std::string t = std::to_string(job->phase) + ":" + std::to_string(job->next++);
+  std::string t = std::to_string(job->phase) + ":" + std::to_string(job->next++) + job->salt;
   task->write(task, t.data(), t.size());
   return REDFLOW_SPITS_TASK;
 }
