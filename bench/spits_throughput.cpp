@@ -1,10 +1,11 @@
 // Trivial-task throughput of the embedded SPITS runtime (docs/spits.md):
 // redflow::spits::run_job with one Task Manager of W Workers, beside a plain
 // thread pool doing the same generate / execute / commit calls on the same
-// job plugin (a locked task queue, a locked result list, no circular queue,
+// job plugin (a locked task queue as deep as the deepest the runtime's
+// adaptive prefetch uses, W + 1024, a locked result list, no circular queue,
 // no de-duplication), measured in the same run, alternating, median of R.
 //
-//   spits_throughput [PLUGIN.so] [--tasks N] [--workers W] [--rounds R]
+//   spits_throughput [PLUGIN.so] [--tasks N] [--workers W] [--prefetch P] [--rounds R]
 #include <dlfcn.h>
 #include <fmt/format.h>
 
@@ -44,7 +45,7 @@ double plain_pool(const redflow_spits_job* t, std::uint64_t tasks, unsigned work
   std::deque<std::string> queue;
   std::vector<std::pair<std::string, std::string>> results;
   bool done = false;
-  const std::size_t bound = 2 * workers + 4;
+  const std::size_t bound = workers + 1024;
   std::vector<std::thread> pool;
   for (unsigned w = 0; w < workers; ++w)
     pool.emplace_back([&] {
@@ -99,9 +100,10 @@ double plain_pool(const redflow_spits_job* t, std::uint64_t tasks, unsigned work
   return static_cast<double>(tasks) / s;
 }
 
-double embedded(const std::string& plugin, std::uint64_t tasks, unsigned workers) {
+double embedded(const std::string& plugin, std::uint64_t tasks, unsigned workers, unsigned prefetch) {
   redflow::spits::Options o;
   o.workers = workers;
+  o.prefetch = prefetch;
   auto r = redflow::spits::run_job(plugin, {"tasks=" + std::to_string(tasks), "quiet=1"}, o);
   if (!r.ok()) {
     fmt::print(stderr, "{}\n", r.status().ToString());
@@ -120,15 +122,16 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   std::string plugin = REDFLOW_SPITS_TRIVIAL;
   std::uint64_t tasks = 1000000;
-  unsigned workers = 2, rounds = 5;
+  unsigned workers = 2, rounds = 5, prefetch = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--tasks" && i + 1 < argc) tasks = std::stoull(argv[++i]);
     else if (a == "--workers" && i + 1 < argc) workers = static_cast<unsigned>(std::stoul(argv[++i]));
+    else if (a == "--prefetch" && i + 1 < argc) prefetch = static_cast<unsigned>(std::stoul(argv[++i]));
     else if (a == "--rounds" && i + 1 < argc) rounds = static_cast<unsigned>(std::stoul(argv[++i]));
     else if (a.rfind("--", 0) != 0) plugin = a;
     else {
-      fmt::print(stderr, "usage: spits_throughput [PLUGIN.so] [--tasks N] [--workers W] [--rounds R]\n");
+      fmt::print(stderr, "usage: spits_throughput [PLUGIN.so] [--tasks N] [--workers W] [--prefetch P] [--rounds R]\n");
       return 2;
     }
   }
@@ -141,7 +144,7 @@ int main(int argc, char** argv) {
   std::vector<double> ours, base;
   for (unsigned r = 0; r < rounds; ++r) {
     base.push_back(plain_pool(entry(), tasks, workers));
-    ours.push_back(embedded(plugin, tasks, workers));
+    ours.push_back(embedded(plugin, tasks, workers, prefetch));
   }
   double o = median(ours), b = median(base);
   fmt::print("spits trivial tasks, {} tasks, {} workers, median of {} rounds:\n", tasks, workers, rounds);

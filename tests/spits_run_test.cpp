@@ -11,6 +11,8 @@
 
 #include "redflow/spits.hpp"
 #include "spits/committer.hpp"
+#include "spits/job_manager.hpp"
+#include "spits/local_task_manager.hpp"
 
 namespace redflow::spits {
 namespace {
@@ -216,6 +218,39 @@ TEST_F(SpitsRun, TasksLostWithTheirTaskManagerAreStrikes) {
   EXPECT_TRUE(queue.empty());
   ASSERT_TRUE((*job)->teardown(true).ok());
   EXPECT_EQ(commits(), (std::map<std::string, int>{{"0:1", 1}}));
+}
+
+// Runs `n` tasks through `tm` and waits for their results.
+void drain(TaskManager& tm, JobWakeup& wakeup, int n) {
+  std::vector<TaskMessage> tasks;
+  for (int i = 0; i < n; ++i) tasks.push_back({static_cast<std::uint64_t>(i), "0:" + std::to_string(i)});
+  tm.push(tasks);
+  std::vector<ResultMessage> results;
+  while (results.size() < static_cast<std::size_t>(n)) {
+    tm.pull(results);
+    wakeup.wait(50);
+  }
+  for (const auto& r : results) EXPECT_EQ(r.outcome, ResultMessage::Outcome::kOk) << r.bytes;
+}
+
+TEST_F(SpitsRun, AdaptivePrefetchDeepensTheQueueForShortTasksOnly) {
+  for (const char* work : {"work_us=0", "work_us=6000"}) {
+    auto job = JobPlugin::load(REDFLOW_SPITS_TEST_JOB);
+    ASSERT_TRUE(job.ok()) << job.status().ToString();
+    ASSERT_TRUE((*job)->setup({work}).ok());
+    JobWakeup wakeup;
+    LocalTaskManager tm("t", **job, 2, 4, true, wakeup);
+    EXPECT_EQ(tm.room(), 6u);  // workers + prefetch before any task was timed
+    drain(tm, wakeup, 6);
+    if (std::string(work) == "work_us=0") EXPECT_GT(tm.room(), 100u) << "trivial tasks: the margin should cover ~10 ms of work";
+    else EXPECT_EQ(tm.room(), 6u) << "6 ms tasks: 10 ms of work for 2 Workers is within the base margin";
+    LocalTaskManager fixed("f", **job, 2, 4, false, wakeup);
+    drain(fixed, wakeup, 6);
+    EXPECT_EQ(fixed.room(), 6u);  // --prefetch given: fixed
+    tm.stop();
+    fixed.stop();
+    ASSERT_TRUE((*job)->teardown(true).ok());
+  }
 }
 
 void expect_error(const Result<Report>& r, const std::string& text) {

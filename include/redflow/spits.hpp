@@ -107,7 +107,7 @@ namespace redflow::spits {
 struct Options {
   unsigned task_managers = 1;
   unsigned workers = 1;                 // per Task Manager
-  unsigned prefetch = 0;                // 0: as many again as workers, at least 4
+  unsigned prefetch = 0;                // 0: adaptive, from max(workers, 4) up to 1024 for ~10 ms of queued work
   unsigned strikes = 3;                 // failures before a task is poisoned
   std::string log_path;                 // empty: no commit log
   // Called on the Job Manager thread after each batch of commits.

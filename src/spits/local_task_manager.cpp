@@ -1,18 +1,26 @@
 // The embedded Task Manager's Workers (see local_task_manager.hpp).
 #include "spits/local_task_manager.hpp"
 
+#include <algorithm>
+#include <chrono>
+
 namespace redflow::spits {
 
-LocalTaskManager::LocalTaskManager(std::string name, const JobPlugin& job, unsigned workers, unsigned capacity, Wakeup& wakeup)
-    : name_(std::move(name)), job_(job), capacity_(capacity), wakeup_(wakeup) {
+LocalTaskManager::LocalTaskManager(std::string name, const JobPlugin& job, unsigned workers, unsigned prefetch, bool adaptive,
+                                   Wakeup& wakeup)
+    : name_(std::move(name)), job_(job), workers_(std::max(1u, workers)), prefetch_(prefetch), adaptive_(adaptive), wakeup_(wakeup) {
   for (unsigned i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
 }
 
 LocalTaskManager::~LocalTaskManager() { stop(); }
 
 std::size_t LocalTaskManager::room() const {
+  std::size_t margin = prefetch_;
+  if (std::uint64_t ns = adaptive_ ? ns_per_task_.load(std::memory_order_relaxed) : 0)
+    margin = std::clamp<std::size_t>(workers_ * kQueueMs * 1000000 / ns, prefetch_, std::max<std::size_t>(prefetch_, kMaxPrefetch));
+  std::size_t capacity = workers_ + margin;
   std::size_t held = held_.load(std::memory_order_acquire);
-  return held >= capacity_ ? 0 : capacity_ - held;
+  return held >= capacity ? 0 : capacity - held;
 }
 
 void LocalTaskManager::push(std::vector<TaskMessage>& tasks) {
@@ -50,25 +58,43 @@ void LocalTaskManager::stop() {
 }
 
 void LocalTaskManager::work() {
+  // A Worker takes its share of the queue at once and hands its results back
+  // together: one lock and one wake-up per batch, not per task, which is what
+  // keeps trivial tasks cheap.
   OutBuffer out;
+  std::vector<TaskMessage> mine;
+  std::vector<ResultMessage> done;
   std::unique_lock lock(mutex_);
   for (;;) {
     ready_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (stopping_) return;
-    TaskMessage task = std::move(queue_.front());
-    queue_.pop_front();
+    std::size_t take = std::max<std::size_t>(1, queue_.size() / workers_);
+    for (std::size_t i = 0; i < take; ++i) {
+      mine.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
     lock.unlock();
-    Status s = job_.execute(task.bytes, out);
-    ResultMessage r;
-    r.id = task.id;
-    if (s.ok()) r.bytes.swap(out.bytes());
-    else {
-      r.outcome = ResultMessage::Outcome::kFailed;
-      r.bytes = s.message();
+    auto start = std::chrono::steady_clock::now();
+    for (TaskMessage& task : mine) {
+      Status s = job_.execute(task.bytes, out);
+      ResultMessage& r = done.emplace_back();
+      r.id = task.id;
+      if (s.ok()) r.bytes.swap(out.bytes());
+      else {
+        r.outcome = ResultMessage::Outcome::kFailed;
+        r.bytes = s.message();
+      }
+    }
+    if (adaptive_) {
+      auto ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+      std::uint64_t per = std::max<std::uint64_t>(1, ns / mine.size()), old = ns_per_task_.load(std::memory_order_relaxed);
+      ns_per_task_.store(old ? (old * 7 + per) / 8 : per, std::memory_order_relaxed);
     }
     lock.lock();
-    results_.push_back(std::move(r));
-    held_.fetch_sub(1, std::memory_order_acq_rel);
+    for (ResultMessage& r : done) results_.push_back(std::move(r));
+    held_.fetch_sub(mine.size(), std::memory_order_acq_rel);
+    mine.clear();
+    done.clear();
     lock.unlock();
     wakeup_.notify();
     lock.lock();

@@ -18,12 +18,17 @@ namespace redflow::spits {
 
 class LocalTaskManager final : public TaskManager {
  public:
-  // `capacity`: queued plus running tasks it accepts (workers + prefetch).
-  LocalTaskManager(std::string name, const JobPlugin& job, unsigned workers, unsigned capacity, Wakeup& wakeup);
+  // It accepts `workers` + `prefetch` queued and running tasks. With
+  // `adaptive`, the prefetch margin grows to cover about kQueueMs of work at
+  // the measured task time (up to kMaxPrefetch), so trivial tasks do not
+  // leave Workers waiting on the Job Manager while long tasks are not hoarded.
+  LocalTaskManager(std::string name, const JobPlugin& job, unsigned workers, unsigned prefetch, bool adaptive, Wakeup& wakeup);
+  static constexpr std::uint64_t kQueueMs = 10;
+  static constexpr std::size_t kMaxPrefetch = 1024;
   ~LocalTaskManager() override;
 
   const std::string& name() const override { return name_; }
-  unsigned workers() const override { return static_cast<unsigned>(threads_.size()); }
+  unsigned workers() const override { return workers_; }
   std::size_t room() const override;
   void push(std::vector<TaskMessage>& tasks) override;
   std::size_t pull(std::vector<ResultMessage>& out) override;
@@ -34,7 +39,10 @@ class LocalTaskManager final : public TaskManager {
 
   std::string name_;
   const JobPlugin& job_;
-  unsigned capacity_;
+  unsigned workers_;
+  unsigned prefetch_;
+  bool adaptive_;
+  std::atomic<std::uint64_t> ns_per_task_{0};  // moving mean of execute_task's time; 0: none yet
   Wakeup& wakeup_;
   std::atomic<std::size_t> held_{0};  // queued + running
   std::mutex mutex_;

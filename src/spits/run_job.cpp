@@ -62,7 +62,7 @@ Result<Report> run_job(const std::string& plugin_path, const std::vector<std::st
   std::vector<std::unique_ptr<TaskManager>> managers;
   for (unsigned i = 0; i < options.task_managers; ++i) {
     std::string name = "local-" + std::to_string(i);
-    managers.push_back(std::make_unique<LocalTaskManager>(name, job, options.workers, options.workers + prefetch, wakeup));
+    managers.push_back(std::make_unique<LocalTaskManager>(name, job, options.workers, prefetch, options.prefetch == 0, wakeup));
     report.task_managers.push_back(TaskManagerCounts{name, options.workers, 0, 0, 0, 0});
   }
   JobManager manager(job, managers, wakeup, log.get(), options, report);
