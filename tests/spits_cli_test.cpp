@@ -79,17 +79,19 @@ TEST_F(SpitsCli, BlockFilterMatchesTheSequentialFilterByteForByte) {
 
 // Starts `redflow spits ARGS` as a child (output to a file) and returns its pid.
 pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
+  // Everything allocated before fork: the child only opens, dups and execs.
+  std::vector<char*> argv{const_cast<char*>(REDFLOW_CLI), const_cast<char*>("spits")};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   pid_t pid = fork();
   if (pid == 0) {
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
-    std::vector<char*> argv{const_cast<char*>(REDFLOW_CLI), const_cast<char*>("spits")};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
     execv(REDFLOW_CLI, argv.data());
     _exit(127);
   }
+  ::close(fd);
   return pid;
 }
 

@@ -17,20 +17,34 @@ namespace fs = std::filesystem;
 TEST(SpitsSubmittedQueue, WrapsAroundWhatIsLeftAndSkipsRemovedTasks) {
   SubmittedQueue q;
   for (std::uint64_t i = 0; i < 4; ++i) q.add(i, "t" + std::to_string(i), i);
-  EXPECT_EQ(q.next_resubmission()->id, 0u);
-  EXPECT_EQ(q.next_resubmission()->id, 1u);
+  EXPECT_EQ(q.next_resubmission(0)->id, 0u);
+  EXPECT_EQ(q.next_resubmission(0)->id, 1u);
   q.remove(2);  // committed while the cursor points at it
-  EXPECT_EQ(q.next_resubmission()->id, 3u);
-  EXPECT_EQ(q.next_resubmission()->id, 0u);  // wrapped
+  EXPECT_EQ(q.next_resubmission(0)->id, 3u);
+  EXPECT_EQ(q.next_resubmission(0)->id, 0u);  // wrapped
   q.remove(0);
   q.remove(3);
   EXPECT_EQ(q.size(), 1u);
-  EXPECT_EQ(q.next_resubmission()->id, 1u);
-  EXPECT_EQ(q.next_resubmission()->id, 1u);
+  EXPECT_EQ(q.next_resubmission(0)->id, 1u);
+  EXPECT_EQ(q.next_resubmission(0)->id, 1u);
   q.remove(1);
   EXPECT_TRUE(q.empty());
-  EXPECT_EQ(q.next_resubmission(), nullptr);
+  EXPECT_EQ(q.next_resubmission(0), nullptr);
   EXPECT_EQ(q.find(1), nullptr);
+}
+
+TEST(SpitsSubmittedQueue, ATaskManagerGetsOnlyTasksItDoesNotHold) {
+  SubmittedQueue q;
+  for (std::uint64_t i = 0; i < 3; ++i) q.add(i, "t", i).holders.push_back(0);
+  q.find(1)->holders.push_back(1);
+  EXPECT_EQ(q.next_resubmission(0), nullptr);  // Task Manager 0 holds all three
+  EXPECT_EQ(q.next_resubmission(1)->id, 0u);
+  EXPECT_EQ(q.next_resubmission(1)->id, 2u);  // 1 is held by Task Manager 1 too
+  q.find(1)->release(0);
+  EXPECT_EQ(q.next_resubmission(0)->id, 1u);
+  EXPECT_TRUE(q.find(1)->held_by(1));
+  q.find(1)->release(1);
+  EXPECT_FALSE(q.find(1)->held_by(1));
 }
 
 class SpitsCommitLog : public ::testing::Test {

@@ -82,16 +82,33 @@ INSTANTIATE_TEST_SUITE_P(TaskManagersTimesWorkers, SpitsShapes,
                          ::testing::Values(std::pair{1u, 1u}, std::pair{1u, 2u}, std::pair{1u, 5u}, std::pair{2u, 1u}, std::pair{2u, 2u},
                                            std::pair{5u, 1u}, std::pair{5u, 2u}));
 
-TEST_F(SpitsRun, ASlowTaskIsResubmittedAndItsLaterResultsDiscarded) {
+TEST_F(SpitsRun, AStragglerIsResubmittedElsewhereAndItsLaterResultDiscarded) {
   Options o;
+  o.task_managers = 2;
   o.workers = 2;
-  auto r = run({"tasks=40", "slow=39:300"}, o);  // the last task straggles while the others are done
+  // When generation ends, tasks 38 and 39 are still running on one Task
+  // Manager each; the queue wraps and each is re-submitted to the other. Task
+  // 39's first copy commits at ~300 ms and its second at ~600 ms, while task
+  // 38 (900 ms) still holds the phase open: that second result is discarded.
+  auto r = run({"tasks=40", "slow=39:300,38:900"}, o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->committed, 40u);
-  EXPECT_GE(r->resubmissions, 1u);
+  EXPECT_GE(r->resubmissions, 2u);
   EXPECT_GE(r->duplicates, 1u);
-  EXPECT_EQ(r->task_managers[0].results, 40u + r->duplicates);
+  EXPECT_EQ(r->task_managers[0].results + r->task_managers[1].results, 40u + r->duplicates);
   expect_each_once(1, 40);
+}
+
+TEST_F(SpitsRun, ATaskManagerIsNotSentACopyOfATaskItAlreadyHolds) {
+  Options o;
+  o.workers = 2;
+  auto r = run({"tasks=20", "slow=19:200"}, o);  // one Task Manager: nowhere else to send the straggler
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->committed, 20u);
+  EXPECT_EQ(r->resubmissions, 0u);
+  EXPECT_EQ(r->duplicates, 0u);
+  EXPECT_LT(r->seconds, 5.0);  // not stuck behind copies of the straggler
+  expect_each_once(1, 20);
 }
 
 TEST_F(SpitsRun, APoisonedTaskIsSetAsideAfterThreeStrikesAndNamed) {

@@ -102,6 +102,7 @@ Status CommitLog::write_record(std::uint8_t kind, std::uint64_t id, std::uint64_
   do n = ::write(fd_, &r, sizeof r);
   while (n < 0 && errno == EINTR);
   if (n != static_cast<ssize_t>(sizeof r)) return Status::IOError("commit log '" + path_ + "': cannot append: " + (n < 0 ? errno_text() : "short write"));
+  dirty_ = true;
   return Status::Ok();
 }
 
@@ -113,6 +114,8 @@ Status CommitLog::append(State state, std::uint64_t id, std::uint64_t hash) {
 }
 
 Status CommitLog::sync() {
+  if (!dirty_) return Status::Ok();
+  dirty_ = false;
   if (fdatasync(fd_) != 0) return Status::IOError("commit log '" + path_ + "': fdatasync: " + errno_text());
   return Status::Ok();
 }

@@ -46,6 +46,7 @@ class CommitLog {
   Status begin(std::uint64_t id, std::uint64_t task_hash) { return append(State::kBegun, id, task_hash); }
   Status committed(std::uint64_t id, std::uint64_t task_hash) { return append(State::kCommitted, id, task_hash); }
   Status poisoned(std::uint64_t id, std::uint64_t task_hash) { return append(State::kPoisoned, id, task_hash); }
+  // fdatasync, if anything was appended since the last one.
   Status sync();
 
   static constexpr std::size_t kRecordBytes = 32;
@@ -55,6 +56,7 @@ class CommitLog {
   Status append(State state, std::uint64_t id, std::uint64_t task_hash);
   Status write_record(std::uint8_t kind, std::uint64_t id, std::uint64_t hash);
   int fd_ = -1;
+  bool dirty_ = false;  // appended since the last sync
   std::string path_;
   std::uint64_t torn_bytes_ = 0;
   std::unordered_map<std::uint64_t, Entry> entries_;

@@ -65,7 +65,7 @@ Result<bool> JobManager::generate_one(SubmittedQueue::Task*& out) {
   }
 }
 
-Result<SubmittedQueue::Task*> JobManager::next_task() {
+Result<SubmittedQueue::Task*> JobManager::next_task(std::uint32_t tm) {
   if (!generation_over_) {
     SubmittedQueue::Task* t = nullptr;
     auto more = generate_one(t);
@@ -73,7 +73,7 @@ Result<SubmittedQueue::Task*> JobManager::next_task() {
     if (*more) return t;
     generation_over_ = true;
   }
-  SubmittedQueue::Task* t = queue_.next_resubmission();
+  SubmittedQueue::Task* t = queue_.next_resubmission(tm);
   if (t) ++report_.resubmissions;
   return t;
 }
@@ -101,10 +101,11 @@ Status JobManager::run_phase() {
       std::size_t i = (first_tm_ + k) % managers_.size();
       TaskManager& tm = *managers_[i];
       for (std::size_t room = tm.room(); room > 0; --room) {
-        auto t = next_task();
+        auto t = next_task(static_cast<std::uint32_t>(i));
         if (!t.ok()) return t.status();
         if (!*t) break;
         ++(*t)->submissions;
+        (*t)->holders.push_back(static_cast<std::uint32_t>(i));
         batch_.push_back(TaskMessage{(*t)->id, (*t)->bytes});
       }
       if (!batch_.empty()) {

@@ -45,7 +45,7 @@ class JobManager {
 
  private:
   // The next task to push: a new one while generation lasts, else a re-submission.
-  Result<SubmittedQueue::Task*> next_task();
+  Result<SubmittedQueue::Task*> next_task(std::uint32_t tm);
   Result<bool> generate_one(SubmittedQueue::Task*& out);
   Status pull_and_commit(bool& progress);
 

@@ -68,7 +68,11 @@ void LocalTaskManager::work() {
   for (;;) {
     ready_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (stopping_) return;
+    // Its share of the queue, but no more than ~kBatchUs of work, so a batch
+    // of long tasks never sits behind one Worker while another idles.
+    std::uint64_t ns = ns_per_task_.load(std::memory_order_relaxed);
     std::size_t take = std::max<std::size_t>(1, queue_.size() / workers_);
+    take = std::min<std::size_t>(take, ns ? std::max<std::uint64_t>(1, kBatchUs * 1000 / ns) : 1);
     for (std::size_t i = 0; i < take; ++i) {
       mine.push_back(std::move(queue_.front()));
       queue_.pop_front();
@@ -76,6 +80,7 @@ void LocalTaskManager::work() {
     lock.unlock();
     auto start = std::chrono::steady_clock::now();
     for (TaskMessage& task : mine) {
+      if (stopping_.load(std::memory_order_relaxed)) break;  // the job is over: the rest is not needed
       Status s = job_.execute(task.bytes, out);
       ResultMessage& r = done.emplace_back();
       r.id = task.id;
@@ -85,9 +90,9 @@ void LocalTaskManager::work() {
         r.bytes = s.message();
       }
     }
-    if (adaptive_) {
+    if (!done.empty()) {
       auto ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
-      std::uint64_t per = std::max<std::uint64_t>(1, ns / mine.size()), old = ns_per_task_.load(std::memory_order_relaxed);
+      std::uint64_t per = std::max<std::uint64_t>(1, ns / done.size()), old = ns_per_task_.load(std::memory_order_relaxed);
       ns_per_task_.store(old ? (old * 7 + per) / 8 : per, std::memory_order_relaxed);
     }
     lock.lock();

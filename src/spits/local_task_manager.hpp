@@ -25,6 +25,8 @@ class LocalTaskManager final : public TaskManager {
   LocalTaskManager(std::string name, const JobPlugin& job, unsigned workers, unsigned prefetch, bool adaptive, Wakeup& wakeup);
   static constexpr std::uint64_t kQueueMs = 10;
   static constexpr std::size_t kMaxPrefetch = 1024;
+  // A Worker takes at most about this much work from the queue at once.
+  static constexpr std::uint64_t kBatchUs = 1000;
   ~LocalTaskManager() override;
 
   const std::string& name() const override { return name_; }
@@ -49,7 +51,7 @@ class LocalTaskManager final : public TaskManager {
   std::condition_variable ready_;
   std::deque<TaskMessage> queue_;
   std::vector<ResultMessage> results_;
-  bool stopping_ = false;
+  std::atomic<bool> stopping_{false};  // written under mutex_, read between tasks too
   std::vector<std::thread> threads_;
 };
 

@@ -9,6 +9,7 @@
 #include <list>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace redflow::spits {
 
@@ -21,11 +22,18 @@ class SubmittedQueue {
     unsigned submissions = 0;
     unsigned strikes = 0;
     std::string last_error;
+    // Task Managers holding a copy now (one entry per copy pushed, removed
+    // when its result or loss comes back). A Task Manager is not sent a task
+    // it already holds: another copy there would only queue behind the first.
+    std::vector<std::uint32_t> holders;
+    bool held_by(std::uint32_t tm) const;
+    void release(std::uint32_t tm);
   };
 
   Task& add(std::uint64_t id, std::string bytes, std::uint64_t hash);
-  // The next task as the queue wraps around; nullptr when it is empty.
-  Task* next_resubmission();
+  // The next task as the queue wraps around that Task Manager `tm` does not
+  // hold; nullptr when there is none (one lap at most).
+  Task* next_resubmission(std::uint32_t tm);
   Task* find(std::uint64_t id);
   void remove(std::uint64_t id);
   std::size_t size() const { return index_.size(); }

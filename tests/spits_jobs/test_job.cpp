@@ -4,7 +4,7 @@
 //   tasks=N phases=P out=FILE    N tasks in each of P phases (P > 1 uses main)
 //   poison=I     execute_task of task I returns an error, every time
 //   throw=I      execute_task of task I throws
-//   slow=I:MS    execute_task of task I sleeps MS ms (forces re-submission)
+//   slow=I:MS[,J:MS]  execute_task of task I sleeps MS ms (forces re-submission)
 //   work_us=U    every execute_task sleeps U microseconds
 //   fail_generate_at=I, fail_commit_at=I, fail_setup=1
 //   salt_file=F  task bytes end with F's first line (change F between runs
@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -31,7 +32,8 @@ namespace {
 constexpr long kNone = -1;
 
 struct TestJob {
-  long tasks = 10, phases = 1, poison = kNone, throw_at = kNone, slow = kNone, slow_ms = 0, work_us = 0;
+  long tasks = 10, phases = 1, poison = kNone, throw_at = kNone, work_us = 0;
+  std::map<long, long> slow_ms;  // task -> sleep
   long fail_generate_at = kNone, fail_commit_at = kNone;
   long phase = 0, next = 0, committed = 0;
   std::string salt;
@@ -53,8 +55,12 @@ void* setup(int argc, const char* const* argv, redflow_spits_out* out) {
     else if (k == "poison") job->poison = number(v);
     else if (k == "throw") job->throw_at = number(v);
     else if (k == "slow") {
-      job->slow = number(v.substr(0, v.find(':')));
-      job->slow_ms = number(v.substr(v.find(':') + 1));
+      for (std::size_t at = 0; at < v.size();) {
+        std::size_t comma = v.find(',', at);
+        std::string item = v.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        job->slow_ms[number(item.substr(0, item.find(':')))] = number(item.substr(item.find(':') + 1));
+        at = comma == std::string::npos ? v.size() : comma + 1;
+      }
     } else if (k == "work_us") job->work_us = number(v);
     else if (k == "fail_generate_at") job->fail_generate_at = number(v);
     else if (k == "fail_commit_at") job->fail_commit_at = number(v);
@@ -93,7 +99,7 @@ int execute_task(void* j, const void* task, size_t size, redflow_spits_out* resu
   std::string t(static_cast<const char*>(task), size);
   long i = std::stol(t.substr(t.find(':') + 1));
   if (job->work_us) std::this_thread::sleep_for(std::chrono::microseconds(job->work_us));
-  if (i == job->slow) std::this_thread::sleep_for(std::chrono::milliseconds(job->slow_ms));
+  if (auto it = job->slow_ms.find(i); it != job->slow_ms.end()) std::this_thread::sleep_for(std::chrono::milliseconds(it->second));
   if (i == job->poison) {
     result->error(result, "task is poisoned (poison=)");
     return 1;
