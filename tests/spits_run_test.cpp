@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -70,7 +71,7 @@ TEST_P(SpitsShapes, EveryTaskCommittedExactlyOnce) {
     committed += t.committed;
     results += t.results;
     pushed += t.pushed;
-    EXPECT_GT(t.committed, 0u) << t.name << " got no work: round-robin failed";
+    EXPECT_GT(t.pushed, 0u) << t.name << " got no work: round-robin failed";
   }
   EXPECT_EQ(committed, 500u);
   EXPECT_EQ(results, 500u + r->duplicates);
@@ -252,14 +253,17 @@ void drain(TaskManager& tm, JobWakeup& wakeup, int n) {
 
 TEST_F(SpitsRun, AdaptivePrefetchDeepensTheQueueForShortTasksOnly) {
   for (const char* work : {"work_us=0", "work_us=6000"}) {
+    const bool trivial = std::string(work) == "work_us=0";
     auto job = JobPlugin::load(REDFLOW_SPITS_TEST_JOB);
     ASSERT_TRUE(job.ok()) << job.status().ToString();
     ASSERT_TRUE((*job)->setup({work}).ok());
     JobWakeup wakeup;
     LocalTaskManager tm("t", **job, 2, 4, true, wakeup);
     EXPECT_EQ(tm.room(), 6u);  // workers + prefetch before any task was timed
-    drain(tm, wakeup, 6);
-    if (std::string(work) == "work_us=0") EXPECT_GT(tm.room(), 100u) << "trivial tasks: the margin should cover ~10 ms of work";
+    // Many batches, so that the moving mean forgets a batch the scheduler
+    // preempted on a busy machine.
+    for (int round = 0; round < (trivial ? 60 : 2); ++round) drain(tm, wakeup, static_cast<int>(std::min<std::size_t>(tm.room(), 200)));
+    if (trivial) EXPECT_GT(tm.room(), 100u) << "trivial tasks: the margin should cover ~10 ms of work";
     else EXPECT_EQ(tm.room(), 6u) << "6 ms tasks: 10 ms of work for 2 Workers is within the base margin";
     LocalTaskManager fixed("f", **job, 2, 4, false, wakeup);
     drain(fixed, wakeup, 6);
