@@ -43,6 +43,16 @@ void expect_pi_each_once(const std::string& path, std::uint64_t tasks) {
   for (std::uint64_t i = 0; i < tasks; ++i) EXPECT_EQ(m[i], 1) << "task " << i;
 }
 
+// Runs a shell command line (not through REDFLOW_CLI), output and exit status.
+RunResult run_cli_in(const std::string& cmd) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
 TEST_F(SpitsCli, PiCommitsEveryTaskOnceAndWritesStats) {
   auto r = run_cli("spits " + kPi + " tasks=200 samples=20000 out=" + path("pi2.txt") + " --local-workers 2 --task-managers 2 --stats " +
               path("s.json") + " --progress");
@@ -61,6 +71,17 @@ TEST_F(SpitsCli, PiCommitsEveryTaskOnceAndWritesStats) {
   EXPECT_EQ(j["task_managers"][0]["committed"].get<int>() + j["task_managers"][1]["committed"].get<int>(), 200);
   EXPECT_GE(j["duplicates_discarded"].get<int>(), 0);
   EXPECT_TRUE(j["poisoned"].empty());
+}
+
+TEST_F(SpitsCli, OnATerminalProgressIsRedrawnInPlace) {
+  // script(1) gives the command a terminal, as a user at a shell has.
+  auto r = run_cli_in("script -qec '" + std::string(REDFLOW_CLI) + " spits " + kPi + " tasks=2000 samples=100000 out=" + path("pi.txt") +
+                      " -w 2 --progress' /dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\rspits: "), std::string::npos) << r.output;       // back to the line's start
+  EXPECT_NE(r.output.find(" tasks/s"), std::string::npos) << r.output;         // the live rate
+  EXPECT_NE(r.output.find("\033[K"), std::string::npos) << r.output;          // erase what a longer line left
+  EXPECT_NE(r.output.find("spits: 2000 committed"), std::string::npos) << r.output;
 }
 
 TEST_F(SpitsCli, BlockFilterMatchesTheSequentialFilterByteForByte) {
