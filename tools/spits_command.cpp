@@ -144,7 +144,8 @@ Command add_spits_command(CLI::App& app) {
   cmd->add_option("--task-managers", a->task_managers, "Embedded Task Managers, each with its own queue and Workers")
       ->check(CLI::Range(1u, 256u))
       ->capture_default_str();
-  cmd->add_option("--prefetch", a->prefetch, "Extra tasks queued per Task Manager beyond its Workers, to hide latency (default: max(W, 4))");
+  cmd->add_option("--prefetch", a->prefetch, "Extra tasks queued per Task Manager beyond its Workers, to hide latency (default 0: adaptive, from max(W, 4) up to 1024 "
+                  "so that about 10 ms of measured work waits in each queue)");
   cmd->add_option("--strikes", a->strikes, "Failed executions after which a task is poisoned: set aside and named")
       ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
