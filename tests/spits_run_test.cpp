@@ -176,6 +176,30 @@ TEST_F(SpitsRun, ARunWithACompleteLogCommitsNothingAgain) {
   EXPECT_NE(other.status().message().find("belongs to another job"), std::string::npos) << other.status().ToString();
 }
 
+TEST_F(SpitsRun, ACommitInDoubtWithoutWasCommittedIsCommittedAgainAndCounted) {
+  Options o;
+  o.workers = 2;
+  o.log_path = (dir_ / "job.log").string();
+  ASSERT_TRUE(run({"tasks=10"}, o).ok());
+  // The last record is the last commit's "committed": without it, that task
+  // was begun and never finished, as if the Job Manager died inside commit_task.
+  fs::resize_file(o.log_path, fs::file_size(o.log_path) - 32);
+  std::string last;
+  {
+    std::ifstream in(out_);
+    for (std::string line; std::getline(in, line);) last = line;
+  }
+  auto r = run({"tasks=10"}, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->in_doubt, 1u);
+  EXPECT_EQ(r->in_doubt_recommitted, 1u);  // the test job has no was_committed: the documented window
+  EXPECT_EQ(r->committed, 1u);
+  EXPECT_EQ(r->from_log, 9u);
+  auto m = commits();
+  EXPECT_EQ(m[last], 2) << last;
+  EXPECT_EQ(m.size(), 10u);
+}
+
 TEST_F(SpitsRun, PoisonedTasksStaySetAsideAfterARestart) {
   Options o;
   o.workers = 2;
