@@ -91,7 +91,9 @@ TEST_F(SpitsRun, AStragglerIsResubmittedElsewhereAndItsLaterResultDiscarded) {
   // Manager each; the queue wraps and each is re-submitted to the other. Task
   // 39's first copy commits at ~300 ms and its second at ~600 ms, while task
   // 38 (900 ms) still holds the phase open: that second result is discarded.
-  auto r = run({"tasks=40", "slow=39:300,38:900"}, o);
+  // (work_us: 2 ms tasks, so Workers take one task at a time and neither
+  // straggler waits behind the other in a Worker's batch.)
+  auto r = run({"tasks=40", "work_us=2000", "slow=39:300,38:900"}, o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->committed, 40u);
   EXPECT_GE(r->resubmissions, 2u);
