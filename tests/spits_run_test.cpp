@@ -23,8 +23,9 @@ namespace fs = std::filesystem;
 class SpitsRun : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("redflow_spits_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');  // parameterised names end in "/N"
+    dir_ = fs::temp_directory_path() / ("redflow_spits_" + std::to_string(getpid()) + "_" + name);
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     out_ = (dir_ / "commits.txt").string();
