@@ -108,6 +108,7 @@ Command add_gen_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
 Command add_table1_command(CLI::App& app);
 Command add_rem_command(CLI::App& app);
+Command add_spits_command(CLI::App& app);
 Command add_difftest_command(CLI::App& app);
 
 }  // namespace redflow::cli

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
       redflow::cli::add_bench_command(app),
       redflow::cli::add_table1_command(app),
       redflow::cli::add_rem_command(app),
+      redflow::cli::add_spits_command(app),
       redflow::cli::add_difftest_command(app),
   };
   try {

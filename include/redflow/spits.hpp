@@ -1,0 +1,156 @@
+// SPITS jobs: a bag of tasks the PY-PITS way (docs/spits.md).
+//
+// A job is a plugin (.so) that exports ONE C entry point,
+//
+//   extern "C" const redflow_spits_job* redflow_spits_job_v1(void);
+//
+// returning a table of functions. The runtime calls them in this order:
+//
+//   setup(args)                      once, on the Job Manager
+//   main(runner) or one phase        each phase: generate_task until it says DONE,
+//     generate_task -> bytes         (Job Manager, one thread)
+//     execute_task(bytes) -> bytes   (Workers, many threads at once, maybe many times per task)
+//     commit_task(task, result)      (Committer, one thread, exactly once per task)
+//   teardown(completed)              once
+//
+// The contract (what the runtime relies on, what it promises):
+// - generate_task is deterministic: after a restart with the same --log the
+//   runtime generates again from the start and skips what the log says was
+//   committed; it checks each task's bytes against the hash in the log and
+//   stops with a named error if they differ.
+// - execute_task is idempotent and thread-safe: it reads the task and the job's
+//   setup state, writes only its result, and may run several times for the
+//   same task at once on different Workers (re-submission as the circular
+//   queue wraps); the runtime keeps the first result and discards the others.
+// - commit_task is not idempotent and is called exactly once per task, in no
+//   particular order, never concurrently with itself or generate_task.
+// - Failure: a function returns an error code (and may say why with
+//   out->error()). A failing or throwing execute_task is a strike against its
+//   task; after 3 strikes the task is set aside as poisoned, named in the
+//   report, and never committed. A failing or throwing setup, generate_task,
+//   commit_task, main or teardown ends the job with a named error (exit 1);
+//   what was committed before stays committed (and logged, with --log).
+//   A crash (SIGSEGV) in the embedded form ends the process; restart it
+//   with the same --log to resume.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define REDFLOW_SPITS_ABI_VERSION 1
+#define REDFLOW_SPITS_ENTRY_POINT "redflow_spits_job_v1"
+
+// generate_task's answers; every other function returns 0 on success.
+#define REDFLOW_SPITS_TASK 1  // a task was written to `task`
+#define REDFLOW_SPITS_DONE 0  // no more tasks in this phase
+#define REDFLOW_SPITS_ERROR (-1)
+
+// Where a job function writes its bytes (a task, a result) and, on failure,
+// why. write() appends; error() keeps the last message.
+typedef struct redflow_spits_out {
+  void* runtime;  // the runtime's, do not touch
+  void (*write)(struct redflow_spits_out* out, const void* data, size_t size);
+  void (*error)(struct redflow_spits_out* out, const char* message);
+} redflow_spits_out;
+
+// Given to a job's main(): run_phase runs one parallel phase (generate,
+// execute, commit until generate_task says DONE and every task is committed
+// or poisoned) and returns 0, or nonzero when the job must stop (return it).
+typedef struct redflow_spits_runner {
+  void* runtime;
+  int (*run_phase)(const struct redflow_spits_runner* runner, const char* phase_name);
+} redflow_spits_runner;
+
+typedef struct redflow_spits_job {
+  uint32_t abi_version;  // REDFLOW_SPITS_ABI_VERSION
+  const char* name;      // shown in reports
+  // Parses the job's args (those after JOB.so on the command line) and
+  // returns the job's state, or NULL after out->error().
+  void* (*setup)(int argc, const char* const* argv, redflow_spits_out* out);
+  int (*generate_task)(void* job, redflow_spits_out* task);
+  int (*execute_task)(void* job, const void* task, size_t task_size, redflow_spits_out* result);
+  int (*commit_task)(void* job, const void* task, size_t task_size, const void* result, size_t result_size,
+                     redflow_spits_out* out);
+  // completed: 1 when every phase finished, 0 when the job stops on an error.
+  // Frees the job's state either way.
+  int (*teardown)(void* job, int completed, redflow_spits_out* out);
+  // Optional (NULL: one phase). Runs phases in sequence with runner->run_phase.
+  int (*main)(void* job, const redflow_spits_runner* runner, redflow_spits_out* out);
+  // Optional (NULL: such a task is committed again). After a Job Manager was
+  // killed between commit_task and its log record, the log holds the task
+  // "in doubt"; the runtime asks here: 1 if the job's output already holds
+  // it (the runtime then skips it), 0 if not.
+  int (*was_committed)(void* job, const void* task, size_t task_size);
+} redflow_spits_job;
+
+typedef const redflow_spits_job* (*redflow_spits_entry_point)(void);
+
+#ifdef __cplusplus
+}  // extern "C"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "redflow/status.hpp"
+
+namespace redflow::spits {
+
+// How the embedded runtime runs a job: W Workers in each of `task_managers`
+// in-process Task Managers (so 1, 2, 5 Task Managers work as they will when
+// remote), each with a queue of workers + prefetch tasks.
+struct Options {
+  unsigned task_managers = 1;
+  unsigned workers = 1;                 // per Task Manager
+  unsigned prefetch = 0;                // 0: adaptive, from max(workers, 4) up to 1024 for ~10 ms of queued work
+  unsigned strikes = 3;                 // failures before a task is poisoned
+  std::string log_path;                 // empty: no commit log
+  // Called on the Job Manager thread after each batch of commits.
+  std::function<void(std::uint64_t committed)> on_commits;
+};
+
+struct PoisonedTask {
+  std::uint64_t id = 0;
+  unsigned strikes = 0;
+  std::string last_error;
+  std::string preview;  // the task's first bytes, hex
+};
+
+struct TaskManagerCounts {
+  std::string name;
+  unsigned workers = 0;
+  std::uint64_t pushed = 0;     // tasks pushed into its queue
+  std::uint64_t results = 0;    // results pulled from it (committed or discarded)
+  std::uint64_t committed = 0;  // of those, committed
+  std::uint64_t failed = 0;     // strikes it reported
+};
+
+struct Report {
+  std::string job;
+  unsigned phases = 0;
+  std::uint64_t generated = 0;       // tasks generate_task returned (this run)
+  std::uint64_t committed = 0;       // committed in this run
+  std::uint64_t resubmissions = 0;   // pushes of a task already pushed before
+  std::uint64_t duplicates = 0;      // results of already committed tasks, discarded
+  std::uint64_t strikes = 0;         // failed executions
+  std::uint64_t from_log = 0;        // skipped: committed (or poisoned) before, per the log
+  std::uint64_t in_doubt = 0;        // in the log as begun, not finished
+  std::uint64_t in_doubt_recommitted = 0;
+  std::uint64_t torn_log_bytes = 0;  // torn tail found in the log and ignored
+  double seconds = 0;
+  std::vector<PoisonedTask> poisoned;
+  std::vector<TaskManagerCounts> task_managers;
+};
+
+// Loads JOB.so, runs it to the end with embedded Task Managers, and reports.
+// Errors name the plugin and what failed ("job 'x.so': generate_task failed
+// at task 7: disk full").
+Result<Report> run_job(const std::string& plugin_path, const std::vector<std::string>& job_args, const Options& options);
+
+}  // namespace redflow::spits
+#endif

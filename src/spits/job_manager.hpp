@@ -1,0 +1,67 @@
+// JobManager: runs the phases of a job. It generates tasks on demand, appends
+// them to the circular queue and pushes them round-robin into each Task
+// Manager's queue until it is full; once generate_task says DONE it re-submits
+// what is still in the queue as the queue wraps. Between pushes it hands the
+// results the Task Managers have ready to the Committer. One thread plays both
+// roles here; the network form will give the Committer its own.
+//
+// With a commit log, generation replays from the first task and skips what
+// the log says was committed or set aside, after checking each task's hash.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "spits/commit_log.hpp"
+#include "spits/committer.hpp"
+#include "spits/job_plugin.hpp"
+#include "spits/submitted_queue.hpp"
+#include "spits/task_manager.hpp"
+
+namespace redflow::spits {
+
+// The Job Manager's sleep between events; Task Managers wake it.
+class JobWakeup final : public Wakeup {
+ public:
+  void notify() override;
+  // Sleeps until notify() or `ms` milliseconds pass.
+  void wait(int ms);
+
+ private:
+  std::atomic<bool> pending_{false}, waiting_{false};
+  std::mutex mutex_;
+  std::condition_variable cv_;
+};
+
+class JobManager {
+ public:
+  JobManager(JobPlugin& job, std::vector<std::unique_ptr<TaskManager>>& managers, JobWakeup& wakeup, CommitLog* log,
+             const Options& options, Report& report);
+
+  // One phase: until generate_task says DONE and the queue is empty.
+  Status run_phase();
+
+ private:
+  // The next task to push: a new one while generation lasts, else a re-submission.
+  Result<SubmittedQueue::Task*> next_task(std::uint32_t tm);
+  Result<bool> generate_one(SubmittedQueue::Task*& out);
+  Status pull_and_commit(bool& progress);
+
+  JobPlugin& job_;
+  std::vector<std::unique_ptr<TaskManager>>& managers_;
+  JobWakeup& wakeup_;
+  CommitLog* log_;
+  const Options& options_;
+  Report& report_;
+  SubmittedQueue queue_;
+  Committer committer_;
+  std::uint64_t next_id_ = 0;
+  bool generation_over_ = false;
+  std::size_t first_tm_ = 0;
+  std::vector<TaskMessage> batch_;
+  std::vector<ResultMessage> results_;
+};
+
+}  // namespace redflow::spits

@@ -1,0 +1,86 @@
+// run_job(): a SPITS job from plugin to report, embedded (include/redflow/spits.hpp).
+#include <xxhash.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "redflow/spits.hpp"
+#include "spits/job_manager.hpp"
+#include "spits/local_task_manager.hpp"
+
+namespace redflow::spits {
+
+namespace {
+
+// What main()'s runner->run_phase reaches.
+struct PhaseRunner {
+  redflow_spits_runner runner;
+  JobManager* manager;
+  Status failure;  // the first failed phase's reason, reported instead of "main returned 1"
+};
+
+int run_phase_trampoline(const redflow_spits_runner* r, const char* /*phase_name*/) {
+  auto* self = static_cast<PhaseRunner*>(r->runtime);
+  if (!self->failure.ok()) return 1;  // a failed job does not go on
+  Status s = self->manager->run_phase();
+  if (s.ok()) return 0;
+  self->failure = s;
+  return 1;
+}
+
+// Names the job in its log: its name and args, so a log is never replayed
+// against another job.
+std::uint64_t job_hash(const std::string& name, const std::vector<std::string>& args) {
+  std::string key = name;
+  for (const auto& a : args) key += '\0' + a;
+  return XXH3_64bits(key.data(), key.size());
+}
+
+}  // namespace
+
+Result<Report> run_job(const std::string& plugin_path, const std::vector<std::string>& job_args, const Options& options) {
+  if (options.workers == 0 || options.task_managers == 0) return Status::InvalidArgument("SPITS: need at least one Task Manager with one Worker");
+  if (options.strikes == 0) return Status::InvalidArgument("SPITS: strikes must be at least 1");
+  auto start = std::chrono::steady_clock::now();
+  auto plugin = JobPlugin::load(plugin_path);
+  if (!plugin.ok()) return plugin.status();
+  JobPlugin& job = **plugin;
+  Report report;
+  report.job = job.name();
+
+  std::unique_ptr<CommitLog> log;
+  if (!options.log_path.empty()) {
+    auto opened = CommitLog::open(options.log_path, job_hash(job.name(), job_args));
+    if (!opened.ok()) return opened.status();
+    log = std::move(*opened);
+    report.torn_log_bytes = log->torn_bytes();
+  }
+  REDFLOW_RETURN_IF_ERROR(job.setup(job_args));
+
+  unsigned prefetch = options.prefetch ? options.prefetch : std::max(options.workers, 4u);
+  JobWakeup wakeup;
+  std::vector<std::unique_ptr<TaskManager>> managers;
+  for (unsigned i = 0; i < options.task_managers; ++i) {
+    std::string name = "local-" + std::to_string(i);
+    managers.push_back(std::make_unique<LocalTaskManager>(name, job, options.workers, prefetch, options.prefetch == 0, wakeup));
+    report.task_managers.push_back(TaskManagerCounts{name, options.workers, 0, 0, 0, 0});
+  }
+  JobManager manager(job, managers, wakeup, log.get(), options, report);
+  Status run;
+  if (job.has_main()) {
+    PhaseRunner pr{{nullptr, &run_phase_trampoline}, &manager, Status::Ok()};
+    pr.runner.runtime = &pr;
+    run = job.main(&pr.runner);
+    if (!pr.failure.ok()) run = pr.failure;
+  } else {
+    run = manager.run_phase();
+  }
+  for (auto& m : managers) m->stop();
+  Status down = job.teardown(run.ok());
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!run.ok()) return run;
+  if (!down.ok()) return down;
+  return report;
+}
+
+}  // namespace redflow::spits

@@ -1,0 +1,159 @@
+// `redflow spits`: run a SPITS job (a bag of tasks: generate, execute,
+// commit) in this process with embedded Task Managers (docs/spits.md).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <nlohmann/json.hpp>
+
+#include "cli_common.hpp"
+#include "redflow/spits.hpp"
+
+namespace redflow::cli {
+
+namespace {
+
+struct SpitsArgs {
+  std::string plugin;
+  std::vector<std::string> job_args;
+  unsigned workers = 0;  // 0: one per hardware thread
+  unsigned task_managers = 1;
+  unsigned prefetch = 0;
+  unsigned strikes = 3;
+  std::string log, stats;
+  bool progress = false;
+};
+
+// The live commit count and rate: redrawn in place on a terminal (at most ten
+// times a second), one line a second otherwise.
+class CommitProgress {
+ public:
+  explicit CommitProgress(bool on) : on_(on), tty_(on && isatty(STDERR_FILENO) == 1) {}
+  void update(std::uint64_t committed) {
+    if (!on_) return;
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_ < (tty_ ? std::chrono::milliseconds(100) : std::chrono::milliseconds(1000))) return;
+    double dt = std::chrono::duration<double>(now - last_).count();
+    double rate = static_cast<double>(committed - last_count_) / dt;
+    double elapsed = std::chrono::duration<double>(now - start_).count();
+    last_ = now;
+    last_count_ = committed;
+    fmt::print(stderr, "{}spits: {} committed  {:.0f} tasks/s  {:.1f} s{}", tty_ ? "\r" : "", committed, rate, elapsed,
+               tty_ ? "\033[K" : "\n");
+    std::fflush(stderr);
+  }
+  // The last line: the final count and the mean rate.
+  void finish(std::uint64_t committed) {
+    if (!on_) return;
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    fmt::print(stderr, "{}spits: {} committed  {:.0f} tasks/s  {:.1f} s\n", tty_ ? "\r\033[K" : "", committed,
+               elapsed > 0 ? static_cast<double>(committed) / elapsed : 0.0, elapsed);
+  }
+
+ private:
+  bool on_, tty_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
+  std::uint64_t last_count_ = 0;
+};
+
+nlohmann::json stats_json(const spits::Report& r) {
+  nlohmann::json j = {{"job", r.job},
+                      {"phases", r.phases},
+                      {"seconds", r.seconds},
+                      {"generated", r.generated},
+                      {"committed", r.committed},
+                      {"resubmissions", r.resubmissions},
+                      {"duplicates_discarded", r.duplicates},
+                      {"strikes", r.strikes},
+                      {"skipped_from_log", r.from_log},
+                      {"in_doubt", r.in_doubt},
+                      {"in_doubt_recommitted", r.in_doubt_recommitted},
+                      {"torn_log_bytes", r.torn_log_bytes},
+                      {"commits_per_second", r.seconds > 0 ? static_cast<double>(r.committed) / r.seconds : 0.0}};
+  j["task_managers"] = nlohmann::json::array();
+  for (const auto& t : r.task_managers)
+    j["task_managers"].push_back({{"name", t.name}, {"workers", t.workers}, {"pushed", t.pushed}, {"results", t.results},
+                                  {"committed", t.committed}, {"failed", t.failed}});
+  j["poisoned"] = nlohmann::json::array();
+  for (const auto& p : r.poisoned)
+    j["poisoned"].push_back({{"task", p.id}, {"strikes", p.strikes}, {"last_error", p.last_error}, {"bytes", p.preview}});
+  return j;
+}
+
+void print_report(const spits::Report& r) {
+  fmt::print("spits: job '{}': {} tasks committed in {} phase{}, {:.3f} s ({:.0f} tasks/s)\n", r.job, r.committed, r.phases,
+             r.phases == 1 ? "" : "s", r.seconds, r.seconds > 0 ? static_cast<double>(r.committed) / r.seconds : 0.0);
+  fmt::print("  generated {}, re-submissions {}, duplicates discarded {}, strikes {}\n", r.generated, r.resubmissions, r.duplicates,
+             r.strikes);
+  if (r.from_log || r.in_doubt || r.torn_log_bytes)
+    fmt::print("  commit log: {} tasks skipped (done before), {} in doubt ({} committed again), torn tail of {} bytes ignored\n",
+               r.from_log, r.in_doubt, r.in_doubt_recommitted, r.torn_log_bytes);
+  for (const auto& t : r.task_managers)
+    fmt::print("  Task Manager {} ({} workers): pushed {}, results {}, committed {}, failed {}\n", t.name, t.workers, t.pushed,
+               t.results, t.committed, t.failed);
+  if (r.poisoned.empty()) fmt::print("  poisoned tasks: none\n");
+  for (const auto& p : r.poisoned)
+    fmt::print("  poisoned task {} (bytes {}): {} strikes, last: {}\n", p.id, p.preview, p.strikes, p.last_error);
+}
+
+int spits_main(const SpitsArgs& a) {
+  spits::Options o;
+  o.task_managers = a.task_managers;
+  o.workers = a.workers ? a.workers : std::max(1u, std::thread::hardware_concurrency());
+  o.prefetch = a.prefetch;
+  o.strikes = a.strikes;
+  o.log_path = a.log;
+  CommitProgress progress(a.progress);
+  o.on_commits = [&](std::uint64_t n) { progress.update(n); };
+  auto report = spits::run_job(a.plugin, a.job_args, o);
+  if (!report.ok()) return fail(report.status());
+  progress.finish(report->committed);
+  print_report(*report);
+  if (!a.stats.empty()) {
+    std::string text = stats_json(*report).dump(2) + "\n";
+    if (Status s = write_file(a.stats, text.data(), text.size()); !s.ok()) return fail(s);
+  }
+  if (!report->poisoned.empty()) {
+    fmt::print(stderr, "redflow: error: {} poisoned task{} set aside, not committed (named above)\n", report->poisoned.size(),
+               report->poisoned.size() == 1 ? "" : "s");
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_spits_command(CLI::App& app) {
+  auto a = std::make_shared<SpitsArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "spits",
+      "Run a SPITS job: a bag of independent tasks that a plugin generates, executes and commits (docs/spits.md).\n"
+      "The job is a .so exporting redflow_spits_job_v1() (include/redflow/spits.hpp); the words after it are the job's args.\n"
+      "Tasks are generated on demand into a circular queue, executed by Workers (execute_task may run more than once),\n"
+      "and committed exactly once; tasks still unfinished when generation ends are re-submitted as the queue wraps.\n"
+      "Examples:\n"
+      "  redflow spits build/examples/spits/libspits_pi.so tasks=1000 samples=100000 out=pi.txt --local-workers 2\n"
+      "  redflow spits build/examples/spits/libspits_block_filter.so in=signal.bin out=smooth.bin --log filter.log --stats s.json\n"
+      "Exit status: 0 every task committed; 3 some tasks poisoned (failed 3 times, named in the report); 1 an error.");
+  cmd->add_option("job", a->plugin, "The job plugin (.so)")->required()->check(readable_file());
+  cmd->add_option("job_args", a->job_args, "The job's args (words such as tasks=1000; put -- before any that start with '-')");
+  cmd->add_option("--local-workers,-w", a->workers, "Worker threads per Task Manager (default: one per hardware thread)")
+      ->check(CLI::Range(1u, 4096u));
+  cmd->add_option("--task-managers", a->task_managers, "Embedded Task Managers, each with its own queue and Workers")
+      ->check(CLI::Range(1u, 256u))
+      ->capture_default_str();
+  cmd->add_option("--prefetch", a->prefetch, "Extra tasks queued per Task Manager beyond its Workers, to hide latency (default 0: adaptive, from max(W, 4) up to 1024 "
+                  "so that about 10 ms of measured work waits in each queue)");
+  cmd->add_option("--strikes", a->strikes, "Failed executions after which a task is poisoned: set aside and named")
+      ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
+  cmd->add_option("--log", a->log,
+                  "Append-only commit log: a Job Manager killed and restarted with the same log and args resumes, committing nothing twice");
+  cmd->add_option("--stats", a->stats, "Write the final report as JSON to this file");
+  cmd->add_flag("--progress", a->progress, "Show the live commit count and rate on stderr");
+  return {cmd, [a] { return spits_main(*a); }};
+}
+
+}  // namespace redflow::cli
