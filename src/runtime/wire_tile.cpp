@@ -8,7 +8,7 @@
 namespace redflow::runtime {
 
 WireTile::WireTile(std::unique_ptr<LocalTile> tile)
-    : tile_(std::move(tile)), index_(tile_->index()), slot_bytes_(tile_->slot_bytes()) {
+    : tile_(std::move(tile)), service_(*tile_), index_(tile_->index()) {
   thread_ = std::thread([this] { executor(); });
 }
 
@@ -93,50 +93,10 @@ void WireTile::executor() {
   }
 }
 
-// Runs on the executor thread only: decode, call the tile, encode the answer.
+// Runs on the executor thread only: the service decodes, calls the tile and encodes the answer.
 void WireTile::handle(Request& request) {
   std::vector<std::byte> reply;
-  auto frame = std::make_unique<DecodedFrame>();
-  if (Status s = decode(request.frame, *frame); !s.ok()) {
-    encode(s, reply);
-    answer(request, std::move(reply));
-    return;
-  }
-  switch (frame->kind) {
-    case WireKind::kDataNode: encode(tile_->data_node(frame->data_node), reply); break;
-    case WireKind::kClearSlot: tile_->clear_slot(frame->clear_slot.slot); encode(Status::Ok(), reply); break;
-    case WireKind::kClearAll: tile_->clear_all(); encode(Status::Ok(), reply); break;
-    case WireKind::kReadSlot: {
-      std::vector<std::byte> bytes(frame->read_slot.bytes <= slot_bytes_ ? frame->read_slot.bytes : 0);
-      const bool found = bytes.size() == frame->read_slot.bytes && tile_->read_slot(frame->read_slot, bytes);
-      encode_slot_data(found, found ? std::span<const std::byte>(bytes) : std::span<const std::byte>(), reply);
-      break;
-    }
-    case WireKind::kActorTable:
-      if (request.registry == nullptr) {
-        encode(Status::InvalidArgument("tile protocol: an actor table with no registry to resolve it in"), reply);
-      } else {
-        const Status s = tile_->load_actors(frame->table, *request.registry);
-        if (s.ok()) table_ = std::move(frame);  // the tile's table points into this frame's strings
-        encode(s, reply);
-      }
-      break;
-    case WireKind::kFaultConfig: encode(tile_->configure_faults(frame->faults), reply); break;
-    case WireKind::kActor: {
-      const Completion done = tile_->actor(frame->actor);
-      if (done.lost) {
-        encode_lost(reply);
-      } else {
-        encode(done, reply);
-      }
-      break;
-    }
-    default: encode(Status::InvalidArgument("tile protocol: a tile was sent a reply frame"), reply); break;
-  }
-  if (tile_->lost()) {
-    reply.clear();
-    encode_lost(reply);
-  }
+  service_.serve(request.frame, request.registry, reply);
   answer(request, std::move(reply));
 }
 
