@@ -120,8 +120,18 @@ void TileServer::send_to(const std::string& routing_id, EnvelopeKind kind, std::
   }
 }
 
-// Requests first (the engine waits on them), then notices the events made.
+// Notices first: a WELCOME must reach its worker before the first REQUEST
+// (the engine may send one the moment wait_for_workers() sees the worker),
+// or the worker, without a tile yet, would have to drop it. Then requests.
 void TileServer::send_queued() {
+  std::vector<std::pair<std::string, EnvelopeKind>> notices;
+  std::vector<std::vector<std::byte>> bodies;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    notices.swap(notices_);
+    bodies.swap(notice_bodies_);
+  }
+  for (std::size_t i = 0; i < notices.size(); ++i) send_to(notices[i].first, notices[i].second, 0, bodies[i]);
   for (;;) {
     std::shared_ptr<Request> r;
     std::string routing_id;
@@ -141,14 +151,6 @@ void TileServer::send_queued() {
     send_to(routing_id, EnvelopeKind::kRequest, r->id, r->frame);
     r->frame = {};
   }
-  std::vector<std::pair<std::string, EnvelopeKind>> notices;
-  std::vector<std::vector<std::byte>> bodies;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    notices.swap(notices_);
-    bodies.swap(notice_bodies_);
-  }
-  for (std::size_t i = 0; i < notices.size(); ++i) send_to(notices[i].first, notices[i].second, 0, bodies[i]);
 }
 
 void TileServer::receive_one() {

@@ -148,6 +148,7 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
   auto heard = Clock::now();
   const auto connect_deadline = heard + std::chrono::duration<double>(options.connect_timeout_s);
   auto next_beat = heard;
+  auto grace = Clock::time_point::max();  // max: not silent
   std::vector<zmq::message_t> parts;
   zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell, ZMQ_POLLIN, 0}};
   for (;;) {
@@ -160,6 +161,14 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
     if (items[1].revents & ZMQ_POLLIN) {
       std::uint64_t n;
       [[maybe_unused]] const ssize_t got = read(doorbell, &n, sizeof n);
+    }
+    // What is due goes out before anything is read: a worker woken after
+    // being frozen past the timeout beats once (the driver discards it as
+    // late), then reads the driver's BYE.
+    auto now = Clock::now();
+    if (now >= next_beat) {
+      if (tile) send(socket, EnvelopeKind::kHeartbeat, 0, {});
+      next_beat = now + interval;
     }
     while (receive(socket, parts)) {
       std::vector<std::span<const std::byte>> spans;
@@ -192,27 +201,37 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
           return Status::InvalidArgument("the driver at " + options.connect + " refused this worker: " + refused.reason);
         }
         case EnvelopeKind::kRequest:
-          if (executor) executor->submit(e.request, std::vector<std::byte>(e.body.begin(), e.body.end()));
+          if (executor) {
+            executor->submit(e.request, std::vector<std::byte>(e.body.begin(), e.body.end()));
+          } else {
+            // The driver sends WELCOME before any REQUEST; one before it is a driver's bug.
+            spdlog::warn("tile worker: dropped REQUEST {} that came before the WELCOME", e.request);
+          }
           break;
-        case EnvelopeKind::kBye: return Status::Ok();
+        case EnvelopeKind::kBye:
+          socket.set(zmq::sockopt::linger, 500);  // what is already sent still goes out
+          return Status::Ok();
         case EnvelopeKind::kHeartbeat: break;
         default: spdlog::warn("tile worker: ignored a {} from the driver", envelope_kind_name(e.kind)); break;
       }
     }
     if (executor)
       for (auto& [id, reply] : executor->take_replies()) send(socket, EnvelopeKind::kReply, id, reply);
-    const auto now = Clock::now();
+    now = Clock::now();
     if (!tile) {
       if (now > connect_deadline)
         return Status::ResourceExhausted("no WELCOME from a driver at " + options.connect + " within " +
                                          std::to_string(options.connect_timeout_s) + " s");
-    } else if (now - heard > std::chrono::milliseconds(welcome.heartbeat_timeout_ms)) {
+    } else if (now - heard <= std::chrono::milliseconds(welcome.heartbeat_timeout_ms)) {
+      grace = Clock::time_point::max();
+    } else if (grace == Clock::time_point::max()) {
+      // One more interval before giving up: after this process was stopped
+      // (SIGSTOP, a swapped-out machine) the driver's messages may be on the
+      // wire but not yet read by ZeroMQ's own thread.
+      grace = now + interval;
+    } else if (now > grace) {
       return Status::IOError("the driver at " + options.connect + " has been silent for more than " +
                              std::to_string(welcome.heartbeat_timeout_ms) + " ms");
-    }
-    if (now >= next_beat) {
-      if (tile) send(socket, EnvelopeKind::kHeartbeat, 0, {});
-      next_beat = now + interval;
     }
   }
 }
