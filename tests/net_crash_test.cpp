@@ -109,6 +109,33 @@ TEST(NetCrash, AFrozenWorkerIsLostAndWhatItSendsWhenWokenIsDiscarded) {
   });
 }
 
+TEST(NetCrash, AnActorThatKillsEveryWorkerItLandsOnIsPoisonedAfterThree) {
+  Graph g("poison");
+  const DataId x = g.input("X", 64);
+  g.actor("killer", "test.crash", {x}, g.output("Y", 64));
+  Registry reg = Registry::with_builtins();
+  ASSERT_TRUE(reg.load_plugin(REDFLOW_TEST_PLUGIN).ok());
+  WorkerProcesses workers;
+  std::vector<std::string> extra = testing::kWorkerSlots;
+  extra.insert(extra.end(), {"--lib", REDFLOW_TEST_PLUGIN});
+  RuntimeOptions o = testing::remote_options(0, 4, Scheduler::kSteal, 0.3);
+  o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(4, endpoint, extra); };
+  testing::within_seconds(30, "poisoned actor", [&] {
+    Runtime rt(o);
+    auto loaded = rt.load(g, reg);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    const std::vector<std::byte> in(64);
+    auto out = loaded->execute({{"X", in}});
+    ASSERT_FALSE(out.ok());
+    EXPECT_NE(out.status().message().find("actor 'killer' is poisoned"), std::string::npos) << out.status().message();
+    EXPECT_EQ(loaded->last_stats().lost_tiles, 3u);
+    // The fourth worker is alive and was never sent the poisoned actor.
+    int alive = 0;
+    for (pid_t p : std::vector<pid_t>(workers.pids())) alive += ::kill(p, 0) == 0 && workers.wait_exit(p, 0.01) == -1;
+    EXPECT_EQ(alive, 1);
+  });
+}
+
 // Raw bytes on the driver's socket, as a confused or hostile peer would send.
 void send_garbage(const std::string& endpoint, int& sent) {
   zmq::context_t ctx(1);

@@ -57,7 +57,11 @@ TEST_P(RemoteEqualsLocal, EveryRedundancyConfiguration) {
       EXPECT_EQ(st.lost_tiles, 0u);
       std::uint64_t on_remote = 0;
       for (unsigned t = local; t < 3; ++t) on_remote += st.tiles[t].actors;
-      EXPECT_GT(on_remote, 0u) << to_string(r) << ": no actor ran on a worker process";
+      // HEFT places actors on every tile; 3x-diff puts each actor's replicas on
+      // 3 distinct tiles. (Stealing may leave a slow remote tile idle otherwise.)
+      if (scheduler == Scheduler::kHeft || r == Redundancy::kTripleDiff) {
+        EXPECT_GT(on_remote, 0u) << to_string(r) << ": no actor ran on a worker process";
+      }
     }
   });
 }

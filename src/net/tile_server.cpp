@@ -114,10 +114,16 @@ void TileServer::send_to(const std::string& routing_id, EnvelopeKind kind, std::
   const bool with_body = kind != EnvelopeKind::kHeartbeat && kind != EnvelopeKind::kBye;
   const bool sent = with_body ? send_parts(router_, {zmq::buffer(routing_id), zmq::buffer(header), zmq::buffer(body.data(), body.size())})
                               : send_parts(router_, {zmq::buffer(routing_id), zmq::buffer(header)});
+  std::lock_guard<std::mutex> lock(mutex_);
   if (sent) {
-    std::lock_guard<std::mutex> lock(mutex_);
     counts_.bytes_sent += header.size() + body.size();
+    return;
   }
+  // ROUTER_MANDATORY: the peer's connection is gone (the process died, the
+  // link broke). Its routing id will not come back (a reconnecting DEALER is
+  // a new peer), so the worker is lost now, not a heartbeat timeout later.
+  unsigned index = 0;
+  if (find_worker(routing_id, &index) != nullptr) declare_lost(index, "its connection dropped");
 }
 
 // Notices first: a WELCOME must reach its worker before the first REQUEST

@@ -307,6 +307,12 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     driver_loop(job);
     for (std::uint32_t n; (n = active_.load(std::memory_order_acquire)) != 0;) active_.wait(n, std::memory_order_acquire);
     job_.store(nullptr);
+    // An output's write-back may have failed because its tile was lost right
+    // after the actor completed (a worker killed between the completion and
+    // the read): recompute it now, so no output is left unwritten.
+    if (!job.aborted.load() && any_tile_lost())
+      for (DataId d : state.outputs)
+        if (!ensure_home(job, d)) fail(job, "internal error: output '" + plan.graph->data(d).name + "' is nowhere after a lost tile");
   }
   state.clean = job.plain && !job.aborted.load();
   report(job, stats);
