@@ -165,3 +165,19 @@ TEST(NetRemote, WorkersLeaveOnTheDriversByeWithStatusZero) {
 
 }  // namespace
 }  // namespace redflow
+
+namespace redflow {
+namespace {
+
+TEST(NetRemote, MoreRemoteTilesThanTilesInAllIsRefusedBeforeListening) {
+  RuntimeOptions o = testing::remote_options(0, 2, Scheduler::kSteal);
+  o.tiles = 1;
+  Runtime rt(o);
+  auto loaded = rt.load(testing::random_builtin_dag(5, 1), Registry::with_builtins());
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(loaded.status().message().find("2 remote tiles, but only 1 tiles in all"), std::string::npos) << loaded.status().message();
+}
+
+}  // namespace
+}  // namespace redflow

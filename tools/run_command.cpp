@@ -145,9 +145,10 @@ Command add_run_command(CLI::App& app) {
   run_cmd->add_option("--gantt", ra->gantt, "Write the last execution as a Gantt chart (default: none)")->type_name("FILE.svg");
   run_cmd->add_option("--listen", ra->listen,
                       "Serve remote tiles: bind a ZeroMQ endpoint (e.g. tcp://127.0.0.1:* for a free port, printed) for worker "
-                      "processes (`redflow tile --connect`); --tiles then counts local tiles and defaults to 0 (docs/remote.md)")
+                      "processes (`redflow tile --connect`); --tiles then counts local tiles and defaults to 0 (docs/remote.md; default: none, "
+                      "every tile local)")
       ->type_name("ADDR");
-  run_cmd->add_option("--min-tiles", ra->min_tiles, "With --listen: remote tiles to wait for before running")->check(CLI::Range(1u, 1024u));
+  run_cmd->add_option("--min-tiles", ra->min_tiles, "With --listen (required there): remote tiles to wait for before running")->check(CLI::Range(1u, 1024u));
   run_cmd->add_option("--tile-wait", ra->tile_wait_s, "With --listen: seconds to wait for them")->check(CLI::Range(0.01, 86400.0))->capture_default_str();
   run_cmd->add_option("--heartbeat-timeout", ra->heartbeat_timeout_s,
                       "With --listen: seconds of silence after which a worker is lost and its work re-run elsewhere")

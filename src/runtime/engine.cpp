@@ -39,6 +39,9 @@ Status Engine::start() {
       return Status::InvalidArgument("REDFLOW_TILE_TRANSPORT='" + std::string(v) + "': expected wire or direct");
     wire = v == "wire";
   }
+  if (!options_.listen.empty() && options_.min_remote_tiles > options_.tiles)
+    return Status::InvalidArgument(std::to_string(options_.min_remote_tiles) + " remote tiles, but only " +
+                                   std::to_string(options_.tiles) + " tiles in all (RuntimeOptions::tiles counts local and remote tiles)");
   // Tile memory is reserved here, not in the constructor, so that a slot
   // budget the machine cannot reserve is an error the caller sees.
   try {
@@ -94,8 +97,6 @@ Status Engine::start() {
 Status Engine::start_remote_tiles() {
   const unsigned remote = options_.min_remote_tiles;
   if (remote == 0) return Status::InvalidArgument("--listen " + options_.listen + " needs --min-tiles >= 1 (how many workers to wait for)");
-  if (remote > options_.tiles)
-    return Status::InvalidArgument(std::to_string(remote) + " remote tiles, but only " + std::to_string(options_.tiles) + " tiles in all");
   net::TileServerOptions so;
   so.listen = options_.listen;
   so.workers = remote;
