@@ -1,7 +1,7 @@
 // A tile in a worker process, reached through the tile server (remote_tile.hpp).
 #include "net/remote_tile.hpp"
 
-#include <cstring>
+#include "runtime/frame_client.hpp"
 
 namespace redflow::net {
 
@@ -63,21 +63,7 @@ Status RemoteTile::configure_faults(const FaultConfigMessage& faults) {
 
 Status RemoteTile::data_node(const DataNodeMessage& message) {
   std::vector<std::byte> frame;
-  if (message.source_tile == kFromDriver) {
-    encode(message, frame);
-  } else {
-    // Relayed through the driver: the source answers a read, the bytes travel along.
-    if (message.source_tile < 0 || static_cast<std::size_t>(message.source_tile) >= peers_.size())
-      return Status::InvalidArgument("data node message names source tile " + std::to_string(message.source_tile));
-    std::vector<std::byte> bytes(message.bytes);
-    if (!peers_[message.source_tile]->read_slot(ReadSlotMessage{message.source_slot, message.tag, message.bytes}, bytes))
-      return Status::NotFound("source slot " + std::to_string(message.source_slot) + " of tile " + std::to_string(message.source_tile) +
-                              " no longer holds data node " + std::to_string(message.tag.data));
-    DataNodeMessage relayed = message;
-    relayed.source_tile = kFromDriver;
-    relayed.payload = bytes;
-    encode(relayed, frame);
-  }
+  REDFLOW_RETURN_IF_ERROR(data_node_frame(message, peers_, frame));  // relayed through the driver
   DecodedFrame reply;
   REDFLOW_RETURN_IF_ERROR(call(std::move(frame), reply));
   return status_reply(reply);
@@ -101,25 +87,8 @@ Completion RemoteTile::actor(const ActorMessage& message) {
   std::vector<std::byte> frame;
   encode(message, frame);
   DecodedFrame reply;
-  Completion done;
-  done.actor = message.actor;
-  if (Status s = call(std::move(frame), reply); !s.ok()) {
-    done.ok = false;
-    done.error = s.message();
-    return done;
-  }
-  if (reply.kind == WireKind::kLost) {
-    done.ok = false;
-    done.lost = true;
-    done.error = "tile " + std::to_string(index_) + " (worker '" + name_ + "') is lost";
-    return done;
-  }
-  if (reply.kind != WireKind::kCompletion) {
-    done.ok = false;
-    done.error = reply.kind == WireKind::kStatus ? reply.status.message() : "tile protocol: an actor message answered with the wrong kind of frame";
-    return done;
-  }
-  return std::move(reply.completion);
+  const Status sent = call(std::move(frame), reply);
+  return completion_of(sent, reply, message.actor, "tile " + std::to_string(index_) + " (worker '" + name_ + "')");
 }
 
 bool RemoteTile::read_slot(const ReadSlotMessage& message, std::span<std::byte> out) {
@@ -127,10 +96,8 @@ bool RemoteTile::read_slot(const ReadSlotMessage& message, std::span<std::byte> 
   std::vector<std::byte> frame;
   encode(message, frame);
   DecodedFrame reply;
-  if (!call(std::move(frame), reply).ok() || reply.kind != WireKind::kSlotData || !reply.found) return false;
-  if (reply.slot_bytes.size() != out.size()) return false;
-  if (!out.empty()) std::memcpy(out.data(), reply.slot_bytes.data(), out.size());
-  return true;
+  const Status sent = call(std::move(frame), reply);
+  return slot_data_of(sent, reply, out);
 }
 
 }  // namespace redflow::net
