@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
       redflow::cli::add_rem_command(app),
       redflow::cli::add_spits_command(app),
       redflow::cli::add_difftest_command(app),
+      redflow::cli::add_tile_command(app),
   };
   try {
     app.parse(argc, argv);

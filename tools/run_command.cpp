@@ -21,6 +21,10 @@ struct RunArgs {
   unsigned repeat = 1;
   std::string stats, trace, gantt;
   bool print = false;
+  std::string listen;
+  unsigned min_tiles = 0;
+  double tile_wait_s = 30, heartbeat_timeout_s = 2;
+  bool tiles_given = false;
 };
 
 int run(const RunArgs& a) {
@@ -33,6 +37,18 @@ int run(const RunArgs& a) {
   options->redundancy = configs->front();
   options->trace = !a.trace.empty() || !a.gantt.empty();
   options->time_actors = !a.stats.empty();  // busy_s is in the stats
+  if (!a.listen.empty()) {
+    if (a.min_tiles == 0) return fail(Status::InvalidArgument("--listen needs --min-tiles N (how many worker processes to wait for)"));
+    // --tiles counts local tiles here (default none): the runtime counts remote ones too.
+    options->tiles = (a.tiles_given ? a.runtime.tiles : 0) + a.min_tiles;
+    options->listen = a.listen;
+    options->min_remote_tiles = a.min_tiles;
+    options->tile_wait_s = a.tile_wait_s;
+    options->heartbeat_timeout_s = a.heartbeat_timeout_s;
+    options->on_listening = [n = a.min_tiles](const std::string& endpoint) {
+      fmt::print(stderr, "redflow: listening on {}; waiting for {} remote tile(s): redflow tile --connect {}\n", endpoint, n, endpoint);
+    };
+  }
   auto graph = Graph::from_dot_file(a.graph);
   if (!graph.ok()) return fail(graph.status());
   // Graph errors first (validation in load), then the files that feed it.
@@ -108,7 +124,8 @@ Command add_run_command(CLI::App& app) {
   auto* run_cmd = app.add_subcommand("run", "Load a graph, execute it (possibly many times), write its outputs, stats and trace.");
   run_cmd->footer("Examples:\n"
                   "  redflow run examples/demo/pipeline.dot --input A=examples/demo/A.bin --print\n"
-                  "  redflow run g.dot --input X=x.bin --output Y=y.bin --scheduler steal --repeat 100 --stats s.json --trace t.json");
+                  "  redflow run g.dot --input X=x.bin --output Y=y.bin --scheduler steal --repeat 100 --stats s.json --trace t.json\n"
+                  "  redflow run g.dot -i X=x.bin --listen 'tcp://127.0.0.1:*' --min-tiles 2 --tiles 1   (then: redflow tile --connect ADDR)");
   run_cmd->add_option("graph", ra->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(readable_file());
   run_cmd->add_option("--input,-i", ra->inputs, "Input data node NAME from FILE: raw little-endian bytes, or a NumPy array if FILE ends in .npy (repeatable; every input is required)")
       ->type_name("NAME=FILE");
@@ -126,9 +143,23 @@ Command add_run_command(CLI::App& app) {
   run_cmd->add_option("--trace", ra->trace, "Write the last execution as a Chrome trace for ui.perfetto.dev (docs/guide.md; default: none)")
       ->type_name("FILE.json");
   run_cmd->add_option("--gantt", ra->gantt, "Write the last execution as a Gantt chart (default: none)")->type_name("FILE.svg");
+  run_cmd->add_option("--listen", ra->listen,
+                      "Serve remote tiles: bind a ZeroMQ endpoint (e.g. tcp://127.0.0.1:* for a free port, printed) for worker "
+                      "processes (`redflow tile --connect`); --tiles then counts local tiles and defaults to 0 (docs/remote.md; default: none, "
+                      "every tile local)")
+      ->type_name("ADDR");
+  run_cmd->add_option("--min-tiles", ra->min_tiles, "With --listen (required there): remote tiles to wait for before running")->check(CLI::Range(1u, 1024u));
+  run_cmd->add_option("--tile-wait", ra->tile_wait_s, "With --listen: seconds to wait for them")->check(CLI::Range(0.01, 86400.0))->capture_default_str();
+  run_cmd->add_option("--heartbeat-timeout", ra->heartbeat_timeout_s,
+                      "With --listen: seconds of silence after which a worker is lost and its work re-run elsewhere")
+      ->check(CLI::Range(0.05, 3600.0))
+      ->capture_default_str();
   run_cmd->add_flag("--print", ra->print, "Print every output's values by its type= (int32 when untyped; default: off)");
 
-  return {run_cmd, [ra] { return run(*ra); }};
+  return {run_cmd, [ra, run_cmd] {
+            ra->tiles_given = run_cmd->count("--tiles") > 0;
+            return run(*ra);
+          }};
 }
 
 }  // namespace redflow::cli

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <memory>
@@ -64,6 +65,21 @@ struct RuntimeOptions {
   // costs no more than the next. Default: only the runtime's configuration
   // at load; the others when first used (docs/runtime.md, "Lazy configurations").
   bool eager_schedules = false;
+  // Remote tiles (docs/remote.md): when `listen` is not empty the driver
+  // binds a ZeroMQ ROUTER there (e.g. "tcp://127.0.0.1:*", a free port; the
+  // bound endpoint is logged) and, at start (the first load), waits up to
+  // tile_wait_s for min_remote_tiles worker processes (`redflow tile
+  // --connect`). They are tiles local_tiles()..tiles-1: `tiles` counts local
+  // and remote tiles together, and 0 then means no local tile. A worker
+  // silent for heartbeat_timeout_s is lost (its work is re-run elsewhere).
+  std::string listen = {};
+  unsigned min_remote_tiles = 0;
+  double tile_wait_s = 30;
+  double heartbeat_timeout_s = 2;
+  // Called with the bound endpoint once the server listens, before the wait
+  // (how a caller that asked for port * learns which port to give workers).
+  std::function<void(const std::string&)> on_listening = {};
+  unsigned local_tiles() const { return tiles - (listen.empty() ? 0 : min_remote_tiles); }
 };
 
 // Per-execution choices that override the runtime's options for one execute().
@@ -109,6 +125,8 @@ struct ExecutionStats {
   std::uint64_t reexecutions = 0;      // actor executions repeated because no two replicas agreed
   std::uint64_t lost_tiles = 0;        // tiles lost (crashed) during this execution
   std::uint64_t recomputed_actors = 0; // producers re-run for values that lived only on a lost tile
+  std::uint64_t late_messages = 0;     // remote tiles: replies and messages from lost workers, discarded (runtime's life)
+  std::uint64_t refused_messages = 0;  // remote tiles: malformed or oversized messages refused (runtime's life)
   std::uint64_t unprotected_actors = 0;  // actors redundancy asked for that ran once on the driver (LoadedGraph::unprotected_actors)
   std::vector<unsigned> quarantined_tiles;
   std::vector<TileStats> tiles;

@@ -9,11 +9,16 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
 #include <string_view>
 
+#include <spdlog/spdlog.h>
+
 #include "fault/injector.hpp"
 #include "runtime/engine_job.hpp"
+#include "net/remote_tile.hpp"
+#include "net/tile_server.hpp"
 #include "runtime/wire_tile.hpp"
 
 namespace redflow::runtime {
@@ -34,10 +39,13 @@ Status Engine::start() {
       return Status::InvalidArgument("REDFLOW_TILE_TRANSPORT='" + std::string(v) + "': expected wire or direct");
     wire = v == "wire";
   }
+  if (!options_.listen.empty() && options_.min_remote_tiles > options_.tiles)
+    return Status::InvalidArgument(std::to_string(options_.min_remote_tiles) + " remote tiles, but only " +
+                                   std::to_string(options_.tiles) + " tiles in all (RuntimeOptions::tiles counts local and remote tiles)");
   // Tile memory is reserved here, not in the constructor, so that a slot
   // budget the machine cannot reserve is an error the caller sees.
   try {
-    for (unsigned t = 0; t < options_.tiles; ++t) {
+    for (unsigned t = 0; t < options_.local_tiles(); ++t) {
       auto tile = std::make_unique<LocalTile>(options_.slots, options_.slot_bytes, options_.cores_per_tile, t);
       LocalTile* local = wire ? nullptr : tile.get();
       if (wire) {
@@ -58,10 +66,21 @@ Status Engine::start() {
                                      std::to_string(options_.slots) + " slots x " + std::to_string(options_.slot_bytes) +
                                      " bytes (lower --tiles, --slots or --slot-bytes)");
   }
+  if (!options_.listen.empty()) {
+    if (Status s = start_remote_tiles(); !s.ok()) {
+      tiles_.clear();
+      runners_.clear();
+      server_.reset();
+      return s;
+    }
+  }
+  all_local_ = !wire && options_.listen.empty();
   // A transfer names its source by tile id; the transport reaches the peer.
   for (auto& t : tiles_) tile_ptrs_.push_back(t.get());
   for (auto& t : tiles_) {
-    if (wire) {
+    if (auto* remote = dynamic_cast<net::RemoteTile*>(t.get())) {
+      remote->set_peers(tile_ptrs_);
+    } else if (wire) {
       static_cast<WireTile&>(*t).set_peers(tile_ptrs_);
     } else {
       static_cast<LocalTile&>(*t).set_peers(tile_ptrs_);
@@ -71,6 +90,62 @@ Status Engine::start() {
   tile_faults_.assign(tiles_.size(), FaultConfigMessage{});
   for (unsigned t = 0; t < options_.tiles; ++t) threads_.emplace_back([this, t] { runner_main(t); });
   return Status::Ok();
+}
+
+// Remote tiles (src/net/): the tile server binds, and the engine waits for
+// its workers; they become tiles local_tiles()..tiles-1, each with a runner.
+Status Engine::start_remote_tiles() {
+  const unsigned remote = options_.min_remote_tiles;
+  if (remote == 0) return Status::InvalidArgument("--listen " + options_.listen + " needs --min-tiles >= 1 (how many workers to wait for)");
+  net::TileServerOptions so;
+  so.listen = options_.listen;
+  so.workers = remote;
+  so.first_tile = options_.local_tiles();
+  so.heartbeat_timeout_s = options_.heartbeat_timeout_s;
+  so.slots = options_.slots;
+  so.slot_bytes = options_.slot_bytes;
+  auto server = net::TileServer::start(so);
+  if (!server.ok()) return server.status();
+  server_ = std::move(*server);
+  spdlog::info("redflow: listening on {}; waiting for {} remote tile(s)", server_->endpoint(), remote);
+  if (options_.on_listening) options_.on_listening(server_->endpoint());
+  REDFLOW_RETURN_IF_ERROR(server_->wait_for_workers(options_.tile_wait_s));
+  for (unsigned w = 0; w < remote; ++w) {
+    const unsigned t = so.first_tile + w;
+    tiles_.push_back(std::make_unique<net::RemoteTile>(*server_, w, t));
+    auto r = std::make_unique<Runner>();
+    r->index = t;
+    r->tile = tiles_.back().get();
+    r->local = nullptr;
+    runners_.push_back(std::move(r));
+  }
+  return Status::Ok();
+}
+
+Status Engine::check_remote_functions(const Graph& graph, const Registry& registry) const {
+  if (!server_) return Status::Ok();
+  for (unsigned w = 0; w < options_.min_remote_tiles; ++w) {
+    const net::HelloMessage hello = server_->hello(w);
+    std::set<std::string_view> has;
+    for (const auto& f : hello.functions) has.insert(f.name);
+    for (ActorId a = 0; a < graph.actors().size(); ++a) {
+      const ActorNode& actor = graph.actor(a);
+      const ActorSpec* spec = registry.find(actor.function);
+      if (spec != nullptr && spec->on_driver) continue;  // runs on the driver, never on a tile
+      if (!has.contains(actor.function))
+        return Status::NotFound("actor '" + actor.name + "' needs actor function '" + actor.function + "', which worker '" + hello.name +
+                                "' (tile " + std::to_string(options_.local_tiles() + w) + ", host " + hello.host +
+                                ") does not have (start it with the same --lib plugins as the driver)");
+    }
+  }
+  return Status::Ok();
+}
+
+void Engine::report_remote(ExecutionStats& stats) const {
+  if (!server_) return;
+  const net::TileServerCounts c = server_->counts();
+  stats.late_messages = c.discarded_late;
+  stats.refused_messages = c.refused_messages;
 }
 
 Engine::~Engine() {
@@ -132,7 +207,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   job.timed = job.tracing || request.time_actors;
   // Not in wire mode (every message must go through its bytes there), and not
   // once a tile was lost: the lost-tile path needs the messages' answers.
-  job.plain = !plan.redundant && request.faults == nullptr && runners_[0]->local != nullptr && !any_tile_lost();
+  job.plain = !plan.redundant && request.faults == nullptr && all_local_ && !any_tile_lost();
   job.remaining_actors.store(static_cast<std::uint32_t>(plan.actors.size()));
   job.lost_votes = lost_votes_.get();
   for (std::size_t t = 0; t < runners_.size(); ++t) lost_votes_[t].store(0, std::memory_order_relaxed);
@@ -233,6 +308,12 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     driver_loop(job);
     for (std::uint32_t n; (n = active_.load(std::memory_order_acquire)) != 0;) active_.wait(n, std::memory_order_acquire);
     job_.store(nullptr);
+    // An output's write-back may have failed because its tile was lost right
+    // after the actor completed (a worker killed between the completion and
+    // the read): recompute it now, so no output is left unwritten.
+    if (!job.aborted.load() && any_tile_lost())
+      for (DataId d : state.outputs)
+        if (!ensure_home(job, d)) fail(job, "internal error: output '" + plan.graph->data(d).name + "' is nowhere after a lost tile");
   }
   state.clean = job.plain && !job.aborted.load();
   report(job, stats);

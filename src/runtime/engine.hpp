@@ -26,6 +26,9 @@
 namespace redflow::fault {
 class FaultInjector;
 }
+namespace redflow::net {
+class TileServer;
+}
 
 namespace redflow::runtime {
 
@@ -49,8 +52,13 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Reserves tile memory and starts the tile threads (once; later calls do nothing).
+  // Reserves tile memory and starts the tile threads (once; later calls do
+  // nothing). With RuntimeOptions::listen, first starts the tile server and
+  // waits for the remote tiles.
   Status start();
+  // Every actor function of `graph` that runs on tiles is in each remote
+  // worker's registry (its HELLO); else an error naming actor, function and worker.
+  Status check_remote_functions(const Graph& graph, const Registry& registry) const;
 
   // Per-graph execution state, allocated once per loaded graph.
   std::unique_ptr<GraphState> prepare(const Plan& plan);
@@ -109,6 +117,7 @@ class Engine {
   void copy_voted_home(Job& job, DataId logical, DataId winner, TileStats& stats);
   void mark(Job& job, std::string what, std::string detail, int tile);
   void report(Job& job, ExecutionStats& stats);  // stats and trace, after the run
+  void report_remote(ExecutionStats& stats) const;  // the tile server's counts (engine.cpp)
 
   bool place_input(Runner& r, Job& job, DataId d, SlotId& slot);
   bool allocate_slot(Runner& r, Job& job, SlotId& slot);
@@ -118,6 +127,7 @@ class Engine {
   // recompute a value that lived only in a lost tile's slots.
   void lose_tile(Job& job, unsigned t);
   ActorId hand_on_from_lost(Runner& r, Job& job, ActorId a);
+  bool poisoned(Job& job, ActorId a);  // counts a tile lost under `a`; true (and fails the job) at the limit
   bool recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace);
   bool only_on_lost_tile(const Job& job, DataId d) const;
   bool tile_lost(unsigned t) const { return lost_[t].load(std::memory_order_acquire); }
@@ -137,7 +147,11 @@ class Engine {
   void wake_all(Job& job);
   void flush_completed(Runner& r, Job& job);
 
+  Status start_remote_tiles();
+
   RuntimeOptions options_;
+  std::unique_ptr<net::TileServer> server_;         // remote tiles only; outlives tiles_
+  bool all_local_ = true;                            // every tile is a LocalTile called directly (the fast path may run)
   std::vector<std::unique_ptr<Tile>> tiles_;
   std::vector<Tile*> tile_ptrs_;                     // the tiles' peers (a transfer's source)
   std::vector<std::uint64_t> tile_table_;            // per tile: Plan::id of the actor table it holds (0: none)

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,6 +36,7 @@ inline constexpr std::uint32_t home_state_of(std::uint32_t word) { return word &
 inline constexpr std::uint32_t kMaxVoteRounds = 8;
 inline constexpr unsigned kTileRounds = 4;
 inline constexpr unsigned kMaxSameMessages = 8;
+inline constexpr unsigned kPoisonedAfterLostTiles = 3;
 
 // Spins a little, then sleeps until `word` changes from `busy` (the writer
 // notifies). A bounded spin: with more tiles than cores the thread we wait
@@ -90,6 +92,10 @@ struct Engine::Job {
   unsigned min_healthy = 1;   // quarantine never leaves fewer tiles in service
   std::atomic<std::uint32_t> lost_tiles{0};         // tiles lost during this execution
   std::atomic<std::uint64_t> recomputed_actors{0};  // producers re-run for values only a lost tile held
+  // Tiles lost while each actor ran on them: at kPoisonedAfterLostTiles the
+  // actor is poisoned (it may be what kills them) and the execution fails.
+  std::mutex lost_under_mutex;
+  std::map<ActorId, unsigned> lost_under;
   std::mutex mark_mutex;      // marks are rare: failed votes, quarantines
   std::vector<TracedMark> marks;
 

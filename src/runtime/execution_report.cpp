@@ -40,6 +40,7 @@ void Engine::report(Job& job, ExecutionStats& stats) {
   stats.quarantined_tiles = quarantined_tiles();
   stats.lost_tiles = job.lost_tiles.load();
   stats.recomputed_actors = job.recomputed_actors.load();
+  report_remote(stats);
   stats.transfer_bytes = transfer_bytes_.exchange(0);
   for (auto& r : runners_) stats.transfer_bytes += r->transfer_bytes;
 

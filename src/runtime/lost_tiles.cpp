@@ -31,6 +31,21 @@ void Engine::lose_tile(Job& job, unsigned t) {
   steal_notifier_.notify_all();
 }
 
+// An actor under which kPoisonedAfterLostTiles tiles were lost is not
+// retried again: a task that kills every worker it lands on would otherwise
+// take the whole cluster down one worker at a time.
+bool Engine::poisoned(Job& job, ActorId a) {
+  unsigned n;
+  {
+    std::lock_guard<std::mutex> lock(job.lost_under_mutex);
+    n = ++job.lost_under[a];
+  }
+  if (n < kPoisonedAfterLostTiles) return false;
+  fail(job, "actor '" + std::string(job.plan->actors[a].name) + "' is poisoned: " + std::to_string(n) +
+                " tiles were lost while it ran on them; it is not retried");
+  return true;
+}
+
 bool Engine::recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace) {
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;

@@ -43,7 +43,7 @@ Status check_tile_memory(const RuntimeOptions& o) {
 }
 
 RuntimeOptions resolve(RuntimeOptions o) {
-  if (o.tiles == 0) o.tiles = std::max(1u, std::thread::hardware_concurrency());
+  if (o.tiles == 0) o.tiles = o.listen.empty() ? std::max(1u, std::thread::hardware_concurrency()) : std::max(1u, o.min_remote_tiles);
   if (o.cores_per_tile == 0) o.cores_per_tile = 1;
   if (o.driver_bytes == 0) o.driver_bytes = physical_memory_bytes() / 2;
   return o;
@@ -229,6 +229,7 @@ Result<LoadedGraph> Runtime::load(Graph graph, const Registry& registry) {
   if (impl_->options.eager_schedules)
     for (Redundancy r : kAllRedundancies) g->variant(r);
   REDFLOW_RETURN_IF_ERROR(impl_->engine.start());
+  REDFLOW_RETURN_IF_ERROR(impl_->engine.check_remote_functions(g->graph, g->registry));
   g->homes.resize(g->graph.data().size());
   for (DataId d = 0; d < g->graph.data().size(); ++d) {
     const DataNode& n = g->graph.data(d);
@@ -413,7 +414,7 @@ std::string ExecutionStats::to_json() const {
                    {"transfer_bytes", transfer_bytes}, {"steals", steals}, {"displacements", displacements},
                    {"scheduler", scheduler}, {"redundancy", redundancy}, {"injected_faults", injected_faults},
                    {"detected_faults", detected_faults}, {"reexecutions", reexecutions},
-                   {"lost_tiles", lost_tiles}, {"recomputed_actors", recomputed_actors},
+                   {"lost_tiles", lost_tiles}, {"recomputed_actors", recomputed_actors}, {"late_messages", late_messages}, {"refused_messages", refused_messages},
                    {"quarantined_tiles", quarantined_tiles}, {"unprotected_actors", unprotected_actors}, {"driver", tile_json(driver)}};
   j["tiles"] = nlohmann::json::array();
   for (const auto& t : tiles) j["tiles"].push_back(tile_json(t));

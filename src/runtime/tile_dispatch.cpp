@@ -14,6 +14,7 @@ namespace redflow::runtime {
 // tile, as from a quarantined one (HEFT's order of r is handed on the same way).
 ActorId Engine::hand_on_from_lost(Runner& r, Job& job, ActorId a) {
   lose_tile(job, r.index);
+  if (poisoned(job, a)) return kNone;
   forward(job, a, r);
   return kNone;
 }

@@ -5,10 +5,12 @@
 #include <string>
 #include <utility>
 
+#include "runtime/frame_client.hpp"
+
 namespace redflow::runtime {
 
 WireTile::WireTile(std::unique_ptr<LocalTile> tile)
-    : tile_(std::move(tile)), index_(tile_->index()), slot_bytes_(tile_->slot_bytes()) {
+    : tile_(std::move(tile)), service_(*tile_), index_(tile_->index()) {
   thread_ = std::thread([this] { executor(); });
 }
 
@@ -93,50 +95,10 @@ void WireTile::executor() {
   }
 }
 
-// Runs on the executor thread only: decode, call the tile, encode the answer.
+// Runs on the executor thread only: the service decodes, calls the tile and encodes the answer.
 void WireTile::handle(Request& request) {
   std::vector<std::byte> reply;
-  auto frame = std::make_unique<DecodedFrame>();
-  if (Status s = decode(request.frame, *frame); !s.ok()) {
-    encode(s, reply);
-    answer(request, std::move(reply));
-    return;
-  }
-  switch (frame->kind) {
-    case WireKind::kDataNode: encode(tile_->data_node(frame->data_node), reply); break;
-    case WireKind::kClearSlot: tile_->clear_slot(frame->clear_slot.slot); encode(Status::Ok(), reply); break;
-    case WireKind::kClearAll: tile_->clear_all(); encode(Status::Ok(), reply); break;
-    case WireKind::kReadSlot: {
-      std::vector<std::byte> bytes(frame->read_slot.bytes <= slot_bytes_ ? frame->read_slot.bytes : 0);
-      const bool found = bytes.size() == frame->read_slot.bytes && tile_->read_slot(frame->read_slot, bytes);
-      encode_slot_data(found, found ? std::span<const std::byte>(bytes) : std::span<const std::byte>(), reply);
-      break;
-    }
-    case WireKind::kActorTable:
-      if (request.registry == nullptr) {
-        encode(Status::InvalidArgument("tile protocol: an actor table with no registry to resolve it in"), reply);
-      } else {
-        const Status s = tile_->load_actors(frame->table, *request.registry);
-        if (s.ok()) table_ = std::move(frame);  // the tile's table points into this frame's strings
-        encode(s, reply);
-      }
-      break;
-    case WireKind::kFaultConfig: encode(tile_->configure_faults(frame->faults), reply); break;
-    case WireKind::kActor: {
-      const Completion done = tile_->actor(frame->actor);
-      if (done.lost) {
-        encode_lost(reply);
-      } else {
-        encode(done, reply);
-      }
-      break;
-    }
-    default: encode(Status::InvalidArgument("tile protocol: a tile was sent a reply frame"), reply); break;
-  }
-  if (tile_->lost()) {
-    reply.clear();
-    encode_lost(reply);
-  }
+  service_.serve(request.frame, request.registry, reply);
   answer(request, std::move(reply));
 }
 
@@ -164,21 +126,7 @@ Status WireTile::configure_faults(const FaultConfigMessage& faults) {
 
 Status WireTile::data_node(const DataNodeMessage& message) {
   std::vector<std::byte> frame;
-  if (message.source_tile == kFromDriver) {
-    encode(message, frame);
-  } else {
-    // Relayed: the source's executor reads the value, the bytes travel along.
-    if (message.source_tile < 0 || static_cast<std::size_t>(message.source_tile) >= peers_.size())
-      return Status::InvalidArgument("data node message names source tile " + std::to_string(message.source_tile));
-    std::vector<std::byte> bytes(message.bytes);
-    if (!peers_[message.source_tile]->read_slot(ReadSlotMessage{message.source_slot, message.tag, message.bytes}, bytes))
-      return Status::NotFound("source slot " + std::to_string(message.source_slot) + " of tile " + std::to_string(message.source_tile) +
-                              " no longer holds data node " + std::to_string(message.tag.data));
-    DataNodeMessage relayed = message;
-    relayed.source_tile = kFromDriver;
-    relayed.payload = bytes;
-    encode(relayed, frame);
-  }
+  REDFLOW_RETURN_IF_ERROR(data_node_frame(message, peers_, frame));  // relayed through the source's executor
   DecodedFrame reply;
   REDFLOW_RETURN_IF_ERROR(call(std::move(frame), reply));
   return status_reply(reply);
@@ -200,25 +148,8 @@ Completion WireTile::actor(const ActorMessage& message) {
   std::vector<std::byte> frame;
   encode(message, frame);
   DecodedFrame reply;
-  Completion done;
-  done.actor = message.actor;
-  if (Status s = call(std::move(frame), reply); !s.ok()) {
-    done.ok = false;
-    done.error = s.message();
-    return done;
-  }
-  if (reply.kind == WireKind::kLost) {
-    done.ok = false;
-    done.lost = true;
-    done.error = "tile " + std::to_string(index_) + " is lost";
-    return done;
-  }
-  if (reply.kind != WireKind::kCompletion) {
-    done.ok = false;
-    done.error = reply.kind == WireKind::kStatus ? reply.status.message() : "tile protocol: an actor message answered with the wrong kind of frame";
-    return done;
-  }
-  return std::move(reply.completion);
+  const Status sent = call(std::move(frame), reply);
+  return completion_of(sent, reply, message.actor, "tile " + std::to_string(index_));
 }
 
 bool WireTile::read_slot(const ReadSlotMessage& message, std::span<std::byte> out) {
@@ -226,10 +157,8 @@ bool WireTile::read_slot(const ReadSlotMessage& message, std::span<std::byte> ou
   std::vector<std::byte> frame;
   encode(message, frame);
   DecodedFrame reply;
-  if (!call(std::move(frame), reply).ok() || reply.kind != WireKind::kSlotData || !reply.found) return false;
-  if (reply.slot_bytes.size() != out.size()) return false;
-  if (!out.empty()) std::memcpy(out.data(), reply.slot_bytes.data(), out.size());
-  return true;
+  const Status sent = call(std::move(frame), reply);
+  return slot_data_of(sent, reply, out);
 }
 
 }  // namespace redflow::runtime

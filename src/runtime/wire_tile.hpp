@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "runtime/local_tile.hpp"
+#include "runtime/tile_service.hpp"
 
 namespace redflow::runtime {
 
@@ -63,8 +64,8 @@ class WireTile final : public Tile {
   Status status_reply(const DecodedFrame& reply) const;
 
   std::unique_ptr<LocalTile> tile_;
+  TileService service_;  // executor only
   unsigned index_;
-  std::size_t slot_bytes_;
   std::span<Tile* const> peers_;
   std::mutex mutex_;
   std::condition_variable work_;
@@ -74,7 +75,6 @@ class WireTile final : public Tile {
   bool exited_ = false;
   std::atomic<bool> lost_{false};
   std::atomic<std::uint64_t> frames_{0};
-  std::unique_ptr<DecodedFrame> table_;  // executor only: the actor table's strings, in use until the next table
   std::thread thread_;
 };
 

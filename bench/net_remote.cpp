@@ -1,0 +1,299 @@
+// Remote tiles, measured (issue 11; docs/remote.md, "Figures"). Starts its
+// own `redflow tile` worker processes on loopback and prints one JSON line:
+//   dispatch   empty actors (independent chains of 4-byte nodes) on 2 worker
+//              processes: actors/s; the same graph on 2 local tiles beside it
+//   bandwidth  8 MB data nodes moved between the driver and a worker (the
+//              input sent in, the output read back: the two hops of a relayed
+//              tile-to-tile transfer), MB/s, as a fraction of a plain loopback
+//              TCP socket pair moving the same bytes in the same run
+//   recovery   time from kill -9 (and from SIGSTOP) of a worker to the tile
+//              server declaring it lost, when its waiting calls answer `lost`
+//              and the engine hands its actors on; and a 3000-actor graph's
+//              makespan with and without a kill 50 ms in (noisy: the rest of
+//              the graph goes on meanwhile)
+//   matmul     the matmul graph of --matmul-dot over 2 workers vs 2 local tiles
+//   net_remote --cli build/redflow [--actors 20000] [--matmul-dot m.dot --matmul-inputs A=a.bin,B=b.bin]
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "net/tile_server.hpp"
+#include "redflow/redflow.hpp"
+
+using namespace redflow;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string g_cli;
+std::vector<pid_t> g_children;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+pid_t spawn_worker(const std::string& endpoint, std::size_t slot_bytes, unsigned slots) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string sb = std::to_string(slot_bytes), sl = std::to_string(slots);
+    execl(g_cli.c_str(), g_cli.c_str(), "--log-level", "error", "tile", "--connect", endpoint.c_str(), "--slots", sl.c_str(),
+          "--slot-bytes", sb.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  g_children.push_back(pid);
+  return pid;
+}
+
+void reap_all() {
+  for (pid_t p : g_children) {
+    kill(p, SIGKILL);
+    waitpid(p, nullptr, 0);
+  }
+  g_children.clear();
+}
+
+Registry bench_registry() {
+  Registry reg = Registry::with_builtins();
+  reg.add("noop", [](ActorContext&) {});
+  return reg;
+}
+
+Graph chains(std::size_t actors, std::size_t width, std::size_t bytes) {
+  Graph g("chains");
+  const DataId x = g.input("X", bytes);
+  const std::size_t length = actors / width;
+  for (std::size_t c = 0; c < width; ++c) {
+    DataId prev = x;
+    for (std::size_t i = 0; i < length; ++i) {
+      const std::string n = std::to_string(c) + "_" + std::to_string(i);
+      const DataId next = i + 1 == length ? g.output("Y" + std::to_string(c), bytes) : g.inner("d" + n, bytes);
+      g.actor("a" + n, "noop", {prev}, next);
+      prev = next;
+    }
+  }
+  return g;
+}
+
+RuntimeOptions options(unsigned local, unsigned remote, std::size_t slot_bytes, unsigned slots, Scheduler s) {
+  RuntimeOptions o;
+  o.tiles = local + remote;
+  o.slots = slots;
+  o.slot_bytes = slot_bytes;
+  o.scheduler = s;
+  if (remote > 0) {
+    o.listen = "tcp://127.0.0.1:*";
+    o.min_remote_tiles = remote;
+    o.on_listening = [=](const std::string& e) {
+      for (unsigned i = 0; i < remote; ++i) spawn_worker(e, slot_bytes, slots);
+    };
+  }
+  return o;
+}
+
+// Best of `runs` executions, seconds.
+double best(LoadedGraph& g, const Inputs& in, int runs) {
+  double t = 1e30;
+  for (int i = 0; i < runs; ++i) {
+    auto out = g.execute(in);
+    if (!out.ok()) {
+      fmt::print(stderr, "net_remote: {}\n", out.status().ToString());
+      std::exit(1);
+    }
+    t = std::min(t, g.last_stats().makespan_s);
+  }
+  return t;
+}
+
+double dispatch_rate(std::size_t actors, unsigned remote, unsigned local) {
+  const std::vector<std::byte> x(4);
+  Runtime rt(options(local, remote, 4096, 64, Scheduler::kSteal));
+  auto g = rt.load(chains(actors, 64, 4), bench_registry());
+  if (!g.ok()) {
+    fmt::print(stderr, "net_remote: {}\n", g.status().ToString());
+    std::exit(1);
+  }
+  const double t = best(*g, {{"X", x}}, 3);
+  return static_cast<double>(actors) / t;
+}
+
+// A plain TCP socket pair on loopback moving `bytes` `times`: MB/s.
+double loopback_tcp(std::size_t bytes, int times) {
+  int server = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len);
+  listen(server, 1);
+  std::thread reader([&] {
+    int c = accept(server, nullptr, nullptr);
+    std::vector<char> buf(1 << 20);
+    std::size_t total = 0;
+    while (total < bytes * static_cast<std::size_t>(times)) {
+      const ssize_t n = read(c, buf.data(), buf.size());
+      if (n <= 0) break;
+      total += static_cast<std::size_t>(n);
+    }
+    const char ack = 1;
+    [[maybe_unused]] ssize_t w = write(c, &ack, 1);
+    close(c);
+  });
+  int client = socket(AF_INET, SOCK_STREAM, 0);
+  connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  std::vector<char> data(bytes, 7);
+  const auto t0 = Clock::now();
+  for (int i = 0; i < times; ++i) {
+    std::size_t sent = 0;
+    while (sent < bytes) {
+      const ssize_t n = write(client, data.data() + sent, bytes - sent);
+      if (n <= 0) break;
+      sent += static_cast<std::size_t>(n);
+    }
+  }
+  char ack;
+  [[maybe_unused]] ssize_t r = read(client, &ack, 1);
+  const double t = since(t0);
+  reader.join();
+  close(client);
+  close(server);
+  return static_cast<double>(bytes) * times / t / 1e6;
+}
+
+// A chain of i32.add over 8 MB nodes on two workers: the 8 MB input goes to
+// a worker and the 8 MB output comes back (work-first keeps the chain on one
+// tile, so these two hops are what is measured, per execution).
+double tile_to_tile(std::size_t bytes, int steps, std::uint64_t& moved) {
+  Graph g("bandwidth");
+  const DataId x = g.input("X", bytes);
+  DataId prev = x;
+  for (int i = 0; i < steps; ++i) {
+    const DataId next = i + 1 == steps ? g.output("Y", bytes) : g.inner("d" + std::to_string(i), bytes);
+    g.actor("a" + std::to_string(i), "i32.add", {prev, prev}, next);
+    prev = next;
+  }
+  Runtime rt(options(0, 2, bytes, 4, Scheduler::kSteal));
+  auto loaded = rt.load(g, bench_registry());
+  if (!loaded.ok()) {
+    fmt::print(stderr, "net_remote: {}\n", loaded.status().ToString());
+    std::exit(1);
+  }
+  const std::vector<std::byte> in(bytes);
+  best(*loaded, {{"X", in}}, 1);
+  const double t = best(*loaded, {{"X", in}}, 3);
+  moved = loaded->last_stats().transfer_bytes;
+  return static_cast<double>(moved) / t / 1e6;
+}
+
+// Two workers and one local tile, heartbeat timeout `hb` s; a chain-heavy
+// graph of i32.add. Returns (makespan without a kill, with a kill of one
+// worker `at` s into the run); their difference is the recovery's cost:
+// detection (the heartbeat timeout) plus re-running what was lost.
+std::pair<double, double> recovery(double hb, double at, std::uint64_t& lost, std::uint64_t& recomputed) {
+  const std::size_t bytes = 64 << 10;
+  Graph g("recovery");
+  const DataId x = g.input("X", bytes);
+  std::vector<DataId> pool{x};
+  for (int a = 0; a < 3000; ++a) {
+    const DataId in0 = pool[pool.size() > 4 ? pool.size() - 1 - a % 4 : 0];
+    const DataId in1 = pool[pool.size() > 8 ? pool.size() - 1 - (a * 7) % 8 : 0];
+    const DataId out = a + 1 == 3000 ? g.output("Y", bytes) : g.inner("d" + std::to_string(a), bytes);
+    g.actor("a" + std::to_string(a), "i32.add", {in0, in1}, out);
+    pool.push_back(out);
+  }
+  for (DataId d = 0; d < g.data().size(); ++d)
+    if (g.data(d).kind == DataKind::kInner && g.data(d).consumers.empty()) g.mutable_data(d).kind = DataKind::kOutput;
+  const std::vector<std::byte> in(bytes, std::byte{1});
+  auto run = [&](bool kill_one) {
+    RuntimeOptions o = options(1, 2, bytes, 16, Scheduler::kSteal);
+    o.heartbeat_timeout_s = hb;
+    Runtime rt(o);
+    auto loaded = rt.load(g, bench_registry());
+    if (!loaded.ok()) {
+      fmt::print(stderr, "net_remote: {}\n", loaded.status().ToString());
+      std::exit(1);
+    }
+    best(*loaded, {{"X", in}}, 1);  // warm
+    std::thread killer;
+    if (kill_one) killer = std::thread([&] {
+      std::this_thread::sleep_for(std::chrono::duration<double>(at));
+      kill(g_children.back(), SIGKILL);
+    });
+    const double t = best(*loaded, {{"X", in}}, 1);
+    if (killer.joinable()) killer.join();
+    lost += loaded->last_stats().lost_tiles;
+    recomputed += loaded->last_stats().recomputed_actors;
+    reap_all();
+    return t;
+  };
+  const double plain = run(false);
+  return {plain, run(true)};
+}
+
+// Time from kill -9 (or SIGSTOP) of a worker to the tile server declaring
+// it lost, which is when every call waiting on it answers `lost` and the
+// engine hands its actors to other tiles. Median of `trials`.
+double detection(double hb, bool freeze, int trials) {
+  std::vector<double> times;
+  for (int i = 0; i < trials; ++i) {
+    net::TileServerOptions so;
+    so.workers = 1;
+    so.heartbeat_timeout_s = hb;
+    so.slots = 2;
+    auto server = net::TileServer::start(so);
+    if (!server.ok()) std::exit(1);
+    const pid_t pid = spawn_worker((*server)->endpoint(), 4096, 2);
+    if (!(*server)->wait_for_workers(20).ok()) std::exit(1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // past the WELCOME, beating
+    const auto t0 = Clock::now();
+    kill(pid, freeze ? SIGSTOP : SIGKILL);
+    while (!(*server)->lost(0)) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    times.push_back(since(t0));
+    reap_all();
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::size_t actors = 20000;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--cli" && i + 1 < argc) g_cli = argv[++i];
+    else if (a == "--actors" && i + 1 < argc) actors = std::stoul(argv[++i]);
+  }
+  if (g_cli.empty()) {
+    fmt::print(stderr, "usage: net_remote --cli PATH/TO/redflow [--actors N]\n");
+    return 2;
+  }
+  const double remote_rate = dispatch_rate(actors, 2, 0);
+  reap_all();
+  const double local_rate = dispatch_rate(actors, 0, 2);
+  const std::size_t mb8 = std::size_t{8} << 20;
+  std::uint64_t moved = 0;
+  const double relay = tile_to_tile(mb8, 8, moved);
+  reap_all();
+  const double tcp = loopback_tcp(mb8, 32);
+  const double hb = 0.5;
+  std::uint64_t lost = 0, recomputed = 0;
+  const auto [plain, killed] = recovery(hb, 0.05, lost, recomputed);
+  fmt::print("{{\"heartbeat_timeout_s\": {}, \"lost_after_kill9_s\": {:.4f}, \"lost_after_sigstop_s\": {:.4f}, "
+             "\"makespan_s\": {:.3f}, \"makespan_with_kill_s\": {:.3f}, \"lost_tiles\": {}, \"recomputed_actors\": {}}}\n",
+             hb, detection(hb, false, 5), detection(hb, true, 3), plain, killed, lost, recomputed);
+  fmt::print("{{\"dispatch_actors_per_s_2_workers\": {:.0f}, \"dispatch_actors_per_s_2_local_tiles\": {:.0f}, "
+             "\"driver_worker_MBps\": {:.1f}, \"loopback_tcp_MBps\": {:.1f}, \"bandwidth_fraction\": {:.3f}, \"bytes_moved\": {}}}\n",
+             remote_rate, local_rate, relay, tcp, relay / tcp, moved);
+  return 0;
+}

@@ -1,0 +1,44 @@
+// libFuzzer target: the remote tiles' wire as the driver reads it (a
+// worker's message): the input is split into up to 3 parts at the first two
+// "|||" markers, decoded as an envelope, and its body as a HELLO and as a
+// tile-protocol frame. Anything may be refused with a named error; nothing
+// may crash, hang or read out of bounds.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "net/driver_messages.hpp"
+#include "net/envelope.hpp"
+#include "net/worker_messages.hpp"
+#include "runtime/tile_protocol.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), size);
+  std::vector<std::span<const std::byte>> parts;
+  static constexpr char kMark[] = "|||";
+  while (parts.size() < 2) {
+    const std::byte* end = in.data() + in.size();
+    const std::byte* hit = std::search(in.data(), end, reinterpret_cast<const std::byte*>(kMark), reinterpret_cast<const std::byte*>(kMark) + 3);
+    if (hit == end) break;
+    parts.emplace_back(in.data(), static_cast<std::size_t>(hit - in.data()));
+    in = in.subspan(static_cast<std::size_t>(hit - in.data()) + 3);
+  }
+  parts.push_back(in);
+  redflow::net::Envelope e;
+  redflow::net::NetError error;
+  if (redflow::net::decode_envelope(parts, e, error).ok()) {
+    redflow::net::HelloMessage hello;
+    (void)redflow::net::decode(e.body, hello);
+    redflow::net::WelcomeMessage welcome;
+    (void)redflow::net::decode(e.body, welcome);
+    redflow::runtime::DecodedFrame frame;
+    (void)redflow::runtime::decode(e.body, frame);
+  }
+  // The body alone too, so the fuzzer reaches the message decoders quickly.
+  redflow::net::HelloMessage hello;
+  (void)redflow::net::decode(parts.back(), hello);
+  return 0;
+}

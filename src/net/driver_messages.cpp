@@ -1,0 +1,43 @@
+// Encoding and decoding of what the driver sends a worker (driver_messages.hpp).
+#include "net/driver_messages.hpp"
+
+#include "net/wire_codec.hpp"
+
+namespace redflow::net {
+
+void encode(const WelcomeMessage& m, std::vector<std::byte>& out) {
+  WireWriter w(out);
+  w.u32(m.tile);
+  w.u64(m.incarnation);
+  w.u32(m.heartbeat_interval_ms);
+  w.u32(m.heartbeat_timeout_ms);
+}
+
+void encode(const RefusedMessage& m, std::vector<std::byte>& out) {
+  WireWriter w(out);
+  w.str(m.reason);
+}
+
+Status decode(std::span<const std::byte> body, WelcomeMessage& out) {
+  WireReader r(body);
+  out.tile = r.u32("tile");
+  out.incarnation = r.u64("incarnation");
+  out.heartbeat_interval_ms = r.u32("heartbeat interval");
+  out.heartbeat_timeout_ms = r.u32("heartbeat timeout");
+  r.finish("WELCOME");
+  if (!r.failed() && (out.heartbeat_interval_ms == 0 || out.heartbeat_timeout_ms < out.heartbeat_interval_ms))
+    r.fail(NetError::kMalformed, "heartbeat interval " + std::to_string(out.heartbeat_interval_ms) + " ms, timeout " +
+                                     std::to_string(out.heartbeat_timeout_ms) + " ms");
+  if (r.failed()) return net_status("driver WELCOME", r.error(), r.what());
+  return Status::Ok();
+}
+
+Status decode(std::span<const std::byte> body, RefusedMessage& out) {
+  WireReader r(body);
+  out.reason = r.str("reason", std::size_t{1} << 16);
+  r.finish("REFUSED");
+  if (r.failed()) return net_status("driver REFUSED", r.error(), r.what());
+  return Status::Ok();
+}
+
+}  // namespace redflow::net

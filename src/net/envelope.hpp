@@ -1,0 +1,60 @@
+// The envelope: how a tile-protocol frame (or a HELLO, WELCOME...) travels
+// between the driver and a worker process as one ZeroMQ multipart message.
+//
+//   part 1, the header, 16 bytes: "RFNE" | u16 version | u8 kind | u8 0 |
+//           u64 request id (little-endian)
+//   part 2, the body (absent for HEARTBEAT and BYE): the kind's bytes; for
+//           REQUEST and REPLY exactly one tile-protocol frame (tile_protocol.hpp)
+//
+// (A ROUTER socket adds the peer's routing id in front; sockets.hpp.) The
+// request id pairs a REPLY with its REQUEST, so requests can be pipelined and
+// a late reply to a request the driver gave up on (a worker declared lost)
+// is recognised and discarded. Decoding refuses anything malformed with a
+// named NetError and never reads past the bytes it was given.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "net/net_error.hpp"
+#include "redflow/status.hpp"
+
+namespace redflow::net {
+
+inline constexpr std::uint16_t kEnvelopeVersion = 1;
+inline constexpr std::size_t kEnvelopeHeaderBytes = 16;
+// The largest body: a slot's value plus a tile-protocol header and fields.
+// sockets.cpp sets ZMQ_MAXMSGSIZE from it, so a larger message never reaches
+// the decoder (ZeroMQ drops the connection that sent it).
+inline constexpr std::size_t kMaxBodyBytes = (std::size_t{1} << 31) - 1;
+// HELLO, WELCOME, REFUSED: small by nature; a larger one is refused.
+inline constexpr std::size_t kMaxControlBytes = std::size_t{16} << 20;
+
+enum class EnvelopeKind : std::uint8_t {
+  kHello = 1,      // worker -> driver: who I am (worker_messages.hpp)
+  kWelcome = 2,    // driver -> worker: your tile id (driver_messages.hpp)
+  kRefused = 3,    // driver -> worker: why not (driver_messages.hpp)
+  kHeartbeat = 4,  // both ways, no body
+  kRequest = 5,    // driver -> worker: one tile-protocol frame
+  kReply = 6,      // worker -> driver: its answer, same request id
+  kBye = 7,        // either way: I am leaving (no body)
+};
+const char* envelope_kind_name(EnvelopeKind k);
+
+struct Envelope {
+  EnvelopeKind kind = EnvelopeKind::kHeartbeat;
+  std::uint64_t request = 0;
+  std::span<const std::byte> body;  // into the caller's bytes
+};
+
+// The 16 header bytes of `kind` and `request`.
+void encode_header(EnvelopeKind kind, std::uint64_t request, std::vector<std::byte>& out);
+
+// Decodes one envelope from its parts (without any routing id): the header
+// and, if the kind has one, the body. On failure `error` names the rule
+// broken and the Status ("net envelope: <name>: ...") says where.
+Status decode_envelope(std::span<const std::span<const std::byte>> parts, Envelope& out, NetError& error);
+
+}  // namespace redflow::net

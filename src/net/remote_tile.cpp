@@ -1,0 +1,103 @@
+// A tile in a worker process, reached through the tile server (remote_tile.hpp).
+#include "net/remote_tile.hpp"
+
+#include "runtime/frame_client.hpp"
+
+namespace redflow::net {
+
+using namespace redflow::runtime;
+
+RemoteTile::RemoteTile(TileServer& server, unsigned worker, unsigned index)
+    : server_(server), worker_(worker), index_(index) {
+  const HelloMessage hello = server.hello(worker);
+  slot_bytes_ = hello.slot_bytes;
+  name_ = hello.name;
+}
+
+bool RemoteTile::lost() const { return lost_.load(std::memory_order_acquire) || server_.lost(worker_); }
+
+Status RemoteTile::call(std::vector<std::byte> frame, DecodedFrame& out) {
+  std::vector<std::byte> reply;
+  if (!server_.call(worker_, std::move(frame), reply)) {
+    lost_.store(true, std::memory_order_release);
+    reply.clear();
+    encode_lost(reply);
+    return decode(reply, out);
+  }
+  Status s = decode(reply, out);
+  if (!s.ok()) return Status::Internal("worker '" + name_ + "' (tile " + std::to_string(index_) + ") answered a garbled frame: " + s.message());
+  if (out.kind == WireKind::kLost) lost_.store(true, std::memory_order_release);
+  return s;
+}
+
+Status RemoteTile::status_reply(const DecodedFrame& reply) const {
+  if (reply.kind == WireKind::kLost) return Status::Internal("tile " + std::to_string(index_) + " (worker '" + name_ + "') is lost");
+  if (reply.kind != WireKind::kStatus)
+    return Status::Internal("tile protocol: worker '" + name_ + "' answered with the wrong kind of frame");
+  if (reply.status.ok()) return reply.status;
+  const std::string what = "worker '" + name_ + "' (tile " + std::to_string(index_) + "): " + reply.status.message();
+  switch (reply.status.code()) {
+    case Status::Code::kInvalidArgument: return Status::InvalidArgument(what);
+    case Status::Code::kNotFound: return Status::NotFound(what);
+    case Status::Code::kInvalidGraph: return Status::InvalidGraph(what);
+    case Status::Code::kResourceExhausted: return Status::ResourceExhausted(what);
+    default: return Status::Internal(what);
+  }
+}
+
+Status RemoteTile::load_actors(const ActorTableMessage& table, const Registry&) {
+  std::vector<std::byte> frame;
+  encode(table, frame);
+  DecodedFrame reply;
+  REDFLOW_RETURN_IF_ERROR(call(std::move(frame), reply));
+  return status_reply(reply);
+}
+
+Status RemoteTile::configure_faults(const FaultConfigMessage& faults) {
+  std::vector<std::byte> frame;
+  encode(faults, frame);
+  DecodedFrame reply;
+  REDFLOW_RETURN_IF_ERROR(call(std::move(frame), reply));
+  return status_reply(reply);
+}
+
+Status RemoteTile::data_node(const DataNodeMessage& message) {
+  std::vector<std::byte> frame;
+  REDFLOW_RETURN_IF_ERROR(data_node_frame(message, peers_, frame));  // relayed through the driver
+  DecodedFrame reply;
+  REDFLOW_RETURN_IF_ERROR(call(std::move(frame), reply));
+  return status_reply(reply);
+}
+
+// Clears need no answer: the worker handles frames in order, so a later
+// message never finds the slot still full.
+void RemoteTile::clear_slot(SlotId slot) {
+  std::vector<std::byte> frame;
+  encode(ClearSlotMessage{slot}, frame);
+  server_.post(worker_, std::move(frame));
+}
+
+void RemoteTile::clear_all() {
+  std::vector<std::byte> frame;
+  encode_clear_all(frame);
+  server_.post(worker_, std::move(frame));
+}
+
+Completion RemoteTile::actor(const ActorMessage& message) {
+  std::vector<std::byte> frame;
+  encode(message, frame);
+  DecodedFrame reply;
+  const Status sent = call(std::move(frame), reply);
+  return completion_of(sent, reply, message.actor, "tile " + std::to_string(index_) + " (worker '" + name_ + "')");
+}
+
+bool RemoteTile::read_slot(const ReadSlotMessage& message, std::span<std::byte> out) {
+  if (out.size() != message.bytes) return false;
+  std::vector<std::byte> frame;
+  encode(message, frame);
+  DecodedFrame reply;
+  const Status sent = call(std::move(frame), reply);
+  return slot_data_of(sent, reply, out);
+}
+
+}  // namespace redflow::net

@@ -1,0 +1,54 @@
+// RemoteTile: a tile in a worker process (`redflow tile --connect`), held by
+// the engine like any Tile. Every message is encoded as a tile-protocol frame
+// and sent through the TileServer; the worker answers with the same frames a
+// WireTile's executor would. A transfer from another tile is relayed through
+// the driver: read from the source tile (local or remote), then sent along
+// with the bytes (tile-to-tile transfers between workers are not yet done).
+// A worker the server declares lost makes every pending and later call
+// answer `lost`, and the engine's lost-tile path takes over.
+#pragma once
+
+#include <atomic>
+#include <span>
+#include <string>
+
+#include "net/tile_server.hpp"
+#include "runtime/tile.hpp"
+
+namespace redflow::net {
+
+class RemoteTile final : public runtime::Tile {
+ public:
+  RemoteTile(TileServer& server, unsigned worker, unsigned index);
+
+  unsigned index() const override { return index_; }
+  const std::string& name() const { return name_; }
+
+  // The registry is not used: the worker resolves the table in its own.
+  Status load_actors(const runtime::ActorTableMessage& table, const Registry& registry) override;
+  Status configure_faults(const runtime::FaultConfigMessage& faults) override;
+  Status data_node(const runtime::DataNodeMessage& message) override;
+  void clear_slot(runtime::SlotId slot) override;
+  void clear_all() override;
+  runtime::Completion actor(const runtime::ActorMessage& message) override;
+  bool read_slot(const runtime::ReadSlotMessage& message, std::span<std::byte> out) override;
+  bool lost() const override;
+
+  // The tiles a transfer may name as its source (relayed through the driver).
+  void set_peers(std::span<runtime::Tile* const> peers) { peers_ = peers; }
+
+ private:
+  // Sends `frame`, decodes the answer into `out`; a lost worker answers kLost.
+  Status call(std::vector<std::byte> frame, runtime::DecodedFrame& out);
+  Status status_reply(const runtime::DecodedFrame& reply) const;
+
+  TileServer& server_;
+  unsigned worker_;
+  unsigned index_;
+  std::size_t slot_bytes_;
+  std::string name_;
+  std::span<runtime::Tile* const> peers_;
+  std::atomic<bool> lost_{false};
+};
+
+}  // namespace redflow::net

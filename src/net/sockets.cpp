@@ -1,0 +1,67 @@
+// The one place sockets are made (sockets.hpp).
+#include "net/sockets.hpp"
+
+#include "net/envelope.hpp"
+
+namespace redflow::net {
+
+namespace {
+
+// Options both ends share. Linger 0: a closing peer drops what it could not
+// send (the other side's heartbeat notices) instead of blocking exit. No
+// high-water mark: the driver bounds what is in flight by the requests it
+// waits on, and dropping a REQUEST or REPLY would stall a tile. The largest
+// message: a slot's value with its headers; ZeroMQ drops a connection that
+// sends a larger one before any of it reaches the decoder.
+void common_options(zmq::socket_t& s) {
+  s.set(zmq::sockopt::linger, 0);
+  s.set(zmq::sockopt::sndhwm, 0);
+  s.set(zmq::sockopt::rcvhwm, 0);
+  s.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(kMaxBodyBytes));
+}
+
+}  // namespace
+
+Result<zmq::socket_t> make_driver_router(zmq::context_t& context, const std::string& endpoint, std::string& bound) {
+  try {
+    zmq::socket_t s(context, zmq::socket_type::router);
+    common_options(s);
+    // A message to a worker that is gone fails at once (EHOSTUNREACH) instead of vanishing.
+    s.set(zmq::sockopt::router_mandatory, 1);
+    // Security plugs in here (issue 11, the keys part): CURVE server keys and
+    // the ZAP authenticator are set on `s` before bind.
+    s.bind(endpoint);
+    bound = s.get(zmq::sockopt::last_endpoint);
+    return s;
+  } catch (const zmq::error_t& e) {
+    return Status::IOError("cannot listen on '" + endpoint + "': " + e.what());
+  }
+}
+
+Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::string& endpoint) {
+  try {
+    zmq::socket_t s(context, zmq::socket_type::dealer);
+    common_options(s);
+    // Security plugs in here (issue 11, the keys part): the worker's CURVE
+    // key pair and the driver's public key are set on `s` before connect.
+    s.connect(endpoint);
+    return s;
+  } catch (const zmq::error_t& e) {
+    return Status::IOError("cannot connect to '" + endpoint + "': " + e.what());
+  }
+}
+
+bool send_parts(zmq::socket_t& socket, std::initializer_list<zmq::const_buffer> parts) {
+  std::size_t i = 0;
+  try {
+    for (const auto& p : parts) {
+      const bool more = ++i < parts.size();
+      if (!socket.send(p, more ? zmq::send_flags::sndmore : zmq::send_flags::none)) return false;
+    }
+  } catch (const zmq::error_t&) {
+    return false;  // EHOSTUNREACH: the peer is gone; the heartbeat will say so
+  }
+  return true;
+}
+
+}  // namespace redflow::net

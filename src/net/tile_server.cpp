@@ -1,0 +1,219 @@
+// The tile server's wire and sending (tile_server.hpp): the I/O thread's poll
+// loop over the ROUTER socket and the eventfd doorbell, receiving multipart
+// messages and sending requests, heartbeats and notices.
+#include "net/tile_server.hpp"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "net/sockets.hpp"
+
+namespace redflow::net {
+
+TileServer::TileServer(const TileServerOptions& options)
+    : options_(options),
+      // Four beats per timeout: one late or lost beat never makes a worker lost.
+      interval_(std::max<long>(10, std::lround(options.heartbeat_timeout_s * 1000 / 4))),
+      context_(1) {}
+
+Result<std::unique_ptr<TileServer>> TileServer::start(const TileServerOptions& options) {
+  if (!(options.heartbeat_timeout_s > 0)) return Status::InvalidArgument("heartbeat timeout must be > 0 seconds");
+  std::unique_ptr<TileServer> server(new TileServer(options));
+  auto router = make_driver_router(server->context_, options.listen, server->endpoint_);
+  if (!router.ok()) return router.status();
+  server->router_ = std::move(*router);
+  server->wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (server->wake_fd_ < 0) return Status::IOError("eventfd failed");
+  server->next_tick_ = std::chrono::steady_clock::now() + server->interval_;
+  TileServer* s = server.get();
+  server->thread_ = std::thread([s] { s->io_main(); });
+  return server;
+}
+
+TileServer::~TileServer() {
+  if (thread_.joinable()) {
+    stop_.store(true);
+    wake();
+    thread_.join();
+  }
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void TileServer::wake() {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof one);
+}
+
+Status TileServer::wait_for_workers(double timeout_s) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  changed_.wait_until(lock, deadline, [&] { return workers_.size() >= options_.workers; });
+  if (workers_.size() >= options_.workers) return Status::Ok();
+  return Status::ResourceExhausted("waited " + std::to_string(timeout_s) + " s for " + std::to_string(options_.workers) +
+                                   " remote tile(s) at " + endpoint_ + ": " + std::to_string(workers_.size()) +
+                                   " came (start workers with: redflow tile --connect " + endpoint_ + ")");
+}
+
+unsigned TileServer::welcomed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<unsigned>(workers_.size());
+}
+
+HelloMessage TileServer::hello(unsigned w) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return w < workers_.size() ? workers_[w].hello : HelloMessage{};
+}
+
+bool TileServer::lost(unsigned w) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return w >= workers_.size() || workers_[w].lost;
+}
+
+TileServerCounts TileServer::counts() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return counts_;
+}
+
+std::shared_ptr<TileServer::Request> TileServer::submit(unsigned w, std::vector<std::byte> frame, bool wants_reply) {
+  auto r = std::make_shared<Request>();
+  r->worker = w;
+  r->frame = std::move(frame);
+  r->wants_reply = wants_reply;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (w >= workers_.size() || workers_[w].lost) {
+      r->done = r->lost = true;
+      return r;
+    }
+    r->id = next_request_++;
+    outbox_.push_back(r);
+  }
+  wake();
+  return r;
+}
+
+bool TileServer::call(unsigned w, std::vector<std::byte> frame, std::vector<std::byte>& reply) {
+  auto r = submit(w, std::move(frame), true);
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return r->done; });
+  if (r->lost) return false;
+  reply = std::move(r->reply);
+  return true;
+}
+
+void TileServer::post(unsigned w, std::vector<std::byte> frame) { submit(w, std::move(frame), false); }
+
+void TileServer::send_to(const std::string& routing_id, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) {
+  std::vector<std::byte> header;
+  encode_header(kind, request, header);
+  const bool with_body = kind != EnvelopeKind::kHeartbeat && kind != EnvelopeKind::kBye;
+  const bool sent = with_body ? send_parts(router_, {zmq::buffer(routing_id), zmq::buffer(header), zmq::buffer(body.data(), body.size())})
+                              : send_parts(router_, {zmq::buffer(routing_id), zmq::buffer(header)});
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (sent) {
+    counts_.bytes_sent += header.size() + body.size();
+    return;
+  }
+  // ROUTER_MANDATORY: the peer's connection is gone (the process died, the
+  // link broke). Its routing id will not come back (a reconnecting DEALER is
+  // a new peer), so the worker is lost now, not a heartbeat timeout later.
+  unsigned index = 0;
+  if (find_worker(routing_id, &index) != nullptr) declare_lost(index, "its connection dropped");
+}
+
+// Notices first: a WELCOME must reach its worker before the first REQUEST
+// (the engine may send one the moment wait_for_workers() sees the worker),
+// or the worker, without a tile yet, would have to drop it. Then requests.
+void TileServer::send_queued() {
+  std::vector<std::pair<std::string, EnvelopeKind>> notices;
+  std::vector<std::vector<std::byte>> bodies;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    notices.swap(notices_);
+    bodies.swap(notice_bodies_);
+  }
+  for (std::size_t i = 0; i < notices.size(); ++i) send_to(notices[i].first, notices[i].second, 0, bodies[i]);
+  for (;;) {
+    std::shared_ptr<Request> r;
+    std::string routing_id;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (outbox_.empty()) break;
+      r = std::move(outbox_.front());
+      outbox_.pop_front();
+      if (workers_[r->worker].lost) {
+        r->done = r->lost = true;
+        changed_.notify_all();
+        continue;
+      }
+      routing_id = workers_[r->worker].routing_id;
+      in_flight_.emplace(r->id, r);
+    }
+    send_to(routing_id, EnvelopeKind::kRequest, r->id, r->frame);
+    r->frame = {};
+  }
+}
+
+void TileServer::receive_one() {
+  std::vector<zmq::message_t> parts;
+  std::size_t bytes = 0;
+  for (;;) {
+    zmq::message_t m;
+    if (!router_.recv(m, zmq::recv_flags::dontwait)) break;
+    bytes += m.size();
+    const bool more = m.more();
+    // A flood of parts is refused below; only the first few are kept.
+    if (parts.size() < 4) parts.push_back(std::move(m));
+    if (!more) break;
+  }
+  if (parts.empty()) return;
+  const std::string routing_id(static_cast<const char*>(parts[0].data()), parts[0].size());
+  std::vector<std::span<const std::byte>> spans;
+  for (std::size_t i = 1; i < parts.size(); ++i) spans.emplace_back(static_cast<const std::byte*>(parts[i].data()), parts[i].size());
+  std::lock_guard<std::mutex> lock(mutex_);
+  counts_.bytes_received += bytes;
+  on_message(routing_id, spans);
+}
+
+void TileServer::io_main() {
+  zmq::pollitem_t items[] = {{router_.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, wake_fd_, ZMQ_POLLIN, 0}};
+  while (!stop_.load()) {
+    const auto now = std::chrono::steady_clock::now();
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_tick_ - now);
+    try {
+      zmq::poll(items, 2, std::max(std::chrono::milliseconds(0), wait));
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) spdlog::error("tile server: poll failed: {}", e.what());
+      continue;
+    }
+    if (items[1].revents & ZMQ_POLLIN) {
+      std::uint64_t n;
+      [[maybe_unused]] const ssize_t got = read(wake_fd_, &n, sizeof n);
+    }
+    // Drain what arrived (bounded, so sending is never starved).
+    for (int i = 0; i < 256 && (router_.get(zmq::sockopt::events) & ZMQ_POLLIN); ++i) receive_one();
+    if (std::chrono::steady_clock::now() >= next_tick_) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      on_tick();
+      next_tick_ = std::chrono::steady_clock::now() + interval_;
+    }
+    send_queued();
+  }
+  // Leaving: BYE to every worker still here, given a moment to go out.
+  std::vector<std::string> live;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (Worker& w : workers_)
+      if (!w.lost) live.push_back(w.routing_id);
+  }
+  for (const std::string& id : live) send_to(id, EnvelopeKind::kBye, 0, {});
+  router_.set(zmq::sockopt::linger, 500);
+  router_.close();
+}
+
+}  // namespace redflow::net

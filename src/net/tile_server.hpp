@@ -1,0 +1,145 @@
+// TileServer: the driver's end of the link to worker processes (issue 11).
+// One ROUTER socket bound at RuntimeOptions::listen, owned by one I/O thread;
+// the engine's threads never touch it. They hand requests (tile-protocol
+// frames for one worker) to the I/O thread through a queue and an eventfd,
+// and wait for the REPLY with the same request id.
+//
+// In HyperQueue's `tako` shape, the parts are apart: the state (workers,
+// requests in flight; this class's members), what happens on each event
+// (tile_server_events.cpp: HELLO, REPLY, HEARTBEAT, BYE, a garbled message, a
+// silent worker) and the sending and the wire (tile_server.cpp: the poll loop,
+// receiving and sending multipart messages).
+//
+// Liveness is the ZeroMQ guide's Paranoid Pirate: both sides send HEARTBEAT
+// every interval and take any message as a sign of life; a worker silent for
+// heartbeat_timeout_s is declared lost: every request in flight to it, and
+// every later one, is answered `lost`. A worker is never taken back: a
+// process connecting once the server has all the workers it waits for is
+// REFUSED (joins mid-run are not yet done), and anything a lost worker still
+// sends is discarded and counted.
+#pragma once
+
+#include <zmq.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "net/envelope.hpp"
+#include "net/worker_messages.hpp"
+#include "redflow/status.hpp"
+
+namespace redflow::net {
+
+struct TileServerOptions {
+  std::string listen = "tcp://127.0.0.1:*";
+  unsigned workers = 1;             // how many it welcomes (then refuses)
+  unsigned first_tile = 0;          // tile id of the first worker welcomed
+  double heartbeat_timeout_s = 2;   // silence after which a worker is lost
+  unsigned slots = 2;               // a worker must have at least these slots...
+  std::size_t slot_bytes = 1;       // ...of at least these bytes (the driver plans with them)
+};
+
+// Counts a run's stats and tests read.
+struct TileServerCounts {
+  std::uint64_t refused_messages = 0;  // malformed, oversized, from strangers
+  std::uint64_t discarded_late = 0;    // replies nobody waits for any more (a lost worker's)
+  std::uint64_t refused_workers = 0;   // HELLOs answered REFUSED
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_received = 0;
+};
+
+class TileServer {
+ public:
+  static Result<std::unique_ptr<TileServer>> start(const TileServerOptions& options);
+  ~TileServer();  // says BYE to every worker, then stops the I/O thread
+  TileServer(const TileServer&) = delete;
+  TileServer& operator=(const TileServer&) = delete;
+
+  const std::string& endpoint() const { return endpoint_; }
+
+  // Waits until every expected worker was welcomed; after `timeout_s` an
+  // error naming how many came.
+  Status wait_for_workers(double timeout_s);
+  unsigned welcomed() const;
+  // What worker `w` (0-based, in order of arrival) said in its HELLO.
+  HelloMessage hello(unsigned w) const;
+
+  // Sends `frame` to worker `w` and waits for its answer; false when the
+  // worker is (or becomes) lost before it answers.
+  bool call(unsigned w, std::vector<std::byte> frame, std::vector<std::byte>& reply);
+  // Sends `frame` to worker `w`; its answer is read and dropped.
+  void post(unsigned w, std::vector<std::byte> frame);
+  bool lost(unsigned w) const;
+
+  TileServerCounts counts() const;
+
+ private:
+  struct Request {
+    unsigned worker = 0;
+    std::uint64_t id = 0;
+    std::vector<std::byte> frame;
+    bool wants_reply = true;
+    bool done = false;
+    bool lost = false;
+    std::vector<std::byte> reply;
+  };
+  struct Worker {
+    std::string routing_id;
+    HelloMessage hello;
+    std::chrono::steady_clock::time_point heard;
+    bool lost = false;
+  };
+
+  explicit TileServer(const TileServerOptions& options);
+  std::shared_ptr<Request> submit(unsigned w, std::vector<std::byte> frame, bool wants_reply);
+
+  // The wire and the sending (tile_server.cpp), I/O thread only.
+  void io_main();
+  void receive_one();
+  void send_queued();
+  void send_to(const std::string& routing_id, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body);
+  void wake();
+
+  // What happens on each event (tile_server_events.cpp), I/O thread only, under mutex_.
+  void on_message(const std::string& routing_id, std::span<const std::span<const std::byte>> parts);
+  void on_hello(const std::string& routing_id, std::span<const std::byte> body);
+  void on_reply(Worker& w, std::uint64_t request, std::span<const std::byte> body);
+  void on_tick();
+  void declare_lost(unsigned w, const std::string& why);
+  Worker* find_worker(const std::string& routing_id, unsigned* index = nullptr);
+
+  TileServerOptions options_;
+  std::chrono::milliseconds interval_;
+  std::string endpoint_;
+  zmq::context_t context_;
+  zmq::socket_t router_;
+  int wake_fd_ = -1;  // eventfd: the I/O thread's doorbell
+
+  // The state, under mutex_.
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;  // a reply came, a worker came or was lost
+  std::vector<Worker> workers_;
+  std::deque<std::shared_ptr<Request>> outbox_;
+  std::map<std::uint64_t, std::shared_ptr<Request>> in_flight_;
+  std::uint64_t next_request_ = 1;
+  std::uint64_t incarnations_ = 0;
+  TileServerCounts counts_;
+  std::vector<std::pair<std::string, EnvelopeKind>> notices_;  // HEARTBEAT/BYE/WELCOME/REFUSED to send, with bodies below
+  std::vector<std::vector<std::byte>> notice_bodies_;
+  std::chrono::steady_clock::time_point next_tick_;
+
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace redflow::net

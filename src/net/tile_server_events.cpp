@@ -1,0 +1,177 @@
+// What the tile server does on each event (tile_server.hpp): a HELLO, a
+// REPLY, a HEARTBEAT, a BYE, a message it cannot read, and the clock's tick
+// that sends heartbeats and finds silent workers. Runs on the I/O thread
+// under the state's mutex; it only queues what is to be sent.
+#include <spdlog/spdlog.h>
+
+#include "net/driver_messages.hpp"
+#include "net/tile_server.hpp"
+#include "runtime/tile_protocol.hpp"
+
+namespace redflow::net {
+
+namespace {
+// A routing id is binary; logs show it in hex.
+std::string printable(const std::string& id) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : id) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+}  // namespace
+
+TileServer::Worker* TileServer::find_worker(const std::string& routing_id, unsigned* index) {
+  for (unsigned w = 0; w < workers_.size(); ++w)
+    if (workers_[w].routing_id == routing_id) {
+      if (index != nullptr) *index = w;
+      return &workers_[w];
+    }
+  return nullptr;
+}
+
+void TileServer::on_message(const std::string& routing_id, std::span<const std::span<const std::byte>> parts) {
+  Envelope e;
+  NetError error;
+  if (Status s = decode_envelope(parts, e, error); !s.ok()) {
+    ++counts_.refused_messages;
+    spdlog::warn("tile server: refused a message from peer {}: {}", printable(routing_id), s.message());
+    return;
+  }
+  unsigned index = 0;
+  Worker* w = find_worker(routing_id, &index);
+  if (w != nullptr && w->lost) {
+    // Declared lost: it stays lost, and nothing it sends counts any more.
+    ++counts_.discarded_late;
+    return;
+  }
+  if (w != nullptr) w->heard = std::chrono::steady_clock::now();
+  switch (e.kind) {
+    case EnvelopeKind::kHello:
+      if (w != nullptr) {
+        ++counts_.refused_messages;
+        spdlog::warn("tile server: worker '{}' said HELLO twice; ignored", w->hello.name);
+      } else {
+        on_hello(routing_id, e.body);
+      }
+      return;
+    case EnvelopeKind::kHeartbeat: return;
+    case EnvelopeKind::kReply:
+      if (w != nullptr) {
+        on_reply(*w, e.request, e.body);
+        return;
+      }
+      break;
+    case EnvelopeKind::kBye:
+      if (w != nullptr) {
+        declare_lost(index, "said BYE");
+        return;
+      }
+      break;
+    default: break;
+  }
+  ++counts_.refused_messages;
+  spdlog::warn("tile server: refused a {} from {}", envelope_kind_name(e.kind),
+               w != nullptr ? "worker '" + w->hello.name + "'" : "unknown peer " + printable(routing_id));
+}
+
+void TileServer::on_hello(const std::string& routing_id, std::span<const std::byte> body) {
+  HelloMessage hello;
+  std::vector<std::byte> answer;
+  Status s = decode(body, hello);
+  EnvelopeKind kind = EnvelopeKind::kRefused;
+  if (!s.ok()) {
+    ++counts_.refused_messages;
+    spdlog::warn("tile server: refused a HELLO from peer {}: {}", printable(routing_id), s.message());
+    encode(RefusedMessage{s.message()}, answer);
+  } else if (hello.tile_protocol != runtime::kTileProtocolVersion) {
+    encode(RefusedMessage{"tile protocol version " + std::to_string(hello.tile_protocol) + "; the driver speaks " +
+                          std::to_string(runtime::kTileProtocolVersion)},
+           answer);
+  } else if (hello.slots < options_.slots || hello.slot_bytes < options_.slot_bytes) {
+    encode(RefusedMessage{"worker has " + std::to_string(hello.slots) + " slots of " + std::to_string(hello.slot_bytes) +
+                          " bytes; the driver plans with " + std::to_string(options_.slots) + " slots of " +
+                          std::to_string(options_.slot_bytes) + " bytes (give the worker --slots and --slot-bytes at least those)"},
+           answer);
+  } else if (workers_.size() >= options_.workers) {
+    // Joins mid-run are not yet done: the engine's tiles are fixed at start.
+    encode(RefusedMessage{"the driver already has the " + std::to_string(options_.workers) +
+                          " remote tile(s) it waits for (a worker joining later, or coming back after being declared lost, is not taken)"},
+           answer);
+  } else {
+    Worker w;
+    w.routing_id = routing_id;
+    w.hello = std::move(hello);
+    w.heard = std::chrono::steady_clock::now();
+    WelcomeMessage welcome;
+    welcome.tile = options_.first_tile + static_cast<unsigned>(workers_.size());
+    welcome.incarnation = ++incarnations_;
+    welcome.heartbeat_interval_ms = static_cast<std::uint32_t>(interval_.count());
+    welcome.heartbeat_timeout_ms = static_cast<std::uint32_t>(options_.heartbeat_timeout_s * 1000);
+    encode(welcome, answer);
+    kind = EnvelopeKind::kWelcome;
+    spdlog::info("tile server: worker '{}' ({} pid {}, {} slots of {} bytes) is tile {}", w.hello.name, w.hello.host, w.hello.pid,
+                 w.hello.slots, w.hello.slot_bytes, welcome.tile);
+    workers_.push_back(std::move(w));
+    changed_.notify_all();
+  }
+  if (kind == EnvelopeKind::kRefused) {
+    ++counts_.refused_workers;
+    spdlog::warn("tile server: refused worker {}", printable(routing_id));
+  }
+  notices_.emplace_back(routing_id, kind);
+  notice_bodies_.push_back(std::move(answer));
+}
+
+void TileServer::on_reply(Worker& w, std::uint64_t request, std::span<const std::byte> body) {
+  auto it = in_flight_.find(request);
+  if (it == in_flight_.end() || &workers_[it->second->worker] != &w) {
+    ++counts_.discarded_late;
+    spdlog::warn("tile server: discarded a reply from worker '{}' to request {}, which nobody waits for", w.hello.name, request);
+    return;
+  }
+  std::shared_ptr<Request> r = std::move(it->second);
+  in_flight_.erase(it);
+  if (!r->wants_reply) return;
+  r->reply.assign(body.begin(), body.end());
+  r->done = true;
+  changed_.notify_all();
+}
+
+void TileServer::on_tick() {
+  const auto now = std::chrono::steady_clock::now();
+  const auto timeout = std::chrono::duration<double>(options_.heartbeat_timeout_s);
+  for (unsigned i = 0; i < workers_.size(); ++i) {
+    Worker& w = workers_[i];
+    if (w.lost) continue;
+    if (now - w.heard > timeout) {
+      declare_lost(i, "silent for more than " + std::to_string(options_.heartbeat_timeout_s) + " s");
+      continue;
+    }
+    notices_.emplace_back(w.routing_id, EnvelopeKind::kHeartbeat);
+    notice_bodies_.emplace_back();
+  }
+}
+
+void TileServer::declare_lost(unsigned index, const std::string& why) {
+  Worker& w = workers_[index];
+  if (w.lost) return;
+  w.lost = true;
+  spdlog::warn("tile server: worker '{}' (tile {}) is lost: {}", w.hello.name, options_.first_tile + index, why);
+  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+    if (it->second->worker == index) {
+      it->second->done = it->second->lost = true;
+      it = in_flight_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  // In case it is only hung: when it wakes, it leaves.
+  notices_.emplace_back(w.routing_id, EnvelopeKind::kBye);
+  notice_bodies_.emplace_back();
+  changed_.notify_all();
+}
+
+}  // namespace redflow::net

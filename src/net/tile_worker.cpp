@@ -1,0 +1,239 @@
+// A worker process's loop (tile_worker.hpp): the socket and heartbeat on the
+// calling thread, the tile on an executor thread, a queue each way.
+#include "net/tile_worker.hpp"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <zmq.hpp>
+
+#include "net/driver_messages.hpp"
+#include "net/envelope.hpp"
+#include "net/sockets.hpp"
+#include "net/worker_messages.hpp"
+#include "runtime/local_tile.hpp"
+#include "runtime/tile_service.hpp"
+
+namespace redflow::net {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The tile's executor: requests in, replies out (rung on `doorbell`).
+class Executor {
+ public:
+  Executor(runtime::LocalTile& tile, const Registry& registry, int doorbell)
+      : service_(tile), registry_(registry), doorbell_(doorbell), thread_([this] { main(); }) {}
+  ~Executor() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    work_.notify_all();
+    thread_.join();
+  }
+  void submit(std::uint64_t id, std::vector<std::byte> frame) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      inbox_.emplace_back(id, std::move(frame));
+    }
+    work_.notify_one();
+  }
+  std::deque<std::pair<std::uint64_t, std::vector<std::byte>>> take_replies() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::exchange(outbox_, {});
+  }
+
+ private:
+  void main() {
+    for (;;) {
+      std::pair<std::uint64_t, std::vector<std::byte>> request;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        work_.wait(lock, [&] { return stop_ || !inbox_.empty(); });
+        if (stop_) return;
+        request = std::move(inbox_.front());
+        inbox_.pop_front();
+      }
+      std::vector<std::byte> reply;
+      service_.serve(request.second, &registry_, reply);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        outbox_.emplace_back(request.first, std::move(reply));
+      }
+      const std::uint64_t one = 1;
+      [[maybe_unused]] const ssize_t n = write(doorbell_, &one, sizeof one);
+    }
+  }
+
+  runtime::TileService service_;
+  const Registry& registry_;
+  int doorbell_;
+  std::mutex mutex_;
+  std::condition_variable work_;
+  std::deque<std::pair<std::uint64_t, std::vector<std::byte>>> inbox_, outbox_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+std::string host_name() {
+  char buffer[256] = {};
+  if (gethostname(buffer, sizeof buffer - 1) != 0) return "unknown-host";
+  return buffer;
+}
+
+void send(zmq::socket_t& s, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) {
+  std::vector<std::byte> header;
+  encode_header(kind, request, header);
+  if (kind == EnvelopeKind::kHeartbeat || kind == EnvelopeKind::kBye) {
+    send_parts(s, {zmq::buffer(header)});
+  } else {
+    send_parts(s, {zmq::buffer(header), zmq::buffer(body.data(), body.size())});
+  }
+}
+
+// Receives one multipart message; false when none was waiting.
+bool receive(zmq::socket_t& s, std::vector<zmq::message_t>& parts) {
+  parts.clear();
+  for (;;) {
+    zmq::message_t m;
+    if (!s.recv(m, zmq::recv_flags::dontwait)) return !parts.empty();
+    const bool more = m.more();
+    if (parts.size() < 4) parts.push_back(std::move(m));
+    if (!more) return true;
+  }
+}
+
+struct FdCloser {
+  int fd;
+  ~FdCloser() { close(fd); }
+};
+
+}  // namespace
+
+Status run_tile_worker(const TileWorkerOptions& options, const Registry& registry, std::string_view origin) {
+  zmq::context_t context(1);
+  auto dealer = make_worker_dealer(context, options.connect);
+  if (!dealer.ok()) return dealer.status();
+  zmq::socket_t& socket = *dealer;
+  const int doorbell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (doorbell < 0) return Status::IOError("eventfd failed");
+  FdCloser closer{doorbell};
+
+  HelloMessage hello;
+  hello.tile_protocol = runtime::kTileProtocolVersion;
+  hello.host = host_name();
+  hello.pid = static_cast<std::uint32_t>(getpid());
+  hello.name = options.name.empty() ? hello.host + ":" + std::to_string(hello.pid) : options.name;
+  hello.cores = options.cores;
+  hello.slots = options.slots;
+  hello.slot_bytes = options.slot_bytes;
+  hello.functions = describe_functions(registry, origin);
+  std::vector<std::byte> body;
+  encode(hello, body);
+  send(socket, EnvelopeKind::kHello, 0, body);
+
+  std::unique_ptr<runtime::LocalTile> tile;
+  std::unique_ptr<Executor> executor;
+  WelcomeMessage welcome;
+  auto heard = Clock::now();
+  const auto connect_deadline = heard + std::chrono::duration<double>(options.connect_timeout_s);
+  auto next_beat = heard;
+  auto grace = Clock::time_point::max();  // max: not silent
+  std::vector<zmq::message_t> parts;
+  zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell, ZMQ_POLLIN, 0}};
+  for (;;) {
+    const auto interval = std::chrono::milliseconds(tile ? welcome.heartbeat_interval_ms : 100);
+    try {
+      zmq::poll(items, 2, std::chrono::duration_cast<std::chrono::milliseconds>(std::max(Clock::duration(0), next_beat - Clock::now())));
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) return Status::IOError(std::string("poll failed: ") + e.what());
+    }
+    if (items[1].revents & ZMQ_POLLIN) {
+      std::uint64_t n;
+      [[maybe_unused]] const ssize_t got = read(doorbell, &n, sizeof n);
+    }
+    // What is due goes out before anything is read: a worker woken after
+    // being frozen past the timeout beats once (the driver discards it as
+    // late), then reads the driver's BYE.
+    auto now = Clock::now();
+    if (now >= next_beat) {
+      if (tile) send(socket, EnvelopeKind::kHeartbeat, 0, {});
+      next_beat = now + interval;
+    }
+    while (receive(socket, parts)) {
+      std::vector<std::span<const std::byte>> spans;
+      for (auto& p : parts) spans.emplace_back(static_cast<const std::byte*>(p.data()), p.size());
+      Envelope e;
+      NetError error;
+      if (Status s = decode_envelope(spans, e, error); !s.ok()) {
+        spdlog::warn("tile worker: refused a message from the driver: {}", s.message());
+        continue;
+      }
+      heard = Clock::now();
+      switch (e.kind) {
+        case EnvelopeKind::kWelcome: {
+          if (tile) break;
+          REDFLOW_RETURN_IF_ERROR(decode(e.body, welcome));
+          try {
+            tile = std::make_unique<runtime::LocalTile>(options.slots, options.slot_bytes, options.cores, welcome.tile);
+          } catch (const std::bad_alloc&) {
+            send(socket, EnvelopeKind::kBye, 0, {});
+            return Status::ResourceExhausted("cannot reserve " + std::to_string(options.slots) + " slots of " +
+                                             std::to_string(options.slot_bytes) + " bytes");
+          }
+          executor = std::make_unique<Executor>(*tile, registry, doorbell);
+          spdlog::info("tile worker '{}': welcomed as tile {} by {}", hello.name, welcome.tile, options.connect);
+          break;
+        }
+        case EnvelopeKind::kRefused: {
+          RefusedMessage refused;
+          REDFLOW_RETURN_IF_ERROR(decode(e.body, refused));
+          return Status::InvalidArgument("the driver at " + options.connect + " refused this worker: " + refused.reason);
+        }
+        case EnvelopeKind::kRequest:
+          if (executor) {
+            executor->submit(e.request, std::vector<std::byte>(e.body.begin(), e.body.end()));
+          } else {
+            // The driver sends WELCOME before any REQUEST; one before it is a driver's bug.
+            spdlog::warn("tile worker: dropped REQUEST {} that came before the WELCOME", e.request);
+          }
+          break;
+        case EnvelopeKind::kBye:
+          socket.set(zmq::sockopt::linger, 500);  // what is already sent still goes out
+          return Status::Ok();
+        case EnvelopeKind::kHeartbeat: break;
+        default: spdlog::warn("tile worker: ignored a {} from the driver", envelope_kind_name(e.kind)); break;
+      }
+    }
+    if (executor)
+      for (auto& [id, reply] : executor->take_replies()) send(socket, EnvelopeKind::kReply, id, reply);
+    now = Clock::now();
+    if (!tile) {
+      if (now > connect_deadline)
+        return Status::ResourceExhausted("no WELCOME from a driver at " + options.connect + " within " +
+                                         std::to_string(options.connect_timeout_s) + " s");
+    } else if (now - heard <= std::chrono::milliseconds(welcome.heartbeat_timeout_ms)) {
+      grace = Clock::time_point::max();
+    } else if (grace == Clock::time_point::max()) {
+      // One more interval before giving up: after this process was stopped
+      // (SIGSTOP, a swapped-out machine) the driver's messages may be on the
+      // wire but not yet read by ZeroMQ's own thread.
+      grace = now + interval;
+    } else if (now > grace) {
+      return Status::IOError("the driver at " + options.connect + " has been silent for more than " +
+                             std::to_string(welcome.heartbeat_timeout_ms) + " ms");
+    }
+  }
+}
+
+}  // namespace redflow::net

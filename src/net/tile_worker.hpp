@@ -1,0 +1,37 @@
+// The worker process's loop (`redflow tile --connect ADDR`): one tile in this
+// process, served to a driver over ZeroMQ. It says HELLO (who it is, what
+// actor functions its Registry has), is WELCOMEd with a tile id or REFUSED,
+// then answers tile-protocol REQUESTs with a LocalTile on an executor thread
+// while its main thread keeps the socket and the heartbeat.
+//
+// It ends: on the driver's BYE (Ok); when REFUSED (the reason); when the
+// driver has been silent past the heartbeat timeout WELCOME gave, or no
+// WELCOME came within connect_timeout_s (an error). It does not reconnect by
+// itself: the driver never takes a lost worker back (tile_server.hpp), so a
+// supervisor restarting `redflow tile` is the way to bring a tile back for
+// the next run.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "redflow/registry.hpp"
+#include "redflow/status.hpp"
+
+namespace redflow::net {
+
+struct TileWorkerOptions {
+  std::string connect;                            // the driver's endpoint, e.g. tcp://127.0.0.1:5555
+  unsigned cores = 1;
+  unsigned slots = 16;
+  std::size_t slot_bytes = std::size_t{8} << 20;
+  std::string name;                               // empty: host:pid
+  double connect_timeout_s = 30;                  // for the WELCOME
+};
+
+// Serves until BYE (Ok) or an error that says why it stopped. `origin` names
+// where the registry's functions came from, for their versions in HELLO.
+Status run_tile_worker(const TileWorkerOptions& options, const Registry& registry, std::string_view origin);
+
+}  // namespace redflow::net

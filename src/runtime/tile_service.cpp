@@ -1,0 +1,50 @@
+// One frame in, one frame out, on a LocalTile (tile_service.hpp).
+#include "runtime/tile_service.hpp"
+
+namespace redflow::runtime {
+
+void TileService::serve(std::span<const std::byte> frame_bytes, const Registry* registry, std::vector<std::byte>& reply) {
+  reply.clear();
+  auto frame = std::make_unique<DecodedFrame>();
+  if (Status s = decode(frame_bytes, *frame); !s.ok()) {
+    encode(s, reply);
+    return;
+  }
+  switch (frame->kind) {
+    case WireKind::kDataNode: encode(tile_.data_node(frame->data_node), reply); break;
+    case WireKind::kClearSlot: tile_.clear_slot(frame->clear_slot.slot); encode(Status::Ok(), reply); break;
+    case WireKind::kClearAll: tile_.clear_all(); encode(Status::Ok(), reply); break;
+    case WireKind::kReadSlot: {
+      std::vector<std::byte> bytes(frame->read_slot.bytes <= tile_.slot_bytes() ? frame->read_slot.bytes : 0);
+      const bool found = bytes.size() == frame->read_slot.bytes && tile_.read_slot(frame->read_slot, bytes);
+      encode_slot_data(found, found ? std::span<const std::byte>(bytes) : std::span<const std::byte>(), reply);
+      break;
+    }
+    case WireKind::kActorTable:
+      if (registry == nullptr) {
+        encode(Status::InvalidArgument("tile protocol: an actor table with no registry to resolve it in"), reply);
+      } else {
+        const Status s = tile_.load_actors(frame->table, *registry);
+        if (s.ok()) table_ = std::move(frame);  // the tile's table points into this frame's strings
+        encode(s, reply);
+      }
+      break;
+    case WireKind::kFaultConfig: encode(tile_.configure_faults(frame->faults), reply); break;
+    case WireKind::kActor: {
+      const Completion done = tile_.actor(frame->actor);
+      if (done.lost) {
+        encode_lost(reply);
+      } else {
+        encode(done, reply);
+      }
+      break;
+    }
+    default: encode(Status::InvalidArgument("tile protocol: a tile was sent a reply frame"), reply); break;
+  }
+  if (tile_.lost()) {
+    reply.clear();
+    encode_lost(reply);
+  }
+}
+
+}  // namespace redflow::runtime

@@ -1,0 +1,206 @@
+// Lost workers: `kill -9` of a worker process at a random moment (20 seeded
+// trials; bench/soak-remote.sh runs more), a worker frozen past the
+// heartbeat timeout and woken again (everything it sends late is discarded
+// and counted), and garbage on the driver's socket from a raw ZeroMQ DEALER
+// while a real run goes on. Every time the outputs equal the reference.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <thread>
+#include <zmq.hpp>
+
+#include "net_workers.hpp"
+#include "redflow/redflow.hpp"
+#include "watchdog.hpp"
+
+namespace redflow {
+namespace {
+
+using testing::WorkerProcesses;
+
+Outputs reference(const Graph& g, const Inputs& inputs) {
+  RuntimeOptions o;
+  o.tiles = 1;
+  Runtime rt(o);
+  auto loaded = rt.load(g, Registry::with_builtins());
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  auto out = loaded->execute(inputs);
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  return out.ok() ? *out : Outputs{};
+}
+
+TEST(NetCrash, KillNineOfAWorkerAtARandomMomentTwentyTrials) {
+  int lost = 0;
+  testing::within_seconds(120, "20 kill trials", [&] {
+    // bench/soak-remote.sh sets REDFLOW_SOAK_ROUND: other seeds each round.
+    const char* round = std::getenv("REDFLOW_SOAK_ROUND");
+    const std::uint32_t base = round != nullptr ? static_cast<std::uint32_t>(std::atoi(round)) * 20 : 0;
+    for (std::uint32_t trial = 0; trial < 20; ++trial) {
+      std::mt19937 rng(4000 + base + trial);
+      const Graph g = testing::random_builtin_dag(80, 100 + trial);
+      const auto x0 = testing::seeded_bytes(testing::kNetBytes, trial), x1 = testing::seeded_bytes(testing::kNetBytes, trial + 99);
+      const Inputs inputs{{"X0", x0}, {"X1", x1}};
+      const Outputs want = reference(g, inputs);
+      const Scheduler scheduler = trial % 2 == 0 ? Scheduler::kSteal : Scheduler::kHeft;
+      WorkerProcesses workers;
+      // One local tile so that a run always has a tile left; two workers, one of which dies.
+      RuntimeOptions o = testing::remote_options(1, 2, scheduler, 0.3);
+      o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, testing::kWorkerSlots); };
+      Runtime rt(o);
+      auto loaded = rt.load(g, Registry::with_builtins());
+      ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+      const pid_t victim = workers.pids()[rng() % 2];
+      const auto delay = std::chrono::microseconds(rng() % 20000);
+      std::thread killer([&] {
+        std::this_thread::sleep_for(delay);
+        workers.kill9(victim);
+      });
+      std::uint64_t lost_here = 0;
+      for (int execution = 0; execution < 2; ++execution) {
+        auto out = loaded->execute(inputs);
+        if (execution == 0) killer.join();
+        ASSERT_TRUE(out.ok()) << "trial " << trial << ": " << out.status().ToString();
+        EXPECT_EQ(*out, want) << "trial " << trial << ", execution " << execution;
+        lost_here += loaded->last_stats().lost_tiles;
+      }
+      EXPECT_LE(lost_here, 1u) << "trial " << trial;
+      lost += static_cast<int>(lost_here);
+      EXPECT_EQ(workers.wait_exit(victim, 5), -2) << "the victim died of its signal";
+    }
+  });
+  std::printf("%d of 20 trials saw the killed worker's tile lost\n", lost);
+  EXPECT_GE(lost, 10) << "too few trials lost the killed worker's tile";
+}
+
+TEST(NetCrash, AFrozenWorkerIsLostAndWhatItSendsWhenWokenIsDiscarded) {
+  const Graph g = testing::random_builtin_dag(60, 7);
+  const auto x0 = testing::seeded_bytes(testing::kNetBytes, 1), x1 = testing::seeded_bytes(testing::kNetBytes, 2);
+  const Inputs inputs{{"X0", x0}, {"X1", x1}};
+  const Outputs want = reference(g, inputs);
+  WorkerProcesses workers;
+  RuntimeOptions o = testing::remote_options(1, 1, Scheduler::kHeft, 0.3);
+  o.on_listening = [&](const std::string& endpoint) { workers.spawn(endpoint, testing::kWorkerSlots); };
+  testing::within_seconds(30, "frozen worker", [&] {
+    Runtime rt(o);
+    auto loaded = rt.load(g, Registry::with_builtins());
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    const pid_t frozen = workers.pids()[0];
+    auto out = loaded->execute(inputs);  // the worker is surely past its WELCOME now
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_GT(loaded->last_stats().tiles[1].actors, 0u);
+    ::kill(frozen, SIGSTOP);
+    out = loaded->execute(inputs);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(*out, want);
+    EXPECT_EQ(loaded->last_stats().lost_tiles, 1u);
+    ::kill(frozen, SIGCONT);
+    // Woken, it answers the request it had and beats its heart: all late. Then
+    // it reads the driver's BYE and leaves.
+    EXPECT_EQ(workers.wait_exit(frozen, 10), 0);
+    out = loaded->execute(inputs);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(*out, want);
+    EXPECT_GT(loaded->last_stats().late_messages, 0u);
+    EXPECT_EQ(loaded->last_stats().tiles[1].actors, 0u) << "a lost worker is never taken back";
+  });
+}
+
+TEST(NetCrash, AnActorThatKillsEveryWorkerItLandsOnIsPoisonedAfterThree) {
+  Graph g("poison");
+  const DataId x = g.input("X", 64);
+  g.actor("killer", "test.crash", {x}, g.output("Y", 64));
+  Registry reg = Registry::with_builtins();
+  ASSERT_TRUE(reg.load_plugin(REDFLOW_TEST_PLUGIN).ok());
+  WorkerProcesses workers;
+  std::vector<std::string> extra = testing::kWorkerSlots;
+  extra.insert(extra.end(), {"--lib", REDFLOW_TEST_PLUGIN});
+  RuntimeOptions o = testing::remote_options(0, 4, Scheduler::kSteal, 0.3);
+  o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(4, endpoint, extra); };
+  testing::within_seconds(30, "poisoned actor", [&] {
+    Runtime rt(o);
+    auto loaded = rt.load(g, reg);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    const std::vector<std::byte> in(64);
+    auto out = loaded->execute({{"X", in}});
+    ASSERT_FALSE(out.ok());
+    EXPECT_NE(out.status().message().find("actor 'killer' is poisoned"), std::string::npos) << out.status().message();
+    EXPECT_EQ(loaded->last_stats().lost_tiles, 3u);
+    // The fourth worker is alive and was never sent the poisoned actor.
+    int alive = 0;
+    for (pid_t p : std::vector<pid_t>(workers.pids())) alive += ::kill(p, 0) == 0 && workers.wait_exit(p, 0.01) == -1;
+    EXPECT_EQ(alive, 1);
+  });
+}
+
+// Raw bytes on the driver's socket, as a confused or hostile peer would send.
+void send_garbage(const std::string& endpoint, int& sent) {
+  zmq::context_t ctx(1);
+  zmq::socket_t s(ctx, zmq::socket_type::dealer);
+  s.set(zmq::sockopt::linger, 2000);
+  s.connect(endpoint);
+  auto part = [&](std::vector<std::byte> bytes, bool more) {
+    s.send(zmq::buffer(bytes.data(), bytes.size()), more ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  };
+  auto header = [](std::uint8_t kind, char first = 'R') {
+    std::vector<std::byte> h(16);
+    const char magic[4] = {first, 'F', 'N', 'E'};
+    std::memcpy(h.data(), magic, 4);
+    h[4] = std::byte{1};
+    h[6] = std::byte{kind};
+    return h;
+  };
+  part(std::vector<std::byte>(5, std::byte{0x41}), false);  // truncated header
+  part(header(6, 'X'), true), part({}, false);               // bad magic
+  part(header(99), false);                                   // unknown kind
+  part(header(6), false);                                    // a REPLY without its body
+  part(header(6), true), part({std::byte{1}}, true), part({std::byte{2}}, false);  // too many parts
+  part(header(6), true), part(std::vector<std::byte>(64, std::byte{7}), false);   // a REPLY from a stranger
+  part(header(1), true), part(std::vector<std::byte>(17 << 20, std::byte{0}), false);  // an oversized HELLO
+  part(header(1), true), part(std::vector<std::byte>(40, std::byte{0xff}), false);     // a garbled HELLO
+  sent = 8;
+}
+
+TEST(NetCrash, GarbageOnTheDriversSocketIsRefusedWhileARealRunContinues) {
+  const Graph g = testing::random_builtin_dag(60, 9);
+  const auto x0 = testing::seeded_bytes(testing::kNetBytes, 3), x1 = testing::seeded_bytes(testing::kNetBytes, 4);
+  const Inputs inputs{{"X0", x0}, {"X1", x1}};
+  const Outputs want = reference(g, inputs);
+  WorkerProcesses workers;
+  std::string endpoint;
+  RuntimeOptions o = testing::remote_options(0, 2, Scheduler::kSteal);
+  o.on_listening = [&](const std::string& e) {
+    endpoint = e;
+    workers.spawn_n(2, e, testing::kWorkerSlots);
+  };
+  testing::within_seconds(60, "garbage", [&] {
+    Runtime rt(o);
+    auto loaded = rt.load(g, Registry::with_builtins());
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    int sent = 0;
+    std::thread attacker([&] { send_garbage(endpoint, sent); });
+    for (int i = 0; i < 20; ++i) {
+      auto out = loaded->execute(inputs);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      EXPECT_EQ(*out, want);
+    }
+    attacker.join();
+    // The last messages may still be on their way: wait until all are counted.
+    std::uint64_t refused = 0;
+    for (int i = 0; i < 100 && refused < static_cast<std::uint64_t>(sent); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      auto out = loaded->execute(inputs);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      EXPECT_EQ(*out, want);
+      refused = loaded->last_stats().refused_messages;
+    }
+    EXPECT_EQ(refused, static_cast<std::uint64_t>(sent));
+    EXPECT_EQ(loaded->last_stats().lost_tiles, 0u);
+  });
+}
+
+}  // namespace
+}  // namespace redflow

@@ -1,0 +1,130 @@
+// Real worker processes for the remote-tile tests: `redflow tile --connect`
+// started by the test with fork/exec, their PIDs tracked, and every one still
+// running killed (SIGKILL) and reaped when the fixture goes, even after a
+// failed assertion. Plus a graph of built-in actors only, which the workers'
+// registries have too.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "redflow/redflow.hpp"
+
+namespace redflow::testing {
+
+class WorkerProcesses {
+ public:
+  WorkerProcesses() = default;
+  WorkerProcesses(const WorkerProcesses&) = delete;
+  WorkerProcesses& operator=(const WorkerProcesses&) = delete;
+  ~WorkerProcesses() {
+    for (pid_t p : pids_) {
+      ::kill(p, SIGKILL);
+      ::waitpid(p, nullptr, 0);
+    }
+  }
+
+  // Starts `redflow tile --connect endpoint` with `extra` flags; returns its PID.
+  pid_t spawn(const std::string& endpoint, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {REDFLOW_CLI, "tile", "--connect", endpoint, "--connect-timeout", "20"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    if (quiet_) args.insert(args.begin() + 1, {"--log-level", "error"});
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    if (pid > 0) pids_.push_back(pid);
+    return pid;
+  }
+  void spawn_n(unsigned n, const std::string& endpoint, const std::vector<std::string>& extra = {}) {
+    for (unsigned i = 0; i < n; ++i) spawn(endpoint, extra);
+  }
+
+  void kill9(pid_t pid) { ::kill(pid, SIGKILL); }
+
+  // The exit code of `pid` once it ended within `timeout_s`; -1 if it did not
+  // (it is then killed), -2 if a signal ended it.
+  int wait_exit(pid_t pid, double timeout_s) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    for (;;) {
+      int status = 0;
+      const pid_t got = ::waitpid(pid, &status, WNOHANG);
+      if (got == pid) {
+        std::erase(pids_, pid);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -2;
+      }
+      if (std::chrono::steady_clock::now() > deadline) return -1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+  const std::vector<pid_t>& pids() const { return pids_; }
+  void set_quiet(bool q) { quiet_ = q; }
+
+ private:
+  std::vector<pid_t> pids_;
+  bool quiet_ = true;
+};
+
+inline constexpr std::size_t kNetElems = 256;
+inline constexpr std::size_t kNetBytes = kNetElems * 4;
+
+// A random DAG of i32.add and i32.mul (built-ins: a worker has them too);
+// nodes nobody reads become outputs.
+inline Graph random_builtin_dag(int actors, std::uint32_t seed) {
+  Graph g("net_random");
+  std::mt19937 rng(seed);
+  std::vector<std::byte> k(kNetBytes);
+  for (auto& b : k) b = static_cast<std::byte>(rng());
+  std::vector<DataId> pool{g.input("X0", kNetBytes), g.input("X1", kNetBytes), g.constant("K", k)};
+  for (int a = 0; a < actors; ++a) {
+    std::vector<DataId> ins;
+    for (int i = 0; i < 2; ++i) {
+      const std::size_t lo = pool.size() > 6 ? pool.size() - 6 : 0;
+      ins.push_back(pool[lo + rng() % (pool.size() - lo)]);
+    }
+    const DataId out = g.inner("d" + std::to_string(a), kNetBytes);
+    g.actor("a" + std::to_string(a), a % 3 == 1 ? "i32.mul" : "i32.add", ins, out);
+    pool.push_back(out);
+  }
+  for (DataId d = 0; d < g.data().size(); ++d)
+    if (g.data(d).kind == DataKind::kInner && g.data(d).consumers.empty()) g.mutable_data(d).kind = DataKind::kOutput;
+  return g;
+}
+
+inline std::vector<std::byte> seeded_bytes(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::byte> v(n);
+  for (auto& b : v) b = static_cast<std::byte>(rng());
+  return v;
+}
+
+// Driver options for `remote` worker processes plus `local` local tiles on
+// loopback, a free port, slots the workers below match.
+inline RuntimeOptions remote_options(unsigned local, unsigned remote, Scheduler scheduler, double heartbeat_timeout_s = 2) {
+  RuntimeOptions o;
+  o.tiles = local + remote;
+  o.slots = 8;
+  o.slot_bytes = 64 << 10;
+  o.scheduler = scheduler;
+  o.listen = "tcp://127.0.0.1:*";
+  o.min_remote_tiles = remote;
+  o.tile_wait_s = 20;
+  o.heartbeat_timeout_s = heartbeat_timeout_s;
+  return o;
+}
+inline const std::vector<std::string> kWorkerSlots = {"--slots", "8", "--slot-bytes", "65536"};
+
+}  // namespace redflow::testing
