@@ -116,6 +116,7 @@ INSTANTIATE_TEST_SUITE_P(BothSchedulers, CrashTrials, ::testing::Values(Schedule
                          [](const auto& info) { return info.param == Scheduler::kSteal ? std::string("Steal") : std::string("Heft"); });
 
 TEST(CrashTile, WithThreeDiffAndABitFlipTheOutputIsStillRight) {
+  unsigned runs_with_a_loss = 0;
   for (Scheduler scheduler : {Scheduler::kSteal, Scheduler::kHeft}) {
     for (std::uint32_t trial = 0; trial < 10; ++trial) {
       const testing::Shape shape = testing::random_dag(30, 700 + trial);
@@ -136,9 +137,18 @@ TEST(CrashTile, WithThreeDiffAndABitFlipTheOutputIsStillRight) {
       auto out = loaded->execute(inputs);
       ASSERT_TRUE(out.ok()) << out.status().ToString();
       EXPECT_EQ(*out, reference) << "trial " << trial;
-      EXPECT_EQ(loaded->last_stats().lost_tiles, 1u) << "trial " << trial;
+      // The tile dies when asked for actor K+1. Under stealing on a loaded
+      // machine the other tiles can take all the work first, so a run without
+      // a loss is right only if the crash tile never got past K actors.
+      const ExecutionStats& st = loaded->last_stats();
+      EXPECT_LE(st.lost_tiles, 1u) << "trial " << trial;
+      if (st.lost_tiles == 0) {
+        EXPECT_LE(st.tiles[trial % 4].actors, trial % 5) << "trial " << trial << ": no loss, but the crash tile ran past its K";
+      }
+      runs_with_a_loss += st.lost_tiles;
     }
   }
+  EXPECT_GE(runs_with_a_loss, 10u) << "of 20 runs, too few lost their crash tile";
 }
 
 TEST(CrashTile, EveryTileLostIsANamedError) {
