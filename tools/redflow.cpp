@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
       redflow::cli::add_table1_command(app),
       redflow::cli::add_rem_command(app),
       redflow::cli::add_difftest_command(app),
+      redflow::cli::add_keygen_command(app),
+      redflow::cli::add_launch_probe_command(app),
   };
   try {
     app.parse(argc, argv);
