@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "cli_helpers.hpp"
 #include "net/keys.hpp"
@@ -262,6 +263,16 @@ TEST_F(NetSecurityTest, OnlyListedKeysGetInAndTheRestAreRefusedAndCounted) {
   plain.watch.wait_for_outcome();
   EXPECT_EQ(plain.watch.succeeded, 0);
   EXPECT_EQ(plain.watch.failed_protocol + plain.watch.failed_other, plain.watch.outcomes());
+  // The driver never asks ZAP about a plain peer, yet logs and counts it (its socket's handshake monitor).
+  auto handshake_refusals = [&] {
+    int n = 0;
+    for (const auto& r : driver.zap.recent_refusals()) n += r.mechanism == "handshake" && r.address == driver.endpoint;
+    return n;
+  };
+  EXPECT_EQ(refusals[0].mechanism, "CURVE");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (handshake_refusals() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_GT(handshake_refusals(), 0) << "the plain peer's refusal was not counted";
 
   // A worker holding node1's public key but not its secret cannot pass as node1.
   write("impostor.key", stranger.secret_key + "\n");

@@ -61,7 +61,7 @@ Status secure_server(zmq::socket_t& socket, const SecurityOptions& options, ZapA
   } catch (const zmq::error_t& e) {
     return Status::Internal(fmt::format("cannot make the socket a CURVE server: {}", e.what()));
   }
-  return Status::Ok();
+  return zap.watch(socket);  // plain peers fail before ZAP is asked: logged and counted all the same
 }
 
 Status secure_client(zmq::socket_t& socket, const SecurityOptions& options) {
