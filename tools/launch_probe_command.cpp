@@ -36,7 +36,6 @@ std::chrono::milliseconds remaining(Clock::time_point deadline) {
 }
 
 int run_driver(const ProbeArgs& a, const std::string& file, int tiles, const std::string& who, Clock::time_point deadline) {
-  if (Status s = net::check_listen_address(a.listen, a.security); !s.ok()) return fail(s);
   // Declared in this order so that they end in reverse: socket, authenticator, context.
   zmq::context_t context;
   net::ZapAuthenticator zap(context);
@@ -60,7 +59,6 @@ int run_driver(const ProbeArgs& a, const std::string& file, int tiles, const std
     zmq::pollitem_t item{router.handle(), 0, ZMQ_POLLIN, 0};
     zmq::poll(&item, 1, remaining(deadline));
     if (!(item.revents & ZMQ_POLLIN)) {
-      if (!file.empty()) (void)net::release_address_file(file);
       return fail(Status::NotFound(fmt::format("driver: {} of {} tiles joined within {} s", ids.size(), tiles, a.timeout)));
     }
     zmq::message_t id, body;
@@ -115,6 +113,8 @@ int run_worker(const ProbeArgs& a, const std::string& endpoint, const std::strin
 
 int probe_main(const ProbeArgs& a) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long>(a.timeout * 1000));
+  // Any starter may turn out to be the driver: refuse a bad --listen before claiming anything.
+  if (Status s = net::check_listen_address(a.listen, a.security); !s.ok() && a.connect.empty()) return fail(s);
   if (!a.connect.empty()) return run_worker(a, a.connect, "", "tile", deadline);
   auto launch = net::detect_launch();
   if (!launch.ok()) return fail(launch.status());
@@ -146,7 +146,11 @@ int probe_main(const ProbeArgs& a) {
     driver = *claim == net::Role::kDriver;
     if (tiles < 0) tiles = 1;
   }
-  if (driver) return run_driver(a, file, tiles, who, deadline);
+  if (driver) {
+    const int code = run_driver(a, file, tiles, who, deadline);
+    if (code != 0 && !file.empty()) (void)net::release_address_file(file);  // no stale file for the next job
+    return code;
+  }
   auto record = net::wait_for_address(file, remaining(deadline));
   if (!record.ok()) return fail(record.status());
   return run_worker(a, record->endpoint, record->server_public_key, who, deadline);
