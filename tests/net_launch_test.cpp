@@ -37,19 +37,25 @@ int count(const std::string& text, const std::string& what) {
   return n;
 }
 
-// Starts every command at once (each its own shell and process) and returns
-// their outputs and exit codes once all have ended.
+// A command started in its own shell and process, output and stderr piped.
+FILE* start(const std::string& command) { return popen((command + " 2>&1").c_str(), "r"); }
+
+// Waits for a command start() began: its exit code and output.
+redflow::testing::RunResult finish(FILE* p) {
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// Starts every command at once and returns their outputs and exit codes
+// once all have ended.
 std::vector<redflow::testing::RunResult> run_together(const std::vector<std::string>& commands) {
   std::vector<FILE*> pipes;
-  for (const auto& c : commands) pipes.push_back(popen((c + " 2>&1").c_str(), "r"));
+  for (const auto& c : commands) pipes.push_back(start(c));
   std::vector<redflow::testing::RunResult> results;
-  for (FILE* p : pipes) {
-    std::string out;
-    char buf[4096];
-    while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    const int status = pclose(p);
-    results.push_back({WIFEXITED(status) ? WEXITSTATUS(status) : -1, out});
-  }
+  for (FILE* p : pipes) results.push_back(finish(p));
   return results;
 }
 
@@ -228,7 +234,6 @@ TEST_F(NetLaunchTest, KeysTravelThroughTheAddressFileAndSecureTheRendezvous) {
                        path(name + ".key") + " --authorized-keys " + path("workers.keys"));
   }
   write("workers.keys", authorized);
-  // A starter whose key is not listed fails to join (its driver would wait for it, so it races alone afterwards).
   const auto results = run_together(commands);
   std::string all;
   for (const auto& r : results) {
@@ -239,8 +244,12 @@ TEST_F(NetLaunchTest, KeysTravelThroughTheAddressFileAndSecureTheRendezvous) {
 
   ASSERT_EQ(redflow::testing::run_cli("keygen --out " + path("stranger")).exit_code, 0);
   const std::string probe = std::string(REDFLOW_CLI) + " launch-probe --address-file " + path("job2.address") + " --tiles 1 --timeout 4";
-  const auto pair = run_together({probe + " --key " + path("node0.key") + " --authorized-keys " + path("workers.keys"),
-                                  "sleep 0.5; " + probe + " --key " + path("stranger.key")});
+  // The listed starter drives (its file published before the stranger starts), then the stranger tries to join.
+  FILE* driver = start(probe + " --key " + path("node0.key") + " --authorized-keys " + path("workers.keys"));
+  auto published = wait_for_address(path("job2.address"), 20s);
+  const auto stranger = run_together({probe + " --key " + path("stranger.key")});
+  const std::vector<redflow::testing::RunResult> pair = {finish(driver), stranger[0]};
+  ASSERT_TRUE(published.ok()) << published.status().ToString() << pair[0].output;
   EXPECT_EQ(pair[0].exit_code, 1) << pair[0].output;
   EXPECT_NE(pair[0].output.find("0 of 1 tiles joined"), std::string::npos) << pair[0].output;
   EXPECT_NE(pair[0].output.find("refused a CURVE peer"), std::string::npos) << pair[0].output;

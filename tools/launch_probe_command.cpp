@@ -49,7 +49,11 @@ int run_driver(const ProbeArgs& a, const std::string& file, int tiles, const std
   }
   net::AddressRecord record;
   record.endpoint = router.get(zmq::sockopt::last_endpoint);
-  if (!a.security.key_file.empty()) record.server_public_key = net::read_secret_key_file(a.security.key_file)->public_key;
+  if (!a.security.key_file.empty()) {
+    auto keys = net::read_secret_key_file(a.security.key_file);
+    if (!keys.ok()) return fail(keys.status());
+    record.server_public_key = keys->public_key;
+  }
   if (!file.empty())
     if (Status s = net::publish_address(file, record); !s.ok()) return fail(s);
   fmt::print("driver: {} listening on {}, waiting for {} tiles\n", who, record.endpoint, tiles);
