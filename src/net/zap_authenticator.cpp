@@ -71,7 +71,7 @@ std::pair<std::string, std::string> ZapAuthenticator::decide(const std::string& 
   if (!key.empty())
     if (auto it = names_.find(key); it != names_.end()) {
       ++accepted_;
-      spdlog::info("accepted worker '{}' (key {}) from {}", it->second, key_prefix(key), address);
+      spdlog::debug("accepted worker '{}' (key {}) from {}", it->second, key_prefix(key), address);
       return {"200", it->second};
     }
   refuse({mechanism, key.empty() ? "(none)" : key_prefix(key), address});
