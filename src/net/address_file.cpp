@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -166,13 +165,16 @@ Status publish_address(const std::string& path, AddressRecord record) {
 Result<AddressRecord> wait_for_address(const std::string& path, std::chrono::milliseconds timeout) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now(), deadline = start + timeout;
-  std::optional<Clock::time_point> torn_since;
+  // When the file was first seen unreadable (a time_point and a flag: GCC's
+  // sanitizer builds warn on an optional time_point here).
+  Clock::time_point torn_since{};
+  bool torn = false;
   Status last = Status::NotFound(fmt::format("address file {} never appeared: no driver started within {} ms", path, timeout.count()));
   for (;;) {
     if (auto text = read_text(path); text.ok()) {
       auto record = parse_address_record(*text, path);
       if (record.ok()) {
-        torn_since.reset();
+        torn = false;
         if (driver_is_gone(*record))
           return Status::NotFound(fmt::format("address file {} is stale: its driver ({}) is gone; remove the file to start a new job",
                                               path, describe(*record)));
@@ -181,8 +183,8 @@ Result<AddressRecord> wait_for_address(const std::string& path, std::chrono::mil
                                             path, describe(*record), timeout.count()));
       } else {
         // Our own writes are whole; a file that stays unreadable was cut short or written by something else.
-        if (!torn_since) torn_since = Clock::now();
-        if (Clock::now() - *torn_since >= kTornGrace) return record.status();
+        if (!torn) torn_since = Clock::now(), torn = true;
+        if (Clock::now() - torn_since >= kTornGrace) return record.status();
         last = record.status();
       }
     }
