@@ -111,5 +111,7 @@ Command add_table1_command(CLI::App& app);
 Command add_rem_command(CLI::App& app);
 Command add_spits_command(CLI::App& app);
 Command add_difftest_command(CLI::App& app);
+Command add_keygen_command(CLI::App& app);
+Command add_launch_probe_command(CLI::App& app);
 
 }  // namespace redflow::cli

@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
       redflow::cli::add_spits_command(app),
       redflow::cli::add_difftest_command(app),
       redflow::cli::add_tile_command(app),
+      redflow::cli::add_keygen_command(app),
+      redflow::cli::add_launch_probe_command(app),
   };
   try {
     app.parse(argc, argv);
