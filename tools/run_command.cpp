@@ -1,12 +1,15 @@
 // `redflow run`: load a graph, execute it (possibly many times), write its outputs and stats.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 
 #include <cstring>
 #include <map>
 #include <thread>
 
 #include "cli_common.hpp"
+#include "cluster_launch.hpp"
+#include "net/tile_worker.hpp"
 #include "progress.hpp"
 
 namespace redflow::cli {
@@ -25,11 +28,44 @@ struct RunArgs {
   unsigned min_tiles = 0;
   double tile_wait_s = 30, heartbeat_timeout_s = 2;
   bool tiles_given = false;
+  net::SecurityOptions security;  // --key, --authorized-keys (driver), --server-key (a launched worker)
+  LaunchArgs launch;
 };
+
+// A launched starter that lost the race for the driver: it serves one tile,
+// with the run's own slot and core flags and plugins, until the driver's BYE.
+int serve_tile(const RunArgs& a, const LaunchPlan& plan, const Registry& reg) {
+  net::TileWorkerOptions w;
+  w.connect = plan.driver.endpoint;
+  w.cores = a.runtime.cores_per_tile;
+  w.slots = a.runtime.slots;
+  w.slot_bytes = a.runtime.slot_bytes;
+  w.security = a.security;
+  if (w.security.server_public_key_file.empty()) w.security.server_public_key = plan.driver.server_public_key;
+  std::string origin = "built-in";
+  for (const auto& lib : a.runtime.libs) origin += "," + lib;
+  fmt::print(stderr, "redflow: {} serves a tile of the driver at {}\n", plan.who, w.connect);
+  if (Status s = net::run_tile_worker(w, reg, origin); !s.ok()) return fail(s);
+  return 0;
+}
 
 int run(const RunArgs& a) {
   Registry reg = cli_registry();
   if (Status s = load_libs(reg, a.runtime.libs); !s.ok()) return fail(s);
+  // Any starter may become the driver: refuse a bad --listen before the race for the address file.
+  if (!a.listen.empty())
+    if (Status s = net::check_listen_address(a.listen, a.security); !s.ok()) return fail(s);
+  auto plan = plan_launch(a.launch);
+  if (!plan.ok()) return fail(plan.status());
+  if (plan->worker) return serve_tile(a, *plan, reg);
+  std::string listen = a.listen;
+  unsigned min_tiles = a.min_tiles;
+  if (plan->launched) {
+    if (listen.empty()) listen = "tcp://127.0.0.1:*";
+    if (min_tiles == 0) min_tiles = plan->tiles;
+    if (min_tiles == 0)
+      return fail(Status::InvalidArgument("--address-file needs --min-tiles N: how many other starters of this command to wait for"));
+  }
   auto configs = parse_redundancy_list(a.redundancy);
   if (!configs.ok()) return fail(Status::InvalidArgument("--redundancy: " + configs.status().message()));
   auto options = runtime_options(a.runtime);
@@ -37,15 +73,23 @@ int run(const RunArgs& a) {
   options->redundancy = configs->front();
   options->trace = !a.trace.empty() || !a.gantt.empty();
   options->time_actors = !a.stats.empty();  // busy_s is in the stats
-  if (!a.listen.empty()) {
-    if (a.min_tiles == 0) return fail(Status::InvalidArgument("--listen needs --min-tiles N (how many worker processes to wait for)"));
+  if (!listen.empty()) {
+    if (min_tiles == 0) return fail(Status::InvalidArgument("--listen needs --min-tiles N (how many worker processes to wait for)"));
     // --tiles counts local tiles here (default none): the runtime counts remote ones too.
-    options->tiles = (a.tiles_given ? a.runtime.tiles : 0) + a.min_tiles;
-    options->listen = a.listen;
-    options->min_remote_tiles = a.min_tiles;
+    options->tiles = (a.tiles_given ? a.runtime.tiles : 0) + min_tiles;
+    options->listen = listen;
+    options->min_remote_tiles = min_tiles;
     options->tile_wait_s = a.tile_wait_s;
     options->heartbeat_timeout_s = a.heartbeat_timeout_s;
-    options->on_listening = [n = a.min_tiles](const std::string& endpoint) {
+    options->key_file = a.security.key_file;
+    options->authorized_keys_file = a.security.authorized_keys_file;
+    PublishedAddress* address = plan->address.get();
+    options->on_listening = [n = min_tiles, address, security = a.security](const std::string& endpoint) {
+      if (address != nullptr) {
+        if (Status s = address->publish(endpoint, security); !s.ok()) spdlog::error("redflow: {}", s.message());
+        fmt::print(stderr, "redflow: listening on {} (published in {}); waiting for {} remote tile(s)\n", endpoint, address->path(), n);
+        return;
+      }
       fmt::print(stderr, "redflow: listening on {}; waiting for {} remote tile(s): redflow tile --connect {}\n", endpoint, n, endpoint);
     };
   }
@@ -125,7 +169,10 @@ Command add_run_command(CLI::App& app) {
   run_cmd->footer("Examples:\n"
                   "  redflow run examples/demo/pipeline.dot --input A=examples/demo/A.bin --print\n"
                   "  redflow run g.dot --input X=x.bin --output Y=y.bin --scheduler steal --repeat 100 --stats s.json --trace t.json\n"
-                  "  redflow run g.dot -i X=x.bin --listen 'tcp://127.0.0.1:*' --min-tiles 2 --tiles 1   (then: redflow tile --connect ADDR)");
+                  "  redflow run g.dot -i X=x.bin --listen 'tcp://127.0.0.1:*' --min-tiles 2 --tiles 1   (then: redflow tile --connect ADDR)\n"
+                  "  redflow run g.dot -i X=x.bin --listen 'tcp://0.0.0.0:7000' --min-tiles 4 --key driver.key --authorized-keys workers.txt\n"
+                  "  mpirun -n 3 redflow run g.dot -i X=x.bin -o Y=y.bin --rendezvous-dir $HOME/jobs   (rank 0 drives, 2 tiles)\n"
+                  "  redflow run g.dot -i X=x.bin -o Y=y.bin --address-file /shared/job.addr --min-tiles 2   (start it 3 times)");
   run_cmd->add_option("graph", ra->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(readable_file());
   run_cmd->add_option("--input,-i", ra->inputs, "Input data node NAME from FILE: raw little-endian bytes, or a NumPy array if FILE ends in .npy (repeatable; every input is required)")
       ->type_name("NAME=FILE");
@@ -154,6 +201,24 @@ Command add_run_command(CLI::App& app) {
                       "With --listen: seconds of silence after which a worker is lost and its work re-run elsewhere")
       ->check(CLI::Range(0.05, 3600.0))
       ->capture_default_str();
+  run_cmd->add_option(net::kKeyFlag, ra->security.key_file,
+                      "With --listen: the driver's secret key (redflow keygen); CURVE-encrypts the link (docs/security.md)")
+      ->type_name("FILE.key");
+  run_cmd->add_option(net::kAuthorizedKeysFlag, ra->security.authorized_keys_file,
+                      "With --key: the workers' public keys it accepts, one per line; any other peer is refused and logged")
+      ->type_name("FILE");
+  run_cmd->add_option(net::kServerKeyFlag, ra->security.server_public_key_file,
+                      "A launched worker: the driver's public key (default: the one in the address file)")
+      ->type_name("FILE.pub");
+  run_cmd->add_option("--address-file", ra->launch.address_file,
+                      "Start this same command several times (a batch queue): the first to create FILE (O_EXCL) drives, "
+                      "the others serve it a tile each (with --min-tiles: how many; examples/cluster/)")
+      ->type_name("FILE");
+  run_cmd->add_option("--rendezvous-dir", ra->launch.rendezvous_dir,
+                      "Under mpirun, srun or PMI (rank 0 drives, the others serve tiles): the shared directory for the job's address file")
+      ->capture_default_str();
+  run_cmd->add_flag("--no-launcher", ra->launch.ignore_launcher,
+                    "Ignore mpirun/srun/PMI variables in the environment: a plain run even inside a launched job");
   run_cmd->add_flag("--print", ra->print, "Print every output's values by its type= (int32 when untyped; default: off)");
 
   return {run_cmd, [ra, run_cmd] {

@@ -3,13 +3,17 @@
 #include <fmt/format.h>
 
 #include "cli_common.hpp"
+#include "net/address_file.hpp"
 #include "net/tile_worker.hpp"
+
+#include <chrono>
 
 namespace redflow::cli {
 
 namespace {
 struct TileArgs {
   net::TileWorkerOptions worker;
+  std::string address_file;
   std::vector<std::string> libs;
 };
 }  // namespace
@@ -25,8 +29,18 @@ Command add_tile_command(CLI::App& app) {
               "Examples:\n"
               "  redflow run g.dot --listen tcp://127.0.0.1:5555 --min-tiles 2 -i X=x.bin &\n"
               "  redflow tile --connect tcp://127.0.0.1:5555 & redflow tile --connect tcp://127.0.0.1:5555\n"
-              "  redflow tile --connect tcp://127.0.0.1:5555 --cores 4 --lib ./my_actors.so --name node7");
-  sub->add_option("--connect", a->worker.connect, "The driver's endpoint (tcp://HOST:PORT)")->required()->type_name("ADDR");
+              "  redflow tile --connect tcp://127.0.0.1:5555 --cores 4 --lib ./my_actors.so --name node7\n"
+              "  redflow tile --connect tcp://driver:7000 --key node7.key --server-key driver.pub   (docs/security.md)\n"
+              "  redflow tile --address-file /shared/job.addr");
+  auto* connect = sub->add_option("--connect", a->worker.connect, "The driver's endpoint (tcp://HOST:PORT)")->type_name("ADDR");
+  auto* address = sub->add_option("--address-file", a->address_file, "Read the driver's endpoint (and public key) from the file it published")
+                      ->type_name("FILE");
+  connect->excludes(address);
+  sub->add_option(net::kKeyFlag, a->worker.security.key_file, "This worker's secret key (redflow keygen); the driver must list its .pub")
+      ->type_name("FILE.key");
+  sub->add_option(net::kServerKeyFlag, a->worker.security.server_public_key_file,
+                  "The driver's public key (default with --address-file: the one it published)")
+      ->type_name("FILE.pub");
   sub->add_option("--cores", a->worker.cores, "Threads of this tile (width of ctx.parallel_for)")->check(CLI::Range(1u, 256u))->capture_default_str();
   sub->add_option("--slots", a->worker.slots, "Memory slots of this tile")->check(CLI::Range(2u, 1u << 20))->capture_default_str();
   sub->add_option("--slot-bytes", a->worker.slot_bytes, "Bytes per slot")
@@ -40,6 +54,14 @@ Command add_tile_command(CLI::App& app) {
       ->check(CLI::Range(0.01, 86400.0))
       ->capture_default_str();
   return {sub, [a] {
+            if (a->worker.connect.empty() == a->address_file.empty())
+              return fail(Status::InvalidArgument("give the driver's endpoint: --connect ADDR or --address-file FILE"));
+            if (!a->address_file.empty()) {
+              auto record = net::wait_for_address(a->address_file, std::chrono::milliseconds(static_cast<long>(a->worker.connect_timeout_s * 1000)));
+              if (!record.ok()) return fail(record.status());
+              a->worker.connect = record->endpoint;
+              if (a->worker.security.server_public_key_file.empty()) a->worker.security.server_public_key = record->server_public_key;
+            }
             Registry reg = cli_registry();
             if (Status s = load_libs(reg, a->libs); !s.ok()) return fail(s);
             std::string origin = "built-in";

@@ -79,6 +79,11 @@ struct RuntimeOptions {
   // Called with the bound endpoint once the server listens, before the wait
   // (how a caller that asked for port * learns which port to give workers).
   std::function<void(const std::string&)> on_listening = {};
+  // CURVE keys (docs/security.md): the driver's secret key file and the
+  // authorized-keys file listing the workers it accepts. Without both the
+  // link is plain text and `listen` must be a loopback address.
+  std::string key_file = {};
+  std::string authorized_keys_file = {};
   unsigned local_tiles() const { return tiles - (listen.empty() ? 0 : min_remote_tiles); }
 };
 

@@ -22,14 +22,15 @@ void common_options(zmq::socket_t& s) {
 
 }  // namespace
 
-Result<zmq::socket_t> make_driver_router(zmq::context_t& context, const std::string& endpoint, std::string& bound) {
+Result<zmq::socket_t> make_driver_router(zmq::context_t& context, const std::string& endpoint, std::string& bound,
+                                         const SecurityOptions& security, ZapAuthenticator& zap) {
+  REDFLOW_RETURN_IF_ERROR(check_listen_address(endpoint, security));
   try {
     zmq::socket_t s(context, zmq::socket_type::router);
     common_options(s);
     // A message to a worker that is gone fails at once (EHOSTUNREACH) instead of vanishing.
     s.set(zmq::sockopt::router_mandatory, 1);
-    // Security plugs in here (issue 11, the keys part): CURVE server keys and
-    // the ZAP authenticator are set on `s` before bind.
+    REDFLOW_RETURN_IF_ERROR(secure_server(s, security, zap));
     s.bind(endpoint);
     bound = s.get(zmq::sockopt::last_endpoint);
     return s;
@@ -38,12 +39,11 @@ Result<zmq::socket_t> make_driver_router(zmq::context_t& context, const std::str
   }
 }
 
-Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::string& endpoint) {
+Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::string& endpoint, const SecurityOptions& security) {
   try {
     zmq::socket_t s(context, zmq::socket_type::dealer);
     common_options(s);
-    // Security plugs in here (issue 11, the keys part): the worker's CURVE
-    // key pair and the driver's public key are set on `s` before connect.
+    REDFLOW_RETURN_IF_ERROR(secure_client(s, security));
     s.connect(endpoint);
     return s;
   } catch (const zmq::error_t& e) {

@@ -9,17 +9,22 @@
 #include <chrono>
 #include <string>
 
+#include "net/security.hpp"
 #include "redflow/status.hpp"
 
 namespace redflow::net {
 
 // The driver's tile server socket: a ROUTER bound at `endpoint`
 // ("tcp://127.0.0.1:*" picks a free port). `bound` is the endpoint it got
-// (ZMQ_LAST_ENDPOINT), the one workers connect to.
-Result<zmq::socket_t> make_driver_router(zmq::context_t& context, const std::string& endpoint, std::string& bound);
+// (ZMQ_LAST_ENDPOINT), the one workers connect to. A non-loopback endpoint
+// needs keys (check_listen_address); with keys the socket is a CURVE server
+// whose peers `zap` (on the same context, outliving the socket) lets in.
+Result<zmq::socket_t> make_driver_router(zmq::context_t& context, const std::string& endpoint, std::string& bound,
+                                         const SecurityOptions& security, ZapAuthenticator& zap);
 
-// A worker's socket: a DEALER connected to the driver's `endpoint`.
-Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::string& endpoint);
+// A worker's socket: a DEALER connected to the driver's `endpoint`, a CURVE
+// client when `security` names keys.
+Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::string& endpoint, const SecurityOptions& security);
 
 // A socket that sends one multipart message: `parts` in order.
 bool send_parts(zmq::socket_t& socket, std::initializer_list<zmq::const_buffer> parts);

@@ -24,7 +24,8 @@ TileServer::TileServer(const TileServerOptions& options)
 Result<std::unique_ptr<TileServer>> TileServer::start(const TileServerOptions& options) {
   if (!(options.heartbeat_timeout_s > 0)) return Status::InvalidArgument("heartbeat timeout must be > 0 seconds");
   std::unique_ptr<TileServer> server(new TileServer(options));
-  auto router = make_driver_router(server->context_, options.listen, server->endpoint_);
+  server->zap_ = std::make_unique<ZapAuthenticator>(server->context_);
+  auto router = make_driver_router(server->context_, options.listen, server->endpoint_, options.security, *server->zap_);
   if (!router.ok()) return router.status();
   server->router_ = std::move(*router);
   server->wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

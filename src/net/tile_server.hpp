@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "net/envelope.hpp"
+#include "net/security.hpp"
 #include "net/worker_messages.hpp"
 #include "redflow/status.hpp"
 
@@ -47,6 +48,7 @@ struct TileServerOptions {
   double heartbeat_timeout_s = 2;   // silence after which a worker is lost
   unsigned slots = 2;               // a worker must have at least these slots...
   std::size_t slot_bytes = 1;       // ...of at least these bytes (the driver plans with them)
+  SecurityOptions security = {};    // keys and authorized workers (none: plain text, loopback only)
 };
 
 // Counts a run's stats and tests read.
@@ -122,6 +124,10 @@ class TileServer {
   std::chrono::milliseconds interval_;
   std::string endpoint_;
   zmq::context_t context_;
+  // Declared after the context and before the socket: it answers the
+  // socket's CURVE handshakes, so it stops after the socket closes and
+  // before the context ends.
+  std::unique_ptr<ZapAuthenticator> zap_;
   zmq::socket_t router_;
   int wake_fd_ = -1;  // eventfd: the I/O thread's doorbell
 

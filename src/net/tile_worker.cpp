@@ -122,7 +122,7 @@ struct FdCloser {
 
 Status run_tile_worker(const TileWorkerOptions& options, const Registry& registry, std::string_view origin) {
   zmq::context_t context(1);
-  auto dealer = make_worker_dealer(context, options.connect);
+  auto dealer = make_worker_dealer(context, options.connect, options.security);
   if (!dealer.ok()) return dealer.status();
   zmq::socket_t& socket = *dealer;
   const int doorbell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -221,7 +221,9 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
     if (!tile) {
       if (now > connect_deadline)
         return Status::ResourceExhausted("no WELCOME from a driver at " + options.connect + " within " +
-                                         std::to_string(options.connect_timeout_s) + " s");
+                                         std::to_string(options.connect_timeout_s) + " s" +
+                                         (options.security.key_file.empty() ? std::string()
+                                                                            : " (is this worker's public key in the driver's --authorized-keys?)"));
     } else if (now - heard <= std::chrono::milliseconds(welcome.heartbeat_timeout_ms)) {
       grace = Clock::time_point::max();
     } else if (grace == Clock::time_point::max()) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "net/security.hpp"
 #include "redflow/registry.hpp"
 #include "redflow/status.hpp"
 
@@ -28,6 +29,7 @@ struct TileWorkerOptions {
   std::size_t slot_bytes = std::size_t{8} << 20;
   std::string name;                               // empty: host:pid
   double connect_timeout_s = 30;                  // for the WELCOME
+  SecurityOptions security = {};                  // its key pair and the driver's public key (none: plain text)
 };
 
 // Serves until BYE (Ok) or an error that says why it stopped. `origin` names

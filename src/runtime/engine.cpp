@@ -104,6 +104,8 @@ Status Engine::start_remote_tiles() {
   so.heartbeat_timeout_s = options_.heartbeat_timeout_s;
   so.slots = options_.slots;
   so.slot_bytes = options_.slot_bytes;
+  so.security.key_file = options_.key_file;
+  so.security.authorized_keys_file = options_.authorized_keys_file;
   auto server = net::TileServer::start(so);
   if (!server.ok()) return server.status();
   server_ = std::move(*server);
