@@ -18,24 +18,26 @@ namespace redflow::runtime {
 inline constexpr ActorId kNoActor = ~ActorId{0};
 
 struct PlanActor {
+  // Ordered for size (96 bytes): pointers and views, then 4-byte, then 1-byte fields.
   const ActorFunction* function = nullptr;
   std::string_view name;
   std::string_view args;
+  std::string_view original;             // the user's actor this one stands for (traces)
+  std::size_t alias_offset = 0;          // kInputRange: the split's offset
   std::uint32_t first_input = 0;   // into Plan::inputs
   std::uint32_t input_count = 0;
   DataId output = 0;
   std::uint32_t initial_pending = 0;  // input edges whose data an actor produces
-  bool on_driver = false;             // Algorithm 2's rule, or a special actor
   int heft_tile = kDriverTile;
+  ActorId vote = kNoActor;               // *-diff replica: its compare actor
+  bool on_driver = false;             // Algorithm 2's rule, or a special actor
   ActorAlias alias = ActorAlias::kNone;  // on the driver: run by setting pointers
-  std::size_t alias_offset = 0;          // kInputRange: the split's offset
   // Redundancy (section 5 of the paper), from the executed graph:
   std::uint8_t runs = 1;                 // *-same: executions back to back on one tile
   std::uint8_t replica = 0;              // *-diff: 1..3 for a replica, 0 otherwise
-  ActorId vote = kNoActor;               // *-diff replica: its compare actor
   bool is_vote = false;                  // a compare actor: voted where its last replica finishes
-  std::string_view original;             // the user's actor this one stands for (traces)
 };
+static_assert(sizeof(PlanActor) <= 96);
 
 // What the per-actor path reads of an actor (readiness, the fast path), 32
 // bytes: two actors per cache line, apart from PlanActor's cold fields

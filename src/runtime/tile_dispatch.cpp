@@ -210,10 +210,15 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
     r.transfer_bytes += out.bytes;
   }
   for (std::uint32_t i = 0; i < h.input_count; ++i) {
+    // Read in place, so no slot of ours to free. A count is kept only for a
+    // larger inner value, whose copy in some tile's slot is reclaimed when it
+    // drops to 0 (allocate_slot); small inner values never sit in slots on
+    // the fast path, and given nodes are reset by the engine each execution.
     const DataId d = plan.inputs[h.first_input + i];
-    // Read in place, so no slot to free: only the count the next execution starts from.
-    if (plan.data[d].consumer_count == 1) {
-      s.remaining[d].store(0, std::memory_order_relaxed);
+    const PlanData& in = plan.data[d];
+    if (in.kind != DataKind::kInner || in.bytes <= kInlineBytes) continue;
+    if (in.consumer_count == 1) {
+      s.remaining[d].store(0, std::memory_order_release);
     } else {
       s.remaining[d].fetch_sub(1, std::memory_order_acq_rel);
     }
