@@ -91,7 +91,8 @@ Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel&
                                         (pa.replica != 0 ? ActorHot::kReplica : 0) |
                                         (out.kind == DataKind::kInner && out.consumer_count != 0 && out.bytes <= kInlineBytes
                                              ? ActorHot::kSmallInner
-                                             : 0));
+                                             : 0) |
+                                        (out.kind == DataKind::kInner && out.consumer_count == 0 ? ActorHot::kDeadInner : 0));
   }
   plan.max_runs = 1;
   for (const PlanActor& pa : plan.actors) {

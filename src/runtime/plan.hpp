@@ -44,7 +44,7 @@ static_assert(sizeof(PlanActor) <= 96);
 // (names, arguments, redundancy, aliases). A chain's successor costs one
 // line here instead of two of PlanActor.
 struct ActorHot {
-  static constexpr std::uint8_t kOnDriver = 1, kIsVote = 2, kReplica = 4, kSmallInner = 8;
+  static constexpr std::uint8_t kOnDriver = 1, kIsVote = 2, kReplica = 4, kSmallInner = 8, kDeadInner = 16;
   const ActorFunction* function = nullptr;
   std::uint32_t first_input = 0;
   std::uint32_t input_count = 0;
@@ -53,6 +53,8 @@ struct ActorHot {
   std::int32_t heft_tile = kDriverTile;
   // kSmallInner: the output is an inner node with consumers and at most
   // kInlineBytes, so the fast path writes it straight into main memory.
+  // kDeadInner: the output is an inner node nobody reads (a tree's leaves):
+  // the fast path lets the actor write it to its place in main memory, no slot.
   std::uint8_t flags = 0;
 };
 static_assert(sizeof(ActorHot) == 32);

@@ -168,8 +168,8 @@ bool Engine::run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot) {
 }
 
 // The leanest path (Job::in_place: the fast path without a trace): an actor
-// whose output is small and inner (ActorHot::kSmallInner) or read only by
-// driver actors (write_through), and whose inputs are all in main memory,
+// whose output is small and inner (ActorHot::kSmallInner), read only by
+// driver actors (write_through) or by nobody (ActorHot::kDeadInner), and whose inputs are all in main memory,
 // runs from main memory straight into main memory. No slot, no directory,
 // and a write-through value moves once instead of twice. Its write still
 // counts as the tile's transfers_out (a remote tile would send it). False,
@@ -178,7 +178,9 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
   const ActorHot& h = plan.hot[a];
-  if ((h.flags & ActorHot::kOnDriver) || !((h.flags & ActorHot::kSmallInner) || s.write_through[h.output])) return false;
+  if ((h.flags & ActorHot::kOnDriver) ||
+      !((h.flags & (ActorHot::kSmallInner | ActorHot::kDeadInner)) || s.write_through[h.output]))
+    return false;
   if (!healthy(r.index)) return false;
   r.input_bytes.clear();
   for (std::uint32_t i = 0; i < h.input_count; ++i) {
@@ -205,7 +207,7 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
   }
   s.home_state[h.output].store(home_word(0, kHomeValid), std::memory_order_release);
   ++r.stats.actors;
-  if (out.bytes != 0) {
+  if (out.bytes != 0 && out.consumer_count != 0) {  // a value nobody reads went nowhere
     ++r.stats.transfers_out;
     r.transfer_bytes += out.bytes;
   }
