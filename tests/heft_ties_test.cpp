@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "redflow/graph.hpp"
@@ -139,6 +140,50 @@ TEST(HeftLatency, NegativeOrNanLatencyIsTreatedAsNone) {
     const schedule::HeftProblem p = heft_problem(t.g, m, noop_registry());
     EXPECT_TRUE(schedule::check_heft_problem(p).ok());
   }
+}
+
+}  // namespace
+}  // namespace redflow
+
+namespace redflow {
+namespace {
+
+// The overhead benchmark's wavefront (316 x 316 empty actors, 4-byte values)
+// under the default machine model. With a latency of 1 us HEFT dealt the
+// columns to the two tiles in alternating pairs, so about a third of all
+// edges crossed tiles and each was a wait on the other tile's thread
+// (docs/scheduling.md); the default keeps it together. (Smaller wavefronts
+// did not show it: at 60 x 60 1 us kept them on one tile too.)
+TEST(HeftLatency, DefaultKeepsAZeroCostWavefrontTogether) {
+  constexpr std::size_t m = 316;
+  Graph g("wavefront");
+  const DataId x = g.input("X", 4);
+  std::vector<DataId> out(m * m);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < m; ++j) {
+      const std::string ij = std::to_string(i) + "_" + std::to_string(j);
+      out[i * m + j] = i + 1 == m && j + 1 == m ? g.output("Y", 4) : g.inner("w" + ij, 4);
+      std::vector<DataId> in;
+      if (i > 0) in.push_back(out[(i - 1) * m + j]);
+      if (j > 0) in.push_back(out[i * m + j - 1]);
+      if (in.empty()) in.push_back(x);
+      g.actor("a" + ij, "f", in, out[i * m + j]);
+    }
+  auto crossing = [&](const Schedule& s) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < m; ++j) {
+        const int t = s.actors[i * m + j].tile;
+        n += (i > 0 && s.actors[(i - 1) * m + j].tile != t) + (j > 0 && s.actors[i * m + j - 1].tile != t);
+      }
+    return n;
+  };
+  MachineModel model;
+  model.tiles = 2;
+  const std::size_t edges = 2 * m * (m - 1);
+  EXPECT_LE(crossing(heft_schedule(g, model, noop_registry())), m) << "of " << edges << " edges";
+  model.transfer_latency_s = 1e-6;  // the old default, to show the test can fail
+  EXPECT_GT(crossing(heft_schedule(g, model, noop_registry())), edges / 4);
 }
 
 }  // namespace

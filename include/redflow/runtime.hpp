@@ -58,7 +58,7 @@ struct RuntimeOptions {
   TileTransport tile_transport = TileTransport::kDirect;
   // HEFT's fixed cost of one transfer between tiles, in seconds
   // (MachineModel::transfer_latency_s).
-  double transfer_latency_s = 1e-6;
+  double transfer_latency_s = 5e-6;
   // Compute every redundancy configuration's executed graph and HEFT
   // schedule, and allocate its execution state, at load, as the paper does
   // (section 5.1), so that the first execution under another configuration

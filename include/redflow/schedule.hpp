@@ -39,11 +39,12 @@ struct MachineModel {
   double actor_overhead_s = 0;            // fixed seconds per actor execution (dispatch, slots); 0 = not modelled
   // Fixed seconds per transfer between two processors, on top of its bytes
   // at bytes_per_second: what moving even an empty data node to another
-  // tile costs (a message, a slot). It makes HEFT keep a zero-cost
-  // successor with its producer instead of treating tiles as free to
-  // switch. The paper's model is silent on it; 1 us is our guess for local
-  // tiles (docs/scheduling.md).
-  double transfer_latency_s = 1e-6;
+  // tile costs (a message, a slot, and the consumer's tile waiting on
+  // another thread: a wake-up when it sleeps). It makes HEFT keep a
+  // zero-cost successor with its producer instead of treating tiles as free
+  // to switch. The paper's model is silent on it; 5 us is our estimate for
+  // local tiles (docs/scheduling.md).
+  double transfer_latency_s = 5e-6;
 };
 
 }  // namespace redflow

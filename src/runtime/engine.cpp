@@ -210,6 +210,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   // Not in wire mode (every message must go through its bytes there), and not
   // once a tile was lost: the lost-tile path needs the messages' answers.
   job.plain = !plan.redundant && request.faults == nullptr && all_local_ && !any_tile_lost();
+  job.in_place = job.plain && !job.tracing;
   job.remaining_actors.store(static_cast<std::uint32_t>(plan.actors.size()));
   job.lost_votes = lost_votes_.get();
   for (std::size_t t = 0; t < runners_.size(); ++t) lost_votes_[t].store(0, std::memory_order_relaxed);

@@ -98,6 +98,7 @@ class Engine {
   ActorId complete(Job& job, ActorId a, Runner* from);
   ActorId run_actor_message(Runner& r, Job& job, ActorId a, unsigned message);
   bool run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot);
+  bool run_in_place(Runner& r, Job& job, ActorId a, ActorId& next);
   ActorId book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot, DataTag tag);
 
   // Redundancy (section 5 of the paper).

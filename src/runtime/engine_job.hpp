@@ -88,6 +88,7 @@ struct Engine::Job {
   // The local fast path: no redundancy and no fault injection, so an actor
   // needs no message, no completion and no checksum, and a 0-byte value no slot.
   bool plain = false;
+  bool in_place = false;  // plain and no trace: Engine::run_in_place may run an actor
   std::atomic<std::uint32_t>* lost_votes = nullptr;  // per tile, this execution (the engine's, reused)
   unsigned min_healthy = 1;   // quarantine never leaves fewer tiles in service
   std::atomic<std::uint32_t> lost_tiles{0};         // tiles lost during this execution
@@ -161,6 +162,7 @@ struct Engine::Runner {
   std::uint64_t clock = 0;
   std::vector<SlotId> input_slots;         // kNoSlot: read in place from main memory (fast path)
   std::vector<std::span<const std::byte>> input_bytes;  // fast path: the actor's inputs
+  std::string failure;                                  // fast path: an actor's ctx.fail(), kept so no run allocates
   std::vector<SlotId> output_slots;        // *-same: one per run
   std::vector<std::uint64_t> unconfirmed;  // *-same: checksums of messages whose runs never agreed
   bool stolen = false;                     // the actor about to run was taken from another tile

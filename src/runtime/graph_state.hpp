@@ -53,6 +53,7 @@ struct GraphState {
   // Redundancy. Written by a producer before it releases its consumers (or
   // by the voter before it releases the compare actor's consumers), so the
   // readers see them through the readiness counters' acquire/release.
+  // Allocated only for a redundant plan (Plan::redundant), except `alias`.
   std::vector<std::uint64_t> checksum;          // per data node: XXH3 of the value, when computed
   std::vector<int> producer_tile;               // per data node: tile that computed it
   std::vector<DataId> alias;                    // per data node: the node holding its bytes (a vote's winner)

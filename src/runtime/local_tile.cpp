@@ -308,6 +308,17 @@ bool LocalTile::run_local(const ActorFunction& function, std::string_view name, 
     clear_slot(out_slot);
     out = {slots_[out_slot].memory, bytes};
   }
+  if (!run_into(function, name, args, inputs, out, seconds, failure)) return false;
+  if (out_slot != kNoSlot) {
+    slots_[out_slot].bytes = bytes;
+    publish(out_slot, tag);
+  }
+  return true;
+}
+
+bool LocalTile::run_into(const ActorFunction& function, std::string_view name, std::string_view args,
+                         std::span<const std::span<const std::byte>> inputs, std::span<std::byte> out, double* seconds,
+                         std::string& failure) {
   const ActorClock& clock = ActorClock::get();
   const std::uint64_t t0 = seconds != nullptr ? clock.now() : 0;
   ActorContext ctx(name, args, inputs, out, loop_.get());
@@ -316,10 +327,6 @@ bool LocalTile::run_local(const ActorFunction& function, std::string_view name, 
   if (ctx.failure()) [[unlikely]] {
     failure = *ctx.failure();
     return false;
-  }
-  if (out_slot != kNoSlot) {
-    slots_[out_slot].bytes = bytes;
-    publish(out_slot, tag);
   }
   return true;
 }

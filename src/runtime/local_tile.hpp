@@ -64,6 +64,11 @@ class LocalTile final : public Tile {
                  std::span<const std::span<const std::byte>> inputs, SlotId out_slot, DataTag tag, std::size_t bytes,
                  double* seconds, std::string& failure);
 
+  // The same with `out` already in place (main memory): no slot, nothing to publish.
+  bool run_into(const ActorFunction& function, std::string_view name, std::string_view args,
+                std::span<const std::span<const std::byte>> inputs, std::span<std::byte> out, double* seconds,
+                std::string& failure);
+
   // Direct transport, fast path only: the slot's memory, read in place by the actor that runs here next.
   std::span<std::byte> slot_memory(SlotId slot, std::size_t bytes) { return {slots_[slot].memory, bytes}; }
 

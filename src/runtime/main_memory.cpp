@@ -22,15 +22,19 @@ std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
   s->home.resize(data);
   s->home_write.assign(data, nullptr);
   s->driver_inputs.reserve(plan.max_inputs);
-  s->checksum.assign(data, 0);
-  s->producer_tile.assign(data, -1);
   s->alias.resize(data);
   for (DataId d = 0; d < data; ++d) s->alias[d] = d;
-  s->round = std::make_unique<std::atomic<std::uint32_t>[]>(data);
-  s->replica_tile = std::make_unique<std::atomic<int>[]>(actors);
-  s->skipped = std::make_unique<std::atomic<std::uint8_t>[]>(actors);
-  s->vote_round.assign(actors, 0);
-  s->vote_history.resize(actors);
+  if (plan.redundant) {
+    // Only a redundant plan votes, places replicas or bumps rounds: 49 bytes
+    // per actor that a plan without redundancy (the default) does not hold.
+    s->checksum.assign(data, 0);
+    s->producer_tile.assign(data, -1);
+    s->round = std::make_unique<std::atomic<std::uint32_t>[]>(data);
+    s->replica_tile = std::make_unique<std::atomic<int>[]>(actors);
+    s->skipped = std::make_unique<std::atomic<std::uint8_t>[]>(actors);
+    s->vote_round.assign(actors, 0);
+    s->vote_history.resize(actors);
+  }
   assign_main_memory(plan, *s);
   s->dirs.resize(tiles_.size());
   for (auto& dir : s->dirs) {

@@ -76,6 +76,24 @@ Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel&
       plan.actors[r].runs = 1;
     }
   }
+  plan.hot.resize(plan.actors.size());
+  for (ActorId a = 0; a < plan.actors.size(); ++a) {
+    const PlanActor& pa = plan.actors[a];
+    const PlanData& out = plan.data[pa.output];
+    ActorHot& h = plan.hot[a];
+    h.function = pa.function;
+    h.first_input = pa.first_input;
+    h.input_count = pa.input_count;
+    h.output = pa.output;
+    h.initial_pending = pa.initial_pending;
+    h.heft_tile = pa.heft_tile;
+    h.flags = static_cast<std::uint8_t>((pa.on_driver ? ActorHot::kOnDriver : 0) | (pa.is_vote ? ActorHot::kIsVote : 0) |
+                                        (pa.replica != 0 ? ActorHot::kReplica : 0) |
+                                        (out.kind == DataKind::kInner && out.consumer_count != 0 && out.bytes <= kInlineBytes
+                                             ? ActorHot::kSmallInner
+                                             : 0) |
+                                        (out.kind == DataKind::kInner && out.consumer_count == 0 ? ActorHot::kDeadInner : 0));
+  }
   plan.max_runs = 1;
   for (const PlanActor& pa : plan.actors) {
     plan.redundant = plan.redundant || pa.runs > 1 || pa.replica != 0;

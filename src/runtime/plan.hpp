@@ -18,24 +18,51 @@ namespace redflow::runtime {
 inline constexpr ActorId kNoActor = ~ActorId{0};
 
 struct PlanActor {
+  // Ordered for size (96 bytes): pointers and views, then 4-byte, then 1-byte fields.
   const ActorFunction* function = nullptr;
   std::string_view name;
   std::string_view args;
+  std::string_view original;             // the user's actor this one stands for (traces)
+  std::size_t alias_offset = 0;          // kInputRange: the split's offset
   std::uint32_t first_input = 0;   // into Plan::inputs
   std::uint32_t input_count = 0;
   DataId output = 0;
   std::uint32_t initial_pending = 0;  // input edges whose data an actor produces
-  bool on_driver = false;             // Algorithm 2's rule, or a special actor
   int heft_tile = kDriverTile;
+  ActorId vote = kNoActor;               // *-diff replica: its compare actor
+  bool on_driver = false;             // Algorithm 2's rule, or a special actor
   ActorAlias alias = ActorAlias::kNone;  // on the driver: run by setting pointers
-  std::size_t alias_offset = 0;          // kInputRange: the split's offset
   // Redundancy (section 5 of the paper), from the executed graph:
   std::uint8_t runs = 1;                 // *-same: executions back to back on one tile
   std::uint8_t replica = 0;              // *-diff: 1..3 for a replica, 0 otherwise
-  ActorId vote = kNoActor;               // *-diff replica: its compare actor
   bool is_vote = false;                  // a compare actor: voted where its last replica finishes
-  std::string_view original;             // the user's actor this one stands for (traces)
 };
+static_assert(sizeof(PlanActor) <= 96);
+
+// What the per-actor path reads of an actor (readiness, the fast path), 32
+// bytes: two actors per cache line, apart from PlanActor's cold fields
+// (names, arguments, redundancy, aliases). A chain's successor costs one
+// line here instead of two of PlanActor.
+struct ActorHot {
+  static constexpr std::uint8_t kOnDriver = 1, kIsVote = 2, kReplica = 4, kSmallInner = 8, kDeadInner = 16;
+  const ActorFunction* function = nullptr;
+  std::uint32_t first_input = 0;
+  std::uint32_t input_count = 0;
+  DataId output = 0;
+  std::uint32_t initial_pending = 0;
+  std::int32_t heft_tile = kDriverTile;
+  // kSmallInner: the output is an inner node with consumers and at most
+  // kInlineBytes, so the fast path writes it straight into main memory.
+  // kDeadInner: the output is an inner node nobody reads (a tree's leaves):
+  // the fast path lets the actor write it to its place in main memory, no slot.
+  std::uint8_t flags = 0;
+};
+static_assert(sizeof(ActorHot) == 32);
+
+// Values this small go straight to main memory on the fast path and are read
+// there in place: copying a cache line costs less than keeping it in a slot
+// (directory, LRU, displacement, tile-to-tile fetch with the pin protocol).
+inline constexpr std::size_t kInlineBytes = 64;
 
 struct PlanData {
   std::size_t bytes = 0;
@@ -50,6 +77,7 @@ struct Plan {
   const Registry* registry = nullptr;  // where the actors' functions were found (tiles resolve the actor table in it)
   std::uint64_t id = 0;                // unique in the process: names the actor table a tile holds
   std::vector<PlanActor> actors;
+  std::vector<ActorHot> hot;         // per actor, the same index as `actors`
   std::vector<DataId> inputs;
   std::vector<ActorId> consumers;
   std::vector<PlanData> data;

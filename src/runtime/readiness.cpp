@@ -11,8 +11,7 @@ namespace redflow::runtime {
 ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
-  const PlanActor& pa = plan.actors[a];
-  const PlanData& out = plan.data[pa.output];
+  const PlanData& out = plan.data[plan.hot[a].output];
   ActorId next = kNone;
   bool pushed_tile = false, pushed_driver = false;
   // Work another path made ready (a vote's consumers): run it next or queue it here.
@@ -20,7 +19,7 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
     if (x == kNone) return;
     if (next == kNone) {
       next = x;
-    } else if (plan.actors[x].replica != 0) {
+    } else if (plan.hot[x].flags & ActorHot::kReplica) {
       push_inbox(*from, x);  // thieves check replicas in inboxes, never in deques
     } else {
       from->deque.push(x);
@@ -29,7 +28,8 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
   };
   for (std::uint32_t i = 0; i < out.consumer_count; ++i) {
     const ActorId c = plan.consumers[out.first_consumer + i];
-    const PlanActor& pc = plan.actors[c];
+    // Only the hot fields: a chain's successor costs one cache line (ActorHot).
+    const ActorHot& pc = plan.hot[c];
     // Fast path: one input edge, so this is its only producer; a release store
     // (the HEFT loops read it) instead of a read-modify-write.
     if (job.plain && pc.initial_pending == 1) {
@@ -37,7 +37,7 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
     } else if (s.pending[c].fetch_sub(1, std::memory_order_acq_rel) != 1) {
       continue;
     }
-    if (pc.is_vote) {
+    if (pc.flags & ActorHot::kIsVote) {
       // Section 5.2: the compare actor runs as soon as its replicas are done.
       adopt(vote(job, c, from));
       continue;
@@ -50,11 +50,11 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
       }
       continue;
     }
-    if (pc.on_driver) {
+    if (pc.flags & ActorHot::kOnDriver) {
       std::lock_guard<std::mutex> lock(driver_mutex_);
       driver_queue_.push_back(c);
       pushed_driver = true;
-    } else if (pc.replica != 0) {
+    } else if (pc.flags & ActorHot::kReplica) {
       adopt(place_replica(job, c, from, next == kNone));
     } else if (from != nullptr) {
       // Work-first: the first successor runs next on this tile; the others go to the front of its queue.

@@ -20,6 +20,10 @@ ActorId Engine::hand_on_from_lost(Runner& r, Job& job, ActorId a) {
 }
 
 ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
+  if (job.in_place) {
+    ActorId next;
+    if (run_in_place(r, job, a, next)) return next;
+  }
   const PlanActor& pa = job.plan->actors[a];
   if (pa.on_driver) {
     // Only reachable through a schedule that ignored Algorithm 2's rule.
@@ -131,11 +135,6 @@ ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned messa
   return book_completion(r, job, a, done.output_slot, m.output_tag);
 }
 
-// Values this small go straight to main memory on the fast path and are read
-// there in place: copying a cache line costs less than keeping it in a slot
-// (directory, LRU, displacement, tile-to-tile fetch with the pin protocol).
-constexpr std::size_t kInlineBytes = 64;
-
 // The local fast path (Job::plain): the actor runs straight from the slots,
 // with no ActorMessage or Completion, timed only when asked; a 0-byte output
 // takes no slot.
@@ -166,6 +165,68 @@ bool Engine::run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot) {
     return false;
   }
   ++r.stats.actors;
+  return true;
+}
+
+// The leanest path (Job::in_place: the fast path without a trace): an actor
+// whose output is small and inner (ActorHot::kSmallInner), read only by
+// driver actors (write_through) or by nobody (ActorHot::kDeadInner), and whose inputs are all in main memory,
+// runs from main memory straight into main memory. No slot, no directory,
+// and a write-through value moves once instead of twice. Its write still
+// counts as the tile's transfers_out (a remote tile would send it). False,
+// having changed nothing, when it does not apply.
+bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
+  const Plan& plan = *job.plan;
+  GraphState& s = *job.state;
+  const ActorHot& h = plan.hot[a];
+  if ((h.flags & ActorHot::kOnDriver) ||
+      !((h.flags & (ActorHot::kSmallInner | ActorHot::kDeadInner)) || s.write_through[h.output]))
+    return false;
+  if (!healthy(r.index)) return false;
+  r.input_bytes.clear();
+  for (std::uint32_t i = 0; i < h.input_count; ++i) {
+    // Without redundancy there are no votes, so no aliases (GraphState::alias[d] == d).
+    const DataId d = plan.inputs[h.first_input + i];
+    const PlanData& in = plan.data[d];
+    if (in.bytes != 0 && !home_valid(job, d, 0)) return false;
+    // A larger inner value may also sit in this tile's slot (the driver pulled
+    // a copy home): the slot path reads it there and frees the slot when it is dead.
+    if (in.kind == DataKind::kInner && in.bytes > kInlineBytes && s.dirs[r.index].slot_of[d] >= 0) return false;
+    r.input_bytes.push_back(s.home[d]);
+  }
+  const PlanData& out = plan.data[h.output];
+  // Ready, so no producer touches these counts again this execution: the next
+  // execution's values, and this one's first word on the output (GraphState::clean).
+  s.pending[a].store(h.initial_pending, std::memory_order_relaxed);
+  s.remaining[h.output].store(out.consumer_count, std::memory_order_relaxed);
+  const PlanActor& pa = plan.actors[a];
+  if (!r.local->run_into(*h.function, pa.name, pa.args, r.input_bytes, {s.home_write[h.output], out.bytes},
+                         job.timed ? &r.stats.busy_s : nullptr, r.failure)) [[unlikely]] {
+    fail(job, "actor '" + std::string(pa.name) + "' failed on tile " + std::to_string(r.index) + ": " + r.failure, Status::Code::kActorFailed);
+    next = kNone;
+    return true;
+  }
+  s.home_state[h.output].store(home_word(0, kHomeValid), std::memory_order_release);
+  ++r.stats.actors;
+  if (out.bytes != 0 && out.consumer_count != 0) {  // a value nobody reads went nowhere
+    ++r.stats.transfers_out;
+    r.transfer_bytes += out.bytes;
+  }
+  for (std::uint32_t i = 0; i < h.input_count; ++i) {
+    // Read in place, so no slot of ours to free. A count is kept only for a
+    // larger inner value, whose copy in some tile's slot is reclaimed when it
+    // drops to 0 (allocate_slot); small inner values never sit in slots on
+    // the fast path, and given nodes are reset by the engine each execution.
+    const DataId d = plan.inputs[h.first_input + i];
+    const PlanData& in = plan.data[d];
+    if (in.kind != DataKind::kInner || in.bytes <= kInlineBytes) continue;
+    if (in.consumer_count == 1) {
+      s.remaining[d].store(0, std::memory_order_release);
+    } else {
+      s.remaining[d].fetch_sub(1, std::memory_order_acq_rel);
+    }
+  }
+  next = complete(job, a, &r);
   return true;
 }
 
