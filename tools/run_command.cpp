@@ -202,23 +202,23 @@ Command add_run_command(CLI::App& app) {
       ->check(CLI::Range(0.05, 3600.0))
       ->capture_default_str();
   run_cmd->add_option(net::kKeyFlag, ra->security.key_file,
-                      "With --listen: the driver's secret key (redflow keygen); CURVE-encrypts the link (docs/security.md)")
+                      "With --listen: the driver's secret key (redflow keygen); CURVE-encrypts the link (docs/security.md; default: none, plain text on loopback only)")
       ->type_name("FILE.key");
   run_cmd->add_option(net::kAuthorizedKeysFlag, ra->security.authorized_keys_file,
-                      "With --key: the workers' public keys it accepts, one per line; any other peer is refused and logged")
+                      "With --key: the workers' public keys it accepts, one per line; any other peer is refused and logged (default: none)")
       ->type_name("FILE");
   run_cmd->add_option(net::kServerKeyFlag, ra->security.server_public_key_file,
                       "A launched worker: the driver's public key (default: the one in the address file)")
       ->type_name("FILE.pub");
   run_cmd->add_option("--address-file", ra->launch.address_file,
                       "Start this same command several times (a batch queue): the first to create FILE (O_EXCL) drives, "
-                      "the others serve it a tile each (with --min-tiles: how many; examples/cluster/)")
+                      "the others serve it a tile each (with --min-tiles: how many; examples/cluster/; default: none)")
       ->type_name("FILE");
   run_cmd->add_option("--rendezvous-dir", ra->launch.rendezvous_dir,
                       "Under mpirun, srun or PMI (rank 0 drives, the others serve tiles): the shared directory for the job's address file")
       ->capture_default_str();
   run_cmd->add_flag("--no-launcher", ra->launch.ignore_launcher,
-                    "Ignore mpirun/srun/PMI variables in the environment: a plain run even inside a launched job");
+                    "Ignore mpirun/srun/PMI variables in the environment: a plain run even inside a launched job (default: off)");
   run_cmd->add_flag("--print", ra->print, "Print every output's values by its type= (int32 when untyped; default: off)");
 
   return {run_cmd, [ra, run_cmd] {

@@ -33,10 +33,10 @@ Command add_tile_command(CLI::App& app) {
               "  redflow tile --connect tcp://driver:7000 --key node7.key --server-key driver.pub   (docs/security.md)\n"
               "  redflow tile --address-file /shared/job.addr");
   auto* connect = sub->add_option("--connect", a->worker.connect, "The driver's endpoint (tcp://HOST:PORT)")->type_name("ADDR");
-  auto* address = sub->add_option("--address-file", a->address_file, "Read the driver's endpoint (and public key) from the file it published")
+  auto* address = sub->add_option("--address-file", a->address_file, "Read the driver's endpoint (and public key) from the file it published (instead of --connect)")
                       ->type_name("FILE");
   connect->excludes(address);
-  sub->add_option(net::kKeyFlag, a->worker.security.key_file, "This worker's secret key (redflow keygen); the driver must list its .pub")
+  sub->add_option(net::kKeyFlag, a->worker.security.key_file, "This worker's secret key (redflow keygen); the driver must list its .pub (default: none, plain text)")
       ->type_name("FILE.key");
   sub->add_option(net::kServerKeyFlag, a->worker.security.server_public_key_file,
                   "The driver's public key (default with --address-file: the one it published)")
