@@ -32,6 +32,10 @@ Result<std::unique_ptr<TileServer>> TileServer::start(const TileServerOptions& o
   if (server->wake_fd_ < 0) return Status::IOError("eventfd failed");
   server->next_tick_ = std::chrono::steady_clock::now() + server->interval_;
   TileServer* s = server.get();
+  // spdlog makes its registry on first use; make it here, before the thread
+  // that logs starts, so that the start orders the two (ThreadSanitizer
+  // cannot see the guard inside the uninstrumented libspdlog).
+  spdlog::default_logger_raw();
   server->thread_ = std::thread([s] { s->io_main(); });
   return server;
 }

@@ -46,6 +46,10 @@ Status ZapAuthenticator::start(const std::vector<AuthorizedKey>& keys, const std
     handler.bind("inproc://zeromq.zap.01");
     zmq::socket_t control(context_, zmq::socket_type::pull);
     control.bind(control_endpoint_);
+    // spdlog makes its registry on first use; make it here, before the thread
+    // that logs starts, so that the start orders the two (ThreadSanitizer
+    // cannot see the guard inside the uninstrumented libspdlog).
+    spdlog::default_logger_raw();
     thread_ = std::thread(&ZapAuthenticator::serve, this, std::move(handler), std::move(control));
   } catch (const zmq::error_t& e) {
     return Status::Internal(fmt::format("ZAP authenticator: cannot bind inproc://zeromq.zap.01 ({}); one authenticator per context",
