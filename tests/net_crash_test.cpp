@@ -22,17 +22,6 @@ namespace {
 
 using testing::WorkerProcesses;
 
-Outputs reference(const Graph& g, const Inputs& inputs) {
-  RuntimeOptions o;
-  o.tiles = 1;
-  Runtime rt(o);
-  auto loaded = rt.load(g, Registry::with_builtins());
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  auto out = loaded->execute(inputs);
-  EXPECT_TRUE(out.ok()) << out.status().ToString();
-  return out.ok() ? *out : Outputs{};
-}
-
 TEST(NetCrash, KillNineOfAWorkerAtARandomMomentTwentyTrials) {
   int lost = 0;
   testing::within_seconds(120, "20 kill trials", [&] {
@@ -44,7 +33,7 @@ TEST(NetCrash, KillNineOfAWorkerAtARandomMomentTwentyTrials) {
       const Graph g = testing::random_builtin_dag(80, 100 + trial);
       const auto x0 = testing::seeded_bytes(testing::kNetBytes, trial), x1 = testing::seeded_bytes(testing::kNetBytes, trial + 99);
       const Inputs inputs{{"X0", x0}, {"X1", x1}};
-      const Outputs want = reference(g, inputs);
+      const Outputs want = testing::local_reference(g, inputs);
       const Scheduler scheduler = trial % 2 == 0 ? Scheduler::kSteal : Scheduler::kHeft;
       WorkerProcesses workers;
       // One local tile so that a run always has a tile left; two workers, one of which dies.
@@ -80,7 +69,7 @@ TEST(NetCrash, AFrozenWorkerIsLostAndWhatItSendsWhenWokenIsDiscarded) {
   const Graph g = testing::random_builtin_dag(60, 7);
   const auto x0 = testing::seeded_bytes(testing::kNetBytes, 1), x1 = testing::seeded_bytes(testing::kNetBytes, 2);
   const Inputs inputs{{"X0", x0}, {"X1", x1}};
-  const Outputs want = reference(g, inputs);
+  const Outputs want = testing::local_reference(g, inputs);
   WorkerProcesses workers;
   RuntimeOptions o = testing::remote_options(1, 1, Scheduler::kHeft, 0.3);
   o.on_listening = [&](const std::string& endpoint) { workers.spawn(endpoint, testing::kWorkerSlots); };
@@ -168,7 +157,7 @@ TEST(NetCrash, GarbageOnTheDriversSocketIsRefusedWhileARealRunContinues) {
   const Graph g = testing::random_builtin_dag(60, 9);
   const auto x0 = testing::seeded_bytes(testing::kNetBytes, 3), x1 = testing::seeded_bytes(testing::kNetBytes, 4);
   const Inputs inputs{{"X0", x0}, {"X1", x1}};
-  const Outputs want = reference(g, inputs);
+  const Outputs want = testing::local_reference(g, inputs);
   WorkerProcesses workers;
   std::string endpoint;
   RuntimeOptions o = testing::remote_options(0, 2, Scheduler::kSteal);

@@ -20,17 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Outputs one_tile_reference(const Graph& g, const Inputs& inputs) {
-  RuntimeOptions o;
-  o.tiles = 1;
-  Runtime rt(o);
-  auto loaded = rt.load(g, Registry::with_builtins());
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  auto out = loaded->execute(inputs);
-  EXPECT_TRUE(out.ok()) << out.status().ToString();
-  return out.ok() ? *out : Outputs{};
-}
-
 std::string read_all(const fs::path& p) {
   std::ifstream in(p);
   return {std::istreambuf_iterator<char>(in), {}};
@@ -52,7 +41,7 @@ TEST(NetPartition, AWorkerCutOffInANamespaceIsLostAndItsWorkReRun) {
   const Graph g = testing::random_builtin_dag(60, 11);
   const auto x0 = testing::seeded_bytes(testing::kNetBytes, 3), x1 = testing::seeded_bytes(testing::kNetBytes, 4);
   const Inputs inputs{{"X0", x0}, {"X1", x1}};
-  const Outputs want = one_tile_reference(g, inputs);
+  const Outputs want = testing::local_reference(g, inputs);
 
   RuntimeOptions o = testing::remote_options(1, 1, Scheduler::kHeft, 0.5);
   o.listen = "tcp://" + ns.host_address() + ":*";

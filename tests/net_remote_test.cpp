@@ -22,16 +22,7 @@ struct Reference {
   std::vector<std::byte> x0 = testing::seeded_bytes(testing::kNetBytes, 1), x1 = testing::seeded_bytes(testing::kNetBytes, 2);
   Inputs inputs{{"X0", x0}, {"X1", x1}};
   Outputs outputs;
-  Reference() {
-    RuntimeOptions o;
-    o.tiles = 2;
-    Runtime rt(o);
-    auto loaded = rt.load(graph, Registry::with_builtins());
-    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-    auto out = loaded->execute(inputs);
-    EXPECT_TRUE(out.ok()) << out.status().ToString();
-    outputs = *out;
-  }
+  Reference() { outputs = testing::local_reference(graph, inputs, 2); }
 };
 
 class RemoteEqualsLocal : public ::testing::TestWithParam<std::tuple<Scheduler, unsigned>> {};

@@ -111,6 +111,19 @@ inline std::vector<std::byte> seeded_bytes(std::size_t n, std::uint32_t seed) {
   return v;
 }
 
+// What a graph gives in one process on `tiles` local tiles: the outputs the
+// remote runs must equal.
+inline Outputs local_reference(const Graph& g, const Inputs& inputs, unsigned tiles = 1) {
+  RuntimeOptions o;
+  o.tiles = tiles;
+  Runtime rt(o);
+  auto loaded = rt.load(g, Registry::with_builtins());
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  auto out = loaded->execute(inputs);
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  return out.ok() ? *out : Outputs{};
+}
+
 // Driver options for `remote` worker processes plus `local` local tiles on
 // loopback, a free port, slots the workers below match.
 inline RuntimeOptions remote_options(unsigned local, unsigned remote, Scheduler scheduler, double heartbeat_timeout_s = 2) {
