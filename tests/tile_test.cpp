@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
+#include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -325,10 +327,13 @@ TEST(LocalTileTest, ConcurrentReadersAndClearNeverSeeTornData) {
     }
   });
   // Rewrite the slot until the reader has read each value many times while
-  // it was being replaced (bounded, so a reader that never succeeds fails
-  // the test instead of hanging it).
+  // it was being replaced. Bounded by a wall-clock deadline, not a count of
+  // rewrites: on a loaded machine the reader may sleep through millions of
+  // them, and a reader that never succeeds must fail the test, not hang it.
   std::vector<std::byte> w(4096, std::byte{0xa5});
-  for (int i = 0; i < 2000000 && (i < 2000 || reads[0].load() < 100 || reads[1].load() < 100); ++i) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (int i = 0; i < 2000 || ((reads[0].load() < 100 || reads[1].load() < 100) && std::chrono::steady_clock::now() < deadline);
+       ++i) {
     ASSERT_TRUE(src.data_node(from_driver(DataTag{1, 0}, 0, v)).ok());
     ASSERT_TRUE(src.data_node(from_driver(DataTag{2, 0}, 0, w)).ok());
   }
