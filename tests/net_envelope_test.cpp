@@ -23,11 +23,12 @@ std::vector<std::span<const std::byte>> parts_of(const std::vector<std::byte>& h
 TEST(NetEnvelope, EveryKindRoundTrips) {
   const std::vector<std::byte> body = {std::byte{1}, std::byte{2}, std::byte{3}};
   for (EnvelopeKind k : {EnvelopeKind::kHello, EnvelopeKind::kWelcome, EnvelopeKind::kRefused, EnvelopeKind::kHeartbeat,
-                         EnvelopeKind::kRequest, EnvelopeKind::kReply, EnvelopeKind::kBye}) {
+                         EnvelopeKind::kRequest, EnvelopeKind::kReply, EnvelopeKind::kBye, EnvelopeKind::kAck}) {
     std::vector<std::byte> header;
     encode_header(k, 0x0123456789abcdefULL, header);
     ASSERT_EQ(header.size(), kEnvelopeHeaderBytes);
-    const bool with_body = k != EnvelopeKind::kHeartbeat && k != EnvelopeKind::kBye;
+    const bool with_body = k != EnvelopeKind::kHeartbeat && k != EnvelopeKind::kBye && k != EnvelopeKind::kAck;
+    EXPECT_EQ(envelope_has_body(k), with_body) << envelope_kind_name(k);
     Envelope e;
     NetError error;
     ASSERT_TRUE(decode_envelope(parts_of(header, with_body ? &body : nullptr), e, error).ok()) << envelope_kind_name(k);

@@ -13,7 +13,6 @@ static_assert(std::endian::native == std::endian::little, "the envelope's encode
 namespace {
 constexpr char kMagic[4] = {'R', 'F', 'N', 'E'};
 
-bool has_body(EnvelopeKind k) { return k != EnvelopeKind::kHeartbeat && k != EnvelopeKind::kBye; }
 bool is_control(EnvelopeKind k) { return k == EnvelopeKind::kHello || k == EnvelopeKind::kWelcome || k == EnvelopeKind::kRefused; }
 }  // namespace
 
@@ -26,9 +25,12 @@ const char* envelope_kind_name(EnvelopeKind k) {
     case EnvelopeKind::kRequest: return "REQUEST";
     case EnvelopeKind::kReply: return "REPLY";
     case EnvelopeKind::kBye: return "BYE";
+    case EnvelopeKind::kAck: return "ACK";
   }
   return "unknown";
 }
+
+bool envelope_has_body(EnvelopeKind k) { return k != EnvelopeKind::kHeartbeat && k != EnvelopeKind::kBye && k != EnvelopeKind::kAck; }
 
 void encode_header(EnvelopeKind kind, std::uint64_t request, std::vector<std::byte>& out) {
   WireWriter w(out);
@@ -57,11 +59,11 @@ Status decode_envelope(std::span<const std::span<const std::byte>> parts, Envelo
   if (version != kEnvelopeVersion)
     return refuse(NetError::kWrongVersion, "version " + std::to_string(version) + ", this build speaks " + std::to_string(kEnvelopeVersion));
   const std::uint8_t kind = r.u8("kind");
-  if (kind < 1 || kind > 7) return refuse(NetError::kUnknownKind, "kind " + std::to_string(kind));
+  if (kind < 1 || kind > 8) return refuse(NetError::kUnknownKind, "kind " + std::to_string(kind));
   if (r.u8("reserved") != 0) return refuse(NetError::kMalformed, "reserved byte not 0");
   out.kind = static_cast<EnvelopeKind>(kind);
   out.request = r.u64("request id");
-  const std::size_t want = has_body(out.kind) ? 2 : 1;
+  const std::size_t want = envelope_has_body(out.kind) ? 2 : 1;
   if (parts.size() != want)
     return refuse(NetError::kMalformed, std::string(envelope_kind_name(out.kind)) + " in " + std::to_string(parts.size()) + " parts, not " +
                                             std::to_string(want));

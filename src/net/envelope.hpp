@@ -3,7 +3,7 @@
 //
 //   part 1, the header, 16 bytes: "RFNE" | u16 version | u8 kind | u8 0 |
 //           u64 request id (little-endian)
-//   part 2, the body (absent for HEARTBEAT and BYE): the kind's bytes; for
+//   part 2, the body (absent for HEARTBEAT, BYE and ACK): the kind's bytes; for
 //           REQUEST and REPLY exactly one tile-protocol frame (tile_protocol.hpp)
 //
 // (A ROUTER socket adds the peer's routing id in front; sockets.hpp.) The
@@ -40,8 +40,12 @@ enum class EnvelopeKind : std::uint8_t {
   kRequest = 5,    // driver -> worker: one tile-protocol frame
   kReply = 6,      // worker -> driver: its answer, same request id
   kBye = 7,        // either way: I am leaving (no body)
+  kAck = 8,        // either way: the REQUEST or REPLY with this id arrived and is kept (no body;
+                   // SPITS, src/spits/net_messages.hpp, so neither side drops what the other may not have)
 };
 const char* envelope_kind_name(EnvelopeKind k);
+// Whether a kind has a body part (all but HEARTBEAT, BYE and ACK).
+bool envelope_has_body(EnvelopeKind k);
 
 struct Envelope {
   EnvelopeKind kind = EnvelopeKind::kHeartbeat;

@@ -51,17 +51,49 @@ Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::str
   }
 }
 
-bool send_parts(zmq::socket_t& socket, std::initializer_list<zmq::const_buffer> parts) {
+bool send_parts(zmq::socket_t& socket, std::initializer_list<zmq::const_buffer> parts, bool dontwait) {
   std::size_t i = 0;
+  const zmq::send_flags wait = dontwait ? zmq::send_flags::dontwait : zmq::send_flags::none;
   try {
     for (const auto& p : parts) {
       const bool more = ++i < parts.size();
-      if (!socket.send(p, more ? zmq::send_flags::sndmore : zmq::send_flags::none)) return false;
+      if (!socket.send(p, more ? (zmq::send_flags::sndmore | wait) : wait)) return false;
     }
   } catch (const zmq::error_t&) {
     return false;  // EHOSTUNREACH: the peer is gone; the heartbeat will say so
   }
   return true;
+}
+
+bool send_envelope(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body,
+                   const std::string& routing_id, bool dontwait) {
+  std::vector<std::byte> header;
+  encode_header(kind, request, header);
+  const bool with_body = envelope_has_body(kind);
+  if (routing_id.empty()) {
+    if (with_body) return send_parts(socket, {zmq::buffer(header), zmq::buffer(body.data(), body.size())}, dontwait);
+    return send_parts(socket, {zmq::buffer(header)}, dontwait);
+  }
+  if (with_body)
+    return send_parts(socket, {zmq::buffer(routing_id), zmq::buffer(header), zmq::buffer(body.data(), body.size())}, dontwait);
+  return send_parts(socket, {zmq::buffer(routing_id), zmq::buffer(header)}, dontwait);
+}
+
+bool receive_message(zmq::socket_t& socket, std::vector<zmq::message_t>& parts, std::size_t max_parts) {
+  parts.clear();
+  for (;;) {
+    zmq::message_t m;
+    if (!socket.recv(m, zmq::recv_flags::dontwait)) return !parts.empty();
+    const bool more = m.more();
+    if (parts.size() < max_parts) parts.push_back(std::move(m));
+    if (!more) return true;
+  }
+}
+
+std::vector<std::span<const std::byte>> part_spans(const std::vector<zmq::message_t>& parts, std::size_t skip) {
+  std::vector<std::span<const std::byte>> spans;
+  for (std::size_t i = skip; i < parts.size(); ++i) spans.emplace_back(static_cast<const std::byte*>(parts[i].data()), parts[i].size());
+  return spans;
 }
 
 }  // namespace redflow::net

@@ -7,7 +7,11 @@
 #include <zmq.hpp>
 
 #include <chrono>
+#include <span>
 #include <string>
+#include <vector>
+
+#include "net/envelope.hpp"
 
 #include "net/security.hpp"
 #include "redflow/status.hpp"
@@ -26,7 +30,22 @@ Result<zmq::socket_t> make_driver_router(zmq::context_t& context, const std::str
 // client when `security` names keys.
 Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::string& endpoint, const SecurityOptions& security);
 
-// A socket that sends one multipart message: `parts` in order.
-bool send_parts(zmq::socket_t& socket, std::initializer_list<zmq::const_buffer> parts);
+// A socket that sends one multipart message: `parts` in order. With
+// `dontwait`, false instead of blocking when the socket has no peer to take
+// it (a DEALER whose connection is down or failed its handshake).
+bool send_parts(zmq::socket_t& socket, std::initializer_list<zmq::const_buffer> parts, bool dontwait = false);
+
+// Sends one envelope (header, and `body` when the kind has one) on a DEALER,
+// or on a ROUTER after `routing_id` (non-empty). False when the peer is gone.
+bool send_envelope(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body,
+                   const std::string& routing_id = {}, bool dontwait = false);
+
+// Receives one multipart message without waiting; false when none was
+// waiting. Keeps at most `max_parts` parts (the rest are read and dropped,
+// so a garbled many-part message is refused by the decoder, not buffered).
+bool receive_message(zmq::socket_t& socket, std::vector<zmq::message_t>& parts, std::size_t max_parts = 4);
+
+// Views of `parts` for decode_envelope, skipping the first `skip` (a ROUTER's routing id).
+std::vector<std::span<const std::byte>> part_spans(const std::vector<zmq::message_t>& parts, std::size_t skip = 0);
 
 }  // namespace redflow::net

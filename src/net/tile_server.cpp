@@ -114,14 +114,10 @@ bool TileServer::call(unsigned w, std::vector<std::byte> frame, std::vector<std:
 void TileServer::post(unsigned w, std::vector<std::byte> frame) { submit(w, std::move(frame), false); }
 
 void TileServer::send_to(const std::string& routing_id, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) {
-  std::vector<std::byte> header;
-  encode_header(kind, request, header);
-  const bool with_body = kind != EnvelopeKind::kHeartbeat && kind != EnvelopeKind::kBye;
-  const bool sent = with_body ? send_parts(router_, {zmq::buffer(routing_id), zmq::buffer(header), zmq::buffer(body.data(), body.size())})
-                              : send_parts(router_, {zmq::buffer(routing_id), zmq::buffer(header)});
+  const bool sent = send_envelope(router_, kind, request, body, routing_id);
   std::lock_guard<std::mutex> lock(mutex_);
   if (sent) {
-    counts_.bytes_sent += header.size() + body.size();
+    counts_.bytes_sent += kEnvelopeHeaderBytes + body.size();
     return;
   }
   // ROUTER_MANDATORY: the peer's connection is gone (the process died, the

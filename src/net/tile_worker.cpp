@@ -92,25 +92,7 @@ std::string host_name() {
 }
 
 void send(zmq::socket_t& s, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) {
-  std::vector<std::byte> header;
-  encode_header(kind, request, header);
-  if (kind == EnvelopeKind::kHeartbeat || kind == EnvelopeKind::kBye) {
-    send_parts(s, {zmq::buffer(header)});
-  } else {
-    send_parts(s, {zmq::buffer(header), zmq::buffer(body.data(), body.size())});
-  }
-}
-
-// Receives one multipart message; false when none was waiting.
-bool receive(zmq::socket_t& s, std::vector<zmq::message_t>& parts) {
-  parts.clear();
-  for (;;) {
-    zmq::message_t m;
-    if (!s.recv(m, zmq::recv_flags::dontwait)) return !parts.empty();
-    const bool more = m.more();
-    if (parts.size() < 4) parts.push_back(std::move(m));
-    if (!more) return true;
-  }
+  send_envelope(s, kind, request, body);
 }
 
 struct FdCloser {
@@ -170,9 +152,8 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
       if (tile) send(socket, EnvelopeKind::kHeartbeat, 0, {});
       next_beat = now + interval;
     }
-    while (receive(socket, parts)) {
-      std::vector<std::span<const std::byte>> spans;
-      for (auto& p : parts) spans.emplace_back(static_cast<const std::byte*>(p.data()), p.size());
+    while (receive_message(socket, parts)) {
+      const auto spans = part_spans(parts);
       Envelope e;
       NetError error;
       if (Status s = decode_envelope(spans, e, error); !s.ok()) {
