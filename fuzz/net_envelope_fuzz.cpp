@@ -1,7 +1,8 @@
 // libFuzzer target: the remote tiles' wire as the driver reads it (a
 // worker's message): the input is split into up to 3 parts at the first two
 // "|||" markers, decoded as an envelope, and its body as a HELLO and as a
-// tile-protocol frame. Anything may be refused with a named error; nothing
+// tile-protocol frame, and as each SPITS message (src/spits/net_messages.hpp:
+// both peers of a SPITS job read these). Anything may be refused with a named error; nothing
 // may crash, hang or read out of bounds.
 #include <algorithm>
 #include <cstddef>
@@ -14,6 +15,7 @@
 #include "net/envelope.hpp"
 #include "net/worker_messages.hpp"
 #include "runtime/tile_protocol.hpp"
+#include "spits/net_messages.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), size);
@@ -38,7 +40,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)redflow::runtime::decode(e.body, frame);
   }
   // The body alone too, so the fuzzer reaches the message decoders quickly.
+  const auto body = parts.back();
   redflow::net::HelloMessage hello;
-  (void)redflow::net::decode(parts.back(), hello);
+  (void)redflow::net::decode(body, hello);
+  redflow::spits::JobHello job_hello;
+  (void)redflow::spits::decode(body, job_hello);
+  redflow::spits::TaskManagerInfo info;
+  (void)redflow::spits::decode(body, info);
+  std::vector<redflow::spits::TaskMessage> tasks;
+  (void)redflow::spits::decode_tasks(body, tasks);
+  std::vector<redflow::spits::ResultMessage> results;
+  std::uint32_t capacity = 0;
+  (void)redflow::spits::decode_results(body, capacity, results);
   return 0;
 }

@@ -34,8 +34,13 @@ class WorkerProcesses {
 
   // Starts `redflow tile --connect endpoint` with `extra` flags; returns its PID.
   pid_t spawn(const std::string& endpoint, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {REDFLOW_CLI, "tile", "--connect", endpoint, "--connect-timeout", "20"};
+    std::vector<std::string> args = {"tile", "--connect", endpoint, "--connect-timeout", "20"};
     args.insert(args.end(), extra.begin(), extra.end());
+    return spawn_cli(std::move(args));
+  }
+  // Starts `redflow ARGS...` (quiet unless set_quiet(false)); returns its PID.
+  pid_t spawn_cli(std::vector<std::string> args) {
+    args.insert(args.begin(), REDFLOW_CLI);
     if (quiet_) args.insert(args.begin() + 1, {"--log-level", "error"});
     const pid_t pid = ::fork();
     if (pid == 0) {

@@ -110,6 +110,7 @@ Command add_bench_command(CLI::App& app);
 Command add_table1_command(CLI::App& app);
 Command add_rem_command(CLI::App& app);
 Command add_spits_command(CLI::App& app);
+Command add_spits_worker_command(CLI::App& app);
 Command add_difftest_command(CLI::App& app);
 Command add_keygen_command(CLI::App& app);
 Command add_launch_probe_command(CLI::App& app);

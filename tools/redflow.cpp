@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
       redflow::cli::add_table1_command(app),
       redflow::cli::add_rem_command(app),
       redflow::cli::add_spits_command(app),
+      redflow::cli::add_spits_worker_command(app),
       redflow::cli::add_difftest_command(app),
       redflow::cli::add_tile_command(app),
       redflow::cli::add_keygen_command(app),

@@ -8,8 +8,12 @@
 #include <thread>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
 #include "cli_common.hpp"
+#include "net/address_file.hpp"
 #include "redflow/spits.hpp"
+#include "spits/task_manager_process.hpp"
 
 namespace redflow::cli {
 
@@ -24,6 +28,8 @@ struct SpitsArgs {
   unsigned strikes = 3;
   std::string log, stats;
   bool progress = false;
+  std::string announce, key, address_file, trace;
+  double wait_s = 60, heartbeat_timeout_s = 2;
 };
 
 // The live commit count and rate: redrawn in place on a terminal (at most ten
@@ -74,8 +80,8 @@ nlohmann::json stats_json(const spits::Report& r) {
                       {"commits_per_second", r.seconds > 0 ? static_cast<double>(r.committed) / r.seconds : 0.0}};
   j["task_managers"] = nlohmann::json::array();
   for (const auto& t : r.task_managers)
-    j["task_managers"].push_back({{"name", t.name}, {"workers", t.workers}, {"pushed", t.pushed}, {"results", t.results},
-                                  {"committed", t.committed}, {"failed", t.failed}});
+    j["task_managers"].push_back({{"name", t.name}, {"host", t.host}, {"workers", t.workers}, {"pushed", t.pushed}, {"results", t.results},
+                                  {"committed", t.committed}, {"failed", t.failed}, {"lost", t.lost}, {"late", t.late}});
   j["poisoned"] = nlohmann::json::array();
   for (const auto& p : r.poisoned)
     j["poisoned"].push_back({{"task", p.id}, {"strikes", p.strikes}, {"last_error", p.last_error}, {"bytes", p.preview}});
@@ -91,22 +97,66 @@ void print_report(const spits::Report& r) {
     fmt::print("  commit log: {} tasks skipped (done before), {} in doubt ({} committed again), torn tail of {} bytes ignored\n",
                r.from_log, r.in_doubt, r.in_doubt_recommitted, r.torn_log_bytes);
   for (const auto& t : r.task_managers)
-    fmt::print("  Task Manager {} ({} workers): pushed {}, results {}, committed {}, failed {}\n", t.name, t.workers, t.pushed,
-               t.results, t.committed, t.failed);
+    fmt::print("  Task Manager {}{} ({} workers): pushed {}, results {}, committed {}, failed {}{}\n", t.name, t.host.empty() ? "" : " on " + t.host,
+               t.workers, t.pushed, t.results, t.committed, t.failed, t.lost ? fmt::format(", lost {} time{}, {} late results", t.lost, t.lost == 1 ? "" : "s", t.late) : "");
   if (r.poisoned.empty()) fmt::print("  poisoned tasks: none\n");
   for (const auto& p : r.poisoned)
     fmt::print("  poisoned task {} (bytes {}): {} strikes, last: {}\n", p.id, p.preview, p.strikes, p.last_error);
 }
 
-int spits_main(const SpitsArgs& a) {
+// --address-file: the first starter claims the file and becomes the Job
+// Manager, publishing an announce list beside it; every later starter of the
+// same command becomes a Task Manager announcing itself there (PY-PITS V.B).
+// Returns -1 when this process is the Job Manager, else the Task Manager's exit code.
+int rendezvous(SpitsArgs& a, unsigned workers) {
+  auto role = net::claim_address_file(a.address_file);
+  if (!role.ok()) return fail(role.status());
+  if (*role == net::Role::kDriver) {
+    a.announce = std::filesystem::absolute(a.address_file + ".tms").string();
+    net::AddressRecord record;
+    record.endpoint = "announce:" + a.announce;
+    if (Status s = net::publish_address(a.address_file, record); !s.ok()) return fail(s);
+    return -1;
+  }
+  auto record = net::wait_for_address(a.address_file, std::chrono::milliseconds(static_cast<long>(a.wait_s * 1000)));
+  if (!record.ok()) return fail(record.status());
+  if (!record->endpoint.starts_with("announce:"))
+    return fail(Status::InvalidArgument("address file " + a.address_file + " names '" + record->endpoint + "', not a SPITS announce list"));
+  spits::TaskManagerProcessOptions tm;
+  tm.plugin = a.plugin;
+  tm.announce_dir = record->endpoint.substr(9);
+  tm.workers = workers;
+  tm.prefetch = a.prefetch;
+  tm.wait_s = a.wait_s;
+  fmt::print(stderr, "spits: {} names a Job Manager already; this process is a Task Manager announcing itself in {}\n", a.address_file, tm.announce_dir);
+  if (Status s = spits::run_task_manager(tm); !s.ok()) return fail(s);
+  return 0;
+}
+
+int spits_main(SpitsArgs& a, bool task_managers_given) {
+  const unsigned workers = a.workers ? a.workers : std::max(1u, std::thread::hardware_concurrency());
+  if (!a.address_file.empty()) {
+    if (int rc = rendezvous(a, workers); rc >= 0) return rc;
+  }
+  struct Release {
+    const std::string& path;
+    ~Release() {
+      if (!path.empty()) (void)net::release_address_file(path);
+    }
+  } release{a.address_file};
   spits::Options o;
-  o.task_managers = a.task_managers;
-  o.workers = a.workers ? a.workers : std::max(1u, std::thread::hardware_concurrency());
+  o.task_managers = !a.announce.empty() && !task_managers_given ? 0 : a.task_managers;
+  o.announce_dir = a.announce;
+  o.key_file = a.key;
+  o.wait_s = a.wait_s;
+  o.heartbeat_timeout_s = a.heartbeat_timeout_s;
+  o.workers = workers;
   o.prefetch = a.prefetch;
   o.strikes = a.strikes;
   o.log_path = a.log;
   CommitProgress progress(a.progress);
   o.on_commits = [&](std::uint64_t n) { progress.update(n); };
+  o.trace = !a.trace.empty();
   auto report = spits::run_job(a.plugin, a.job_args, o);
   if (!report.ok()) return fail(report.status());
   progress.finish(report->committed);
@@ -114,6 +164,12 @@ int spits_main(const SpitsArgs& a) {
   if (!a.stats.empty()) {
     std::string text = stats_json(*report).dump(2) + "\n";
     if (Status s = write_file(a.stats, text.data(), text.size()); !s.ok()) return fail(s);
+  }
+  if (!a.trace.empty()) {
+    std::string json = spits::chrome_trace_json(*report);
+    if (Status s = write_file(a.trace, json.data(), json.size()); !s.ok()) return fail(s);
+    if (report->trace_truncated)
+      fmt::print(stderr, "spits: the trace holds the first {} task stays only\n", spits::Report::kMaxTracedTasks);
   }
   if (!report->poisoned.empty()) {
     fmt::print(stderr, "redflow: error: {} poisoned task{} set aside, not committed (named above)\n", report->poisoned.size(),
@@ -136,6 +192,8 @@ Command add_spits_command(CLI::App& app) {
       "Examples:\n"
       "  redflow spits build/examples/spits/libspits_pi.so tasks=1000 samples=100000 out=pi.txt --local-workers 2\n"
       "  redflow spits build/examples/spits/libspits_block_filter.so in=signal.bin out=smooth.bin --log filter.log --stats s.json\n"
+      "  redflow spits job.so tasks=100000 --announce /shared/tms --progress      (Task Managers: redflow spits-worker job.so --announce /shared/tms)\n"
+      "  redflow spits job.so tasks=100000 --address-file /shared/job.addr -w 8  (the same line on every node: the first is the Job Manager)\n"
       "Exit status: 0 every task committed; 3 some tasks poisoned (failed 3 times, named in the report); 1 an error.");
   cmd->add_option("job", a->plugin, "The job plugin (.so)")->required()->check(readable_file());
   cmd->add_option("job_args", a->job_args, "The job's args (words such as tasks=1000; put -- before any that start with '-')");
@@ -153,7 +211,29 @@ Command add_spits_command(CLI::App& app) {
                   "Append-only commit log: a Job Manager killed and restarted with the same log and args resumes, committing nothing twice");
   cmd->add_option("--stats", a->stats, "Write the final report as JSON to this file");
   cmd->add_flag("--progress", a->progress, "Show the live commit count and rate on stderr");
-  return {cmd, [a] { return spits_main(*a); }};
+  cmd->add_option("--trace", a->trace,
+                  "Write where each task stayed (a lane per Task Manager, a slice per task from push to result, coloured by outcome) "
+                  "as Chrome/Perfetto JSON (open in ui.perfetto.dev)")
+      ->type_name("FILE.json");
+  auto* announce = cmd->add_option("--announce", a->announce,
+                                   "Announce list: a directory where Task Manager processes (redflow spits-worker) add themselves; they join the job "
+                                   "whenever they appear (default: embedded Task Managers only; with it, none unless --task-managers is given)")
+                       ->type_name("DIR");
+  auto* address = cmd->add_option("--address-file", a->address_file,
+                                  "Rendezvous for batch queues: the first process to create FILE is the Job Manager (announce list FILE.tms), "
+                                  "the others become its Task Managers")
+                      ->type_name("FILE");
+  announce->excludes(address);
+  cmd->add_option(net::kKeyFlag, a->key, "This Job Manager's secret key (redflow keygen), for Task Managers that require keys (docs/security.md)")
+      ->type_name("FILE.key");
+  cmd->add_option("--wait", a->wait_s, "With --announce: seconds without any live Task Manager before the job fails")
+      ->check(CLI::Range(0.01, 1e7))
+      ->capture_default_str();
+  cmd->add_option("--heartbeat-timeout", a->heartbeat_timeout_s, "Seconds of silence after which a Task Manager is lost and its tasks re-queued")
+      ->check(CLI::Range(0.05, 3600.0))
+      ->capture_default_str();
+  auto* tms = cmd->get_option("--task-managers");
+  return {cmd, [a, tms] { return spits_main(*a, tms->count() > 0); }};
 }
 
 }  // namespace redflow::cli

@@ -110,6 +110,15 @@ struct Options {
   unsigned prefetch = 0;                // 0: adaptive, from max(workers, 4) up to 1024 for ~10 ms of queued work
   unsigned strikes = 3;                 // failures before a task is poisoned
   std::string log_path;                 // empty: no commit log
+  // Over the network (docs/spits.md): Task Manager processes (`redflow
+  // spits-worker`) announce themselves in this directory and join the job
+  // whenever they appear; with it, task_managers (embedded ones) may be 0.
+  std::string announce_dir;
+  std::string key_file;               // this Job Manager's CURVE key pair, for Task Managers that require keys
+  double heartbeat_timeout_s = 2;     // a Task Manager silent this long is lost; its tasks go back to the queue
+  double wait_s = 60;                 // with announce_dir: an error when no Task Manager is live this long
+  // Record each task's time on each Task Manager for Report::trace (--trace).
+  bool trace = false;
   // Called on the Job Manager thread after each batch of commits.
   std::function<void(std::uint64_t committed)> on_commits;
 };
@@ -123,11 +132,24 @@ struct PoisonedTask {
 
 struct TaskManagerCounts {
   std::string name;
+  std::string host;             // where it ran ("" for embedded ones)
   unsigned workers = 0;
+  std::uint64_t lost = 0;       // times it was declared lost (silent, cut off, dead)
+  std::uint64_t late = 0;       // results it delivered after coming back, of tasks taken from it when it was lost
   std::uint64_t pushed = 0;     // tasks pushed into its queue
   std::uint64_t results = 0;    // results pulled from it (committed or discarded)
   std::uint64_t committed = 0;  // of those, committed
   std::uint64_t failed = 0;     // strikes it reported
+};
+
+// One stay of a task on a Task Manager, as the Job Manager saw it: pushed
+// at start_s, its result (or loss) back at end_s (seconds from the job's start).
+struct TracedTask {
+  enum class Outcome : std::uint8_t { kCommitted, kDuplicate, kFailed, kLost, kReturned };
+  std::uint64_t id = 0;
+  std::uint32_t task_manager = 0;  // index into Report::task_managers
+  double start_s = 0, end_s = 0;
+  Outcome outcome = Outcome::kCommitted;
 };
 
 struct Report {
@@ -145,7 +167,15 @@ struct Report {
   double seconds = 0;
   std::vector<PoisonedTask> poisoned;
   std::vector<TaskManagerCounts> task_managers;
+  std::vector<TracedTask> trace;     // with Options::trace: at most kMaxTracedTasks stays
+  bool trace_truncated = false;      // more stays than that happened
+  static constexpr std::size_t kMaxTracedTasks = 200000;
 };
+
+// The report's trace as Chrome/Perfetto JSON: one process per Task Manager
+// (its name and host), a slice per task stay named after the task and its
+// outcome, lanes so that tasks held at once do not overlap.
+std::string chrome_trace_json(const Report& report);
 
 // Loads JOB.so, runs it to the end with embedded Task Managers, and reports.
 // Errors name the plugin and what failed ("job 'x.so': generate_task failed

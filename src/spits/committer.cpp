@@ -43,6 +43,7 @@ Status Committer::take(std::vector<ResultMessage>& results, std::size_t tm) {
     ++counts.results;
     SubmittedQueue::Task* task = queue_.find(r.id);
     if (task) task->release(static_cast<std::uint32_t>(tm));
+    if (r.outcome == ResultMessage::Outcome::kReturned) continue;  // not a verdict on the task: the queue re-submits it
     if (r.outcome != ResultMessage::Outcome::kOk) {
       ++counts.failed;
       REDFLOW_RETURN_IF_ERROR(strike(r.id, r.outcome == ResultMessage::Outcome::kLost ? "lost with its Task Manager: " + r.bytes : r.bytes));

@@ -78,10 +78,36 @@ Result<SubmittedQueue::Task*> JobManager::next_task(std::uint32_t tm) {
   return t;
 }
 
+void JobManager::trace_push(std::uint64_t id, std::uint32_t tm) {
+  if (report_.trace.size() + stay_start_.size() >= Report::kMaxTracedTasks) {
+    report_.trace_truncated = true;
+    return;
+  }
+  stay_start_[id * 65536 + tm] = std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_).count();
+}
+
+void JobManager::trace_results(const std::vector<ResultMessage>& results, std::uint32_t tm) {
+  const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_).count();
+  for (const ResultMessage& r : results) {
+    auto it = stay_start_.find(r.id * 65536 + tm);
+    if (it == stay_start_.end()) continue;  // not traced (truncated), or a late result after a loss
+    TracedTask t{r.id, tm, it->second, now, TracedTask::Outcome::kCommitted};
+    stay_start_.erase(it);
+    switch (r.outcome) {
+      case ResultMessage::Outcome::kOk: t.outcome = queue_.find(r.id) ? TracedTask::Outcome::kCommitted : TracedTask::Outcome::kDuplicate; break;
+      case ResultMessage::Outcome::kFailed: t.outcome = TracedTask::Outcome::kFailed; break;
+      case ResultMessage::Outcome::kLost: t.outcome = TracedTask::Outcome::kLost; break;
+      case ResultMessage::Outcome::kReturned: t.outcome = TracedTask::Outcome::kReturned; break;
+    }
+    report_.trace.push_back(t);
+  }
+}
+
 Status JobManager::pull_and_commit(bool& progress) {
   for (std::size_t i = 0; i < managers_.size(); ++i) {
     if (managers_[i]->pull(results_) == 0) continue;
     progress = true;
+    if (options_.trace) trace_results(results_, static_cast<std::uint32_t>(i));
     REDFLOW_RETURN_IF_ERROR(committer_.take(results_, i));
   }
   return Status::Ok();
@@ -92,6 +118,7 @@ Status JobManager::run_phase() {
   ++report_.phases;
   for (;;) {
     bool progress = false;
+    if (discover_) REDFLOW_RETURN_IF_ERROR(discover_());
     REDFLOW_RETURN_IF_ERROR(pull_and_commit(progress));
     if (progress && options_.on_commits) options_.on_commits(report_.committed);
     if (generation_over_ && queue_.empty()) return Status::Ok();
@@ -106,6 +133,7 @@ Status JobManager::run_phase() {
         if (!*t) break;
         ++(*t)->submissions;
         (*t)->holders.push_back(static_cast<std::uint32_t>(i));
+        if (options_.trace) trace_push((*t)->id, static_cast<std::uint32_t>(i));
         batch_.push_back(TaskMessage{(*t)->id, (*t)->bytes});
       }
       if (!batch_.empty()) {
@@ -115,7 +143,7 @@ Status JobManager::run_phase() {
       }
       if (generation_over_ && queue_.empty()) break;
     }
-    first_tm_ = (first_tm_ + 1) % managers_.size();
+    if (!managers_.empty()) first_tm_ = (first_tm_ + 1) % managers_.size();
     if (!progress) wakeup_.wait(100);
   }
 }

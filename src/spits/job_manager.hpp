@@ -10,6 +10,9 @@
 #pragma once
 
 #include <condition_variable>
+#include <chrono>
+#include <functional>
+#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -43,6 +46,10 @@ class JobManager {
   // One phase: until generate_task says DONE and the queue is empty.
   Status run_phase();
 
+  // Called before each round: adds Task Managers that joined to the list
+  // (and to the report), or fails the job (no Task Manager for too long).
+  void set_discover(std::function<Status()> discover) { discover_ = std::move(discover); }
+
  private:
   // The next task to push: a new one while generation lasts, else a re-submission.
   Result<SubmittedQueue::Task*> next_task(std::uint32_t tm);
@@ -62,6 +69,12 @@ class JobManager {
   std::size_t first_tm_ = 0;
   std::vector<TaskMessage> batch_;
   std::vector<ResultMessage> results_;
+  std::function<Status()> discover_;
+  // --trace: when each (task, Task Manager) stay began.
+  void trace_push(std::uint64_t id, std::uint32_t tm);
+  void trace_results(const std::vector<ResultMessage>& results, std::uint32_t tm);
+  std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
+  std::unordered_map<std::uint64_t, double> stay_start_;  // key: id * 65536 + tm
 };
 
 }  // namespace redflow::spits

@@ -14,13 +14,17 @@ LocalTaskManager::LocalTaskManager(std::string name, const JobPlugin& job, unsig
 
 LocalTaskManager::~LocalTaskManager() { stop(); }
 
-std::size_t LocalTaskManager::room() const {
+std::size_t LocalTaskManager::capacity() const {
   std::size_t margin = prefetch_;
   if (std::uint64_t ns = adaptive_ ? ns_per_task_.load(std::memory_order_relaxed) : 0)
     margin = std::clamp<std::size_t>(workers_ * kQueueMs * 1000000 / ns, prefetch_, std::max<std::size_t>(prefetch_, kMaxPrefetch));
-  std::size_t capacity = workers_ + margin;
-  std::size_t held = held_.load(std::memory_order_acquire);
-  return held >= capacity ? 0 : capacity - held;
+  return workers_ + margin;
+}
+
+std::size_t LocalTaskManager::room() const {
+  const std::size_t cap = capacity();
+  const std::size_t held = held_.load(std::memory_order_acquire);
+  return held >= cap ? 0 : cap - held;
 }
 
 void LocalTaskManager::push(std::vector<TaskMessage>& tasks) {

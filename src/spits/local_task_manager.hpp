@@ -32,6 +32,8 @@ class LocalTaskManager final : public TaskManager {
   const std::string& name() const override { return name_; }
   unsigned workers() const override { return workers_; }
   std::size_t room() const override;
+  // Queued and running tasks it takes now: its Workers plus the prefetch margin.
+  std::size_t capacity() const;
   void push(std::vector<TaskMessage>& tasks) override;
   std::size_t pull(std::vector<ResultMessage>& out) override;
   void stop() override;

@@ -7,6 +7,7 @@
 #include "redflow/spits.hpp"
 #include "spits/job_manager.hpp"
 #include "spits/local_task_manager.hpp"
+#include "spits/task_manager_link.hpp"
 
 namespace redflow::spits {
 
@@ -36,10 +37,36 @@ std::uint64_t job_hash(const std::string& name, const std::vector<std::string>& 
   return XXH3_64bits(key.data(), key.size());
 }
 
+// Before each round of the Job Manager: Task Managers that joined take part
+// at once; with none live for wait_s (while the phase runs), the job fails
+// with an error that says where it looked.
+std::function<Status()> remote_discovery(TaskManagerLink& link, std::vector<std::unique_ptr<TaskManager>>& managers, Report& report,
+                                         const Options& options) {
+  auto alone_since = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  return [&link, &managers, &report, &options, alone_since]() -> Status {
+    for (auto& tm : link.take_joined()) {
+      TaskManagerCounts& counts = report.task_managers.emplace_back();
+      counts.name = tm->name();
+      counts.workers = tm->workers();
+      managers.push_back(std::move(tm));
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (options.task_managers > 0 || link.live() > 0) {
+      *alone_since = now;
+      return Status::Ok();
+    }
+    if (now - *alone_since > std::chrono::duration<double>(options.wait_s))
+      return Status::ResourceExhausted("SPITS: no Task Manager has been live for " + std::to_string(static_cast<int>(options.wait_s)) +
+                                       " s; start some with `redflow spits-worker JOB.so --announce " + options.announce_dir + "` (--wait sets this limit)");
+    return Status::Ok();
+  };
+}
+
 }  // namespace
 
 Result<Report> run_job(const std::string& plugin_path, const std::vector<std::string>& job_args, const Options& options) {
-  if (options.workers == 0 || options.task_managers == 0) return Status::InvalidArgument("SPITS: need at least one Task Manager with one Worker");
+  if (options.workers == 0 || (options.task_managers == 0 && options.announce_dir.empty()))
+    return Status::InvalidArgument("SPITS: need at least one Task Manager with one Worker (embedded, or remote through an announce list)");
   if (options.strikes == 0) return Status::InvalidArgument("SPITS: strikes must be at least 1");
   auto start = std::chrono::steady_clock::now();
   auto plugin = JobPlugin::load(plugin_path);
@@ -63,9 +90,19 @@ Result<Report> run_job(const std::string& plugin_path, const std::vector<std::st
   for (unsigned i = 0; i < options.task_managers; ++i) {
     std::string name = "local-" + std::to_string(i);
     managers.push_back(std::make_unique<LocalTaskManager>(name, job, options.workers, prefetch, options.prefetch == 0, wakeup));
-    report.task_managers.push_back(TaskManagerCounts{name, options.workers, 0, 0, 0, 0});
+    TaskManagerCounts& counts = report.task_managers.emplace_back();
+    counts.name = name;
+    counts.workers = options.workers;
   }
   JobManager manager(job, managers, wakeup, log.get(), options, report);
+  std::unique_ptr<TaskManagerLink> link;
+  if (!options.announce_dir.empty()) {
+    LinkOptions lo{options.announce_dir, job.name(), job_args, options.key_file, options.heartbeat_timeout_s};
+    auto started = TaskManagerLink::start(lo, wakeup);
+    if (!started.ok()) return started.status();
+    link = std::move(*started);
+    manager.set_discover(remote_discovery(*link, managers, report, options));
+  }
   Status run;
   if (job.has_main()) {
     PhaseRunner pr{{nullptr, &run_phase_trampoline}, &manager, Status::Ok()};
@@ -76,6 +113,13 @@ Result<Report> run_job(const std::string& plugin_path, const std::vector<std::st
     run = manager.run_phase();
   }
   for (auto& m : managers) m->stop();
+  for (std::size_t i = 0; i < managers.size(); ++i)
+    if (auto* remote = dynamic_cast<RemoteTaskManager*>(managers[i].get())) {
+      report.task_managers[i].host = remote->host();
+      report.task_managers[i].lost = remote->losses();
+      report.task_managers[i].late = remote->late_results();
+    }
+  link.reset();  // BYE: the Task Managers end
   Status down = job.teardown(run.ok());
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!run.ok()) return run;

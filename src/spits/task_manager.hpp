@@ -22,7 +22,8 @@ struct ResultMessage {
   enum class Outcome : std::uint8_t {
     kOk,      // `bytes` is the result
     kFailed,  // execute_task failed or threw: a strike; `bytes` says why
-    kLost,    // the Task Manager died or was cut off holding the task: a strike
+    kLost,    // the Task Manager died or was cut off while running the task: a strike
+    kReturned,  // the Task Manager went away with the task still queued, not begun: no strike
   };
   std::uint64_t id = 0;
   Outcome outcome = Outcome::kOk;

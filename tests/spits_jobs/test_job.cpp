@@ -4,6 +4,7 @@
 //   tasks=N phases=P out=FILE    N tasks in each of P phases (P > 1 uses main)
 //   poison=I     execute_task of task I returns an error, every time
 //   throw=I      execute_task of task I throws
+//   crash=I      execute_task of task I kills its process (SIGKILL), after work_us
 //   slow=I:MS[,J:MS]  execute_task of task I sleeps MS ms (forces re-submission)
 //   work_us=U    every execute_task sleeps U microseconds
 //   fail_generate_at=I, fail_commit_at=I, fail_setup=1
@@ -12,6 +13,7 @@
 // Built three times: as is, with SPITS_TEST_ABI=2 (a wrong ABI version) and
 // with SPITS_TEST_NO_ENTRY (no entry point).
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -32,7 +34,7 @@ namespace {
 constexpr long kNone = -1;
 
 struct TestJob {
-  long tasks = 10, phases = 1, poison = kNone, throw_at = kNone, work_us = 0;
+  long tasks = 10, phases = 1, poison = kNone, throw_at = kNone, crash = kNone, work_us = 0;
   std::map<long, long> slow_ms;  // task -> sleep
   long fail_generate_at = kNone, fail_commit_at = kNone;
   long phase = 0, next = 0, committed = 0;
@@ -54,6 +56,7 @@ void* setup(int argc, const char* const* argv, redflow_spits_out* out) {
     else if (k == "out") path = v;
     else if (k == "poison") job->poison = number(v);
     else if (k == "throw") job->throw_at = number(v);
+    else if (k == "crash") job->crash = number(v);
     else if (k == "slow") {
       for (std::size_t at = 0; at < v.size();) {
         std::size_t comma = v.find(',', at);
@@ -105,6 +108,7 @@ int execute_task(void* j, const void* task, size_t size, redflow_spits_out* resu
     return 1;
   }
   if (i == job->throw_at) throw std::runtime_error("task threw (throw=)");
+  if (i == job->crash) ::kill(::getpid(), SIGKILL);
   std::string r = "r" + t;
   result->write(result, r.data(), r.size());
   return 0;

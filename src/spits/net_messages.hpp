@@ -1,0 +1,67 @@
+// What the Job Manager and a Task Manager process say to each other over the
+// transport of src/net/ (the envelope, its heartbeats and keys): the bodies
+// of HELLO, WELCOME, REQUEST and REPLY when the peers are SPITS ones
+// (docs/spits.md, "Over the network").
+//
+//   Job Manager -> Task Manager   HELLO    JobHello: which job, its args, the heartbeat rhythm
+//   Task Manager -> Job Manager   WELCOME  TaskManagerInfo: who it is, how many Workers
+//                                 REFUSED  why not (it serves another live Job Manager)
+//   Job Manager -> Task Manager   REQUEST  a batch of tasks; answered by ACK with the same id
+//   Task Manager -> Job Manager   REPLY    a batch of results and its capacity now;
+//                                          kept until the ACK with the same id comes back
+//
+// Batches: one message carries as many tasks or results as are ready, so a
+// trivial task costs a few bytes on the wire, not a round trip.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "redflow/status.hpp"
+#include "spits/task_manager.hpp"
+
+namespace redflow::spits {
+
+inline constexpr std::uint16_t kSpitsProtocolVersion = 1;
+inline constexpr std::size_t kMaxBatch = std::size_t{1} << 24;        // tasks or results in one message
+inline constexpr std::size_t kMaxJobArgs = 4096;
+inline constexpr std::size_t kMaxNameBytes = std::size_t{1} << 12;
+inline constexpr std::size_t kMaxItemBytes = (std::size_t{1} << 31) - 1;  // one task's or result's bytes
+
+struct JobHello {
+  std::uint16_t protocol = kSpitsProtocolVersion;
+  // A random number per Job Manager process: a HELLO with the same one is the
+  // same Job Manager coming back after a partition (the Task Manager re-sends
+  // the results it kept); another one is a new Job Manager (a restart).
+  std::uint64_t incarnation = 0;
+  std::string job;  // the job's name, checked against the Task Manager's plugin
+  std::vector<std::string> args;
+  std::uint32_t heartbeat_interval_ms = 250;
+  std::uint32_t heartbeat_timeout_ms = 2000;
+  friend bool operator==(const JobHello&, const JobHello&) = default;
+};
+
+struct TaskManagerInfo {
+  std::string name;
+  std::string host;
+  std::uint32_t pid = 0;
+  std::uint32_t workers = 1;
+  std::uint32_t capacity = 1;  // tasks it takes at once, queued and running
+  friend bool operator==(const TaskManagerInfo&, const TaskManagerInfo&) = default;
+};
+
+void encode(const JobHello& m, std::vector<std::byte>& out);
+void encode(const TaskManagerInfo& m, std::vector<std::byte>& out);
+void encode_tasks(std::span<const TaskMessage> tasks, std::vector<std::byte>& out);
+void encode_results(std::uint32_t capacity, std::span<const ResultMessage> results, std::vector<std::byte>& out);
+
+// Each refuses anything malformed with a named error ("spits HELLO: <name>: ...")
+// and leaves nothing half-decoded in `out` on failure.
+Status decode(std::span<const std::byte> body, JobHello& out);
+Status decode(std::span<const std::byte> body, TaskManagerInfo& out);
+Status decode_tasks(std::span<const std::byte> body, std::vector<TaskMessage>& out);
+Status decode_results(std::span<const std::byte> body, std::uint32_t& capacity, std::vector<ResultMessage>& out);
+
+}  // namespace redflow::spits

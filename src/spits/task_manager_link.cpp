@@ -1,0 +1,374 @@
+// The Job Manager's I/O thread and its view of remote Task Managers
+// (task_manager_link.hpp).
+#include "spits/task_manager_link.hpp"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <random>
+#include <set>
+
+#include "net/driver_messages.hpp"
+#include "net/sockets.hpp"
+#include "spits/announce.hpp"
+
+namespace redflow::spits {
+
+using Clock = std::chrono::steady_clock;
+using net::EnvelopeKind;
+
+namespace {
+constexpr auto kScanEvery = std::chrono::milliseconds(250);
+// How often a Task Manager not (or no longer) welcomed is asked again.
+constexpr auto kHelloEvery = std::chrono::milliseconds(1000);
+}  // namespace
+
+struct TaskManagerLink::Connection {
+  std::shared_ptr<Peer> peer;
+  zmq::socket_t socket;
+  Clock::time_point heard{}, last_hello{}, next_beat{};
+  std::map<std::uint64_t, Clock::time_point> unacked;  // task batches sent, by sequence number
+  std::uint64_t next_seq = 1;
+  std::string last_refusal;
+};
+
+// Never blocks: a DEALER whose connection is down (a dead Task Manager, a
+// failed CURVE handshake) would otherwise hold the I/O thread, and with it
+// every heartbeat. What cannot go now is a heartbeat or HELLO to a peer that
+// is not there; a task batch that cannot go makes the peer lost.
+bool TaskManagerLink::send(Connection& c, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) {
+  return net::send_envelope(c.socket, kind, request, body, {}, true);
+}
+
+Result<std::unique_ptr<TaskManagerLink>> TaskManagerLink::start(const LinkOptions& options, Wakeup& wakeup) {
+  if (options.announce_dir.empty()) return Status::InvalidArgument("spits: the announce list is not set");
+  std::unique_ptr<TaskManagerLink> link(new TaskManagerLink(options, wakeup));
+  link->doorbell_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (link->doorbell_ < 0) return Status::IOError("eventfd failed");
+  link->thread_ = std::thread([l = link.get()] { l->io_main(); });
+  return link;
+}
+
+TaskManagerLink::TaskManagerLink(const LinkOptions& options, Wakeup& wakeup)
+    : options_(options), wakeup_(wakeup), interval_(std::max<long>(10, static_cast<long>(options.heartbeat_timeout_s * 1000 / 8))), context_(1) {
+  hello_.incarnation = std::random_device{}() ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^
+                       static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
+  hello_.job = options.job;
+  hello_.args = options.args;
+  hello_.heartbeat_interval_ms = static_cast<std::uint32_t>(interval_.count());
+  hello_.heartbeat_timeout_ms = static_cast<std::uint32_t>(options.heartbeat_timeout_s * 1000);
+}
+
+TaskManagerLink::~TaskManagerLink() {
+  stop_.store(true);
+  ring();
+  if (thread_.joinable()) thread_.join();
+  if (doorbell_ >= 0) ::close(doorbell_);
+}
+
+void TaskManagerLink::ring() {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ::write(doorbell_, &one, sizeof one);
+}
+
+std::vector<std::unique_ptr<TaskManager>> TaskManagerLink::take_joined() {
+  std::vector<std::shared_ptr<Peer>> peers;
+  {
+    std::lock_guard lock(mutex_);
+    peers.swap(joined_);
+  }
+  std::vector<std::unique_ptr<TaskManager>> out;
+  for (auto& p : peers) out.push_back(std::make_unique<RemoteTaskManager>(*this, std::move(p)));
+  return out;
+}
+
+unsigned TaskManagerLink::live() const {
+  std::lock_guard lock(mutex_);
+  unsigned n = 0;
+  for (const auto& c : connections_) n += c->peer->live ? 1 : 0;
+  return n;
+}
+
+void TaskManagerLink::scan_announcements() {
+  for (Announcement& a : read_announcements(options_.announce_dir)) {
+    bool known = false;
+    for (const auto& c : connections_) known |= c->peer->name == a.name && c->peer->endpoint == a.record.endpoint;
+    if (known) continue;
+    auto peer = std::make_shared<Peer>();
+    peer->name = a.name;
+    peer->endpoint = a.record.endpoint;
+    peer->public_key = a.record.server_public_key;
+    // CURVE with the Task Managers that published a key; plain with those
+    // that did not (they listen on loopback only: check_listen_address).
+    net::SecurityOptions security;
+    if (!a.record.server_public_key.empty()) {
+      security.key_file = options_.key_file;
+      security.server_public_key = a.record.server_public_key;
+    }
+    auto socket = net::make_worker_dealer(context_, peer->endpoint, security);
+    auto c = std::make_unique<Connection>();
+    c->peer = peer;
+    if (!socket.ok()) {
+      // Remembered as gone, so the same entry is not tried (and logged) every scan.
+      spdlog::warn("spits: cannot reach Task Manager '{}' at {}: {}", a.name, peer->endpoint, socket.status().message());
+      peer->gone = true;
+      c->socket = zmq::socket_t(context_, zmq::socket_type::dealer);
+    } else {
+      c->socket = std::move(*socket);
+      say_hello(*c);
+    }
+    std::lock_guard lock(mutex_);
+    connections_.push_back(std::move(c));
+  }
+}
+
+void TaskManagerLink::say_hello(Connection& c) {
+  std::vector<std::byte> body;
+  encode(hello_, body);
+  send(c, EnvelopeKind::kHello, 0, body);
+  c.last_hello = Clock::now();
+}
+
+void TaskManagerLink::receive(Connection& c) {
+  std::vector<zmq::message_t> parts;
+  for (int i = 0; i < 256 && net::receive_message(c.socket, parts); ++i) on_envelope(c, net::part_spans(parts));
+}
+
+void TaskManagerLink::on_envelope(Connection& c, std::span<const std::span<const std::byte>> parts) {
+  net::Envelope e;
+  net::NetError error;
+  if (Status s = net::decode_envelope(parts, e, error); !s.ok()) {
+    spdlog::warn("spits: refused a message from Task Manager '{}': {}", c.peer->name, s.message());
+    return;
+  }
+  const auto now = Clock::now();
+  c.heard = now;
+  Peer& p = *c.peer;
+  switch (e.kind) {
+    case EnvelopeKind::kWelcome: {
+      TaskManagerInfo info;
+      if (Status s = decode(e.body, info); !s.ok()) {
+        spdlog::warn("spits: Task Manager '{}': {}", p.name, s.message());
+        return;
+      }
+      std::lock_guard lock(mutex_);
+      if (p.live || p.gone) return;  // an answer to a HELLO repeated while it was away
+      p.info = std::move(info);
+      p.capacity = p.info.capacity;
+      p.live = true;
+      c.unacked.clear();
+      c.next_beat = now;
+      c.last_refusal.clear();
+      spdlog::info("spits: Task Manager '{}' ({} Workers on {}) {}", p.name, p.info.workers, p.info.host, p.welcomed_once ? "is back" : "joined");
+      if (!p.welcomed_once) joined_.push_back(c.peer);
+      p.welcomed_once = true;
+      break;
+    }
+    case EnvelopeKind::kRefused: {
+      net::RefusedMessage refused;
+      if (!decode(e.body, refused).ok()) refused.reason = "(an unreadable reason)";
+      if (refused.reason != c.last_refusal) spdlog::warn("spits: Task Manager '{}' refused this Job Manager: {}", p.name, refused.reason);
+      c.last_refusal = refused.reason;
+      std::lock_guard lock(mutex_);
+      if (p.live) declare_lost(c, "it refused: " + refused.reason);
+      return;
+    }
+    case EnvelopeKind::kReply: {
+      std::uint32_t capacity = 0;
+      std::vector<ResultMessage> results;
+      if (Status s = decode_results(e.body, capacity, results); !s.ok()) {
+        spdlog::warn("spits: Task Manager '{}': {}", p.name, s.message());
+        return;  // not acknowledged: it sends the batch again when it is taken back
+      }
+      {
+        std::lock_guard lock(mutex_);
+        if (!p.live) return;  // late, from before it was lost; it re-sends once welcomed again
+        p.capacity = capacity;
+        for (ResultMessage& r : results) {
+          if (auto it = p.held.find(r.id); it != p.held.end()) {
+            p.held_by_order.erase(it->second);
+            p.held.erase(it);
+          } else {
+            ++p.late;
+          }
+          p.inbox.push_back(std::move(r));
+        }
+      }
+      send(c, EnvelopeKind::kAck, e.request, {});
+      break;
+    }
+    case EnvelopeKind::kAck: c.unacked.erase(e.request); return;
+    case EnvelopeKind::kBye: {
+      std::lock_guard lock(mutex_);
+      if (p.live) declare_lost(c, "it left (BYE)");
+      p.gone = true;
+      break;
+    }
+    default: return;
+  }
+  wakeup_.notify();
+}
+
+void TaskManagerLink::declare_lost(Connection& c, const std::string& why) {
+  Peer& p = *c.peer;
+  p.live = false;
+  ++p.losses;
+  std::size_t running = p.info.workers;
+  for (const auto& [order, id] : p.held_by_order) {
+    ResultMessage& r = p.inbox.emplace_back();
+    r.id = id;
+    r.outcome = running > 0 ? ResultMessage::Outcome::kLost : ResultMessage::Outcome::kReturned;
+    r.bytes = "Task Manager '" + p.name + "' " + why;
+    if (running > 0) --running;
+  }
+  spdlog::warn("spits: Task Manager '{}' is lost: {}; its {} tasks go back to the queue", p.name, why, p.held.size());
+  p.held.clear();
+  p.held_by_order.clear();
+  p.outbox.clear();
+  c.unacked.clear();
+  c.last_hello = Clock::now();
+  wakeup_.notify();
+}
+
+void TaskManagerLink::flush_outboxes() {
+  std::vector<TaskMessage> batch;
+  std::vector<std::byte> body;
+  for (auto& cp : connections_) {
+    Connection& c = *cp;
+    {
+      std::lock_guard lock(mutex_);
+      if (!c.peer->live || c.peer->outbox.empty()) continue;
+      batch.swap(c.peer->outbox);
+    }
+    body.clear();
+    encode_tasks(batch, body);
+    batch.clear();
+    const std::uint64_t seq = c.next_seq++;
+    c.unacked[seq] = Clock::now();
+    if (!send(c, EnvelopeKind::kRequest, seq, body)) {
+      std::lock_guard lock(mutex_);
+      if (c.peer->live) declare_lost(c, "its connection dropped");
+    }
+  }
+}
+
+void TaskManagerLink::tick(Clock::time_point now) {
+  const auto timeout = std::chrono::milliseconds(hello_.heartbeat_timeout_ms);
+  for (auto& cp : connections_) {
+    Connection& c = *cp;
+    bool live;
+    {
+      std::lock_guard lock(mutex_);
+      if (c.peer->gone) continue;
+      live = c.peer->live;
+      if (live && now - c.heard > timeout) {
+        declare_lost(c, "was silent for more than " + std::to_string(timeout.count()) + " ms");
+        continue;
+      }
+      if (live && !c.unacked.empty() && now - c.unacked.begin()->second > timeout) {
+        declare_lost(c, "left a task batch unacknowledged for more than " + std::to_string(timeout.count()) + " ms");
+        continue;
+      }
+    }
+    if (live && now >= c.next_beat) {
+      send(c, EnvelopeKind::kHeartbeat, 0, {});
+      c.next_beat = now + interval_;
+    } else if (!live && now - c.last_hello >= kHelloEvery) {
+      say_hello(c);
+    }
+  }
+}
+
+void TaskManagerLink::io_main() {
+  auto next_scan = Clock::now();
+  std::vector<zmq::pollitem_t> items;
+  while (!stop_.load()) {
+    items.assign(1, zmq::pollitem_t{nullptr, doorbell_, ZMQ_POLLIN, 0});
+    for (auto& c : connections_) items.push_back(zmq::pollitem_t{c->socket.handle(), 0, ZMQ_POLLIN, 0});
+    try {
+      zmq::poll(items.data(), items.size(), interval_ / 2);
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) spdlog::error("spits: poll failed: {}", e.what());
+    }
+    if (items[0].revents & ZMQ_POLLIN) {
+      std::uint64_t n;
+      [[maybe_unused]] const ssize_t got = ::read(doorbell_, &n, sizeof n);
+    }
+    for (std::size_t i = 1; i < items.size(); ++i)
+      if (items[i].revents & ZMQ_POLLIN) receive(*connections_[i - 1]);
+    flush_outboxes();
+    const auto now = Clock::now();
+    if (now >= next_scan) {
+      scan_announcements();
+      next_scan = now + kScanEvery;
+    }
+    tick(now);
+  }
+  // The job is over: BYE to each Task Manager still here, given a moment to go out.
+  for (auto& c : connections_) {
+    if (c->peer->gone) continue;
+    send(*c, EnvelopeKind::kBye, 0, {});
+    c->socket.set(zmq::sockopt::linger, 500);
+  }
+  std::lock_guard lock(mutex_);
+  connections_.clear();
+}
+
+RemoteTaskManager::RemoteTaskManager(TaskManagerLink& link, std::shared_ptr<TaskManagerLink::Peer> peer) : link_(link), peer_(std::move(peer)) {}
+
+unsigned RemoteTaskManager::workers() const {
+  std::lock_guard lock(link_.mutex_);
+  return peer_->info.workers;
+}
+
+std::size_t RemoteTaskManager::room() const {
+  std::lock_guard lock(link_.mutex_);
+  if (!peer_->live || peer_->capacity <= peer_->held.size()) return 0;
+  return peer_->capacity - peer_->held.size();
+}
+
+void RemoteTaskManager::push(std::vector<TaskMessage>& tasks) {
+  {
+    std::lock_guard lock(link_.mutex_);
+    TaskManagerLink::Peer& p = *peer_;
+    for (TaskMessage& t : tasks) {
+      if (!p.live) {  // lost since room() said yes: straight back to the queue
+        p.inbox.push_back(ResultMessage{t.id, ResultMessage::Outcome::kReturned, "Task Manager '" + p.name + "' is lost"});
+        continue;
+      }
+      const std::uint64_t order = p.next_order++;
+      p.held_by_order[order] = t.id;
+      p.held[t.id] = order;
+      p.outbox.push_back(std::move(t));
+    }
+  }
+  tasks.clear();
+  link_.ring();
+}
+
+std::size_t RemoteTaskManager::pull(std::vector<ResultMessage>& out) {
+  std::lock_guard lock(link_.mutex_);
+  const std::size_t n = peer_->inbox.size();
+  for (ResultMessage& r : peer_->inbox) out.push_back(std::move(r));
+  peer_->inbox.clear();
+  return n;
+}
+
+std::string RemoteTaskManager::host() const {
+  std::lock_guard lock(link_.mutex_);
+  return peer_->info.host;
+}
+
+std::uint64_t RemoteTaskManager::late_results() const {
+  std::lock_guard lock(link_.mutex_);
+  return peer_->late;
+}
+
+std::uint64_t RemoteTaskManager::losses() const {
+  std::lock_guard lock(link_.mutex_);
+  return peer_->losses;
+}
+
+}  // namespace redflow::spits

@@ -1,0 +1,295 @@
+// A Task Manager process's loop (task_manager_process.hpp): the socket, the
+// heartbeats and the result buffer on the calling thread, the Workers in a
+// LocalTaskManager that rings an eventfd when results are ready.
+#include "spits/task_manager_process.hpp"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <zmq.hpp>
+
+#include "net/address_file.hpp"
+#include "net/driver_messages.hpp"
+#include "net/keys.hpp"
+#include "net/sockets.hpp"
+#include "spits/announce.hpp"
+#include "spits/job_plugin.hpp"
+#include "spits/local_task_manager.hpp"
+#include "spits/net_messages.hpp"
+
+namespace redflow::spits {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using net::EnvelopeKind;
+
+// The Workers ring this when results are ready.
+class EventfdWakeup final : public Wakeup {
+ public:
+  explicit EventfdWakeup(int fd) : fd_(fd) {}
+  void notify() override {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = ::write(fd_, &one, sizeof one);
+  }
+
+ private:
+  int fd_;
+};
+
+struct FdCloser {
+  int fd;
+  ~FdCloser() { ::close(fd); }
+};
+
+// A network Task Manager keeps twice what its Workers need queued, so the
+// round trip to the Job Manager is hidden behind work already here.
+constexpr std::size_t kNetworkMargin = 2;
+
+class TaskManagerServer {
+ public:
+  TaskManagerServer(const TaskManagerProcessOptions& options, JobPlugin& job, zmq::socket_t& socket, int doorbell)
+      : options_(options), job_(job), socket_(socket), wakeup_(doorbell) {
+    info_.host = net::this_process_record().host;
+    info_.pid = static_cast<std::uint32_t>(::getpid());
+    info_.name = options.name.empty() ? info_.host + "-" + std::to_string(info_.pid) : options.name;
+    info_.workers = options.workers;
+  }
+  ~TaskManagerServer() { stop_workers(); }
+  // Before teardown: no Worker may still be inside execute_task.
+  void stop_workers() {
+    if (local_) local_->stop();
+  }
+  const std::string& name() const { return info_.name; }
+
+  // One pass: what arrived, the results ready, the heartbeat. Ok(true) when
+  // the Job Manager said BYE.
+  Result<bool> step(Clock::time_point now) {
+    std::vector<zmq::message_t> parts;
+    for (int i = 0; i < 256 && net::receive_message(socket_, parts); ++i) {
+      if (parts.size() < 2) continue;
+      const std::string routing(static_cast<const char*>(parts[0].data()), parts[0].size());
+      net::Envelope e;
+      net::NetError error;
+      if (Status s = net::decode_envelope(net::part_spans(parts, 1), e, error); !s.ok()) {
+        spdlog::warn("spits Task Manager '{}': refused a message: {}", info_.name, s.message());
+        continue;
+      }
+      auto bye = on_message(routing, e, now);
+      if (!bye.ok() || *bye) return bye;
+    }
+    send_results();
+    if (serving_ && live(now) && now >= next_beat_) {
+      net::send_envelope(socket_, EnvelopeKind::kHeartbeat, 0, {}, jm_);
+      next_beat_ = now + interval();
+    }
+    return false;
+  }
+
+  bool serving() const { return serving_; }
+  Clock::time_point heard() const { return heard_; }
+  std::chrono::milliseconds interval() const { return std::chrono::milliseconds(hello_.heartbeat_interval_ms); }
+  bool live(Clock::time_point now) const { return now - heard_ <= std::chrono::milliseconds(hello_.heartbeat_timeout_ms); }
+
+ private:
+  void refuse(const std::string& routing, const std::string& why) {
+    std::vector<std::byte> body;
+    net::encode(net::RefusedMessage{why}, body);
+    net::send_envelope(socket_, EnvelopeKind::kRefused, 0, body, routing);
+  }
+
+  Result<bool> on_message(const std::string& routing, const net::Envelope& e, Clock::time_point now) {
+    if (e.kind == EnvelopeKind::kHello) {
+      on_hello(routing, e.body, now);
+      return false;
+    }
+    if (!serving_ || routing != jm_) {
+      if (e.kind != EnvelopeKind::kHeartbeat && e.kind != EnvelopeKind::kBye) refuse(routing, "say HELLO first");
+      return false;
+    }
+    heard_ = now;
+    switch (e.kind) {
+      case EnvelopeKind::kRequest: {
+        tasks_.clear();
+        if (Status s = decode_tasks(e.body, tasks_); !s.ok()) {
+          spdlog::warn("spits Task Manager '{}': {}", info_.name, s.message());
+          return false;  // not acknowledged: the Job Manager declares the batch lost
+        }
+        local_->push(tasks_);
+        net::send_envelope(socket_, EnvelopeKind::kAck, e.request, {}, jm_);
+        return false;
+      }
+      case EnvelopeKind::kAck: unacked_.erase(e.request); return false;
+      case EnvelopeKind::kBye: return true;
+      default: return false;
+    }
+  }
+
+  void on_hello(const std::string& routing, std::span<const std::byte> body, Clock::time_point now) {
+    JobHello hello;
+    if (Status s = decode(body, hello); !s.ok()) {
+      spdlog::warn("spits Task Manager '{}': {}", info_.name, s.message());
+      refuse(routing, s.message());
+      return;
+    }
+    if (hello.job != job_.name()) {
+      refuse(routing, "this Task Manager runs job '" + job_.name() + "', not '" + hello.job + "'");
+      return;
+    }
+    const bool same = serving_ && hello.incarnation == hello_.incarnation;
+    if (serving_ && !same && live(now)) {
+      refuse(routing, "busy: serving another Job Manager, heard " +
+                          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now - heard_).count()) + " ms ago");
+      return;
+    }
+    if (set_up_ && hello.args != hello_.args) {
+      refuse(routing, "set up for the same job with other args; start a new Task Manager for this one");
+      return;
+    }
+    if (!set_up_) {
+      if (Status s = job_.setup(hello.args); !s.ok()) {
+        refuse(routing, "setup failed on Task Manager '" + info_.name + "': " + s.message());
+        return;
+      }
+      set_up_ = true;
+    }
+    if (!same) {
+      // A new Job Manager: what the old one pushed is its business no more.
+      if (local_) local_->stop();
+      unacked_.clear();
+      local_ = std::make_unique<LocalTaskManager>(info_.name, job_, options_.workers, options_.prefetch, options_.prefetch == 0, wakeup_);
+      spdlog::info("spits Task Manager '{}': serving job '{}' ({} Workers)", info_.name, hello.job, options_.workers);
+    } else {
+      spdlog::info("spits Task Manager '{}': the Job Manager is back; re-sending {} result batches", info_.name, unacked_.size());
+    }
+    hello_ = std::move(hello);
+    jm_ = routing;
+    serving_ = true;
+    heard_ = now;
+    next_beat_ = now + interval();
+    info_.capacity = capacity();
+    std::vector<std::byte> welcome;
+    encode(info_, welcome);
+    net::send_envelope(socket_, EnvelopeKind::kWelcome, 0, welcome, jm_);
+    for (const auto& [seq, batch] : unacked_) net::send_envelope(socket_, EnvelopeKind::kReply, seq, batch, jm_);
+  }
+
+  std::uint32_t capacity() const {
+    const std::size_t c = local_ ? local_->capacity() * kNetworkMargin : options_.workers;
+    return static_cast<std::uint32_t>(std::min<std::size_t>(c, kMaxBatch));
+  }
+
+  // Results go out as one batch per pass, and are kept until acknowledged;
+  // while the Job Manager is silent they only pile up here.
+  void send_results() {
+    if (!local_ || local_->pull(results_) == 0) return;
+    std::vector<std::byte> body;
+    encode_results(capacity(), results_, body);
+    results_.clear();
+    const std::uint64_t seq = next_seq_++;
+    auto& kept = unacked_[seq] = std::move(body);
+    if (live(Clock::now())) net::send_envelope(socket_, EnvelopeKind::kReply, seq, kept, jm_);
+  }
+
+  const TaskManagerProcessOptions& options_;
+  JobPlugin& job_;
+  zmq::socket_t& socket_;
+  EventfdWakeup wakeup_;
+  TaskManagerInfo info_;
+  JobHello hello_;
+  bool set_up_ = false, serving_ = false;
+  std::string jm_;  // the routing id of the Job Manager served
+  Clock::time_point heard_{}, next_beat_{};
+  std::unique_ptr<LocalTaskManager> local_;
+  std::vector<TaskMessage> tasks_;
+  std::vector<ResultMessage> results_;
+  std::map<std::uint64_t, std::vector<std::byte>> unacked_;  // result batches by sequence number
+  std::uint64_t next_seq_ = 1;
+
+ public:
+  // setup ran: teardown is due at the end.
+  bool set_up() const { return set_up_; }
+};
+
+}  // namespace
+
+Status run_task_manager(const TaskManagerProcessOptions& options) {
+  if (options.workers == 0) return Status::InvalidArgument("spits Task Manager: need at least one Worker");
+  if (options.announce_dir.empty()) return Status::InvalidArgument("spits Task Manager: give the announce list (--announce DIR)");
+  auto plugin = JobPlugin::load(options.plugin);
+  if (!plugin.ok()) return plugin.status();
+  JobPlugin& job = **plugin;
+
+  zmq::context_t context(1);
+  net::ZapAuthenticator zap(context);
+  std::string bound;
+  auto router = net::make_driver_router(context, options.listen, bound, options.security, zap);
+  if (!router.ok()) return router.status();
+  std::string public_key;
+  if (!options.security.key_file.empty()) {
+    auto keys = net::read_secret_key_file(options.security.key_file);
+    if (!keys.ok()) return keys.status();
+    public_key = keys->public_key;
+  }
+  const int doorbell = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (doorbell < 0) return Status::IOError("eventfd failed");
+  FdCloser closer{doorbell};
+
+  TaskManagerServer server(options, job, *router, doorbell);
+  REDFLOW_RETURN_IF_ERROR(announce(options.announce_dir, server.name(), bound, public_key));
+  struct Withdraw {
+    const std::string &dir, &name;
+    ~Withdraw() { withdraw(dir, name); }
+  } withdraw_at_end{options.announce_dir, server.name()};
+  spdlog::info("spits Task Manager '{}': listening on {}, announced in {}", server.name(), bound, options.announce_dir);
+  if (options.on_listening) options.on_listening(bound);
+
+  const auto start = Clock::now();
+  zmq::pollitem_t items[] = {{router->handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell, ZMQ_POLLIN, 0}};
+  Status end = Status::Ok();
+  for (;;) {
+    try {
+      zmq::poll(items, 2, server.serving() ? server.interval() : std::chrono::milliseconds(100));
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) return Status::IOError(std::string("poll failed: ") + e.what());
+    }
+    if (items[1].revents & ZMQ_POLLIN) {
+      std::uint64_t n;
+      [[maybe_unused]] const ssize_t got = ::read(doorbell, &n, sizeof n);
+    }
+    const auto now = Clock::now();
+    auto bye = server.step(now);
+    if (!bye.ok()) {
+      end = bye.status();
+      break;
+    }
+    if (*bye) break;
+    if (!server.serving() && now - start > std::chrono::duration<double>(options.wait_s)) {
+      end = Status::ResourceExhausted("spits Task Manager '" + server.name() + "': no Job Manager came within " +
+                                      std::to_string(static_cast<int>(options.wait_s)) + " s (--wait)");
+      break;
+    }
+    if (server.serving() && now - server.heard() > std::chrono::duration<double>(options.linger_s)) {
+      end = Status::IOError("spits Task Manager '" + server.name() + "': the Job Manager has been silent for more than " +
+                            std::to_string(static_cast<int>(options.linger_s)) + " s (--linger); its results kept here are dropped");
+      break;
+    }
+  }
+  const bool set_up = server.set_up();
+  server.stop_workers();
+  router->set(zmq::sockopt::linger, 200);
+  if (set_up) {
+    // completed=0 on a Task Manager: it frees the job's state; whether the
+    // job completed is the Job Manager's to say (its teardown checks outputs).
+    Status down = job.teardown(false);
+    if (end.ok()) end = down;
+  }
+  return end;
+}
+
+}  // namespace redflow::spits

@@ -1,0 +1,384 @@
+// SPITS over the network: real Task Manager processes (`redflow spits-worker`)
+// on loopback, found through an announce list, driven by a Job Manager in
+// this process (run_job with announce_dir) or in another (`redflow spits`).
+// Every task is committed exactly once with 1, 2 and 5 Task Managers, when
+// Task Managers are killed mid-job, when one joins mid-job (the commit rate
+// rises), when the Job Manager is killed and restarted from its log, when a
+// task crashes every Task Manager it reaches (poisoned, named), and when a
+// Task Manager in a network namespace is cut off and comes back (its
+// buffered results commit). Each is bounded in time (Deadline).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "net/keys.hpp"
+#include "net_workers.hpp"
+#include "netns.hpp"
+#include "redflow/spits.hpp"
+
+namespace redflow::spits {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using testing::WorkerProcesses;
+
+// Ends the test process (with a message) if a test runs past its limit: a
+// hang in the network code fails the suite instead of stalling CI.
+class Deadline {
+ public:
+  explicit Deadline(std::chrono::seconds limit)
+      : thread_([this, limit] {
+          std::unique_lock lock(m_);
+          if (!cv_.wait_for(lock, limit, [&] { return done_; })) {
+            std::fprintf(stderr, "spits_net_test: a test ran past its %lld s limit: aborting\n", static_cast<long long>(limit.count()));
+            std::abort();
+          }
+        }) {}
+  ~Deadline() {
+    {
+      std::lock_guard lock(m_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+class SpitsNet : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');
+    dir_ = fs::temp_directory_path() / ("redflow_spits_net_" + std::to_string(getpid()) + "_" + name);
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    out_ = (dir_ / "commits.txt").string();
+    announce_ = (dir_ / "tms").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Starts a Task Manager process with W Workers; returns its PID.
+  pid_t start_tm(const std::string& name, unsigned workers = 1, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"spits-worker", REDFLOW_SPITS_TEST_JOB, "--announce", announce_, "--name", name,
+                                     "-w", std::to_string(workers), "--linger", "20"};
+    if (std::find(extra.begin(), extra.end(), "--wait") == extra.end()) args.insert(args.end(), {"--wait", "60"});
+    args.insert(args.end(), extra.begin(), extra.end());
+    return procs_.spawn_cli(args);
+  }
+  // Waits until `n` Task Managers are in the announce list.
+  bool wait_announced(std::size_t n, std::chrono::seconds limit = 20s) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::size_t k = 0;
+      std::error_code ec;
+      for (fs::directory_iterator it(announce_, ec), end; !ec && it != end; it.increment(ec)) k += it->path().extension() == ".tm";
+      if (k >= n) return true;
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
+  std::map<std::string, int> commits() const {
+    std::map<std::string, int> m;
+    std::ifstream in(out_);
+    for (std::string line; std::getline(in, line);) ++m[line];
+    return m;
+  }
+  std::size_t commit_lines() const {
+    std::ifstream in(out_);
+    return static_cast<std::size_t>(std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
+  }
+  void expect_each_once(long tasks, long except = -1) const {
+    auto m = commits();
+    EXPECT_EQ(m.size(), static_cast<std::size_t>(tasks - (except >= 0 ? 1 : 0)));
+    for (long i = 0; i < tasks; ++i) EXPECT_EQ(m["0:" + std::to_string(i)], i == except ? 0 : 1) << "task 0:" << i;
+  }
+  Options remote_options() const {
+    Options o;
+    o.task_managers = 0;
+    o.announce_dir = announce_;
+    o.heartbeat_timeout_s = 1;
+    o.wait_s = 30;
+    return o;
+  }
+  Result<Report> run(std::vector<std::string> args, const Options& o) {
+    args.push_back("out=" + out_);
+    return run_job(REDFLOW_SPITS_TEST_JOB, args, o);
+  }
+
+  fs::path dir_;
+  std::string out_, announce_;
+  WorkerProcesses procs_;
+};
+
+class SpitsNetShapes : public SpitsNet, public ::testing::WithParamInterface<unsigned> {};
+
+TEST_P(SpitsNetShapes, EveryTaskCommittedExactlyOnceAndTheTaskManagersEnd) {
+  Deadline dog(90s);
+  const unsigned n = GetParam();
+  std::vector<pid_t> pids;
+  for (unsigned i = 0; i < n; ++i) pids.push_back(start_tm("tm" + std::to_string(i), 2));
+  ASSERT_TRUE(wait_announced(n));
+  auto report = run({"tasks=3000"}, remote_options());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  expect_each_once(3000);
+  EXPECT_EQ(report->committed, 3000u);
+  ASSERT_EQ(report->task_managers.size(), n);
+  std::uint64_t pushed = 0;
+  for (const auto& t : report->task_managers) {
+    EXPECT_FALSE(t.host.empty()) << t.name;
+    EXPECT_EQ(t.lost, 0u) << t.name;
+    pushed += t.pushed;
+  }
+  EXPECT_GE(pushed, 3000u);
+  for (pid_t p : pids) EXPECT_EQ(procs_.wait_exit(p, 10), 0) << "a Task Manager did not end with 0 after the Job Manager's BYE";
+  EXPECT_TRUE(fs::is_empty(announce_)) << "a Task Manager left its entry in the announce list";
+}
+
+INSTANTIATE_TEST_SUITE_P(TaskManagers, SpitsNetShapes, ::testing::Values(1u, 2u, 5u));
+
+TEST_F(SpitsNet, TheTraceShowsEveryTaskOnTheTaskManagerThatRanIt) {
+  Deadline dog(60s);
+  start_tm("t0", 1);
+  start_tm("t1", 1);
+  ASSERT_TRUE(wait_announced(2));
+  Options o = remote_options();
+  o.trace = true;
+  auto report = run({"tasks=200", "work_us=500"}, o);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  std::map<std::uint64_t, int> committed;
+  for (const auto& t : report->trace) {
+    EXPECT_LE(t.start_s, t.end_s);
+    ASSERT_LT(t.task_manager, report->task_managers.size());
+    if (t.outcome == TracedTask::Outcome::kCommitted) ++committed[t.id];
+  }
+  EXPECT_EQ(committed.size(), 200u);
+  for (auto& [id, n] : committed) EXPECT_EQ(n, 1) << "task " << id << " traced as committed " << n << " times";
+  const auto doc = nlohmann::json::parse(chrome_trace_json(*report));
+  std::set<std::string> processes;
+  std::size_t slices = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") processes.insert(e["args"]["name"].get<std::string>());
+    slices += e["ph"] == "X";
+  }
+  EXPECT_EQ(slices, report->trace.size());
+  EXPECT_EQ(processes.size(), 2u);
+  for (const auto& p : processes) EXPECT_EQ(p.rfind("Task Manager t", 0), 0u) << p;
+}
+
+TEST_F(SpitsNet, KillNineOfTaskManagersMidJobLosesNothingAndCommitsNothingTwice) {
+  Deadline dog(180s);
+  for (unsigned seed = 1; seed <= 3; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    fs::remove(out_);
+    std::mt19937 rng(seed);
+    std::vector<pid_t> pids;
+    for (unsigned i = 0; i < 3; ++i) pids.push_back(start_tm("s" + std::to_string(seed) + "tm" + std::to_string(i)));
+    ASSERT_TRUE(wait_announced(3));
+    std::atomic<bool> done{false};
+    const pid_t victim = pids[rng() % 3];
+    const auto delay = std::chrono::milliseconds(100 + rng() % 500);
+    std::thread killer([&] {
+      const auto at = std::chrono::steady_clock::now() + delay;
+      while (!done && std::chrono::steady_clock::now() < at) std::this_thread::sleep_for(5ms);
+      procs_.kill9(victim);
+    });
+    auto report = run({"tasks=300", "work_us=5000"}, remote_options());
+    done = true;
+    killer.join();
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    expect_each_once(300);
+    EXPECT_TRUE(report->poisoned.empty());
+    for (pid_t p : pids) {
+      if (p != victim) {
+        EXPECT_EQ(procs_.wait_exit(p, 10), 0);
+      }
+    }
+    procs_.wait_exit(victim, 5);
+    fs::remove_all(announce_);
+  }
+}
+
+TEST_F(SpitsNet, ATaskManagerJoiningMidJobRaisesTheCommitRate) {
+  Deadline dog(90s);
+  start_tm("first", 1);
+  ASSERT_TRUE(wait_announced(1));
+  // Commit times, to compare the rate before and after the join.
+  std::mutex m;
+  std::vector<std::pair<std::chrono::steady_clock::time_point, std::uint64_t>> samples;
+  Options o = remote_options();
+  o.on_commits = [&](std::uint64_t n) {
+    std::lock_guard lock(m);
+    samples.emplace_back(std::chrono::steady_clock::now(), n);
+  };
+  std::chrono::steady_clock::time_point joined;
+  std::thread joiner([&] {
+    std::this_thread::sleep_for(1500ms);
+    joined = std::chrono::steady_clock::now();
+    start_tm("second", 1);
+    start_tm("third", 1);
+  });
+  auto report = run({"tasks=500", "work_us=10000"}, o);
+  joiner.join();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  expect_each_once(500);
+  ASSERT_EQ(report->task_managers.size(), 3u) << "the Task Managers that joined were not used";
+  for (const auto& t : report->task_managers) EXPECT_GT(t.committed, 0u) << t.name;
+  // The rate over the second before the join, and over a second starting
+  // half a second after it (time to be found and welcomed).
+  auto count_at = [&](std::chrono::steady_clock::time_point t) {
+    std::uint64_t n = 0;
+    for (auto& [when, c] : samples)
+      if (when <= t) n = c;
+    return n;
+  };
+  const double before = static_cast<double>(count_at(joined) - count_at(joined - 1s));
+  const double after = static_cast<double>(count_at(joined + 1500ms) - count_at(joined + 500ms));
+  EXPECT_GT(before, 0);
+  EXPECT_GT(after, 1.5 * before) << "commits/s before the join " << before << ", after " << after;
+}
+
+TEST_F(SpitsNet, AJobManagerKilledAndRestartedWithItsLogCommitsEachTaskOnce) {
+  Deadline dog(120s);
+  std::vector<pid_t> tms = {start_tm("a", 1), start_tm("b", 1)};
+  ASSERT_TRUE(wait_announced(2));
+  const std::string log = (dir_ / "jm.log").string();
+  auto start_jm = [&] {
+    return procs_.spawn_cli({"spits", REDFLOW_SPITS_TEST_JOB, "tasks=400", "work_us=5000", "out=" + out_, "--announce", announce_, "--log", log,
+                             "--heartbeat-timeout", "1", "--wait", "30"});
+  };
+  const pid_t first = start_jm();
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (commit_lines() < 100 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  ASSERT_GE(commit_lines(), 100u);
+  procs_.kill9(first);
+  procs_.wait_exit(first, 5);
+  const std::size_t before = commit_lines();
+  ASSERT_LT(before, 400u) << "the first Job Manager finished before it was killed";
+  const pid_t second = start_jm();
+  EXPECT_EQ(procs_.wait_exit(second, 60), 0) << "the restarted Job Manager did not finish the job";
+  expect_each_once(400);
+  for (pid_t p : tms) EXPECT_EQ(procs_.wait_exit(p, 10), 0);
+}
+
+TEST_F(SpitsNet, ATaskThatCrashesEveryTaskManagerItReachesIsPoisonedAndNamed) {
+  Deadline dog(120s);
+  for (unsigned i = 0; i < 4; ++i) start_tm("c" + std::to_string(i), 1);
+  ASSERT_TRUE(wait_announced(4));
+  auto report = run({"tasks=60", "work_us=20000", "crash=7"}, remote_options());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_EQ(report->poisoned.size(), 1u);
+  EXPECT_EQ(report->poisoned[0].id, 7u);
+  EXPECT_NE(report->poisoned[0].last_error.find("lost"), std::string::npos) << report->poisoned[0].last_error;
+  expect_each_once(60, 7);
+  unsigned lost = 0;
+  for (const auto& t : report->task_managers) lost += t.lost > 0;
+  EXPECT_EQ(lost, 3u) << "three strikes: three Task Managers died on it";
+}
+
+TEST_F(SpitsNet, NoTaskManagerIsANamedErrorAfterTheWait) {
+  Deadline dog(30s);
+  Options o = remote_options();
+  o.wait_s = 0.5;
+  auto report = run({"tasks=10"}, o);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.status().message().find("no Task Manager has been live"), std::string::npos) << report.status().message();
+  EXPECT_NE(report.status().message().find(announce_), std::string::npos) << report.status().message();
+}
+
+TEST_F(SpitsNet, TheSameCommandTwiceWithAnAddressFileMakesAJobManagerAndATaskManager) {
+  Deadline dog(60s);
+  const std::string address = (dir_ / "job.addr").string();
+  auto start = [&] {
+    return procs_.spawn_cli({"spits", REDFLOW_SPITS_TEST_JOB, "tasks=300", "work_us=2000", "out=" + out_, "--address-file", address, "-w", "1",
+                             "--wait", "20"});
+  };
+  const pid_t first = start();
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!fs::exists(address) && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  const pid_t second = start();
+  EXPECT_EQ(procs_.wait_exit(first, 40), 0);
+  EXPECT_EQ(procs_.wait_exit(second, 10), 0);
+  expect_each_once(300);
+  EXPECT_FALSE(fs::exists(address)) << "the Job Manager left its address file behind";
+}
+
+TEST_F(SpitsNet, AJobManagerWhoseKeyIsNotAuthorizedIsNeverWelcomed) {
+  Deadline dog(60s);
+  auto jm = net::generate_key_pair(), other = net::generate_key_pair(), tm = net::generate_key_pair();
+  ASSERT_TRUE(jm.ok() && other.ok() && tm.ok());
+  const std::string jm_prefix = (dir_ / "jm").string(), other_prefix = (dir_ / "other").string(), tm_prefix = (dir_ / "tm").string();
+  ASSERT_TRUE(net::write_key_pair(jm_prefix, *jm, true).ok());
+  ASSERT_TRUE(net::write_key_pair(other_prefix, *other, true).ok());
+  ASSERT_TRUE(net::write_key_pair(tm_prefix, *tm, true).ok());
+  const pid_t tm_pid = start_tm("keyed", 1, {"--key", tm_prefix + ".key", "--authorized-keys", other_prefix + ".pub", "--wait", "8"});
+  ASSERT_TRUE(wait_announced(1));
+  Options o = remote_options();
+  o.key_file = jm_prefix + ".key";
+  o.wait_s = 2;
+  auto report = run({"tasks=10"}, o);
+  ASSERT_FALSE(report.ok()) << "a Task Manager served a Job Manager whose key it does not authorize";
+  EXPECT_NE(report.status().message().find("no Task Manager has been live"), std::string::npos) << report.status().message();
+  EXPECT_EQ(commit_lines(), 0u);
+  EXPECT_EQ(procs_.wait_exit(tm_pid, 20), 1) << "the Task Manager did not give up after its --wait";
+}
+
+TEST_F(SpitsNet, ATaskManagerCutOffInANamespaceComesBackAndItsBufferedResultsCommit) {
+  if (auto reason = testing::NetNamespace::skip_reason()) GTEST_SKIP() << *reason;
+  Deadline dog(120s);
+  testing::NetNamespace ns;
+  ASSERT_TRUE(ns.ok()) << ns.error();
+  // Off loopback, keys are required: the Task Manager authorizes the Job Manager's key.
+  auto jm = net::generate_key_pair(), tm = net::generate_key_pair();
+  ASSERT_TRUE(jm.ok() && tm.ok());
+  const std::string jm_prefix = (dir_ / "jm").string(), tm_prefix = (dir_ / "tm").string();
+  ASSERT_TRUE(net::write_key_pair(jm_prefix, *jm, true).ok());
+  ASSERT_TRUE(net::write_key_pair(tm_prefix, *tm, true).ok());
+  start_tm("near", 1);
+  ns.spawn({REDFLOW_CLI, "spits-worker", REDFLOW_SPITS_TEST_JOB, "--announce", announce_, "--name", "far", "-w", "1", "--listen",
+            "tcp://" + ns.ns_address() + ":*", "--key", tm_prefix + ".key", "--authorized-keys", jm_prefix + ".pub", "--linger", "30"},
+           (dir_ / "far.log").string());
+  ASSERT_TRUE(wait_announced(2));
+  Options o = remote_options();
+  o.key_file = jm_prefix + ".key";
+  std::thread cutter([&] {
+    std::this_thread::sleep_for(700ms);
+    ns.set_link_up(false);
+    std::this_thread::sleep_for(3000ms);
+    ns.set_link_up(true);
+  });
+  auto report = run({"tasks=700", "work_us=10000"}, o);
+  cutter.join();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  expect_each_once(700);
+  const TaskManagerCounts* far = nullptr;
+  for (const auto& t : report->task_managers)
+    if (t.name == "far") far = &t;
+  ASSERT_NE(far, nullptr) << "the Task Manager in the namespace never joined";
+  EXPECT_GE(far->lost, 1u) << "the cut was not noticed";
+  EXPECT_GT(far->late, 0u) << "what it computed while cut off never came back";
+  EXPECT_GT(far->committed, 0u);
+  EXPECT_EQ(report->task_managers.size(), 2u) << "the plain Task Manager on loopback was not used beside the keyed one";
+}
+
+}  // namespace
+}  // namespace redflow::spits
