@@ -50,8 +50,9 @@ trivial)
   nb=${SPITS_BASELINE_TASKS:-20000}
   wq=$("$here/spits_baselines/workqueue_trivial.sh" "$nb" | sed -n 's/.*tasks_per_s=\([0-9.]*\).*/\1/p' || true)
   dk=$(/usr/bin/python3 "$here/spits_baselines/dask_trivial.py" "$nb" 2>/dev/null | sed -n 's/.*tasks_per_s=\([0-9.]*\).*/\1/p' || true)
-  [ -n "$wq" ] && printf 'CCTools Work Queue, 2 workers, %s tasks: %.0f tasks/s; redflow / Work Queue = %.0fx\n' "$nb" "$wq" "$(echo "$ours / $wq" | bc -l)"
-  [ -n "$dk" ] && printf 'Dask distributed, 2 worker processes, %s tasks: %.0f tasks/s; redflow / Dask = %.0fx\n' "$nb" "$dk" "$(echo "$ours / $dk" | bc -l)"
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN { print a / b }'; }
+  [ -n "$wq" ] && printf 'CCTools Work Queue, 2 workers, %s tasks: %.0f tasks/s; redflow / Work Queue = %.0fx\n' "$nb" "$wq" "$(ratio "$ours" "$wq")"
+  [ -n "$dk" ] && printf 'Dask distributed, 2 worker processes, %s tasks: %.0f tasks/s; redflow / Dask = %.0fx\n' "$nb" "$dk" "$(ratio "$ours" "$dk")"
   ;;
 fig1)
   # Tasks sleep T = 50 ms: one Worker commits 20 tasks/s.
@@ -100,15 +101,18 @@ fig2)
     wait "$p" || true
     jq .seconds "$work/f.json"
   }
-  big=1048576
-  bw=$(echo "$n * $big / $(run $big 0)" | bc -l)
-  printf 'link: tbf %s; measured BW (N=%d tasks of 1 MiB, T=0): %.2f MB/s\n' "$rate" "$n" "$(echo "$bw / 1000000" | bc -l)"
-  printf 'knee S* = T*BW/W = %.0f bytes (T = %d us, W = %d)\n' "$(echo "$t_us / 1000000 * $bw / $w" | bc -l)" "$t_us" "$w"
+  big=1048576 nbig=40
+  saved_n=$n; n=$nbig
+  secs=$(run $big 0 | tail -n 1)
+  n=$saved_n
+  bw=$(awk -v n="$nbig" -v s="$big" -v t="$secs" 'BEGIN { print n * s / t }')
+  printf 'link: tbf %s; measured BW (%d tasks of 1 MiB, T=0, %.2f s): %.2f MB/s\n' "$rate" "$nbig" "$secs" "$(awk -v b="$bw" 'BEGIN { print b / 1e6 }')"
+  printf 'knee S* = T*BW/W = %.0f bytes (T = %d us, W = %d, N = %d)\n' "$(awk -v t="$t_us" -v b="$bw" -v w="$w" 'BEGIN { print t / 1e6 * b / w }')" "$t_us" "$w" "$n"
   printf 'S bytes | model s = max(N*T/W, N*S/BW) | measured s | measured / model\n'
-  for s in 1024 4096 16384 65536 262144; do
-    m=$(echo "a = $n * $t_us / 1000000 / $w; b = $n * $s / $bw; if (a > b) a else b" | bc -l)
-    got=$(run "$s" "$t_us")
-    printf '%d | %.3f | %.3f | %.2f\n' "$s" "$m" "$got" "$(echo "$got / $m" | bc -l)"
+  for s in 1024 4096 8192 16384 32768 65536 262144; do
+    m=$(awk -v n="$n" -v t="$t_us" -v w="$w" -v s="$s" -v bw="$bw" 'BEGIN { a = n * t / 1e6 / w; b = n * s / bw; print (a > b) ? a : b }')
+    got=$(run "$s" "$t_us" | tail -n 1)
+    printf '%d | %.3f | %.3f | %.2f\n' "$s" "$m" "$got" "$(awk -v g="$got" -v m="$m" 'BEGIN { print g / m }')"
   done
   ;;
 *) echo "usage: bench/spits_net.sh trivial|fig1|fig2 [BUILD_DIR]" >&2; exit 2 ;;

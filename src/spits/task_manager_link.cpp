@@ -23,13 +23,14 @@ namespace {
 constexpr auto kScanEvery = std::chrono::milliseconds(250);
 // How often a Task Manager not (or no longer) welcomed is asked again.
 constexpr auto kHelloEvery = std::chrono::milliseconds(1000);
+constexpr std::size_t kBatchBytes = std::size_t{4} << 20;
 }  // namespace
 
 struct TaskManagerLink::Connection {
   std::shared_ptr<Peer> peer;
   zmq::socket_t socket;
   Clock::time_point heard{}, last_hello{}, next_beat{};
-  std::map<std::uint64_t, Clock::time_point> unacked;  // task batches sent, by sequence number
+  std::set<std::uint64_t> unacked;  // task batches sent and not yet acknowledged, by sequence number
   std::uint64_t next_seq = 1;
   std::string last_refusal;
 };
@@ -200,6 +201,17 @@ void TaskManagerLink::on_envelope(Connection& c, std::span<const std::span<const
       break;
     }
     case EnvelopeKind::kAck: c.unacked.erase(e.request); return;
+    case EnvelopeKind::kHeartbeat: {
+      // It echoes the request id of our last heartbeat it heard, i.e. the
+      // last task batch we had sent before that heartbeat. Both directions
+      // are in order, so that batch's ACK would have come before this: a
+      // batch up to there still unacknowledged never reached it (a dropped
+      // connection). No timeout: a large batch on a slow link is not lost.
+      std::lock_guard lock(mutex_);
+      if (p.live && !c.unacked.empty() && *c.unacked.begin() <= e.request)
+        declare_lost(c, "never received task batch " + std::to_string(*c.unacked.begin()) + " (its connection dropped)");
+      return;
+    }
     case EnvelopeKind::kBye: {
       std::lock_guard lock(mutex_);
       if (p.live) declare_lost(c, "it left (BYE)");
@@ -242,15 +254,23 @@ void TaskManagerLink::flush_outboxes() {
       if (!c.peer->live || c.peer->outbox.empty()) continue;
       batch.swap(c.peer->outbox);
     }
-    body.clear();
-    encode_tasks(batch, body);
-    batch.clear();
-    const std::uint64_t seq = c.next_seq++;
-    c.unacked[seq] = Clock::now();
-    if (!send(c, EnvelopeKind::kRequest, seq, body)) {
-      std::lock_guard lock(mutex_);
-      if (c.peer->live) declare_lost(c, "its connection dropped");
+    // Messages of at most kBatchBytes, so a Task Manager starts on the first
+    // tasks while the rest are still on a slow link.
+    for (std::size_t from = 0; from < batch.size();) {
+      std::size_t to = from, bytes = 0;
+      while (to < batch.size() && (to == from || bytes + batch[to].bytes.size() <= kBatchBytes)) bytes += batch[to++].bytes.size();
+      body.clear();
+      encode_tasks(std::span(batch).subspan(from, to - from), body);
+      from = to;
+      const std::uint64_t seq = c.next_seq++;
+      c.unacked.insert(seq);
+      if (!send(c, EnvelopeKind::kRequest, seq, body)) {
+        std::lock_guard lock(mutex_);
+        if (c.peer->live) declare_lost(c, "its connection dropped");
+        break;
+      }
     }
+    batch.clear();
   }
 }
 
@@ -267,13 +287,10 @@ void TaskManagerLink::tick(Clock::time_point now) {
         declare_lost(c, "was silent for more than " + std::to_string(timeout.count()) + " ms");
         continue;
       }
-      if (live && !c.unacked.empty() && now - c.unacked.begin()->second > timeout) {
-        declare_lost(c, "left a task batch unacknowledged for more than " + std::to_string(timeout.count()) + " ms");
-        continue;
-      }
     }
     if (live && now >= c.next_beat) {
-      send(c, EnvelopeKind::kHeartbeat, 0, {});
+      // Its request id: the last task batch sent before it (see kHeartbeat in on_envelope).
+      send(c, EnvelopeKind::kHeartbeat, c.next_seq - 1, {});
       c.next_beat = now + interval_;
     } else if (!live && now - c.last_hello >= kHelloEvery) {
       say_hello(c);

@@ -7,7 +7,7 @@
 // The Job Manager's thread sees each welcomed Task Manager as a TaskManager
 // (RemoteTaskManager) whose room, push and pull touch only shared state
 // under the link's lock. A Task Manager silent past the heartbeat timeout,
-// or that leaves a task batch unacknowledged that long, is lost: the tasks it
+// or whose heartbeat shows that a task batch never reached it, is lost: the tasks it
 // held come back from pull() as kLost (the oldest, one per Worker: what it
 // was running) or kReturned (queued behind them), and the link keeps saying
 // HELLO, so one that comes back after a partition is taken again and

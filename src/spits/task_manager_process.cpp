@@ -84,8 +84,14 @@ class TaskManagerServer {
       if (!bye.ok() || *bye) return bye;
     }
     send_results();
-    if (serving_ && live(now) && now >= next_beat_) {
-      net::send_envelope(socket_, EnvelopeKind::kHeartbeat, 0, {}, jm_);
+    // Heartbeats go out even while the Job Manager seems silent: on a slow
+    // link its own heartbeats may only be queued behind a large task batch,
+    // and it judges this side by what arrives from here. Each carries the
+    // request id of the last heartbeat heard from it, which names the last
+    // task batch it had sent before that one: the Job Manager knows from it,
+    // without a timeout, that a batch this side never acknowledged was lost.
+    if (serving_ && now >= next_beat_) {
+      net::send_envelope(socket_, EnvelopeKind::kHeartbeat, echo_, {}, jm_);
       next_beat_ = now + interval();
     }
     return false;
@@ -125,6 +131,7 @@ class TaskManagerServer {
         return false;
       }
       case EnvelopeKind::kAck: unacked_.erase(e.request); return false;
+      case EnvelopeKind::kHeartbeat: echo_ = e.request; return false;
       case EnvelopeKind::kBye: return true;
       default: return false;
     }
@@ -169,6 +176,7 @@ class TaskManagerServer {
     }
     hello_ = std::move(hello);
     jm_ = routing;
+    echo_ = 0;
     serving_ = true;
     heard_ = now;
     next_beat_ = now + interval();
@@ -193,7 +201,9 @@ class TaskManagerServer {
     results_.clear();
     const std::uint64_t seq = next_seq_++;
     auto& kept = unacked_[seq] = std::move(body);
-    if (live(Clock::now())) net::send_envelope(socket_, EnvelopeKind::kReply, seq, kept, jm_);
+    // Sent even when the Job Manager seems silent (see step()); if it is
+    // really gone, the batch is re-sent when it (or its successor) says HELLO.
+    net::send_envelope(socket_, EnvelopeKind::kReply, seq, kept, jm_);
   }
 
   const TaskManagerProcessOptions& options_;
@@ -210,6 +220,7 @@ class TaskManagerServer {
   std::vector<ResultMessage> results_;
   std::map<std::uint64_t, std::vector<std::byte>> unacked_;  // result batches by sequence number
   std::uint64_t next_seq_ = 1;
+  std::uint64_t echo_ = 0;  // the request id of the Job Manager's last heartbeat
 
  public:
   // setup ran: teardown is due at the end.
