@@ -218,6 +218,29 @@ TEST_F(SpitsNet, KillNineOfTaskManagersMidJobLosesNothingAndCommitsNothingTwice)
   }
 }
 
+TEST_F(SpitsNet, ATaskManagerThatLeavesOnSigtermHandsBackItsTasksWithoutStrikes) {
+  Deadline dog(60s);
+  const pid_t leaver = start_tm("leaver", 2);
+  start_tm("stayer", 1);
+  ASSERT_TRUE(wait_announced(2));
+  std::thread signaller([&] {
+    std::this_thread::sleep_for(400ms);
+    ::kill(leaver, SIGTERM);
+  });
+  auto report = run({"tasks=300", "work_us=5000"}, remote_options());
+  signaller.join();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  expect_each_once(300);
+  EXPECT_EQ(report->strikes, 0u) << "tasks handed back by a Task Manager that left were counted as failures";
+  EXPECT_EQ(procs_.wait_exit(leaver, 10), 0) << "a Task Manager leaving on SIGTERM did not exit 0";
+  for (const auto& t : report->task_managers) {
+    if (t.name == "leaver") {
+      EXPECT_EQ(t.lost, 1u);
+      EXPECT_GT(t.committed, 0u);
+    }
+  }
+}
+
 TEST_F(SpitsNet, ATaskManagerJoiningMidJobRaisesTheCommitRate) {
   Deadline dog(90s);
   start_tm("first", 1);

@@ -214,7 +214,9 @@ void TaskManagerLink::on_envelope(Connection& c, std::span<const std::span<const
     }
     case EnvelopeKind::kBye: {
       std::lock_guard lock(mutex_);
-      if (p.live) declare_lost(c, "it left (BYE)");
+      // A Task Manager that leaves says so after its last results: what it
+      // still held was never run there, so it goes back without strikes.
+      if (p.live) declare_lost(c, "left (BYE)", false);
       p.gone = true;
       break;
     }
@@ -223,11 +225,11 @@ void TaskManagerLink::on_envelope(Connection& c, std::span<const std::span<const
   wakeup_.notify();
 }
 
-void TaskManagerLink::declare_lost(Connection& c, const std::string& why) {
+void TaskManagerLink::declare_lost(Connection& c, const std::string& why, bool strikes) {
   Peer& p = *c.peer;
   p.live = false;
   ++p.losses;
-  std::size_t running = p.info.workers;
+  std::size_t running = strikes ? p.info.workers : 0;
   for (const auto& [order, id] : p.held_by_order) {
     ResultMessage& r = p.inbox.emplace_back();
     r.id = id;

@@ -79,7 +79,9 @@ class TaskManagerLink {
   void on_envelope(Connection& c, std::span<const std::span<const std::byte>> parts);
   void tick(std::chrono::steady_clock::time_point now);
   void flush_outboxes();
-  void declare_lost(Connection& c, const std::string& why);  // under mutex_
+  // Under mutex_. With `strikes`, the oldest held tasks (one per Worker: what
+  // it was running) are kLost, a strike each; the rest come back kReturned.
+  void declare_lost(Connection& c, const std::string& why, bool strikes = true);
   void say_hello(Connection& c);
   bool send(Connection& c, net::EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body);
   void ring();

@@ -3,8 +3,11 @@
 // LocalTaskManager that rings an eventfd when results are ready.
 #include "spits/task_manager_process.hpp"
 
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <spdlog/spdlog.h>
 
@@ -27,6 +30,11 @@ namespace redflow::spits {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// SIGTERM or SIGINT: leave the job cleanly (finish what runs, send the
+// results and BYE) instead of dying with tasks the Job Manager must strike.
+volatile std::sig_atomic_t leave_requested = 0;
+void request_leave(int) { leave_requested = 1; }
 using net::EnvelopeKind;
 
 // The Workers ring this when results are ready.
@@ -61,6 +69,13 @@ class TaskManagerServer {
     info_.workers = options.workers;
   }
   ~TaskManagerServer() { stop_workers(); }
+  // Leaving: the Workers finish the tasks they started, their results go out,
+  // then BYE. What was only queued here the Job Manager re-queues.
+  void leave() {
+    stop_workers();
+    send_results();
+    if (serving_) net::send_envelope(socket_, EnvelopeKind::kBye, 0, {}, jm_);
+  }
   // Before teardown: no Worker may still be inside execute_task.
   void stop_workers() {
     if (local_) local_->stop();
@@ -260,6 +275,20 @@ Status run_task_manager(const TaskManagerProcessOptions& options) {
   spdlog::info("spits Task Manager '{}': listening on {}, announced in {}", server.name(), bound, options.announce_dir);
   if (options.on_listening) options.on_listening(bound);
 
+  leave_requested = 0;
+  struct sigaction leave_action {}, old_term {}, old_int {};
+  leave_action.sa_handler = request_leave;
+  sigemptyset(&leave_action.sa_mask);
+  ::sigaction(SIGTERM, &leave_action, &old_term);
+  ::sigaction(SIGINT, &leave_action, &old_int);
+  struct RestoreSignals {
+    struct sigaction term, intr;
+    ~RestoreSignals() {
+      ::sigaction(SIGTERM, &term, nullptr);
+      ::sigaction(SIGINT, &intr, nullptr);
+    }
+  } restore{old_term, old_int};
+
   const auto start = Clock::now();
   zmq::pollitem_t items[] = {{router->handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell, ZMQ_POLLIN, 0}};
   Status end = Status::Ok();
@@ -280,6 +309,11 @@ Status run_task_manager(const TaskManagerProcessOptions& options) {
       break;
     }
     if (*bye) break;
+    if (leave_requested) {
+      spdlog::info("spits Task Manager '{}': leaving (signal): finishing the running tasks, then BYE", server.name());
+      server.leave();
+      break;
+    }
     if (!server.serving() && now - start > std::chrono::duration<double>(options.wait_s)) {
       end = Status::ResourceExhausted("spits Task Manager '" + server.name() + "': no Job Manager came within " +
                                       std::to_string(static_cast<int>(options.wait_s)) + " s (--wait)");
