@@ -138,7 +138,9 @@ TEST_P(SpitsNetShapes, EveryTaskCommittedExactlyOnceAndTheTaskManagersEnd) {
   std::vector<pid_t> pids;
   for (unsigned i = 0; i < n; ++i) pids.push_back(start_tm("tm" + std::to_string(i), 2));
   ASSERT_TRUE(wait_announced(n));
-  auto report = run({"tasks=3000"}, remote_options());
+  // Tasks of 1 ms, so the job outlasts the Task Managers' welcome (trivial
+  // tasks could all be done by the first ones welcomed).
+  auto report = run({"tasks=3000", "work_us=1000"}, remote_options());
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   expect_each_once(3000);
   EXPECT_EQ(report->committed, 3000u);
@@ -147,6 +149,7 @@ TEST_P(SpitsNetShapes, EveryTaskCommittedExactlyOnceAndTheTaskManagersEnd) {
   for (const auto& t : report->task_managers) {
     EXPECT_FALSE(t.host.empty()) << t.name;
     EXPECT_EQ(t.lost, 0u) << t.name;
+    EXPECT_GT(t.committed, 0u) << t.name;
     pushed += t.pushed;
   }
   EXPECT_GE(pushed, 3000u);
@@ -202,12 +205,18 @@ TEST_F(SpitsNet, KillNineOfTaskManagersMidJobLosesNothingAndCommitsNothingTwice)
       while (!done && std::chrono::steady_clock::now() < at) std::this_thread::sleep_for(5ms);
       procs_.kill9(victim);
     });
-    auto report = run({"tasks=300", "work_us=5000"}, remote_options());
+    // About 1 s of work on 3 Task Managers: the kill (0.1-0.6 s in) lands mid-job.
+    auto report = run({"tasks=600", "work_us=5000"}, remote_options());
     done = true;
     killer.join();
     ASSERT_TRUE(report.ok()) << report.status().ToString();
-    expect_each_once(300);
+    expect_each_once(600);
     EXPECT_TRUE(report->poisoned.empty());
+    std::uint64_t lost = 0;
+    for (const auto& t : report->task_managers) lost += t.lost;
+    // The killed one may not be declared lost at all: when the others finish
+    // first, the queue's wrap re-runs its tasks before its silence counts.
+    EXPECT_LE(lost, 1u) << "a Task Manager that was not killed was declared lost";
     for (pid_t p : pids) {
       if (p != victim) {
         EXPECT_EQ(procs_.wait_exit(p, 10), 0);

@@ -29,7 +29,12 @@ SubmittedQueue::Task* SubmittedQueue::next_resubmission(std::uint32_t tm) {
     if (cursor_ == tasks_.end()) cursor_ = tasks_.begin();
     Task* t = &*cursor_;
     ++cursor_;
-    if (!t->held_by(tm)) return t;
+    // At most kMaxCopies copies at once (the original and one speculative
+    // copy, as MapReduce's backup tasks), and a task with strikes is a
+    // suspect: one copy at a time. So a task that crashes whatever runs it
+    // takes down one Task Manager per strike (two before its first loss is
+    // noticed), not every Task Manager the wrap reaches at once.
+    if (!t->held_by(tm) && t->holders.size() < (t->strikes == 0 ? kMaxCopies : 1)) return t;
   }
   return nullptr;
 }

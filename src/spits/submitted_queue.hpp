@@ -32,7 +32,9 @@ class SubmittedQueue {
 
   Task& add(std::uint64_t id, std::string bytes, std::uint64_t hash);
   // The next task as the queue wraps around that Task Manager `tm` does not
-  // hold; nullptr when there is none (one lap at most).
+  // hold and that runs in fewer than kMaxCopies places (a task with strikes:
+  // in none); nullptr when there is none (one lap at most).
+  static constexpr std::size_t kMaxCopies = 2;
   Task* next_resubmission(std::uint32_t tm);
   Task* find(std::uint64_t id);
   void remove(std::uint64_t id);
