@@ -111,6 +111,8 @@ Command add_table1_command(CLI::App& app);
 Command add_rem_command(CLI::App& app);
 Command add_spits_command(CLI::App& app);
 Command add_spits_worker_command(CLI::App& app);
+Command add_stream_command(CLI::App& app);
+Command add_place_command(CLI::App& app);
 Command add_difftest_command(CLI::App& app);
 Command add_keygen_command(CLI::App& app);
 Command add_launch_probe_command(CLI::App& app);

@@ -19,6 +19,7 @@
 #include <span>
 #include <string_view>
 
+#include "graph/cgraph_read.hpp"
 #include "graph/dot_attributes.hpp"
 #include "graph/dot_input.hpp"
 #include "redflow/graph.hpp"
@@ -414,14 +415,30 @@ Status DotReader::check_ports() {
 // Parses `text` with cgraph under the lock.
 Result<Graph> parse_dot(const std::string& text, const std::string& input_name, const std::string& base_dir,
                         const std::string& where) {
+  Result<Graph> out = Status::Internal("DOT not read");
+  Status parsed = with_cgraph(text, input_name, [&](Agraph_t* g) {
+    out = DotReader(g, base_dir, where).read();
+    return Status::Ok();
+  });
+  if (!parsed.ok()) return parsed;
+  return out;
+}
+
+}  // namespace
+
+Status with_cgraph(const std::string& text, const std::string& input_name, const std::function<Status(Agraph_t*)>& read) {
   REDFLOW_RETURN_IF_ERROR(dot::check_dot_input(text, input_name));
   const std::string prepared = dot::quote_exponent_numbers(text);
   CgraphSession session(input_name);
   AgraphPtr g(agmemread(prepared.c_str()));
   if (!g || session.had_error())
     return Status::InvalidGraph(fmt::format("cannot parse DOT: {}{}", session.messages(), dot_syntax_hint(session.messages())));
-  return DotReader(g.get(), base_dir, where).read();
+  return read(g.get());
 }
+
+std::string cgraph_attr(void* obj, const char* name) { return attr(obj, name); }
+
+namespace {
 
 Status errno_error(const std::string& what, const std::string& path) {
   return Status::IOError(fmt::format("{} '{}': {}", what, path, std::strerror(errno)));

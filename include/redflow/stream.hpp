@@ -1,0 +1,180 @@
+// Stream programs the SCORE way (docs/streams.md): operators with state,
+// connected by FIFO streams of fixed-size tokens, running forever or until
+// end of stream. A Kahn process network: streams are unbounded, writes never
+// block, and an operator fires only when its firing rule holds (by default:
+// a token waits on every input), which is how a blocking read is expressed
+// without tying a thread to each operator. Cycles are allowed.
+//
+//   redflow::stream::OperatorRegistry reg = redflow::stream::OperatorRegistry::with_builtins();
+//   auto program = redflow::stream::Program::from_dot_file("pipeline.dot", reg);   // or Program p; p.add(...); p.connect(...)
+//   auto result = redflow::stream::run(*program, {.mode = redflow::stream::Mode::kPool, .threads = 2});
+//   result->outputs["sink"];   // the tokens a `collect` operator gathered, as bytes
+//
+// An operator is a class: fire() reads what it needs from its inputs and
+// writes to its outputs. End of stream propagates: an operator that can never
+// fire again (by default: an input closed and drained) is finished (finish()
+// runs once, then its outputs close); a source (no inputs) says when it is done.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "redflow/status.hpp"
+
+namespace redflow::stream {
+
+class FiringContext;
+
+// What fire() says about the operator afterwards.
+enum class Fired { kMore, kDone };
+
+class Operator {
+ public:
+  virtual ~Operator() = default;
+  // Called when ready() holds (sources: whenever it is not done). Consumes
+  // tokens with ctx.read/try_read and produces with ctx.write.
+  virtual Fired fire(FiringContext& ctx) = 0;
+  // The firing rule. Default: every input has a token, or is closed and
+  // drained (then fire() sees try_read fail on it).
+  virtual bool ready(const FiringContext& ctx) const;
+  // Once, before anything fires: e.g. the initial tokens of a cycle.
+  virtual void start(FiringContext& /*ctx*/) {}
+  // Whether it can never fire again. Default: an input is closed and drained
+  // (the default rule needs a token on every input), or, for a source, never
+  // (it says kDone). An operator with its own ready() may override this.
+  virtual bool finished(const FiringContext& ctx) const;
+  // Once, when finished, before its outputs close: e.g. a final token.
+  virtual void finish(FiringContext& /*ctx*/) {}
+};
+
+// An operator's view of its streams while it fires.
+class FiringContext {
+ public:
+  virtual ~FiringContext() = default;
+  virtual std::size_t inputs() const = 0;
+  virtual std::size_t outputs() const = 0;
+  virtual std::size_t token_bytes(std::size_t input) const = 0;
+  // Tokens waiting on `input` now (the producer may add more meanwhile).
+  virtual std::size_t available(std::size_t input) const = 0;
+  // Closed by its producer and empty: no token will ever come.
+  virtual bool drained(std::size_t input) const = 0;
+  // Copies the next token of `input` into `token` (token_bytes bytes); false
+  // when none is waiting.
+  virtual bool try_read(std::size_t input, void* token) = 0;
+  // Appends a token (the output's token_bytes bytes) to `output`; never blocks.
+  virtual void write(std::size_t output, const void* token) = 0;
+  // The operator's instance name and its args from the program.
+  virtual const std::string& name() const = 0;
+
+  template <typename T>
+  bool read(std::size_t input, T& value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    return try_read(input, &value);
+  }
+  template <typename T>
+  void write_value(std::size_t output, const T& value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    write(output, &value);
+  }
+};
+
+// How an operator is made from its program entry: its args ("n=100 step=2")
+// and the token sizes of its ports. It says how many inputs and outputs it
+// has, so a program can be validated before anything runs.
+struct OperatorSpec {
+  std::size_t inputs = 0, outputs = 0;
+  // Token bytes each port needs; 0: any size (checked equal to its peer's).
+  std::vector<std::size_t> input_bytes{}, output_bytes{};
+};
+using Args = std::map<std::string, std::string>;
+struct OperatorFactory {
+  std::function<Result<OperatorSpec>(const Args& args)> spec;
+  std::function<std::unique_ptr<Operator>(const Args& args)> make;
+};
+
+class OperatorRegistry {
+ public:
+  // counter, add, scale, dup, delay, collect, sum, ... (docs/streams.md).
+  static OperatorRegistry with_builtins();
+  void add(const std::string& name, OperatorFactory factory);
+  const OperatorFactory* find(const std::string& name) const;
+  std::vector<std::string> names() const;
+
+ private:
+  std::map<std::string, OperatorFactory> factories_;
+};
+
+// A stream program: operator instances and the streams between their ports.
+class Program {
+ public:
+  struct Instance {
+    std::string name, op;
+    Args args;
+    OperatorSpec spec;
+  };
+  struct Stream {
+    std::size_t from = 0, from_port = 0, to = 0, to_port = 0;
+    std::size_t token_bytes = 8;
+  };
+  // Adds operator `op` from `registry` as instance `name`; a named error for
+  // an unknown operator, a duplicate name or args its spec refuses.
+  Status add(const OperatorRegistry& registry, const std::string& name, const std::string& op, Args args = {});
+  Status connect(const std::string& from, std::size_t from_port, const std::string& to, std::size_t to_port, std::size_t token_bytes);
+  // Every port connected exactly once, token sizes matching the ports':
+  // named errors otherwise.
+  Status validate() const;
+
+  // The DOT form: `n [operator="counter", args="n=100"]; a -> b [token=8, from_port=0, to_port=1];`
+  // (ports default to 0). Validated.
+  static Result<Program> from_dot(std::string_view text, const OperatorRegistry& registry, std::string_view source = "<string>");
+  static Result<Program> from_dot_file(const std::string& path, const OperatorRegistry& registry);
+
+  const std::vector<Instance>& instances() const { return instances_; }
+  const std::vector<Stream>& streams() const { return streams_; }
+  const OperatorRegistry* registry() const { return registry_; }
+  std::size_t find(const std::string& name) const;  // npos when absent
+
+ private:
+  std::vector<Instance> instances_;
+  std::vector<Stream> streams_;
+  const OperatorRegistry* registry_ = nullptr;
+};
+
+// Local execution: the paper's one thread per operator, or operators on a
+// pool of worker threads, each fired when its firing rule holds.
+enum class Mode { kThreadPerOperator, kPool };
+
+struct RunOptions {
+  Mode mode = Mode::kPool;
+  unsigned threads = 0;  // kPool: worker threads (0: one per hardware thread)
+};
+
+struct OperatorProfile {
+  std::string name;
+  std::uint64_t firings = 0;
+  double busy_s = 0;  // time inside fire()
+};
+struct StreamProfile {
+  std::string from, to;
+  std::uint64_t tokens = 0;
+};
+
+struct RunResult {
+  double seconds = 0;
+  std::map<std::string, std::string> outputs;  // collect operators: instance -> the bytes of every token it read
+  std::vector<OperatorProfile> operators;      // profiling on every run (Smart_min/max read it back)
+  std::vector<StreamProfile> streams;
+};
+
+// Runs the program until every operator is finished. An operator that
+// throws ends the run with an error naming it.
+Result<RunResult> run(const Program& program, const RunOptions& options = {});
+
+}  // namespace redflow::stream

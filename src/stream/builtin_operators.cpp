@@ -1,0 +1,165 @@
+// The built-in operators (builtin_operators.hpp). Each fires on as many
+// tokens as are waiting, not one, so a firing's fixed cost is shared.
+#include "stream/builtin_operators.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace redflow::stream {
+
+Result<std::uint64_t> number_arg(const Args& args, const std::string& key, std::uint64_t fallback) {
+  auto it = args.find(key);
+  if (it == args.end()) return fallback;
+  std::uint64_t v = 0;
+  const char* end = it->second.data() + it->second.size();
+  auto [p, ec] = std::from_chars(it->second.data(), end, v);
+  if (ec != std::errc() || p != end) return Status::InvalidArgument("arg " + key + "=" + it->second + " is not a non-negative integer");
+  return v;
+}
+
+Fired CollectOperator::fire(FiringContext& ctx) {
+  token_.resize(ctx.token_bytes(0));
+  while (ctx.try_read(0, token_.data())) bytes_ += token_;
+  return Fired::kMore;
+}
+
+namespace {
+
+constexpr std::size_t kBurst = 1024;  // tokens a source writes per firing
+
+// counter n=N [start=S] [step=K]: the source of N 8-byte tokens S, S+K, ...
+class Counter final : public Operator {
+ public:
+  Counter(std::uint64_t n, std::uint64_t start, std::uint64_t step) : left_(n), next_(start), step_(step) {}
+  Fired fire(FiringContext& ctx) override {
+    for (std::size_t i = 0; i < kBurst && left_ > 0; ++i, --left_, next_ += step_) ctx.write_value(0, next_);
+    return left_ == 0 ? Fired::kDone : Fired::kMore;
+  }
+
+ private:
+  std::uint64_t left_, next_, step_;
+};
+
+// add: a + b of 8-byte tokens, pairwise (zip).
+class Add final : public Operator {
+ public:
+  Fired fire(FiringContext& ctx) override {
+    std::uint64_t a, b;
+    for (std::size_t n = std::min(ctx.available(0), ctx.available(1)); n > 0; --n) {
+      ctx.read(0, a);
+      ctx.read(1, b);
+      ctx.write_value(0, a + b);
+    }
+    return Fired::kMore;
+  }
+};
+
+// scale k=K: each 8-byte token times K.
+class Scale final : public Operator {
+ public:
+  explicit Scale(std::uint64_t k) : k_(k) {}
+  Fired fire(FiringContext& ctx) override {
+    std::uint64_t v;
+    while (ctx.read(0, v)) ctx.write_value(0, v * k_);
+    return Fired::kMore;
+  }
+
+ private:
+  std::uint64_t k_;
+};
+
+// dup outputs=N: every token to each of N outputs (any token size).
+class Dup final : public Operator {
+ public:
+  Fired fire(FiringContext& ctx) override {
+    token_.resize(ctx.token_bytes(0));
+    while (ctx.try_read(0, token_.data()))
+      for (std::size_t o = 0; o < ctx.outputs(); ++o) ctx.write(o, token_.data());
+    return Fired::kMore;
+  }
+
+ private:
+  std::string token_;
+};
+
+// delay initial=V count=C: writes C tokens V first, then forwards its input.
+// What makes a cycle start.
+class Delay final : public Operator {
+ public:
+  Delay(std::uint64_t initial, std::uint64_t count) : initial_(initial), count_(count) {}
+  void start(FiringContext& ctx) override {
+    for (std::uint64_t i = 0; i < count_; ++i) ctx.write_value(0, initial_);
+  }
+  Fired fire(FiringContext& ctx) override {
+    std::uint64_t v;
+    while (ctx.read(0, v)) ctx.write_value(0, v);
+    return Fired::kMore;
+  }
+
+ private:
+  std::uint64_t initial_, count_;
+};
+
+// sum: at end of stream, one token: the sum of its 8-byte input tokens.
+class Sum final : public Operator {
+ public:
+  Fired fire(FiringContext& ctx) override {
+    std::uint64_t v;
+    while (ctx.read(0, v)) sum_ += v;
+    return Fired::kMore;
+  }
+  void finish(FiringContext& ctx) override { ctx.write_value(0, sum_); }
+
+ private:
+  std::uint64_t sum_ = 0;
+};
+
+OperatorSpec fixed(std::size_t in, std::size_t out, std::size_t bytes) {
+  return OperatorSpec{in, out, std::vector<std::size_t>(in, bytes), std::vector<std::size_t>(out, bytes)};
+}
+
+// A factory of an operator with no args beyond those `make` reads.
+template <typename Make>
+OperatorFactory simple(OperatorSpec spec, Make make) {
+  return OperatorFactory{[spec](const Args&) -> Result<OperatorSpec> { return spec; }, make};
+}
+
+}  // namespace
+
+OperatorRegistry OperatorRegistry::with_builtins() {
+  OperatorRegistry r;
+  r.add("counter", OperatorFactory{[](const Args& a) -> Result<OperatorSpec> {
+                                     for (const char* k : {"n", "start", "step"})
+                                       if (auto v = number_arg(a, k, 0); !v.ok()) return v.status();
+                                     return fixed(0, 1, 8);
+                                   },
+                                   [](const Args& a) -> std::unique_ptr<Operator> {
+                                     return std::make_unique<Counter>(*number_arg(a, "n", 1000), *number_arg(a, "start", 0), *number_arg(a, "step", 1));
+                                   }});
+  r.add("add", simple(fixed(2, 1, 8), [](const Args&) -> std::unique_ptr<Operator> { return std::make_unique<Add>(); }));
+  r.add("scale", OperatorFactory{[](const Args& a) -> Result<OperatorSpec> {
+                                   if (auto v = number_arg(a, "k", 2); !v.ok()) return v.status();
+                                   return fixed(1, 1, 8);
+                                 },
+                                 [](const Args& a) -> std::unique_ptr<Operator> { return std::make_unique<Scale>(*number_arg(a, "k", 2)); }});
+  r.add("dup", OperatorFactory{[](const Args& a) -> Result<OperatorSpec> {
+                                 auto n = number_arg(a, "outputs", 2);
+                                 if (!n.ok()) return n.status();
+                                 if (*n == 0 || *n > 1024) return Status::InvalidArgument("dup: outputs must be 1..1024");
+                                 return fixed(1, *n, 0);
+                               },
+                               [](const Args&) -> std::unique_ptr<Operator> { return std::make_unique<Dup>(); }});
+  r.add("delay", OperatorFactory{[](const Args& a) -> Result<OperatorSpec> {
+                                   for (const char* k : {"initial", "count"})
+                                     if (auto v = number_arg(a, k, 0); !v.ok()) return v.status();
+                                   return fixed(1, 1, 8);
+                                 },
+                                 [](const Args& a) -> std::unique_ptr<Operator> {
+                                   return std::make_unique<Delay>(*number_arg(a, "initial", 0), *number_arg(a, "count", 1));
+                                 }});
+  r.add("sum", simple(fixed(1, 1, 8), [](const Args&) -> std::unique_ptr<Operator> { return std::make_unique<Sum>(); }));
+  r.add("collect", simple(fixed(1, 0, 0), [](const Args&) -> std::unique_ptr<Operator> { return std::make_unique<CollectOperator>(); }));
+  return r;
+}
+
+}  // namespace redflow::stream

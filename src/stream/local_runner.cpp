@@ -1,0 +1,327 @@
+// Running a stream program in this process (stream.hpp: run()), in either of
+// the two local modes: the paper's one thread per operator, each waiting on
+// its doorbell until its firing rule holds; or a pool of worker threads that
+// fire whichever operators are ready, an operator becoming ready when a token
+// arrives. One step() serves both: fire if ready, finish if never again.
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "redflow/stream.hpp"
+#include "stream/builtin_operators.hpp"
+#include "stream/token_queue.hpp"
+
+namespace redflow::stream {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Wakes a sleeping operator thread; free when nobody sleeps.
+class Doorbell {
+ public:
+  std::uint64_t ticket() const { return rings_.load(); }
+  void ring() {
+    rings_.fetch_add(1);
+    if (sleepers_.load() > 0) {
+      std::lock_guard lock(mutex_);
+      cv_.notify_all();
+    }
+  }
+  // Sleeps until ring() after `ticket` was taken, or `stop` holds.
+  template <typename Stop>
+  void wait(std::uint64_t ticket, Stop stop) {
+    sleepers_.fetch_add(1);
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return rings_.load() != ticket || stop(); });
+    sleepers_.fetch_sub(1);
+  }
+
+ private:
+  std::atomic<std::uint64_t> rings_{0};
+  std::atomic<int> sleepers_{0};
+  std::mutex mutex_;
+  std::condition_variable cv_;
+};
+
+enum class Step { kFired, kIdle, kFinished };
+enum Sched : int { kIdle = 0, kQueued = 1, kRunning = 2, kDirty = 3 };
+
+class Runner;
+
+// One operator instance at run time, and its FiringContext.
+struct OpState final : FiringContext {
+  std::string op_name;
+  std::unique_ptr<Operator> op;
+  std::vector<TokenQueue*> in, out;
+  std::vector<std::size_t> consumer;  // per output: the operator that reads it
+  std::vector<char> wrote;            // per output: written during this firing
+  bool source = false, done = false;
+  std::uint64_t firings = 0;
+  double busy_s = 0;
+  Doorbell bell;
+  std::atomic<int> sched{kIdle};
+
+  std::size_t inputs() const override { return in.size(); }
+  std::size_t outputs() const override { return out.size(); }
+  std::size_t token_bytes(std::size_t i) const override { return in.at(i)->token_bytes(); }
+  std::size_t available(std::size_t i) const override { return in.at(i)->size(); }
+  bool drained(std::size_t i) const override { return in.at(i)->drained(); }
+  bool try_read(std::size_t i, void* token) override { return in.at(i)->pop(token); }
+  void write(std::size_t o, const void* token) override {
+    out.at(o)->push(token);
+    wrote[o] = 1;
+  }
+  const std::string& name() const override { return op_name; }
+};
+
+class Runner {
+ public:
+  Runner(const Program& program, const RunOptions& options) : program_(program), options_(options) {}
+
+  Result<RunResult> run() {
+    REDFLOW_RETURN_IF_ERROR(program_.validate());
+    build();
+    const auto start = Clock::now();
+    for (auto& s : ops_) guarded(*s, [&] { s->op->start(*s); });
+    for (auto& s : ops_) wake_consumers(*s);
+    if (options_.mode == Mode::kThreadPerOperator) run_threads();
+    else run_pool();
+    RunResult result;
+    result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (!error_.ok()) return error_;
+    for (auto& s : ops_) {
+      if (auto* c = dynamic_cast<CollectOperator*>(s->op.get())) result.outputs[s->op_name] = c->bytes();
+      result.operators.push_back(OperatorProfile{s->op_name, s->firings, s->busy_s});
+    }
+    for (std::size_t i = 0; i < program_.streams().size(); ++i) {
+      const auto& st = program_.streams()[i];
+      result.streams.push_back(StreamProfile{program_.instances()[st.from].name, program_.instances()[st.to].name, queues_[i]->pushed()});
+    }
+    return result;
+  }
+
+ private:
+  void build() {
+    const auto& inst = program_.instances();
+    for (const auto& st : program_.streams()) queues_.push_back(std::make_unique<TokenQueue>(st.token_bytes));
+    for (const auto& i : inst) {
+      auto s = std::make_unique<OpState>();
+      s->op_name = i.name;
+      s->op = program_.registry()->find(i.op)->make(i.args);
+      s->in.resize(i.spec.inputs);
+      s->out.resize(i.spec.outputs);
+      s->consumer.resize(i.spec.outputs);
+      s->wrote.assign(i.spec.outputs, 0);
+      s->source = i.spec.inputs == 0;
+      ops_.push_back(std::move(s));
+    }
+    for (std::size_t k = 0; k < program_.streams().size(); ++k) {
+      const auto& st = program_.streams()[k];
+      ops_[st.from]->out[st.from_port] = queues_[k].get();
+      ops_[st.from]->consumer[st.from_port] = st.to;
+      ops_[st.to]->in[st.to_port] = queues_[k].get();
+    }
+    live_.store(ops_.size());
+  }
+
+  // Runs an operator's code; an exception ends the run with an error naming it.
+  template <typename F>
+  bool guarded(OpState& s, F f) {
+    try {
+      f();
+      return true;
+    } catch (const std::exception& e) {
+      fail(Status::ActorFailed("stream operator '" + s.op_name + "' threw: " + e.what()));
+    } catch (...) {
+      fail(Status::ActorFailed("stream operator '" + s.op_name + "' threw"));
+    }
+    return false;
+  }
+  void fail(Status s) {
+    {
+      std::lock_guard lock(mutex_);
+      if (error_.ok()) error_ = std::move(s);
+    }
+    failed_.store(true);
+    stop_all();
+  }
+
+  void wake(std::size_t op) {
+    if (options_.mode == Mode::kThreadPerOperator) ops_[op]->bell.ring();
+    else schedule(op);
+  }
+  void wake_consumers(OpState& s) {
+    for (std::size_t o = 0; o < s.out.size(); ++o)
+      if (s.wrote[o]) {
+        s.wrote[o] = 0;
+        wake(s.consumer[o]);
+      }
+  }
+
+  void finish(OpState& s) {
+    guarded(s, [&] { s.op->finish(s); });
+    for (std::size_t o = 0; o < s.out.size(); ++o) {
+      s.out[o]->close();
+      s.wrote[o] = 1;
+    }
+    s.done = true;
+    wake_consumers(s);
+    if (live_.fetch_sub(1) == 1) stop_all();
+  }
+
+  // The one place an operator runs: by the thread that owns it right now.
+  Step step(OpState& s) {
+    if (s.done) return Step::kFinished;
+    if (!s.source && s.op->finished(s)) {
+      finish(s);
+      return Step::kFinished;
+    }
+    if (!s.source && !s.op->ready(s)) return Step::kIdle;
+    const auto t0 = Clock::now();
+    Fired fired = Fired::kMore;
+    const bool ok = guarded(s, [&] { fired = s.op->fire(s); });
+    s.busy_s += std::chrono::duration<double>(Clock::now() - t0).count();
+    ++s.firings;
+    wake_consumers(s);
+    if (!ok) return Step::kFinished;
+    if (fired == Fired::kDone) {
+      finish(s);
+      return Step::kFinished;
+    }
+    return Step::kFired;
+  }
+
+  bool stopping() const { return failed_.load() || live_.load() == 0; }
+  void stop_all() {
+    for (auto& s : ops_) s->bell.ring();
+    std::lock_guard lock(mutex_);
+    work_.notify_all();
+  }
+
+  void run_threads() {
+    std::vector<std::thread> threads;
+    for (auto& sp : ops_)
+      threads.emplace_back([this, s = sp.get()] {
+        while (!failed_.load()) {
+          const std::uint64_t ticket = s->bell.ticket();
+          const Step r = step(*s);
+          if (r == Step::kFinished) return;
+          if (r == Step::kIdle) s->bell.wait(ticket, [&] { return failed_.load(); });
+        }
+      });
+    for (auto& t : threads) t.join();
+  }
+
+  // Pool: an operator is queued at most once; a token arriving while it runs
+  // marks it dirty, so the worker looks at it again before letting it go.
+  void schedule(std::size_t i) {
+    OpState& s = *ops_[i];
+    int st = s.sched.load();
+    for (;;) {
+      if (st == kIdle) {
+        if (!s.sched.compare_exchange_weak(st, kQueued)) continue;
+        {
+          std::lock_guard lock(mutex_);
+          ready_.push_back(i);
+        }
+        work_.notify_one();
+        return;
+      }
+      if (st == kRunning) {
+        if (!s.sched.compare_exchange_weak(st, kDirty)) continue;
+        return;
+      }
+      return;  // queued or dirty already
+    }
+  }
+
+  void run_pool() {
+    unsigned n = options_.threads ? options_.threads : std::max(1u, std::thread::hardware_concurrency());
+    {
+      std::lock_guard lock(mutex_);
+      workers_ = n;
+      for (std::size_t i = 0; i < ops_.size(); ++i) ops_[i]->sched.store(kQueued), ready_.push_back(i);
+    }
+    std::vector<std::thread> workers;
+    for (unsigned w = 0; w < n; ++w) workers.emplace_back([this] { pool_worker(); });
+    for (auto& t : workers) t.join();
+  }
+
+  void pool_worker() {
+    // A fairness bound: an operator that stays ready (a source) is put back
+    // in the queue after this many firings, so one worker serves others too.
+    constexpr int kFiringsPerTurn = 16;
+    for (;;) {
+      std::size_t i;
+      {
+        std::unique_lock lock(mutex_);
+        bool deadlock = false;
+        while (ready_.empty() && !stopping()) {
+          if (++idle_workers_ == workers_) {
+            // Every worker idle, nothing ready, operators left: none of them
+            // can ever fire (a cycle without initial tokens, say).
+            --idle_workers_;
+            deadlock = true;
+            break;
+          }
+          work_.wait(lock);
+          --idle_workers_;
+        }
+        if (deadlock) {
+          lock.unlock();
+          fail(Status::InvalidGraph("stream program deadlocked: " + waiting_operators() +
+                                    " wait for tokens that can never come (a cycle needs a delay operator with initial tokens)"));
+          return;
+        }
+        if (ready_.empty() || failed_.load()) return;
+        i = ready_.front();
+        ready_.pop_front();
+      }
+      OpState& s = *ops_[i];
+      s.sched.store(kRunning);
+      for (;;) {
+        Step r = Step::kIdle;
+        for (int k = 0; k < kFiringsPerTurn && !failed_.load(); ++k)
+          if ((r = step(s)) != Step::kFired) break;
+        if (r == Step::kFinished || failed_.load()) break;
+        if (r == Step::kFired) {  // still ready: to the back of the queue
+          s.sched.store(kQueued);
+          std::lock_guard lock(mutex_);
+          ready_.push_back(i);
+          break;
+        }
+        int expected = kRunning;
+        if (s.sched.compare_exchange_strong(expected, kIdle)) break;
+        s.sched.store(kRunning);  // dirty: a token came while it ran
+      }
+    }
+  }
+
+  const Program& program_;
+  const RunOptions& options_;
+  std::vector<std::unique_ptr<TokenQueue>> queues_;
+  std::vector<std::unique_ptr<OpState>> ops_;
+  std::atomic<std::size_t> live_{0};
+  std::atomic<bool> failed_{false};
+  std::mutex mutex_;
+  std::condition_variable work_;
+  std::deque<std::size_t> ready_;
+  unsigned workers_ = 1, idle_workers_ = 0;  // under mutex_
+  Status error_;
+
+  std::string waiting_operators() const {
+    std::string names;
+    for (const auto& s : ops_)
+      if (!s->done) names += (names.empty() ? "" : ", ") + ("'" + s->op_name + "'");
+    return names;
+  }
+};
+
+}  // namespace
+
+Result<RunResult> run(const Program& program, const RunOptions& options) { return Runner(program, options).run(); }
+
+}  // namespace redflow::stream

@@ -1,0 +1,61 @@
+// Profiles written and read back (profile.hpp).
+#include "stream/profile.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+namespace redflow::stream {
+
+std::string profile_json(const RunResult& r) {
+  nlohmann::json j{{"seconds", r.seconds}, {"operators", nlohmann::json::array()}, {"streams", nlohmann::json::array()}};
+  for (const auto& o : r.operators) j["operators"].push_back({{"name", o.name}, {"firings", o.firings}, {"busy_s", o.busy_s}});
+  for (const auto& s : r.streams) j["streams"].push_back({{"from", s.from}, {"to", s.to}, {"tokens", s.tokens}});
+  return j.dump(2) + "\n";
+}
+
+PlacementGraph placement_graph(const Program& program) {
+  PlacementGraph g;
+  for (const auto& i : program.instances()) g.operators.push_back(i.name);
+  for (const auto& s : program.streams())
+    g.streams.push_back(PlacementGraph::Stream{static_cast<unsigned>(s.from), static_cast<unsigned>(s.to), 1.0});
+  return g;
+}
+
+Status annotate(PlacementGraph& g, const Program& program, const std::string& text, const std::string& source) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("operators") || !j.contains("streams") || !j["operators"].is_array() ||
+      !j["streams"].is_array())
+    return Status::InvalidArgument(fmt::format("profile {}: not a stream profile (JSON with operators[] and streams[], as `redflow stream --profile` writes)", source));
+  std::vector<double> busy(program.instances().size(), -1);
+  try {
+    for (const auto& o : j["operators"]) {
+      const std::string name = o.at("name").get<std::string>();
+      const std::size_t at = program.find(name);
+      if (at == std::string::npos) return Status::InvalidArgument(fmt::format("profile {}: operator '{}' is not in the program", source, name));
+      busy[at] = o.at("busy_s").get<double>();
+    }
+    // Streams in program order per (from, to) pair: parallel streams match by position.
+    std::vector<bool> taken(g.streams.size(), false);
+    for (const auto& s : j["streams"]) {
+      const std::size_t from = program.find(s.at("from").get<std::string>()), to = program.find(s.at("to").get<std::string>());
+      bool found = false;
+      for (std::size_t k = 0; k < g.streams.size() && !found; ++k)
+        if (!taken[k] && g.streams[k].from == from && g.streams[k].to == to) {
+          taken[k] = found = true;
+          g.streams[k].tokens = s.at("tokens").get<double>();
+        }
+      if (!found)
+        return Status::InvalidArgument(fmt::format("profile {}: stream {} -> {} is not in the program", source, s.at("from").get<std::string>(),
+                                                   s.at("to").get<std::string>()));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return Status::InvalidArgument(fmt::format("profile {}: {}", source, e.what()));
+  }
+  for (std::size_t i = 0; i < busy.size(); ++i)
+    if (busy[i] < 0) return Status::InvalidArgument(fmt::format("profile {}: operator '{}' of the program has no entry", source, program.instances()[i].name));
+  g.busy = std::move(busy);
+  return Status::Ok();
+}
+
+}  // namespace redflow::stream

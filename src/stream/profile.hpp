@@ -1,0 +1,25 @@
+// The profile every stream run writes (tokens per stream, busy time per
+// operator) and what placement reads back from it: SCORE's back-annotation,
+// by which Smart_min and Smart_max weigh streams and operators.
+#pragma once
+
+#include <string>
+
+#include "redflow/stream.hpp"
+#include "stream/placement.hpp"
+
+namespace redflow::stream {
+
+// The run's profile as JSON text: {"seconds", "operators": [{name, firings,
+// busy_s}], "streams": [{from, to, tokens}]}.
+std::string profile_json(const RunResult& result);
+
+// The program as a placement graph with unit weights.
+PlacementGraph placement_graph(const Program& program);
+
+// Weights `g` (made by placement_graph from the same program) with a
+// profile's busy times and token counts. Named errors: not JSON, an operator
+// or stream the program does not have, or one of the program's missing.
+Status annotate(PlacementGraph& g, const Program& program, const std::string& profile_text, const std::string& source);
+
+}  // namespace redflow::stream
