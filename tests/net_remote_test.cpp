@@ -6,6 +6,8 @@
 // many came; a worker refused tells why.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <string>
 
 #include "net_workers.hpp"
@@ -63,6 +65,45 @@ INSTANTIATE_TEST_SUITE_P(Net, RemoteEqualsLocal,
                            return std::string(std::get<0>(info.param) == Scheduler::kSteal ? "Steal" : "Heft") +
                                   (std::get<1>(info.param) == 0 ? "ThreeWorkers" : "OneLocalTwoWorkers");
                          });
+
+TEST(NetRemote, StatsAndTracesNameEachRemoteTilesWorkerHostAndTraffic) {
+  const Reference ref;
+  WorkerProcesses workers;
+  RuntimeOptions o = testing::remote_options(1, 1, Scheduler::kHeft);
+  std::vector<std::string> extra = testing::kWorkerSlots;
+  extra.insert(extra.end(), {"--name", "node-b"});
+  o.on_listening = [&](const std::string& endpoint) { workers.spawn(endpoint, extra); };
+  testing::within_seconds(60, "a remote run", [&] {
+    Runtime rt(o);
+    auto loaded = rt.load(ref.graph, Registry::with_builtins());
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    ExecuteOptions eo;
+    eo.trace = true;
+    for (int round = 0; round < 2; ++round) {
+      auto out = loaded->execute(ref.inputs, eo);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      const ExecutionStats& st = loaded->last_stats();
+      ASSERT_EQ(st.tiles.size(), 2u);
+      char host[256] = {};
+      ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+      EXPECT_TRUE(st.tiles[0].host.empty() && st.tiles[0].worker.empty() && st.tiles[0].bytes_sent == 0) << "a local tile has no host or traffic";
+      EXPECT_EQ(st.tiles[1].worker, "node-b");
+      EXPECT_EQ(st.tiles[1].host, host);
+      EXPECT_FALSE(st.tiles[1].lost);
+      // HEFT gives the worker actors: their inputs go there and their results come back, each execution.
+      EXPECT_GT(st.tiles[1].actors, 0u);
+      EXPECT_GT(st.tiles[1].bytes_sent, 0u) << "round " << round;
+      EXPECT_GT(st.tiles[1].bytes_received, 0u) << "round " << round;
+      const std::string json = st.to_json();
+      EXPECT_NE(json.find("\"host\": \"" + std::string(host) + "\""), std::string::npos) << json;
+      const ExecutionTrace& trace = loaded->last_trace();
+      ASSERT_EQ(trace.tile_hosts.size(), 2u);
+      EXPECT_EQ(trace.tile_hosts[1], "node-b on " + std::string(host));
+      EXPECT_NE(chrome_trace_json(trace, &ref.graph).find("tile 1 (node-b on " + std::string(host) + ")"), std::string::npos);
+      EXPECT_NE(gantt_svg(trace, &ref.graph).find("tile 1 (node-b on " + std::string(host) + ")"), std::string::npos);
+    }
+  });
+}
 
 TEST(NetRemote, AMissingActorFunctionOnAWorkerIsANamedErrorAtLoad) {
   Graph g("needs_plugin");

@@ -116,6 +116,12 @@ struct TileStats {
   std::uint64_t displacements = 0;    // live data nodes pushed out of a slot for lack of room
   std::uint64_t lost_votes = 0;       // replica results computed here that a vote found wrong
   bool quarantined = false;           // taken out of service after quarantine_after lost votes
+  // Remote tiles (a worker process; empty and 0 for local tiles):
+  std::string worker{};               // its name (redflow tile --name, or HOST:PID)
+  std::string host{};                 // the host it runs on
+  bool lost = false;                  // declared lost (crashed, cut off, silent)
+  std::uint64_t bytes_sent = 0;       // driver -> worker during this execution
+  std::uint64_t bytes_received = 0;   // worker -> driver during this execution
 };
 
 struct ExecutionStats {

@@ -60,6 +60,8 @@ struct ExecutionTrace {
   std::vector<TracedTransfer> transfers;
   std::vector<TracedSlots> slot_use;
   std::vector<TracedMark> marks;
+  // Per tile: "WORKER on HOST" for a tile in a worker process, "" for a local one.
+  std::vector<std::string> tile_hosts{};
 };
 
 }  // namespace redflow

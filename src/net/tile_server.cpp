@@ -79,6 +79,11 @@ bool TileServer::lost(unsigned w) const {
   return w >= workers_.size() || workers_[w].lost;
 }
 
+WorkerTraffic TileServer::traffic(unsigned w) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return w < workers_.size() ? workers_[w].traffic : WorkerTraffic{};
+}
+
 TileServerCounts TileServer::counts() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return counts_;
@@ -118,6 +123,7 @@ void TileServer::send_to(const std::string& routing_id, EnvelopeKind kind, std::
   std::lock_guard<std::mutex> lock(mutex_);
   if (sent) {
     counts_.bytes_sent += kEnvelopeHeaderBytes + body.size();
+    if (Worker* w = find_worker(routing_id)) w->traffic.bytes_sent += kEnvelopeHeaderBytes + body.size();
     return;
   }
   // ROUTER_MANDATORY: the peer's connection is gone (the process died, the
@@ -178,6 +184,7 @@ void TileServer::receive_one() {
   for (std::size_t i = 1; i < parts.size(); ++i) spans.emplace_back(static_cast<const std::byte*>(parts[i].data()), parts[i].size());
   std::lock_guard<std::mutex> lock(mutex_);
   counts_.bytes_received += bytes;
+  if (Worker* w = find_worker(routing_id)) w->traffic.bytes_received += bytes;
   on_message(routing_id, spans);
 }
 

@@ -60,6 +60,12 @@ struct TileServerCounts {
   std::uint64_t bytes_received = 0;
 };
 
+// One worker's traffic over the server's life (ExecutionStats' per-tile bytes).
+struct WorkerTraffic {
+  std::uint64_t bytes_sent = 0;      // driver -> worker
+  std::uint64_t bytes_received = 0;  // worker -> driver
+};
+
 class TileServer {
  public:
   static Result<std::unique_ptr<TileServer>> start(const TileServerOptions& options);
@@ -84,6 +90,7 @@ class TileServer {
   bool lost(unsigned w) const;
 
   TileServerCounts counts() const;
+  WorkerTraffic traffic(unsigned w) const;
 
  private:
   struct Request {
@@ -100,6 +107,7 @@ class TileServer {
     HelloMessage hello;
     std::chrono::steady_clock::time_point heard;
     bool lost = false;
+    WorkerTraffic traffic;
   };
 
   explicit TileServer(const TileServerOptions& options);

@@ -143,11 +143,26 @@ Status Engine::check_remote_functions(const Graph& graph, const Registry& regist
   return Status::Ok();
 }
 
-void Engine::report_remote(ExecutionStats& stats) const {
+void Engine::report_remote(ExecutionStats& stats, std::vector<std::string>* hosts) {
+  if (hosts) hosts->assign(tiles(), std::string());
   if (!server_) return;
   const net::TileServerCounts c = server_->counts();
   stats.late_messages = c.discarded_late;
   stats.refused_messages = c.refused_messages;
+  const unsigned first = options_.local_tiles();
+  traffic_seen_.resize(options_.min_remote_tiles);
+  for (unsigned w = 0; w < options_.min_remote_tiles && first + w < stats.tiles.size(); ++w) {
+    TileStats& t = stats.tiles[first + w];
+    const net::HelloMessage hello = server_->hello(w);
+    const net::WorkerTraffic traffic = server_->traffic(w);
+    t.worker = hello.name;
+    t.host = hello.host;
+    t.lost = server_->lost(w);
+    t.bytes_sent = traffic.bytes_sent - traffic_seen_[w].first;
+    t.bytes_received = traffic.bytes_received - traffic_seen_[w].second;
+    traffic_seen_[w] = {traffic.bytes_sent, traffic.bytes_received};
+    if (hosts) (*hosts)[first + w] = hello.name + " on " + hello.host;
+  }
 }
 
 Engine::~Engine() {

@@ -118,7 +118,9 @@ class Engine {
   void copy_voted_home(Job& job, DataId logical, DataId winner, TileStats& stats);
   void mark(Job& job, std::string what, std::string detail, int tile);
   void report(Job& job, ExecutionStats& stats);  // stats and trace, after the run
-  void report_remote(ExecutionStats& stats) const;  // the tile server's counts (engine.cpp)
+  // The tile server's counts, and per remote tile its worker, host, loss and
+  // this execution's bytes; `hosts` (a trace's tile_hosts) named by worker (engine.cpp).
+  void report_remote(ExecutionStats& stats, std::vector<std::string>* hosts);
 
   bool place_input(Runner& r, Job& job, DataId d, SlotId& slot);
   bool allocate_slot(Runner& r, Job& job, SlotId& slot);
@@ -152,6 +154,7 @@ class Engine {
 
   RuntimeOptions options_;
   std::unique_ptr<net::TileServer> server_;         // remote tiles only; outlives tiles_
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> traffic_seen_;  // per worker: bytes sent, received by the last report
   bool all_local_ = true;                            // every tile is a LocalTile called directly (the fast path may run)
   std::vector<std::unique_ptr<Tile>> tiles_;
   std::vector<Tile*> tile_ptrs_;                     // the tiles' peers (a transfer's source)

@@ -40,7 +40,8 @@ void Engine::report(Job& job, ExecutionStats& stats) {
   stats.quarantined_tiles = quarantined_tiles();
   stats.lost_tiles = job.lost_tiles.load();
   stats.recomputed_actors = job.recomputed_actors.load();
-  report_remote(stats);
+  std::vector<std::string> hosts;
+  report_remote(stats, &hosts);
   stats.transfer_bytes = transfer_bytes_.exchange(0);
   for (auto& r : runners_) stats.transfer_bytes += r->transfer_bytes;
 
@@ -68,6 +69,7 @@ void Engine::report(Job& job, ExecutionStats& stats) {
     std::stable_sort(trace->transfers.begin(), trace->transfers.end(), by_start);
     std::stable_sort(trace->slot_use.begin(), trace->slot_use.end(), [](const auto& a, const auto& b) { return a.time_s < b.time_s; });
     trace->marks = std::move(job.marks);
+    trace->tile_hosts = std::move(hosts);
   }
 }
 

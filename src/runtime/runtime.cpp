@@ -408,7 +408,8 @@ std::string ExecutionStats::to_json() const {
     return nlohmann::json{{"busy_s", t.busy_s}, {"checksum_s", t.checksum_s}, {"actors", t.actors}, {"transfers_in", t.transfers_in},
                           {"transfers_out", t.transfers_out},
                           {"steals", t.steals}, {"displacements", t.displacements}, {"lost_votes", t.lost_votes},
-                          {"quarantined", t.quarantined}};
+                          {"quarantined", t.quarantined}, {"worker", t.worker}, {"host", t.host}, {"lost", t.lost},
+                          {"bytes_sent", t.bytes_sent}, {"bytes_received", t.bytes_received}};
   };
   nlohmann::json j{{"makespan_s", makespan_s}, {"actors_executed", actors_executed}, {"transfers", transfers},
                    {"transfer_bytes", transfer_bytes}, {"steals", steals}, {"displacements", displacements},

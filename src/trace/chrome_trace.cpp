@@ -86,7 +86,10 @@ std::string chrome_trace_json(const ExecutionTrace& trace, const Graph* graph) {
   int sort = 0;
   for (int p : places) {
     const int pid = pid_of(p);
-    w.add(meta("process_name", pid, 0, {{"name", p < 0 ? std::string("driver (main memory)") : place(p)}}));
+    // A tile in a worker process is named with its worker and host.
+    std::string name = p < 0 ? std::string("driver (main memory)") : place(p);
+    if (p >= 0 && static_cast<std::size_t>(p) < trace.tile_hosts.size() && !trace.tile_hosts[p].empty()) name += " (" + trace.tile_hosts[p] + ")";
+    w.add(meta("process_name", pid, 0, {{"name", name}}));
     w.add(meta("process_sort_index", pid, 0, {{"sort_index", sort++}}));
     const std::size_t lanes = std::max<std::size_t>(1, actor_lanes[p].lanes());
     for (std::size_t l = 0; l < lanes; ++l) {

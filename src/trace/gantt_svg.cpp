@@ -49,6 +49,7 @@ struct Model {
   std::vector<Strip> strips;
   std::vector<Mark> marks;
   std::vector<bool> quarantined;  // by row: a tile taken out of service (labelled so)
+  std::vector<std::string> hosts;  // by row: "WORKER on HOST" of a tile in a worker process (labelled so)
 };
 
 // A successful vote is news, not trouble: it is drawn green, failures red.
@@ -164,7 +165,11 @@ double nice_step(double raw) {
 
 std::string render(const Model& m, const GanttOptions& options) {
   const double W = std::max(480, options.width);
-  const double left = 92, right = 28, top = 62;
+  // Room for the longest row label ("tile 3 (node7 on host.example)"), about 7 px a character.
+  std::size_t longest = 10;
+  for (std::size_t r = 0; r < m.hosts.size(); ++r)
+    if (!m.hosts[r].empty()) longest = std::max(longest, row_name(static_cast<int>(r)).size() + m.hosts[r].size() + 3);
+  const double left = std::max(92.0, 7.0 * static_cast<double>(longest) + 22), right = 28, top = 62;
   const double plot_w = W - left - right;
   const double lane_h = 24, lane_gap = 3, pad = 7;
   const bool strips = !m.strips.empty();
@@ -267,6 +272,7 @@ std::string render(const Model& m, const GanttOptions& options) {
         (r % 2 == 0 ? "#f4f5f7" : "#ffffff") + "\"/>");
     out("  <text x=\"" + num(left - 10) + "\" y=\"" + num(y + h / 2 + 4) + "\" text-anchor=\"end\" font-size=\"12\" fill=\"#333\"" +
         (r == 0 ? " font-style=\"italic\"" : "") + ">" + row_name(r) +
+        (static_cast<std::size_t>(r) < m.hosts.size() && !m.hosts[static_cast<std::size_t>(r)].empty() ? " (" + xml(m.hosts[static_cast<std::size_t>(r)]) + ")" : "") +
         (static_cast<std::size_t>(r) < m.quarantined.size() && m.quarantined[static_cast<std::size_t>(r)] ? " (quarantined)" : "") + "</text>");
     out("</g>");
   }
@@ -449,6 +455,8 @@ std::string gantt_svg(const ExecutionTrace& trace, const Graph* graph, const Gan
   }
   for (const auto& k : trace.marks) m.marks.push_back({row_of(k.tile), k.time_s, k.what, k.detail});
   m.quarantined.assign(trace.tiles + 1, false);
+  m.hosts.assign(trace.tiles + 1, std::string());
+  for (std::size_t t = 0; t < trace.tile_hosts.size() && t + 1 < m.hosts.size(); ++t) m.hosts[t + 1] = trace.tile_hosts[t];
   for (const auto& k : trace.marks)
     if (k.what == "quarantine" && row_of(k.tile) < static_cast<int>(m.quarantined.size())) m.quarantined[static_cast<std::size_t>(row_of(k.tile))] = true;
 
