@@ -13,6 +13,7 @@
 #include "cli_common.hpp"
 #include "net/address_file.hpp"
 #include "redflow/spits.hpp"
+#include "spits/announce.hpp"
 #include "spits/task_manager_process.hpp"
 
 namespace redflow::cli {
@@ -113,18 +114,14 @@ int rendezvous(SpitsArgs& a, unsigned workers) {
   if (!role.ok()) return fail(role.status());
   if (*role == net::Role::kDriver) {
     a.announce = std::filesystem::absolute(a.address_file + ".tms").string();
-    net::AddressRecord record;
-    record.endpoint = "announce:" + a.announce;
-    if (Status s = net::publish_address(a.address_file, record); !s.ok()) return fail(s);
+    if (Status s = spits::publish_announce_list(a.address_file, a.announce); !s.ok()) return fail(s);
     return -1;
   }
-  auto record = net::wait_for_address(a.address_file, std::chrono::milliseconds(static_cast<long>(a.wait_s * 1000)));
-  if (!record.ok()) return fail(record.status());
-  if (!record->endpoint.starts_with("announce:"))
-    return fail(Status::InvalidArgument("address file " + a.address_file + " names '" + record->endpoint + "', not a SPITS announce list"));
+  auto dir = spits::wait_for_announce_list(a.address_file, a.wait_s);
+  if (!dir.ok()) return fail(dir.status());
   spits::TaskManagerProcessOptions tm;
   tm.plugin = a.plugin;
-  tm.announce_dir = record->endpoint.substr(9);
+  tm.announce_dir = *dir;
   tm.workers = workers;
   tm.prefetch = a.prefetch;
   tm.wait_s = a.wait_s;

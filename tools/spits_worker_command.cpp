@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "cli_common.hpp"
-#include "net/address_file.hpp"
+#include "spits/announce.hpp"
 #include "spits/task_manager_process.hpp"
 
 namespace redflow::cli {
@@ -48,12 +48,9 @@ Command add_spits_worker_command(CLI::App& app) {
             if (o->announce_dir.empty() == address_file->empty())
               return fail(Status::InvalidArgument("give the announce list: --announce DIR or --address-file FILE"));
             if (!address_file->empty()) {
-              auto record = net::wait_for_address(*address_file, std::chrono::milliseconds(static_cast<long>(o->wait_s * 1000)));
-              if (!record.ok()) return fail(record.status());
-              if (!record->endpoint.starts_with("announce:"))
-                return fail(Status::InvalidArgument("address file " + *address_file + " names '" + record->endpoint +
-                                                    "', not a SPITS announce list (was it written by `redflow spits --address-file`?)"));
-              o->announce_dir = record->endpoint.substr(9);
+              auto dir = spits::wait_for_announce_list(*address_file, o->wait_s);
+              if (!dir.ok()) return fail(dir.status());
+              o->announce_dir = *dir;
             }
             if (o->workers == 0) o->workers = std::max(1u, std::thread::hardware_concurrency());
             if (Status s = spits::run_task_manager(*o); !s.ok()) return fail(s);
