@@ -91,10 +91,6 @@ std::string host_name() {
   return buffer;
 }
 
-void send(zmq::socket_t& s, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) {
-  send_envelope(s, kind, request, body);
-}
-
 struct FdCloser {
   int fd;
   ~FdCloser() { close(fd); }
@@ -122,7 +118,7 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
   hello.functions = describe_functions(registry, origin);
   std::vector<std::byte> body;
   encode(hello, body);
-  send(socket, EnvelopeKind::kHello, 0, body);
+  send_envelope(socket, EnvelopeKind::kHello, 0, body);
 
   std::unique_ptr<runtime::LocalTile> tile;
   std::unique_ptr<Executor> executor;
@@ -149,7 +145,7 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
     // late), then reads the driver's BYE.
     auto now = Clock::now();
     if (now >= next_beat) {
-      if (tile) send(socket, EnvelopeKind::kHeartbeat, 0, {});
+      if (tile) send_envelope(socket, EnvelopeKind::kHeartbeat, 0, {});
       next_beat = now + interval;
     }
     while (receive_message(socket, parts)) {
@@ -168,7 +164,7 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
           try {
             tile = std::make_unique<runtime::LocalTile>(options.slots, options.slot_bytes, options.cores, welcome.tile);
           } catch (const std::bad_alloc&) {
-            send(socket, EnvelopeKind::kBye, 0, {});
+            send_envelope(socket, EnvelopeKind::kBye, 0, {});
             return Status::ResourceExhausted("cannot reserve " + std::to_string(options.slots) + " slots of " +
                                              std::to_string(options.slot_bytes) + " bytes");
           }
@@ -197,7 +193,7 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
       }
     }
     if (executor)
-      for (auto& [id, reply] : executor->take_replies()) send(socket, EnvelopeKind::kReply, id, reply);
+      for (auto& [id, reply] : executor->take_replies()) send_envelope(socket, EnvelopeKind::kReply, id, reply);
     now = Clock::now();
     if (!tile) {
       if (now > connect_deadline)

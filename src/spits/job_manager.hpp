@@ -3,7 +3,7 @@
 // Manager's queue until it is full; once generate_task says DONE it re-submits
 // what is still in the queue as the queue wraps. Between pushes it hands the
 // results the Task Managers have ready to the Committer. One thread plays both
-// roles here; the network form will give the Committer its own.
+// roles, embedded and over the network (so a slow commit_task delays pushes).
 //
 // With a commit log, generation replays from the first task and skips what
 // the log says was committed or set aside, after checking each task's hash.

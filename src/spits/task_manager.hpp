@@ -2,9 +2,9 @@
 // tasks. The Job Manager pushes tasks into a Task Manager's queue (never more
 // than room() allows: its Workers plus a prefetch margin) and the Committer
 // pulls whatever results are ready. The embedded LocalTaskManager runs W
-// Worker threads in this process; a remote Task Manager (issue 11's
-// transport) implements the same calls over the wire, and reports a task it
-// held when it died as kLost.
+// Worker threads in this process; RemoteTaskManager (task_manager_link.hpp)
+// implements the same calls over src/net/'s transport, and hands back the
+// tasks a lost Task Manager held as kLost (running: a strike) or kReturned.
 #pragma once
 
 #include <cstdint>
