@@ -2,8 +2,13 @@
 // tokens as are waiting, not one, so a firing's fixed cost is shared.
 #include "stream/builtin_operators.hpp"
 
+#include "stream/apps/compute_heavy.hpp"
+#include "stream/apps/wavelet.hpp"
+
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <thread>
 
 namespace redflow::stream {
 
@@ -30,14 +35,26 @@ constexpr std::size_t kBurst = 1024;  // tokens a source writes per firing
 // counter n=N [start=S] [step=K]: the source of N 8-byte tokens S, S+K, ...
 class Counter final : public Operator {
  public:
-  Counter(std::uint64_t n, std::uint64_t start, std::uint64_t step) : left_(n), next_(start), step_(step) {}
+  Counter(std::uint64_t n, std::uint64_t start, std::uint64_t step, std::uint64_t rate) : left_(n), next_(start), step_(step), rate_(rate) {}
   Fired fire(FiringContext& ctx) override {
-    for (std::size_t i = 0; i < kBurst && left_ > 0; ++i, --left_, next_ += step_) ctx.write_value(0, next_);
+    std::size_t burst = kBurst;
+    if (rate_ > 0) {  // a paced source (a sensor): at most `rate` tokens per second, in bursts of a millisecond's worth
+      const auto now = std::chrono::steady_clock::now();
+      if (sent_ == 0) first_ = now;
+      const double due = std::chrono::duration<double>(now - first_).count() * static_cast<double>(rate_) + 1;
+      if (static_cast<double>(sent_) + 1 > due) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        return Fired::kMore;
+      }
+      burst = static_cast<std::size_t>(std::min<double>(kBurst, due - static_cast<double>(sent_)));
+    }
+    for (std::size_t i = 0; i < burst && left_ > 0; ++i, --left_, next_ += step_, ++sent_) ctx.write_value(0, next_);
     return left_ == 0 ? Fired::kDone : Fired::kMore;
   }
 
  private:
-  std::uint64_t left_, next_, step_;
+  std::uint64_t left_, next_, step_, rate_, sent_ = 0;
+  std::chrono::steady_clock::time_point first_{};
 };
 
 // add: a + b of 8-byte tokens, pairwise (zip).
@@ -129,12 +146,13 @@ OperatorFactory simple(OperatorSpec spec, Make make) {
 OperatorRegistry OperatorRegistry::with_builtins() {
   OperatorRegistry r;
   r.add("counter", OperatorFactory{[](const Args& a) -> Result<OperatorSpec> {
-                                     for (const char* k : {"n", "start", "step"})
+                                     for (const char* k : {"n", "start", "step", "rate"})
                                        if (auto v = number_arg(a, k, 0); !v.ok()) return v.status();
                                      return fixed(0, 1, 8);
                                    },
                                    [](const Args& a) -> std::unique_ptr<Operator> {
-                                     return std::make_unique<Counter>(*number_arg(a, "n", 1000), *number_arg(a, "start", 0), *number_arg(a, "step", 1));
+                                     return std::make_unique<Counter>(*number_arg(a, "n", 1000), *number_arg(a, "start", 0), *number_arg(a, "step", 1),
+                                                                     *number_arg(a, "rate", 0));
                                    }});
   r.add("add", simple(fixed(2, 1, 8), [](const Args&) -> std::unique_ptr<Operator> { return std::make_unique<Add>(); }));
   r.add("scale", OperatorFactory{[](const Args& a) -> Result<OperatorSpec> {
@@ -159,6 +177,9 @@ OperatorRegistry OperatorRegistry::with_builtins() {
                                  }});
   r.add("sum", simple(fixed(1, 1, 8), [](const Args&) -> std::unique_ptr<Operator> { return std::make_unique<Sum>(); }));
   r.add("collect", simple(fixed(1, 0, 0), [](const Args&) -> std::unique_ptr<Operator> { return std::make_unique<CollectOperator>(); }));
+  // The paper's two applications (docs/stream-apps.md): every node of a cluster has them too.
+  add_wavelet_operators(r);
+  add_compute_heavy_operators(r);
   return r;
 }
 

@@ -1,0 +1,529 @@
+// The wavelet encoder (wavelet.hpp, docs/stream-apps.md): its operators, the
+// program that wires them, and the same encoder and its decoder as plain
+// loops. The stream and the loops share the lifting step, the quantiser and
+// the token layout below, so equal bytes mean equal arithmetic.
+#include "stream/apps/wavelet.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+#include "stream/apps/plan.hpp"
+#include "stream/apps/wavelet_codec.hpp"
+#include "stream/builtin_operators.hpp"
+
+namespace redflow::stream {
+namespace {
+
+using namespace wavelet_codec;
+
+constexpr std::size_t kBurst = 256;  // tokens the source writes per firing
+
+// ---- the operators ----
+
+// wavelet.source path=FILE levels=L: the header, then the padded image.
+class Source final : public Operator {
+ public:
+  Source(std::string path, int levels) : path_(std::move(path)), levels_(levels) {}
+  Fired fire(FiringContext& ctx) override {
+    if (!loaded_) {
+      auto img = read_pgm(path_);
+      if (!img.ok()) throw std::runtime_error(img.status().message());
+      int wp = 0, hp = 0;
+      samples_ = padded_samples(*img, levels_, wp, hp);
+      ctx.write_value(0, to_token(BandHeader{static_cast<std::uint16_t>(wp), static_cast<std::uint16_t>(hp),
+                                             static_cast<std::uint16_t>(img->width), static_cast<std::uint16_t>(img->height)}));
+      loaded_ = true;
+    }
+    Samples t;
+    for (std::size_t i = 0; i < kBurst && next_ < samples_.size(); ++i, next_ += kPerToken) {
+      std::memcpy(t.v, &samples_[next_], kToken);
+      ctx.write_value(0, t);
+    }
+    return next_ >= samples_.size() ? Fired::kDone : Fired::kMore;
+  }
+
+ private:
+  std::string path_;
+  int levels_;
+  bool loaded_ = false;
+  std::vector<std::int16_t> samples_;
+  std::size_t next_ = 0;
+};
+
+// wavelet.hlift: the horizontal pass. Adjacent samples of a row pair up;
+// rows have an even length, so pairing the stream's samples two by two is
+// pairing within rows. Two tokens in, one low (s) and one high (d) out.
+class HLift final : public Operator {
+ public:
+  Fired fire(FiringContext& ctx) override {
+    Samples t;
+    while (ctx.read(0, t)) {
+      if (!header_) {
+        BandHeader h = to_header(t);
+        h.width /= 2;
+        ctx.write_value(0, to_token(h));
+        ctx.write_value(1, to_token(h));
+        header_ = true;
+      } else if (!half_) {
+        first_ = t;
+        half_ = true;
+      } else {
+        Samples s, d;
+        for (int k = 0; k < 2; ++k) {
+          lift(first_.v[2 * k], first_.v[2 * k + 1], s.v[k], d.v[k]);
+          lift(t.v[2 * k], t.v[2 * k + 1], s.v[2 + k], d.v[2 + k]);
+        }
+        ctx.write_value(0, s);
+        ctx.write_value(1, d);
+        half_ = false;
+      }
+    }
+    return Fired::kMore;
+  }
+
+ private:
+  bool header_ = false, half_ = false;
+  Samples first_{};
+};
+
+// wavelet.vlift: the vertical pass. Holds one (even) row, then lifts it with
+// the next (odd) row token by token: a line buffer, the only state.
+class VLift final : public Operator {
+ public:
+  Fired fire(FiringContext& ctx) override {
+    Samples t;
+    while (ctx.read(0, t)) {
+      if (!header_) {
+        BandHeader h = to_header(t);
+        if (h.width == 0 || h.width % kPerToken != 0) throw std::runtime_error(fmt::format("row of {} samples is not whole tokens", h.width));
+        row_.resize(h.width / kPerToken);
+        h.height /= 2;
+        ctx.write_value(0, to_token(h));
+        ctx.write_value(1, to_token(h));
+        header_ = true;
+        continue;
+      }
+      if (!odd_) {
+        row_[k_] = t;
+      } else {
+        Samples s, d;
+        for (int j = 0; j < kPerToken; ++j) lift(row_[k_].v[j], t.v[j], s.v[j], d.v[j]);
+        ctx.write_value(0, s);
+        ctx.write_value(1, d);
+      }
+      if (++k_ == row_.size()) k_ = 0, odd_ = !odd_;
+    }
+    return Fired::kMore;
+  }
+
+ private:
+  bool header_ = false, odd_ = false;
+  std::vector<Samples> row_;
+  std::size_t k_ = 0;
+};
+
+// wavelet.quant step=Q
+class Quant final : public Operator {
+ public:
+  explicit Quant(int step) : step_(step) {}
+  Fired fire(FiringContext& ctx) override {
+    Samples t;
+    while (ctx.read(0, t)) {
+      if (header_)
+        for (auto& v : t.v) v = quantise(v, step_);
+      header_ = true;
+      ctx.write_value(0, t);
+    }
+    return Fired::kMore;
+  }
+
+ private:
+  int step_;
+  bool header_ = false;
+};
+
+// wavelet.rle: zero-run coding (PairCoder); the band header passes through first.
+class Rle final : public Operator {
+ public:
+  Fired fire(FiringContext& ctx) override {
+    Samples t;
+    auto emit = [&](const char* token) { ctx.write(0, token); };
+    while (ctx.read(0, t)) {
+      if (!header_) {
+        ctx.write_value(0, t);
+        header_ = true;
+        continue;
+      }
+      for (int v : t.v) {
+        if (v == 0) {
+          ++run_;
+          continue;
+        }
+        coder_.pair(run_, v, emit);
+        run_ = 0;
+      }
+    }
+    return Fired::kMore;
+  }
+  // Trailing zeros: run-1 zeros then a zero value, so every pair stands for
+  // run+1 samples and the decoder needs no end marker.
+  void finish(FiringContext& ctx) override {
+    auto emit = [&](const char* token) { ctx.write(0, token); };
+    if (run_ > 0) coder_.pair(run_ - 1, 0, emit);
+    coder_.flush(emit);
+  }
+
+ private:
+  bool header_ = false;
+  std::uint32_t run_ = 0;
+  PairCoder coder_;
+};
+
+// wavelet.pack levels=L step=Q: reads its inputs strictly one after the
+// other (band 0 to its end of stream, then band 1, ...), so the output order
+// never depends on which band finished first; the others wait in their
+// (unbounded) streams. Writes the file header from band 0's header.
+class Pack final : public Operator {
+ public:
+  Pack(int levels, int step) : levels_(levels), step_(step) {}
+  bool ready(const FiringContext& ctx) const override {
+    return cur_ < ctx.inputs() && (ctx.available(cur_) > 0 || ctx.drained(cur_));
+  }
+  bool finished(const FiringContext& ctx) const override {
+    for (std::size_t i = cur_; i < ctx.inputs(); ++i)
+      if (!ctx.drained(i)) return false;
+    return true;
+  }
+  Fired fire(FiringContext& ctx) override {
+    Samples t;
+    while (cur_ < ctx.inputs()) {
+      if (ctx.read(cur_, t)) {
+        if (header_) {
+          ctx.write_value(0, t);
+        } else if (cur_ == 0) {
+          const BandHeader h = to_header(t);
+          const auto fh = file_header(levels_, step_, h.image_width, h.image_height);
+          ctx.write(0, fh.data());
+          ctx.write(0, fh.data() + kToken);
+        }
+        header_ = true;
+        continue;
+      }
+      if (!ctx.drained(cur_)) break;
+      ++cur_;
+      header_ = false;
+    }
+    return Fired::kMore;
+  }
+
+ private:
+  int levels_, step_;
+  std::size_t cur_ = 0;
+  bool header_ = false;
+};
+
+Result<int> int_arg(const Args& args, const std::string& key, int fallback, int lo, int hi) {
+  auto v = number_arg(args, key, static_cast<std::uint64_t>(fallback));
+  if (!v.ok()) return v.status();
+  if (*v < static_cast<std::uint64_t>(lo) || *v > static_cast<std::uint64_t>(hi))
+    return Status::InvalidArgument(fmt::format("arg {}={} is out of range {}..{}", key, *v, lo, hi));
+  return static_cast<int>(*v);
+}
+
+OperatorSpec eight_bytes(std::size_t in, std::size_t out) {
+  return OperatorSpec{in, out, std::vector<std::size_t>(in, kToken), std::vector<std::size_t>(out, kToken)};
+}
+
+template <typename Op>
+OperatorFactory plain(std::size_t in, std::size_t out) {
+  return OperatorFactory{[in, out](const Args&) -> Result<OperatorSpec> { return eight_bytes(in, out); },
+                         [](const Args&) -> std::unique_ptr<Operator> { return std::make_unique<Op>(); }};
+}
+
+// One band: its name in instance names, and where the transform emits it.
+struct BandSource {
+  std::string band, from;
+  std::size_t port;
+};
+
+// The bands in the order the packer writes them: the coarsest LL, then the
+// detail bands from coarse to fine (LH, HL, HH of each level).
+std::vector<BandSource> band_order(int levels) {
+  std::vector<BandSource> bands{{fmt::format("ll{}", levels), fmt::format("cols{}l", levels), 0}};
+  for (int l = levels; l >= 1; --l) {
+    bands.push_back({fmt::format("lh{}", l), fmt::format("cols{}l", l), 1});
+    bands.push_back({fmt::format("hl{}", l), fmt::format("cols{}h", l), 0});
+    bands.push_back({fmt::format("hh{}", l), fmt::format("cols{}h", l), 1});
+  }
+  return bands;
+}
+
+apps::ProgramPlan wavelet_plan(const std::string& path, int levels, int step) {
+  apps::ProgramPlan p;
+  p.node("source", "wavelet.source", {{"path", path}, {"levels", std::to_string(levels)}});
+  std::string prev = "source";
+  for (int l = 1; l <= levels; ++l) {
+    const std::string rows = fmt::format("rows{}", l), cl = fmt::format("cols{}l", l), ch = fmt::format("cols{}h", l);
+    p.node(rows, "wavelet.hlift");
+    p.node(cl, "wavelet.vlift");
+    p.node(ch, "wavelet.vlift");
+    p.edge(prev, 0, rows, 0, kToken);
+    p.edge(rows, 0, cl, 0, kToken);
+    p.edge(rows, 1, ch, 0, kToken);
+    prev = cl;
+  }
+  const auto bands = band_order(levels);
+  for (std::size_t i = 0; i < bands.size(); ++i) {
+    const auto& b = bands[i];
+    // The LL band is kept exact: it is small and every pixel depends on it.
+    p.node("q_" + b.band, "wavelet.quant", {{"step", std::to_string(i == 0 ? 1 : step)}});
+    p.node("rle_" + b.band, "wavelet.rle");
+    p.edge(b.from, b.port, "q_" + b.band, 0, kToken);
+    p.edge("q_" + b.band, 0, "rle_" + b.band, 0, kToken);
+    p.edge("rle_" + b.band, 0, "pack", i, kToken);
+  }
+  p.node("pack", "wavelet.pack", {{"levels", std::to_string(levels)}, {"step", std::to_string(step)}});
+  p.node(kWaveletOutput, "collect");
+  p.edge("pack", 0, kWaveletOutput, 0, kToken);
+  return p;
+}
+
+// ---- the sequential encoder and decoder ----
+
+// A band or image of the sequential codec, in ints: wide enough for the
+// decoder's intermediate values however coarse the step.
+struct Plane {
+  int w = 0, h = 0;
+  std::vector<int> v;
+  int& at(int x, int y) { return v[static_cast<std::size_t>(y) * w + x]; }
+};
+
+Plane plane(int w, int h) { return Plane{w, h, std::vector<int>(static_cast<std::size_t>(w) * h)}; }
+
+void hlift_plane(Plane& in, Plane& lo, Plane& hi) {
+  lo = plane(in.w / 2, in.h), hi = plane(in.w / 2, in.h);
+  std::int16_t s, d;
+  for (int y = 0; y < in.h; ++y)
+    for (int x = 0; x < lo.w; ++x) {
+      lift(in.at(2 * x, y), in.at(2 * x + 1, y), s, d);
+      lo.at(x, y) = s, hi.at(x, y) = d;
+    }
+}
+void vlift_plane(Plane& in, Plane& lo, Plane& hi) {
+  lo = plane(in.w, in.h / 2), hi = plane(in.w, in.h / 2);
+  std::int16_t s, d;
+  for (int y = 0; y < lo.h; ++y)
+    for (int x = 0; x < in.w; ++x) {
+      lift(in.at(x, 2 * y), in.at(x, 2 * y + 1), s, d);
+      lo.at(x, y) = s, hi.at(x, y) = d;
+    }
+}
+Plane hunlift_plane(Plane& lo, Plane& hi) {
+  Plane out = plane(lo.w * 2, lo.h);
+  for (int y = 0; y < lo.h; ++y)
+    for (int x = 0; x < lo.w; ++x) unlift(lo.at(x, y), hi.at(x, y), out.at(2 * x, y), out.at(2 * x + 1, y));
+  return out;
+}
+Plane vunlift_plane(Plane& lo, Plane& hi) {
+  Plane out = plane(lo.w, lo.h * 2);
+  for (int y = 0; y < lo.h; ++y)
+    for (int x = 0; x < lo.w; ++x) unlift(lo.at(x, y), hi.at(x, y), out.at(x, 2 * y), out.at(x, 2 * y + 1));
+  return out;
+}
+
+}  // namespace
+
+Result<GrayImage> read_pgm(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(fmt::format("PGM '{}': cannot open it (missing file?)", path));
+  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (data.size() < 2 || data[0] != 'P' || data[1] != '5') {
+    std::string magic;
+    for (std::size_t i = 0; i < std::min<std::size_t>(2, data.size()); ++i)
+      magic += std::isprint(static_cast<unsigned char>(data[i])) ? std::string(1, data[i]) : fmt::format("\\x{:02x}", static_cast<unsigned char>(data[i]));
+    return Status::InvalidArgument(fmt::format("PGM '{}': bad magic '{}' (expected P5, a binary 8-bit grayscale PGM)", path, magic));
+  }
+  std::size_t pos = 2;
+  // A header number after whitespace and # comments; -1 when there is none.
+  auto number = [&]() -> long {
+    for (;;) {
+      while (pos < data.size() && std::isspace(static_cast<unsigned char>(data[pos]))) ++pos;
+      if (pos < data.size() && data[pos] == '#') {
+        while (pos < data.size() && data[pos] != '\n') ++pos;
+        continue;
+      }
+      break;
+    }
+    long v = -1;
+    for (int digits = 0; pos < data.size() && std::isdigit(static_cast<unsigned char>(data[pos])); ++pos, ++digits)
+      v = digits >= 9 ? 999999999 : (v < 0 ? 0 : v) * 10 + (data[pos] - '0');  // saturate: far beyond any limit
+    return v;
+  };
+  const long w = number(), h = number(), maxval = number();
+  if (w < 0 || h < 0 || maxval < 0) return Status::InvalidArgument(fmt::format("PGM '{}': truncated header (expected width, height and maxval)", path));
+  if (maxval > 255) return Status::InvalidArgument(fmt::format("PGM '{}': maxval {} > 255 (16-bit PGM is not supported)", path, maxval));
+  if (maxval == 0) return Status::InvalidArgument(fmt::format("PGM '{}': maxval 0", path));
+  if (w < kPgmMinSide || h < kPgmMinSide || w > kPgmMaxSide || h > kPgmMaxSide)
+    return Status::InvalidArgument(fmt::format("PGM '{}': bad size {}x{} (each side must be {}..{})", path, w, h, kPgmMinSide, kPgmMaxSide));
+  if (pos >= data.size() || !std::isspace(static_cast<unsigned char>(data[pos])))
+    return Status::InvalidArgument(fmt::format("PGM '{}': truncated data: 0 of {} pixel bytes", path, w * h));
+  ++pos;  // the single whitespace before the pixels
+  const std::size_t need = static_cast<std::size_t>(w) * h;
+  if (data.size() - pos < need)
+    return Status::InvalidArgument(fmt::format("PGM '{}': truncated data: {} of {} pixel bytes", path, data.size() - pos, need));
+  GrayImage img{static_cast<int>(w), static_cast<int>(h), std::vector<std::uint8_t>(data.begin() + pos, data.begin() + pos + need)};
+  return img;
+}
+
+Status write_pgm(const GrayImage& image, const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  out << "P5\n" << image.width << " " << image.height << "\n255\n";
+  out.write(reinterpret_cast<const char*>(image.pixels.data()), static_cast<std::streamsize>(image.pixels.size()));
+  if (!out) return Status::IOError(fmt::format("PGM '{}': cannot write it", path));
+  return Status::Ok();
+}
+
+void add_wavelet_operators(OperatorRegistry& reg) {
+  reg.add("wavelet.source", OperatorFactory{[](const Args& a) -> Result<OperatorSpec> {
+                                              auto it = a.find("path");
+                                              if (it == a.end() || it->second.empty()) return Status::InvalidArgument("wavelet.source needs path=FILE.pgm");
+                                              if (auto l = int_arg(a, "levels", 3, 1, kMaxLevels); !l.ok()) return l.status();
+                                              return eight_bytes(0, 1);
+                                            },
+                                            [](const Args& a) -> std::unique_ptr<Operator> {
+                                              return std::make_unique<Source>(a.at("path"), *int_arg(a, "levels", 3, 1, kMaxLevels));
+                                            }});
+  reg.add("wavelet.hlift", plain<HLift>(1, 2));
+  reg.add("wavelet.vlift", plain<VLift>(1, 2));
+  reg.add("wavelet.rle", plain<Rle>(1, 1));
+  reg.add("wavelet.quant", OperatorFactory{[](const Args& a) -> Result<OperatorSpec> {
+                                             if (auto s = int_arg(a, "step", 1, 1, kMaxStep); !s.ok()) return s.status();
+                                             return eight_bytes(1, 1);
+                                           },
+                                           [](const Args& a) -> std::unique_ptr<Operator> { return std::make_unique<Quant>(*int_arg(a, "step", 1, 1, kMaxStep)); }});
+  reg.add("wavelet.pack", OperatorFactory{[](const Args& a) -> Result<OperatorSpec> {
+                                            auto l = int_arg(a, "levels", 3, 1, kMaxLevels);
+                                            if (!l.ok()) return l.status();
+                                            if (auto s = int_arg(a, "step", 1, 1, kMaxStep); !s.ok()) return s.status();
+                                            return eight_bytes(3 * static_cast<std::size_t>(*l) + 1, 1);
+                                          },
+                                          [](const Args& a) -> std::unique_ptr<Operator> {
+                                            return std::make_unique<Pack>(*int_arg(a, "levels", 3, 1, kMaxLevels), *int_arg(a, "step", 1, 1, kMaxStep));
+                                          }});
+}
+
+std::size_t wavelet_operator_count(int levels) { return 9 * static_cast<std::size_t>(levels) + 5; }
+
+Result<Program> wavelet_program(const OperatorRegistry& registry, const std::string& pgm_path, int levels, int step) {
+  if (levels < 1 || levels > kMaxLevels) return Status::InvalidArgument(fmt::format("wavelet: levels {} is not 1..{}", levels, kMaxLevels));
+  if (step < 1 || step > kMaxStep) return Status::InvalidArgument(fmt::format("wavelet: step {} is not 1..{}", step, kMaxStep));
+  for (char c : pgm_path)
+    if (std::isspace(static_cast<unsigned char>(c)) || c == '"' || c == '\\')
+      return Status::InvalidArgument(fmt::format("wavelet: PGM path '{}' has whitespace, a quote or a backslash (it is an operator arg)", pgm_path));
+  if (auto img = read_pgm(pgm_path); !img.ok()) return img.status();
+  return wavelet_plan(pgm_path, levels, step).build(registry);
+}
+
+std::string wavelet_dot(const std::string& pgm_path, int levels, int step) {
+  return wavelet_plan(pgm_path, levels, step)
+      .dot("wavelet", fmt::format("The wavelet image encoder (docs/stream-apps.md), as wavelet_dot(\"{}\", {}, {}) writes it:\n"
+                                  "{} light operators, 8-byte tokens. Make the image first: scripts/camera-pgm {}",
+                                  pgm_path, levels, step, wavelet_operator_count(levels), pgm_path));
+}
+
+std::string wavelet_encode_sequential(const GrayImage& image, int levels, int step) {
+  int wp = 0, hp = 0;
+  const auto samples = padded_samples(image, levels, wp, hp);
+  Plane cur = plane(wp, hp);
+  std::copy(samples.begin(), samples.end(), cur.v.begin());
+  std::vector<std::array<Plane, 3>> detail(levels + 1);  // [level]: LH, HL, HH
+  for (int l = 1; l <= levels; ++l) {
+    Plane lo, hi, ll;
+    hlift_plane(cur, lo, hi);
+    vlift_plane(lo, ll, detail[l][0]);
+    vlift_plane(hi, detail[l][1], detail[l][2]);
+    cur = std::move(ll);
+  }
+  const auto fh = file_header(levels, step, image.width, image.height);
+  std::string out(fh.begin(), fh.end());
+  auto code = [&](const Plane& band, int q) {
+    PairCoder coder;
+    auto emit = [&](const char* token) { out.append(token, kToken); };
+    std::uint32_t run = 0;
+    for (int v : band.v) {
+      const int c = quantise(v, q);
+      if (c == 0) {
+        ++run;
+        continue;
+      }
+      coder.pair(run, c, emit);
+      run = 0;
+    }
+    if (run > 0) coder.pair(run - 1, 0, emit);
+    coder.flush(emit);
+  };
+  code(cur, 1);
+  for (int l = levels; l >= 1; --l)
+    for (const Plane& band : detail[l]) code(band, step);
+  return out;
+}
+
+Result<GrayImage> wavelet_decode_sequential(const std::string& enc) {
+  if (enc.size() < 2 * kToken || std::memcmp(enc.data(), kMagic, 4) != 0) return Status::InvalidArgument("wavelet decode: no RFW1 header");
+  const int levels = static_cast<unsigned char>(enc[4]);
+  const int step = static_cast<int>(get_le(enc.data() + 6, 2));
+  const int width = static_cast<int>(get_le(enc.data() + 8, 4)), height = static_cast<int>(get_le(enc.data() + 12, 4));
+  if (levels < 1 || levels > kMaxLevels || step < 1 || step > kMaxStep || width < kPgmMinSide || height < kPgmMinSide || width > kPgmMaxSide ||
+      height > kPgmMaxSide)
+    return Status::InvalidArgument(fmt::format("wavelet decode: bad header (levels {}, step {}, {}x{})", levels, step, width, height));
+  const int wp = padded_width(width, levels), hp = padded_height(height, levels);
+  std::size_t pos = 2 * kToken;
+  auto varint = [&](std::uint32_t& v) -> Status {
+    v = 0;
+    for (int shift = 0;; shift += 7) {
+      if (pos >= enc.size()) return Status::InvalidArgument(fmt::format("wavelet decode: truncated at byte {}", pos));
+      if (shift > 28) return Status::InvalidArgument(fmt::format("wavelet decode: overlong number at byte {}", pos));
+      const auto b = static_cast<unsigned char>(enc[pos++]);
+      v |= static_cast<std::uint32_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return Status::Ok();
+    }
+  };
+  auto band = [&](int l, int q, Plane& p) -> Status {
+    p = plane(wp >> l, hp >> l);
+    std::size_t n = 0;
+    while (n < p.v.size()) {
+      std::uint32_t run = 0, zz = 0;
+      REDFLOW_RETURN_IF_ERROR(varint(run));
+      REDFLOW_RETURN_IF_ERROR(varint(zz));
+      if (run >= p.v.size() - n) return Status::InvalidArgument(fmt::format("wavelet decode: a zero run overflows its band at byte {}", pos));
+      n += run;
+      p.v[n++] = dequantise(static_cast<int>(zz >> 1) ^ -static_cast<int>(zz & 1), q);
+    }
+    for (; pos % kToken != 0; ++pos)  // the band's last token's padding
+      if (pos >= enc.size() || enc[pos] != 0) return Status::InvalidArgument(fmt::format("wavelet decode: bad padding at byte {}", pos));
+    return Status::Ok();
+  };
+  Plane cur;
+  REDFLOW_RETURN_IF_ERROR(band(levels, 1, cur));
+  std::vector<std::array<Plane, 3>> detail(levels + 1);
+  for (int l = levels; l >= 1; --l)
+    for (Plane& b : detail[l]) REDFLOW_RETURN_IF_ERROR(band(l, step, b));
+  if (pos != enc.size()) return Status::InvalidArgument(fmt::format("wavelet decode: {} bytes after the last band", enc.size() - pos));
+  for (int l = levels; l >= 1; --l) {
+    Plane lo = vunlift_plane(cur, detail[l][0]);
+    Plane hi = vunlift_plane(detail[l][1], detail[l][2]);
+    cur = hunlift_plane(lo, hi);
+  }
+  GrayImage img{width, height, std::vector<std::uint8_t>(static_cast<std::size_t>(width) * height)};
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) img.pixels[static_cast<std::size_t>(y) * width + x] = static_cast<std::uint8_t>(std::clamp(cur.at(x, y), 0, 255));
+  return img;
+}
+
+}  // namespace redflow::stream
