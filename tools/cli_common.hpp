@@ -112,6 +112,7 @@ Command add_rem_command(CLI::App& app);
 Command add_spits_command(CLI::App& app);
 Command add_spits_worker_command(CLI::App& app);
 Command add_stream_command(CLI::App& app);
+Command add_stream_worker_command(CLI::App& app);
 Command add_place_command(CLI::App& app);
 Command add_difftest_command(CLI::App& app);
 Command add_keygen_command(CLI::App& app);

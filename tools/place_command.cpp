@@ -38,27 +38,22 @@ Command add_place_command(CLI::App& app) {
       ->type_name("FILE.json");
   sub->add_option("--seed", a->seed, "Seed of naive's pseudo-random choice and of METIS")->capture_default_str();
   return {sub, [a] {
-            auto algo = stream::parse_place_algo(a->algo);
-            if (!algo.ok()) return fail(algo.status());
             auto reg = stream::OperatorRegistry::with_builtins();
             auto program = stream::Program::from_dot_file(a->program, reg);
             if (!program.ok()) return fail(program.status());
-            stream::PlacementGraph g = stream::placement_graph(*program);
-            const bool weighted = *algo == stream::PlaceAlgo::kSmartMin || *algo == stream::PlaceAlgo::kSmartMax;
-            if (weighted && a->profile.empty())
-              return fail(Status::InvalidArgument(fmt::format("--algo {} weighs streams and operators by a profile: give --profile FILE.json "
-                                                              "(written by `redflow stream {} --profile FILE.json`)",
-                                                              a->algo, a->program)));
+            std::string profile;
             if (!a->profile.empty()) {
-              std::ifstream in(a->profile);
-              std::stringstream text;
-              text << in.rdbuf();
-              if (Status s = stream::annotate(g, *program, text.str(), a->profile); !s.ok()) return fail(s);
+              auto bytes = read_file(a->profile);
+              if (!bytes.ok()) return fail(bytes.status());
+              profile.assign(reinterpret_cast<const char*>(bytes->data()), bytes->size());
             }
-            auto placement = stream::place(g, a->nodes, *algo, a->seed);
-            if (!placement.ok()) return fail(placement.status());
+            auto placed = stream::place_program(*program, a->nodes, a->algo, profile, a->profile, a->seed);
+            if (!placed.ok()) return fail(placed.status());
+            const stream::PlacementGraph& g = placed->graph;
+            const stream::Placement* placement = &placed->placement;
+            const stream::PlaceAlgo algo = *stream::parse_place_algo(a->algo);
             fmt::print("placement of {} ({} operators, {} streams) on {} nodes by {}: edge cut {:g}, balance {:.3f}\n", a->program,
-                       g.operators.size(), g.streams.size(), a->nodes, stream::place_algo_name(*algo), placement->edge_cut, placement->balance);
+                       g.operators.size(), g.streams.size(), a->nodes, stream::place_algo_name(algo), placement->edge_cut, placement->balance);
             for (unsigned n = 0; n < a->nodes; ++n) {
               fmt::print("  node {}:", n);
               for (std::size_t i = 0; i < g.operators.size(); ++i)

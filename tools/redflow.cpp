@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
       redflow::cli::add_spits_command(app),
       redflow::cli::add_spits_worker_command(app),
       redflow::cli::add_stream_command(app),
+      redflow::cli::add_stream_worker_command(app),
       redflow::cli::add_place_command(app),
       redflow::cli::add_difftest_command(app),
       redflow::cli::add_tile_command(app),

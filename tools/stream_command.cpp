@@ -1,13 +1,16 @@
 // `redflow stream PROGRAM.dot`: run a SCORE stream program in this process
-// (docs/streams.md), with one thread per operator or on a worker pool, and
-// write its profile (tokens per stream, busy time per operator).
+// (docs/streams.md), with one thread per operator or on a worker pool, or over
+// worker processes (--listen / --address-file with --min-tiles, placed by
+// --place), and write its profile (tokens per stream, busy time per operator).
 #include <fmt/format.h>
 
 #include <cstring>
 
 #include "cli_common.hpp"
+#include "cluster_launch.hpp"
 #include "redflow/stream.hpp"
 #include "stream/profile.hpp"
+#include "stream/stream_worker.hpp"
 
 namespace redflow::cli {
 
@@ -16,7 +19,36 @@ struct StreamArgs {
   std::string program, mode = "pool", profile;
   unsigned threads = 0;
   bool print = false;
+  // Over worker processes:
+  stream::ClusterOptions cluster;
+  std::string listen, place_profile;
+  unsigned min_tiles = 0;
+  bool no_aggregate = false, one_level = false;
+  LaunchArgs launch;
 };
+
+// Another starter of the same command line won the --address-file: serve it a node.
+int serve_node(const StreamArgs& a, const LaunchPlan& plan, const stream::OperatorRegistry& reg) {
+  stream::StreamWorkerOptions w;
+  w.connect = plan.driver.endpoint;
+  w.threads = a.threads;
+  w.security.key_file = a.cluster.key_file;
+  w.security.server_public_key = plan.driver.server_public_key;
+  fmt::print(stderr, "redflow: {} serves a stream node of the driver at {}\n", plan.who, w.connect);
+  if (Status s = stream::run_stream_worker(w, reg); !s.ok()) return fail(s);
+  return 0;
+}
+
+void print_nodes(const stream::RunResult& r) {
+  for (std::size_t n = 0; n < r.nodes.size(); ++n) {
+    const auto& node = r.nodes[n];
+    fmt::print("  node {} '{}' on {}: {} operators, {:.3f} s, {} bytes in, {} bytes out:", n, node.worker, node.host, node.operators, node.seconds,
+               node.bytes_in, node.bytes_out);
+    for (const auto& o : r.operators)
+      if (o.node == static_cast<int>(n)) fmt::print(" {}", o.name);
+    fmt::print("\n");
+  }
+}
 
 }  // namespace
 
@@ -28,7 +60,13 @@ Command add_stream_command(CLI::App& app) {
               "Examples:\n"
               "  redflow stream examples/streams/sum.dot --print\n"
               "  redflow stream examples/streams/feedback.dot --mode threads --profile prof.json\n"
-              "Exit status: 0 when every operator finished; 1 on an invalid program, an operator error or a deadlock.");
+              "Over worker processes (one node each; tokens that cross nodes go through this driver):\n"
+              "  redflow stream examples/streams/sum.dot --listen 'tcp://127.0.0.1:*' --min-tiles 2 --place smart\n"
+              "      (then, twice: redflow stream-worker --connect ADDR)\n"
+              "  redflow stream p.dot --address-file /shared/job.addr --min-tiles 3 --place topological   (start it 4 times)\n"
+              "  redflow stream p.dot --listen 'tcp://127.0.0.1:*' --min-tiles 4 --place smart_min --place-profile prof.json\n"
+              "Exit status: 0 when every operator finished; 1 on an invalid program, an operator error, a deadlock,\n"
+              "or a worker lost mid-stream (the error names it and its operators).");
   sub->add_option("program", a->program, "The stream program (.dot)")->required()->check(readable_file());
   sub->add_option("--mode", a->mode, "threads: one thread per operator (the paper's); pool: operators fired on a pool of worker threads when tokens arrive")
       ->check(CLI::IsMember({"pool", "threads"}))
@@ -37,19 +75,80 @@ Command add_stream_command(CLI::App& app) {
   sub->add_flag("--print", a->print, "Print what each collect operator gathered (8-byte tokens as unsigned integers, others as hex)");
   sub->add_option("--profile", a->profile, "Write tokens per stream and busy time per operator as JSON (the placement's back-annotation)")
       ->type_name("FILE.json");
+  auto* cluster = "Over worker processes";
+  sub->add_option("--listen", a->listen, "Listen here for `redflow stream-worker`s (anything but loopback needs --key and --authorized-keys)")
+      ->type_name("ADDR")
+      ->group(cluster);
+  sub->add_option("--min-tiles", a->min_tiles, "Worker processes (nodes) to wait for and place the operators on")->check(CLI::Range(1u, 1024u))->group(cluster);
+  sub->add_option("--address-file", a->launch.address_file,
+                  "Rendezvous: the first starter of this command line becomes the driver and publishes where it listens here; "
+                  "the others serve it a node each")
+      ->type_name("FILE")
+      ->group(cluster);
+  sub->add_option("--place", a->cluster.place, "Placement: naive, topological, smart, smart_min, smart_max (docs/streams.md)")->capture_default_str()->group(cluster);
+  sub->add_option("--place-profile", a->place_profile, "smart_min/smart_max: the profile of an earlier run (--profile) to weigh by")
+      ->check(readable_file())
+      ->type_name("FILE.json")
+      ->group(cluster);
+  sub->add_option("--seed", a->cluster.seed, "Seed of naive placement and of METIS")->capture_default_str()->group(cluster);
+  sub->add_option("--tile-wait", a->cluster.wait_s, "Seconds to wait for the workers")->check(CLI::Range(0.01, 86400.0))->capture_default_str()->group(cluster);
+  sub->add_option("--heartbeat-timeout", a->cluster.heartbeat_timeout_s, "Seconds of silence after which a worker is lost (the run then fails, naming it)")
+      ->check(CLI::Range(0.5, 3600.0))
+      ->capture_default_str()
+      ->group(cluster);
+  sub->add_flag("--no-aggregate", a->no_aggregate, "Send every token in its own message (to measure what aggregation saves)")->group(cluster);
+  sub->add_flag("--one-level", a->one_level, "Put and take every arriving token under the inbox's lock (to measure what two-level buffering saves)")
+      ->group(cluster);
+  sub->add_option(net::kKeyFlag, a->cluster.key_file, "The driver's secret key (redflow keygen; docs/security.md)")->type_name("FILE.key")->group(cluster);
+  sub->add_option(net::kAuthorizedKeysFlag, a->cluster.authorized_keys_file, "The workers' public keys it lets in")->type_name("FILE")->group(cluster);
   return {sub, [a] {
             auto reg = stream::OperatorRegistry::with_builtins();
+            if (!a->listen.empty())
+              if (Status s = net::check_listen_address(a->listen, {a->cluster.key_file, a->cluster.authorized_keys_file}); !s.ok()) return fail(s);
+            auto plan = plan_launch(a->launch);
+            if (!plan.ok()) return fail(plan.status());
+            if (plan->worker) return serve_node(*a, *plan, reg);
             auto program = stream::Program::from_dot_file(a->program, reg);
             if (!program.ok()) return fail(program.status());
             stream::RunOptions o;
             o.mode = a->mode == "threads" ? stream::Mode::kThreadPerOperator : stream::Mode::kPool;
             o.threads = a->threads;
-            auto result = stream::run(*program, o);
+            const bool remote = !a->listen.empty() || plan->launched;
+            if (!remote && a->min_tiles > 0) return fail(Status::InvalidArgument("--min-tiles needs --listen ADDR or --address-file FILE"));
+            Result<stream::RunResult> result = Status::Ok();
+            if (remote) {
+              stream::ClusterOptions c = a->cluster;
+              c.listen = a->listen.empty() ? "tcp://127.0.0.1:*" : a->listen;
+              c.nodes = a->min_tiles ? a->min_tiles : plan->tiles;
+              if (c.nodes == 0) return fail(Status::InvalidArgument("--listen and --address-file need --min-tiles N: how many worker processes to run on"));
+              c.aggregate = !a->no_aggregate;
+              c.two_level = !a->one_level;
+              if (!a->place_profile.empty()) {
+                auto bytes = read_file(a->place_profile);
+                if (!bytes.ok()) return fail(bytes.status());
+                c.profile_json.assign(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+              }
+              PublishedAddress* address = plan->address.get();
+              c.on_listening = [n = c.nodes, address, security = net::SecurityOptions{c.key_file, c.authorized_keys_file}](const std::string& endpoint) {
+                if (address != nullptr) {
+                  if (Status s = address->publish(endpoint, security); !s.ok()) fmt::print(stderr, "redflow: {}\n", s.message());
+                  fmt::print(stderr, "redflow: listening on {} (published in {}); waiting for {} stream worker(s)\n", endpoint, address->path(), n);
+                  return;
+                }
+                fmt::print(stderr, "redflow: listening on {}; waiting for {} stream worker(s): redflow stream-worker --connect {}\n", endpoint, n, endpoint);
+              };
+              result = stream::run_cluster(*program, o, c);
+            } else {
+              result = stream::run(*program, o);
+            }
             if (!result.ok()) return fail(result.status());
             std::uint64_t tokens = 0;
             for (const auto& s : result->streams) tokens += s.tokens;
+            const std::string how = remote ? fmt::format("{} nodes, {} placement", result->nodes.size(), a->cluster.place)
+                                           : a->mode == "threads" ? "one thread per operator" : "worker pool";
             fmt::print("stream: {} operators, {} streams, {} tokens in {:.3f} s ({})\n", program->instances().size(), program->streams().size(),
-                       tokens, result->seconds, a->mode == "threads" ? "one thread per operator" : "worker pool");
+                       tokens, result->seconds, how);
+            print_nodes(*result);
             if (a->print)
               for (const auto& [name, bytes] : result->outputs) {
                 fmt::print("{}:", name);

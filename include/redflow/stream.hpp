@@ -160,10 +160,20 @@ struct OperatorProfile {
   std::string name;
   std::uint64_t firings = 0;
   double busy_s = 0;  // time inside fire()
+  int node = -1;      // run_cluster(): the node it was placed on
 };
 struct StreamProfile {
   std::string from, to;
   std::uint64_t tokens = 0;
+};
+
+// run_cluster(): one worker process of the run, and what crossed its link.
+struct NodeReport {
+  std::string worker, host;        // its --name (or HOST:PID) and host
+  std::size_t operators = 0;       // placed on it
+  std::uint64_t bytes_in = 0;      // driver -> node (SETUP and the tokens forwarded to it)
+  std::uint64_t bytes_out = 0;     // node -> driver (its tokens bound elsewhere, DONE)
+  double seconds = 0;              // its part's run time
 };
 
 struct RunResult {
@@ -171,10 +181,33 @@ struct RunResult {
   std::map<std::string, std::string> outputs;  // collect operators: instance -> the bytes of every token it read
   std::vector<OperatorProfile> operators;      // profiling on every run (Smart_min/max read it back)
   std::vector<StreamProfile> streams;
+  std::vector<NodeReport> nodes;               // run_cluster() only
 };
 
 // Runs the program until every operator is finished. An operator that
 // throws ends the run with an error naming it.
 Result<RunResult> run(const Program& program, const RunOptions& options = {});
+
+// Running over worker processes, one node each (`redflow stream-worker
+// --connect`; docs/streams.md, "Over worker processes"). The driver listens,
+// waits for `nodes` workers, places the operators with SCORE's load-time
+// placement, and relays the tokens that cross nodes. A worker lost mid-run
+// ends the run with an error naming it: operators hold state, so the run
+// cannot go on without it.
+struct ClusterOptions {
+  std::string listen = "tcp://127.0.0.1:*";  // anything but loopback needs keys
+  unsigned nodes = 1;                        // worker processes to wait for
+  double wait_s = 30;                        // for them to connect
+  double heartbeat_timeout_s = 2;            // silence after which a worker is lost
+  std::string place = "smart";               // naive, topological, smart, smart_min, smart_max
+  std::string profile_json{};                // smart_min/max: an earlier run's profile (its text)
+  std::uint64_t seed = 1;                    // naive's and METIS's
+  bool aggregate = true;                     // tokens bound for one node leave in one message
+  bool two_level = true;                     // a reader drains what arrived under one lock
+  std::string key_file{}, authorized_keys_file{};  // CURVE (docs/security.md)
+  std::function<void(const std::string& endpoint)> on_listening{};  // once bound, before waiting
+};
+// `node_options.mode` is every node's local mode; threads is each worker's own.
+Result<RunResult> run_cluster(const Program& program, const RunOptions& node_options, const ClusterOptions& cluster);
 
 }  // namespace redflow::stream

@@ -87,6 +87,17 @@ class WireReader {
     at_ += n;
     return s;
   }
+  // A view of the next `n` bytes (into the message, not copied).
+  std::span<const std::byte> bytes(const char* field, std::size_t n) {
+    if (failed()) return {};
+    if (n > left()) {
+      fail(NetError::kTruncated, std::string(field) + " of " + std::to_string(n) + " bytes runs past the message's end");
+      return {};
+    }
+    const auto view = in_.subspan(at_, n);
+    at_ += n;
+    return view;
+  }
   // Fails with kTrailingBytes when bytes are left after the last field.
   void finish(const char* message) {
     if (!failed() && left() != 0) fail(NetError::kTrailingBytes, std::to_string(left()) + " bytes after the last field of " + message);

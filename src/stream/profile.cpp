@@ -58,4 +58,20 @@ Status annotate(PlacementGraph& g, const Program& program, const std::string& te
   return Status::Ok();
 }
 
+Result<ProgramPlacement> place_program(const Program& program, unsigned nodes, std::string_view algo_name, const std::string& profile_text,
+                                       const std::string& source, std::uint64_t seed) {
+  auto algo = parse_place_algo(algo_name);
+  if (!algo.ok()) return algo.status();
+  ProgramPlacement out{placement_graph(program), {}};
+  const bool weighted = *algo == PlaceAlgo::kSmartMin || *algo == PlaceAlgo::kSmartMax;
+  if (weighted && profile_text.empty())
+    return Status::InvalidArgument("placement " + std::string(algo_name) +
+                                   " weighs streams and operators by a profile: give --profile FILE.json (written by `redflow stream PROGRAM --profile FILE.json`)");
+  if (!profile_text.empty()) REDFLOW_RETURN_IF_ERROR(annotate(out.graph, program, profile_text, source));
+  auto placement = place(out.graph, nodes, *algo, seed);
+  if (!placement.ok()) return placement.status();
+  out.placement = std::move(*placement);
+  return out;
+}
+
 }  // namespace redflow::stream

@@ -22,4 +22,15 @@ PlacementGraph placement_graph(const Program& program);
 // or stream the program does not have, or one of the program's missing.
 Status annotate(PlacementGraph& g, const Program& program, const std::string& profile_text, const std::string& source);
 
+// The program placed on `nodes` nodes by `algo` (parse_place_algo's names),
+// weighted by a profile when one is given (`profile_text`, read from
+// `source`): `redflow place` and run_cluster() both place through here.
+// smart_min and smart_max without a profile are a named error.
+struct ProgramPlacement {
+  PlacementGraph graph;
+  Placement placement;
+};
+Result<ProgramPlacement> place_program(const Program& program, unsigned nodes, std::string_view algo, const std::string& profile_text,
+                                       const std::string& source, std::uint64_t seed);
+
 }  // namespace redflow::stream

@@ -1,8 +1,11 @@
-// Running a stream program in this process (stream.hpp: run()), in either of
-// the two local modes: the paper's one thread per operator, each waiting on
-// its doorbell until its firing rule holds; or a pool of worker threads that
-// fire whichever operators are ready, an operator becoming ready when a token
-// arrives. One step() serves both: fire if ready, finish if never again.
+// Running the operators of a stream program that live in this process
+// (runner.hpp), in either of the two local modes: the paper's one thread per
+// operator, each waiting on its doorbell until its firing rule holds; or a
+// pool of worker threads that fire whichever operators are ready, an operator
+// becoming ready when a token arrives. One step() serves both: fire if ready,
+// finish if never again.
+#include "stream/runner.hpp"
+
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -11,6 +14,7 @@
 
 #include "redflow/stream.hpp"
 #include "stream/builtin_operators.hpp"
+#include "stream/inbox.hpp"
 #include "stream/token_queue.hpp"
 
 namespace redflow::stream {
@@ -49,14 +53,28 @@ class Doorbell {
 enum class Step { kFired, kIdle, kFinished };
 enum Sched : int { kIdle = 0, kQueued = 1, kRunning = 2, kDirty = 3 };
 
-class Runner;
+// Where an operator reads one input: a queue from an operator in this
+// process, or an inbox the I/O thread fills. One branch, not a virtual call:
+// the local path stays as cheap as the queue.
+struct InPort {
+  TokenQueue* queue = nullptr;
+  Inbox* inbox = nullptr;
+  std::size_t token_bytes() const { return queue ? queue->token_bytes() : inbox->token_bytes(); }
+  std::size_t size() const { return queue ? queue->size() : inbox->size(); }
+  bool drained() const { return queue ? queue->drained() : inbox->drained(); }
+  bool pop(void* token) { return queue ? queue->pop(token) : inbox->pop(token); }
+};
+
+// The consumer of an output whose reader is on another node: the I/O thread.
+constexpr std::size_t kRemote = static_cast<std::size_t>(-1);
 
 // One operator instance at run time, and its FiringContext.
 struct OpState final : FiringContext {
   std::string op_name;
   std::unique_ptr<Operator> op;
-  std::vector<TokenQueue*> in, out;
-  std::vector<std::size_t> consumer;  // per output: the operator that reads it
+  std::vector<InPort> in;
+  std::vector<TokenQueue*> out;
+  std::vector<std::size_t> consumer;  // per output: the operator that reads it, or kRemote
   std::vector<char> wrote;            // per output: written during this firing
   bool source = false, done = false;
   std::uint64_t firings = 0;
@@ -66,10 +84,10 @@ struct OpState final : FiringContext {
 
   std::size_t inputs() const override { return in.size(); }
   std::size_t outputs() const override { return out.size(); }
-  std::size_t token_bytes(std::size_t i) const override { return in.at(i)->token_bytes(); }
-  std::size_t available(std::size_t i) const override { return in.at(i)->size(); }
-  bool drained(std::size_t i) const override { return in.at(i)->drained(); }
-  bool try_read(std::size_t i, void* token) override { return in.at(i)->pop(token); }
+  std::size_t token_bytes(std::size_t i) const override { return in.at(i).token_bytes(); }
+  std::size_t available(std::size_t i) const override { return in.at(i).size(); }
+  bool drained(std::size_t i) const override { return in.at(i).drained(); }
+  bool try_read(std::size_t i, void* token) override { return in.at(i).pop(token); }
   void write(std::size_t o, const void* token) override {
     out.at(o)->push(token);
     wrote[o] = 1;
@@ -77,37 +95,80 @@ struct OpState final : FiringContext {
   const std::string& name() const override { return op_name; }
 };
 
-class Runner {
+}  // namespace
+
+struct Runner::Impl {
  public:
-  Runner(const Program& program, const RunOptions& options) : program_(program), options_(options) {}
+  Impl(const Program& program, const RunOptions& options, const NodePart* part) : program_(program), options_(options), part_(part) {}
+
+  Status prepare() {
+    if (prepared_) return Status::Ok();
+    REDFLOW_RETURN_IF_ERROR(program_.validate());
+    if (part_ && part_->local.size() != program_.instances().size())
+      return Status::InvalidArgument("stream node: the part names " + std::to_string(part_->local.size()) + " operators, the program has " +
+                                     std::to_string(program_.instances().size()));
+    build();
+    prepared_ = true;
+    return Status::Ok();
+  }
 
   Result<RunResult> run() {
-    REDFLOW_RETURN_IF_ERROR(program_.validate());
-    build();
+    REDFLOW_RETURN_IF_ERROR(prepare());
     const auto start = Clock::now();
-    for (auto& s : ops_) guarded(*s, [&] { s->op->start(*s); });
-    for (auto& s : ops_) wake_consumers(*s);
+    for (auto& s : ops_)
+      if (s) guarded(*s, [&] { s->op->start(*s); });
+    for (auto& s : ops_)
+      if (s) wake_consumers(*s);
     if (options_.mode == Mode::kThreadPerOperator) run_threads();
     else run_pool();
     RunResult result;
     result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    if (!error_.ok()) return error_;
+    {
+      std::lock_guard lock(mutex_);
+      if (!error_.ok()) return error_;
+    }
     for (auto& s : ops_) {
+      if (!s) continue;
       if (auto* c = dynamic_cast<CollectOperator*>(s->op.get())) result.outputs[s->op_name] = c->bytes();
       result.operators.push_back(OperatorProfile{s->op_name, s->firings, s->busy_s});
     }
+    // A stream is counted where its producer runs.
     for (std::size_t i = 0; i < program_.streams().size(); ++i) {
       const auto& st = program_.streams()[i];
-      result.streams.push_back(StreamProfile{program_.instances()[st.from].name, program_.instances()[st.to].name, queues_[i]->pushed()});
+      if (queues_[i]) result.streams.push_back(StreamProfile{program_.instances()[st.from].name, program_.instances()[st.to].name, queues_[i]->pushed()});
     }
     return result;
   }
 
+  TokenQueue* outgoing_queue(std::size_t k) { return k < queues_.size() && (!part_ || !part_->local[program_.streams()[k].to]) ? queues_[k].get() : nullptr; }
+  void deliver(std::size_t k, const void* tokens, std::size_t n) {
+    inboxes_.at(k)->deliver(tokens, n);
+    wake(program_.streams()[k].to);
+  }
+  void close_incoming(std::size_t k) {
+    inboxes_.at(k)->close();
+    wake(program_.streams()[k].to);
+  }
+  void abort(Status error) { fail(std::move(error)); }
+  bool has_inbox(std::size_t k) const { return k < inboxes_.size() && inboxes_[k] != nullptr; }
+
  private:
+  bool local(std::size_t i) const { return !part_ || part_->local[i]; }
+
   void build() {
     const auto& inst = program_.instances();
-    for (const auto& st : program_.streams()) queues_.push_back(std::make_unique<TokenQueue>(st.token_bytes));
-    for (const auto& i : inst) {
+    const auto& streams = program_.streams();
+    queues_.resize(streams.size());
+    inboxes_.resize(streams.size());
+    for (std::size_t k = 0; k < streams.size(); ++k) {
+      if (local(streams[k].from)) queues_[k] = std::make_unique<TokenQueue>(streams[k].token_bytes);
+      else if (local(streams[k].to)) inboxes_[k] = std::make_unique<Inbox>(streams[k].token_bytes, part_->two_level), remote_inputs_ = true;
+    }
+    ops_.resize(inst.size());
+    std::size_t live = 0;
+    for (std::size_t n = 0; n < inst.size(); ++n) {
+      if (!local(n)) continue;
+      const auto& i = inst[n];
       auto s = std::make_unique<OpState>();
       s->op_name = i.name;
       s->op = program_.registry()->find(i.op)->make(i.args);
@@ -116,15 +177,18 @@ class Runner {
       s->consumer.resize(i.spec.outputs);
       s->wrote.assign(i.spec.outputs, 0);
       s->source = i.spec.inputs == 0;
-      ops_.push_back(std::move(s));
+      ops_[n] = std::move(s);
+      ++live;
     }
-    for (std::size_t k = 0; k < program_.streams().size(); ++k) {
-      const auto& st = program_.streams()[k];
-      ops_[st.from]->out[st.from_port] = queues_[k].get();
-      ops_[st.from]->consumer[st.from_port] = st.to;
-      ops_[st.to]->in[st.to_port] = queues_[k].get();
+    for (std::size_t k = 0; k < streams.size(); ++k) {
+      const auto& st = streams[k];
+      if (local(st.from)) {
+        ops_[st.from]->out[st.from_port] = queues_[k].get();
+        ops_[st.from]->consumer[st.from_port] = local(st.to) ? st.to : kRemote;
+      }
+      if (local(st.to)) ops_[st.to]->in[st.to_port] = InPort{queues_[k].get(), inboxes_[k].get()};
     }
-    live_.store(ops_.size());
+    live_.store(live);
   }
 
   // Runs an operator's code; an exception ends the run with an error naming it.
@@ -150,6 +214,10 @@ class Runner {
   }
 
   void wake(std::size_t op) {
+    if (op == kRemote) {
+      if (part_ && part_->outgoing) part_->outgoing();
+      return;
+    }
     if (options_.mode == Mode::kThreadPerOperator) ops_[op]->bell.ring();
     else schedule(op);
   }
@@ -196,7 +264,8 @@ class Runner {
 
   bool stopping() const { return failed_.load() || live_.load() == 0; }
   void stop_all() {
-    for (auto& s : ops_) s->bell.ring();
+    for (auto& s : ops_)
+      if (s) s->bell.ring();
     std::lock_guard lock(mutex_);
     work_.notify_all();
   }
@@ -204,7 +273,7 @@ class Runner {
   void run_threads() {
     std::vector<std::thread> threads;
     for (auto& sp : ops_)
-      threads.emplace_back([this, s = sp.get()] {
+      if (sp) threads.emplace_back([this, s = sp.get()] {
         while (!failed_.load()) {
           const std::uint64_t ticket = s->bell.ticket();
           const Step r = step(*s);
@@ -243,7 +312,11 @@ class Runner {
     {
       std::lock_guard lock(mutex_);
       workers_ = n;
-      for (std::size_t i = 0; i < ops_.size(); ++i) ops_[i]->sched.store(kQueued), ready_.push_back(i);
+      // An operator the I/O thread already woke is in the queue once.
+      for (std::size_t i = 0; i < ops_.size(); ++i) {
+        int idle = kIdle;
+        if (ops_[i] && ops_[i]->sched.compare_exchange_strong(idle, kQueued)) ready_.push_back(i);
+      }
     }
     std::vector<std::thread> workers;
     for (unsigned w = 0; w < n; ++w) workers.emplace_back([this] { pool_worker(); });
@@ -260,7 +333,9 @@ class Runner {
         std::unique_lock lock(mutex_);
         bool deadlock = false;
         while (ready_.empty() && !stopping()) {
-          if (++idle_workers_ == workers_) {
+          // Tokens from other nodes may still come: only the network's
+          // silence (the driver's heartbeats) can tell a cluster is stuck.
+          if (++idle_workers_ == workers_ && !remote_inputs_) {
             // Every worker idle, nothing ready, operators left: none of them
             // can ever fire (a cycle without initial tokens, say).
             --idle_workers_;
@@ -302,7 +377,10 @@ class Runner {
 
   const Program& program_;
   const RunOptions& options_;
-  std::vector<std::unique_ptr<TokenQueue>> queues_;
+  const NodePart* part_;
+  bool prepared_ = false, remote_inputs_ = false;
+  std::vector<std::unique_ptr<TokenQueue>> queues_;  // per stream whose producer runs here
+  std::vector<std::unique_ptr<Inbox>> inboxes_;      // per stream from another node to here
   std::vector<std::unique_ptr<OpState>> ops_;
   std::atomic<std::size_t> live_{0};
   std::atomic<bool> failed_{false};
@@ -315,12 +393,20 @@ class Runner {
   std::string waiting_operators() const {
     std::string names;
     for (const auto& s : ops_)
-      if (!s->done) names += (names.empty() ? "" : ", ") + ("'" + s->op_name + "'");
+      if (s && !s->done) names += (names.empty() ? "" : ", ") + ("'" + s->op_name + "'");
     return names;
   }
 };
 
-}  // namespace
+Runner::Runner(const Program& program, const RunOptions& options, const NodePart* part) : impl_(std::make_unique<Impl>(program, options, part)) {}
+Runner::~Runner() = default;
+Status Runner::prepare() { return impl_->prepare(); }
+Result<RunResult> Runner::run() { return impl_->run(); }
+TokenQueue* Runner::outgoing_queue(std::size_t stream) { return impl_->outgoing_queue(stream); }
+bool Runner::incoming(std::size_t stream) const { return impl_->has_inbox(stream); }
+void Runner::deliver(std::size_t stream, const void* tokens, std::size_t n) { impl_->deliver(stream, tokens, n); }
+void Runner::close_incoming(std::size_t stream) { impl_->close_incoming(stream); }
+void Runner::abort(Status error) { impl_->abort(std::move(error)); }
 
 Result<RunResult> run(const Program& program, const RunOptions& options) { return Runner(program, options).run(); }
 

@@ -1,0 +1,296 @@
+// Encoding and decoding of the stream messages (stream_messages.hpp), with the
+// field rules of src/net/wire_codec.hpp.
+#include "stream/stream_messages.hpp"
+
+#include <bit>
+#include <cstring>
+
+#include "net/wire_codec.hpp"
+
+namespace redflow::stream {
+
+using net::NetError;
+using net::WireReader;
+using net::WireWriter;
+
+namespace {
+
+void f64(WireWriter& w, double v) { w.u64(std::bit_cast<std::uint64_t>(v)); }
+double f64(WireReader& r, const char* field) { return std::bit_cast<double>(r.u64(field)); }
+
+bool same_streams(const std::vector<Program::Stream>& a, const std::vector<Program::Stream>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].from != b[i].from || a[i].from_port != b[i].from_port || a[i].to != b[i].to || a[i].to_port != b[i].to_port ||
+        a[i].token_bytes != b[i].token_bytes)
+      return false;
+  return true;
+}
+
+// Decoding starts after the type byte, which must be `want`.
+WireReader reader_for(std::span<const std::byte> body, StreamMessage want) {
+  WireReader r(body);
+  const auto t = static_cast<StreamMessage>(r.u8("type"));
+  if (!r.failed() && t != want)
+    r.fail(NetError::kUnknownKind, std::string("a ") + stream_message_name(t) + " body where a " + stream_message_name(want) + " was expected");
+  return r;
+}
+
+}  // namespace
+
+const char* stream_message_name(StreamMessage t) {
+  switch (t) {
+    case StreamMessage::kSetup: return "SETUP";
+    case StreamMessage::kReady: return "READY";
+    case StreamMessage::kStart: return "START";
+    case StreamMessage::kTokens: return "TOKENS";
+    case StreamMessage::kDone: return "DONE";
+    case StreamMessage::kError: return "ERROR";
+  }
+  return "unknown";
+}
+
+bool operator==(const SetupMessage& a, const SetupMessage& b) {
+  return a.protocol == b.protocol && a.node == b.node && a.nodes == b.nodes && a.mode == b.mode && a.two_level == b.two_level &&
+         a.aggregate == b.aggregate && a.instances == b.instances && same_streams(a.streams, b.streams) && a.node_of == b.node_of;
+}
+
+SetupMessage make_setup(const Program& p, const std::vector<unsigned>& node_of, unsigned node, unsigned nodes) {
+  SetupMessage m;
+  m.node = node;
+  m.nodes = nodes;
+  for (const auto& i : p.instances()) m.instances.push_back({i.name, i.op, i.args});
+  m.streams = p.streams();
+  m.node_of.assign(node_of.begin(), node_of.end());
+  return m;
+}
+
+Result<Program> program_of(const SetupMessage& m, const OperatorRegistry& registry) {
+  Program p;
+  for (const auto& i : m.instances) REDFLOW_RETURN_IF_ERROR(p.add(registry, i.name, i.op, i.args));
+  for (const auto& s : m.streams) {
+    if (s.from >= m.instances.size() || s.to >= m.instances.size())
+      return Status::InvalidArgument("stream SETUP: a stream names operator " + std::to_string(std::max(s.from, s.to)) + " of " +
+                                     std::to_string(m.instances.size()));
+    REDFLOW_RETURN_IF_ERROR(p.connect(m.instances[s.from].name, s.from_port, m.instances[s.to].name, s.to_port, s.token_bytes));
+  }
+  REDFLOW_RETURN_IF_ERROR(p.validate());
+  return p;
+}
+
+void encode_type(StreamMessage t, std::vector<std::byte>& out) { WireWriter(out).u8(static_cast<std::uint8_t>(t)); }
+
+void encode_error(const std::string& what, std::vector<std::byte>& out) {
+  WireWriter w(out);
+  w.u8(static_cast<std::uint8_t>(StreamMessage::kError));
+  w.str(what.substr(0, kMaxNameBytes * 4));
+}
+
+void encode(const SetupMessage& m, std::vector<std::byte>& out) {
+  WireWriter w(out);
+  w.u8(static_cast<std::uint8_t>(StreamMessage::kSetup));
+  w.u16(m.protocol);
+  w.u32(m.node);
+  w.u32(m.nodes);
+  w.u8(m.mode == Mode::kPool ? 0 : 1);
+  w.u8(m.two_level);
+  w.u8(m.aggregate);
+  w.u32(static_cast<std::uint32_t>(m.instances.size()));
+  for (const auto& i : m.instances) {
+    w.str(i.name);
+    w.str(i.op);
+    w.u32(static_cast<std::uint32_t>(i.args.size()));
+    for (const auto& [k, v] : i.args) {
+      w.str(k);
+      w.str(v);
+    }
+  }
+  w.u32(static_cast<std::uint32_t>(m.streams.size()));
+  for (const auto& s : m.streams) {
+    w.u32(static_cast<std::uint32_t>(s.from));
+    w.u32(static_cast<std::uint32_t>(s.from_port));
+    w.u32(static_cast<std::uint32_t>(s.to));
+    w.u32(static_cast<std::uint32_t>(s.to_port));
+    w.u64(s.token_bytes);
+  }
+  w.u32(static_cast<std::uint32_t>(m.node_of.size()));
+  for (auto n : m.node_of) w.u32(n);
+}
+
+Status decode(std::span<const std::byte> body, SetupMessage& out) {
+  WireReader r = reader_for(body, StreamMessage::kSetup);
+  SetupMessage m;
+  m.protocol = r.u16("protocol version");
+  if (!r.failed() && m.protocol != kStreamProtocolVersion)
+    r.fail(NetError::kWrongVersion, "stream protocol " + std::to_string(m.protocol) + ", this build speaks " + std::to_string(kStreamProtocolVersion));
+  m.node = r.u32("node");
+  m.nodes = r.u32("nodes");
+  const std::uint8_t mode = r.u8("mode");
+  m.mode = mode == 0 ? Mode::kPool : Mode::kThreadPerOperator;
+  const std::uint8_t two_level = r.u8("two_level"), aggregate = r.u8("aggregate");
+  m.two_level = two_level != 0;
+  m.aggregate = aggregate != 0;
+  if (!r.failed() && (mode > 1 || two_level > 1 || aggregate > 1)) r.fail(NetError::kMalformed, "a mode or switch byte above 1");
+  const std::size_t n = r.count("operators", kMaxProgramItems, 12);
+  for (std::size_t i = 0; i < n && !r.failed(); ++i) {
+    SetupMessage::Instance inst;
+    inst.name = r.str("operator name", kMaxNameBytes);
+    inst.op = r.str("operator", kMaxNameBytes);
+    const std::size_t args = r.count("args", kMaxProgramItems, 8);
+    for (std::size_t a = 0; a < args && !r.failed(); ++a) {
+      std::string k = r.str("arg key", kMaxNameBytes);
+      inst.args[k] = r.str("arg value", kMaxNameBytes);
+    }
+    m.instances.push_back(std::move(inst));
+  }
+  const std::size_t s = r.count("streams", kMaxProgramItems, 24);
+  for (std::size_t i = 0; i < s && !r.failed(); ++i) {
+    Program::Stream st;
+    st.from = r.u32("stream from");
+    st.from_port = r.u32("stream from_port");
+    st.to = r.u32("stream to");
+    st.to_port = r.u32("stream to_port");
+    st.token_bytes = r.u64("stream token");
+    if (!r.failed() && (st.from >= m.instances.size() || st.to >= m.instances.size()))
+      r.fail(NetError::kMalformed, "stream " + std::to_string(i) + " names an operator beyond the " + std::to_string(m.instances.size()) + " given");
+    m.streams.push_back(st);
+  }
+  const std::size_t placed = r.count("placement", kMaxProgramItems, 4);
+  for (std::size_t i = 0; i < placed && !r.failed(); ++i) m.node_of.push_back(r.u32("node of"));
+  r.finish("SETUP");
+  if (!r.failed() && (m.nodes == 0 || m.node >= m.nodes))
+    r.fail(NetError::kMalformed, "node " + std::to_string(m.node) + " of " + std::to_string(m.nodes));
+  if (!r.failed() && m.node_of.size() != m.instances.size())
+    r.fail(NetError::kMalformed, "a placement of " + std::to_string(m.node_of.size()) + " operators for " + std::to_string(m.instances.size()));
+  for (std::size_t i = 0; i < m.node_of.size() && !r.failed(); ++i)
+    if (m.node_of[i] >= m.nodes)
+      r.fail(NetError::kMalformed, "operator " + std::to_string(i) + " placed on node " + std::to_string(m.node_of[i]) + " of " + std::to_string(m.nodes));
+  if (r.failed()) return net::net_status("stream SETUP", r.error(), r.what());
+  out = std::move(m);
+  return Status::Ok();
+}
+
+void encode_done(const RunResult& result, std::vector<std::byte>& out) {
+  WireWriter w(out);
+  w.u8(static_cast<std::uint8_t>(StreamMessage::kDone));
+  f64(w, result.seconds);
+  w.u32(static_cast<std::uint32_t>(result.outputs.size()));
+  for (const auto& [name, bytes] : result.outputs) {
+    w.str(name);
+    w.str(bytes);
+  }
+  w.u32(static_cast<std::uint32_t>(result.operators.size()));
+  for (const auto& o : result.operators) {
+    w.str(o.name);
+    w.u64(o.firings);
+    f64(w, o.busy_s);
+  }
+  w.u32(static_cast<std::uint32_t>(result.streams.size()));
+  for (const auto& s : result.streams) {
+    w.str(s.from);
+    w.str(s.to);
+    w.u64(s.tokens);
+  }
+}
+
+Status decode_done(std::span<const std::byte> body, RunResult& out) {
+  WireReader r = reader_for(body, StreamMessage::kDone);
+  RunResult m;
+  m.seconds = f64(r, "seconds");
+  const std::size_t outputs = r.count("outputs", kMaxProgramItems, 8);
+  for (std::size_t i = 0; i < outputs && !r.failed(); ++i) {
+    std::string name = r.str("output name", kMaxNameBytes);
+    m.outputs[name] = r.str("output", kMaxValueBytes);
+  }
+  const std::size_t ops = r.count("operators", kMaxProgramItems, 20);
+  for (std::size_t i = 0; i < ops && !r.failed(); ++i) {
+    OperatorProfile o;
+    o.name = r.str("operator name", kMaxNameBytes);
+    o.firings = r.u64("firings");
+    o.busy_s = f64(r, "busy");
+    m.operators.push_back(std::move(o));
+  }
+  const std::size_t streams = r.count("streams", kMaxProgramItems, 16);
+  for (std::size_t i = 0; i < streams && !r.failed(); ++i) {
+    StreamProfile s;
+    s.from = r.str("stream from", kMaxNameBytes);
+    s.to = r.str("stream to", kMaxNameBytes);
+    s.tokens = r.u64("tokens");
+    m.streams.push_back(std::move(s));
+  }
+  r.finish("DONE");
+  if (r.failed()) return net::net_status("stream DONE", r.error(), r.what());
+  out = std::move(m);
+  return Status::Ok();
+}
+
+Status decode_error(std::span<const std::byte> body, std::string& out) {
+  WireReader r = reader_for(body, StreamMessage::kError);
+  std::string what = r.str("error", kMaxNameBytes * 4);
+  r.finish("ERROR");
+  if (r.failed()) return net::net_status("stream ERROR", r.error(), r.what());
+  out = std::move(what);
+  return Status::Ok();
+}
+
+Result<StreamMessage> message_type(std::span<const std::byte> body) {
+  if (body.empty()) return net::net_status("stream message", NetError::kTruncated, "an empty body");
+  const auto t = static_cast<std::uint8_t>(body[0]);
+  if (t < 1 || t > 6) return net::net_status("stream message", NetError::kUnknownKind, "type " + std::to_string(t));
+  return static_cast<StreamMessage>(t);
+}
+
+void TokenBatchWriter::begin(std::uint32_t node) {
+  WireWriter w(out_);
+  w.u8(static_cast<std::uint8_t>(StreamMessage::kTokens));
+  w.u32(node);
+}
+
+void TokenBatchWriter::add(std::uint32_t stream, bool close, std::span<const std::byte> tokens, std::size_t count) {
+  WireWriter w(out_);
+  w.u32(stream);
+  w.u8(close);
+  w.u32(static_cast<std::uint32_t>(count));
+  w.raw(tokens.data(), tokens.size());
+}
+
+Result<std::uint32_t> tokens_node(std::span<const std::byte> body) {
+  WireReader r = reader_for(body, StreamMessage::kTokens);
+  const std::uint32_t node = r.u32("node");
+  if (r.failed()) return net::net_status("stream TOKENS", r.error(), r.what());
+  return node;
+}
+
+Status decode_tokens(std::span<const std::byte> body, const std::function<std::size_t(std::uint32_t)>& token_bytes,
+                     const std::function<void(std::uint32_t, bool, std::span<const std::byte>, std::size_t)>& entry) {
+  // Two passes: check everything, then deliver, so a bad entry delivers nothing.
+  for (int pass = 0; pass < 2; ++pass) {
+    WireReader r = reader_for(body, StreamMessage::kTokens);
+    r.u32("node");
+    while (!r.failed() && r.left() > 0) {
+      const std::uint32_t stream = r.u32("stream");
+      const std::uint8_t close = r.u8("close");
+      const std::uint32_t count = r.u32("count");
+      if (r.failed()) break;
+      const std::size_t size = token_bytes(stream);
+      if (size == 0) {
+        r.fail(NetError::kMalformed, "stream " + std::to_string(stream) + " does not come to this node");
+        break;
+      }
+      if (close > 1) {
+        r.fail(NetError::kMalformed, "a close byte of " + std::to_string(close));
+        break;
+      }
+      if (count > r.left() / size) {
+        r.fail(NetError::kTruncated, std::to_string(count) + " tokens of " + std::to_string(size) + " bytes run past the message's end");
+        break;
+      }
+      const auto tokens = r.bytes("tokens", std::size_t{count} * size);
+      if (pass == 1) entry(stream, close != 0, tokens, count);
+    }
+    if (r.failed()) return net::net_status("stream TOKENS", r.error(), r.what());
+  }
+  return Status::Ok();
+}
+
+}  // namespace redflow::stream

@@ -1,0 +1,101 @@
+// What the driver of a stream program and its nodes (`redflow stream-worker`)
+// say to each other over the transport of src/net/ (the envelope, HELLO /
+// WELCOME, heartbeats, keys): the bodies of REQUEST (driver -> node) and
+// REPLY (node -> driver). Each body starts with its type byte.
+//
+//   driver -> node   SETUP   the program, its placement, this node's id, the modes
+//   node -> driver   READY   its operators are built (or ERROR: why not)
+//   driver -> node   START   every node is ready: run
+//   both ways        TOKENS  token batches; node -> driver names the node they
+//                            are bound for, and the driver forwards the body
+//                            unchanged to it (a star, docs/streams.md)
+//   node -> driver   DONE    its operators finished: outputs and profile
+//   node -> driver   ERROR   an operator failed, or the program cannot be built here
+//
+// A TOKENS body: u32 node, then entries {u32 stream, u8 close, u32 count,
+// count tokens of the stream's size}; with `close` the stream has ended after
+// them. Tokens of one stream always travel in order (one path, TCP, ZeroMQ).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "redflow/status.hpp"
+#include "redflow/stream.hpp"
+
+namespace redflow::stream {
+
+inline constexpr std::uint16_t kStreamProtocolVersion = 1;
+// What a stream worker's HELLO says in its tile-protocol field: 'S' and the
+// version, so a stream driver tells it from a `redflow tile` (which says the
+// tile protocol's version) and a graph driver refuses it.
+inline constexpr std::uint16_t kStreamHelloProtocol = 0x5300 | kStreamProtocolVersion;
+inline constexpr std::size_t kMaxProgramItems = std::size_t{1} << 20;  // operators, streams, args
+inline constexpr std::size_t kMaxNameBytes = std::size_t{1} << 12;
+inline constexpr std::size_t kMaxValueBytes = (std::size_t{1} << 31) - 1;  // an output's bytes
+
+enum class StreamMessage : std::uint8_t { kSetup = 1, kReady = 2, kStart = 3, kTokens = 4, kDone = 5, kError = 6 };
+const char* stream_message_name(StreamMessage t);
+
+struct SetupMessage {
+  std::uint16_t protocol = kStreamProtocolVersion;
+  std::uint32_t node = 0, nodes = 1;
+  Mode mode = Mode::kPool;
+  bool two_level = true, aggregate = true;
+  // The program, by value: instances (name, operator, args) and streams, in
+  // the driver's order, so stream ids mean the same on every node.
+  struct Instance {
+    std::string name, op;
+    Args args;
+    friend bool operator==(const Instance&, const Instance&) = default;
+  };
+  std::vector<Instance> instances;
+  std::vector<Program::Stream> streams;
+  std::vector<std::uint32_t> node_of;  // per instance
+  friend bool operator==(const SetupMessage& a, const SetupMessage& b);
+};
+
+// The program of `p`, placed on `nodes` nodes by `node_of`, for `node`.
+SetupMessage make_setup(const Program& p, const std::vector<unsigned>& node_of, unsigned node, unsigned nodes);
+// Builds the program a SETUP carries from this process's operators: named
+// errors for an operator this node lacks or a stream that does not fit.
+Result<Program> program_of(const SetupMessage& m, const OperatorRegistry& registry);
+
+// Bodies that are just their type (READY, START) or a text (ERROR).
+void encode_type(StreamMessage t, std::vector<std::byte>& out);
+void encode_error(const std::string& what, std::vector<std::byte>& out);
+void encode(const SetupMessage& m, std::vector<std::byte>& out);
+void encode_done(const RunResult& r, std::vector<std::byte>& out);
+
+// The type byte of a body; a named error for an empty body or an unknown type.
+Result<StreamMessage> message_type(std::span<const std::byte> body);
+// Each refuses anything malformed with a named error ("stream SETUP: <rule>: ...").
+Status decode(std::span<const std::byte> body, SetupMessage& out);
+Status decode_done(std::span<const std::byte> body, RunResult& out);
+Status decode_error(std::span<const std::byte> body, std::string& out);
+
+// Writes TOKENS bodies: begin() once, then add() per stream's run of tokens.
+class TokenBatchWriter {
+ public:
+  explicit TokenBatchWriter(std::vector<std::byte>& out) : out_(out) {}
+  void begin(std::uint32_t node);
+  void add(std::uint32_t stream, bool close, std::span<const std::byte> tokens, std::size_t count);
+  std::size_t bytes() const { return out_.size(); }
+
+ private:
+  std::vector<std::byte>& out_;
+};
+
+// The node a TOKENS body is bound for (the driver reads only this).
+Result<std::uint32_t> tokens_node(std::span<const std::byte> body);
+// Calls `entry(stream, close, tokens, count)` for each entry, in order, after
+// checking the whole body: `token_bytes(stream)` says a stream's token size,
+// or 0 when the stream does not come to this node (refused, named). Nothing
+// is delivered from a malformed body.
+Status decode_tokens(std::span<const std::byte> body, const std::function<std::size_t(std::uint32_t)>& token_bytes,
+                     const std::function<void(std::uint32_t, bool, std::span<const std::byte>, std::size_t)>& entry);
+
+}  // namespace redflow::stream

@@ -1,0 +1,33 @@
+// A node of a stream program in a cluster (`redflow stream-worker`): a worker
+// process that connects to the driver (`redflow stream --listen`), says HELLO
+// with the operators it has, is given its part of the program (SETUP), and
+// runs it with a local Runner (runner.hpp) while its main thread is the
+// process's one I/O thread (SCORE, "SCORE on Millennium" section 3): it sends
+// the tokens its operators write to streams bound for other nodes, aggregated
+// per node into one message (unless told not to), fills the inboxes of
+// streams that come here, and keeps the heartbeat.
+//
+// It ends on the driver's BYE: Ok when its part finished and DONE was sent;
+// an error when the run ended before (another node failed or was lost), when
+// REFUSED, when its part could not be built, or when the driver went silent.
+#pragma once
+
+#include <string>
+
+#include "net/security.hpp"
+#include "redflow/status.hpp"
+#include "redflow/stream.hpp"
+
+namespace redflow::stream {
+
+struct StreamWorkerOptions {
+  std::string connect;              // the driver's endpoint
+  std::string name;                 // empty: host:pid
+  unsigned threads = 0;             // the pool's threads (0: one per hardware thread)
+  double connect_timeout_s = 30;    // for the WELCOME
+  net::SecurityOptions security{};  // its key pair and the driver's public key (none: plain text)
+};
+
+Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegistry& registry);
+
+}  // namespace redflow::stream

@@ -1,0 +1,330 @@
+// Stream programs over real worker processes (`redflow stream-worker`) on
+// loopback: results equal the local run for every placement algorithm, node
+// count (1-4) and local mode, with and without aggregation and two-level
+// buffering; a worker killed mid-stream is an error naming it; a worker that
+// cannot serve is refused by name. Plus the stream messages' decoders.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <map>
+
+#include "net_workers.hpp"
+#include "redflow/stream.hpp"
+#include "stream/apps/wavelet.hpp"
+#include "stream/profile.hpp"
+#include "stream/stream_messages.hpp"
+
+namespace redflow::stream {
+namespace {
+
+using testing::WorkerProcesses;
+
+// A source, a fan-out, a zip, a cycle through a delay, and a sum: every kind
+// of stream crosses nodes under some placement. Few tokens: a cycle that
+// crosses nodes costs a round trip through the network per token.
+constexpr std::uint64_t kMixTokens = 500;
+constexpr const char* kMix = R"(digraph mix {
+  src   [operator="counter", args="n=500 start=1"];
+  d     [operator="dup", args="outputs=3"];
+  s     [operator="scale", args="k=3"];
+  z     [operator="add"];
+  zipped [operator="collect"];
+  a     [operator="add"];
+  back  [operator="delay", args="initial=0 count=1"];
+  da    [operator="dup", args="outputs=3"];
+  running [operator="collect"];
+  tot   [operator="sum"];
+  total [operator="collect"];
+  src -> d [token=8];
+  d -> s [token=8, from_port=0];
+  d -> z [token=8, from_port=1, to_port=1];
+  s -> z [token=8, to_port=0];
+  z -> zipped [token=8];
+  d -> a [token=8, from_port=2, to_port=0];
+  back -> a [token=8, to_port=1];
+  a -> da [token=8];
+  da -> back [token=8, from_port=0];
+  da -> running [token=8, from_port=1];
+  da -> tot [token=8, from_port=2];
+  tot -> total [token=8];
+})";
+
+class StreamCluster : public ::testing::TestWithParam<const char*> {
+ protected:
+  static Program program(const OperatorRegistry& reg, const char* text = kMix) {
+    auto p = Program::from_dot(text, reg);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    return std::move(*p);
+  }
+  // Runs over `nodes` fresh worker processes, each named w0, w1, ...
+  static Result<RunResult> run_on(const Program& p, unsigned nodes, ClusterOptions c, Mode mode = Mode::kPool) {
+    WorkerProcesses workers;
+    c.nodes = nodes;
+    c.wait_s = 20;
+    c.on_listening = [&](const std::string& endpoint) {
+      for (unsigned n = 0; n < nodes; ++n) workers.spawn_cli({"stream-worker", "--connect", endpoint, "--threads", "2", "--name", "w" + std::to_string(n)});
+    };
+    RunOptions o;
+    o.mode = mode;
+    auto r = run_cluster(p, o, c);
+    for (pid_t pid : std::vector<pid_t>(workers.pids())) EXPECT_EQ(workers.wait_exit(pid, 10), r.ok() ? 0 : 1) << "a worker's exit status";
+    return r;
+  }
+};
+
+// What kMix computes, sequentially: zipped 4x, running sums, their total.
+std::map<std::string, std::string> mix_expected(std::uint64_t n = kMixTokens) {
+  std::map<std::string, std::string> out;
+  std::uint64_t run_sum = 0, total = 0;
+  auto put = [&](const char* name, std::uint64_t v) { out[name].append(reinterpret_cast<const char*>(&v), 8); };
+  for (std::uint64_t x = 1; x <= n; ++x) {
+    put("zipped", 4 * x);
+    run_sum += x;
+    put("running", run_sum);
+    total += run_sum;
+  }
+  put("total", total);
+  return out;
+}
+
+TEST_P(StreamCluster, EqualsTheSequentialResultOnOneToFourNodesInBothModes) {
+  const auto reg = OperatorRegistry::with_builtins();
+  const Program p = program(reg);
+  const auto expected = mix_expected();
+  auto local = run(p, RunOptions{Mode::kPool, 2});
+  ASSERT_TRUE(local.ok()) << local.status().ToString();
+  ASSERT_EQ(local->outputs, expected);
+  ClusterOptions c;
+  c.place = GetParam();
+  c.profile_json = profile_json(*local);  // smart_min/max weigh by it; the others ignore it
+  for (unsigned nodes = 1; nodes <= 4; ++nodes)
+    for (Mode mode : {Mode::kPool, Mode::kThreadPerOperator}) {
+      SCOPED_TRACE(std::string(GetParam()) + " on " + std::to_string(nodes) + " nodes, " + (mode == Mode::kPool ? "pool" : "threads"));
+      auto r = run_on(p, nodes, c, mode);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      EXPECT_EQ(r->outputs, expected);
+      // Every operator ran, on a node that exists; every node is reported.
+      ASSERT_EQ(r->operators.size(), p.instances().size());
+      ASSERT_EQ(r->nodes.size(), nodes);
+      std::size_t placed = 0;
+      for (const auto& o : r->operators) {
+        EXPECT_GT(o.firings, 0u) << o.name;
+        EXPECT_TRUE(o.node >= 0 && o.node < static_cast<int>(nodes)) << o.name;
+      }
+      for (const auto& node : r->nodes) placed += node.operators;
+      EXPECT_EQ(placed, p.instances().size());
+      // The profile covers every stream once (counted where its producer ran).
+      EXPECT_EQ(r->streams.size(), p.streams().size());
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Algos, StreamCluster, ::testing::Values("naive", "topological", "smart", "smart_min", "smart_max"),
+                         [](const auto& info) { return std::string(info.param); });
+
+// The two optimisations are switches: off, the results stay the same, and
+// without aggregation the same tokens take more bytes on the wire (one
+// message, with its headers, per token).
+TEST(StreamClusterSwitches, AggregationAndTwoLevelBufferingCanBeSwitchedOffWithoutChangingResults) {
+  const auto reg = OperatorRegistry::with_builtins();
+  auto p = Program::from_dot(R"(digraph chain {
+    src [operator="counter", args="n=20000"];
+    a [operator="scale", args="k=3"];
+    b [operator="scale", args="k=5"];
+    d [operator="dup", args="outputs=2"];
+    s [operator="sum"];
+    all [operator="collect"];
+    total [operator="collect"];
+    src -> a [token=8]; a -> b [token=8]; b -> d [token=8];
+    d -> all [token=8, from_port=0]; d -> s [token=8, from_port=1]; s -> total [token=8];
+  })",
+                             reg);
+  ASSERT_TRUE(p.ok());
+  auto local = run(*p);
+  ASSERT_TRUE(local.ok());
+  std::uint64_t wire[2] = {0, 0};
+  for (int off = 0; off < 2; ++off) {
+    ClusterOptions c;
+    c.place = "naive";  // cuts streams at random
+    c.aggregate = off == 0;
+    c.two_level = off == 0;
+    WorkerProcesses workers;
+    c.nodes = 3;
+    c.on_listening = [&](const std::string& ep) {
+      for (int n = 0; n < 3; ++n) workers.spawn_cli({"stream-worker", "--connect", ep, "--threads", "1"});
+    };
+    auto r = run_cluster(*p, RunOptions{}, c);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->outputs, local->outputs);
+    for (const auto& n : r->nodes) wire[off] += n.bytes_in;
+  }
+  EXPECT_GT(wire[1], 2 * wire[0]) << "tokens one by one should cost far more bytes than aggregated ones";
+}
+
+// A stream program's operators hold state: a worker killed mid-stream ends
+// the run, with an error naming the worker and what it held, within the
+// heartbeat timeout; the other worker is told and exits with an error.
+TEST(StreamClusterFaults, AWorkerKilledMidStreamIsAnErrorNamingIt) {
+  const auto reg = OperatorRegistry::with_builtins();
+  auto p = Program::from_dot(R"(digraph forever {
+    src [operator="counter", args="n=1000000000000 rate=50000"];
+    x [operator="scale", args="k=2"];
+    s [operator="sum"];
+    out [operator="collect"];
+    src -> x [token=8]; x -> s [token=8]; s -> out [token=8];
+  })",
+                             reg);
+  ASSERT_TRUE(p.ok());
+  WorkerProcesses workers;
+  pid_t victim = 0, survivor = 0;
+  ClusterOptions c;
+  c.nodes = 2;
+  c.place = "smart";
+  c.heartbeat_timeout_s = 1;
+  c.on_listening = [&](const std::string& ep) {
+    survivor = workers.spawn_cli({"stream-worker", "--connect", ep, "--name", "steady"});
+    victim = workers.spawn_cli({"stream-worker", "--connect", ep, "--name", "victim"});
+  };
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    workers.kill9(victim);
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = run_cluster(*p, RunOptions{}, c);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  killer.join();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("'victim'"), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("lost mid-stream"), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("operators "), std::string::npos) << r.status().ToString();
+  EXPECT_LT(s, 1.5 + 1 + 3) << "the loss is noticed within the heartbeat timeout";
+  EXPECT_EQ(workers.wait_exit(survivor, 10), 1) << "the surviving worker is told the run ended";
+}
+
+// An operator that fails on a node (here: the wavelet source's image is
+// missing) ends the run with an error naming the node and the operator; the
+// worker exits with an error too.
+TEST(StreamClusterFaults, AnOperatorFailingOnANodeIsAnErrorNamingIt) {
+  const auto reg = OperatorRegistry::with_builtins();
+  auto p = Program::from_dot(wavelet_dot("/nonexistent/redflow-test.pgm"), reg);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  WorkerProcesses workers;
+  pid_t pids[2] = {0, 0};
+  ClusterOptions c;
+  c.nodes = 2;
+  c.on_listening = [&](const std::string& ep) {
+    for (int n = 0; n < 2; ++n) pids[n] = workers.spawn_cli({"stream-worker", "--connect", ep, "--name", "n" + std::to_string(n)});
+  };
+  auto r = run_cluster(*p, RunOptions{}, c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("failed"), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("'source'"), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("redflow-test.pgm"), std::string::npos) << r.status().ToString();
+  for (pid_t pid : pids) EXPECT_EQ(workers.wait_exit(pid, 10), 1);
+}
+
+// No worker within the wait: a named error that says how many came and how to start them.
+TEST(StreamClusterFaults, MissingWorkersAreANamedErrorAfterTheWait) {
+  const auto reg = OperatorRegistry::with_builtins();
+  auto p = Program::from_dot(kMix, reg);
+  ASSERT_TRUE(p.ok());
+  ClusterOptions c;
+  c.nodes = 2;
+  c.wait_s = 0.5;
+  auto r = run_cluster(*p, RunOptions{}, c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("0 came"), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("redflow stream-worker --connect tcp://127.0.0.1:"), std::string::npos) << r.status().ToString();
+}
+
+// `redflow tile` is a worker of graphs, not streams: the driver refuses it by name.
+TEST(StreamClusterFaults, ATileWorkerIsRefusedByName) {
+  const auto reg = OperatorRegistry::with_builtins();
+  auto p = Program::from_dot(kMix, reg);
+  ASSERT_TRUE(p.ok());
+  WorkerProcesses workers;
+  pid_t tile = 0;
+  ClusterOptions c;
+  c.nodes = 1;
+  c.on_listening = [&](const std::string& ep) { tile = workers.spawn_cli({"tile", "--connect", ep, "--name", "graph-tile"}); };
+  auto r = run_cluster(*p, RunOptions{}, c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("'graph-tile'"), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("not a stream worker"), std::string::npos) << r.status().ToString();
+  EXPECT_EQ(workers.wait_exit(tile, 10), 1);
+}
+
+// The stream messages refuse what is malformed, and round-trip what is not.
+TEST(StreamMessages, SetupDoneAndTokensRoundTripAndRefuseWhatIsMalformed) {
+  const auto reg = OperatorRegistry::with_builtins();
+  auto p = Program::from_dot(kMix, reg);
+  ASSERT_TRUE(p.ok());
+  std::vector<unsigned> node_of(p->instances().size());
+  for (std::size_t i = 0; i < node_of.size(); ++i) node_of[i] = i % 3;
+  SetupMessage m = make_setup(*p, node_of, 2, 3);
+  std::vector<std::byte> body;
+  encode(m, body);
+  SetupMessage back;
+  ASSERT_TRUE(decode(body, back).ok());
+  EXPECT_TRUE(back == m);
+  auto rebuilt = program_of(back, reg);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status().ToString();
+  EXPECT_EQ(rebuilt->instances().size(), p->instances().size());
+  // Every truncation of a SETUP is refused, never read past.
+  for (std::size_t cut = 0; cut < body.size(); cut += 7) {
+    SetupMessage x;
+    EXPECT_FALSE(decode(std::span(body).first(cut), x).ok()) << cut;
+  }
+  // A placement on a node beyond the count is refused by name.
+  m.node_of[0] = 9;
+  body.clear();
+  encode(m, body);
+  SetupMessage x;
+  const Status bad = decode(body, x);
+  EXPECT_NE(bad.message().find("node 9"), std::string::npos) << bad.ToString();
+
+  // TOKENS: two entries; a stream that does not come here refuses the whole body.
+  std::vector<std::byte> tokens;
+  TokenBatchWriter w(tokens);
+  w.begin(1);
+  const std::uint64_t vals[3] = {7, 8, 9};
+  w.add(4, false, std::as_bytes(std::span(vals)), 3);
+  w.add(5, true, {}, 0);
+  EXPECT_EQ(*tokens_node(tokens), 1u);
+  std::vector<std::uint64_t> got;
+  int closes = 0;
+  auto deliver = [&](std::uint32_t, bool close, std::span<const std::byte> t, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) got.push_back(reinterpret_cast<const std::uint64_t*>(t.data())[i]);
+    closes += close;
+  };
+  ASSERT_TRUE(decode_tokens(tokens, [](std::uint32_t k) -> std::size_t { return k == 4 || k == 5 ? 8 : 0; }, deliver).ok());
+  EXPECT_EQ(got, (std::vector<std::uint64_t>{7, 8, 9}));
+  EXPECT_EQ(closes, 1);
+  got.clear();
+  const Status stranger = decode_tokens(tokens, [](std::uint32_t k) -> std::size_t { return k == 4 ? 8 : 0; }, deliver);
+  EXPECT_NE(stranger.message().find("stream 5 does not come to this node"), std::string::npos) << stranger.ToString();
+  EXPECT_TRUE(got.empty()) << "nothing is delivered from a body with a bad entry";
+  const Status cut = decode_tokens(std::span(tokens).first(tokens.size() - 12), [](std::uint32_t) -> std::size_t { return 8; }, deliver);
+  EXPECT_FALSE(cut.ok());
+  EXPECT_TRUE(got.empty());
+
+  // DONE round-trips outputs and the profile.
+  RunResult r;
+  r.seconds = 1.5;
+  r.outputs["total"] = std::string("\x01\x02\x03", 3);
+  r.operators.push_back({"src", 12, 0.25});
+  r.streams.push_back({"src", "d", 20000});
+  std::vector<std::byte> done;
+  encode_done(r, done);
+  RunResult d;
+  ASSERT_TRUE(decode_done(done, d).ok());
+  EXPECT_EQ(d.outputs, r.outputs);
+  EXPECT_EQ(d.operators.at(0).firings, 12u);
+  EXPECT_EQ(d.streams.at(0).tokens, 20000u);
+  EXPECT_FALSE(message_type(std::vector<std::byte>{std::byte{42}}).ok());
+  EXPECT_FALSE(message_type({}).ok());
+}
+
+}  // namespace
+}  // namespace redflow::stream
