@@ -2,7 +2,8 @@
 // worker's message): the input is split into up to 3 parts at the first two
 // "|||" markers, decoded as an envelope, and its body as a HELLO and as a
 // tile-protocol frame, and as each SPITS message (src/spits/net_messages.hpp:
-// both peers of a SPITS job read these). Anything may be refused with a named error; nothing
+// both peers of a SPITS job read these) and each stream message
+// (src/stream/stream_messages.hpp: a stream driver and its nodes). Anything may be refused with a named error; nothing
 // may crash, hang or read out of bounds.
 #include <algorithm>
 #include <cstddef>
@@ -16,6 +17,7 @@
 #include "net/worker_messages.hpp"
 #include "runtime/tile_protocol.hpp"
 #include "spits/net_messages.hpp"
+#include "stream/stream_messages.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), size);
@@ -52,5 +54,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<redflow::spits::ResultMessage> results;
   std::uint32_t capacity = 0;
   (void)redflow::spits::decode_results(body, capacity, results);
+  namespace st = redflow::stream;
+  (void)st::message_type(body);
+  st::SetupMessage setup;
+  if (st::decode(body, setup).ok()) (void)st::program_of(setup, st::OperatorRegistry::with_builtins());
+  st::RunResult done;
+  (void)st::decode_done(body, done);
+  std::string what;
+  (void)st::decode_error(body, what);
+  (void)st::tokens_node(body);
+  std::size_t delivered = 0;
+  (void)st::decode_tokens(
+      body, [](std::uint32_t k) -> std::size_t { return k % 3 == 0 ? 0 : k % 17 + 1; },
+      [&](std::uint32_t, bool, std::span<const std::byte> t, std::size_t n) { delivered += t.size() + n; });
   return 0;
 }

@@ -3,6 +3,8 @@
 // algorithm, named errors, and --help with examples.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
@@ -66,6 +68,53 @@ TEST_F(StreamCli, BadInputIsANamedError) {
     EXPECT_EQ(h.exit_code, 0);
     EXPECT_NE(h.output.find("Examples:\n  redflow " + std::string(sub)), std::string::npos) << h.output;
   }
+}
+
+// Three starters of one command line with --address-file: one becomes the
+// driver, the two others its nodes; the driver prints the same result as a
+// local run, and which operators ran on which node.
+TEST_F(StreamCli, AnAddressFileMakesOneStarterTheDriverAndTheOthersItsNodes) {
+  const std::string cmd = "stream " + kStreams + "sum.dot --print --address-file " + path("job.addr") + " --min-tiles 2 --place topological";
+  auto r = run_cli(cmd + " > " + path("o1") + " 2>&1 & " + REDFLOW_CLI + " " + cmd + " > " + path("o2") + " 2>&1 & " + REDFLOW_CLI + " " + cmd +
+                   " > " + path("o3") + " 2>&1; wait");
+  int drivers = 0;
+  for (const char* o : {"o1", "o2", "o3"}) {
+    std::ifstream in(path(o));
+    const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (out.find("(2 nodes, topological placement)") == std::string::npos) {
+      EXPECT_NE(out.find("serves a stream node"), std::string::npos) << out;
+      continue;
+    }
+    ++drivers;
+    EXPECT_NE(out.find("total: 1498500\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("  node 0 '"), std::string::npos) << out;
+    EXPECT_NE(out.find("  node 1 '"), std::string::npos) << out;
+  }
+  EXPECT_EQ(drivers, 1);
+  EXPECT_FALSE(fs::exists(path("job.addr"))) << "the driver removes its address file";
+}
+
+// --trace and --gantt show when each operator fired: a thread per operator
+// in the trace, a box per firing span in the chart.
+TEST_F(StreamCli, TraceAndGanttShowEveryOperator) {
+  auto r = run_cli("stream " + kStreams + "compute_heavy.dot --trace " + path("t.json") + " --gantt " + path("t.svg"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(path("t.json"));
+  auto trace = nlohmann::json::parse(in);
+  std::set<std::string> threads, sliced;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") threads.insert(e["args"]["name"].get<std::string>());
+    if (e["ph"] == "X") {
+      sliced.insert(e["name"].get<std::string>());
+      EXPECT_GE(e["dur"].get<double>(), 0.0);
+    }
+  }
+  EXPECT_EQ(threads.size(), 20u);
+  EXPECT_EQ(sliced, threads) << "every operator fired at least once";
+  std::ifstream svg(path("t.svg"));
+  const std::string text((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("<svg"), std::string::npos);
+  EXPECT_NE(text.find("b3s3"), std::string::npos) << "the chart names the operators";
 }
 
 }  // namespace

@@ -255,6 +255,36 @@ TEST(StreamClusterFaults, ATileWorkerIsRefusedByName) {
   EXPECT_EQ(workers.wait_exit(tile, 10), 1);
 }
 
+// A traced cluster run: every operator's firing spans come back from its
+// node, within the run, and the trace has a process per node.
+TEST(StreamClusterTrace, SpansComeBackFromEveryNode) {
+  const auto reg = OperatorRegistry::with_builtins();
+  auto p = Program::from_dot(kMix, reg);
+  ASSERT_TRUE(p.ok());
+  WorkerProcesses workers;
+  ClusterOptions c;
+  c.nodes = 2;
+  c.on_listening = [&](const std::string& ep) {
+    for (int n = 0; n < 2; ++n) workers.spawn_cli({"stream-worker", "--connect", ep, "--name", "t" + std::to_string(n)});
+  };
+  RunOptions o;
+  o.trace = true;
+  auto r = run_cluster(*p, o, c);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (const auto& op : r->operators) {
+    ASSERT_FALSE(op.spans.empty()) << op.name;
+    for (const auto& s : op.spans) {
+      EXPECT_LE(s.start_s, s.end_s) << op.name;
+      EXPECT_LE(s.end_s, r->nodes.at(op.node).seconds + 1e-3) << op.name;
+    }
+  }
+  const std::string json = stream_trace_json(*r);
+  EXPECT_NE(json.find("node 0 (t"), std::string::npos);
+  EXPECT_NE(json.find("node 1 (t"), std::string::npos);
+  const std::string svg = stream_gantt_svg(*r);
+  EXPECT_NE(svg.find("on 2 node(s)"), std::string::npos);
+}
+
 // The stream messages refuse what is malformed, and round-trip what is not.
 TEST(StreamMessages, SetupDoneAndTokensRoundTripAndRefuseWhatIsMalformed) {
   const auto reg = OperatorRegistry::with_builtins();

@@ -16,7 +16,7 @@ namespace redflow::cli {
 
 namespace {
 struct StreamArgs {
-  std::string program, mode = "pool", profile;
+  std::string program, mode = "pool", profile, trace, gantt;
   unsigned threads = 0;
   bool print = false;
   // Over worker processes:
@@ -60,6 +60,7 @@ Command add_stream_command(CLI::App& app) {
               "Examples:\n"
               "  redflow stream examples/streams/sum.dot --print\n"
               "  redflow stream examples/streams/feedback.dot --mode threads --profile prof.json\n"
+              "  redflow stream examples/streams/compute_heavy.dot --trace run.json --gantt run.svg   (open run.json in ui.perfetto.dev)\n"
               "Over worker processes (one node each; tokens that cross nodes go through this driver):\n"
               "  redflow stream examples/streams/sum.dot --listen 'tcp://127.0.0.1:*' --min-tiles 2 --place smart\n"
               "      (then, twice: redflow stream-worker --connect ADDR)\n"
@@ -75,6 +76,9 @@ Command add_stream_command(CLI::App& app) {
   sub->add_flag("--print", a->print, "Print what each collect operator gathered (8-byte tokens as unsigned integers, others as hex)");
   sub->add_option("--profile", a->profile, "Write tokens per stream and busy time per operator as JSON (the placement's back-annotation)")
       ->type_name("FILE.json");
+  sub->add_option("--trace", a->trace, "Write when each operator fired as Chrome/Perfetto trace JSON: a process per node, a thread per operator")
+      ->type_name("FILE.json");
+  sub->add_option("--gantt", a->gantt, "Write the same as a Gantt chart (SVG): a row per node, a box per firing span")->type_name("FILE.svg");
   auto* cluster = "Over worker processes";
   sub->add_option("--listen", a->listen, "Listen here for `redflow stream-worker`s (anything but loopback needs --key and --authorized-keys)")
       ->type_name("ADDR")
@@ -113,6 +117,7 @@ Command add_stream_command(CLI::App& app) {
             stream::RunOptions o;
             o.mode = a->mode == "threads" ? stream::Mode::kThreadPerOperator : stream::Mode::kPool;
             o.threads = a->threads;
+            o.trace = !a->trace.empty() || !a->gantt.empty();
             const bool remote = !a->listen.empty() || plan->launched;
             if (!remote && a->min_tiles > 0) return fail(Status::InvalidArgument("--min-tiles needs --listen ADDR or --address-file FILE"));
             Result<stream::RunResult> result = Status::Ok();
@@ -168,6 +173,10 @@ Command add_stream_command(CLI::App& app) {
                 }
                 fmt::print("\n");
               }
+            for (const auto& [file, text] : {std::pair{a->trace, o.trace ? stream::stream_trace_json(*result) : ""},
+                                             std::pair{a->gantt, o.trace && !a->gantt.empty() ? stream::stream_gantt_svg(*result, a->program) : ""}})
+              if (!file.empty())
+                if (Status s = write_file(file, text.data(), text.size()); !s.ok()) return fail(s);
             if (!a->profile.empty()) {
               const std::string text = stream::profile_json(*result);
               if (Status s = write_file(a->profile, text.data(), text.size()); !s.ok()) return fail(s);

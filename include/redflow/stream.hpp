@@ -154,6 +154,14 @@ enum class Mode { kThreadPerOperator, kPool };
 struct RunOptions {
   Mode mode = Mode::kPool;
   unsigned threads = 0;  // kPool: worker threads (0: one per hardware thread)
+  bool trace = false;    // record when each operator fired (OperatorProfile::spans; stream_trace_json)
+};
+
+// When an operator was firing, in seconds from the start of its node's run.
+// Firings less than kSpanGap apart are one span, so a busy operator costs a
+// few spans, not one per firing.
+struct FiringSpan {
+  double start_s = 0, end_s = 0;
 };
 
 struct OperatorProfile {
@@ -161,6 +169,7 @@ struct OperatorProfile {
   std::uint64_t firings = 0;
   double busy_s = 0;  // time inside fire()
   int node = -1;      // run_cluster(): the node it was placed on
+  std::vector<FiringSpan> spans{};  // with RunOptions::trace
 };
 struct StreamProfile {
   std::string from, to;
@@ -207,7 +216,14 @@ struct ClusterOptions {
   std::string key_file{}, authorized_keys_file{};  // CURVE (docs/security.md)
   std::function<void(const std::string& endpoint)> on_listening{};  // once bound, before waiting
 };
-// `node_options.mode` is every node's local mode; threads is each worker's own.
+// `node_options.mode` and `.trace` hold on every node; threads is each worker's own.
 Result<RunResult> run_cluster(const Program& program, const RunOptions& node_options, const ClusterOptions& cluster);
+
+// A traced run (RunOptions::trace) seen: as Chrome/Perfetto trace JSON, one
+// process per node (one for a local run), one thread per operator, a slice
+// per firing span; and as a Gantt chart in SVG, one row per node, a box per
+// span coloured by operator kind (docs/streams.md, "Seeing a run").
+std::string stream_trace_json(const RunResult& result);
+std::string stream_gantt_svg(const RunResult& result, const std::string& title = "");
 
 }  // namespace redflow::stream

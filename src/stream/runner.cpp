@@ -79,6 +79,7 @@ struct OpState final : FiringContext {
   bool source = false, done = false;
   std::uint64_t firings = 0;
   double busy_s = 0;
+  std::vector<FiringSpan> spans;  // with RunOptions::trace
   Doorbell bell;
   std::atomic<int> sched{kIdle};
 
@@ -114,7 +115,7 @@ struct Runner::Impl {
 
   Result<RunResult> run() {
     REDFLOW_RETURN_IF_ERROR(prepare());
-    const auto start = Clock::now();
+    const auto start = start_ = Clock::now();
     for (auto& s : ops_)
       if (s) guarded(*s, [&] { s->op->start(*s); });
     for (auto& s : ops_)
@@ -130,7 +131,7 @@ struct Runner::Impl {
     for (auto& s : ops_) {
       if (!s) continue;
       if (auto* c = dynamic_cast<CollectOperator*>(s->op.get())) result.outputs[s->op_name] = c->bytes();
-      result.operators.push_back(OperatorProfile{s->op_name, s->firings, s->busy_s});
+      result.operators.push_back(OperatorProfile{s->op_name, s->firings, s->busy_s, -1, std::move(s->spans)});
     }
     // A stream is counted where its producer runs.
     for (std::size_t i = 0; i < program_.streams().size(); ++i) {
@@ -251,8 +252,10 @@ struct Runner::Impl {
     const auto t0 = Clock::now();
     Fired fired = Fired::kMore;
     const bool ok = guarded(s, [&] { fired = s.op->fire(s); });
-    s.busy_s += std::chrono::duration<double>(Clock::now() - t0).count();
+    const auto t1 = Clock::now();
+    s.busy_s += std::chrono::duration<double>(t1 - t0).count();
     ++s.firings;
+    if (options_.trace) record(s, t0, t1);
     wake_consumers(s);
     if (!ok) return Step::kFinished;
     if (fired == Fired::kDone) {
@@ -260,6 +263,17 @@ struct Runner::Impl {
       return Step::kFinished;
     }
     return Step::kFired;
+  }
+
+  // Spans, not firings: a firing within kSpanGap of the last span's end
+  // extends it, and past kMaxSpans the last span absorbs the rest, so a
+  // long run's trace stays small.
+  void record(OpState& s, Clock::time_point t0, Clock::time_point t1) {
+    constexpr double kSpanGap = 50e-6;
+    constexpr std::size_t kMaxSpans = 20000;
+    const double a = std::chrono::duration<double>(t0 - start_).count(), b = std::chrono::duration<double>(t1 - start_).count();
+    if (!s.spans.empty() && (a - s.spans.back().end_s < kSpanGap || s.spans.size() >= kMaxSpans)) s.spans.back().end_s = b;
+    else s.spans.push_back(FiringSpan{a, b});
   }
 
   bool stopping() const { return failed_.load() || live_.load() == 0; }
@@ -379,6 +393,7 @@ struct Runner::Impl {
   const RunOptions& options_;
   const NodePart* part_;
   bool prepared_ = false, remote_inputs_ = false;
+  Clock::time_point start_{};
   std::vector<std::unique_ptr<TokenQueue>> queues_;  // per stream whose producer runs here
   std::vector<std::unique_ptr<Inbox>> inboxes_;      // per stream from another node to here
   std::vector<std::unique_ptr<OpState>> ops_;

@@ -183,6 +183,7 @@ class Hub {
         setup.mode = run_.mode;
         setup.aggregate = options_.aggregate;
         setup.two_level = options_.two_level;
+        setup.trace = run_.trace;
         std::vector<std::byte> body;
         encode(setup, body);
         notice(peers_[n], net::EnvelopeKind::kRequest, body);

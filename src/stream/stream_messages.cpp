@@ -52,7 +52,7 @@ const char* stream_message_name(StreamMessage t) {
 
 bool operator==(const SetupMessage& a, const SetupMessage& b) {
   return a.protocol == b.protocol && a.node == b.node && a.nodes == b.nodes && a.mode == b.mode && a.two_level == b.two_level &&
-         a.aggregate == b.aggregate && a.instances == b.instances && same_streams(a.streams, b.streams) && a.node_of == b.node_of;
+         a.aggregate == b.aggregate && a.trace == b.trace && a.instances == b.instances && same_streams(a.streams, b.streams) && a.node_of == b.node_of;
 }
 
 SetupMessage make_setup(const Program& p, const std::vector<unsigned>& node_of, unsigned node, unsigned nodes) {
@@ -95,6 +95,7 @@ void encode(const SetupMessage& m, std::vector<std::byte>& out) {
   w.u8(m.mode == Mode::kPool ? 0 : 1);
   w.u8(m.two_level);
   w.u8(m.aggregate);
+  w.u8(m.trace);
   w.u32(static_cast<std::uint32_t>(m.instances.size()));
   for (const auto& i : m.instances) {
     w.str(i.name);
@@ -127,10 +128,11 @@ Status decode(std::span<const std::byte> body, SetupMessage& out) {
   m.nodes = r.u32("nodes");
   const std::uint8_t mode = r.u8("mode");
   m.mode = mode == 0 ? Mode::kPool : Mode::kThreadPerOperator;
-  const std::uint8_t two_level = r.u8("two_level"), aggregate = r.u8("aggregate");
+  const std::uint8_t two_level = r.u8("two_level"), aggregate = r.u8("aggregate"), trace = r.u8("trace");
   m.two_level = two_level != 0;
   m.aggregate = aggregate != 0;
-  if (!r.failed() && (mode > 1 || two_level > 1 || aggregate > 1)) r.fail(NetError::kMalformed, "a mode or switch byte above 1");
+  m.trace = trace != 0;
+  if (!r.failed() && (mode > 1 || two_level > 1 || aggregate > 1 || trace > 1)) r.fail(NetError::kMalformed, "a mode or switch byte above 1");
   const std::size_t n = r.count("operators", kMaxProgramItems, 12);
   for (std::size_t i = 0; i < n && !r.failed(); ++i) {
     SetupMessage::Instance inst;
@@ -184,6 +186,11 @@ void encode_done(const RunResult& result, std::vector<std::byte>& out) {
     w.str(o.name);
     w.u64(o.firings);
     f64(w, o.busy_s);
+    w.u32(static_cast<std::uint32_t>(o.spans.size()));
+    for (const auto& sp : o.spans) {
+      f64(w, sp.start_s);
+      f64(w, sp.end_s);
+    }
   }
   w.u32(static_cast<std::uint32_t>(result.streams.size()));
   for (const auto& s : result.streams) {
@@ -202,12 +209,19 @@ Status decode_done(std::span<const std::byte> body, RunResult& out) {
     std::string name = r.str("output name", kMaxNameBytes);
     m.outputs[name] = r.str("output", kMaxValueBytes);
   }
-  const std::size_t ops = r.count("operators", kMaxProgramItems, 20);
+  const std::size_t ops = r.count("operators", kMaxProgramItems, 24);
   for (std::size_t i = 0; i < ops && !r.failed(); ++i) {
     OperatorProfile o;
     o.name = r.str("operator name", kMaxNameBytes);
     o.firings = r.u64("firings");
     o.busy_s = f64(r, "busy");
+    const std::size_t spans = r.count("spans", kMaxProgramItems, 16);
+    for (std::size_t k = 0; k < spans && !r.failed(); ++k) {
+      FiringSpan sp;
+      sp.start_s = f64(r, "span start");
+      sp.end_s = f64(r, "span end");
+      o.spans.push_back(sp);
+    }
     m.operators.push_back(std::move(o));
   }
   const std::size_t streams = r.count("streams", kMaxProgramItems, 16);

@@ -44,7 +44,7 @@ struct SetupMessage {
   std::uint16_t protocol = kStreamProtocolVersion;
   std::uint32_t node = 0, nodes = 1;
   Mode mode = Mode::kPool;
-  bool two_level = true, aggregate = true;
+  bool two_level = true, aggregate = true, trace = false;
   // The program, by value: instances (name, operator, args) and streams, in
   // the driver's order, so stream ids mean the same on every node.
   struct Instance {

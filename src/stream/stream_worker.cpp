@@ -42,6 +42,7 @@ class NodeRun {
       : setup_(std::move(setup)), program_(std::move(program)), doorbell_(doorbell) {
     options_.mode = setup_.mode;
     options_.threads = threads;
+    options_.trace = setup_.trace;
     part_.local.resize(setup_.node_of.size());
     for (std::size_t i = 0; i < setup_.node_of.size(); ++i) part_.local[i] = setup_.node_of[i] == setup_.node;
     part_.two_level = setup_.two_level;
