@@ -81,4 +81,12 @@ Result<LaunchPlan> plan_launch(const LaunchArgs& args) {
   return plan;
 }
 
+Status read_driver_address(const std::string& address_file, double timeout_s, std::string& connect, net::SecurityOptions& security) {
+  auto record = net::wait_for_address(address_file, std::chrono::milliseconds(static_cast<long>(timeout_s * 1000)));
+  if (!record.ok()) return record.status();
+  connect = record->endpoint;
+  if (security.server_public_key_file.empty()) security.server_public_key = record->server_public_key;
+  return Status::Ok();
+}
+
 }  // namespace redflow::cli

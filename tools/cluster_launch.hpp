@@ -50,4 +50,9 @@ struct LaunchPlan {
 // Decides this process's part. A worker has waited for the driver's address.
 Result<LaunchPlan> plan_launch(const LaunchArgs& args);
 
+// A worker started with --address-file (redflow tile, redflow stream-worker):
+// waits up to `timeout_s` for the driver's record, then sets `connect` to its
+// endpoint and, unless a --server-key file was given, takes its public key.
+Status read_driver_address(const std::string& address_file, double timeout_s, std::string& connect, net::SecurityOptions& security);
+
 }  // namespace redflow::cli

@@ -6,7 +6,7 @@
 #include <chrono>
 
 #include "cli_common.hpp"
-#include "net/address_file.hpp"
+#include "cluster_launch.hpp"
 #include "stream/stream_worker.hpp"
 
 namespace redflow::cli {
@@ -45,12 +45,9 @@ Command add_stream_worker_command(CLI::App& app) {
   return {sub, [a] {
             if (a->worker.connect.empty() == a->address_file.empty())
               return fail(Status::InvalidArgument("give the driver's endpoint: --connect ADDR or --address-file FILE"));
-            if (!a->address_file.empty()) {
-              auto record = net::wait_for_address(a->address_file, std::chrono::milliseconds(static_cast<long>(a->worker.connect_timeout_s * 1000)));
-              if (!record.ok()) return fail(record.status());
-              a->worker.connect = record->endpoint;
-              if (a->worker.security.server_public_key_file.empty()) a->worker.security.server_public_key = record->server_public_key;
-            }
+            if (!a->address_file.empty())
+              if (Status s = read_driver_address(a->address_file, a->worker.connect_timeout_s, a->worker.connect, a->worker.security); !s.ok())
+                return fail(s);
             if (Status s = stream::run_stream_worker(a->worker, stream::OperatorRegistry::with_builtins()); !s.ok()) return fail(s);
             return 0;
           }};

@@ -3,7 +3,6 @@
 // messages and sending requests, heartbeats and notices.
 #include "net/tile_server.hpp"
 
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -28,8 +27,7 @@ Result<std::unique_ptr<TileServer>> TileServer::start(const TileServerOptions& o
   auto router = make_driver_router(server->context_, options.listen, server->endpoint_, options.security, *server->zap_);
   if (!router.ok()) return router.status();
   server->router_ = std::move(*router);
-  server->wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (server->wake_fd_ < 0) return Status::IOError("eventfd failed");
+  if (!server->doorbell_.ok()) return Status::IOError("eventfd failed");
   server->next_tick_ = std::chrono::steady_clock::now() + server->interval_;
   TileServer* s = server.get();
   // spdlog makes its registry on first use; make it here, before the thread
@@ -46,13 +44,9 @@ TileServer::~TileServer() {
     wake();
     thread_.join();
   }
-  if (wake_fd_ >= 0) close(wake_fd_);
 }
 
-void TileServer::wake() {
-  const std::uint64_t one = 1;
-  [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof one);
-}
+void TileServer::wake() { doorbell_.ring(); }
 
 Status TileServer::wait_for_workers(double timeout_s) {
   std::unique_lock<std::mutex> lock(mutex_);
@@ -189,20 +183,13 @@ void TileServer::receive_one() {
 }
 
 void TileServer::io_main() {
-  zmq::pollitem_t items[] = {{router_.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, wake_fd_, ZMQ_POLLIN, 0}};
+  zmq::pollitem_t items[] = {{router_.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell_.fd(), ZMQ_POLLIN, 0}};
   while (!stop_.load()) {
-    const auto now = std::chrono::steady_clock::now();
-    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_tick_ - now);
-    try {
-      zmq::poll(items, 2, std::max(std::chrono::milliseconds(0), wait));
-    } catch (const zmq::error_t& e) {
-      if (e.num() != EINTR) spdlog::error("tile server: poll failed: {}", e.what());
+    if (Status s = poll_for(items, next_tick_ - std::chrono::steady_clock::now()); !s.ok()) {
+      spdlog::error("tile server: {}", s.message());
       continue;
     }
-    if (items[1].revents & ZMQ_POLLIN) {
-      std::uint64_t n;
-      [[maybe_unused]] const ssize_t got = read(wake_fd_, &n, sizeof n);
-    }
+    if (items[1].revents & ZMQ_POLLIN) doorbell_.drain();
     // Drain what arrived (bounded, so sending is never starved).
     for (int i = 0; i < 256 && (router_.get(zmq::sockopt::events) & ZMQ_POLLIN); ++i) receive_one();
     if (std::chrono::steady_clock::now() >= next_tick_) {

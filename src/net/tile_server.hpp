@@ -34,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "net/doorbell.hpp"
 #include "net/envelope.hpp"
 #include "net/security.hpp"
 #include "net/worker_messages.hpp"
@@ -137,7 +138,7 @@ class TileServer {
   // before the context ends.
   std::unique_ptr<ZapAuthenticator> zap_;
   zmq::socket_t router_;
-  int wake_fd_ = -1;  // eventfd: the I/O thread's doorbell
+  Doorbell doorbell_;  // the I/O thread's
 
   // The state, under mutex_.
   mutable std::mutex mutex_;

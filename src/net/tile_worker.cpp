@@ -2,7 +2,6 @@
 // calling thread, the tile on an executor thread, a queue each way.
 #include "net/tile_worker.hpp"
 
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -15,6 +14,7 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "net/doorbell.hpp"
 #include "net/driver_messages.hpp"
 #include "net/envelope.hpp"
 #include "net/sockets.hpp"
@@ -31,7 +31,7 @@ using Clock = std::chrono::steady_clock;
 // The tile's executor: requests in, replies out (rung on `doorbell`).
 class Executor {
  public:
-  Executor(runtime::LocalTile& tile, const Registry& registry, int doorbell)
+  Executor(runtime::LocalTile& tile, const Registry& registry, const Doorbell& doorbell)
       : service_(tile), registry_(registry), doorbell_(doorbell), thread_([this] { main(); }) {}
   ~Executor() {
     {
@@ -70,14 +70,13 @@ class Executor {
         std::lock_guard<std::mutex> lock(mutex_);
         outbox_.emplace_back(request.first, std::move(reply));
       }
-      const std::uint64_t one = 1;
-      [[maybe_unused]] const ssize_t n = write(doorbell_, &one, sizeof one);
+      doorbell_.ring();
     }
   }
 
   runtime::TileService service_;
   const Registry& registry_;
-  int doorbell_;
+  const Doorbell& doorbell_;
   std::mutex mutex_;
   std::condition_variable work_;
   std::deque<std::pair<std::uint64_t, std::vector<std::byte>>> inbox_, outbox_;
@@ -91,11 +90,6 @@ std::string host_name() {
   return buffer;
 }
 
-struct FdCloser {
-  int fd;
-  ~FdCloser() { close(fd); }
-};
-
 }  // namespace
 
 Status run_tile_worker(const TileWorkerOptions& options, const Registry& registry, std::string_view origin) {
@@ -103,9 +97,8 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
   auto dealer = make_worker_dealer(context, options.connect, options.security);
   if (!dealer.ok()) return dealer.status();
   zmq::socket_t& socket = *dealer;
-  const int doorbell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (doorbell < 0) return Status::IOError("eventfd failed");
-  FdCloser closer{doorbell};
+  const Doorbell doorbell;
+  if (!doorbell.ok()) return Status::IOError("eventfd failed");
 
   HelloMessage hello;
   hello.tile_protocol = runtime::kTileProtocolVersion;
@@ -128,18 +121,11 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
   auto next_beat = heard;
   auto grace = Clock::time_point::max();  // max: not silent
   std::vector<zmq::message_t> parts;
-  zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell, ZMQ_POLLIN, 0}};
+  zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell.fd(), ZMQ_POLLIN, 0}};
   for (;;) {
     const auto interval = std::chrono::milliseconds(tile ? welcome.heartbeat_interval_ms : 100);
-    try {
-      zmq::poll(items, 2, std::chrono::duration_cast<std::chrono::milliseconds>(std::max(Clock::duration(0), next_beat - Clock::now())));
-    } catch (const zmq::error_t& e) {
-      if (e.num() != EINTR) return Status::IOError(std::string("poll failed: ") + e.what());
-    }
-    if (items[1].revents & ZMQ_POLLIN) {
-      std::uint64_t n;
-      [[maybe_unused]] const ssize_t got = read(doorbell, &n, sizeof n);
-    }
+    REDFLOW_RETURN_IF_ERROR(poll_for(items, next_beat - Clock::now()));
+    if (items[1].revents & ZMQ_POLLIN) doorbell.drain();
     // What is due goes out before anything is read: a worker woken after
     // being frozen past the timeout beats once (the driver discards it as
     // late), then reads the driver's BYE.

@@ -2,7 +2,6 @@
 // (task_manager_link.hpp).
 #include "spits/task_manager_link.hpp"
 
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -46,8 +45,7 @@ bool TaskManagerLink::send(Connection& c, EnvelopeKind kind, std::uint64_t reque
 Result<std::unique_ptr<TaskManagerLink>> TaskManagerLink::start(const LinkOptions& options, Wakeup& wakeup) {
   if (options.announce_dir.empty()) return Status::InvalidArgument("spits: the announce list is not set");
   std::unique_ptr<TaskManagerLink> link(new TaskManagerLink(options, wakeup));
-  link->doorbell_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (link->doorbell_ < 0) return Status::IOError("eventfd failed");
+  if (!link->doorbell_.ok()) return Status::IOError("eventfd failed");
   link->thread_ = std::thread([l = link.get()] { l->io_main(); });
   return link;
 }
@@ -66,13 +64,9 @@ TaskManagerLink::~TaskManagerLink() {
   stop_.store(true);
   ring();
   if (thread_.joinable()) thread_.join();
-  if (doorbell_ >= 0) ::close(doorbell_);
 }
 
-void TaskManagerLink::ring() {
-  const std::uint64_t one = 1;
-  [[maybe_unused]] const ssize_t n = ::write(doorbell_, &one, sizeof one);
-}
+void TaskManagerLink::ring() { doorbell_.ring(); }
 
 std::vector<std::unique_ptr<TaskManager>> TaskManagerLink::take_joined() {
   std::vector<std::shared_ptr<Peer>> peers;
@@ -304,17 +298,10 @@ void TaskManagerLink::io_main() {
   auto next_scan = Clock::now();
   std::vector<zmq::pollitem_t> items;
   while (!stop_.load()) {
-    items.assign(1, zmq::pollitem_t{nullptr, doorbell_, ZMQ_POLLIN, 0});
+    items.assign(1, zmq::pollitem_t{nullptr, doorbell_.fd(), ZMQ_POLLIN, 0});
     for (auto& c : connections_) items.push_back(zmq::pollitem_t{c->socket.handle(), 0, ZMQ_POLLIN, 0});
-    try {
-      zmq::poll(items.data(), items.size(), interval_ / 2);
-    } catch (const zmq::error_t& e) {
-      if (e.num() != EINTR) spdlog::error("spits: poll failed: {}", e.what());
-    }
-    if (items[0].revents & ZMQ_POLLIN) {
-      std::uint64_t n;
-      [[maybe_unused]] const ssize_t got = ::read(doorbell_, &n, sizeof n);
-    }
+    if (Status s = net::poll_for(items, interval_ / 2); !s.ok()) spdlog::error("spits: {}", s.message());
+    if (items[0].revents & ZMQ_POLLIN) doorbell_.drain();
     for (std::size_t i = 1; i < items.size(); ++i)
       if (items[i].revents & ZMQ_POLLIN) receive(*connections_[i - 1]);
     flush_outboxes();

@@ -26,6 +26,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "net/doorbell.hpp"
 #include "net/envelope.hpp"
 #include "net/security.hpp"
 #include "redflow/spits.hpp"
@@ -92,7 +93,7 @@ class TaskManagerLink {
   std::chrono::milliseconds interval_;
   zmq::context_t context_;
   std::vector<std::unique_ptr<Connection>> connections_;  // I/O thread only
-  int doorbell_ = -1;
+  net::Doorbell doorbell_;
 
   mutable std::mutex mutex_;
   std::vector<std::shared_ptr<Peer>> joined_;  // welcomed, not yet taken

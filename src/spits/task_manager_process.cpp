@@ -4,7 +4,6 @@
 #include "spits/task_manager_process.hpp"
 
 #include <signal.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -17,6 +16,7 @@
 #include <zmq.hpp>
 
 #include "net/address_file.hpp"
+#include "net/doorbell.hpp"
 #include "net/driver_messages.hpp"
 #include "net/keys.hpp"
 #include "net/sockets.hpp"
@@ -40,19 +40,11 @@ using net::EnvelopeKind;
 // The Workers ring this when results are ready.
 class EventfdWakeup final : public Wakeup {
  public:
-  explicit EventfdWakeup(int fd) : fd_(fd) {}
-  void notify() override {
-    const std::uint64_t one = 1;
-    [[maybe_unused]] const ssize_t n = ::write(fd_, &one, sizeof one);
-  }
+  explicit EventfdWakeup(const net::Doorbell& doorbell) : doorbell_(doorbell) {}
+  void notify() override { doorbell_.ring(); }
 
  private:
-  int fd_;
-};
-
-struct FdCloser {
-  int fd;
-  ~FdCloser() { ::close(fd); }
+  const net::Doorbell& doorbell_;
 };
 
 // A network Task Manager keeps twice what its Workers need queued, so the
@@ -61,7 +53,7 @@ constexpr std::size_t kNetworkMargin = 2;
 
 class TaskManagerServer {
  public:
-  TaskManagerServer(const TaskManagerProcessOptions& options, JobPlugin& job, zmq::socket_t& socket, int doorbell)
+  TaskManagerServer(const TaskManagerProcessOptions& options, JobPlugin& job, zmq::socket_t& socket, const net::Doorbell& doorbell)
       : options_(options), job_(job), socket_(socket), wakeup_(doorbell) {
     info_.host = net::this_process_record().host;
     info_.pid = static_cast<std::uint32_t>(::getpid());
@@ -262,9 +254,8 @@ Status run_task_manager(const TaskManagerProcessOptions& options) {
     if (!keys.ok()) return keys.status();
     public_key = keys->public_key;
   }
-  const int doorbell = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (doorbell < 0) return Status::IOError("eventfd failed");
-  FdCloser closer{doorbell};
+  const net::Doorbell doorbell;
+  if (!doorbell.ok()) return Status::IOError("eventfd failed");
 
   TaskManagerServer server(options, job, *router, doorbell);
   REDFLOW_RETURN_IF_ERROR(announce(options.announce_dir, server.name(), bound, public_key));
@@ -290,18 +281,11 @@ Status run_task_manager(const TaskManagerProcessOptions& options) {
   } restore{old_term, old_int};
 
   const auto start = Clock::now();
-  zmq::pollitem_t items[] = {{router->handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell, ZMQ_POLLIN, 0}};
+  zmq::pollitem_t items[] = {{router->handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell.fd(), ZMQ_POLLIN, 0}};
   Status end = Status::Ok();
   for (;;) {
-    try {
-      zmq::poll(items, 2, server.serving() ? server.interval() : std::chrono::milliseconds(100));
-    } catch (const zmq::error_t& e) {
-      if (e.num() != EINTR) return Status::IOError(std::string("poll failed: ") + e.what());
-    }
-    if (items[1].revents & ZMQ_POLLIN) {
-      std::uint64_t n;
-      [[maybe_unused]] const ssize_t got = ::read(doorbell, &n, sizeof n);
-    }
+    REDFLOW_RETURN_IF_ERROR(net::poll_for(items, server.serving() ? server.interval() : std::chrono::milliseconds(100)));
+    if (items[1].revents & ZMQ_POLLIN) doorbell.drain();
     const auto now = Clock::now();
     auto bye = server.step(now);
     if (!bye.ok()) {

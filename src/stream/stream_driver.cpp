@@ -18,6 +18,7 @@
 #include <set>
 #include <zmq.hpp>
 
+#include "net/doorbell.hpp"
 #include "net/driver_messages.hpp"
 #include "net/envelope.hpp"
 #include "net/sockets.hpp"
@@ -45,11 +46,7 @@ class Hub {
     std::vector<zmq::message_t> parts;
     zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
     while (error_.ok()) {
-      try {
-        zmq::poll(&item, 1, std::chrono::duration_cast<std::chrono::milliseconds>(std::max(Clock::duration(0), next_beat - Clock::now())));
-      } catch (const zmq::error_t& e) {
-        if (e.num() != EINTR) fail(Status::IOError(std::string("poll failed: ") + e.what()));
-      }
+      if (Status s = net::poll_for(std::span(&item, 1), next_beat - Clock::now()); !s.ok()) fail(s);
       while (error_.ok() && net::receive_message(router_, parts, 4)) on_message(parts);
       const auto now = Clock::now();
       if (now >= next_beat) {

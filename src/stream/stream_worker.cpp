@@ -2,7 +2,6 @@
 // node's part of the program on a Runner thread.
 #include "stream/stream_worker.hpp"
 
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -17,6 +16,7 @@
 #include <zmq.hpp>
 
 #include "net/address_file.hpp"
+#include "net/doorbell.hpp"
 #include "net/driver_messages.hpp"
 #include "net/envelope.hpp"
 #include "net/sockets.hpp"
@@ -38,7 +38,7 @@ constexpr std::size_t kBatchBytes = std::size_t{1} << 20;
 // This node's part of the program while it runs.
 class NodeRun {
  public:
-  NodeRun(SetupMessage setup, Program program, unsigned threads, int doorbell)
+  NodeRun(SetupMessage setup, Program program, unsigned threads, const net::Doorbell& doorbell)
       : setup_(std::move(setup)), program_(std::move(program)), doorbell_(doorbell) {
     options_.mode = setup_.mode;
     options_.threads = threads;
@@ -47,7 +47,7 @@ class NodeRun {
     for (std::size_t i = 0; i < setup_.node_of.size(); ++i) part_.local[i] = setup_.node_of[i] == setup_.node;
     part_.two_level = setup_.two_level;
     part_.outgoing = [this] {
-      if (!rung_.exchange(true)) ring();
+      if (!rung_.exchange(true)) doorbell_.ring();
     };
     runner_ = std::make_unique<Runner>(program_, options_, &part_);
   }
@@ -70,7 +70,7 @@ class NodeRun {
     thread_ = std::thread([this] {
       result_ = runner_->run();
       finished_.store(true);
-      ring();
+      doorbell_.ring();
     });
   }
   bool started() const { return started_; }
@@ -148,10 +148,6 @@ class NodeRun {
   const SetupMessage& setup() const { return setup_; }
 
  private:
-  void ring() const {
-    const std::uint64_t one = 1;
-    [[maybe_unused]] const ssize_t n = write(doorbell_, &one, sizeof one);
-  }
   struct Out {
     std::uint32_t stream;
     TokenQueue* queue;
@@ -161,7 +157,7 @@ class NodeRun {
 
   SetupMessage setup_;
   Program program_;
-  int doorbell_;
+  const net::Doorbell& doorbell_;
   RunOptions options_;
   NodePart part_;
   std::unique_ptr<Runner> runner_;
@@ -173,11 +169,6 @@ class NodeRun {
   std::uint64_t sent_bytes_ = 0, sent_messages_ = 0;
 };
 
-struct FdCloser {
-  int fd;
-  ~FdCloser() { close(fd); }
-};
-
 }  // namespace
 
 Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegistry& registry) {
@@ -185,9 +176,8 @@ Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegis
   auto dealer = net::make_worker_dealer(context, options.connect, options.security);
   if (!dealer.ok()) return dealer.status();
   zmq::socket_t& socket = *dealer;
-  const int doorbell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (doorbell < 0) return Status::IOError("eventfd failed");
-  FdCloser closer{doorbell};
+  const net::Doorbell doorbell;
+  if (!doorbell.ok()) return Status::IOError("eventfd failed");
 
   net::HelloMessage hello;
   hello.tile_protocol = kStreamHelloProtocol;
@@ -211,7 +201,7 @@ Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegis
   const auto connect_deadline = heard + std::chrono::duration<double>(options.connect_timeout_s);
   auto next_beat = heard;
   std::vector<zmq::message_t> parts;
-  zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell, ZMQ_POLLIN, 0}};
+  zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell.fd(), ZMQ_POLLIN, 0}};
   auto reply = [&](const std::vector<std::byte>& b) { net::send_envelope(socket, net::EnvelopeKind::kReply, 0, b); };
   auto report_error = [&](const Status& s) {
     if (!failure.ok()) return;
@@ -222,15 +212,8 @@ Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegis
   };
   for (;;) {
     const auto interval = std::chrono::milliseconds(welcome ? welcome->heartbeat_interval_ms : 100);
-    try {
-      zmq::poll(items, 2, std::chrono::duration_cast<std::chrono::milliseconds>(std::max(Clock::duration(0), next_beat - Clock::now())));
-    } catch (const zmq::error_t& e) {
-      if (e.num() != EINTR) return Status::IOError(std::string("poll failed: ") + e.what());
-    }
-    if (items[1].revents & ZMQ_POLLIN) {
-      std::uint64_t n;
-      [[maybe_unused]] const ssize_t got = read(doorbell, &n, sizeof n);
-    }
+    REDFLOW_RETURN_IF_ERROR(net::poll_for(items, next_beat - Clock::now()));
+    if (items[1].revents & ZMQ_POLLIN) doorbell.drain();
     auto now = Clock::now();
     if (now >= next_beat) {
       if (welcome) net::send_envelope(socket, net::EnvelopeKind::kHeartbeat, 0, {});
