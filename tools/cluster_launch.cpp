@@ -81,7 +81,23 @@ Result<LaunchPlan> plan_launch(const LaunchArgs& args) {
   return plan;
 }
 
-Status read_driver_address(const std::string& address_file, double timeout_s, std::string& connect, net::SecurityOptions& security) {
+void DriverConnection::add_flags(CLI::App* sub) {
+  auto* c = sub->add_option("--connect", connect, "The driver's endpoint (tcp://HOST:PORT)")->type_name("ADDR");
+  auto* a = sub->add_option("--address-file", address_file, "Read the driver's endpoint (and public key) from the file it published (instead of --connect)")
+                ->type_name("FILE");
+  c->excludes(a);
+  sub->add_option(net::kKeyFlag, security.key_file, "This worker's secret key (redflow keygen); the driver must list its .pub (default: none, plain text)")
+      ->type_name("FILE.key");
+  sub->add_option(net::kServerKeyFlag, security.server_public_key_file, "The driver's public key (default with --address-file: the one it published)")
+      ->type_name("FILE.pub");
+  sub->add_option("--connect-timeout", timeout_s, "Seconds to wait for the driver's WELCOME (and, with --address-file, for the file)")
+      ->check(CLI::Range(0.01, 86400.0))
+      ->capture_default_str();
+}
+
+Status DriverConnection::resolve() {
+  if (connect.empty() == address_file.empty()) return Status::InvalidArgument("give the driver's endpoint: --connect ADDR or --address-file FILE");
+  if (address_file.empty()) return Status::Ok();
   auto record = net::wait_for_address(address_file, std::chrono::milliseconds(static_cast<long>(timeout_s * 1000)));
   if (!record.ok()) return record.status();
   connect = record->endpoint;

@@ -5,6 +5,8 @@
 // becomes a worker serving one tile to it (docs/remote.md, examples/cluster/).
 #pragma once
 
+#include <CLI/CLI.hpp>
+
 #include <memory>
 #include <string>
 
@@ -50,9 +52,17 @@ struct LaunchPlan {
 // Decides this process's part. A worker has waited for the driver's address.
 Result<LaunchPlan> plan_launch(const LaunchArgs& args);
 
-// A worker started with --address-file (redflow tile, redflow stream-worker):
-// waits up to `timeout_s` for the driver's record, then sets `connect` to its
-// endpoint and, unless a --server-key file was given, takes its public key.
-Status read_driver_address(const std::string& address_file, double timeout_s, std::string& connect, net::SecurityOptions& security);
+// How a worker process finds its driver (redflow tile, redflow stream-worker):
+// the flags --connect or --address-file, --key, --server-key and
+// --connect-timeout, and resolve(), which checks that one of the first two
+// was given and, for --address-file, waits for the driver's record and takes
+// its endpoint and (unless --server-key names a file) its public key.
+struct DriverConnection {
+  std::string connect, address_file;
+  net::SecurityOptions security;
+  double timeout_s = 30;
+  void add_flags(CLI::App* sub);
+  Status resolve();
+};
 
 }  // namespace redflow::cli

@@ -14,7 +14,7 @@ namespace redflow::cli {
 namespace {
 struct StreamWorkerArgs {
   stream::StreamWorkerOptions worker;
-  std::string address_file;
+  DriverConnection driver;
 };
 }  // namespace
 
@@ -31,23 +31,14 @@ Command add_stream_worker_command(CLI::App& app) {
               "  redflow stream-worker --connect tcp://127.0.0.1:PORT & redflow stream-worker --connect tcp://127.0.0.1:PORT\n"
               "  redflow stream-worker --address-file /shared/job.addr --threads 4 --name node7\n"
               "  redflow stream-worker --connect tcp://driver:7000 --key node7.key --server-key driver.pub   (docs/security.md)");
-  auto* connect = sub->add_option("--connect", a->worker.connect, "The driver's endpoint (tcp://HOST:PORT)")->type_name("ADDR");
-  auto* address = sub->add_option("--address-file", a->address_file, "Read the driver's endpoint (and public key) from the file it published")->type_name("FILE");
-  connect->excludes(address);
+  a->driver.add_flags(sub);
   sub->add_option("--threads", a->worker.threads, "Pool threads for this node's operators (default: one per hardware thread)")->check(CLI::Range(1u, 1024u));
   sub->add_option("--name", a->worker.name, "How the driver's report and errors name this worker (default: HOST:PID)");
-  sub->add_option(net::kKeyFlag, a->worker.security.key_file, "This worker's secret key (redflow keygen); the driver must list its .pub")->type_name("FILE.key");
-  sub->add_option(net::kServerKeyFlag, a->worker.security.server_public_key_file, "The driver's public key (default with --address-file: the one it published)")
-      ->type_name("FILE.pub");
-  sub->add_option("--connect-timeout", a->worker.connect_timeout_s, "Seconds to wait for the driver's WELCOME")
-      ->check(CLI::Range(0.01, 86400.0))
-      ->capture_default_str();
   return {sub, [a] {
-            if (a->worker.connect.empty() == a->address_file.empty())
-              return fail(Status::InvalidArgument("give the driver's endpoint: --connect ADDR or --address-file FILE"));
-            if (!a->address_file.empty())
-              if (Status s = read_driver_address(a->address_file, a->worker.connect_timeout_s, a->worker.connect, a->worker.security); !s.ok())
-                return fail(s);
+            if (Status s = a->driver.resolve(); !s.ok()) return fail(s);
+            a->worker.connect = a->driver.connect;
+            a->worker.security = a->driver.security;
+            a->worker.connect_timeout_s = a->driver.timeout_s;
             if (Status s = stream::run_stream_worker(a->worker, stream::OperatorRegistry::with_builtins()); !s.ok()) return fail(s);
             return 0;
           }};

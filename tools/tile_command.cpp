@@ -13,7 +13,7 @@ namespace redflow::cli {
 namespace {
 struct TileArgs {
   net::TileWorkerOptions worker;
-  std::string address_file;
+  DriverConnection driver;
   std::vector<std::string> libs;
 };
 }  // namespace
@@ -32,15 +32,7 @@ Command add_tile_command(CLI::App& app) {
               "  redflow tile --connect tcp://127.0.0.1:5555 --cores 4 --lib ./my_actors.so --name node7\n"
               "  redflow tile --connect tcp://driver:7000 --key node7.key --server-key driver.pub   (docs/security.md)\n"
               "  redflow tile --address-file /shared/job.addr");
-  auto* connect = sub->add_option("--connect", a->worker.connect, "The driver's endpoint (tcp://HOST:PORT)")->type_name("ADDR");
-  auto* address = sub->add_option("--address-file", a->address_file, "Read the driver's endpoint (and public key) from the file it published (instead of --connect)")
-                      ->type_name("FILE");
-  connect->excludes(address);
-  sub->add_option(net::kKeyFlag, a->worker.security.key_file, "This worker's secret key (redflow keygen); the driver must list its .pub (default: none, plain text)")
-      ->type_name("FILE.key");
-  sub->add_option(net::kServerKeyFlag, a->worker.security.server_public_key_file,
-                  "The driver's public key (default with --address-file: the one it published)")
-      ->type_name("FILE.pub");
+  a->driver.add_flags(sub);
   sub->add_option("--cores", a->worker.cores, "Threads of this tile (width of ctx.parallel_for)")->check(CLI::Range(1u, 256u))->capture_default_str();
   sub->add_option("--slots", a->worker.slots, "Memory slots of this tile")->check(CLI::Range(2u, 1u << 20))->capture_default_str();
   sub->add_option("--slot-bytes", a->worker.slot_bytes, "Bytes per slot")
@@ -50,15 +42,11 @@ Command add_tile_command(CLI::App& app) {
       ->type_name("PLUGIN.so")
       ->check(readable_file());
   sub->add_option("--name", a->worker.name, "How the driver's logs and errors name this worker (default: HOST:PID)");
-  sub->add_option("--connect-timeout", a->worker.connect_timeout_s, "Seconds to wait for the driver's WELCOME")
-      ->check(CLI::Range(0.01, 86400.0))
-      ->capture_default_str();
   return {sub, [a] {
-            if (a->worker.connect.empty() == a->address_file.empty())
-              return fail(Status::InvalidArgument("give the driver's endpoint: --connect ADDR or --address-file FILE"));
-            if (!a->address_file.empty())
-              if (Status s = read_driver_address(a->address_file, a->worker.connect_timeout_s, a->worker.connect, a->worker.security); !s.ok())
-                return fail(s);
+            if (Status s = a->driver.resolve(); !s.ok()) return fail(s);
+            a->worker.connect = a->driver.connect;
+            a->worker.security = a->driver.security;
+            a->worker.connect_timeout_s = a->driver.timeout_s;
             Registry reg = cli_registry();
             if (Status s = load_libs(reg, a->libs); !s.ok()) return fail(s);
             std::string origin = "built-in";
