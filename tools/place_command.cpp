@@ -3,6 +3,7 @@
 // balance (docs/streams.md). The algorithms are src/stream/placement.cpp.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -52,8 +53,12 @@ Command add_place_command(CLI::App& app) {
             const stream::PlacementGraph& g = placed->graph;
             const stream::Placement* placement = &placed->placement;
             const stream::PlaceAlgo algo = *stream::parse_place_algo(a->algo);
-            fmt::print("placement of {} ({} operators, {} streams) on {} nodes by {}: edge cut {:g}, balance {:.3f}\n", a->program,
-                       g.operators.size(), g.streams.size(), a->nodes, stream::place_algo_name(algo), placement->edge_cut, placement->balance);
+            fmt::print("placement of {} ({} operators, {} streams) on {} nodes by {}: edge cut {}, balance {:.3f}\n", a->program,
+                       g.operators.size(), g.streams.size(), a->nodes, stream::place_algo_name(algo),
+                       // Whole tokens (or streams) as an integer: {:g} would print 2.6e+06.
+                       placement->edge_cut == std::floor(placement->edge_cut) ? fmt::format("{:.0f}", placement->edge_cut)
+                                                                              : fmt::format("{:.2f}", placement->edge_cut),
+                       placement->balance);
             for (unsigned n = 0; n < a->nodes; ++n) {
               fmt::print("  node {}:", n);
               for (std::size_t i = 0; i < g.operators.size(); ++i)
