@@ -75,7 +75,6 @@ TEST_P(StreamModes, ACycleComputesRunningSumsAndEndsAtEndOfStream) {
 }
 
 TEST_P(StreamModes, ACycleWithoutInitialTokensIsADeadlockNamedNotAHang) {
-  if (GetParam().mode == Mode::kThreadPerOperator) GTEST_SKIP() << "deadlock detection is the pool's (docs/streams.md)";
   auto reg = OperatorRegistry::with_builtins();
   auto p = Program::from_dot(R"(digraph f {
       in [operator="counter", args="n=10"]; add [operator="add"]; d [operator="dup"];

@@ -39,12 +39,22 @@ class Doorbell {
   void wait(std::uint64_t ticket, Stop stop) {
     sleepers_.fetch_add(1);
     std::unique_lock lock(mutex_);
+    asleep_at_.store(ticket + 1);
     cv_.wait(lock, [&] { return rings_.load() != ticket || stop(); });
+    asleep_at_.store(0);
     sleepers_.fetch_sub(1);
+  }
+  // Asleep, and nobody rang since it went to sleep: it stays asleep until
+  // someone does. `rings` is what it has seen, to compare between looks.
+  bool blocked(std::uint64_t& rings) const {
+    const std::uint64_t at = asleep_at_.load();
+    rings = rings_.load();
+    return at != 0 && rings == at - 1;
   }
 
  private:
   std::atomic<std::uint64_t> rings_{0};
+  std::atomic<std::uint64_t> asleep_at_{0};  // the ticket it sleeps on, plus 1; 0 while awake
   std::atomic<int> sleepers_{0};
   std::mutex mutex_;
   std::condition_variable cv_;
@@ -76,7 +86,8 @@ struct OpState final : FiringContext {
   std::vector<TokenQueue*> out;
   std::vector<std::size_t> consumer;  // per output: the operator that reads it, or kRemote
   std::vector<char> wrote;            // per output: written during this firing
-  bool source = false, done = false;
+  bool source = false;
+  std::atomic<bool> done{false};  // read by the thread that looks for a deadlock
   std::uint64_t firings = 0;
   double busy_s = 0;
   std::vector<FiringSpan> spans;  // with RunOptions::trace
@@ -295,7 +306,38 @@ struct Runner::Impl {
           if (r == Step::kIdle) s->bell.wait(ticket, [&] { return failed_.load(); });
         }
       });
+    {
+      std::unique_lock lock(mutex_);
+      while (!stopping()) {
+        work_.wait_for(lock, std::chrono::milliseconds(50), [&] { return stopping(); });
+        if (stopping() || remote_inputs_) continue;
+        lock.unlock();
+        if (threads_deadlocked()) fail(deadlock_error());
+        lock.lock();
+      }
+    }
     for (auto& t : threads) t.join();
+  }
+
+  // One thread per operator: every operator not finished is asleep and no
+  // one rang it since, at two looks with the same ring counts in between.
+  // Then none of them runs, so none can ever ring another: a deadlock, told
+  // exactly (no timeout). Not on a node with streams from elsewhere (the
+  // I/O thread may still ring).
+  bool threads_deadlocked() const {
+    std::vector<std::uint64_t> seen(ops_.size(), 0);
+    for (int look = 0; look < 2; ++look)
+      for (std::size_t i = 0; i < ops_.size(); ++i) {
+        if (!ops_[i] || ops_[i]->done.load()) continue;
+        std::uint64_t rings = 0;
+        if (!ops_[i]->bell.blocked(rings) || (look == 1 && rings != seen[i])) return false;
+        seen[i] = rings;
+      }
+    return live_.load() > 0;
+  }
+  Status deadlock_error() const {
+    return Status::InvalidGraph("stream program deadlocked: " + waiting_operators() +
+                                " wait for tokens that can never come (a cycle needs a delay operator with initial tokens)");
   }
 
   // Pool: an operator is queued at most once; a token arriving while it runs
@@ -361,8 +403,7 @@ struct Runner::Impl {
         }
         if (deadlock) {
           lock.unlock();
-          fail(Status::InvalidGraph("stream program deadlocked: " + waiting_operators() +
-                                    " wait for tokens that can never come (a cycle needs a delay operator with initial tokens)"));
+          fail(deadlock_error());
           return;
         }
         if (ready_.empty() || failed_.load()) return;
