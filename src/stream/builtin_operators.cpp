@@ -6,6 +6,7 @@
 #include "stream/apps/wavelet.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <chrono>
 #include <thread>
@@ -23,14 +24,25 @@ Result<std::uint64_t> number_arg(const Args& args, const std::string& key, std::
 }
 
 Fired CollectOperator::fire(FiringContext& ctx) {
-  token_.resize(ctx.token_bytes(0));
-  while (ctx.try_read(0, token_.data())) bytes_ += token_;
+  // Straight into the result: grow it, read as many as fit.
+  const std::size_t size = ctx.token_bytes(0);
+  for (;;) {
+    const std::size_t at = bytes_.size(), room = std::max<std::size_t>(ctx.available(0), 1);
+    bytes_.resize(at + room * size);
+    const std::size_t n = ctx.read_many(0, bytes_.data() + at, room);
+    bytes_.resize(at + n * size);
+    if (n == 0) break;
+  }
   return Fired::kMore;
 }
 
 namespace {
 
-constexpr std::size_t kBurst = 1024;  // tokens a source writes per firing
+constexpr std::size_t kBurst = 4096;  // tokens a source writes per firing, and a batch read or written at once
+
+// Bulk reads and writes (read_values / write_values) throughout: a token then
+// costs a copy, not a virtual call and an atomic store.
+using Batch = std::array<std::uint64_t, kBurst>;
 
 // counter n=N [start=S] [step=K]: the source of N 8-byte tokens S, S+K, ...
 class Counter final : public Operator {
@@ -48,11 +60,18 @@ class Counter final : public Operator {
       }
       burst = static_cast<std::size_t>(std::min<double>(kBurst, due - static_cast<double>(sent_)));
     }
-    for (std::size_t i = 0; i < burst && left_ > 0; ++i, --left_, next_ += step_, ++sent_) ctx.write_value(0, next_);
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(burst, left_));
+    std::uint64_t v = next_;  // in a register: the loop vectorises
+    for (std::size_t i = 0; i < n; ++i, v += step_) batch_[i] = v;
+    next_ = v;
+    left_ -= n;
+    sent_ += n;
+    ctx.write_values(0, batch_.data(), n);
     return left_ == 0 ? Fired::kDone : Fired::kMore;
   }
 
  private:
+  Batch batch_;
   std::uint64_t left_, next_, step_, rate_, sent_ = 0;
   std::chrono::steady_clock::time_point first_{};
 };
@@ -61,14 +80,18 @@ class Counter final : public Operator {
 class Add final : public Operator {
  public:
   Fired fire(FiringContext& ctx) override {
-    std::uint64_t a, b;
-    for (std::size_t n = std::min(ctx.available(0), ctx.available(1)); n > 0; --n) {
-      ctx.read(0, a);
-      ctx.read(1, b);
-      ctx.write_value(0, a + b);
+    for (std::size_t n = std::min(ctx.available(0), ctx.available(1)); n > 0;) {
+      const std::size_t k = ctx.read_values(0, a_.data(), std::min(n, kBurst));
+      ctx.read_values(1, b_.data(), k);  // available(1) >= n: as many are there
+      for (std::size_t i = 0; i < k; ++i) a_[i] += b_[i];
+      ctx.write_values(0, a_.data(), k);
+      n -= k;
     }
     return Fired::kMore;
   }
+
+ private:
+  Batch a_, b_;
 };
 
 // scale k=K: each 8-byte token times K.
@@ -76,22 +99,25 @@ class Scale final : public Operator {
  public:
   explicit Scale(std::uint64_t k) : k_(k) {}
   Fired fire(FiringContext& ctx) override {
-    std::uint64_t v;
-    while (ctx.read(0, v)) ctx.write_value(0, v * k_);
+    while (const std::size_t n = ctx.read_values(0, batch_.data(), kBurst)) {
+      for (std::size_t i = 0; i < n; ++i) batch_[i] *= k_;
+      ctx.write_values(0, batch_.data(), n);
+    }
     return Fired::kMore;
   }
 
  private:
   std::uint64_t k_;
+  Batch batch_;
 };
 
 // dup outputs=N: every token to each of N outputs (any token size).
 class Dup final : public Operator {
  public:
   Fired fire(FiringContext& ctx) override {
-    token_.resize(ctx.token_bytes(0));
-    while (ctx.try_read(0, token_.data()))
-      for (std::size_t o = 0; o < ctx.outputs(); ++o) ctx.write(o, token_.data());
+    token_.resize(ctx.token_bytes(0) * kBurst);
+    while (const std::size_t n = ctx.read_many(0, token_.data(), kBurst))
+      for (std::size_t o = 0; o < ctx.outputs(); ++o) ctx.write_many(o, token_.data(), n);
     return Fired::kMore;
   }
 
@@ -108,26 +134,27 @@ class Delay final : public Operator {
     for (std::uint64_t i = 0; i < count_; ++i) ctx.write_value(0, initial_);
   }
   Fired fire(FiringContext& ctx) override {
-    std::uint64_t v;
-    while (ctx.read(0, v)) ctx.write_value(0, v);
+    while (const std::size_t n = ctx.read_values(0, batch_.data(), kBurst)) ctx.write_values(0, batch_.data(), n);
     return Fired::kMore;
   }
 
  private:
   std::uint64_t initial_, count_;
+  Batch batch_;
 };
 
 // sum: at end of stream, one token: the sum of its 8-byte input tokens.
 class Sum final : public Operator {
  public:
   Fired fire(FiringContext& ctx) override {
-    std::uint64_t v;
-    while (ctx.read(0, v)) sum_ += v;
+    while (const std::size_t n = ctx.read_values(0, batch_.data(), kBurst))
+      for (std::size_t i = 0; i < n; ++i) sum_ += batch_[i];
     return Fired::kMore;
   }
   void finish(FiringContext& ctx) override { ctx.write_value(0, sum_); }
 
  private:
+  Batch batch_;
   std::uint64_t sum_ = 0;
 };
 

@@ -16,7 +16,6 @@ class CollectOperator final : public Operator {
 
  private:
   std::string bytes_;
-  std::string token_;
 };
 
 // A number arg ("n=100"), with a default; a named error when it is not one.

@@ -10,6 +10,7 @@
 // is put and taken under the lock, so they contend on every token.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +45,28 @@ class Inbox {
   void close() { closed_.store(true, std::memory_order_release); }
 
   // Consumer.
+  std::size_t pop_many(void* tokens, std::size_t max) {
+    auto* p = static_cast<unsigned char*>(tokens);
+    std::size_t n = 0;
+    if (two_level_) {
+      while (n < max && size() > 0) {
+        if (local_at_ == local_.size()) {
+          local_.clear();
+          local_at_ = 0;
+          std::lock_guard lock(mutex_);
+          local_.swap(shared_);
+        }
+        const std::size_t k = std::min(max - n, (local_.size() - local_at_) / bytes_);
+        std::memcpy(p + n * bytes_, local_.data() + local_at_, k * bytes_);
+        local_at_ += k * bytes_;
+        n += k;
+        taken_.fetch_add(k, std::memory_order_release);
+      }
+      return n;
+    }
+    while (n < max && pop(p + n * bytes_)) ++n;
+    return n;
+  }
   bool pop(void* token) {
     if (taken_.load(std::memory_order_relaxed) == delivered_.load(std::memory_order_acquire)) return false;
     if (two_level_) {

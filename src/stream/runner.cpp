@@ -23,6 +23,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A spin-wait's breath: tells the core it spins (x86's pause).
+inline void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 // Wakes a sleeping operator thread; free when nobody sleeps.
 class Doorbell {
  public:
@@ -43,6 +50,16 @@ class Doorbell {
     cv_.wait(lock, [&] { return rings_.load() != ticket || stop(); });
     asleep_at_.store(0);
     sleepers_.fetch_sub(1);
+  }
+  // Whether a ring after `ticket` comes within a few microseconds: a fast
+  // producer's next batch usually does, and catching it awake saves a
+  // sleep and a wake-up (two system calls) per batch.
+  bool rung_soon(std::uint64_t ticket) const {
+    for (int i = 0; i < 2000; ++i) {
+      if (rings_.load(std::memory_order_relaxed) != ticket) return true;
+      pause();
+    }
+    return false;
   }
   // Asleep, and nobody rang since it went to sleep: it stays asleep until
   // someone does. `rings` is what it has seen, to compare between looks.
@@ -73,6 +90,7 @@ struct InPort {
   std::size_t size() const { return queue ? queue->size() : inbox->size(); }
   bool drained() const { return queue ? queue->drained() : inbox->drained(); }
   bool pop(void* token) { return queue ? queue->pop(token) : inbox->pop(token); }
+  std::size_t pop_many(void* tokens, std::size_t max) { return queue ? queue->pop_many(tokens, max) : inbox->pop_many(tokens, max); }
 };
 
 // The consumer of an output whose reader is on another node: the I/O thread.
@@ -102,6 +120,12 @@ struct OpState final : FiringContext {
   bool try_read(std::size_t i, void* token) override { return in.at(i).pop(token); }
   void write(std::size_t o, const void* token) override {
     out.at(o)->push(token);
+    wrote[o] = 1;
+  }
+  std::size_t read_many(std::size_t i, void* tokens, std::size_t max) override { return in.at(i).pop_many(tokens, max); }
+  void write_many(std::size_t o, const void* tokens, std::size_t n) override {
+    if (n == 0) return;
+    out.at(o)->push_many(tokens, n);
     wrote[o] = 1;
   }
   const std::string& name() const override { return op_name; }
@@ -303,7 +327,7 @@ struct Runner::Impl {
           const std::uint64_t ticket = s->bell.ticket();
           const Step r = step(*s);
           if (r == Step::kFinished) return;
-          if (r == Step::kIdle) s->bell.wait(ticket, [&] { return failed_.load(); });
+          if (r == Step::kIdle && !s->bell.rung_soon(ticket)) s->bell.wait(ticket, [&] { return failed_.load(); });
         }
       });
     {
@@ -350,7 +374,7 @@ struct Runner::Impl {
         if (!s.sched.compare_exchange_weak(st, kQueued)) continue;
         {
           std::lock_guard lock(mutex_);
-          ready_.push_back(i);
+          ready_.push_back(i), queued_.fetch_add(1, std::memory_order_relaxed);
         }
         work_.notify_one();
         return;
@@ -371,7 +395,7 @@ struct Runner::Impl {
       // An operator the I/O thread already woke is in the queue once.
       for (std::size_t i = 0; i < ops_.size(); ++i) {
         int idle = kIdle;
-        if (ops_[i] && ops_[i]->sched.compare_exchange_strong(idle, kQueued)) ready_.push_back(i);
+        if (ops_[i] && ops_[i]->sched.compare_exchange_strong(idle, kQueued)) ready_.push_back(i), queued_.fetch_add(1, std::memory_order_relaxed);
       }
     }
     std::vector<std::thread> workers;
@@ -398,7 +422,14 @@ struct Runner::Impl {
             deadlock = true;
             break;
           }
-          work_.wait(lock);
+          // A ready operator usually comes within microseconds (the next
+          // batch of a fast producer): look for one awake first, which saves
+          // a sleep and a wake-up. Then sleep, if the queue is still empty
+          // under the lock (a push made meanwhile notified nobody).
+          lock.unlock();
+          for (int k = 0; k < 2000 && queued_.load(std::memory_order_relaxed) == 0 && !stopping(); ++k) pause();
+          lock.lock();
+          if (ready_.empty() && !stopping()) work_.wait(lock);
           --idle_workers_;
         }
         if (deadlock) {
@@ -409,6 +440,7 @@ struct Runner::Impl {
         if (ready_.empty() || failed_.load()) return;
         i = ready_.front();
         ready_.pop_front();
+        queued_.fetch_sub(1, std::memory_order_relaxed);
       }
       OpState& s = *ops_[i];
       s.sched.store(kRunning);
@@ -420,7 +452,7 @@ struct Runner::Impl {
         if (r == Step::kFired) {  // still ready: to the back of the queue
           s.sched.store(kQueued);
           std::lock_guard lock(mutex_);
-          ready_.push_back(i);
+          ready_.push_back(i), queued_.fetch_add(1, std::memory_order_relaxed);
           break;
         }
         int expected = kRunning;
@@ -443,6 +475,7 @@ struct Runner::Impl {
   std::mutex mutex_;
   std::condition_variable work_;
   std::deque<std::size_t> ready_;
+  std::atomic<std::size_t> queued_{0};  // ready_'s size, for looking without the lock
   unsigned workers_ = 1, idle_workers_ = 0;  // under mutex_
   Status error_;
 

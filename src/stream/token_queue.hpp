@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -27,6 +28,7 @@ class TokenQueue {
       ::operator delete(head_);
       head_ = next;
     }
+    ::operator delete(spare_.load());
   }
   TokenQueue(const TokenQueue&) = delete;
   TokenQueue& operator=(const TokenQueue&) = delete;
@@ -45,21 +47,54 @@ class TokenQueue {
     ++tail_used_;
     written_.store(++produced_, std::memory_order_release);
   }
+  // `n` tokens back to back, published with one release store: the consumer
+  // sees them together, and the two cores meet once per batch, not per token.
+  void push_many(const void* tokens, std::size_t n) {
+    const auto* p = static_cast<const unsigned char*>(tokens);
+    while (n > 0) {
+      if (tail_used_ == per_block_) {
+        Block* b = new_block();
+        tail_->next.store(b, std::memory_order_release);
+        tail_ = b;
+        tail_used_ = 0;
+      }
+      const std::size_t k = std::min(n, per_block_ - tail_used_);
+      std::memcpy(tail_->data() + tail_used_ * bytes_, p, k * bytes_);
+      tail_used_ += k;
+      produced_ += k;
+      p += k * bytes_;
+      n -= k;
+    }
+    written_.store(produced_, std::memory_order_release);
+  }
   void close() { closed_.store(true, std::memory_order_release); }
 
   // Consumer side.
-  bool pop(void* token) {
-    if (consumed_ == written_.load(std::memory_order_acquire)) return false;
-    if (head_used_ == per_block_) {
-      Block* next = head_->next.load(std::memory_order_acquire);
-      ::operator delete(head_);
-      head_ = next;
-      head_used_ = 0;
+  bool pop(void* token) { return pop_many(token, 1) == 1; }
+  // Up to `max` tokens into `tokens`; how many. The producer's count is read
+  // only when what was seen of it is used up (the ring's trick: no cache
+  // line crosses cores per token while tokens are waiting).
+  std::size_t pop_many(void* tokens, std::size_t max) {
+    if (consumed_ == visible_) visible_ = written_.load(std::memory_order_acquire);
+    std::size_t n = std::min<std::uint64_t>(max, visible_ - consumed_);
+    if (n == 0) return 0;
+    auto* p = static_cast<unsigned char*>(tokens);
+    for (std::size_t left = n; left > 0;) {
+      if (head_used_ == per_block_) {
+        Block* next = head_->next.load(std::memory_order_acquire);
+        retire(head_);
+        head_ = next;
+        head_used_ = 0;
+      }
+      const std::size_t k = std::min(left, per_block_ - head_used_);
+      std::memcpy(p, head_->data() + head_used_ * bytes_, k * bytes_);
+      head_used_ += k;
+      p += k * bytes_;
+      left -= k;
     }
-    std::memcpy(token, head_->data() + head_used_ * bytes_, bytes_);
-    ++head_used_;
-    read_.store(++consumed_, std::memory_order_release);
-    return true;
+    consumed_ += n;
+    read_.store(consumed_, std::memory_order_release);
+    return n;
   }
   // Tokens waiting (exact for the consumer; a lower bound for anyone else).
   std::size_t size() const { return written_.load(std::memory_order_acquire) - read_.load(std::memory_order_acquire); }
@@ -75,9 +110,22 @@ class TokenQueue {
     std::atomic<Block*> next{nullptr};
     unsigned char* data() { return reinterpret_cast<unsigned char*>(this + 1); }
   };
-  Block* new_block() { return new (::operator new(sizeof(Block) + per_block_ * bytes_)) Block(); }
+  // The consumer hands its last emptied block back to the producer, which
+  // takes it instead of a fresh one: a steady stream allocates nothing and
+  // touches no new page (the allocator would hand back cold memory).
+  Block* new_block() {
+    if (Block* b = spare_.exchange(nullptr, std::memory_order_acquire)) {
+      b->next.store(nullptr, std::memory_order_relaxed);
+      return b;
+    }
+    return new (::operator new(sizeof(Block) + per_block_ * bytes_)) Block();
+  }
+  void retire(Block* b) {
+    if (Block* old = spare_.exchange(b, std::memory_order_acq_rel)) ::operator delete(old);
+  }
 
   const std::size_t bytes_, per_block_;
+  std::atomic<Block*> spare_{nullptr};  // before tail_: the constructor's new_block() reads it
   // The producer's, then the consumer's, each on its own cache line.
   alignas(64) Block* tail_;
   std::size_t tail_used_ = 0;
@@ -86,6 +134,7 @@ class TokenQueue {
   alignas(64) Block* head_;
   std::size_t head_used_ = 0;
   std::uint64_t consumed_ = 0;
+  std::uint64_t visible_ = 0;  // the producer's count as last read
   alignas(64) std::atomic<std::uint64_t> read_{0};
   std::atomic<bool> closed_{false};
 };
