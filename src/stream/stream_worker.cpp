@@ -123,14 +123,15 @@ class NodeRun {
         count = 0;
         if (!setup_.aggregate || body_for(o.node).size() >= kBatchBytes) send(o.node);
       };
+      // Without aggregation every token is its own message (the ablation).
+      const std::size_t room = setup_.aggregate ? std::max<std::size_t>(1, kBatchBytes / size) : 1;
       for (;;) {
-        run.resize(run.size() + size);
-        if (!o.queue->pop(run.data() + run.size() - size)) {
-          run.resize(run.size() - size);
-          break;
-        }
-        ++count;
-        // Without aggregation every token is its own message (the ablation).
+        const std::size_t at = run.size();
+        run.resize(at + room * size);
+        const std::size_t n = o.queue->pop_many(run.data() + at, room);
+        run.resize(at + n * size);
+        if (n == 0) break;
+        count += n;
         if (!setup_.aggregate || run.size() >= kBatchBytes) emit(false);
       }
       if (closed) {
