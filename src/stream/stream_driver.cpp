@@ -59,9 +59,19 @@ class Hub {
         fail(Status::ResourceExhausted("stream driver: waited " + fmt_seconds(options_.wait_s) + " for " + std::to_string(options_.nodes) +
                                        " worker(s), " + std::to_string(peers_.size()) + " came (start them: redflow stream-worker --connect " +
                                        endpoint + ")"));
-      for (std::size_t i = 0; i < peers_.size() && error_.ok(); ++i)
-        if (now - peers_[i].heard > std::chrono::duration<double>(options_.heartbeat_timeout_s))
+      // A peer silent past the timeout is lost after one more beat: if this
+      // process was the one stalled (a loaded machine), what the peer sent
+      // meanwhile may still be in ZeroMQ's hands, not yet read.
+      for (std::size_t i = 0; i < peers_.size() && error_.ok(); ++i) {
+        Peer& p = peers_[i];
+        if (now - p.heard <= std::chrono::duration<double>(options_.heartbeat_timeout_s)) {
+          p.suspect_since = Clock::time_point::max();
+        } else if (p.suspect_since == Clock::time_point::max()) {
+          p.suspect_since = now;
+        } else if (now - p.suspect_since >= kHeartbeat) {
           fail(lost(i, "silent for more than " + fmt_seconds(options_.heartbeat_timeout_s)));
+        }
+      }
     }
     say_bye();
     return error_;
@@ -72,6 +82,7 @@ class Hub {
     std::string id;  // ROUTER routing id
     net::HelloMessage hello;
     Clock::time_point heard;
+    Clock::time_point suspect_since = Clock::time_point::max();  // first seen silent past the timeout
     bool ready = false, done = false;
     RunResult result;
     std::uint64_t bytes_in = 0, bytes_out = 0;

@@ -34,6 +34,8 @@ using Clock = std::chrono::steady_clock;
 // A message to a node is cut at about this size; a stream's run of tokens
 // in one entry too, so one busy stream does not hold the others back.
 constexpr std::size_t kBatchBytes = std::size_t{1} << 20;
+// Without aggregation: tokens of one stream sent (one message each) per turn of the I/O loop.
+constexpr std::size_t kTokensPerTurn = 4096;
 
 // This node's part of the program while it runs.
 class NodeRun {
@@ -97,7 +99,7 @@ class NodeRun {
     rung_.store(false);  // before draining: a write after this point rings again
     std::map<std::uint32_t, std::vector<std::byte>> bodies;
     std::vector<std::byte> run;
-    bool all_closed = true;
+    bool all_closed = true, more = false;
     auto body_for = [&](std::uint32_t node) -> std::vector<std::byte>& {
       auto& b = bodies[node];
       if (b.empty()) TokenBatchWriter(b).begin(node);
@@ -123,25 +125,37 @@ class NodeRun {
         count = 0;
         if (!setup_.aggregate || body_for(o.node).size() >= kBatchBytes) send(o.node);
       };
+      // A bounded share per stream per call, so a producer faster than the
+      // network cannot keep this thread from its heartbeats and its socket;
+      // what is left is taken on the next turn of the loop (rung below).
       // Without aggregation every token is its own message (the ablation).
-      const std::size_t room = setup_.aggregate ? std::max<std::size_t>(1, kBatchBytes / size) : 1;
-      for (;;) {
+      const std::size_t budget = setup_.aggregate ? std::max<std::size_t>(1, kBatchBytes / size) : kTokensPerTurn;
+      std::size_t taken = 0;
+      bool drained = false;
+      while (taken < budget) {
+        const std::size_t want = setup_.aggregate ? budget - taken : 1;
         const std::size_t at = run.size();
-        run.resize(at + room * size);
-        const std::size_t n = o.queue->pop_many(run.data() + at, room);
+        run.resize(at + want * size);
+        const std::size_t n = o.queue->pop_many(run.data() + at, want);
         run.resize(at + n * size);
-        if (n == 0) break;
+        if (n == 0) {
+          drained = true;
+          break;
+        }
+        taken += n;
         count += n;
-        if (!setup_.aggregate || run.size() >= kBatchBytes) emit(false);
+        if (!setup_.aggregate) emit(false);
       }
-      if (closed) {
+      if (closed && drained) {
         emit(true);
         o.closed_sent = true;
       } else {
         all_closed = false;
         if (count > 0) emit(false);
+        more |= !drained;
       }
     }
+    if (more) doorbell_.ring();
     for (auto& [node, body] : bodies) send(node);
     return all_closed;
   }
@@ -197,6 +211,7 @@ Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegis
   std::optional<net::WelcomeMessage> welcome;
   std::unique_ptr<NodeRun> node;
   Status failure;  // why this node's part failed; reported, then returned at BYE
+  std::optional<Result<RunResult>> outcome;  // the node's part, once it finished
   bool done_sent = false;
   auto heard = Clock::now();
   const auto connect_deadline = heard + std::chrono::duration<double>(options.connect_timeout_s);
@@ -293,20 +308,19 @@ Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegis
       }
     }
     if (node && node->started() && !done_sent && failure.ok()) {
-      // The runner's thread may still be running: take_result() joins it only once finished() holds.
       const bool all_sent = node->flush(socket);
       if (node->finished()) {
-        auto result = node->take_result();  // joins: the runner is done
-        if (!result.ok()) {
-          report_error(result.status());
-        } else if (all_sent || node->flush(socket)) {
+        if (!outcome) outcome = node->take_result();  // joins: the runner is done
+        if (!outcome->ok()) {
+          report_error(outcome->status());
+        } else if (all_sent) {
           std::vector<std::byte> b;
-          encode_done(*result, b);
+          encode_done(**outcome, b);
           reply(b);
           done_sent = true;
-        } else {
-          report_error(Status::Internal("the node's operators finished but a stream bound elsewhere never ended"));
         }
+        // Else what the operators wrote before they finished is still going
+        // out, a share per turn (flush rang the doorbell for the next one).
       }
     }
     now = Clock::now();
