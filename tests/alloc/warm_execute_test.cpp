@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "redflow/redflow.hpp"
+#include "stream/token_queue.hpp"
 
 // GCC cannot see that the replaced operator new below is malloc.
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
@@ -153,6 +154,27 @@ TEST(WarmExecuteTest, CounterSeesTheTileThreads) {
   counting.store(false);
   EXPECT_EQ(allocations.load(), 1u);
   EXPECT_EQ(y, 100);
+}
+
+// docs/streams.md: an emptied block goes back to the writer, so a steady
+// stream (a reader that keeps up) allocates nothing once it runs.
+TEST(StreamQueueAlloc, ASteadyStreamAllocatesNothing) {
+  stream::TokenQueue q(8);
+  std::vector<std::uint64_t> batch(4096), got(4096);
+  std::uint64_t next = 0, sum = 0, want = 0;
+  auto round = [&] {
+    for (auto& v : batch) want += (v = next++);
+    q.push_many(batch.data(), batch.size());
+    for (std::size_t n; (n = q.pop_many(got.data(), got.size())) > 0;)
+      for (std::size_t i = 0; i < n; ++i) sum += got[i];
+  };
+  for (int warm = 0; warm < 8; ++warm) round();
+  allocations.store(0);
+  counting.store(true);
+  for (int r = 0; r < 1000; ++r) round();  // 4 M tokens, ~1,000 blocks of 32 KiB
+  counting.store(false);
+  EXPECT_EQ(allocations.load(), 0u);
+  EXPECT_EQ(sum, want);
 }
 
 }  // namespace
