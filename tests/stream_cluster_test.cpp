@@ -10,12 +10,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 #include <map>
 
 #include "net_workers.hpp"
 #include "redflow/stream.hpp"
+#include "net/keys.hpp"
 #include "stream/apps/wavelet.hpp"
 #include "stream/profile.hpp"
 #include "stream/stream_messages.hpp"
@@ -289,6 +291,40 @@ TEST(StreamClusterFaults, ATileWorkerIsRefusedByName) {
   EXPECT_NE(r.status().message().find("'graph-tile'"), std::string::npos) << r.status().ToString();
   EXPECT_NE(r.status().message().find("not a stream worker"), std::string::npos) << r.status().ToString();
   EXPECT_EQ(workers.wait_exit(tile, 10), 1);
+}
+
+// With keys (docs/security.md): an authorized stream worker runs its part
+// over CURVE; one whose key is not listed is never let in, and says why.
+TEST(StreamClusterKeys, OnlyAuthorizedWorkersJoinAndTheRunIsEncrypted) {
+  const std::string dir = ::testing::TempDir() + "/stream_keys_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  std::string authorized;
+  for (const char* who : {"driver", "node1", "stranger"}) {
+    auto keys = net::generate_key_pair();
+    ASSERT_TRUE(keys.ok());
+    ASSERT_TRUE(net::write_key_pair(dir + "/" + who, *keys, false).ok());
+    if (std::string(who) == "node1") authorized = keys->public_key + " node1\n";
+  }
+  std::ofstream(dir + "/workers.keys") << authorized;
+  const auto reg = OperatorRegistry::with_builtins();
+  auto p = Program::from_dot(kMix, reg);
+  ASSERT_TRUE(p.ok());
+  WorkerProcesses workers;
+  pid_t stranger = 0;
+  ClusterOptions c;
+  c.nodes = 1;
+  c.key_file = dir + "/driver.key";
+  c.authorized_keys_file = dir + "/workers.keys";
+  c.on_listening = [&](const std::string& ep) {
+    stranger = workers.spawn_cli({"stream-worker", "--connect", ep, "--key", dir + "/stranger.key", "--server-key", dir + "/driver.pub",
+                                  "--connect-timeout", "3"});
+    workers.spawn_cli({"stream-worker", "--connect", ep, "--key", dir + "/node1.key", "--server-key", dir + "/driver.pub"});
+  };
+  auto r = run_cluster(*p, RunOptions{}, c);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->outputs, mix_expected());
+  EXPECT_EQ(workers.wait_exit(stranger, 10), 1) << "the unlisted worker gives up";
+  std::filesystem::remove_all(dir);
 }
 
 // A traced cluster run: every operator's firing spans come back from its
