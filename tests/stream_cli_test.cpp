@@ -60,10 +60,19 @@ TEST_F(StreamCli, BadInputIsANamedError) {
   auto a = run_cli("place " + kStreams + "sum.dot --algo fastest");
   EXPECT_NE(a.exit_code, 0);
   EXPECT_NE(a.output.find("fastest"), std::string::npos) << a.output;
+  auto w = run_cli("stream-worker --threads 2");
+  EXPECT_EQ(w.exit_code, 1);
+  EXPECT_NE(w.output.find("give the driver's endpoint: --connect ADDR or --address-file FILE"), std::string::npos) << w.output;
+  auto l = run_cli("stream " + kStreams + "sum.dot --min-tiles 2");
+  EXPECT_EQ(l.exit_code, 1);
+  EXPECT_NE(l.output.find("--min-tiles needs --listen ADDR or --address-file FILE"), std::string::npos) << l.output;
+  auto far = run_cli("stream " + kStreams + "sum.dot --listen tcp://0.0.0.0:7000 --min-tiles 2");
+  EXPECT_EQ(far.exit_code, 1);
+  EXPECT_NE(far.output.find("--key"), std::string::npos) << "listening beyond loopback needs keys\n" << far.output;
   auto m = run_cli("place " + kStreams + "sum.dot --algo smart_min");
   EXPECT_EQ(m.exit_code, 1);
   EXPECT_NE(m.output.find("give --profile"), std::string::npos) << m.output;
-  for (const char* sub : {"stream", "place"}) {
+  for (const char* sub : {"stream", "place", "stream-worker"}) {
     auto h = run_cli(std::string(sub) + " --help");
     EXPECT_EQ(h.exit_code, 0);
     EXPECT_NE(h.output.find("Examples:\n  redflow " + std::string(sub)), std::string::npos) << h.output;

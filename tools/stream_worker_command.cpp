@@ -27,8 +27,8 @@ Command add_stream_worker_command(CLI::App& app) {
               "Exit status: 0 after the driver's BYE once its part finished; 1 when refused, when no driver welcomed it\n"
               "within --connect-timeout, when its part failed, or when the run ended early (another node failed or was lost).\n"
               "Examples:\n"
-              "  redflow stream examples/streams/sum.dot --listen 'tcp://127.0.0.1:*' --min-tiles 2 &\n"
-              "  redflow stream-worker --connect tcp://127.0.0.1:PORT & redflow stream-worker --connect tcp://127.0.0.1:PORT\n"
+              "  redflow stream-worker --connect tcp://127.0.0.1:PORT   (the endpoint `redflow stream --listen` printed)\n"
+              "  redflow stream examples/streams/sum.dot --listen 'tcp://127.0.0.1:*' --min-tiles 2 &   (then two workers)\n"
               "  redflow stream-worker --address-file /shared/job.addr --threads 4 --name node7\n"
               "  redflow stream-worker --connect tcp://driver:7000 --key node7.key --server-key driver.pub   (docs/security.md)");
   a->driver.add_flags(sub);
