@@ -8,6 +8,7 @@
 
 #include "cli_common.hpp"
 #include "cluster_launch.hpp"
+#include "progress.hpp"
 #include "redflow/stream.hpp"
 #include "stream/profile.hpp"
 #include "stream/stream_worker.hpp"
@@ -142,7 +143,14 @@ Command add_stream_command(CLI::App& app) {
                 }
                 fmt::print(stderr, "redflow: listening on {}; waiting for {} stream worker(s): redflow stream-worker --connect {}\n", endpoint, n, endpoint);
               };
+              auto bar = std::make_shared<Progress>("stream", c.nodes);
+              c.on_progress = [bar, seen = 0u](unsigned done, std::uint64_t relayed) mutable {
+                bar->advance(done - seen);
+                seen = done;
+                bar->note(fmt::format("nodes done, {:.1f} MB of tokens relayed", static_cast<double>(relayed) / 1e6));
+              };
               result = stream::run_cluster(*program, o, c);
+              bar->finish();
             } else {
               result = stream::run(*program, o);
             }

@@ -232,6 +232,9 @@ struct ClusterOptions {
   bool two_level = true;                     // a reader drains what arrived under one lock
   std::string key_file{}, authorized_keys_file{};  // CURVE (docs/security.md)
   std::function<void(const std::string& endpoint)> on_listening{};  // once bound, before waiting
+  // While it runs, about ten times a second: nodes whose part finished, and
+  // the bytes of tokens relayed between nodes so far (a progress line).
+  std::function<void(unsigned nodes_done, std::uint64_t relayed_bytes)> on_progress{};
 };
 // `node_options.mode` and `.trace` hold on every node; threads is each worker's own.
 Result<RunResult> run_cluster(const Program& program, const RunOptions& node_options, const ClusterOptions& cluster);

@@ -42,7 +42,7 @@ class Hub {
 
   Result<RunResult> serve(const std::string& endpoint) {
     const auto joined_by = Clock::now() + std::chrono::duration<double>(options_.wait_s);
-    auto next_beat = Clock::now();
+    auto next_beat = Clock::now(), next_progress = Clock::now();
     std::vector<zmq::message_t> parts;
     zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
     while (error_.ok()) {
@@ -55,6 +55,10 @@ class Hub {
       }
       if (!error_.ok()) break;
       if (done_ == options_.nodes) return finish();
+      if (options_.on_progress && ready_ == options_.nodes && now >= next_progress) {
+        options_.on_progress(done_, relayed_);
+        next_progress = now + std::chrono::milliseconds(100);
+      }
       if (peers_.size() < options_.nodes && now > joined_by)
         fail(Status::ResourceExhausted("stream driver: waited " + fmt_seconds(options_.wait_s) + " for " + std::to_string(options_.nodes) +
                                        " worker(s), " + std::to_string(peers_.size()) + " came (start them: redflow stream-worker --connect " +
@@ -214,6 +218,7 @@ class Hub {
         if (!node.ok() || *node >= peers_.size())
           return fail(Status::IOError(who(i) + " sent tokens to " + (node.ok() ? "node " + std::to_string(*node) + ", which does not exist" : node.status().message())));
         notice(peers_[*node], net::EnvelopeKind::kRequest, body);
+        relayed_ += body.size();
         return;
       }
       case StreamMessage::kDone: {
@@ -261,6 +266,7 @@ class Hub {
   zmq::socket_t& router_;
   std::vector<Peer> peers_;  // node i is peers_[i], in order of arrival
   unsigned ready_ = 0, done_ = 0;
+  std::uint64_t relayed_ = 0;  // TOKENS bytes forwarded
   Clock::time_point start_;
   Status error_;
 };
