@@ -114,9 +114,11 @@ double best(LoadedGraph& g, const Inputs& in, int runs) {
   return t;
 }
 
-double dispatch_rate(std::size_t actors, unsigned remote, unsigned local) {
+double dispatch_rate(std::size_t actors, unsigned remote, unsigned local, unsigned depth = 16, Scheduler s = Scheduler::kSteal) {
   const std::vector<std::byte> x(4);
-  Runtime rt(options(local, remote, 4096, 64, Scheduler::kSteal));
+  RuntimeOptions o = options(local, remote, 4096, 64, s);
+  o.pipeline_depth = depth;
+  Runtime rt(o);
   auto g = rt.load(chains(actors, 64, 4), bench_registry());
   if (!g.ok()) {
     fmt::print(stderr, "net_remote: {}\n", g.status().ToString());
@@ -269,17 +271,31 @@ double detection(double hb, bool freeze, int trials) {
 
 int main(int argc, char** argv) {
   std::size_t actors = 20000;
+  bool dispatch_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--cli" && i + 1 < argc) g_cli = argv[++i];
     else if (a == "--actors" && i + 1 < argc) actors = std::stoul(argv[++i]);
+    else if (a == "--dispatch-only") dispatch_only = true;
   }
   if (g_cli.empty()) {
-    fmt::print(stderr, "usage: net_remote --cli PATH/TO/redflow [--actors N]\n");
+    fmt::print(stderr, "usage: net_remote --cli PATH/TO/redflow [--actors N] [--dispatch-only]\n");
     return 2;
   }
+  // Pipelined dispatch (the default depth, 16) beside one message at a time
+  // (depth 1, the baseline), both schedulers, in the same run.
   const double remote_rate = dispatch_rate(actors, 2, 0);
   reap_all();
+  const double unpipelined = dispatch_rate(actors, 2, 0, 1);
+  reap_all();
+  const double heft_rate = dispatch_rate(actors, 2, 0, 16, Scheduler::kHeft);
+  reap_all();
+  const double heft_unpipelined = dispatch_rate(actors, 2, 0, 1, Scheduler::kHeft);
+  reap_all();
+  fmt::print("{{\"dispatch_actors_per_s_2_workers\": {:.0f}, \"depth_1\": {:.0f}, \"ratio\": {:.2f}, "
+             "\"heft\": {:.0f}, \"heft_depth_1\": {:.0f}, \"heft_ratio\": {:.2f}}}\n",
+             remote_rate, unpipelined, remote_rate / unpipelined, heft_rate, heft_unpipelined, heft_rate / heft_unpipelined);
+  if (dispatch_only) return 0;
   const double local_rate = dispatch_rate(actors, 0, 2);
   const std::size_t mb8 = std::size_t{8} << 20;
   std::uint64_t moved = 0;

@@ -27,6 +27,7 @@ struct RunArgs {
   std::string listen;
   unsigned min_tiles = 0;
   double tile_wait_s = 30, heartbeat_timeout_s = 2;
+  unsigned pipeline_depth = 16;
   bool tiles_given = false;
   net::SecurityOptions security;  // --key, --authorized-keys (driver), --server-key (a launched worker)
   LaunchArgs launch;
@@ -81,6 +82,7 @@ int run(const RunArgs& a) {
     options->min_remote_tiles = min_tiles;
     options->tile_wait_s = a.tile_wait_s;
     options->heartbeat_timeout_s = a.heartbeat_timeout_s;
+    options->pipeline_depth = a.pipeline_depth;
     options->key_file = a.security.key_file;
     options->authorized_keys_file = a.security.authorized_keys_file;
     PublishedAddress* address = plan->address.get();
@@ -200,6 +202,11 @@ Command add_run_command(CLI::App& app) {
   run_cmd->add_option("--heartbeat-timeout", ra->heartbeat_timeout_s,
                       "With --listen: seconds of silence after which a worker is lost and its work re-run elsewhere")
       ->check(CLI::Range(0.05, 3600.0))
+      ->capture_default_str();
+  run_cmd->add_option("--pipeline-depth", ra->pipeline_depth,
+                      "With --listen: actor messages a worker may have on the wire at once, so dispatch does not wait a round trip "
+                      "per actor (docs/remote.md, \"Pipelined dispatch\"; 1: one at a time)")
+      ->check(CLI::Range(1u, 4096u))
       ->capture_default_str();
   run_cmd->add_option(net::kKeyFlag, ra->security.key_file,
                       "With --listen: the driver's secret key (redflow keygen); CURVE-encrypts the link (docs/security.md; default: none, plain text on loopback only)")

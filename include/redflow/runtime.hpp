@@ -76,6 +76,10 @@ struct RuntimeOptions {
   unsigned min_remote_tiles = 0;
   double tile_wait_s = 30;
   double heartbeat_timeout_s = 2;
+  // Actor messages a remote tile may have on the wire before the engine
+  // takes the first completion back (docs/remote.md, "Pipelined dispatch").
+  // 1: one round trip per actor, as in-process tiles.
+  unsigned pipeline_depth = 16;
   // Called with the bound endpoint once the server listens, before the wait
   // (how a caller that asked for port * learns which port to give workers).
   std::function<void(const std::string&)> on_listening = {};
@@ -122,6 +126,7 @@ struct TileStats {
   bool lost = false;                  // declared lost (crashed, cut off, silent)
   std::uint64_t bytes_sent = 0;       // driver -> worker during this execution
   std::uint64_t bytes_received = 0;   // worker -> driver during this execution
+  std::uint64_t most_in_flight = 0;   // most actor messages unanswered at once: 1 one at a time, up to RuntimeOptions::pipeline_depth for a worker (0: local fast path only)
 };
 
 struct ExecutionStats {

@@ -17,8 +17,13 @@ RemoteTile::RemoteTile(TileServer& server, unsigned worker, unsigned index)
 bool RemoteTile::lost() const { return lost_.load(std::memory_order_acquire) || server_.lost(worker_); }
 
 Status RemoteTile::call(std::vector<std::byte> frame, DecodedFrame& out) {
+  TileServer::Ticket ticket = server_.send(worker_, std::move(frame));
+  return receive(ticket, out);
+}
+
+Status RemoteTile::receive(TileServer::Ticket& ticket, DecodedFrame& out) {
   std::vector<std::byte> reply;
-  if (!server_.call(worker_, std::move(frame), reply)) {
+  if (!server_.await(ticket, reply)) {
     lost_.store(true, std::memory_order_release);
     reply.clear();
     encode_lost(reply);
@@ -84,11 +89,22 @@ void RemoteTile::clear_all() {
 }
 
 Completion RemoteTile::actor(const ActorMessage& message) {
+  send_actor(message);
+  return next_completion();
+}
+
+void RemoteTile::send_actor(const ActorMessage& message) {
   std::vector<std::byte> frame;
   encode(message, frame);
+  sent_.push_back(Sent{server_.send(worker_, std::move(frame)), message.actor});
+}
+
+Completion RemoteTile::next_completion() {
+  Sent s = std::move(sent_.front());
+  sent_.pop_front();
   DecodedFrame reply;
-  const Status sent = call(std::move(frame), reply);
-  return completion_of(sent, reply, message.actor, "tile " + std::to_string(index_) + " (worker '" + name_ + "')");
+  const Status received = receive(s.ticket, reply);
+  return completion_of(received, reply, s.actor, "tile " + std::to_string(index_) + " (worker '" + name_ + "')");
 }
 
 bool RemoteTile::read_slot(const ReadSlotMessage& message, std::span<std::byte> out) {

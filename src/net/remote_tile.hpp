@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <span>
 #include <string>
 
@@ -33,6 +34,13 @@ class RemoteTile final : public runtime::Tile {
   runtime::Completion actor(const runtime::ActorMessage& message) override;
   bool read_slot(const runtime::ReadSlotMessage& message, std::span<std::byte> out) override;
   bool lost() const override;
+  // Actor messages are pipelined: up to `depth` on the wire at once (the
+  // worker's executor takes them in order), so dispatch is not one round
+  // trip per actor.
+  unsigned pipeline_depth() const override { return depth_; }
+  void send_actor(const runtime::ActorMessage& message) override;
+  runtime::Completion next_completion() override;
+  void set_pipeline_depth(unsigned depth) { depth_ = depth < 1 ? 1 : depth; }
 
   // The tiles a transfer may name as its source (relayed through the driver).
   void set_peers(std::span<runtime::Tile* const> peers) { peers_ = peers; }
@@ -40,6 +48,7 @@ class RemoteTile final : public runtime::Tile {
  private:
   // Sends `frame`, decodes the answer into `out`; a lost worker answers kLost.
   Status call(std::vector<std::byte> frame, runtime::DecodedFrame& out);
+  Status receive(TileServer::Ticket& ticket, runtime::DecodedFrame& out);
   Status status_reply(const runtime::DecodedFrame& reply) const;
 
   TileServer& server_;
@@ -49,6 +58,12 @@ class RemoteTile final : public runtime::Tile {
   std::string name_;
   std::span<runtime::Tile* const> peers_;
   std::atomic<bool> lost_{false};
+  unsigned depth_ = 1;
+  struct Sent {
+    TileServer::Ticket ticket;
+    ActorId actor;
+  };
+  std::deque<Sent> sent_;  // actor messages whose completions next_completion() has not returned
 };
 
 }  // namespace redflow::net

@@ -102,7 +102,19 @@ std::shared_ptr<TileServer::Request> TileServer::submit(unsigned w, std::vector<
 }
 
 bool TileServer::call(unsigned w, std::vector<std::byte> frame, std::vector<std::byte>& reply) {
-  auto r = submit(w, std::move(frame), true);
+  Ticket t = send(w, std::move(frame));
+  return await(t, reply);
+}
+
+TileServer::Ticket TileServer::send(unsigned w, std::vector<std::byte> frame) {
+  Ticket t;
+  t.request_ = submit(w, std::move(frame), true);
+  return t;
+}
+
+bool TileServer::await(Ticket& ticket, std::vector<std::byte>& reply) {
+  std::shared_ptr<Request> r = std::move(ticket.request_);
+  if (!r) return false;
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return r->done; });
   if (r->lost) return false;

@@ -68,6 +68,8 @@ struct WorkerTraffic {
 };
 
 class TileServer {
+  struct Request;
+
  public:
   static Result<std::unique_ptr<TileServer>> start(const TileServerOptions& options);
   ~TileServer();  // says BYE to every worker, then stops the I/O thread
@@ -86,6 +88,19 @@ class TileServer {
   // Sends `frame` to worker `w` and waits for its answer; false when the
   // worker is (or becomes) lost before it answers.
   bool call(unsigned w, std::vector<std::byte> frame, std::vector<std::byte>& reply);
+  // call() in two halves, so a caller can have several requests on the wire
+  // at once (pipelined actors): send() queues `frame` and returns at once;
+  // await() waits for that request's answer, with call()'s result. A worker
+  // answers its requests in the order they were sent.
+  class Ticket {
+   public:
+    Ticket() = default;
+   private:
+    friend class TileServer;
+    std::shared_ptr<Request> request_;
+  };
+  Ticket send(unsigned w, std::vector<std::byte> frame);
+  bool await(Ticket& ticket, std::vector<std::byte>& reply);
   // Sends `frame` to worker `w`; its answer is read and dropped.
   void post(unsigned w, std::vector<std::byte> frame);
   bool lost(unsigned w) const;

@@ -114,10 +114,13 @@ Status Engine::start_remote_tiles() {
   REDFLOW_RETURN_IF_ERROR(server_->wait_for_workers(options_.tile_wait_s));
   for (unsigned w = 0; w < remote; ++w) {
     const unsigned t = so.first_tile + w;
-    tiles_.push_back(std::make_unique<net::RemoteTile>(*server_, w, t));
+    auto tile = std::make_unique<net::RemoteTile>(*server_, w, t);
+    tile->set_pipeline_depth(options_.pipeline_depth);
+    tiles_.push_back(std::move(tile));
     auto r = std::make_unique<Runner>();
     r->index = t;
     r->tile = tiles_.back().get();
+    r->depth = r->tile->pipeline_depth();
     r->local = nullptr;
     runners_.push_back(std::move(r));
   }

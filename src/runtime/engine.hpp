@@ -97,6 +97,16 @@ class Engine {
   void run_on_driver(Job& job, ActorId a);
   ActorId complete(Job& job, ActorId a, Runner* from);
   ActorId run_actor_message(Runner& r, Job& job, ActorId a, unsigned message);
+  bool place_inputs(Runner& r, Job& job, ActorId a, ActorId& next);
+  bool describe_actor_message(Runner& r, Job& job, ActorId a, unsigned message, ActorMessage& m);
+  ActorId finish_actor_message(Runner& r, Job& job, ActorId a, DataTag output_tag, unsigned attempt, Completion done,
+                               double trace_start);
+  // Pipelined dispatch to a tile behind a link (pipeline.cpp).
+  ActorId dispatch(Runner& r, Job& job, ActorId a);
+  bool pipelines(const Job& job, ActorId a) const;
+  void send_actor_message(Runner& r, Job& job, ActorId a);
+  ActorId take_completion(Runner& r, Job& job);
+  void drain_pipeline(Runner& r, Job& job);
   bool run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot);
   bool run_in_place(Runner& r, Job& job, ActorId a, ActorId& next);
   ActorId book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot, DataTag tag);

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -160,6 +161,23 @@ struct Engine::Runner {
   TileStats stats;
   std::uint64_t rng = 0;
   std::uint64_t clock = 0;
+  // Slots stamped at or after this clock hold an input or output of an actor
+  // being placed or in flight, and are not reused (allocate_slot). Without
+  // pipelining it is the clock of the actor being placed.
+  std::uint64_t pinned_from = 0;
+  // Pipelined dispatch (pipeline.cpp): up to `depth` actor messages on the
+  // wire to this tile, oldest first; their completions come back in order.
+  struct Sent {
+    ActorId actor;
+    std::uint64_t clock;
+    std::vector<SlotId> input_slots;
+    DataTag output_tag;
+    unsigned attempt;
+    double trace_start;
+    bool stolen;
+  };
+  std::deque<Sent> sent;
+  unsigned depth = 1;
   std::vector<SlotId> input_slots;         // kNoSlot: read in place from main memory (fast path)
   std::vector<std::span<const std::byte>> input_bytes;  // fast path: the actor's inputs
   std::string failure;                                  // fast path: an actor's ctx.fail(), kept so no run allocates

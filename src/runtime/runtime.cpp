@@ -409,7 +409,8 @@ std::string ExecutionStats::to_json() const {
                           {"transfers_out", t.transfers_out},
                           {"steals", t.steals}, {"displacements", t.displacements}, {"lost_votes", t.lost_votes},
                           {"quarantined", t.quarantined}, {"worker", t.worker}, {"host", t.host}, {"lost", t.lost},
-                          {"bytes_sent", t.bytes_sent}, {"bytes_received", t.bytes_received}};
+                          {"bytes_sent", t.bytes_sent}, {"bytes_received", t.bytes_received},
+                          {"most_in_flight", t.most_in_flight}};
   };
   nlohmann::json j{{"makespan_s", makespan_s}, {"actors_executed", actors_executed}, {"transfers", transfers},
                    {"transfer_bytes", transfer_bytes}, {"steals", steals}, {"displacements", displacements},

@@ -19,13 +19,13 @@ bool Engine::allocate_slot(Runner& r, Job& job, SlotId& slot) {
   GraphState& s = *job.state;
   auto& dir = s.dirs[r.index];
   const auto& data = job.plan->data;
-  // A free slot from the bitmap, if any (not one the actor being placed already took).
+  // A free slot from the bitmap, if any (not one the actor being placed, or one in flight, already took).
   const SlotId slots = static_cast<SlotId>(dir.held.size());
   for (std::size_t w = 0; w < dir.occupied_bits.size(); ++w) {
     for (std::uint64_t free = ~dir.occupied_bits[w]; free != 0; free &= free - 1) {
       const SlotId i = static_cast<SlotId>(w * 64 + static_cast<unsigned>(std::countr_zero(free)));
       if (i >= slots) break;
-      if (dir.stamp[i] == r.clock) continue;
+      if (dir.stamp[i] >= r.pinned_from) continue;
       slot = i;
       dir.stamp[slot] = r.clock;
       dir.last_use[slot] = r.clock;
@@ -36,7 +36,9 @@ bool Engine::allocate_slot(Runner& r, Job& job, SlotId& slot) {
   int best = -1, best_cost = 3;
   std::uint64_t best_use = ~std::uint64_t{0};
   for (SlotId i = 0; i < slots; ++i) {
-    if (dir.stamp[i] == r.clock) continue;  // holds an input or output of the actor being placed
+    // Holds an input or output of the actor being placed, or of one still in
+    // flight to a pipelined tile (stamped since the oldest of them was sent).
+    if (dir.stamp[i] >= r.pinned_from) continue;
     int cost;
     if (!dir.occupied(i) || dir.held[i].execution != job.execution) {
       cost = 0;

@@ -42,6 +42,11 @@ void Engine::steal_loop(Runner& r, Job& job) {
 
   while (!finished(job)) {
     ActorId a = find_work();
+    if (a == kNone && !r.sent.empty()) {
+      // Nothing more to send: take the oldest answer back instead of idling.
+      a = take_completion(r, job);
+      if (a == kNone) continue;
+    }
     if (a == kNone) {
       flush_completed(r, job);
       for (int spin = 0; spin < 64 && a == kNone && !finished(job); ++spin) {
@@ -59,10 +64,11 @@ void Engine::steal_loop(Runner& r, Job& job) {
       continue;
     }
     while (a != kNone && !job.aborted.load(std::memory_order_relaxed)) {
-      a = run_on_tile(r, job, a);
+      a = r.depth > 1 ? dispatch(r, job, a) : run_on_tile(r, job, a);
       r.stolen = false;
     }
   }
+  drain_pipeline(r, job);
   flush_completed(r, job);
 }
 

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <span>
 #include <string>
@@ -64,6 +65,26 @@ class Tile {
 
   // The tile is gone (it crashed, or its transport broke) and stays gone.
   virtual bool lost() const = 0;
+
+  // Pipelining (issue 11): how many actor messages the engine may have sent
+  // before it takes the first completion back. A tile behind a link (a
+  // worker process) answers in the order it was sent, so keeping several on
+  // the wire hides the round trip; an in-process tile answers at once and
+  // says 1, and the engine then only calls actor().
+  virtual unsigned pipeline_depth() const { return 1; }
+  // Sends an actor message; next_completion() returns the completions in the
+  // order the messages were sent. Everything the message's spans point to is
+  // copied before send_actor() returns. Data node, clear and read messages
+  // sent after it are handled after it. This default runs the actor at once.
+  virtual void send_actor(const ActorMessage& message) { answered_.push_back(actor(message)); }
+  virtual Completion next_completion() {
+    Completion c = std::move(answered_.front());
+    answered_.pop_front();
+    return c;
+  }
+
+ private:
+  std::deque<Completion> answered_;  // the default send_actor()'s completions, not yet taken
 };
 
 }  // namespace redflow::runtime

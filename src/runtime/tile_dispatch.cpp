@@ -57,36 +57,62 @@ ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
 // One actor message to tile r: place inputs, reserve output slots, run, and
 // on success resolve successors. Returns kRetry when *-same runs disagreed.
 ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned message) {
-  const Plan& plan = *job.plan;
-  GraphState& s = *job.state;
-  const PlanActor& pa = plan.actors[a];
   ++r.clock;
-  r.input_slots.clear();
-  for (std::uint32_t i = 0; i < pa.input_count; ++i) {
-    SlotId slot;
-    if (!place_input(r, job, s.alias[plan.inputs[pa.first_input + i]], slot)) {
-      if (r.tile->lost()) return hand_on_from_lost(r, job, a);
-      if (!job.aborted.load()) fail(job, "actor '" + std::string(pa.name) + "' needs more slots than tile " + std::to_string(r.index) + " has");
-      return kNone;
-    }
-    r.input_slots.push_back(slot);
-  }
+  r.pinned_from = r.clock;
+  ActorId next = kNone;
+  if (!place_inputs(r, job, a, next)) return next;
   if (job.plain) {
     SlotId out_slot;
     if (!run_plain(r, job, a, out_slot)) return kNone;
+    const PlanActor& pa = job.plan->actors[a];
     return book_completion(r, job, a, out_slot, DataTag{job.execution, pa.output, 0});
   }
-  // Section 5.2: enough free slots for every run's result before the actor is sent.
+  ActorMessage m;
+  if (!describe_actor_message(r, job, a, message, m)) return kNone;
+  if (r.stats.most_in_flight == 0) r.stats.most_in_flight = 1;
+  const double trace_start = job.tracing ? job.now() : 0;
+  return finish_actor_message(r, job, a, m.output_tag, m.attempt, r.tile->actor(m), trace_start);
+}
+
+// Places every input of `a` in tile r's slots (r.input_slots). False when it
+// could not: the tile was lost (`a` is handed on) or the job failed; `next`
+// is then what hand_on_from_lost() returned.
+bool Engine::place_inputs(Runner& r, Job& job, ActorId a, ActorId& next) {
+  const Plan& plan = *job.plan;
+  const PlanActor& pa = plan.actors[a];
+  r.input_slots.clear();
+  for (std::uint32_t i = 0; i < pa.input_count; ++i) {
+    SlotId slot;
+    if (!place_input(r, job, job.state->alias[plan.inputs[pa.first_input + i]], slot)) {
+      if (r.tile->lost()) {
+        next = hand_on_from_lost(r, job, a);
+        return false;
+      }
+      if (!job.aborted.load()) fail(job, "actor '" + std::string(pa.name) + "' needs more slots than tile " + std::to_string(r.index) + " has");
+      next = kNone;
+      return false;
+    }
+    r.input_slots.push_back(slot);
+  }
+  return true;
+}
+
+// The actor message for `a`, its inputs already placed: one output slot per
+// run reserved first (section 5.2: enough free slots for every run's result
+// before the actor is sent). False when the tile has too few (the job failed).
+bool Engine::describe_actor_message(Runner& r, Job& job, ActorId a, unsigned message, ActorMessage& m) {
+  const Plan& plan = *job.plan;
+  GraphState& s = *job.state;
+  const PlanActor& pa = plan.actors[a];
   r.output_slots.clear();
   for (unsigned run = 0; run < pa.runs; ++run) {
     SlotId out_slot;
     if (!allocate_slot(r, job, out_slot)) {
       fail(job, "actor '" + std::string(pa.name) + "' needs more slots than tile " + std::to_string(r.index) + " has");
-      return kNone;
+      return false;
     }
     r.output_slots.push_back(out_slot);
   }
-  ActorMessage m;
   m.actor = a;
   m.execution = job.execution;
   m.input_slots = r.input_slots;
@@ -99,10 +125,17 @@ ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned messa
   m.fault_execution = job.request->fault_execution;
   m.replica = pa.replica;
   // Re-executions get fresh fault decisions: a transient fault does not repeat.
-  const unsigned attempt = pa.replica != 0 ? s.vote_round[pa.vote] : message;
-  m.attempt = attempt;
-  const double trace_start = job.tracing ? job.now() : 0;
-  Completion done = r.tile->actor(m);
+  m.attempt = pa.replica != 0 ? s.vote_round[pa.vote] : message;
+  return true;
+}
+
+// What the driver does with the completion of an actor message to tile r
+// (r.input_slots: the message's input slots): stats, the trace, an actor's
+// failure, *-same's vote, and on success book_completion().
+ActorId Engine::finish_actor_message(Runner& r, Job& job, ActorId a, DataTag output_tag, unsigned attempt, Completion done,
+                                     double trace_start) {
+  GraphState& s = *job.state;
+  const PlanActor& pa = job.plan->actors[a];
   if (done.lost) return hand_on_from_lost(r, job, a);
   if (job.timed) r.stats.busy_s += done.seconds;  // the tile times its runs; busy_s is reported only when asked, as on the fast path
   r.stats.checksum_s += done.checksum_seconds;
@@ -132,7 +165,7 @@ ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned messa
     if (done.rejected > 0) lose_vote(job, static_cast<int>(r.index));
   }
   if (pa.replica != 0) s.checksum[pa.output] = done.checksum;
-  return book_completion(r, job, a, done.output_slot, m.output_tag);
+  return book_completion(r, job, a, done.output_slot, output_tag);
 }
 
 // The local fast path (Job::plain): the actor runs straight from the slots,

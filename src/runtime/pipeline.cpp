@@ -1,0 +1,118 @@
+// Pipelined dispatch (issue 11). A tile in a worker process answers an actor
+// message a network round trip later, so one message at a time caps a worker
+// at one actor per round trip, however short the actor. A runner whose tile
+// says pipeline_depth() > 1 keeps up to that many actor messages on the
+// wire: it sends the next ready actor while earlier ones run, and books the
+// completions in the order the worker answers them, which is the order sent.
+//
+// Only plain actors go this way (one run, no replica, not a driver actor):
+// *-same and replicas need each completion before the next decision (a
+// retry, a vote), so for them the pipeline drains first and the actor goes
+// one message at a time. The slots of actors in flight stay pinned
+// (Runner::pinned_from) until their completions are booked, so no later
+// message reuses them.
+#include <algorithm>
+
+#include "runtime/engine_job.hpp"
+
+namespace redflow::runtime {
+
+bool Engine::pipelines(const Job& job, ActorId a) const {
+  const PlanActor& pa = job.plan->actors[a];
+  return !job.plain && pa.runs == 1 && pa.replica == 0 && !pa.on_driver;
+}
+
+// Runs or sends `a` on tile r. Returns an actor to run next on this tile
+// (work-first), or kNone: then the caller looks for more work, and takes a
+// completion back when it finds none.
+ActorId Engine::dispatch(Runner& r, Job& job, ActorId a) {
+  if (!pipelines(job, a) || !healthy(r.index)) {
+    drain_pipeline(r, job);
+    return run_on_tile(r, job, a);
+  }
+  // Room for this actor's inputs and output among the slots not pinned by
+  // actors in flight: in the worst case none of its inputs is there yet.
+  const auto& stamp = job.state->dirs[r.index].stamp;
+  const std::size_t needs = job.plan->actors[a].input_count + 1;
+  auto pinned = [&] {
+    std::size_t n = 0;
+    for (std::uint64_t st : stamp) n += !r.sent.empty() && st >= r.sent.front().clock;
+    return n;
+  };
+  ActorId next = kNone;
+  while (!r.sent.empty() && pinned() + needs > stamp.size()) {
+    const ActorId ready = take_completion(r, job);
+    if (ready != kNone) {
+      if (next != kNone) {
+        r.deque.push(next);
+        steal_notifier_.notify_one();
+      }
+      next = ready;
+    }
+  }
+  if (job.aborted.load(std::memory_order_relaxed)) return kNone;
+  send_actor_message(r, job, a);
+  if (next != kNone) return next;
+  if (r.sent.size() < r.depth) return kNone;
+  return take_completion(r, job);
+}
+
+void Engine::send_actor_message(Runner& r, Job& job, ActorId a) {
+  ++r.clock;
+  r.pinned_from = r.sent.empty() ? r.clock : r.sent.front().clock;
+  ActorId handed_on = kNone;
+  if (!place_inputs(r, job, a, handed_on)) return;  // the tile was lost (`a` went elsewhere) or the job failed
+  ActorMessage m;
+  if (!describe_actor_message(r, job, a, 0, m)) return;
+  const double trace_start = job.tracing ? job.now() : 0;
+  r.tile->send_actor(m);
+  r.sent.push_back(Runner::Sent{a, r.clock, r.input_slots, m.output_tag, m.attempt, trace_start, r.stolen});
+  r.stats.most_in_flight = std::max<std::uint64_t>(r.stats.most_in_flight, r.sent.size());
+}
+
+// Books the oldest completion in flight; returns what it made ready to run
+// next here (work-first), as run_on_tile() does.
+ActorId Engine::take_completion(Runner& r, Job& job) {
+  Runner::Sent sent = std::move(r.sent.front());
+  r.sent.pop_front();
+  Completion done = r.tile->next_completion();
+  if (done.lost) {
+    // No answer came after this one either. The oldest is the actor the
+    // worker was running (or about to), so only it counts towards being
+    // poisoned; the others were only queued there.
+    lose_tile(job, r.index);
+    if (!poisoned(job, sent.actor)) forward(job, sent.actor, r);
+    while (!r.sent.empty()) {
+      const ActorId queued = r.sent.front().actor;
+      r.sent.pop_front();
+      (void)r.tile->next_completion();
+      forward(job, queued, r);
+    }
+    return kNone;
+  }
+  r.input_slots = std::move(sent.input_slots);
+  r.stolen = sent.stolen;
+  const ActorId next = finish_actor_message(r, job, sent.actor, sent.output_tag, sent.attempt, std::move(done), sent.trace_start);
+  r.stolen = false;
+  return next;
+}
+
+// Takes back every completion in flight. After a failure their answers are
+// only read (the worker's order of answers must stay in step with the next
+// execution's); else each is booked and what it made ready is queued here.
+void Engine::drain_pipeline(Runner& r, Job& job) {
+  while (!r.sent.empty()) {
+    if (job.aborted.load(std::memory_order_acquire)) {
+      r.sent.pop_front();
+      (void)r.tile->next_completion();
+      continue;
+    }
+    const ActorId next = take_completion(r, job);
+    if (next != kNone) {
+      r.deque.push(next);
+      steal_notifier_.notify_one();
+    }
+  }
+}
+
+}  // namespace redflow::runtime
