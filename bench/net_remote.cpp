@@ -114,7 +114,7 @@ double best(LoadedGraph& g, const Inputs& in, int runs) {
   return t;
 }
 
-double dispatch_rate(std::size_t actors, unsigned remote, unsigned local, unsigned depth = 16, Scheduler s = Scheduler::kSteal) {
+double dispatch_rate(std::size_t actors, unsigned remote, unsigned local, unsigned depth = RuntimeOptions{}.pipeline_depth, Scheduler s = Scheduler::kSteal) {
   const std::vector<std::byte> x(4);
   RuntimeOptions o = options(local, remote, 4096, 64, s);
   o.pipeline_depth = depth;
@@ -272,23 +272,25 @@ double detection(double hb, bool freeze, int trials) {
 int main(int argc, char** argv) {
   std::size_t actors = 20000;
   bool dispatch_only = false;
+  unsigned depth = RuntimeOptions{}.pipeline_depth;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--cli" && i + 1 < argc) g_cli = argv[++i];
     else if (a == "--actors" && i + 1 < argc) actors = std::stoul(argv[++i]);
     else if (a == "--dispatch-only") dispatch_only = true;
+    else if (a == "--depth" && i + 1 < argc) depth = static_cast<unsigned>(std::stoul(argv[++i]));
   }
   if (g_cli.empty()) {
-    fmt::print(stderr, "usage: net_remote --cli PATH/TO/redflow [--actors N] [--dispatch-only]\n");
+    fmt::print(stderr, "usage: net_remote --cli PATH/TO/redflow [--actors N] [--depth D] [--dispatch-only]\n");
     return 2;
   }
-  // Pipelined dispatch (the default depth, 16) beside one message at a time
-  // (depth 1, the baseline), both schedulers, in the same run.
-  const double remote_rate = dispatch_rate(actors, 2, 0);
+  // Pipelined dispatch (--depth, default RuntimeOptions' 32) beside one
+  // message at a time (depth 1, the baseline), both schedulers, same run.
+  const double remote_rate = dispatch_rate(actors, 2, 0, depth);
   reap_all();
   const double unpipelined = dispatch_rate(actors, 2, 0, 1);
   reap_all();
-  const double heft_rate = dispatch_rate(actors, 2, 0, 16, Scheduler::kHeft);
+  const double heft_rate = dispatch_rate(actors, 2, 0, depth, Scheduler::kHeft);
   reap_all();
   const double heft_unpipelined = dispatch_rate(actors, 2, 0, 1, Scheduler::kHeft);
   reap_all();

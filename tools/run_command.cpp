@@ -27,7 +27,7 @@ struct RunArgs {
   std::string listen;
   unsigned min_tiles = 0;
   double tile_wait_s = 30, heartbeat_timeout_s = 2;
-  unsigned pipeline_depth = 16;
+  unsigned pipeline_depth = 32;
   bool tiles_given = false;
   net::SecurityOptions security;  // --key, --authorized-keys (driver), --server-key (a launched worker)
   LaunchArgs launch;

@@ -79,7 +79,7 @@ struct RuntimeOptions {
   // Actor messages a remote tile may have on the wire before the engine
   // takes the first completion back (docs/remote.md, "Pipelined dispatch").
   // 1: one round trip per actor, as in-process tiles.
-  unsigned pipeline_depth = 16;
+  unsigned pipeline_depth = 32;
   // Called with the bound endpoint once the server listens, before the wait
   // (how a caller that asked for port * learns which port to give workers).
   std::function<void(const std::string&)> on_listening = {};

@@ -116,7 +116,7 @@ bool TileServer::await(Ticket& ticket, std::vector<std::byte>& reply) {
   std::shared_ptr<Request> r = std::move(ticket.request_);
   if (!r) return false;
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return r->done; });
+  r->answered.wait(lock, [&] { return r->done; });
   if (r->lost) return false;
   reply = std::move(r->reply);
   return true;
@@ -161,7 +161,7 @@ void TileServer::send_queued() {
       outbox_.pop_front();
       if (workers_[r->worker].lost) {
         r->done = r->lost = true;
-        changed_.notify_all();
+        r->answered.notify_one();
         continue;
       }
       routing_id = workers_[r->worker].routing_id;

@@ -117,6 +117,10 @@ class TileServer {
     bool done = false;
     bool lost = false;
     std::vector<std::byte> reply;
+    // Its own, so an answer wakes only the thread awaiting it (with several
+    // requests in flight per worker, one shared condition woke every waiter on
+    // every answer).
+    std::condition_variable answered;
   };
   struct Worker {
     std::string routing_id;
@@ -157,7 +161,7 @@ class TileServer {
 
   // The state, under mutex_.
   mutable std::mutex mutex_;
-  std::condition_variable changed_;  // a reply came, a worker came or was lost
+  std::condition_variable changed_;  // a worker came
   std::vector<Worker> workers_;
   std::deque<std::shared_ptr<Request>> outbox_;
   std::map<std::uint64_t, std::shared_ptr<Request>> in_flight_;

@@ -137,7 +137,7 @@ void TileServer::on_reply(Worker& w, std::uint64_t request, std::span<const std:
   if (!r->wants_reply) return;
   r->reply.assign(body.begin(), body.end());
   r->done = true;
-  changed_.notify_all();
+  r->answered.notify_one();
 }
 
 void TileServer::on_tick() {
@@ -163,6 +163,7 @@ void TileServer::declare_lost(unsigned index, const std::string& why) {
   for (auto it = in_flight_.begin(); it != in_flight_.end();) {
     if (it->second->worker == index) {
       it->second->done = it->second->lost = true;
+      it->second->answered.notify_one();
       it = in_flight_.erase(it);
     } else {
       ++it;

@@ -134,6 +134,7 @@ class Engine {
 
   bool place_input(Runner& r, Job& job, DataId d, SlotId& slot);
   bool allocate_slot(Runner& r, Job& job, SlotId& slot);
+  bool reusable(const Job& job, const GraphState::TileDirectory& dir, SlotId i) const;
   // `trace`: the calling thread's buffer (default: the driver's when `stats` is the driver's, else tile's runner's).
   void write_home(Job& job, DataTag value, Tile& tile, SlotId slot, TileStats& stats, TraceBuffer* trace = nullptr);
   // Lost tiles (lost_tiles.cpp): take a tile out of service for good, and

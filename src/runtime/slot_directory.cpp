@@ -15,10 +15,18 @@
 
 namespace redflow::runtime {
 
+// Free, or holding what nobody needs any more: no consumer left, a replica
+// result a re-execution superseded, or a value of an earlier execution.
+bool Engine::reusable(const Job& job, const GraphState::TileDirectory& dir, SlotId i) const {
+  if (!dir.occupied(i) || dir.held[i].execution != job.execution) return true;
+  const DataTag held = dir.held[i];
+  return (job.state->remaining[held.data].load(std::memory_order_acquire) == 0 && job.plan->data[held.data].kind == DataKind::kInner) ||
+         held.round != job.round_of(held.data);
+}
+
 bool Engine::allocate_slot(Runner& r, Job& job, SlotId& slot) {
   GraphState& s = *job.state;
   auto& dir = s.dirs[r.index];
-  const auto& data = job.plan->data;
   // A free slot from the bitmap, if any (not one the actor being placed, or one in flight, already took).
   const SlotId slots = static_cast<SlotId>(dir.held.size());
   for (std::size_t w = 0; w < dir.occupied_bits.size(); ++w) {
@@ -39,16 +47,7 @@ bool Engine::allocate_slot(Runner& r, Job& job, SlotId& slot) {
     // Holds an input or output of the actor being placed, or of one still in
     // flight to a pipelined tile (stamped since the oldest of them was sent).
     if (dir.stamp[i] >= r.pinned_from) continue;
-    int cost;
-    if (!dir.occupied(i) || dir.held[i].execution != job.execution) {
-      cost = 0;
-    } else {
-      const DataTag held = dir.held[i];
-      // Dead: no consumer left, or a replica result a re-execution superseded.
-      const bool dead = (s.remaining[held.data].load(std::memory_order_acquire) == 0 && data[held.data].kind == DataKind::kInner) ||
-                        held.round != job.round_of(held.data);
-      cost = dead ? 0 : (home_valid(job, held.data, held.round) ? 1 : 2);
-    }
+    const int cost = reusable(job, dir, i) ? 0 : (home_valid(job, dir.held[i].data, dir.held[i].round) ? 1 : 2);
     if (cost < best_cost || (cost == best_cost && dir.last_use[i] < best_use)) {
       best = static_cast<int>(i);
       best_cost = cost;
