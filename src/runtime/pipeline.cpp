@@ -30,14 +30,20 @@ ActorId Engine::dispatch(Runner& r, Job& job, ActorId a) {
     drain_pipeline(r, job);
     return run_on_tile(r, job, a);
   }
-  // Room for this actor's inputs and output in slots that are free or hold
-  // only dead values, and are not pinned by actors in flight (in the worst
-  // case none of its inputs is there yet). Sending more must never displace
-  // a live value: that costs a write-back and a fetch again, two round trips
-  // each, which is what pipelining is there to save (with 64 slots and 64
-  // actors in flight over 64 chains it fell to half the rate of depth 1).
+  // Room for this actor's output and missing inputs in slots that are free
+  // or hold only dead values, and are not pinned by actors in flight.
+  // Sending more must never displace a live value: that costs a write-back
+  // and a fetch again, round trips each, which is what pipelining is there
+  // to save (with 64 slots and 64 actors in flight over 64 chains it fell to
+  // half the rate of depth 1).
   const auto& dir = job.state->dirs[r.index];
-  const std::size_t needs = job.plan->actors[a].input_count + 1;
+  const PlanActor& pa = job.plan->actors[a];
+  std::size_t needs = 1;  // its output, and each input not in a slot here yet
+  for (std::uint32_t i = 0; i < pa.input_count; ++i) {
+    const DataId d = job.state->alias[job.plan->inputs[pa.first_input + i]];
+    const std::int32_t held = dir.slot_of[d];
+    needs += !(held >= 0 && dir.occupied(static_cast<SlotId>(held)) && dir.held[held] == DataTag{job.execution, d, job.round_of(d)});
+  }
   auto room = [&] {
     std::size_t n = 0;
     for (SlotId i = 0; i < dir.stamp.size(); ++i) n += dir.stamp[i] < r.sent.front().clock && reusable(job, dir, i);
