@@ -62,6 +62,10 @@ std::uint64_t run_remote(const Graph& g, const Case& c) {
         EXPECT_LE(t.most_in_flight, c.depth) << "a tile had more actors on the wire than the depth allows";
         most = std::max(most, t.most_in_flight);
       }
+      // --stats writes it per tile (docs/runtime.md, "Stats JSON").
+      const std::string json = loaded->last_stats().to_json();
+      const std::string key = "\"most_in_flight\": " + std::to_string(loaded->last_stats().tiles[0].most_in_flight);
+      EXPECT_NE(json.find(key), std::string::npos) << json;
     }
   });
   return most;
