@@ -25,11 +25,16 @@ class WorkerProcesses {
   WorkerProcesses() = default;
   WorkerProcesses(const WorkerProcesses&) = delete;
   WorkerProcesses& operator=(const WorkerProcesses&) = delete;
-  ~WorkerProcesses() {
+  ~WorkerProcesses() { end_all(); }
+
+  // Kills and reaps every process still running: after this none of them
+  // touches the files a test is about to remove.
+  void end_all() {
     for (pid_t p : pids_) {
       ::kill(p, SIGKILL);
       ::waitpid(p, nullptr, 0);
     }
+    pids_.clear();
   }
 
   // Starts `redflow tile --connect endpoint` with `extra` flags; returns its PID.

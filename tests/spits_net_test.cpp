@@ -76,7 +76,13 @@ class SpitsNet : public ::testing::Test {
     out_ = (dir_ / "commits.txt").string();
     announce_ = (dir_ / "tms").string();
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override {
+    // A Task Manager still leaving removes its own announce entry: ended
+    // first, it cannot race remove_all (which threw under TSan when the
+    // entry vanished between listing and removing).
+    procs_.end_all();
+    fs::remove_all(dir_);
+  }
 
   // Starts a Task Manager process with W Workers; returns its PID.
   pid_t start_tm(const std::string& name, unsigned workers = 1, std::vector<std::string> extra = {}) {
