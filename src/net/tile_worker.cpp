@@ -172,6 +172,10 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
           }
           break;
         case EnvelopeKind::kBye:
+          // What is due goes out first, as at the top of the loop: a worker
+          // stopped inside this loop (after that check) and woken past the
+          // timeout reads the BYE here without having beaten since.
+          if (tile && Clock::now() >= next_beat) send_envelope(socket, EnvelopeKind::kHeartbeat, 0, {});
           socket.set(zmq::sockopt::linger, 500);  // what is already sent still goes out
           return Status::Ok();
         case EnvelopeKind::kHeartbeat: break;
