@@ -77,6 +77,11 @@ struct GraphState {
       for (std::uint64_t w : occupied_bits) n += static_cast<unsigned>(std::popcount(w));
       return n;
     }
+    // The slot holding exactly `tag` (that execution's value, that round), or -1.
+    std::int32_t slot_holding(DataTag tag) const {
+      const std::int32_t s = slot_of[tag.data];
+      return s >= 0 && occupied(static_cast<SlotId>(s)) && held[s] == tag ? s : -1;
+    }
     std::vector<std::uint64_t> last_use; // per slot: LRU clock
     std::vector<std::uint64_t> stamp;    // per slot: actor serial that needs it now
   };

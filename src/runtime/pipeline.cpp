@@ -41,8 +41,7 @@ ActorId Engine::dispatch(Runner& r, Job& job, ActorId a) {
   std::size_t needs = 1;  // its output, and each input not in a slot here yet
   for (std::uint32_t i = 0; i < pa.input_count; ++i) {
     const DataId d = job.state->alias[job.plan->inputs[pa.first_input + i]];
-    const std::int32_t held = dir.slot_of[d];
-    needs += !(held >= 0 && dir.occupied(static_cast<SlotId>(held)) && dir.held[held] == DataTag{job.execution, d, job.round_of(d)});
+    needs += dir.slot_holding(DataTag{job.execution, d, job.round_of(d)}) < 0;
   }
   auto room = [&] {
     std::size_t n = 0;
@@ -89,9 +88,9 @@ ActorId Engine::take_completion(Runner& r, Job& job) {
   if (done.lost) {
     // No answer came after this one either. The oldest is the actor the
     // worker was running (or about to), so only it counts towards being
-    // poisoned; the others were only queued there.
-    lose_tile(job, r.index);
-    if (!poisoned(job, sent.actor)) forward(job, sent.actor, r);
+    // poisoned, as the actor of a lost one-at-a-time call does; the others
+    // were only queued there and are handed on without a strike.
+    hand_on_from_lost(r, job, sent.actor);
     while (!r.sent.empty()) {
       const ActorId queued = r.sent.front().actor;
       r.sent.pop_front();

@@ -80,8 +80,7 @@ bool Engine::place_input(Runner& r, Job& job, DataId d, SlotId& slot) {
   GraphState& s = *job.state;
   auto& dir = s.dirs[r.index];
   const DataTag tag{job.execution, d, job.round_of(d)};
-  const std::int32_t held = dir.slot_of[d];
-  if (held >= 0 && dir.occupied(static_cast<SlotId>(held)) && dir.held[held] == tag) {
+  if (const std::int32_t held = dir.slot_holding(tag); held >= 0) {
     slot = static_cast<SlotId>(held);
     dir.stamp[slot] = r.clock;
     dir.last_use[slot] = r.clock;
