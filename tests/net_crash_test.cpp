@@ -87,12 +87,13 @@ TEST(NetCrash, AFrozenWorkerIsLostAndWhatItSendsWhenWokenIsDiscarded) {
     EXPECT_EQ(*out, want);
     EXPECT_EQ(loaded->last_stats().lost_tiles, 1u);
     ::kill(frozen, SIGCONT);
-    // Woken, it answers the request it had and beats its heart: all late. Then
-    // it reads the driver's BYE and leaves.
+    // Woken, it beats its heart (late; tile_worker.cpp sends a due beat even
+    // when the BYE is read in the same pass), may answer requests it had, and
+    // leaves on the driver's BYE.
     EXPECT_EQ(workers.wait_exit(frozen, 10), 0);
-    // Its late answers reach the driver's I/O thread in their own time (under
-    // load, after the next execution's report): execute until the count
-    // shows them, for at most 5 s.
+    // What it sent reaches the driver's I/O thread in its own time, possibly
+    // after the next execution's report: execute until the count shows it,
+    // for at most 5 s.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     do {
       out = loaded->execute(inputs);
