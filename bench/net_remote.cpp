@@ -12,7 +12,12 @@
 //              makespan with and without a kill 50 ms in (noisy: the rest of
 //              the graph goes on meanwhile)
 //   matmul     the matmul graph of --matmul-dot over 2 workers vs 2 local tiles
-//   net_remote --cli build/redflow [--actors 20000] [--matmul-dot m.dot --matmul-inputs A=a.bin,B=b.bin]
+//   elastic    (--elastic-only runs just this) a straggler: 32 matmul chains
+//              on 2 workers, one slowed 20 times (slow-tile fault injection),
+//              makespan with speculative copies beside without them; and a
+//              join: the same graph on 1 worker, beside 1 worker with a
+//              second started as the execution starts; both schedulers
+//   net_remote --cli build/redflow [--actors 20000] [--elastic-only] [--matmul-dot m.dot --matmul-inputs A=a.bin,B=b.bin]
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -126,6 +131,85 @@ double dispatch_rate(std::size_t actors, unsigned remote, unsigned local, unsign
   }
   const double t = best(*g, {{"X", x}}, 3);
   return static_cast<double>(actors) / t;
+}
+
+// `count` chains of `length` i32.matmul of n x n int32 (X times B, then
+// that times B...): real work, so a slowed worker's actors really take longer.
+Graph matmul_chains(std::size_t count, std::size_t length, std::size_t n) {
+  Graph g("matmul_chains");
+  const std::size_t bytes = n * n * 4;
+  const DataId x = g.input("X", bytes), b = g.input("B", bytes);
+  for (std::size_t c = 0; c < count; ++c) {
+    DataId prev = x;
+    for (std::size_t i = 0; i < length; ++i) {
+      const std::string name = std::to_string(c) + "_" + std::to_string(i);
+      const DataId next = i + 1 == length ? g.output("Y" + std::to_string(c), bytes) : g.inner("d" + name, bytes);
+      g.actor("m" + name, "i32.matmul", {prev, b}, next).work(static_cast<double>(2 * n * n * n));
+      prev = next;
+    }
+  }
+  return g;
+}
+
+struct Elastic {
+  double makespan = 0;
+  std::uint64_t copies = 0, wins = 0, joined = 0, joined_actors = 0;
+};
+
+// One execution of the matmul chains on `remote` workers (one more started
+// as it starts when `join`), worker tile 1 slowed `slow` times when > 1.
+Elastic elastic_run(Scheduler s, unsigned remote, bool join, double slow, double speculate_after_s) {
+  constexpr std::size_t n = 128, bytes = n * n * 4;
+  std::vector<std::byte> x(bytes), b(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) x[i] = static_cast<std::byte>(i * 7), b[i] = static_cast<std::byte>(i * 13);
+  RuntimeOptions o = options(0, remote, bytes, 8, s);
+  o.speculate_after_s = speculate_after_s;
+  std::string endpoint;
+  auto spawn = o.on_listening;
+  o.on_listening = [&](const std::string& e) {
+    endpoint = e;
+    spawn(e);
+  };
+  Runtime rt(o);
+  auto g = rt.load(matmul_chains(32, 4, n), bench_registry());
+  if (!g.ok()) {
+    fmt::print(stderr, "net_remote: {}\n", g.status().ToString());
+    std::exit(1);
+  }
+  ExecuteOptions eo;
+  if (slow > 1) {
+    FaultInjection f;
+    f.slow_tiles = {{1, slow}};
+    eo.faults = f;
+  }
+  if (join) spawn_worker(endpoint, bytes, 8);
+  auto out = g->execute({{"X", x}, {"B", b}}, eo);
+  if (!out.ok()) {
+    fmt::print(stderr, "net_remote: {}\n", out.status().ToString());
+    std::exit(1);
+  }
+  const ExecutionStats& st = g->last_stats();
+  Elastic e{st.makespan_s, st.speculative_copies, st.speculative_wins, st.joined_tiles, 0};
+  if (st.tiles.size() > remote) e.joined_actors = st.tiles[remote].actors;
+  return e;
+}
+
+void elastic() {
+  for (Scheduler s : {Scheduler::kSteal, Scheduler::kHeft}) {
+    const Elastic without = elastic_run(s, 2, false, 20, 0);
+    reap_all();
+    const Elastic with = elastic_run(s, 2, false, 20, RuntimeOptions{}.speculate_after_s);
+    reap_all();
+    const Elastic alone = elastic_run(s, 1, false, 1, RuntimeOptions{}.speculate_after_s);
+    reap_all();
+    const Elastic joined = elastic_run(s, 1, true, 1, RuntimeOptions{}.speculate_after_s);
+    reap_all();
+    fmt::print("{{\"scheduler\": \"{}\", \"straggler_makespan_s\": {:.3f}, \"with_speculation_s\": {:.3f}, \"speedup\": {:.2f}, "
+               "\"copies\": {}, \"wins\": {}, \"one_worker_s\": {:.3f}, \"with_a_join_s\": {:.3f}, \"join_speedup\": {:.2f}, "
+               "\"joined\": {}, \"joined_tile_actors\": {}}}\n",
+               to_string(s), without.makespan, with.makespan, without.makespan / with.makespan, with.copies, with.wins, alone.makespan,
+               joined.makespan, alone.makespan / joined.makespan, joined.joined, joined.joined_actors);
+  }
 }
 
 // A plain TCP socket pair on loopback moving `bytes` `times`: MB/s.
@@ -271,18 +355,23 @@ double detection(double hb, bool freeze, int trials) {
 
 int main(int argc, char** argv) {
   std::size_t actors = 20000;
-  bool dispatch_only = false;
+  bool dispatch_only = false, elastic_only = false;
   unsigned depth = RuntimeOptions{}.pipeline_depth;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--cli" && i + 1 < argc) g_cli = argv[++i];
     else if (a == "--actors" && i + 1 < argc) actors = std::stoul(argv[++i]);
     else if (a == "--dispatch-only") dispatch_only = true;
+    else if (a == "--elastic-only") elastic_only = true;
     else if (a == "--depth" && i + 1 < argc) depth = static_cast<unsigned>(std::stoul(argv[++i]));
   }
   if (g_cli.empty()) {
-    fmt::print(stderr, "usage: net_remote --cli PATH/TO/redflow [--actors N] [--depth D] [--dispatch-only]\n");
+    fmt::print(stderr, "usage: net_remote --cli PATH/TO/redflow [--actors N] [--depth D] [--dispatch-only | --elastic-only]\n");
     return 2;
+  }
+  if (elastic_only) {
+    elastic();
+    return 0;
   }
   // Pipelined dispatch (--depth, default RuntimeOptions' 32) beside one
   // message at a time (depth 1, the baseline), both schedulers, same run.
@@ -313,5 +402,6 @@ int main(int argc, char** argv) {
   fmt::print("{{\"dispatch_actors_per_s_2_workers\": {:.0f}, \"dispatch_actors_per_s_2_local_tiles\": {:.0f}, "
              "\"driver_worker_MBps\": {:.1f}, \"loopback_tcp_MBps\": {:.1f}, \"bandwidth_fraction\": {:.3f}, \"bytes_moved\": {}}}\n",
              remote_rate, local_rate, relay, tcp, relay / tcp, moved);
+  elastic();
   return 0;
 }

@@ -491,7 +491,7 @@ TEST(PluginTest, LoadingTwiceIsRefusedAndKeepsTheFirst) {
   EXPECT_NE(again.message().find(REDFLOW_TEST_PLUGIN), std::string::npos) << again.message();
   EXPECT_NE(again.message().find("registered twice"), std::string::npos) << again.message();
   EXPECT_EQ(reg.names(),
-            (std::vector<std::string>{"test.add2", "test.add2_unchecked", "test.crash", "test.fill", "test.negate", "test.refuse"}));
+            (std::vector<std::string>{"test.add2", "test.add2_unchecked", "test.crash", "test.fill", "test.negate", "test.refuse", "test.sleep"}));
 }
 #endif
 

@@ -28,6 +28,8 @@ struct RunArgs {
   unsigned min_tiles = 0;
   double tile_wait_s = 30, heartbeat_timeout_s = 2;
   unsigned pipeline_depth = 32;
+  unsigned max_tiles = 0;  // 0: min_tiles + 8
+  double speculate_after_s = 0.1;
   bool tiles_given = false;
   net::SecurityOptions security;  // --key, --authorized-keys (driver), --server-key (a launched worker)
   LaunchArgs launch;
@@ -83,6 +85,11 @@ int run(const RunArgs& a) {
     options->tile_wait_s = a.tile_wait_s;
     options->heartbeat_timeout_s = a.heartbeat_timeout_s;
     options->pipeline_depth = a.pipeline_depth;
+    if (a.max_tiles != 0 && a.max_tiles < min_tiles)
+      return fail(Status::InvalidArgument("--max-tiles " + std::to_string(a.max_tiles) + " is below --min-tiles " + std::to_string(min_tiles) +
+                                          " (it counts every remote tile, the ones waited for too)"));
+    options->max_remote_tiles = a.max_tiles;
+    options->speculate_after_s = a.speculate_after_s;
     options->key_file = a.security.key_file;
     options->authorized_keys_file = a.security.authorized_keys_file;
     PublishedAddress* address = plan->address.get();
@@ -198,6 +205,15 @@ Command add_run_command(CLI::App& app) {
                       "every tile local)")
       ->type_name("ADDR");
   run_cmd->add_option("--min-tiles", ra->min_tiles, "With --listen (required there): remote tiles to wait for before running")->check(CLI::Range(1u, 1024u));
+  run_cmd->add_option("--max-tiles", ra->max_tiles,
+                      "With --listen: remote tiles in all, counting --min-tiles; workers beyond --min-tiles may join at any time, "
+                      "mid-run too, and are used at once (docs/remote.md, \"Joins\"; default: --min-tiles + 8)")
+      ->check(CLI::Range(1u, 1024u));
+  run_cmd->add_option("--speculate-after", ra->speculate_after_s,
+                      "With --listen: an idle tile runs a copy of an actor a worker has run for 4 times its estimate and at least "
+                      "this many seconds; the first result is used (docs/remote.md, \"Stragglers\"; 0: never)")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
   run_cmd->add_option("--tile-wait", ra->tile_wait_s, "With --listen: seconds to wait for them")->check(CLI::Range(0.01, 86400.0))->capture_default_str();
   run_cmd->add_option("--heartbeat-timeout", ra->heartbeat_timeout_s,
                       "With --listen: seconds of silence after which a worker is lost and its work re-run elsewhere")

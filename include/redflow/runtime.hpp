@@ -74,7 +74,17 @@ struct RuntimeOptions {
   // silent for heartbeat_timeout_s is lost (its work is re-run elsewhere).
   std::string listen = {};
   unsigned min_remote_tiles = 0;
+  // Workers may join at any time, mid-run too, up to this many remote tiles
+  // in all (docs/remote.md, "Joins"); one more is refused. 0: min_remote_tiles
+  // + 8. Each place kept for a join costs a sleeping thread and a slot
+  // directory per loaded graph, not tile memory.
+  unsigned max_remote_tiles = 0;
   double tile_wait_s = 30;
+  // Speculative copies of stragglers (docs/remote.md, "Stragglers"): a tile
+  // with nothing to do runs a copy of an actor that a worker has been running
+  // for more than 4 times its estimate and at least this many seconds; the
+  // first result is used, the other dropped. 0: never.
+  double speculate_after_s = 0.1;
   double heartbeat_timeout_s = 2;
   // Actor messages a remote tile may have on the wire before the engine
   // takes the first completion back (docs/remote.md, "Pipelined dispatch").
@@ -89,6 +99,12 @@ struct RuntimeOptions {
   std::string key_file = {};
   std::string authorized_keys_file = {};
   unsigned local_tiles() const { return tiles - (listen.empty() ? 0 : min_remote_tiles); }
+  // Tiles a worker may still join as, beyond `tiles` (0 without `listen`).
+  unsigned join_places() const {
+    if (listen.empty()) return 0;
+    const unsigned most = max_remote_tiles == 0 ? min_remote_tiles + 8 : max_remote_tiles;
+    return most > min_remote_tiles ? most - min_remote_tiles : 0;
+  }
 };
 
 // Per-execution choices that override the runtime's options for one execute().
@@ -127,6 +143,8 @@ struct TileStats {
   std::uint64_t bytes_sent = 0;       // driver -> worker during this execution
   std::uint64_t bytes_received = 0;   // worker -> driver during this execution
   std::uint64_t most_in_flight = 0;   // most actor messages unanswered at once: 1 one at a time, up to RuntimeOptions::pipeline_depth for a worker (0: local fast path only)
+  bool joined = false;                // a worker that joined after the runtime started (docs/remote.md, "Joins")
+  std::uint64_t speculative = 0;      // speculative copies of stragglers this tile ran
 };
 
 struct ExecutionStats {
@@ -141,6 +159,11 @@ struct ExecutionStats {
   std::uint64_t reexecutions = 0;      // actor executions repeated because no two replicas agreed
   std::uint64_t lost_tiles = 0;        // tiles lost (crashed) during this execution
   std::uint64_t recomputed_actors = 0; // producers re-run for values that lived only on a lost tile
+  std::uint64_t joined_tiles = 0;      // workers that joined during this execution and took work
+  std::uint64_t replans = 0;           // HEFT schedules made again for a changed set of tiles
+  std::uint64_t speculative_copies = 0;  // copies of stragglers run on idle tiles
+  std::uint64_t speculative_wins = 0;    // of them, the ones whose result was used (the straggler's was dropped)
+  std::uint64_t abandoned = 0;           // answers of stragglers not waited for: the execution had ended without them
   std::uint64_t late_messages = 0;     // remote tiles: replies and messages from lost workers, discarded (runtime's life)
   std::uint64_t refused_messages = 0;  // remote tiles: malformed or oversized messages refused (runtime's life)
   std::uint64_t unprotected_actors = 0;  // actors redundancy asked for that ran once on the driver (LoadedGraph::unprotected_actors)

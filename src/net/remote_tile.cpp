@@ -9,7 +9,11 @@ using namespace redflow::runtime;
 
 RemoteTile::RemoteTile(TileServer& server, unsigned worker, unsigned index)
     : server_(server), worker_(worker), index_(index) {
-  const HelloMessage hello = server.hello(worker);
+  attach();
+}
+
+void RemoteTile::attach() {
+  const HelloMessage hello = server_.hello(worker_);
   slot_bytes_ = hello.slot_bytes;
   name_ = hello.name;
 }
@@ -105,6 +109,13 @@ Completion RemoteTile::next_completion() {
   DecodedFrame reply;
   const Status received = receive(s.ticket, reply);
   return completion_of(received, reply, s.actor, "tile " + std::to_string(index_) + " (worker '" + name_ + "')");
+}
+
+bool RemoteTile::completion_within(double timeout_s) { return server_.answered_within(sent_.front().ticket, timeout_s); }
+
+void RemoteTile::abandon_completion() {
+  server_.abandon(sent_.front().ticket);
+  sent_.pop_front();
 }
 
 bool RemoteTile::read_slot(const ReadSlotMessage& message, std::span<std::byte> out) {

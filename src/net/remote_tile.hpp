@@ -20,7 +20,10 @@ namespace redflow::net {
 
 class RemoteTile final : public runtime::Tile {
  public:
+  // `worker` may not have come yet (a place kept for a join): the tile is
+  // lost() until it does, and attach() then reads what its HELLO said.
   RemoteTile(TileServer& server, unsigned worker, unsigned index);
+  void attach();
 
   unsigned index() const override { return index_; }
   const std::string& name() const { return name_; }
@@ -40,6 +43,8 @@ class RemoteTile final : public runtime::Tile {
   unsigned pipeline_depth() const override { return depth_; }
   void send_actor(const runtime::ActorMessage& message) override;
   runtime::Completion next_completion() override;
+  bool completion_within(double timeout_s) override;
+  void abandon_completion() override;
   void set_pipeline_depth(unsigned depth) { depth_ = depth < 1 ? 1 : depth; }
 
   // The tiles a transfer may name as its source (relayed through the driver).

@@ -122,6 +122,20 @@ bool TileServer::await(Ticket& ticket, std::vector<std::byte>& reply) {
   return true;
 }
 
+bool TileServer::answered_within(const Ticket& ticket, double timeout_s) {
+  const std::shared_ptr<Request>& r = ticket.request_;
+  if (!r) return true;
+  std::unique_lock<std::mutex> lock(mutex_);
+  return r->answered.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] { return r->done; });
+}
+
+void TileServer::abandon(Ticket& ticket) {
+  std::shared_ptr<Request> r = std::move(ticket.request_);
+  if (!r) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  r->wants_reply = false;
+}
+
 void TileServer::post(unsigned w, std::vector<std::byte> frame) { submit(w, std::move(frame), false); }
 
 void TileServer::send_to(const std::string& routing_id, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) {

@@ -13,10 +13,11 @@
 // Liveness is the ZeroMQ guide's Paranoid Pirate: both sides send HEARTBEAT
 // every interval and take any message as a sign of life; a worker silent for
 // heartbeat_timeout_s is declared lost: every request in flight to it, and
-// every later one, is answered `lost`. A worker is never taken back: a
-// process connecting once the server has all the workers it waits for is
-// REFUSED (joins mid-run are not yet done), and anything a lost worker still
-// sends is discarded and counted.
+// every later one, is answered `lost`. A worker is never taken back: anything
+// a lost worker still sends is discarded and counted. Workers beyond the
+// ones waited for are welcomed up to `capacity` at any time, mid-run too
+// (a join: `on_join` tells the engine); a process that comes back after being
+// declared lost is such a new worker, with a new tile id.
 #pragma once
 
 #include <zmq.hpp>
@@ -25,7 +26,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <algorithm>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,8 +47,12 @@ namespace redflow::net {
 
 struct TileServerOptions {
   std::string listen = "tcp://127.0.0.1:*";
-  unsigned workers = 1;             // how many it welcomes (then refuses)
+  unsigned workers = 1;             // how many wait_for_workers() waits for
+  unsigned capacity = 0;            // how many it welcomes in all (then refuses); 0: `workers`
   unsigned first_tile = 0;          // tile id of the first worker welcomed
+  // Called on the I/O thread, under the server's lock, when a worker beyond
+  // the first `workers` is welcomed (its 0-based index): it must only note it.
+  std::function<void(unsigned worker)> on_join = {};
   double heartbeat_timeout_s = 2;   // silence after which a worker is lost
   unsigned slots = 2;               // a worker must have at least these slots...
   std::size_t slot_bytes = 1;       // ...of at least these bytes (the driver plans with them)
@@ -101,6 +108,10 @@ class TileServer {
   };
   Ticket send(unsigned w, std::vector<std::byte> frame);
   bool await(Ticket& ticket, std::vector<std::byte>& reply);
+  // Whether await() would return at once, waiting at most `timeout_s` for it.
+  bool answered_within(const Ticket& ticket, double timeout_s);
+  // Nobody will await this request: its answer is dropped when it comes.
+  void abandon(Ticket& ticket);
   // Sends `frame` to worker `w`; its answer is read and dropped.
   void post(unsigned w, std::vector<std::byte> frame);
   bool lost(unsigned w) const;
@@ -131,6 +142,7 @@ class TileServer {
   };
 
   explicit TileServer(const TileServerOptions& options);
+  unsigned capacity() const { return std::max(options_.capacity, options_.workers); }
   std::shared_ptr<Request> submit(unsigned w, std::vector<std::byte> frame, bool wants_reply);
 
   // The wire and the sending (tile_server.cpp), I/O thread only.

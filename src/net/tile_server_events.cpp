@@ -95,10 +95,9 @@ void TileServer::on_hello(const std::string& routing_id, std::span<const std::by
                           " bytes; the driver plans with " + std::to_string(options_.slots) + " slots of " +
                           std::to_string(options_.slot_bytes) + " bytes (give the worker --slots and --slot-bytes at least those)"},
            answer);
-  } else if (workers_.size() >= options_.workers) {
-    // Joins mid-run are not yet done: the engine's tiles are fixed at start.
-    encode(RefusedMessage{"the driver already has the " + std::to_string(options_.workers) +
-                          " remote tile(s) it waits for (a worker joining later, or coming back after being declared lost, is not taken)"},
+  } else if (workers_.size() >= capacity()) {
+    encode(RefusedMessage{"the driver has taken the " + std::to_string(capacity()) +
+                          " remote tile(s) it may have (raise --max-tiles for more workers)"},
            answer);
   } else {
     Worker w;
@@ -116,6 +115,8 @@ void TileServer::on_hello(const std::string& routing_id, std::span<const std::by
                  w.hello.slots, w.hello.slot_bytes, welcome.tile);
     workers_.push_back(std::move(w));
     changed_.notify_all();
+    const unsigned index = static_cast<unsigned>(workers_.size() - 1);
+    if (index >= options_.workers && options_.on_join) options_.on_join(index);
   }
   if (kind == EnvelopeKind::kRefused) {
     ++counts_.refused_workers;

@@ -12,11 +12,8 @@
 namespace redflow::runtime {
 
 void Engine::driver_loop(Job& job) {
-  const Plan& plan = *job.plan;
   if (job.scheduler == Scheduler::kHeft) {
-    for (ActorId a : plan.heft.driver_order) {
-      if (plan.actors[a].is_vote) continue;  // voted where its last replica finishes, not run by the driver
-      auto ready = [&] { return job.state->pending[a].load(std::memory_order_acquire) == 0 || job.aborted.load(); };
+    auto wait = [&](auto& ready) {
       while (!ready()) {
         const std::uint32_t token = driver_notifier_.prepare();
         if (ready()) {
@@ -25,8 +22,14 @@ void Engine::driver_loop(Job& job) {
         }
         driver_notifier_.wait(token);
       }
-      if (job.aborted.load()) break;
-      run_on_driver(job, a);
+    };
+    auto run = [&](ActorId a) { run_on_driver(job, a); };
+    // A join mid-run may make a new schedule: walk its driver order then (what was run is claimed).
+    for (std::uint32_t walked = ~std::uint32_t{0}; !job.aborted.load();) {
+      const std::uint32_t epoch = job.epoch.load(std::memory_order_acquire);
+      if (epoch == walked) break;
+      walked = epoch;
+      walk_order(job, orders(job).driver_order, epoch, wait, run);
     }
   } else {
     for (;;) {

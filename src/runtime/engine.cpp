@@ -24,9 +24,11 @@
 namespace redflow::runtime {
 
 Engine::Engine(const RuntimeOptions& options)
-    : options_(options), lost_(std::make_unique<std::atomic<bool>[]>(options.tiles)),
-      quarantined_(std::make_unique<std::atomic<bool>[]>(options.tiles)),
-      lost_votes_(std::make_unique<std::atomic<std::uint32_t>[]>(options.tiles)),
+    : options_(options), lost_(std::make_unique<std::atomic<bool>[]>(options.tiles + options.join_places())),
+      absent_(std::make_unique<std::atomic<bool>[]>(options.tiles + options.join_places())),
+      joined_(std::make_unique<std::atomic<bool>[]>(options.tiles + options.join_places())),
+      quarantined_(std::make_unique<std::atomic<bool>[]>(options.tiles + options.join_places())),
+      lost_votes_(std::make_unique<std::atomic<std::uint32_t>[]>(options.tiles + options.join_places())),
       driver_trace_(std::make_unique<DriverTrace>()) {}
 
 
@@ -42,6 +44,9 @@ Status Engine::start() {
   if (!options_.listen.empty() && options_.min_remote_tiles > options_.tiles)
     return Status::InvalidArgument(std::to_string(options_.min_remote_tiles) + " remote tiles, but only " +
                                    std::to_string(options_.tiles) + " tiles in all (RuntimeOptions::tiles counts local and remote tiles)");
+  if (!options_.listen.empty() && options_.max_remote_tiles != 0 && options_.max_remote_tiles < options_.min_remote_tiles)
+    return Status::InvalidArgument("max_remote_tiles " + std::to_string(options_.max_remote_tiles) + " is below min_remote_tiles " +
+                                   std::to_string(options_.min_remote_tiles) + " (it counts every remote tile, the ones waited for too)");
   // Tile memory is reserved here, not in the constructor, so that a slot
   // budget the machine cannot reserve is an error the caller sees.
   try {
@@ -88,18 +93,23 @@ Status Engine::start() {
   }
   tile_table_.assign(tiles_.size(), 0);
   tile_faults_.assign(tiles_.size(), FaultConfigMessage{});
-  for (unsigned t = 0; t < options_.tiles; ++t) threads_.emplace_back([this, t] { runner_main(t); });
+  for (unsigned t = 0; t < tiles(); ++t) threads_.emplace_back([this, t] { runner_main(t); });
+  runners_ready_.store(true, std::memory_order_release);
   return Status::Ok();
 }
 
 // Remote tiles (src/net/): the tile server binds, and the engine waits for
 // its workers; they become tiles local_tiles()..tiles-1, each with a runner.
+// Places for workers that join later follow, each with its runner, out of
+// service until a worker fills it (joins.cpp).
 Status Engine::start_remote_tiles() {
   const unsigned remote = options_.min_remote_tiles;
   if (remote == 0) return Status::InvalidArgument("--listen " + options_.listen + " needs --min-tiles >= 1 (how many workers to wait for)");
   net::TileServerOptions so;
   so.listen = options_.listen;
   so.workers = remote;
+  so.capacity = remote + options_.join_places();
+  so.on_join = [this](unsigned w) { note_join(w); };
   so.first_tile = options_.local_tiles();
   so.heartbeat_timeout_s = options_.heartbeat_timeout_s;
   so.slots = options_.slots;
@@ -112,7 +122,7 @@ Status Engine::start_remote_tiles() {
   spdlog::info("redflow: listening on {}; waiting for {} remote tile(s)", server_->endpoint(), remote);
   if (options_.on_listening) options_.on_listening(server_->endpoint());
   REDFLOW_RETURN_IF_ERROR(server_->wait_for_workers(options_.tile_wait_s));
-  for (unsigned w = 0; w < remote; ++w) {
+  for (unsigned w = 0; w < so.capacity; ++w) {
     const unsigned t = so.first_tile + w;
     auto tile = std::make_unique<net::RemoteTile>(*server_, w, t);
     tile->set_pipeline_depth(options_.pipeline_depth);
@@ -123,13 +133,15 @@ Status Engine::start_remote_tiles() {
     r->depth = r->tile->pipeline_depth();
     r->local = nullptr;
     runners_.push_back(std::move(r));
+    if (w >= remote) absent_[t].store(true), quarantined_[t].store(true);  // out of service until a worker comes
   }
   return Status::Ok();
 }
 
 Status Engine::check_remote_functions(const Graph& graph, const Registry& registry) const {
   if (!server_) return Status::Ok();
-  for (unsigned w = 0; w < options_.min_remote_tiles; ++w) {
+  for (unsigned w = 0; w < server_->welcomed(); ++w) {
+    if (server_->lost(w)) continue;
     const net::HelloMessage hello = server_->hello(w);
     std::set<std::string_view> has;
     for (const auto& f : hello.functions) has.insert(f.name);
@@ -147,14 +159,14 @@ Status Engine::check_remote_functions(const Graph& graph, const Registry& regist
 }
 
 void Engine::report_remote(ExecutionStats& stats, std::vector<std::string>* hosts) {
-  if (hosts) hosts->assign(tiles(), std::string());
+  if (hosts) hosts->assign(tiles_in_view(), std::string());
   if (!server_) return;
   const net::TileServerCounts c = server_->counts();
   stats.late_messages = c.discarded_late;
   stats.refused_messages = c.refused_messages;
   const unsigned first = options_.local_tiles();
-  traffic_seen_.resize(options_.min_remote_tiles);
-  for (unsigned w = 0; w < options_.min_remote_tiles && first + w < stats.tiles.size(); ++w) {
+  traffic_seen_.resize(tiles() - first);
+  for (unsigned w = 0; first + w < stats.tiles.size(); ++w) {
     TileStats& t = stats.tiles[first + w];
     const net::HelloMessage hello = server_->hello(w);
     const net::WorkerTraffic traffic = server_->traffic(w);
@@ -168,6 +180,17 @@ void Engine::report_remote(ExecutionStats& stats, std::vector<std::string>* host
   }
 }
 
+MachineModel Engine::machine() const {
+  MachineModel m;
+  m.tiles = options_.tiles;
+  m.cores_per_tile = options_.cores_per_tile;
+  m.slots = options_.slots;
+  m.slot_bytes = options_.slot_bytes;
+  m.actor_overhead_s = options_.actor_overhead_s;
+  m.transfer_latency_s = options_.transfer_latency_s;
+  return m;
+}
+
 Engine::~Engine() {
   stop_.store(true);
   generation_.fetch_add(1);
@@ -179,36 +202,44 @@ Engine::~Engine() {
 // plan ran since); the fault configuration when it changed.
 Status Engine::configure_tiles(const Plan& plan, const ExecutionRequest& request) {
   for (unsigned t = 0; t < tiles(); ++t) {
-    if (tile_lost(t)) continue;
-    if (tile_table_[t] != plan.id) {
-      if (plan.registry == nullptr) return Status::Internal("internal error: a plan without its registry");
-      table_scratch_.resize(plan.actors.size());
-      for (ActorId a = 0; a < plan.actors.size(); ++a) {
-        const PlanActor& pa = plan.actors[a];
-        table_scratch_[a] = ActorTableEntry{pa.name, plan.graph->actor(a).function, pa.args, pa.runs};
-      }
-      const Status s = tiles_[t]->load_actors(ActorTableMessage{static_cast<std::uint32_t>(plan.id), table_scratch_}, *plan.registry);
-      tile_table_[t] = s.ok() ? plan.id : 0;
-      if (!s.ok() && !tiles_[t]->lost()) return s;
-      // Nothing in its slots belongs to this graph: the directory of the graph
-      // that ran before is not this one's, so the slots start empty.
-      tiles_[t]->clear_all();
+    if (tile_lost(t) || absent_[t].load(std::memory_order_acquire)) continue;
+    REDFLOW_RETURN_IF_ERROR(configure_tile(t, plan, request));
+  }
+  return Status::Ok();
+}
+
+// Tile t: the plan's actor table when it holds another's, the request's
+// fault configuration when it changed. Only while no thread but the caller
+// talks to tile t (before an execution, or t's own runner).
+Status Engine::configure_tile(unsigned t, const Plan& plan, const ExecutionRequest& request) {
+  if (tile_table_[t] != plan.id) {
+    if (plan.registry == nullptr) return Status::Internal("internal error: a plan without its registry");
+    std::vector<ActorTableEntry> table(plan.actors.size());  // once per plan and tile
+    for (ActorId a = 0; a < plan.actors.size(); ++a) {
+      const PlanActor& pa = plan.actors[a];
+      table[a] = ActorTableEntry{pa.name, plan.graph->actor(a).function, pa.args, pa.runs};
     }
-    FaultConfigMessage f;
-    if (const FaultInjection* spec = request.fault_spec) {
-      f.bitflip_probability = spec->bitflip_probability;
-      f.seed = spec->seed;
-      for (unsigned x : spec->faulty_tiles) f.faulty = f.faulty || x == t;
-      for (const auto& [x, factor] : spec->slow_tiles)
-        if (x == t) f.slow_factor = std::max(f.slow_factor, factor);
-      for (const auto& [x, after] : spec->crash_tiles)
-        if (x == t) f.crash_after = std::min(f.crash_after, after);
-    }
-    if (!(f == tile_faults_[t])) {
-      const Status s = tiles_[t]->configure_faults(f);
-      if (!s.ok() && !tiles_[t]->lost()) return s;
-      tile_faults_[t] = f;
-    }
+    const Status s = tiles_[t]->load_actors(ActorTableMessage{static_cast<std::uint32_t>(plan.id), table}, *plan.registry);
+    tile_table_[t] = s.ok() ? plan.id : 0;
+    if (!s.ok() && !tiles_[t]->lost()) return s;
+    // Nothing in its slots belongs to this graph: the directory of the graph
+    // that ran before is not this one's, so the slots start empty.
+    tiles_[t]->clear_all();
+  }
+  FaultConfigMessage f;
+  if (const FaultInjection* spec = request.fault_spec) {
+    f.bitflip_probability = spec->bitflip_probability;
+    f.seed = spec->seed;
+    for (unsigned x : spec->faulty_tiles) f.faulty = f.faulty || x == t;
+    for (const auto& [x, factor] : spec->slow_tiles)
+      if (x == t) f.slow_factor = std::max(f.slow_factor, factor);
+    for (const auto& [x, after] : spec->crash_tiles)
+      if (x == t) f.crash_after = std::min(f.crash_after, after);
+  }
+  if (!(f == tile_faults_[t])) {
+    const Status s = tiles_[t]->configure_faults(f);
+    if (!s.ok() && !tiles_[t]->lost()) return s;
+    tile_faults_[t] = f;
   }
   return Status::Ok();
 }
@@ -216,8 +247,11 @@ Status Engine::configure_tiles(const Plan& plan, const ExecutionRequest& request
 Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionRequest& request,
                        std::span<const std::span<const std::byte>> input_homes, std::span<std::byte* const> output_to,
                        ExecutionStats& stats) {
+  std::uint32_t joined_before = 0;  // workers that came since the last execution
+  for (unsigned t = 0; t < tiles(); ++t) joined_before += join_pending(t) && admit_joined(t, plan, request, nullptr);
   REDFLOW_RETURN_IF_ERROR(configure_tiles(plan, request));
   Job job;
+  job.joined_tiles.store(joined_before, std::memory_order_relaxed);
   job.plan = &plan;
   job.state = &state;
   job.scheduler = request.scheduler;
@@ -229,6 +263,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   // once a tile was lost: the lost-tile path needs the messages' answers.
   job.plain = !plan.redundant && request.faults == nullptr && all_local_ && !any_tile_lost();
   job.in_place = job.plain && !job.tracing;
+  job.speculating = state.booked != nullptr && server_ != nullptr && !plan.redundant;
   job.remaining_actors.store(static_cast<std::uint32_t>(plan.actors.size()));
   job.lost_votes = lost_votes_.get();
   for (std::size_t t = 0; t < runners_.size(); ++t) lost_votes_[t].store(0, std::memory_order_relaxed);
@@ -290,6 +325,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     r->counts = RedundancyCounts{};
     r->transfer_bytes = 0;
     r->unconfirmed.clear();
+    r->flight.clear();
     r->trace.clear();
     r->deque.reserve(plan.actors.size());
     r->deque.clear();  // a failed execution may have left work queued
@@ -301,6 +337,12 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     r->output_slots.reserve(plan.max_runs);
     r->rng = (options_.seed + 0x9E3779B97F4A7C15ULL * (r->index + 1)) ^ job.execution;
     if (r->rng == 0) r->rng = 1;
+  }
+  if (replannable(job)) {
+    job.claims = state.claim.get();
+    // The plan's schedule is for the tiles in service at load: made again
+    // when a worker has joined or a tile is out of service since.
+    job.schedule.store(start_schedule(job), std::memory_order_relaxed);
   }
   job.t0 = std::chrono::steady_clock::now();
   if (job.scheduler == Scheduler::kSteal) {

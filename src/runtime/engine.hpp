@@ -78,7 +78,10 @@ class Engine {
 
  public:
 
+  // Every tile place, the ones kept for workers that may join included.
   unsigned tiles() const { return static_cast<unsigned>(tiles_.size()); }
+  // The machine HEFT plans for (RuntimeOptions' tiles, cores, slots, costs).
+  MachineModel machine() const;
   // Tiles taken out of service (quarantine), for the runtime's whole life.
   std::vector<unsigned> quarantined_tiles() const;
 
@@ -154,6 +157,7 @@ class Engine {
   bool gone(unsigned t) const { return tile_lost(t) || tiles_[t]->lost(); }
   // Sends each tile the plan's actor table and this execution's fault configuration when they changed.
   Status configure_tiles(const Plan& plan, const ExecutionRequest& request);
+  Status configure_tile(unsigned t, const Plan& plan, const ExecutionRequest& request);
   bool ensure_home(Job& job, DataId d);
   bool home_valid(const Job& job, DataId d, std::uint32_t round) const;
   void fail(Job& job, std::string message, Status::Code code = Status::Code::kInternal);
@@ -163,6 +167,39 @@ class Engine {
 
   Status start_remote_tiles();
 
+  // Joins (joins.cpp): a worker welcomed after the start fills a place kept
+  // for it; its tile's own runner (or execute(), between executions)
+  // configures it and puts it in service, and under HEFT the unstarted part
+  // of the schedule is made again for the tiles now in service.
+  void note_join(unsigned worker);
+  bool join_pending(unsigned t) const {
+    return joined_[t].load(std::memory_order_acquire) && absent_[t].load(std::memory_order_acquire);
+  }
+  bool admit_joined(unsigned t, const Plan& plan, const ExecutionRequest& request, Job* job);  // job: null between executions
+  bool in_service(unsigned t) const;
+  unsigned tiles_in_view() const;           // places up to the last one a worker ever filled
+  bool replannable(const Job& job) const;
+  const Schedule& orders(const Job& job) const;
+  void replan(Job& job);
+  const Schedule* start_schedule(Job& job);  // null: the plan's own fits the tiles in service
+  std::unique_ptr<Schedule> make_schedule(const Job& job) const;
+  bool claim(Job& job, ActorId a);          // HEFT with joins: one walker runs `a`
+  bool claimed(const Job& job, ActorId a) const;
+  // Speculative copies of stragglers (speculation.cpp).
+  bool book_once(Runner& r, Job& job, ActorId a, double seconds);  // false: another run of `a` was booked first
+  bool already_booked(const Job& job, ActorId a) const;
+  void note_sent(Runner& r, Job& job, ActorId a);
+  void note_answered(Runner& r, Job& job);
+  bool await_completion(Runner& r, Job& job);
+  double estimate(const Job& job, ActorId a) const;
+  bool inputs_without(const Job& job, ActorId a, unsigned v) const;
+  ActorId find_straggler(Runner& r, Job& job, bool& waiting);
+  bool speculate_while_idle(Runner& r, Job& job);
+  // Walks `order` from the start, skipping claimed actors, until its end, an
+  // abort or a new schedule (replan epoch other than `epoch`).
+  template <typename Wait, typename Run>
+  void walk_order(Job& job, const std::vector<ActorId>& order, std::uint32_t epoch, Wait&& wait, Run&& run);
+
   RuntimeOptions options_;
   std::unique_ptr<net::TileServer> server_;         // remote tiles only; outlives tiles_
   std::vector<std::pair<std::uint64_t, std::uint64_t>> traffic_seen_;  // per worker: bytes sent, received by the last report
@@ -171,8 +208,14 @@ class Engine {
   std::vector<Tile*> tile_ptrs_;                     // the tiles' peers (a transfer's source)
   std::vector<std::uint64_t> tile_table_;            // per tile: Plan::id of the actor table it holds (0: none)
   std::vector<FaultConfigMessage> tile_faults_;      // per tile: the fault configuration it was sent
-  std::vector<ActorTableEntry> table_scratch_;
   std::unique_ptr<std::atomic<bool>[]> lost_;        // per tile, for the runtime's life
+  std::unique_ptr<std::atomic<bool>[]> absent_;      // per tile: a place kept for a join, no worker in it yet
+  std::unique_ptr<std::atomic<bool>[]> joined_;      // per tile: a worker came for this place (note_join)
+  std::atomic<bool> runners_ready_{false};           // runners_ is built: a join may wake them
+  // Between executions: the schedule made for the tiles in service (and which).
+  std::uint64_t replan_plan_ = 0;
+  std::vector<bool> replan_service_;
+  std::unique_ptr<Schedule> replan_cache_;
   std::vector<std::unique_ptr<Runner>> runners_;
   std::vector<std::thread> threads_;
 

@@ -98,6 +98,22 @@ struct Engine::Job {
   // actor is poisoned (it may be what kills them) and the execution fails.
   std::mutex lost_under_mutex;
   std::map<ActorId, unsigned> lost_under;
+  // HEFT with places kept for joins (joins.cpp): `claims` (per actor, the
+  // number of the execution that claimed it) lets a walker skip what another
+  // ran; `schedule` is the newest schedule (null: the plan's), made again when
+  // a worker joins; `epoch` counts them; made ones live until the job ends.
+  std::atomic<std::uint32_t>* claims = nullptr;
+  std::atomic<const Schedule*> schedule{nullptr};
+  std::atomic<std::uint32_t> epoch{0};
+  std::mutex replan_mutex;
+  std::vector<std::unique_ptr<Schedule>> schedules;
+  std::atomic<std::uint32_t> joined_tiles{0};
+  // Speculation (speculation.cpp): on for remote tiles without redundancy.
+  bool speculating = false;
+  std::atomic<std::uint64_t> speculative_copies{0}, speculative_wins{0}, abandoned{0};
+  std::atomic<double> measured_sum{0};   // seconds of the runs booked so far, for an estimate of actors never measured
+  std::atomic<std::uint64_t> measured_count{0};
+  std::atomic<std::uint32_t> replans{0};
   std::mutex mark_mutex;      // marks are rare: failed votes, quarantines
   std::vector<TracedMark> marks;
 
@@ -178,6 +194,12 @@ struct Engine::Runner {
   };
   std::deque<Sent> sent;
   unsigned depth = 1;
+  // The actors of `sent`, oldest first, and when the oldest began to run,
+  // for idle runners looking for stragglers (only while speculating).
+  std::mutex flight_mutex;
+  std::vector<ActorId> flight;
+  double flight_since = 0;
+  bool copying = false;  // the actor running now is a speculative copy
   std::vector<SlotId> input_slots;         // kNoSlot: read in place from main memory (fast path)
   std::vector<std::span<const std::byte>> input_bytes;  // fast path: the actor's inputs
   std::string failure;                                  // fast path: an actor's ctx.fail(), kept so no run allocates
@@ -193,5 +215,23 @@ struct Engine::Runner {
   std::uint32_t unflushed = 0;
   std::uint64_t transfer_bytes = 0;  // bytes this runner copied (one shared counter would bounce between tiles)
 };
+
+// HEFT's walk of one order (a tile's, or the driver's): each actor in turn
+// once its inputs are there. `wait(ready)` returns when ready() holds;
+// ready() also holds on an abort and on a new schedule (a join), when the
+// walk stops so the caller can take the new order. A claimed actor was run
+// (or is being run) by another walker under an earlier schedule. A compare
+// actor is not waited for: it is voted where its last replica finishes.
+template <typename Wait, typename Run>
+void Engine::walk_order(Job& job, const std::vector<ActorId>& order, std::uint32_t epoch, Wait&& wait, Run&& run) {
+  auto moved_on = [&] { return job.aborted.load(std::memory_order_acquire) || job.epoch.load(std::memory_order_acquire) != epoch; };
+  for (ActorId a : order) {
+    if (claimed(job, a) || (job.plan->hot[a].flags & ActorHot::kIsVote) != 0) continue;
+    auto ready = [&] { return job.state->pending[a].load(std::memory_order_acquire) == 0 || moved_on(); };
+    wait(ready);
+    if (moved_on()) return;
+    if (claim(job, a)) run(a);
+  }
+}
 
 }  // namespace redflow::runtime

@@ -27,8 +27,11 @@ void Engine::report(Job& job, ExecutionStats& stats) {
     stats.reexecutions += c.reexecutions;
   };
   add_counts(driver_trace_->counts);
-  for (auto& r : runners_) {
+  const unsigned view = tiles_in_view();  // not the places kept for joins that no worker filled
+  for (unsigned t = 0; t < view; ++t) {
+    Runner* r = runners_[t].get();
     r->stats.lost_votes = job.lost_votes[r->index].load();
+    r->stats.joined = t >= options_.tiles;
     r->stats.quarantined = !healthy(r->index);
     stats.tiles.push_back(r->stats);
     stats.actors_executed += r->stats.actors;
@@ -40,6 +43,11 @@ void Engine::report(Job& job, ExecutionStats& stats) {
   stats.quarantined_tiles = quarantined_tiles();
   stats.lost_tiles = job.lost_tiles.load();
   stats.recomputed_actors = job.recomputed_actors.load();
+  stats.joined_tiles = job.joined_tiles.load();
+  stats.replans = job.replans.load();
+  stats.speculative_copies = job.speculative_copies.load();
+  stats.speculative_wins = job.speculative_wins.load();
+  stats.abandoned = job.abandoned.load();
   std::vector<std::string> hosts;  // only with a trace: a warm execute_into() allocates nothing
   report_remote(stats, request.trace ? &hosts : nullptr);
   stats.transfer_bytes = transfer_bytes_.exchange(0);
@@ -47,7 +55,7 @@ void Engine::report(Job& job, ExecutionStats& stats) {
 
   if (ExecutionTrace* trace = request.trace) {
     *trace = ExecutionTrace{};
-    trace->tiles = tiles();
+    trace->tiles = view;
     trace->cores_per_tile = options_.cores_per_tile;
     trace->slots = options_.slots;
     trace->scheduler = stats.scheduler;
@@ -63,7 +71,7 @@ void Engine::report(Job& job, ExecutionStats& stats) {
       for (const RawSlots& x : b.slots) trace->slot_use.push_back(TracedSlots{tile, x.time, x.used});
     };
     merge(driver_trace_->buffer, kDriverTile);
-    for (auto& r : runners_) merge(r->trace, static_cast<int>(r->index));
+    for (unsigned t = 0; t < view; ++t) merge(runners_[t]->trace, static_cast<int>(t));
     auto by_start = [](const auto& a, const auto& b) { return a.start_s < b.start_s; };
     std::stable_sort(trace->actors.begin(), trace->actors.end(), by_start);
     std::stable_sort(trace->transfers.begin(), trace->transfers.end(), by_start);

@@ -18,6 +18,13 @@ namespace redflow::runtime {
 
 struct GraphState {
   std::unique_ptr<std::atomic<std::uint32_t>[]> pending;    // per actor: inputs not yet produced
+  std::unique_ptr<std::atomic<std::uint32_t>[]> claim;      // per actor, HEFT with joins only: execution that ran it (Engine::claim)
+  // Speculation (remote tiles, no redundancy; speculation.cpp), per actor:
+  // the execution that started a copy of it, the one that booked its result,
+  // and the seconds its last run on a tile took.
+  std::unique_ptr<std::atomic<std::uint32_t>[]> copied;
+  std::unique_ptr<std::atomic<std::uint32_t>[]> booked;
+  std::unique_ptr<std::atomic<float>[]> measured_s;
   std::unique_ptr<std::atomic<std::uint32_t>[]> remaining;  // per data node: consumer edges not yet done
   std::unique_ptr<std::atomic<std::uint32_t>[]> home_state; // per data node: main memory's copy, (round << 2) | state
   std::unique_ptr<std::atomic<std::uint64_t>[]> location;   // per data node: the producer's (tile, slot)

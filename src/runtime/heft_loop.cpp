@@ -1,18 +1,17 @@
 // The HEFT scheduler's tile loop (section 4.3): walk the tile's static order,
 // serving handed-over work (re-executed replicas, a quarantined tile's queue)
-// while the next actor waits for its inputs.
+// while the next actor waits for its inputs. A worker joining mid-run makes
+// a new schedule (joins.cpp): the loop then walks its new order.
 #include <thread>
 
 #include "runtime/engine_job.hpp"
 
 namespace redflow::runtime {
 
-
 // Walks the tile's HEFT order. While waiting for the next actor's inputs it
 // runs what was handed to it (re-executed replicas, work of a quarantined
 // tile), and after its order it keeps doing so until the execution ends.
 void Engine::heft_loop(Runner& r, Job& job) {
-  const auto& order = job.plan->heft.tile_order;
   // A tile behind a link keeps several actors on the wire (pipeline.cpp).
   auto run = [&](ActorId x) {
     if (r.depth > 1) {
@@ -27,44 +26,52 @@ void Engine::heft_loop(Runner& r, Job& job) {
     run(x);
     return true;
   };
-  if (r.index < order.size()) {
-    for (ActorId a : order[r.index]) {
-      auto ready = [&] { return job.state->pending[a].load(std::memory_order_acquire) == 0 || job.aborted.load(); };
-      // An answer still on the wire may be what `a` waits for.
-      while (!ready() && !r.sent.empty()) take_completion(r, job);
-      if (!ready()) flush_completed(r, job);
-      for (int spin = 0; spin < 256 && !ready(); ++spin) {
-        if (serve_inbox()) continue;
-        std::this_thread::yield();
-      }
-      while (!ready()) {
-        if (serve_inbox()) continue;
-        if (!r.sent.empty()) {  // handed-over work sent meanwhile: its answer, before any sleep
-          take_completion(r, job);
-          continue;
-        }
-        flush_completed(r, job);
-        const std::uint32_t token = r.notifier.prepare();
-        if (ready() || r.inbox_size.load(std::memory_order_acquire) != 0) {
-          r.notifier.cancel();
-          continue;
-        }
-        r.notifier.wait(token);
-      }
-      if (job.aborted.load()) break;
-      run(a);
+  auto wait = [&](auto& ready) {
+    // An answer still on the wire may be what the next actor waits for.
+    while (!ready() && !r.sent.empty()) take_completion(r, job);
+    if (!ready()) flush_completed(r, job);
+    for (int spin = 0; spin < 256 && !ready(); ++spin) {
+      if (serve_inbox()) continue;
+      std::this_thread::yield();
     }
-  }
-  drain_pipeline(r, job);
-  while (!finished(job)) {
+    while (!ready()) {
+      if (serve_inbox()) continue;
+      if (!r.sent.empty()) {  // handed-over work sent meanwhile: its answer, before any sleep
+        take_completion(r, job);
+        continue;
+      }
+      if (speculate_while_idle(r, job)) continue;
+      flush_completed(r, job);
+      const std::uint32_t token = r.notifier.prepare();
+      if (ready() || r.inbox_size.load(std::memory_order_acquire) != 0) {
+        r.notifier.cancel();
+        continue;
+      }
+      r.notifier.wait(token);
+    }
+  };
+  std::uint32_t walked = ~std::uint32_t{0};  // the schedule whose order this tile walked
+  for (;;) {
+    if (join_pending(r.index)) admit_joined(r.index, *job.plan, *job.request, &job);
+    const std::uint32_t epoch = job.epoch.load(std::memory_order_acquire);
+    if (epoch != walked && !job.aborted.load()) {
+      walked = epoch;
+      const Schedule& s = orders(job);
+      if (r.index < s.tile_order.size()) walk_order(job, s.tile_order[r.index], epoch, wait, run);
+      drain_pipeline(r, job);
+      continue;
+    }
+    if (finished(job)) break;
     if (serve_inbox()) continue;
     if (!r.sent.empty()) {
       take_completion(r, job);
       continue;
     }
+    if (speculate_while_idle(r, job)) continue;
     flush_completed(r, job);
     const std::uint32_t token = r.notifier.prepare();
-    if (finished(job) || r.inbox_size.load(std::memory_order_acquire) != 0) {
+    if (finished(job) || r.inbox_size.load(std::memory_order_acquire) != 0 || job.epoch.load(std::memory_order_acquire) != walked ||
+        join_pending(r.index)) {
       r.notifier.cancel();
       continue;
     }

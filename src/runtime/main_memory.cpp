@@ -35,6 +35,13 @@ std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
     s->vote_round.assign(actors, 0);
     s->vote_history.resize(actors);
   }
+  // HEFT walkers claim actors only where a join can make a new schedule mid-run.
+  if (options_.join_places() > 0 && !plan.redundant) s->claim = std::make_unique<std::atomic<std::uint32_t>[]>(actors);
+  if (!options_.listen.empty() && options_.speculate_after_s > 0 && !plan.redundant) {
+    s->copied = std::make_unique<std::atomic<std::uint32_t>[]>(actors);
+    s->booked = std::make_unique<std::atomic<std::uint32_t>[]>(actors);
+    s->measured_s = std::make_unique<std::atomic<float>[]>(actors);
+  }
   assign_main_memory(plan, *s);
   s->dirs.resize(tiles_.size());
   for (auto& dir : s->dirs) {

@@ -77,14 +77,17 @@ void Engine::send_actor_message(Runner& r, Job& job, ActorId a) {
   r.tile->send_actor(m);
   r.sent.push_back(Runner::Sent{a, r.clock, r.input_slots, m.output_tag, m.attempt, trace_start, r.stolen});
   r.stats.most_in_flight = std::max<std::uint64_t>(r.stats.most_in_flight, r.sent.size());
+  note_sent(r, job, a);
 }
 
 // Books the oldest completion in flight; returns what it made ready to run
 // next here (work-first), as run_on_tile() does.
 ActorId Engine::take_completion(Runner& r, Job& job) {
+  if (!await_completion(r, job)) return kNone;  // the execution ended without these answers (speculation)
   Runner::Sent sent = std::move(r.sent.front());
   r.sent.pop_front();
   Completion done = r.tile->next_completion();
+  note_answered(r, job);
   if (done.lost) {
     // No answer came after this one either. The oldest is the actor the
     // worker was running (or about to), so only it counts towards being
@@ -95,7 +98,8 @@ ActorId Engine::take_completion(Runner& r, Job& job) {
       const ActorId queued = r.sent.front().actor;
       r.sent.pop_front();
       (void)r.tile->next_completion();
-      forward(job, queued, r);
+      note_answered(r, job);
+      if (!already_booked(job, queued)) forward(job, queued, r);
     }
     return kNone;
   }
@@ -112,6 +116,7 @@ ActorId Engine::take_completion(Runner& r, Job& job) {
 void Engine::drain_pipeline(Runner& r, Job& job) {
   while (!r.sent.empty()) {
     if (job.aborted.load(std::memory_order_acquire)) {
+      if (!await_completion(r, job)) break;  // a straggler's answers are not waited for
       r.sent.pop_front();
       (void)r.tile->next_completion();
       continue;

@@ -10,8 +10,9 @@ namespace redflow::runtime {
 
 std::vector<unsigned> Engine::quarantined_tiles() const {
   std::vector<unsigned> out;
-  for (unsigned t = 0; t < options_.tiles; ++t)
-    if (!healthy(t) && !tile_lost(t)) out.push_back(t);  // a lost tile is out of service too, but not for its votes
+  // A lost tile is out of service too, but not for its votes; a place kept for a join has no tile yet.
+  for (unsigned t = 0; t < tiles(); ++t)
+    if (!healthy(t) && !tile_lost(t) && !absent_[t].load(std::memory_order_acquire)) out.push_back(t);
   return out;
 }
 

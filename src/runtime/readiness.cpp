@@ -43,10 +43,18 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
       continue;
     }
     if (job.scheduler == Scheduler::kHeft) {
-      if (pc.heft_tile == kDriverTile) {
+      int owner = pc.heft_tile;
+      if (job.claims != nullptr) {
+        // A join may have made a new schedule: its owner of `c`. The fence
+        // orders the pending count above before the schedule's load, so a
+        // walker that took the new schedule after this load sees `c` ready.
+        thread_fence(std::memory_order_seq_cst);
+        owner = orders(job).actors[c].tile;
+      }
+      if (owner == kDriverTile) {
         pushed_driver = true;
-      } else if (from == nullptr || static_cast<int>(from->index) != pc.heft_tile) {
-        runners_[pc.heft_tile]->notifier.notify_all();
+      } else if (from == nullptr || static_cast<int>(from->index) != owner) {
+        runners_[static_cast<unsigned>(owner)]->notifier.notify_all();
       }
       continue;
     }

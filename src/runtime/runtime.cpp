@@ -173,16 +173,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>(options)
 Runtime::~Runtime() = default;
 const RuntimeOptions& Runtime::options() const { return impl_->options; }
 
-MachineModel Runtime::machine() const {
-  MachineModel m;
-  m.tiles = impl_->options.tiles;
-  m.cores_per_tile = impl_->options.cores_per_tile;
-  m.slots = impl_->options.slots;
-  m.slot_bytes = impl_->options.slot_bytes;
-  m.actor_overhead_s = impl_->options.actor_overhead_s;
-  m.transfer_latency_s = impl_->options.transfer_latency_s;
-  return m;
-}
+MachineModel Runtime::machine() const { return impl_->engine.machine(); }
 
 std::vector<unsigned> Runtime::quarantined_tiles() const { return impl_->engine.quarantined_tiles(); }
 
@@ -410,13 +401,13 @@ std::string ExecutionStats::to_json() const {
                           {"steals", t.steals}, {"displacements", t.displacements}, {"lost_votes", t.lost_votes},
                           {"quarantined", t.quarantined}, {"worker", t.worker}, {"host", t.host}, {"lost", t.lost},
                           {"bytes_sent", t.bytes_sent}, {"bytes_received", t.bytes_received},
-                          {"most_in_flight", t.most_in_flight}};
+                          {"most_in_flight", t.most_in_flight}, {"joined", t.joined}, {"speculative", t.speculative}};
   };
   nlohmann::json j{{"makespan_s", makespan_s}, {"actors_executed", actors_executed}, {"transfers", transfers},
                    {"transfer_bytes", transfer_bytes}, {"steals", steals}, {"displacements", displacements},
                    {"scheduler", scheduler}, {"redundancy", redundancy}, {"injected_faults", injected_faults},
                    {"detected_faults", detected_faults}, {"reexecutions", reexecutions},
-                   {"lost_tiles", lost_tiles}, {"recomputed_actors", recomputed_actors}, {"late_messages", late_messages}, {"refused_messages", refused_messages},
+                   {"lost_tiles", lost_tiles}, {"recomputed_actors", recomputed_actors}, {"joined_tiles", joined_tiles}, {"replans", replans}, {"speculative_copies", speculative_copies}, {"speculative_wins", speculative_wins}, {"abandoned", abandoned}, {"late_messages", late_messages}, {"refused_messages", refused_messages},
                    {"quarantined_tiles", quarantined_tiles}, {"unprotected_actors", unprotected_actors}, {"driver", tile_json(driver)}};
   j["tiles"] = nlohmann::json::array();
   for (const auto& t : tiles) j["tiles"].push_back(tile_json(t));

@@ -41,6 +41,18 @@ void Engine::steal_loop(Runner& r, Job& job) {
   };
 
   while (!finished(job)) {
+    if (absent_[r.index].load(std::memory_order_acquire)) {
+      // A place kept for a join: nothing to do until a worker fills it (its
+      // own notifier, so a steal's notify_one never wakes a place instead of a tile).
+      if (join_pending(r.index) && admit_joined(r.index, *job.plan, *job.request, &job)) continue;
+      const std::uint32_t token = r.notifier.prepare();
+      if (finished(job) || join_pending(r.index) || !absent_[r.index].load(std::memory_order_acquire)) {
+        r.notifier.cancel();
+        continue;
+      }
+      r.notifier.wait(token);
+      continue;
+    }
     ActorId a = find_work();
     if (a == kNone && !r.sent.empty()) {
       // Nothing more to send: take the oldest answer back instead of idling.
@@ -54,6 +66,7 @@ void Engine::steal_loop(Runner& r, Job& job) {
         a = find_work();
       }
     }
+    if (a == kNone && speculate_while_idle(r, job)) continue;
     if (a == kNone) {
       const std::uint32_t token = steal_notifier_.prepare();
       if (finished(job) || any_work()) {

@@ -82,6 +82,12 @@ class Tile {
     answered_.pop_front();
     return c;
   }
+  // Speculation (issue 11): whether the next completion has come (or the
+  // tile was lost), waiting at most `timeout_s`; and giving up on it: its
+  // answer is dropped when it comes, and next_completion() returns the one
+  // after. The default answers at once, so it is always there.
+  virtual bool completion_within(double /*timeout_s*/) { return true; }
+  virtual void abandon_completion() { answered_.pop_front(); }
 
  private:
   std::deque<Completion> answered_;  // the default send_actor()'s completions, not yet taken

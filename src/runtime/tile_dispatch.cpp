@@ -14,6 +14,7 @@ namespace redflow::runtime {
 // tile, as from a quarantined one (HEFT's order of r is handed on the same way).
 ActorId Engine::hand_on_from_lost(Runner& r, Job& job, ActorId a) {
   lose_tile(job, r.index);
+  if (already_booked(job, a)) return kNone;  // a speculative copy's result was used
   if (poisoned(job, a)) return kNone;
   forward(job, a, r);
   return kNone;
@@ -165,6 +166,11 @@ ActorId Engine::finish_actor_message(Runner& r, Job& job, ActorId a, DataTag out
     if (done.rejected > 0) lose_vote(job, static_cast<int>(r.index));
   }
   if (pa.replica != 0) s.checksum[pa.output] = done.checksum;
+  if (!book_once(r, job, a, done.seconds)) {
+    // Speculation: the other run of `a` was booked first; this one's output is dropped.
+    if (done.output_slot != kNoSlot) r.tile->clear_slot(done.output_slot);
+    return kNone;
+  }
   return book_completion(r, job, a, done.output_slot, output_tag);
 }
 

@@ -147,13 +147,13 @@ schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const 
 }
 
 Schedule heft_schedule(const Graph& g, const MachineModel& m, const Registry& reg) {
-  const schedule::HeftProblem p = heft_problem(g, m, reg);
-  const schedule::HeftResult r = schedule::heft(p);
-  const std::size_t n = g.actors().size();
+  return schedule_of(schedule::heft(heft_problem(g, m, reg)), g.actors().size(), m.tiles);
+}
 
+Schedule schedule_of(const schedule::HeftResult& r, std::size_t n, unsigned tiles) {
   Schedule s;
   s.actors.resize(n);
-  s.tile_order.resize(m.tiles);
+  s.tile_order.resize(tiles);
   s.makespan = r.makespan;
   // Each tile runs its actors by (start, finish, depth-first position).
   // Sorting all actors that way is topological: for an edge u -> v,
@@ -165,7 +165,7 @@ Schedule heft_schedule(const Graph& g, const MachineModel& m, const Registry& re
   // live data nodes), not a level at a time as the ranks list it.
   for (std::size_t task : r.order) {
     const auto id = static_cast<ActorId>(task);
-    const bool on_driver = r.proc[task] >= m.tiles;
+    const bool on_driver = r.proc[task] >= tiles;
     s.actors[id] = ScheduledActor{id, on_driver ? kDriverTile : static_cast<int>(r.proc[task]), r.start[task],
                                   r.finish[task]};
     (on_driver ? s.driver_order : s.tile_order[r.proc[task]]).push_back(id);

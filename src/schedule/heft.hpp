@@ -104,5 +104,8 @@ schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const 
 // HEFT list position); sorting all actors that way gives a topological order,
 // so tiles that run their order and wait for inputs cannot deadlock.
 Schedule heft_schedule(const Graph& g, const MachineModel& m, const Registry& reg);
+// The Schedule of a HEFT result over n actors on `tiles` compute tiles (the
+// processor `tiles` is the driver), tile orders sorted as heft_schedule() says.
+Schedule schedule_of(const schedule::HeftResult& r, std::size_t n, unsigned tiles);
 
 }  // namespace redflow

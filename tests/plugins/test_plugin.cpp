@@ -7,8 +7,13 @@
 //   test.add2_unchecked  the same function without a shape: a graph giving it one input must not crash silently
 //   test.crash   crashes (SIGSEGV) inside its parallel loop, for the crash report naming the actor
 //   test.refuse  always refuses with ctx.fail("refused on purpose")
+//   test.sleep   output = its first input (same size), after sleeping ms=N milliseconds (default 5):
+//                an actor that takes time, for joins and stragglers
 
+#include <chrono>
 #include <csignal>
+#include <cstring>
+#include <thread>
 #include <charconv>
 #include <cstdint>
 #include <optional>
@@ -63,9 +68,20 @@ void crash(redflow::ActorContext& ctx) {
   });
 }
 
+void sleep_then_copy(redflow::ActorContext& ctx) {
+  if (ctx.num_inputs() < 1 || ctx.input_bytes(0).size() != ctx.output_bytes().size()) {
+    ctx.fail("needs a first input of the output's size");
+    return;
+  }
+  const auto ms = redflow::ActorContext::find_arg_u64(ctx.args(), "ms");
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms ? *ms : 5));
+  std::memcpy(ctx.output_bytes().data(), ctx.input_bytes(0).data(), ctx.output_bytes().size());
+}
+
 }  // namespace
 
 REDFLOW_PLUGIN(reg) {
+  reg.add("test.sleep", sleep_then_copy);
   reg.add("test.add2", add2, redflow::shape::elementwise<std::uint32_t>(2));
   reg.add("test.add2_unchecked", add2);
   reg.add("test.crash", crash);

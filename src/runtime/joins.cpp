@@ -1,0 +1,141 @@
+// Joins (issue 11): a worker that connects after the runtime started fills
+// one of the places kept for it (RuntimeOptions::max_remote_tiles). Its own
+// runner (or execute(), between executions) sends it the actor table and the
+// fault configuration and puts it in service: from then on work stealing
+// picks it as a victim and a thief like any tile. HEFT's schedule is static,
+// so under HEFT the part not yet started is scheduled again for the tiles in
+// service (the paper's Algorithm 2 over what is left): actors already
+// started stay where they are, at no cost, and walkers claim each actor so
+// that one moved by the new schedule runs once.
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "net/remote_tile.hpp"
+#include "runtime/engine_job.hpp"
+#include "schedule/heft.hpp"
+
+namespace redflow::runtime {
+
+// The tile server's I/O thread, under its lock: only note it and wake the place's runner.
+void Engine::note_join(unsigned worker) {
+  const unsigned t = options_.local_tiles() + worker;
+  joined_[t].store(true, std::memory_order_release);
+  if (!runners_ready_.load(std::memory_order_acquire)) return;  // the first execution admits it
+  runners_[t]->notifier.notify_all();
+}
+
+bool Engine::admit_joined(unsigned t, const Plan& plan, const ExecutionRequest& request, Job* job) {
+  auto& remote = static_cast<net::RemoteTile&>(*tiles_[t]);
+  remote.attach();
+  const Status s = configure_tile(t, plan, request);
+  if (!s.ok() || remote.lost()) {
+    // It cannot run this graph (a missing --lib), or it died at once: the
+    // place stays out of service, quarantined, and the run goes on without it.
+    absent_[t].store(false, std::memory_order_release);
+    spdlog::warn("redflow: worker '{}' joined as tile {} and is not used: {}", remote.name(), t,
+                 s.ok() ? std::string("it was lost at once") : s.message());
+    return false;
+  }
+  {
+    std::lock_guard<std::mutex> lock(quarantine_mutex_);
+    absent_[t].store(false, std::memory_order_release);
+    quarantined_[t].store(false, std::memory_order_release);
+  }
+  spdlog::info("redflow: worker '{}' joined as tile {}{}", remote.name(), t, job != nullptr ? ", mid-run" : "");
+  if (job == nullptr) return true;
+  job->joined_tiles.fetch_add(1, std::memory_order_relaxed);
+  mark(*job, "tile-joined", "tile " + std::to_string(t) + " (worker '" + remote.name() + "')", static_cast<int>(t));
+  if (replannable(*job)) replan(*job);
+  steal_notifier_.notify_all();
+  return true;
+}
+
+unsigned Engine::tiles_in_view() const {
+  unsigned view = std::min(options_.tiles, tiles());
+  for (unsigned t = view; t < tiles(); ++t)
+    if (!absent_[t].load(std::memory_order_acquire)) view = t + 1;
+  return view;
+}
+
+bool Engine::replannable(const Job& job) const {
+  return job.scheduler == Scheduler::kHeft && options_.join_places() > 0 && !job.plan->redundant && job.state->claim != nullptr &&
+         job.plan->heft.actors.size() == job.plan->actors.size();
+}
+
+const Schedule& Engine::orders(const Job& job) const {
+  const Schedule* s = job.schedule.load(std::memory_order_acquire);
+  return s != nullptr ? *s : job.plan->heft;
+}
+
+bool Engine::claim(Job& job, ActorId a) {
+  return job.claims == nullptr || job.claims[a].exchange(job.execution, std::memory_order_acq_rel) != job.execution;
+}
+
+bool Engine::claimed(const Job& job, ActorId a) const {
+  return job.claims != nullptr && job.claims[a].load(std::memory_order_acquire) == job.execution;
+}
+
+bool Engine::in_service(unsigned t) const { return healthy(t) && !absent_[t].load(std::memory_order_acquire) && !gone(t); }
+
+// HEFT over every tile place: the ones out of service cost +inf, so nothing
+// new goes there; a claimed actor is forced where it runs (or ran) at no
+// cost, so what it feeds is timed from now rather than left unplaced.
+std::unique_ptr<Schedule> Engine::make_schedule(const Job& job) const {
+  const Plan& plan = *job.plan;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  MachineModel m = machine();
+  m.tiles = tiles();
+  schedule::HeftProblem p = heft_problem(*plan.graph, m, *plan.registry);
+  const Schedule& now = orders(job);
+  const std::size_t driver = tiles();
+  std::vector<bool> service(tiles());
+  for (unsigned t = 0; t < tiles(); ++t) service[t] = in_service(t);
+  for (ActorId a = 0; a < plan.actors.size(); ++a) {
+    if (claimed(job, a)) {
+      const int tile = now.actors[a].tile;
+      const std::size_t proc = tile < 0 ? driver : static_cast<std::size_t>(tile);
+      p.forced[a] = static_cast<int>(proc);
+      std::fill(p.cost[a].begin(), p.cost[a].end(), kInf);
+      p.cost[a][proc] = 0;
+    } else if (p.forced[a] < 0) {
+      for (unsigned t = 0; t < tiles(); ++t)
+        if (!service[t]) p.cost[a][t] = kInf;
+    }
+  }
+  return std::make_unique<Schedule>(schedule_of(schedule::heft(p), plan.actors.size(), tiles()));
+}
+
+const Schedule* Engine::start_schedule(Job& job) {
+  const auto& planned = job.plan->heft.tile_order;
+  std::vector<bool> service(tiles());
+  bool as_planned = true;
+  for (unsigned t = 0; t < tiles(); ++t) {
+    service[t] = in_service(t);
+    as_planned = as_planned && service[t] == (t < planned.size());
+  }
+  if (as_planned) return nullptr;
+  if (!(replan_cache_ && replan_plan_ == job.plan->id && replan_service_ == service)) {
+    replan_cache_ = make_schedule(job);
+    replan_plan_ = job.plan->id;
+    replan_service_ = std::move(service);
+    job.replans.fetch_add(1, std::memory_order_relaxed);
+  }
+  return replan_cache_.get();
+}
+
+// Mid-run, on the joined tile's runner: the walkers switch to the new
+// schedule at their next actor (Job::epoch), skipping what was claimed.
+void Engine::replan(Job& job) {
+  std::lock_guard<std::mutex> lock(job.replan_mutex);
+  job.schedules.push_back(make_schedule(job));
+  job.schedule.store(job.schedules.back().get(), std::memory_order_seq_cst);
+  job.epoch.fetch_add(1, std::memory_order_seq_cst);
+  job.replans.fetch_add(1, std::memory_order_relaxed);
+  mark(job, "replan", "HEFT for " + std::to_string(tiles_in_view()) + " tile places", kDriverTile);
+  wake_all(job);
+}
+
+}  // namespace redflow::runtime

@@ -1,0 +1,153 @@
+// Speculative copies of stragglers (issue 11). A worker can be slow without
+// being lost: an overloaded machine, a throttled link. Its runner keeps
+// waiting for the answer while the other tiles run out of work, and the
+// execution ends when the slowest actor does (the "9,994 of 10,000 tasks"
+// that Dask and Hadoop users know). Here a tile with nothing to do looks at
+// the actors on the wire to the other workers (Runner::flight): when the
+// oldest has been running for more than kSlower times its estimate and at
+// least RuntimeOptions::speculate_after_s, it runs a copy of an actor in
+// that flight whose inputs it can get without the straggler (main memory, or
+// another tile). Actors are pure, so either run gives the same bytes: the
+// first completion books the result (GraphState::booked), the other's output
+// slot is cleared and nothing else of it counts. When the execution has
+// ended on copies, the straggler's runner stops waiting for it (the answers
+// are abandoned; the worker runs them later, before anything sent after).
+#include <algorithm>
+#include <string>
+#include <thread>
+
+#include "runtime/engine_job.hpp"
+
+namespace redflow::runtime {
+
+namespace {
+// How many times its estimate an actor runs before a copy of it is worth running.
+constexpr double kSlower = 4;
+}  // namespace
+
+bool Engine::book_once(Runner& r, Job& job, ActorId a, double seconds) {
+  if (!job.speculating) return true;
+  GraphState& s = *job.state;
+  if (s.booked[a].exchange(job.execution, std::memory_order_acq_rel) == job.execution) return false;
+  if (r.copying) job.speculative_wins.fetch_add(1, std::memory_order_relaxed);
+  s.measured_s[a].store(static_cast<float>(seconds), std::memory_order_relaxed);
+  job.measured_sum.fetch_add(seconds, std::memory_order_relaxed);
+  job.measured_count.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+bool Engine::already_booked(const Job& job, ActorId a) const {
+  return job.speculating && job.state->booked[a].load(std::memory_order_acquire) == job.execution;
+}
+
+void Engine::note_sent(Runner& r, Job& job, ActorId a) {
+  if (!job.speculating) return;
+  std::lock_guard<std::mutex> lock(r.flight_mutex);
+  if (r.flight.empty()) r.flight_since = job.now();
+  r.flight.push_back(a);
+}
+
+void Engine::note_answered(Runner& r, Job& job) {
+  if (!job.speculating) return;
+  std::lock_guard<std::mutex> lock(r.flight_mutex);
+  if (!r.flight.empty()) r.flight.erase(r.flight.begin());
+  r.flight_since = job.now();  // the next one in line starts now
+}
+
+// Waits for tile r's oldest answer, but not past the execution's end: once
+// every actor is booked (copies overtook what is on the wire here), the
+// answers still to come are abandoned. False then.
+bool Engine::await_completion(Runner& r, Job& job) {
+  if (!job.speculating) return true;
+  while (!r.tile->completion_within(0.02)) {
+    flush_completed(r, job);  // what this runner booked counts before anyone can see the end
+    if (!finished(job)) continue;
+    while (!r.sent.empty()) {
+      r.sent.pop_front();
+      r.tile->abandon_completion();
+      job.abandoned.fetch_add(1, std::memory_order_relaxed);
+    }
+    std::lock_guard<std::mutex> lock(r.flight_mutex);
+    r.flight.clear();
+    return false;
+  }
+  return true;
+}
+
+double Engine::estimate(const Job& job, ActorId a) const {
+  const float measured = job.state->measured_s[a].load(std::memory_order_relaxed);
+  if (measured > 0) return measured;
+  const std::uint64_t n = job.measured_count.load(std::memory_order_relaxed);
+  return n == 0 ? 0 : job.measured_sum.load(std::memory_order_relaxed) / static_cast<double>(n);
+}
+
+// Every input of `a` can be had without tile v: in main memory, or in a
+// slot of another tile still in service.
+bool Engine::inputs_without(const Job& job, ActorId a, unsigned v) const {
+  const Plan& plan = *job.plan;
+  const GraphState& s = *job.state;
+  const PlanActor& pa = plan.actors[a];
+  for (std::uint32_t i = 0; i < pa.input_count; ++i) {
+    const DataId d = s.alias[plan.inputs[pa.first_input + i]];
+    if (home_valid(job, d, job.round_of(d))) continue;
+    const std::uint64_t loc = s.location[d].load(std::memory_order_acquire);
+    if (loc == kNowhere) return false;  // not produced yet (behind the straggler, say)
+    const auto tile = static_cast<unsigned>(loc >> 32);
+    if (tile == v || gone(tile)) return false;
+  }
+  return true;
+}
+
+// An actor on the wire to a straggling worker that tile r may copy (claimed
+// for r), or kNone; `waiting` says whether any worker has actors in flight
+// (a straggler may show later).
+ActorId Engine::find_straggler(Runner& r, Job& job, bool& waiting) {
+  waiting = false;
+  GraphState& s = *job.state;
+  const double now = job.now();
+  for (auto& vp : runners_) {
+    Runner& v = *vp;
+    if (&v == &r) continue;
+    std::lock_guard<std::mutex> lock(v.flight_mutex);
+    if (v.flight.empty()) continue;
+    waiting = true;
+    if (now - v.flight_since < std::max(kSlower * estimate(job, v.flight.front()), options_.speculate_after_s)) continue;
+    for (ActorId a : v.flight) {
+      if (s.booked[a].load(std::memory_order_acquire) == job.execution) continue;
+      if (s.copied[a].load(std::memory_order_acquire) == job.execution) continue;
+      if (!inputs_without(job, a, v.index)) continue;
+      if (s.copied[a].exchange(job.execution, std::memory_order_acq_rel) == job.execution) continue;
+      return a;
+    }
+  }
+  return kNone;
+}
+
+// Called by a runner with nothing to do, before it sleeps: runs a copy of a
+// straggler's actor, or, while workers have actors in flight, naps instead
+// of sleeping until woken (a straggler shows only with time). False: sleep.
+bool Engine::speculate_while_idle(Runner& r, Job& job) {
+  if (!job.speculating || !in_service(r.index) || finished(job)) return false;
+  bool waiting = false;
+  const ActorId a = find_straggler(r, job, waiting);
+  if (a == kNone) {
+    if (!waiting) return false;
+    flush_completed(r, job);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return true;
+  }
+  ++r.stats.speculative;
+  job.speculative_copies.fetch_add(1, std::memory_order_relaxed);
+  mark(job, "speculative-copy", std::string(job.plan->actors[a].name), static_cast<int>(r.index));
+  drain_pipeline(r, job);
+  r.copying = true;
+  const ActorId next = run_on_tile(r, job, a);
+  r.copying = false;
+  if (next != kNone) {
+    r.deque.push(next);
+    steal_notifier_.notify_one();
+  }
+  return true;
+}
+
+}  // namespace redflow::runtime

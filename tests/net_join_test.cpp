@@ -1,0 +1,219 @@
+// Joins (issue 11; src/runtime/joins.cpp): a worker process that connects
+// after the runtime started fills a place kept for it and is used at once:
+// work stealing steals with it, HEFT schedules the unstarted part again for
+// the tiles now in service. The outputs are those of a one-process run, and a
+// worker beyond RuntimeOptions::max_remote_tiles is refused.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "net_workers.hpp"
+#include "redflow/redflow.hpp"
+#include "watchdog.hpp"
+
+namespace redflow {
+namespace {
+
+using testing::WorkerProcesses;
+
+// `chains` chains of `length` links; a link sleeps `ms` (test.sleep, from the
+// test plugin) then adds X1, so each output is X0 + length * X1 computed
+// through every link, and one worker alone takes chains * length * ms.
+Graph sleepy_chains(int chains, int length, int ms) {
+  Graph g("net_join");
+  const DataId x0 = g.input("X0", testing::kNetBytes), x1 = g.input("X1", testing::kNetBytes);
+  for (int c = 0; c < chains; ++c) {
+    DataId prev = x0;
+    for (int i = 0; i < length; ++i) {
+      const std::string n = std::to_string(c) + "_" + std::to_string(i);
+      const DataId slept = g.inner("s" + n, testing::kNetBytes);
+      g.actor("sleep" + n, "test.sleep", {prev}, slept).args("ms=" + std::to_string(ms)).work(ms * 1e6);  // HEFT: ms at 1e9 ops/s
+      const DataId out = i + 1 == length ? g.output("y" + std::to_string(c), testing::kNetBytes) : g.inner("d" + n, testing::kNetBytes);
+      g.actor("add" + n, "i32.add", {slept, x1}, out);
+      prev = out;
+    }
+  }
+  return g;
+}
+
+Registry plugin_registry() {
+  Registry reg = Registry::with_builtins();
+  EXPECT_TRUE(reg.load_plugin(REDFLOW_TEST_PLUGIN).ok());
+  return reg;
+}
+
+std::vector<std::string> worker_flags() {
+  std::vector<std::string> extra = testing::kWorkerSlots;
+  extra.insert(extra.end(), {"--lib", REDFLOW_TEST_PLUGIN});
+  return extra;
+}
+
+Outputs reference(const Graph& g, const Inputs& inputs) {
+  RuntimeOptions o;
+  o.tiles = 4;
+  Runtime rt(o);
+  auto loaded = rt.load(g, plugin_registry());
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  auto out = loaded->execute(inputs);
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  return out.ok() ? *out : Outputs{};
+}
+
+bool has_mark(const ExecutionTrace& trace, const std::string& what) {
+  for (const TracedMark& m : trace.marks)
+    if (m.what == what) return true;
+  return false;
+}
+
+class NetJoin : public ::testing::TestWithParam<Scheduler> {};
+
+TEST_P(NetJoin, AWorkerJoiningMidRunTakesActorsAndTheOutputsEqualTheLocalRun) {
+  // One worker alone needs 16 x 12 x 10 ms = 1.9 s; the second connects as the execution starts.
+  const Graph g = sleepy_chains(16, 12, 10);
+  const auto x0 = testing::seeded_bytes(testing::kNetBytes, 7), x1 = testing::seeded_bytes(testing::kNetBytes, 8);
+  const Inputs inputs{{"X0", x0}, {"X1", x1}};
+  const Outputs want = reference(g, inputs);
+  WorkerProcesses workers;
+  std::string endpoint;
+  RuntimeOptions o = testing::remote_options(0, 1, GetParam());
+  o.on_listening = [&](const std::string& e) {
+    endpoint = e;
+    workers.spawn(e, worker_flags());
+  };
+  testing::within_seconds(60, "a run a worker joins", [&] {
+    Runtime rt(o);
+    auto loaded = rt.load(g, plugin_registry());
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    ExecuteOptions traced;
+    traced.trace = true;
+    std::thread joiner([&] { workers.spawn(endpoint, worker_flags()); });
+    auto out = loaded->execute(inputs, traced);
+    joiner.join();
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(*out, want);
+    const ExecutionStats& st = loaded->last_stats();
+    ASSERT_EQ(st.tiles.size(), 2u) << "the place the worker filled is reported, the empty ones are not";
+    EXPECT_EQ(st.joined_tiles, 1u);
+    EXPECT_TRUE(st.tiles[1].joined);
+    EXPECT_FALSE(st.tiles[0].joined);
+    EXPECT_TRUE(has_mark(loaded->last_trace(), "tile-joined")) << "it joined while the execution ran";
+    // Used at once: a fair share of the 384 actors, not a leftover or two.
+    EXPECT_GT(st.tiles[1].actors, 384u / 8) << "the joined tile ran " << st.tiles[1].actors << " actors";
+    EXPECT_EQ(st.tiles[0].actors + st.tiles[1].actors, 384u) << "every actor ran once";
+    if (GetParam() == Scheduler::kHeft) {
+      EXPECT_GE(st.replans, 1u) << "HEFT scheduled the unstarted part again";
+    }
+    const std::string json = st.to_json();
+    EXPECT_NE(json.find("\"joined_tiles\": 1"), std::string::npos) << json;
+    EXPECT_NE(json.find("\"joined\": true"), std::string::npos) << json;
+
+    // The next execution starts with both tiles in its schedule.
+    auto again = loaded->execute(inputs);
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    EXPECT_EQ(*again, want);
+    EXPECT_EQ(loaded->last_stats().joined_tiles, 0u);
+    EXPECT_GT(loaded->last_stats().tiles[1].actors, 384u / 4);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, NetJoin, ::testing::Values(Scheduler::kSteal, Scheduler::kHeft),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+TEST(NetJoinBetween, AWorkerThatCameBetweenExecutionsIsInTheNextHeftSchedule) {
+  const Graph g = sleepy_chains(8, 4, 1);
+  const auto x0 = testing::seeded_bytes(testing::kNetBytes, 9), x1 = testing::seeded_bytes(testing::kNetBytes, 10);
+  const Inputs inputs{{"X0", x0}, {"X1", x1}};
+  const Outputs want = reference(g, inputs);
+  WorkerProcesses workers;
+  std::string endpoint;
+  RuntimeOptions o = testing::remote_options(0, 1, Scheduler::kHeft);
+  o.on_listening = [&](const std::string& e) {
+    endpoint = e;
+    workers.spawn(e, worker_flags());
+  };
+  testing::within_seconds(60, "a join between executions", [&] {
+    Runtime rt(o);
+    auto loaded = rt.load(g, plugin_registry());
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    auto out = loaded->execute(inputs);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(loaded->last_stats().tiles.size(), 1u);
+    workers.spawn(endpoint, worker_flags());
+    // Until the worker's HELLO arrives, executions run on the first tile alone.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    do {
+      out = loaded->execute(inputs);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      EXPECT_EQ(*out, want);
+    } while (loaded->last_stats().tiles.size() < 2 && std::chrono::steady_clock::now() < deadline);
+    const ExecutionStats& st = loaded->last_stats();
+    ASSERT_EQ(st.tiles.size(), 2u) << "the worker never joined";
+    EXPECT_GE(st.replans, 1u) << "the plan's schedule is for one tile: the execution made one for two";
+    EXPECT_GT(st.tiles[1].actors, 0u) << "the joined tile is in the new schedule";
+  });
+}
+
+TEST(NetJoinBetween, AWorkerWithoutTheGraphsActorFunctionsIsLeftOutOfService) {
+  const Graph g = sleepy_chains(4, 2, 1);
+  const auto x0 = testing::seeded_bytes(testing::kNetBytes, 11), x1 = testing::seeded_bytes(testing::kNetBytes, 12);
+  const Inputs inputs{{"X0", x0}, {"X1", x1}};
+  const Outputs want = reference(g, inputs);
+  WorkerProcesses workers;
+  std::string endpoint;
+  RuntimeOptions o = testing::remote_options(0, 1, Scheduler::kSteal);
+  o.on_listening = [&](const std::string& e) {
+    endpoint = e;
+    workers.spawn(e, worker_flags());
+  };
+  testing::within_seconds(60, "a join without the plugin", [&] {
+    Runtime rt(o);
+    auto loaded = rt.load(g, plugin_registry());
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    workers.spawn(endpoint, testing::kWorkerSlots);  // no --lib: it has no test.sleep
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    do {
+      auto out = loaded->execute(inputs);
+      ASSERT_TRUE(out.ok()) << "a worker that cannot run the graph must not fail the run: " << out.status().ToString();
+      EXPECT_EQ(*out, want);
+    } while (loaded->last_stats().tiles.size() < 2 && std::chrono::steady_clock::now() < deadline);
+    const ExecutionStats& st = loaded->last_stats();
+    ASSERT_EQ(st.tiles.size(), 2u) << "the worker never came";
+    EXPECT_EQ(st.tiles[1].actors, 0u);
+    EXPECT_EQ(st.quarantined_tiles, std::vector<unsigned>{1}) << "out of service, and said so";
+    EXPECT_EQ(st.joined_tiles, 0u) << "a join that was not taken is not counted";
+  });
+}
+
+TEST(NetJoinBetween, AWorkerBeyondMaxRemoteTilesIsRefused) {
+  WorkerProcesses workers;
+  std::string endpoint;
+  RuntimeOptions o = testing::remote_options(0, 1, Scheduler::kSteal);
+  o.max_remote_tiles = 1;
+  o.on_listening = [&](const std::string& e) {
+    endpoint = e;
+    workers.spawn(e, testing::kWorkerSlots);
+  };
+  testing::within_seconds(30, "a worker beyond the places", [&] {
+    Runtime rt(o);
+    const Graph g = testing::random_builtin_dag(8, 3);
+    auto loaded = rt.load(g, Registry::with_builtins());
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    const pid_t extra = workers.spawn(endpoint, testing::kWorkerSlots);
+    EXPECT_EQ(workers.wait_exit(extra, 20), 1) << "a refused worker exits with status 1";
+    const auto x = testing::seeded_bytes(testing::kNetBytes, 1);
+    auto out = loaded->execute({{"X0", x}, {"X1", x}});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(loaded->last_stats().tiles.size(), 1u);
+  });
+  RuntimeOptions bad = testing::remote_options(0, 2, Scheduler::kSteal);
+  bad.max_remote_tiles = 1;
+  Runtime rt(bad);
+  auto loaded = rt.load(testing::random_builtin_dag(4, 1), Registry::with_builtins());
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("max_remote_tiles 1 is below min_remote_tiles 2"), std::string::npos) << loaded.status().message();
+}
+
+}  // namespace
+}  // namespace redflow

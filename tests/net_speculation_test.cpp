@@ -1,0 +1,119 @@
+// Speculative copies of stragglers (issue 11; src/runtime/speculation.cpp):
+// a worker made slow (slow-tile fault injection: its actors take 30 times as
+// long) keeps actors on the wire while the other tile runs out of work; the
+// idle tile runs copies, the first result of each actor is used, and the
+// outputs are those of a one-process run.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "net_workers.hpp"
+#include "redflow/redflow.hpp"
+#include "watchdog.hpp"
+
+namespace redflow {
+namespace {
+
+using testing::WorkerProcesses;
+
+// `n` independent pairs: sleep(K_c) then add X0, each K_c its own constant,
+// so a result booked for the wrong actor shows in the outputs.
+Graph sleepy_fanout(int n, int ms) {
+  Graph g("net_speculation");
+  const DataId x0 = g.input("X0", testing::kNetBytes);
+  for (int c = 0; c < n; ++c) {
+    const std::string i = std::to_string(c);
+    const DataId k = g.constant("K" + i, testing::seeded_bytes(testing::kNetBytes, 100 + c));
+    const DataId slept = g.inner("s" + i, testing::kNetBytes);
+    g.actor("sleep" + i, "test.sleep", {k}, slept).args("ms=" + std::to_string(ms)).work(ms * 1e6);  // HEFT: ms at 1e9 ops/s
+    g.actor("add" + i, "i32.add", {slept, x0}, g.output("y" + i, testing::kNetBytes));
+  }
+  return g;
+}
+
+Registry plugin_registry() {
+  Registry reg = Registry::with_builtins();
+  EXPECT_TRUE(reg.load_plugin(REDFLOW_TEST_PLUGIN).ok());
+  return reg;
+}
+
+bool has_mark(const ExecutionTrace& trace, const std::string& what) {
+  for (const TracedMark& m : trace.marks)
+    if (m.what == what) return true;
+  return false;
+}
+
+struct StragglerRun {
+  Outputs out;
+  ExecutionStats stats;
+  bool marked = false;
+};
+
+// One execution of `g` on 2 workers, worker tile 1 slowed 30 times.
+StragglerRun run_with_straggler(const Graph& g, Scheduler scheduler, double speculate_after_s) {
+  const auto x0 = testing::seeded_bytes(testing::kNetBytes, 3);
+  WorkerProcesses workers;
+  std::vector<std::string> extra = testing::kWorkerSlots;
+  extra.insert(extra.end(), {"--lib", REDFLOW_TEST_PLUGIN});
+  RuntimeOptions o = testing::remote_options(0, 2, scheduler);
+  o.speculate_after_s = speculate_after_s;
+  o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, extra); };
+  StragglerRun run;
+  testing::within_seconds(60, "a run with a straggler", [&] {
+    Runtime rt(o);
+    auto loaded = rt.load(g, plugin_registry());
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    ExecuteOptions eo;
+    eo.trace = true;
+    FaultInjection slow;
+    slow.slow_tiles = {{1, 30.0}};
+    eo.faults = slow;
+    auto out = loaded->execute({{"X0", x0}}, eo);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    run.out = *out;
+    run.stats = loaded->last_stats();
+    run.marked = has_mark(loaded->last_trace(), "speculative-copy");
+  });
+  return run;
+}
+
+Outputs reference(const Graph& g) {
+  const auto x0 = testing::seeded_bytes(testing::kNetBytes, 3);
+  Runtime rt(RuntimeOptions{});
+  auto loaded = rt.load(g, plugin_registry());
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  auto out = loaded->execute({{"X0", x0}});
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  return out.ok() ? *out : Outputs{};
+}
+
+class NetSpeculation : public ::testing::TestWithParam<Scheduler> {};
+
+TEST_P(NetSpeculation, AnIdleTileCopiesAStragglersActorsAndTheFirstResultOfEachIsUsed) {
+  const Graph g = sleepy_fanout(8, 10);  // 10 ms actors; 300 ms on the slowed worker
+  const StragglerRun run = run_with_straggler(g, GetParam(), 0.05);
+  EXPECT_EQ(run.out, reference(g));
+  EXPECT_GE(run.stats.speculative_copies, 1u);
+  EXPECT_GE(run.stats.speculative_wins, 1u) << "a 10 ms copy beats a 300 ms straggler";
+  EXPECT_LE(run.stats.speculative_wins, run.stats.speculative_copies);
+  EXPECT_GE(run.stats.tiles[0].speculative, 1u) << "the fast tile ran the copies";
+  EXPECT_EQ(run.stats.tiles[1].speculative, 0u);
+  EXPECT_TRUE(run.marked) << "the trace marks each copy";
+  const std::string json = run.stats.to_json();
+  EXPECT_NE(json.find("\"speculative_copies\": " + std::to_string(run.stats.speculative_copies)), std::string::npos) << json;
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, NetSpeculation, ::testing::Values(Scheduler::kSteal, Scheduler::kHeft),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+TEST(NetSpeculationOff, WithSpeculationOffTheStragglerRunsItsOwnActors) {
+  const Graph g = sleepy_fanout(4, 10);
+  const StragglerRun run = run_with_straggler(g, Scheduler::kHeft, 0);
+  EXPECT_EQ(run.out, reference(g));
+  EXPECT_EQ(run.stats.speculative_copies, 0u);
+  EXPECT_GT(run.stats.tiles[1].actors, 0u);
+  EXPECT_FALSE(run.marked);
+}
+
+}  // namespace
+}  // namespace redflow
