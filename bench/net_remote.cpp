@@ -12,10 +12,10 @@
 //              makespan with and without a kill 50 ms in (noisy: the rest of
 //              the graph goes on meanwhile)
 //   matmul     the matmul graph of --matmul-dot over 2 workers vs 2 local tiles
-//   elastic    (--elastic-only runs just this) a straggler: 32 matmul chains
-//              on 2 workers, one slowed 20 times (slow-tile fault injection),
+//   elastic    (--elastic-only runs just this) a straggler: 8 matmul chains
+//              on 2 workers, one slowed 100 times (slow-tile fault injection),
 //              makespan with speculative copies beside without them; and a
-//              join: the same graph on 1 worker, beside 1 worker with a
+//              join: 32 chains of 16 on 1 worker, beside 1 worker with a
 //              second started as the execution starts; both schedulers
 //   net_remote --cli build/redflow [--actors 20000] [--elastic-only] [--matmul-dot m.dot --matmul-inputs A=a.bin,B=b.bin]
 #include <fmt/format.h>
@@ -158,8 +158,8 @@ struct Elastic {
 
 // One execution of the matmul chains on `remote` workers (one more started
 // as it starts when `join`), worker tile 1 slowed `slow` times when > 1.
-Elastic elastic_run(Scheduler s, unsigned remote, bool join, double slow, double speculate_after_s) {
-  constexpr std::size_t n = 128, bytes = n * n * 4;
+Elastic elastic_run(Scheduler s, unsigned remote, bool join, double slow, double speculate_after_s, std::size_t chains, std::size_t length) {
+  constexpr std::size_t n = 256, bytes = n * n * 4;
   std::vector<std::byte> x(bytes), b(bytes);
   for (std::size_t i = 0; i < bytes; ++i) x[i] = static_cast<std::byte>(i * 7), b[i] = static_cast<std::byte>(i * 13);
   RuntimeOptions o = options(0, remote, bytes, 8, s);
@@ -171,7 +171,7 @@ Elastic elastic_run(Scheduler s, unsigned remote, bool join, double slow, double
     spawn(e);
   };
   Runtime rt(o);
-  auto g = rt.load(matmul_chains(32, 4, n), bench_registry());
+  auto g = rt.load(matmul_chains(chains, length, n), bench_registry());
   if (!g.ok()) {
     fmt::print(stderr, "net_remote: {}\n", g.status().ToString());
     std::exit(1);
@@ -196,13 +196,13 @@ Elastic elastic_run(Scheduler s, unsigned remote, bool join, double slow, double
 
 void elastic() {
   for (Scheduler s : {Scheduler::kSteal, Scheduler::kHeft}) {
-    const Elastic without = elastic_run(s, 2, false, 20, 0);
+    const Elastic without = elastic_run(s, 2, false, 100, 0, 8, 4);
     reap_all();
-    const Elastic with = elastic_run(s, 2, false, 20, RuntimeOptions{}.speculate_after_s);
+    const Elastic with = elastic_run(s, 2, false, 100, RuntimeOptions{}.speculate_after_s, 8, 4);
     reap_all();
-    const Elastic alone = elastic_run(s, 1, false, 1, RuntimeOptions{}.speculate_after_s);
+    const Elastic alone = elastic_run(s, 1, false, 1, RuntimeOptions{}.speculate_after_s, 32, 16);
     reap_all();
-    const Elastic joined = elastic_run(s, 1, true, 1, RuntimeOptions{}.speculate_after_s);
+    const Elastic joined = elastic_run(s, 1, true, 1, RuntimeOptions{}.speculate_after_s, 32, 16);
     reap_all();
     fmt::print("{{\"scheduler\": \"{}\", \"straggler_makespan_s\": {:.3f}, \"with_speculation_s\": {:.3f}, \"speedup\": {:.2f}, "
                "\"copies\": {}, \"wins\": {}, \"one_worker_s\": {:.3f}, \"with_a_join_s\": {:.3f}, \"join_speedup\": {:.2f}, "

@@ -99,6 +99,7 @@ TEST_P(NetSpeculation, AnIdleTileCopiesAStragglersActorsAndTheFirstResultOfEachI
   EXPECT_GE(run.stats.tiles[0].speculative, 1u) << "the fast tile ran the copies";
   EXPECT_EQ(run.stats.tiles[1].speculative, 0u);
   EXPECT_TRUE(run.marked) << "the trace marks each copy";
+  EXPECT_GE(run.stats.abandoned, 1u) << "the execution ended on copies without waiting for the straggler's answers";
   const std::string json = run.stats.to_json();
   EXPECT_NE(json.find("\"speculative_copies\": " + std::to_string(run.stats.speculative_copies)), std::string::npos) << json;
 }

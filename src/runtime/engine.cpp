@@ -326,6 +326,8 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     r->transfer_bytes = 0;
     r->unconfirmed.clear();
     r->flight.clear();
+    r->measured_sum.store(0, std::memory_order_relaxed);
+    r->measured_count.store(0, std::memory_order_relaxed);
     r->trace.clear();
     r->deque.reserve(plan.actors.size());
     r->deque.clear();  // a failed execution may have left work queued

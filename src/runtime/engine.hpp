@@ -195,6 +195,9 @@ class Engine {
   bool inputs_without(const Job& job, ActorId a, unsigned v) const;
   ActorId find_straggler(Runner& r, Job& job, bool& waiting);
   bool speculate_while_idle(Runner& r, Job& job);
+  bool straggling_locked(const Job& job, const Runner& v, double now) const;
+  bool straggling(Runner& r, Job& job);
+  bool take_over(Runner& r, Job& job);
   // Walks `order` from the start, skipping claimed actors, until its end, an
   // abort or a new schedule (replan epoch other than `epoch`).
   template <typename Wait, typename Run>

@@ -111,8 +111,6 @@ struct Engine::Job {
   // Speculation (speculation.cpp): on for remote tiles without redundancy.
   bool speculating = false;
   std::atomic<std::uint64_t> speculative_copies{0}, speculative_wins{0}, abandoned{0};
-  std::atomic<double> measured_sum{0};   // seconds of the runs booked so far, for an estimate of actors never measured
-  std::atomic<std::uint64_t> measured_count{0};
   std::atomic<std::uint32_t> replans{0};
   std::mutex mark_mutex;      // marks are rare: failed votes, quarantines
   std::vector<TracedMark> marks;
@@ -200,6 +198,10 @@ struct Engine::Runner {
   std::vector<ActorId> flight;
   double flight_since = 0;
   bool copying = false;  // the actor running now is a speculative copy
+  // Runs this tile booked this execution and their seconds (written by its
+  // runner only; read by idle runners estimating what an actor should take).
+  std::atomic<double> measured_sum{0};
+  std::atomic<std::uint64_t> measured_count{0};
   std::vector<SlotId> input_slots;         // kNoSlot: read in place from main memory (fast path)
   std::vector<std::span<const std::byte>> input_bytes;  // fast path: the actor's inputs
   std::string failure;                                  // fast path: an actor's ctx.fail(), kept so no run allocates

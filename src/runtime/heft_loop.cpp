@@ -49,6 +49,9 @@ void Engine::heft_loop(Runner& r, Job& job) {
       }
       r.notifier.wait(token);
     }
+    // A straggler takes no new actor while its oldest is overdue: idle tiles
+    // may take this one over (speculation.cpp), and the walk then skips it.
+    while (!r.sent.empty() && straggling(r, job)) (void)take_completion(r, job);
   };
   std::uint32_t walked = ~std::uint32_t{0};  // the schedule whose order this tile walked
   for (;;) {

@@ -30,9 +30,11 @@ bool Engine::book_once(Runner& r, Job& job, ActorId a, double seconds) {
   GraphState& s = *job.state;
   if (s.booked[a].exchange(job.execution, std::memory_order_acq_rel) == job.execution) return false;
   if (r.copying) job.speculative_wins.fetch_add(1, std::memory_order_relaxed);
-  s.measured_s[a].store(static_cast<float>(seconds), std::memory_order_relaxed);
-  job.measured_sum.fetch_add(seconds, std::memory_order_relaxed);
-  job.measured_count.fetch_add(1, std::memory_order_relaxed);
+  // The fastest run seen: a straggler's own times must not raise the bar it is measured against.
+  const float was = s.measured_s[a].load(std::memory_order_relaxed);
+  if (was <= 0 || seconds < was) s.measured_s[a].store(static_cast<float>(seconds), std::memory_order_relaxed);
+  r.measured_sum.store(r.measured_sum.load(std::memory_order_relaxed) + seconds, std::memory_order_relaxed);
+  r.measured_count.store(r.measured_count.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   return true;
 }
 
@@ -74,11 +76,18 @@ bool Engine::await_completion(Runner& r, Job& job) {
   return true;
 }
 
+// What `a` should take: its fastest run in an earlier execution, else the
+// mean run of the fastest tile so far in this one (a straggler's own runs
+// would hide it), else 0 (then only speculate_after_s counts).
 double Engine::estimate(const Job& job, ActorId a) const {
-  const float measured = job.state->measured_s[a].load(std::memory_order_relaxed);
-  if (measured > 0) return measured;
-  const std::uint64_t n = job.measured_count.load(std::memory_order_relaxed);
-  return n == 0 ? 0 : job.measured_sum.load(std::memory_order_relaxed) / static_cast<double>(n);
+  double best = job.state->measured_s[a].load(std::memory_order_relaxed);
+  for (const auto& v : runners_) {
+    const std::uint64_t n = v->measured_count.load(std::memory_order_acquire);
+    if (n == 0) continue;
+    const double mean = v->measured_sum.load(std::memory_order_relaxed) / static_cast<double>(n);
+    if (best <= 0 || mean < best) best = mean;
+  }
+  return best;
 }
 
 // Every input of `a` can be had without tile v: in main memory, or in a
@@ -98,6 +107,20 @@ bool Engine::inputs_without(const Job& job, ActorId a, unsigned v) const {
   return true;
 }
 
+// Runner v's oldest actor has run past its bar (caller holds v.flight_mutex).
+bool Engine::straggling_locked(const Job& job, const Runner& v, double now) const {
+  return !v.flight.empty() && now - v.flight_since >= std::max(kSlower * estimate(job, v.flight.front()), options_.speculate_after_s);
+}
+
+// Tile r is a straggler: it takes no new work (its runner only takes answers
+// back, which it may give up at the end), so idle tiles take that work
+// instead of it waiting behind r's queue.
+bool Engine::straggling(Runner& r, Job& job) {
+  if (!job.speculating) return false;
+  std::lock_guard<std::mutex> lock(r.flight_mutex);
+  return straggling_locked(job, r, job.now());
+}
+
 // An actor on the wire to a straggling worker that tile r may copy (claimed
 // for r), or kNone; `waiting` says whether any worker has actors in flight
 // (a straggler may show later).
@@ -111,7 +134,7 @@ ActorId Engine::find_straggler(Runner& r, Job& job, bool& waiting) {
     std::lock_guard<std::mutex> lock(v.flight_mutex);
     if (v.flight.empty()) continue;
     waiting = true;
-    if (now - v.flight_since < std::max(kSlower * estimate(job, v.flight.front()), options_.speculate_after_s)) continue;
+    if (!straggling_locked(job, v, now)) continue;
     for (ActorId a : v.flight) {
       if (s.booked[a].load(std::memory_order_acquire) == job.execution) continue;
       if (s.copied[a].load(std::memory_order_acquire) == job.execution) continue;
@@ -130,6 +153,7 @@ bool Engine::speculate_while_idle(Runner& r, Job& job) {
   if (!job.speculating || !in_service(r.index) || finished(job)) return false;
   bool waiting = false;
   const ActorId a = find_straggler(r, job, waiting);
+  if (a == kNone && take_over(r, job)) return true;
   if (a == kNone) {
     if (!waiting) return false;
     flush_completed(r, job);
@@ -148,6 +172,27 @@ bool Engine::speculate_while_idle(Runner& r, Job& job) {
     steal_notifier_.notify_one();
   }
   return true;
+}
+
+// HEFT: a straggler's walker takes no new actor, so an idle tile claims the
+// next ready one of its order (not a copy: the straggler will skip it).
+bool Engine::take_over(Runner& r, Job& job) {
+  if (job.claims == nullptr) return false;
+  const Schedule& s = orders(job);
+  for (auto& vp : runners_) {
+    Runner& v = *vp;
+    if (&v == &r || v.index >= s.tile_order.size() || !straggling(v, job)) continue;
+    for (ActorId a : s.tile_order[v.index]) {
+      if (claimed(job, a) || job.state->pending[a].load(std::memory_order_acquire) != 0) continue;
+      if (!inputs_without(job, a, v.index) || !claim(job, a)) continue;
+      mark(job, "taken-over", std::string(job.plan->actors[a].name), static_cast<int>(r.index));
+      drain_pipeline(r, job);
+      const ActorId next = run_on_tile(r, job, a);
+      if (next != kNone) r.deque.push(next);
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace redflow::runtime

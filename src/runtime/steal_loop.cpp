@@ -53,6 +53,16 @@ void Engine::steal_loop(Runner& r, Job& job) {
       r.notifier.wait(token);
       continue;
     }
+    if (!r.sent.empty() && straggling(r, job)) {
+      // A straggler takes no new work: its queue is left to thieves, its
+      // answers taken back (or given up at the end); what an answer made
+      // ready goes to the queue too, not straight to this tile.
+      if (const ActorId next = take_completion(r, job); next != kNone) {
+        r.deque.push(next);
+        steal_notifier_.notify_one();
+      }
+      continue;
+    }
     ActorId a = find_work();
     if (a == kNone && !r.sent.empty()) {
       // Nothing more to send: take the oldest answer back instead of idling.
