@@ -164,6 +164,7 @@ struct ExecutionStats {
   std::uint64_t speculative_copies = 0;  // copies of stragglers run on idle tiles
   std::uint64_t speculative_wins = 0;    // of them, the ones whose result was used (the straggler's was dropped)
   std::uint64_t abandoned = 0;           // answers of stragglers not waited for: the execution had ended without them
+  std::uint64_t taken_over = 0;          // HEFT: actors of a straggler's order an idle tile ran instead
   std::uint64_t late_messages = 0;     // remote tiles: replies and messages from lost workers, discarded (runtime's life)
   std::uint64_t refused_messages = 0;  // remote tiles: malformed or oversized messages refused (runtime's life)
   std::uint64_t unprotected_actors = 0;  // actors redundancy asked for that ran once on the driver (LoadedGraph::unprotected_actors)

@@ -190,6 +190,7 @@ class Engine {
   bool already_booked(const Job& job, ActorId a) const;
   void note_sent(Runner& r, Job& job, ActorId a);
   void note_answered(Runner& r, Job& job);
+  void note_unsent(Runner& r, Job& job);
   bool await_completion(Runner& r, Job& job);
   double estimate(const Job& job, ActorId a) const;
   bool inputs_without(const Job& job, ActorId a, unsigned v) const;

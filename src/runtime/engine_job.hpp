@@ -110,7 +110,7 @@ struct Engine::Job {
   std::atomic<std::uint32_t> joined_tiles{0};
   // Speculation (speculation.cpp): on for remote tiles without redundancy.
   bool speculating = false;
-  std::atomic<std::uint64_t> speculative_copies{0}, speculative_wins{0}, abandoned{0};
+  std::atomic<std::uint64_t> speculative_copies{0}, speculative_wins{0}, abandoned{0}, taken_over{0};
   std::atomic<std::uint32_t> replans{0};
   std::mutex mark_mutex;      // marks are rare: failed votes, quarantines
   std::vector<TracedMark> marks;
@@ -192,7 +192,8 @@ struct Engine::Runner {
   };
   std::deque<Sent> sent;
   unsigned depth = 1;
-  // The actors of `sent`, oldest first, and when the oldest began to run,
+  // The actors of `sent` (and the one whose inputs are being placed),
+  // oldest first, and when the oldest began to run,
   // for idle runners looking for stragglers (only while speculating).
   std::mutex flight_mutex;
   std::vector<ActorId> flight;

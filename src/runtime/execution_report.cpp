@@ -48,6 +48,7 @@ void Engine::report(Job& job, ExecutionStats& stats) {
   stats.speculative_copies = job.speculative_copies.load();
   stats.speculative_wins = job.speculative_wins.load();
   stats.abandoned = job.abandoned.load();
+  stats.taken_over = job.taken_over.load();
   std::vector<std::string> hosts;  // only with a trace: a warm execute_into() allocates nothing
   report_remote(stats, request.trace ? &hosts : nullptr);
   stats.transfer_bytes = transfer_bytes_.exchange(0);

@@ -70,14 +70,16 @@ void Engine::send_actor_message(Runner& r, Job& job, ActorId a) {
   ++r.clock;
   r.pinned_from = r.sent.empty() ? r.clock : r.sent.front().clock;
   ActorId handed_on = kNone;
-  if (!place_inputs(r, job, a, handed_on)) return;  // the tile was lost (`a` went elsewhere) or the job failed
+  // In flight from here for idle tiles looking for stragglers: placing the
+  // inputs is a round trip each, which a slow link makes long.
+  note_sent(r, job, a);
   ActorMessage m;
-  if (!describe_actor_message(r, job, a, 0, m)) return;
+  // The tile was lost (`a` went elsewhere) or the job failed.
+  if (!place_inputs(r, job, a, handed_on) || !describe_actor_message(r, job, a, 0, m)) return note_unsent(r, job);
   const double trace_start = job.tracing ? job.now() : 0;
   r.tile->send_actor(m);
   r.sent.push_back(Runner::Sent{a, r.clock, r.input_slots, m.output_tag, m.attempt, trace_start, r.stolen});
   r.stats.most_in_flight = std::max<std::uint64_t>(r.stats.most_in_flight, r.sent.size());
-  note_sent(r, job, a);
 }
 
 // Books the oldest completion in flight; returns what it made ready to run

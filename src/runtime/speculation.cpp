@@ -49,6 +49,12 @@ void Engine::note_sent(Runner& r, Job& job, ActorId a) {
   r.flight.push_back(a);
 }
 
+void Engine::note_unsent(Runner& r, Job& job) {
+  if (!job.speculating) return;
+  std::lock_guard<std::mutex> lock(r.flight_mutex);
+  if (!r.flight.empty()) r.flight.pop_back();
+}
+
 void Engine::note_answered(Runner& r, Job& job) {
   if (!job.speculating) return;
   std::lock_guard<std::mutex> lock(r.flight_mutex);
@@ -121,7 +127,8 @@ bool Engine::straggling(Runner& r, Job& job) {
   return straggling_locked(job, r, job.now());
 }
 
-// An actor on the wire to a straggling worker that tile r may copy (claimed
+// An actor on the wire to a straggling worker (or having its inputs placed
+// there) that tile r may copy (claimed
 // for r), or kNone; `waiting` says whether any worker has actors in flight
 // (a straggler may show later).
 ActorId Engine::find_straggler(Runner& r, Job& job, bool& waiting) {
@@ -186,6 +193,7 @@ bool Engine::take_over(Runner& r, Job& job) {
       if (claimed(job, a) || job.state->pending[a].load(std::memory_order_acquire) != 0) continue;
       if (!inputs_without(job, a, v.index) || !claim(job, a)) continue;
       mark(job, "taken-over", std::string(job.plan->actors[a].name), static_cast<int>(r.index));
+      job.taken_over.fetch_add(1, std::memory_order_relaxed);
       drain_pipeline(r, job);
       const ActorId next = run_on_tile(r, job, a);
       if (next != kNone) r.deque.push(next);
