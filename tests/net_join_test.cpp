@@ -38,27 +38,10 @@ Graph sleepy_chains(int chains, int length, int ms) {
   return g;
 }
 
-Registry plugin_registry() {
-  Registry reg = Registry::with_builtins();
-  EXPECT_TRUE(reg.load_plugin(REDFLOW_TEST_PLUGIN).ok());
-  return reg;
-}
-
 std::vector<std::string> worker_flags() {
   std::vector<std::string> extra = testing::kWorkerSlots;
   extra.insert(extra.end(), {"--lib", REDFLOW_TEST_PLUGIN});
   return extra;
-}
-
-Outputs reference(const Graph& g, const Inputs& inputs) {
-  RuntimeOptions o;
-  o.tiles = 4;
-  Runtime rt(o);
-  auto loaded = rt.load(g, plugin_registry());
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  auto out = loaded->execute(inputs);
-  EXPECT_TRUE(out.ok()) << out.status().ToString();
-  return out.ok() ? *out : Outputs{};
 }
 
 bool has_mark(const ExecutionTrace& trace, const std::string& what) {
@@ -74,7 +57,7 @@ TEST_P(NetJoin, AWorkerJoiningMidRunTakesActorsAndTheOutputsEqualTheLocalRun) {
   const Graph g = sleepy_chains(16, 12, 10);
   const auto x0 = testing::seeded_bytes(testing::kNetBytes, 7), x1 = testing::seeded_bytes(testing::kNetBytes, 8);
   const Inputs inputs{{"X0", x0}, {"X1", x1}};
-  const Outputs want = reference(g, inputs);
+  const Outputs want = testing::plugin_reference(g, inputs);
   WorkerProcesses workers;
   std::string endpoint;
   RuntimeOptions o = testing::remote_options(0, 1, GetParam());
@@ -84,7 +67,7 @@ TEST_P(NetJoin, AWorkerJoiningMidRunTakesActorsAndTheOutputsEqualTheLocalRun) {
   };
   testing::within_seconds(60, "a run a worker joins", [&] {
     Runtime rt(o);
-    auto loaded = rt.load(g, plugin_registry());
+    auto loaded = rt.load(g, testing::registry_with_test_plugin());
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
     ExecuteOptions traced;
     traced.trace = true;
@@ -125,7 +108,7 @@ TEST(NetJoinBetween, AWorkerThatCameBetweenExecutionsIsInTheNextHeftSchedule) {
   const Graph g = sleepy_chains(8, 4, 1);
   const auto x0 = testing::seeded_bytes(testing::kNetBytes, 9), x1 = testing::seeded_bytes(testing::kNetBytes, 10);
   const Inputs inputs{{"X0", x0}, {"X1", x1}};
-  const Outputs want = reference(g, inputs);
+  const Outputs want = testing::plugin_reference(g, inputs);
   WorkerProcesses workers;
   std::string endpoint;
   RuntimeOptions o = testing::remote_options(0, 1, Scheduler::kHeft);
@@ -135,7 +118,7 @@ TEST(NetJoinBetween, AWorkerThatCameBetweenExecutionsIsInTheNextHeftSchedule) {
   };
   testing::within_seconds(60, "a join between executions", [&] {
     Runtime rt(o);
-    auto loaded = rt.load(g, plugin_registry());
+    auto loaded = rt.load(g, testing::registry_with_test_plugin());
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
     auto out = loaded->execute(inputs);
     ASSERT_TRUE(out.ok()) << out.status().ToString();
@@ -159,7 +142,7 @@ TEST(NetJoinBetween, AWorkerWithoutTheGraphsActorFunctionsIsLeftOutOfService) {
   const Graph g = sleepy_chains(4, 2, 1);
   const auto x0 = testing::seeded_bytes(testing::kNetBytes, 11), x1 = testing::seeded_bytes(testing::kNetBytes, 12);
   const Inputs inputs{{"X0", x0}, {"X1", x1}};
-  const Outputs want = reference(g, inputs);
+  const Outputs want = testing::plugin_reference(g, inputs);
   WorkerProcesses workers;
   std::string endpoint;
   RuntimeOptions o = testing::remote_options(0, 1, Scheduler::kSteal);
@@ -169,7 +152,7 @@ TEST(NetJoinBetween, AWorkerWithoutTheGraphsActorFunctionsIsLeftOutOfService) {
   };
   testing::within_seconds(60, "a join without the plugin", [&] {
     Runtime rt(o);
-    auto loaded = rt.load(g, plugin_registry());
+    auto loaded = rt.load(g, testing::registry_with_test_plugin());
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
     workers.spawn(endpoint, testing::kWorkerSlots);  // no --lib: it has no test.sleep
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);

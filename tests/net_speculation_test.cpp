@@ -31,12 +31,6 @@ Graph sleepy_fanout(int n, int ms) {
   return g;
 }
 
-Registry plugin_registry() {
-  Registry reg = Registry::with_builtins();
-  EXPECT_TRUE(reg.load_plugin(REDFLOW_TEST_PLUGIN).ok());
-  return reg;
-}
-
 bool has_mark(const ExecutionTrace& trace, const std::string& what) {
   for (const TracedMark& m : trace.marks)
     if (m.what == what) return true;
@@ -61,7 +55,7 @@ StragglerRun run_with_straggler(const Graph& g, Scheduler scheduler, double spec
   StragglerRun run;
   testing::within_seconds(60, "a run with a straggler", [&] {
     Runtime rt(o);
-    auto loaded = rt.load(g, plugin_registry());
+    auto loaded = rt.load(g, testing::registry_with_test_plugin());
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
     ExecuteOptions eo;
     eo.trace = true;
@@ -77,22 +71,12 @@ StragglerRun run_with_straggler(const Graph& g, Scheduler scheduler, double spec
   return run;
 }
 
-Outputs reference(const Graph& g) {
-  const auto x0 = testing::seeded_bytes(testing::kNetBytes, 3);
-  Runtime rt(RuntimeOptions{});
-  auto loaded = rt.load(g, plugin_registry());
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  auto out = loaded->execute({{"X0", x0}});
-  EXPECT_TRUE(out.ok()) << out.status().ToString();
-  return out.ok() ? *out : Outputs{};
-}
-
 class NetSpeculation : public ::testing::TestWithParam<Scheduler> {};
 
 TEST_P(NetSpeculation, AnIdleTileCopiesAStragglersActorsAndTheFirstResultOfEachIsUsed) {
   const Graph g = sleepy_fanout(8, 10);  // 10 ms actors; 300 ms on the slowed worker
   const StragglerRun run = run_with_straggler(g, GetParam(), 0.05);
-  EXPECT_EQ(run.out, reference(g));
+  EXPECT_EQ(run.out, testing::plugin_reference(g, {{"X0", testing::seeded_bytes(testing::kNetBytes, 3)}}));
   EXPECT_GE(run.stats.speculative_copies, 1u);
   EXPECT_GE(run.stats.speculative_wins, 1u) << "a 10 ms copy beats a 300 ms straggler";
   EXPECT_LE(run.stats.speculative_wins, run.stats.speculative_copies);
@@ -110,7 +94,7 @@ INSTANTIATE_TEST_SUITE_P(Schedulers, NetSpeculation, ::testing::Values(Scheduler
 TEST(NetSpeculationOff, WithSpeculationOffTheStragglerRunsItsOwnActors) {
   const Graph g = sleepy_fanout(4, 10);
   const StragglerRun run = run_with_straggler(g, Scheduler::kHeft, 0);
-  EXPECT_EQ(run.out, reference(g));
+  EXPECT_EQ(run.out, testing::plugin_reference(g, {{"X0", testing::seeded_bytes(testing::kNetBytes, 3)}}));
   EXPECT_EQ(run.stats.speculative_copies, 0u);
   EXPECT_GT(run.stats.tiles[1].actors, 0u);
   EXPECT_FALSE(run.marked);

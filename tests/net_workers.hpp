@@ -134,6 +134,26 @@ inline Outputs local_reference(const Graph& g, const Inputs& inputs, unsigned ti
   return out.ok() ? *out : Outputs{};
 }
 
+// The built-ins and the test plugin (test.sleep, ...), as a worker started
+// with --lib REDFLOW_TEST_PLUGIN has them.
+inline Registry registry_with_test_plugin() {
+  Registry reg = Registry::with_builtins();
+  EXPECT_TRUE(reg.load_plugin(REDFLOW_TEST_PLUGIN).ok());
+  return reg;
+}
+
+// What `g` (which may use the test plugin's actors) gives in one process on 4 local tiles.
+inline Outputs plugin_reference(const Graph& g, const Inputs& inputs) {
+  RuntimeOptions o;
+  o.tiles = 4;
+  Runtime rt(o);
+  auto loaded = rt.load(g, registry_with_test_plugin());
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  auto out = loaded->execute(inputs);
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  return out.ok() ? *out : Outputs{};
+}
+
 // Driver options for `remote` worker processes plus `local` local tiles on
 // loopback, a free port, slots the workers below match.
 inline RuntimeOptions remote_options(unsigned local, unsigned remote, Scheduler scheduler, double heartbeat_timeout_s = 2) {
