@@ -17,6 +17,7 @@
 //              makespan with speculative copies beside without them; and a
 //              join: 32 chains of 16 on 1 worker, beside 1 worker with a
 //              second started as the execution starts; both schedulers
+//   NET_REMOTE_NO_SPECULATION=1: dispatch with speculative copies off (their cost)
 //   net_remote --cli build/redflow [--actors 20000] [--elastic-only] [--matmul-dot m.dot --matmul-inputs A=a.bin,B=b.bin]
 #include <fmt/format.h>
 #include <netinet/in.h>
@@ -28,6 +29,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -123,6 +125,7 @@ double dispatch_rate(std::size_t actors, unsigned remote, unsigned local, unsign
   const std::vector<std::byte> x(4);
   RuntimeOptions o = options(local, remote, 4096, 64, s);
   o.pipeline_depth = depth;
+  if (std::getenv("NET_REMOTE_NO_SPECULATION") != nullptr) o.speculate_after_s = 0;
   Runtime rt(o);
   auto g = rt.load(chains(actors, 64, 4), bench_registry());
   if (!g.ok()) {
