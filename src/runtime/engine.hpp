@@ -199,6 +199,7 @@ class Engine {
   bool straggling_locked(const Job& job, const Runner& v, double now) const;
   bool straggling(Runner& r, Job& job);
   bool take_over(Runner& r, Job& job);
+  bool any_tile_lost_in_service(const Job& job) const;
   // Walks `order` from the start, skipping claimed actors, until its end, an
   // abort or a new schedule (replan epoch other than `epoch`).
   template <typename Wait, typename Run>
