@@ -202,7 +202,9 @@ Engine::~Engine() {
 // plan ran since); the fault configuration when it changed.
 Status Engine::configure_tiles(const Plan& plan, const ExecutionRequest& request) {
   for (unsigned t = 0; t < tiles(); ++t) {
-    if (tile_lost(t) || absent_[t].load(std::memory_order_acquire)) continue;
+    // Out of service for good (lost, quarantined, a joiner that could not
+    // take the graph) or not filled yet: it gets no work, so no table either.
+    if (tile_lost(t) || absent_[t].load(std::memory_order_acquire) || !healthy(t)) continue;
     REDFLOW_RETURN_IF_ERROR(configure_tile(t, plan, request));
   }
   return Status::Ok();
