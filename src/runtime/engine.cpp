@@ -23,6 +23,7 @@
 
 namespace redflow::runtime {
 
+// Per tile place: the tiles, and the places kept for workers that may join.
 Engine::Engine(const RuntimeOptions& options)
     : options_(options), lost_(std::make_unique<std::atomic<bool>[]>(options.tiles + options.join_places())),
       absent_(std::make_unique<std::atomic<bool>[]>(options.tiles + options.join_places())),

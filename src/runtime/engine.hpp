@@ -148,9 +148,11 @@ class Engine {
   bool recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace);
   bool only_on_lost_tile(const Job& job, DataId d) const;
   bool tile_lost(unsigned t) const { return lost_[t].load(std::memory_order_acquire); }
+  // A tile is gone (lost, or dead though not yet declared); places kept for
+  // joins that no worker filled do not count (their tile says lost()).
   bool any_tile_lost() const {
     for (unsigned t = 0; t < tiles(); ++t)
-      if (gone(t)) return true;
+      if (!absent_[t].load(std::memory_order_acquire) && gone(t)) return true;
     return false;
   }
   // Lost, or dead already though its runner has not told the engine yet.
@@ -182,7 +184,8 @@ class Engine {
   const Schedule& orders(const Job& job) const;
   void replan(Job& job);
   const Schedule* start_schedule(Job& job);  // null: the plan's own fits the tiles in service
-  std::unique_ptr<Schedule> make_schedule(const Job& job) const;
+  std::vector<bool> tiles_in_service() const;
+  std::unique_ptr<Schedule> make_schedule(const Job& job, const std::vector<bool>& service) const;
   bool claim(Job& job, ActorId a);          // HEFT with joins: one walker runs `a`
   bool claimed(const Job& job, ActorId a) const;
   // Speculative copies of stragglers (speculation.cpp).
@@ -199,7 +202,6 @@ class Engine {
   bool straggling_locked(const Job& job, const Runner& v, double now) const;
   bool straggling(Runner& r, Job& job);
   bool take_over(Runner& r, Job& job);
-  bool any_tile_lost_in_service(const Job& job) const;
   // Walks `order` from the start, skipping claimed actors, until its end, an
   // abort or a new schedule (replan epoch other than `epoch`).
   template <typename Wait, typename Run>

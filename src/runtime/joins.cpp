@@ -83,7 +83,13 @@ bool Engine::in_service(unsigned t) const { return healthy(t) && !absent_[t].loa
 // HEFT over every tile place: the ones out of service cost +inf, so nothing
 // new goes there; a claimed actor is forced where it runs (or ran) at no
 // cost, so what it feeds is timed from now rather than left unplaced.
-std::unique_ptr<Schedule> Engine::make_schedule(const Job& job) const {
+std::vector<bool> Engine::tiles_in_service() const {
+  std::vector<bool> service(tiles());
+  for (unsigned t = 0; t < tiles(); ++t) service[t] = in_service(t);
+  return service;
+}
+
+std::unique_ptr<Schedule> Engine::make_schedule(const Job& job, const std::vector<bool>& service) const {
   const Plan& plan = *job.plan;
   constexpr double kInf = std::numeric_limits<double>::infinity();
   MachineModel m = machine();
@@ -91,8 +97,6 @@ std::unique_ptr<Schedule> Engine::make_schedule(const Job& job) const {
   schedule::HeftProblem p = heft_problem(*plan.graph, m, *plan.registry);
   const Schedule& now = orders(job);
   const std::size_t driver = tiles();
-  std::vector<bool> service(tiles());
-  for (unsigned t = 0; t < tiles(); ++t) service[t] = in_service(t);
   for (ActorId a = 0; a < plan.actors.size(); ++a) {
     if (claimed(job, a)) {
       const int tile = now.actors[a].tile;
@@ -110,15 +114,12 @@ std::unique_ptr<Schedule> Engine::make_schedule(const Job& job) const {
 
 const Schedule* Engine::start_schedule(Job& job) {
   const auto& planned = job.plan->heft.tile_order;
-  std::vector<bool> service(tiles());
+  std::vector<bool> service = tiles_in_service();
   bool as_planned = true;
-  for (unsigned t = 0; t < tiles(); ++t) {
-    service[t] = in_service(t);
-    as_planned = as_planned && service[t] == (t < planned.size());
-  }
+  for (unsigned t = 0; t < tiles(); ++t) as_planned = as_planned && service[t] == (t < planned.size());
   if (as_planned) return nullptr;
   if (!(replan_cache_ && replan_plan_ == job.plan->id && replan_service_ == service)) {
-    replan_cache_ = make_schedule(job);
+    replan_cache_ = make_schedule(job, service);
     replan_plan_ = job.plan->id;
     replan_service_ = std::move(service);
     job.replans.fetch_add(1, std::memory_order_relaxed);
@@ -130,7 +131,7 @@ const Schedule* Engine::start_schedule(Job& job) {
 // schedule at their next actor (Job::epoch), skipping what was claimed.
 void Engine::replan(Job& job) {
   std::lock_guard<std::mutex> lock(job.replan_mutex);
-  job.schedules.push_back(make_schedule(job));
+  job.schedules.push_back(make_schedule(job, tiles_in_service()));
   job.schedule.store(job.schedules.back().get(), std::memory_order_seq_cst);
   job.epoch.fetch_add(1, std::memory_order_seq_cst);
   job.replans.fetch_add(1, std::memory_order_relaxed);
