@@ -106,16 +106,21 @@ TEST(NetCrash, AFrozenWorkerIsLostAndWhatItSendsWhenWokenIsDiscarded) {
   });
 }
 
-TEST(NetCrash, AnActorThatKillsEveryWorkerItLandsOnIsPoisonedAfterThree) {
+// An actor that kills every worker it lands on, on 4 workers: poisoned after
+// 3 losses, with the fourth worker alive and never sent it. `args` and
+// `speculate_after_s` make it slow to die and copied while it dies
+// (`want_copies` times; -1: any number).
+void expect_poisoned_after_three(const std::string& args, double speculate_after_s, int want_copies) {
   Graph g("poison");
   const DataId x = g.input("X", 64);
-  g.actor("killer", "test.crash", {x}, g.output("Y", 64));
+  g.actor("killer", "test.crash", {x}, g.output("Y", 64)).args(args);
   Registry reg = Registry::with_builtins();
   ASSERT_TRUE(reg.load_plugin(REDFLOW_TEST_PLUGIN).ok());
   WorkerProcesses workers;
   std::vector<std::string> extra = testing::kWorkerSlots;
   extra.insert(extra.end(), {"--lib", REDFLOW_TEST_PLUGIN});
   RuntimeOptions o = testing::remote_options(0, 4, Scheduler::kSteal, 0.3);
+  o.speculate_after_s = speculate_after_s;
   o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(4, endpoint, extra); };
   testing::within_seconds(30, "poisoned actor", [&] {
     Runtime rt(o);
@@ -126,12 +131,24 @@ TEST(NetCrash, AnActorThatKillsEveryWorkerItLandsOnIsPoisonedAfterThree) {
     ASSERT_FALSE(out.ok());
     EXPECT_NE(out.status().message().find("actor 'killer' is poisoned"), std::string::npos) << out.status().message();
     EXPECT_EQ(loaded->last_stats().lost_tiles, 3u);
+    if (want_copies >= 0) {
+      EXPECT_EQ(loaded->last_stats().speculative_copies, static_cast<std::uint64_t>(want_copies));
+    }
     // The fourth worker is alive and was never sent the poisoned actor.
     int alive = 0;
     for (pid_t p : std::vector<pid_t>(workers.pids())) alive += ::kill(p, 0) == 0 && workers.wait_exit(p, 0.01) == -1;
     EXPECT_EQ(alive, 1);
   });
 }
+
+TEST(NetCrash, AnActorThatKillsEveryWorkerItLandsOnIsPoisonedAfterThree) { expect_poisoned_after_three("", 0.1, -1); }
+
+// The killer takes 400 ms to die, so an idle tile copies it (speculation at
+// 50 ms) and the copy dies too. The copy's loss is a strike, but the run is
+// handed on once, by the original's runner: before, both handed it on and
+// the fourth worker died as well (seen under AddressSanitizer, whose crash
+// report makes every worker slow to die).
+TEST(NetCrash, ACopiedKillerIsHandedOnOnceAndStillPoisonedAfterThree) { expect_poisoned_after_three("ms=400", 0.05, 1); }
 
 // Raw bytes on the driver's socket, as a confused or hostile peer would send.
 void send_garbage(const std::string& endpoint, int& sent) {

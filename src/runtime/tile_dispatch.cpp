@@ -12,11 +12,15 @@ namespace redflow::runtime {
 
 // Tile r answered `lost`: it leaves service for good and `a` goes to another
 // tile, as from a quarantined one (HEFT's order of r is handed on the same way).
+// A lost speculative copy counts a strike but is not handed on: the run it
+// copied is still on its own tile, whose runner hands it on if that tile is
+// lost too. Handing on both would run an actor that kills its tiles twice
+// more at once, and take down a tile beyond the poisoning limit.
 ActorId Engine::hand_on_from_lost(Runner& r, Job& job, ActorId a) {
   lose_tile(job, r.index);
   if (already_booked(job, a)) return kNone;  // a speculative copy's result was used
   if (poisoned(job, a)) return kNone;
-  forward(job, a, r);
+  if (!r.copying) forward(job, a, r);
   return kNone;
 }
 

@@ -5,7 +5,8 @@
 //   test.fill    no inputs; every int32 of the output = N (args: value=N, N may be negative)
 //   test.add2    output[i] = input0[i] + input1[i] for int32s, shape declared in one line (shape::elementwise)
 //   test.add2_unchecked  the same function without a shape: a graph giving it one input must not crash silently
-//   test.crash   crashes (SIGSEGV) inside its parallel loop, for the crash report naming the actor
+//   test.crash   crashes (SIGSEGV) inside its parallel loop, for the crash report naming the actor;
+//                after sleeping ms=N milliseconds first if given (a worker slow to die)
 //   test.refuse  always refuses with ctx.fail("refused on purpose")
 //   test.sleep   output = its first input (same size), after sleeping ms=N milliseconds (default 5):
 //                an actor that takes time, for joins and stragglers
@@ -61,6 +62,7 @@ void add2(redflow::ActorContext& ctx) {
 }
 
 void crash(redflow::ActorContext& ctx) {
+  if (const auto ms = redflow::ActorContext::find_arg_u64(ctx.args(), "ms")) std::this_thread::sleep_for(std::chrono::milliseconds(*ms));
   auto out = ctx.output<std::uint32_t>();
   ctx.parallel_for(0, out.size(), [&](std::size_t i) {
     if (i + 1 == out.size()) std::raise(SIGSEGV);  // as a wild pointer would
