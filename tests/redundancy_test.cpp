@@ -5,6 +5,7 @@
 // executions, per-actor redundancy, and the errors users meet.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -157,7 +158,10 @@ TEST(Voting, FaultyTileIsOutvotedAndQuarantinedUnder3xDiff) {
     auto loaded = rt.load(s.graph, reg);
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
     std::uint64_t injected = 0, detected = 0;
-    for (std::uint32_t round = 0; round < 3; ++round) {
+    // Quarantine needs 3 lost votes in one execution, which random stealing
+    // may not give tile 1 at once: run until it is quarantined, then once more.
+    std::uint32_t rounds = 3;
+    for (std::uint32_t round = 0; round < rounds && round < 14; ++round) {
       std::vector<std::vector<std::byte>> storage;
       Inputs in = make_inputs(s, storage, round + 11);
       auto out = loaded->execute(in);
@@ -167,6 +171,7 @@ TEST(Voting, FaultyTileIsOutvotedAndQuarantinedUnder3xDiff) {
       injected += loaded->last_stats().injected_faults;
       detected += loaded->last_stats().detected_faults;
       expect_replicas_on_distinct_tiles(loaded->last_trace(), to_string(sched));
+      if (rt.quarantined_tiles().empty()) rounds = std::max(rounds, round + 3);  // quarantined in round + 1 at the earliest
     }
     EXPECT_GT(injected, 0u) << "tile 1 never ran anything";
     EXPECT_EQ(detected, injected) << "every corrupted replica is outvoted";
@@ -174,7 +179,7 @@ TEST(Voting, FaultyTileIsOutvotedAndQuarantinedUnder3xDiff) {
     const ExecutionStats& st = loaded->last_stats();
     EXPECT_EQ(st.quarantined_tiles, std::vector<unsigned>{1});
     EXPECT_TRUE(st.tiles[1].quarantined);
-    // Once quarantined, the tile runs nothing.
+    // Once quarantined (in an earlier execution), the tile runs nothing.
     EXPECT_EQ(st.tiles[1].actors, 0u) << to_string(sched);
   }
 }
