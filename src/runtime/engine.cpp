@@ -23,13 +23,17 @@
 
 namespace redflow::runtime {
 
-// Per tile place: the tiles, and the places kept for workers that may join.
+namespace {
+// One flag per tile place: the tiles, and the places kept for workers that may join.
+template <typename T>
+std::unique_ptr<std::atomic<T>[]> per_place(const RuntimeOptions& o) {
+  return std::make_unique<std::atomic<T>[]>(o.tiles + o.join_places());
+}
+}  // namespace
+
 Engine::Engine(const RuntimeOptions& options)
-    : options_(options), lost_(std::make_unique<std::atomic<bool>[]>(options.tiles + options.join_places())),
-      absent_(std::make_unique<std::atomic<bool>[]>(options.tiles + options.join_places())),
-      joined_(std::make_unique<std::atomic<bool>[]>(options.tiles + options.join_places())),
-      quarantined_(std::make_unique<std::atomic<bool>[]>(options.tiles + options.join_places())),
-      lost_votes_(std::make_unique<std::atomic<std::uint32_t>[]>(options.tiles + options.join_places())),
+    : options_(options), lost_(per_place<bool>(options)), absent_(per_place<bool>(options)), joined_(per_place<bool>(options)),
+      quarantined_(per_place<bool>(options)), lost_votes_(per_place<std::uint32_t>(options)),
       driver_trace_(std::make_unique<DriverTrace>()) {}
 
 
