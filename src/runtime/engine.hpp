@@ -135,7 +135,9 @@ class Engine {
   // this execution's bytes; `hosts` (a trace's tile_hosts) named by worker (engine.cpp).
   void report_remote(ExecutionStats& stats, std::vector<std::string>* hosts);
 
-  bool place_input(Runner& r, Job& job, DataId d, SlotId& slot);
+  // Places value `d` in one of tile r's slots for actor `a`. False, without
+  // failing the job, when `a` was booked meanwhile (a speculative copy won).
+  bool place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot);
   bool allocate_slot(Runner& r, Job& job, SlotId& slot);
   bool reusable(const Job& job, const GraphState::TileDirectory& dir, SlotId i) const;
   // `trace`: the calling thread's buffer (default: the driver's when `stats` is the driver's, else tile's runner's).

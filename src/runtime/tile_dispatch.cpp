@@ -88,9 +88,13 @@ bool Engine::place_inputs(Runner& r, Job& job, ActorId a, ActorId& next) {
   r.input_slots.clear();
   for (std::uint32_t i = 0; i < pa.input_count; ++i) {
     SlotId slot;
-    if (!place_input(r, job, job.state->alias[plan.inputs[pa.first_input + i]], slot)) {
+    if (!place_input(r, job, a, job.state->alias[plan.inputs[pa.first_input + i]], slot)) {
       if (r.tile->lost()) {
         next = hand_on_from_lost(r, job, a);
+        return false;
+      }
+      if (already_booked(job, a)) {  // a speculative copy's result was used: this run is dropped
+        next = kNone;
         return false;
       }
       if (!job.aborted.load()) fail(job, "actor '" + std::string(pa.name) + "' needs more slots than tile " + std::to_string(r.index) + " has");
