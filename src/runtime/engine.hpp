@@ -135,8 +135,10 @@ class Engine {
   // this execution's bytes; `hosts` (a trace's tile_hosts) named by worker (engine.cpp).
   void report_remote(ExecutionStats& stats, std::vector<std::string>* hosts);
 
-  // Places value `d` in one of tile r's slots for actor `a`. False, without
-  // failing the job, when `a` was booked meanwhile (a speculative copy won).
+  // Places value `d` in one of tile r's slots for actor `a`. False when no
+  // slot was free, the tile was lost or the job failed, and also, failing
+  // nothing, when another run of `a` (the original or a speculative copy)
+  // was booked meanwhile and freed the value.
   bool place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot);
   bool allocate_slot(Runner& r, Job& job, SlotId& slot);
   bool reusable(const Job& job, const GraphState::TileDirectory& dir, SlotId i) const;

@@ -119,9 +119,9 @@ bool Engine::place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot)
     wait_for_home_writer(s, d);
     if (!home_valid(job, d, tag.round) && only_on_lost_tile(job, d)) recompute(job, d, r.stats, r.trace);
     if (!home_valid(job, d, tag.round)) {
-      // A copy of `a` on an idle tile finished while its inputs were being
-      // placed here, and freed the ones it was the last to read: this run is
-      // not needed any more.
+      // Another run of `a` (a speculative copy, or the original it copies)
+      // was booked while the inputs were being placed here, and freed the
+      // ones it was the last to read: this run is not needed any more.
       if (already_booked(job, a)) return false;
       fail(job, "internal error: data node '" + job.plan->graph->data(d).name + "' is in no memory");
       return false;

@@ -93,7 +93,7 @@ bool Engine::place_inputs(Runner& r, Job& job, ActorId a, ActorId& next) {
         next = hand_on_from_lost(r, job, a);
         return false;
       }
-      if (already_booked(job, a)) {  // a speculative copy's result was used: this run is dropped
+      if (already_booked(job, a)) {  // another run's result was used (speculation): this one is dropped
         next = kNone;
         return false;
       }
