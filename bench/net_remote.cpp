@@ -6,6 +6,10 @@
 //              input sent in, the output read back: the two hops of a relayed
 //              tile-to-tile transfer), MB/s, as a fraction of a plain loopback
 //              TCP socket pair moving the same bytes in the same run
+//   worker to worker  an 8 MB value moved from one worker's slot to
+//              another's, fetched over the workers' peer sockets beside
+//              relayed by the driver, each as a fraction of the loopback TCP
+//              socket pair (the faster of a measurement before and after)
 //   recovery   time from kill -9 (and from SIGSTOP) of a worker to the tile
 //              server declaring it lost, when its waiting calls answer `lost`
 //              and the engine hands its actors on; and a 3000-actor graph's
@@ -36,6 +40,7 @@
 #include <thread>
 #include <vector>
 
+#include "net/remote_tile.hpp"
 #include "net/tile_server.hpp"
 #include "redflow/redflow.hpp"
 
@@ -284,6 +289,60 @@ double tile_to_tile(std::size_t bytes, int steps, std::uint64_t& moved) {
   return static_cast<double>(moved) / t / 1e6;
 }
 
+// An 8 MB value in worker 0's slot placed in worker 1's slot `times` times,
+// straight through the tile protocol (no graph, so nothing but the transfer
+// is timed): `direct`, worker 1 fetches it from worker 0's peer socket (the
+// TLM-to-TLM transfer); else the driver reads it from worker 0 and sends it
+// to worker 1 (the relay). MB/s of value moved.
+double worker_to_worker(std::size_t bytes, int times, bool direct) {
+  net::TileServerOptions so;
+  so.workers = 2;
+  so.slots = 2;
+  so.slot_bytes = bytes;
+  auto server = net::TileServer::start(so);
+  if (!server.ok()) std::exit(1);
+  spawn_worker((*server)->endpoint(), bytes, 2);
+  spawn_worker((*server)->endpoint(), bytes, 2);
+  if (!(*server)->wait_for_workers(20).ok()) std::exit(1);
+  net::RemoteTile t0(**server, 0, 0), t1(**server, 1, 1);
+  runtime::Tile* const peers[] = {&t0, &t1};
+  t0.set_peers(peers);
+  t1.set_peers(peers);
+  t1.set_peer_transfers(direct);
+  std::vector<std::byte> value(bytes, std::byte{7});
+  runtime::DataNodeMessage m;
+  m.tag = runtime::DataTag{1, 1, 0};
+  m.bytes = bytes;
+  m.payload = value;
+  if (!t0.data_node(m).ok()) std::exit(1);
+  m.payload = {};
+  m.source_tile = 0;
+  m.source_slot = 0;
+  m.slot = 1;
+  double fastest = 1e9;
+  for (int i = 0; i < times + 1; ++i) {  // the first warms the peer link
+    const auto t = Clock::now();
+    if (Status s = t1.data_node(m); !s.ok()) {
+      fmt::print(stderr, "net_remote: {}\n", s.ToString());
+      std::exit(1);
+    }
+    if (i > 0) fastest = std::min(fastest, since(t));
+  }
+  server->reset();
+  reap_all();
+  return static_cast<double>(bytes) / fastest / 1e6;
+}
+
+// Prints the direct and the relayed rate against loopback TCP (`tcp`,
+// measured just before; measured again after, and the faster is used).
+void print_worker_to_worker(std::size_t bytes, double tcp) {
+  const double direct = worker_to_worker(bytes, 8, true), relayed = worker_to_worker(bytes, 8, false);
+  tcp = std::max(tcp, loopback_tcp(bytes, 32));
+  fmt::print("{{\"worker_to_worker_{}MB_direct_MBps\": {:.1f}, \"relayed_by_driver_MBps\": {:.1f}, \"loopback_tcp_MBps\": {:.1f}, "
+             "\"direct_fraction_of_tcp\": {:.3f}, \"relayed_fraction_of_tcp\": {:.3f}}}\n",
+             bytes >> 20, direct, relayed, tcp, direct / tcp, relayed / tcp);
+}
+
 // Two workers and one local tile, heartbeat timeout `hb` s; a chain-heavy
 // graph of i32.add. Returns (makespan without a kill, with a kill of one
 // worker `at` s into the run); their difference is the recovery's cost:
@@ -358,7 +417,7 @@ double detection(double hb, bool freeze, int trials) {
 
 int main(int argc, char** argv) {
   std::size_t actors = 20000;
-  bool dispatch_only = false, elastic_only = false;
+  bool dispatch_only = false, elastic_only = false, transfer_only = false;
   unsigned depth = RuntimeOptions{}.pipeline_depth;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -366,6 +425,7 @@ int main(int argc, char** argv) {
     else if (a == "--actors" && i + 1 < argc) actors = std::stoul(argv[++i]);
     else if (a == "--dispatch-only") dispatch_only = true;
     else if (a == "--elastic-only") elastic_only = true;
+    else if (a == "--transfer-only") transfer_only = true;
     else if (a == "--depth" && i + 1 < argc) depth = static_cast<unsigned>(std::stoul(argv[++i]));
   }
   if (g_cli.empty()) {
@@ -374,6 +434,11 @@ int main(int argc, char** argv) {
   }
   if (elastic_only) {
     elastic();
+    return 0;
+  }
+  if (transfer_only) {
+    const std::size_t mb8 = std::size_t{8} << 20;
+    print_worker_to_worker(mb8, loopback_tcp(mb8, 32));
     return 0;
   }
   // Pipelined dispatch (--depth, default RuntimeOptions' 32) beside one
@@ -396,6 +461,7 @@ int main(int argc, char** argv) {
   const double relay = tile_to_tile(mb8, 8, moved);
   reap_all();
   const double tcp = loopback_tcp(mb8, 32);
+  print_worker_to_worker(mb8, tcp);
   const double hb = 0.5;
   std::uint64_t lost = 0, recomputed = 0;
   const auto [plain, killed] = recovery(hb, 0.05, lost, recomputed);

@@ -93,6 +93,8 @@ TEST(NetMessages, HelloWelcomeAndRefusedRoundTrip) {
   h.slots = 16;
   h.slot_bytes = 8 << 20;
   h.functions = describe_functions(Registry::with_builtins(), "built-in");
+  h.peer_port = 41234;
+  h.public_key = std::string(40, 'p');
   ASSERT_FALSE(h.functions.empty());
   std::vector<std::byte> bytes;
   encode(h, bytes);
@@ -104,7 +106,7 @@ TEST(NetMessages, HelloWelcomeAndRefusedRoundTrip) {
   bytes.push_back(std::byte{0});
   EXPECT_FALSE(decode(bytes, back).ok());
 
-  WelcomeMessage w{3, 9, 50, 200};
+  WelcomeMessage w{3, 9, 50, 200, {std::string(40, 'k'), std::string(40, 'q')}};
   bytes.clear();
   encode(w, bytes);
   WelcomeMessage wb;
@@ -139,7 +141,9 @@ TEST(NetMessages, AHelloWithImpossibleSlotsOrAHugeCountIsRefused) {
   bytes.clear();
   encode(h, bytes);
   const std::uint32_t huge = 1u << 15;
-  std::memcpy(bytes.data() + bytes.size() - 4, &huge, 4);
+  // The count is the field before the peer port and the (empty) public key.
+  ASSERT_TRUE(h.functions.empty() && h.public_key.empty());
+  std::memcpy(bytes.data() + bytes.size() - 12, &huge, 4);
   s = decode(bytes, back);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("truncated"), std::string::npos) << s.message();

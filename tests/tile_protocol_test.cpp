@@ -198,7 +198,7 @@ TEST(TileProtocolCodecTest, AnswersRoundTrip) {
 
 // Encodes one frame of every kind, for the refusal tests below.
 std::vector<std::vector<std::byte>> every_kind() {
-  std::vector<std::vector<std::byte>> frames(11);
+  std::vector<std::vector<std::byte>> frames(12);
   const auto payload = bytes({1, 2, 3});
   DataNodeMessage dn;
   dn.bytes = 3;
@@ -221,6 +221,8 @@ std::vector<std::vector<std::byte>> every_kind() {
   encode(Status::Internal("x"), frames[8]);
   encode_slot_data(true, payload, frames[9]);
   encode_lost(frames[10]);
+  dn.source_tile = 1;
+  encode(dn, PeerSource{"tcp://127.0.0.1:4000", "key"}, frames[11]);
   return frames;
 }
 
@@ -262,7 +264,7 @@ TEST(TileProtocolCodecTest, TrailingBytesAreRefused) {
 TEST(TileProtocolCodecTest, WrongVersionMagicAndKindAreRefusedByName) {
   auto frame = every_kind()[6];
   auto v = frame;
-  v[4] = std::byte{2};
+  v[4] = std::byte{kTileProtocolVersion + 1};
   EXPECT_EQ(refusal(v), ProtocolError::kWrongVersion);
   auto m = frame;
   m[0] = std::byte{'X'};
@@ -340,6 +342,49 @@ TEST(TileProtocolCodecTest, EverySingleBitFlipDecodesOrIsRefusedByName) {
       }
     }
   }
+}
+
+TEST(TileProtocolCodecTest, APeerDataNodeNamesItsSourceAndCarriesNoBytes) {
+  DataNodeMessage m;
+  m.tag = DataTag{4, 7, 1};
+  m.slot = 3;
+  m.bytes = 8 << 20;
+  m.source_tile = 2;
+  m.source_slot = 5;
+  std::vector<std::byte> frame;
+  encode(m, PeerSource{"tcp://10.0.0.2:41234", "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"}, frame);
+  EXPECT_LT(frame.size(), 128u) << "the value's 8 MiB do not travel with it";
+  DecodedFrame d;
+  ASSERT_TRUE(decode(frame, d).ok());
+  EXPECT_EQ(d.kind, WireKind::kPeerDataNode);
+  EXPECT_EQ(d.data_node.tag, m.tag);
+  EXPECT_EQ(d.data_node.bytes, m.bytes);
+  EXPECT_EQ(d.data_node.source_tile, 2);
+  EXPECT_EQ(d.data_node.source_slot, 5u);
+  EXPECT_EQ(d.peer.endpoint, "tcp://10.0.0.2:41234");
+  EXPECT_EQ(d.peer.public_key, "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7");
+  // A peer data node must name a tile: "from the driver" is refused.
+  m.source_tile = kFromDriver;
+  frame.clear();
+  encode(m, PeerSource{"tcp://10.0.0.2:1", ""}, frame);
+  EXPECT_EQ(refusal(frame), ProtocolError::kMalformed);
+}
+
+TEST(TileProtocolCodecTest, ABorrowingDecodePointsIntoTheFrameInsteadOfCopying) {
+  const auto payload = bytes({9, 8, 7, 6});
+  std::vector<std::byte> frame;
+  encode_slot_data(true, payload, frame);
+  DecodedFrame copied, borrowed;
+  ASSERT_TRUE(decode(frame, copied).ok());
+  ASSERT_TRUE(decode(frame, borrowed, /*borrow=*/true).ok());
+  EXPECT_TRUE(std::equal(borrowed.slot_bytes.begin(), borrowed.slot_bytes.end(), payload.begin(), payload.end()));
+  EXPECT_TRUE(borrowed.slot_bytes.data() >= frame.data() && borrowed.slot_bytes.data() < frame.data() + frame.size());
+  EXPECT_FALSE(copied.slot_bytes.data() >= frame.data() && copied.slot_bytes.data() < frame.data() + frame.size());
+  // The in-place encoder gives the same frame, the value written by the caller.
+  std::vector<std::byte> in_place;
+  auto dst = encode_slot_data_in_place(payload.size(), in_place);
+  std::copy(payload.begin(), payload.end(), dst.begin());
+  EXPECT_EQ(in_place, frame);
 }
 
 }  // namespace

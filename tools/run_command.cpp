@@ -28,6 +28,7 @@ struct RunArgs {
   unsigned min_tiles = 0;
   double tile_wait_s = 30, heartbeat_timeout_s = 2;
   unsigned pipeline_depth = 32;
+  bool no_peer_transfers = false;
   unsigned max_tiles = 0;  // 0: min_tiles + 8
   double speculate_after_s = 0.1;
   bool tiles_given = false;
@@ -85,6 +86,7 @@ int run(const RunArgs& a) {
     options->tile_wait_s = a.tile_wait_s;
     options->heartbeat_timeout_s = a.heartbeat_timeout_s;
     options->pipeline_depth = a.pipeline_depth;
+    options->peer_transfers = !a.no_peer_transfers;
     if (a.max_tiles != 0 && a.max_tiles < min_tiles)
       return fail(Status::InvalidArgument("--max-tiles " + std::to_string(a.max_tiles) + " is below --min-tiles " + std::to_string(min_tiles) +
                                           " (it counts every remote tile, the ones waited for too)"));
@@ -224,6 +226,9 @@ Command add_run_command(CLI::App& app) {
                       "per actor (docs/remote.md, \"Pipelined dispatch\"; 1: one at a time)")
       ->check(CLI::Range(1u, 4096u))
       ->capture_default_str();
+  run_cmd->add_flag("--no-peer-transfers", ra->no_peer_transfers,
+                    "With --listen: relay every transfer through the driver; by default a value on one worker goes straight to "
+                    "the worker that needs it (docs/remote.md, \"Transfers\")");
   run_cmd->add_option(net::kKeyFlag, ra->security.key_file,
                       "With --listen: the driver's secret key (redflow keygen); CURVE-encrypts the link (docs/security.md; default: none, plain text on loopback only)")
       ->type_name("FILE.key");

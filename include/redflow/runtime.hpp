@@ -90,6 +90,10 @@ struct RuntimeOptions {
   // takes the first completion back (docs/remote.md, "Pipelined dispatch").
   // 1: one round trip per actor, as in-process tiles.
   unsigned pipeline_depth = 32;
+  // A value in one worker's slot goes straight to the worker that needs it
+  // (the paper's TLM-to-TLM transfer, docs/remote.md "Transfers"); false:
+  // every transfer relays through the driver (a baseline for bench/).
+  bool peer_transfers = true;
   // Called with the bound endpoint once the server listens, before the wait
   // (how a caller that asked for port * learns which port to give workers).
   std::function<void(const std::string&)> on_listening = {};
@@ -142,6 +146,7 @@ struct TileStats {
   bool lost = false;                  // declared lost (crashed, cut off, silent)
   std::uint64_t bytes_sent = 0;       // driver -> worker during this execution
   std::uint64_t bytes_received = 0;   // worker -> driver during this execution
+  std::uint64_t peer_bytes_in = 0;    // fetched straight from another worker during this execution (not through the driver)
   std::uint64_t most_in_flight = 0;   // most actor messages unanswered at once: 1 one at a time, up to RuntimeOptions::pipeline_depth for a worker (0: local fast path only)
   bool joined = false;                // a worker that joined after the runtime started (docs/remote.md, "Joins")
   std::uint64_t speculative = 0;      // speculative copies of stragglers this tile ran

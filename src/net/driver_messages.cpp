@@ -11,6 +11,8 @@ void encode(const WelcomeMessage& m, std::vector<std::byte>& out) {
   w.u64(m.incarnation);
   w.u32(m.heartbeat_interval_ms);
   w.u32(m.heartbeat_timeout_ms);
+  w.u32(static_cast<std::uint32_t>(m.peer_keys.size()));
+  for (const std::string& k : m.peer_keys) w.str(k);
 }
 
 void encode(const RefusedMessage& m, std::vector<std::byte>& out) {
@@ -24,6 +26,9 @@ Status decode(std::span<const std::byte> body, WelcomeMessage& out) {
   out.incarnation = r.u64("incarnation");
   out.heartbeat_interval_ms = r.u32("heartbeat interval");
   out.heartbeat_timeout_ms = r.u32("heartbeat timeout");
+  out.peer_keys.clear();
+  const std::size_t keys = r.count("peer keys", kMaxWelcomeKeys, 4);
+  for (std::size_t i = 0; i < keys && !r.failed(); ++i) out.peer_keys.push_back(r.str("peer key", 64));
   r.finish("WELCOME");
   if (!r.failed() && (out.heartbeat_interval_ms == 0 || out.heartbeat_timeout_ms < out.heartbeat_interval_ms))
     r.fail(NetError::kMalformed, "heartbeat interval " + std::to_string(out.heartbeat_interval_ms) + " ms, timeout " +

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,6 +20,10 @@ struct WelcomeMessage {
   std::uint64_t incarnation = 0;
   std::uint32_t heartbeat_interval_ms = 250;
   std::uint32_t heartbeat_timeout_ms = 2000;  // silence after which the peer is gone
+  // With keys: the public keys (Z85) of every worker the driver admits. The
+  // worker's peer socket lets in exactly these (peer_links.hpp), so a peer
+  // fetching a value is held to the driver's --authorized-keys.
+  std::vector<std::string> peer_keys;
   friend bool operator==(const WelcomeMessage&, const WelcomeMessage&) = default;
 };
 
@@ -26,6 +31,8 @@ struct RefusedMessage {
   std::string reason;
   friend bool operator==(const RefusedMessage&, const RefusedMessage&) = default;
 };
+
+inline constexpr std::size_t kMaxWelcomeKeys = std::size_t{1} << 16;
 
 void encode(const WelcomeMessage& m, std::vector<std::byte>& out);
 void encode(const RefusedMessage& m, std::vector<std::byte>& out);

@@ -26,11 +26,14 @@ const char* envelope_kind_name(EnvelopeKind k) {
     case EnvelopeKind::kReply: return "REPLY";
     case EnvelopeKind::kBye: return "BYE";
     case EnvelopeKind::kAck: return "ACK";
+    case EnvelopeKind::kCancel: return "CANCEL";
   }
   return "unknown";
 }
 
-bool envelope_has_body(EnvelopeKind k) { return k != EnvelopeKind::kHeartbeat && k != EnvelopeKind::kBye && k != EnvelopeKind::kAck; }
+bool envelope_has_body(EnvelopeKind k) {
+  return k != EnvelopeKind::kHeartbeat && k != EnvelopeKind::kBye && k != EnvelopeKind::kAck && k != EnvelopeKind::kCancel;
+}
 
 void encode_header(EnvelopeKind kind, std::uint64_t request, std::vector<std::byte>& out) {
   WireWriter w(out);
@@ -59,7 +62,7 @@ Status decode_envelope(std::span<const std::span<const std::byte>> parts, Envelo
   if (version != kEnvelopeVersion)
     return refuse(NetError::kWrongVersion, "version " + std::to_string(version) + ", this build speaks " + std::to_string(kEnvelopeVersion));
   const std::uint8_t kind = r.u8("kind");
-  if (kind < 1 || kind > 8) return refuse(NetError::kUnknownKind, "kind " + std::to_string(kind));
+  if (kind < 1 || kind > 9) return refuse(NetError::kUnknownKind, "kind " + std::to_string(kind));
   if (r.u8("reserved") != 0) return refuse(NetError::kMalformed, "reserved byte not 0");
   out.kind = static_cast<EnvelopeKind>(kind);
   out.request = r.u64("request id");

@@ -42,6 +42,7 @@ enum class EnvelopeKind : std::uint8_t {
   kBye = 7,        // either way: I am leaving (no body)
   kAck = 8,        // either way: the REQUEST or REPLY with this id arrived and is kept (no body;
                    // SPITS, src/spits/net_messages.hpp, so neither side drops what the other may not have)
+  kCancel = 9,     // driver -> worker: stop the peer fetch of REQUEST id, its source is lost (no body; peer_links.hpp)
 };
 const char* envelope_kind_name(EnvelopeKind k);
 // Whether a kind has a body part (all but HEARTBEAT, BYE and ACK).

@@ -70,7 +70,37 @@ Status RemoteTile::configure_faults(const FaultConfigMessage& faults) {
   return status_reply(reply);
 }
 
+const RemoteTile* RemoteTile::peer_source(const DataNodeMessage& message) const {
+  if (!peer_transfers_ || message.source_tile < 0 || static_cast<std::size_t>(message.source_tile) >= peers_.size()) return nullptr;
+  const auto* source = dynamic_cast<const RemoteTile*>(peers_[message.source_tile]);
+  if (source == nullptr || &source->server_ != &server_ || source->lost()) return nullptr;
+  return server_.peer(source->worker_).endpoint.empty() ? nullptr : source;
+}
+
+// The worker fetches the value from the source's peer socket. Should the
+// source be lost meanwhile, it may never answer: CANCEL then makes this
+// worker answer NotFound, and the engine takes the value from main memory
+// or recomputes it, as after any transfer that found nothing.
+Status RemoteTile::fetch_from_peer(const DataNodeMessage& message, const RemoteTile& source) {
+  const TileServer::PeerAddress from = server_.peer(source.worker_);
+  std::vector<std::byte> frame;
+  encode(message, PeerSource{from.endpoint, from.public_key}, frame);
+  TileServer::Ticket ticket = server_.send(worker_, std::move(frame));
+  for (bool cancelled = false; !server_.answered_within(ticket, 0.02);) {
+    if (!cancelled && server_.lost(source.worker_)) {
+      server_.cancel(worker_, ticket);
+      cancelled = true;
+    }
+  }
+  DecodedFrame reply;
+  REDFLOW_RETURN_IF_ERROR(receive(ticket, reply));
+  Status s = status_reply(reply);
+  if (s.ok()) peer_bytes_in_.fetch_add(message.bytes, std::memory_order_relaxed);
+  return s;
+}
+
 Status RemoteTile::data_node(const DataNodeMessage& message) {
+  if (const RemoteTile* source = peer_source(message)) return fetch_from_peer(message, *source);
   std::vector<std::byte> frame;
   REDFLOW_RETURN_IF_ERROR(data_node_frame(message, peers_, frame));  // relayed through the driver
   DecodedFrame reply;

@@ -47,14 +47,21 @@ class RemoteTile final : public runtime::Tile {
   void abandon_completion() override;
   void set_pipeline_depth(unsigned depth) { depth_ = depth < 1 ? 1 : depth; }
 
-  // The tiles a transfer may name as its source (relayed through the driver).
+  // The tiles a transfer may name as its source.
   void set_peers(std::span<runtime::Tile* const> peers) { peers_ = peers; }
+  // false: every transfer relays through the driver (RuntimeOptions::peer_transfers).
+  void set_peer_transfers(bool on) { peer_transfers_ = on; }
+  // Bytes fetched straight from another worker since the last call.
+  std::uint64_t take_peer_bytes_in() { return peer_bytes_in_.exchange(0); }
 
  private:
   // Sends `frame`, decodes the answer into `out`; a lost worker answers kLost.
   Status call(std::vector<std::byte> frame, runtime::DecodedFrame& out);
   Status receive(TileServer::Ticket& ticket, runtime::DecodedFrame& out);
   Status status_reply(const runtime::DecodedFrame& reply) const;
+  // The source of a transfer this worker can fetch from itself (a live worker with a peer socket), or null.
+  const RemoteTile* peer_source(const runtime::DataNodeMessage& message) const;
+  Status fetch_from_peer(const runtime::DataNodeMessage& message, const RemoteTile& source);
 
   TileServer& server_;
   unsigned worker_;
@@ -63,6 +70,8 @@ class RemoteTile final : public runtime::Tile {
   std::string name_;
   std::span<runtime::Tile* const> peers_;
   std::atomic<bool> lost_{false};
+  bool peer_transfers_ = true;
+  std::atomic<std::uint64_t> peer_bytes_in_{0};
   unsigned depth_ = 1;
   struct Sent {
     TileServer::Ticket ticket;

@@ -51,6 +51,39 @@ Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::str
   }
 }
 
+Result<std::pair<zmq::socket_t, std::string>> make_peer_router(zmq::context_t& context, const std::string& endpoint, const KeyPair& keys,
+                                                               ZapAuthenticator* zap) {
+  try {
+    zmq::socket_t s(context, zmq::socket_type::router);
+    common_options(s);
+    if (zap != nullptr) {
+      s.set(zmq::sockopt::curve_server, 1);
+      s.set(zmq::sockopt::curve_secretkey, keys.secret_key);
+      s.set(zmq::sockopt::zap_domain, "redflow-peer");
+    }
+    s.bind(endpoint);
+    std::string bound = s.get(zmq::sockopt::last_endpoint);
+    return std::make_pair(std::move(s), std::move(bound));
+  } catch (const zmq::error_t& e) {
+    return Status::IOError("cannot open the peer socket at '" + endpoint + "': " + e.what());
+  }
+}
+
+bool send_envelope_owned(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body,
+                         const std::string& routing_id) {
+  std::vector<std::byte> header;
+  encode_header(kind, request, header);
+  auto* owned = new std::vector<std::byte>(std::move(body));
+  zmq::message_t message(owned->data(), owned->size(), [](void*, void* hint) { delete static_cast<std::vector<std::byte>*>(hint); }, owned);
+  try {
+    if (!routing_id.empty() && !socket.send(zmq::buffer(routing_id), zmq::send_flags::sndmore)) return false;
+    if (!socket.send(zmq::buffer(header), zmq::send_flags::sndmore)) return false;
+    return socket.send(message, zmq::send_flags::none).has_value();
+  } catch (const zmq::error_t&) {
+    return false;  // the peer is gone
+  }
+}
+
 bool send_parts(zmq::socket_t& socket, std::initializer_list<zmq::const_buffer> parts, bool dontwait) {
   std::size_t i = 0;
   const zmq::send_flags wait = dontwait ? zmq::send_flags::dontwait : zmq::send_flags::none;

@@ -13,6 +13,7 @@
 
 #include "net/envelope.hpp"
 
+#include "net/keys.hpp"
 #include "net/security.hpp"
 #include "redflow/status.hpp"
 
@@ -30,6 +31,12 @@ Result<zmq::socket_t> make_driver_router(zmq::context_t& context, const std::str
 // client when `security` names keys.
 Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::string& endpoint, const SecurityOptions& security);
 
+// A worker's peer socket (peer_links.hpp): a ROUTER bound at `endpoint`,
+// with the bound endpoint. With `zap` (keys), a CURVE server with `keys`
+// whose peers `zap` lets in; without, plain (loopback only).
+Result<std::pair<zmq::socket_t, std::string>> make_peer_router(zmq::context_t& context, const std::string& endpoint, const KeyPair& keys,
+                                                               ZapAuthenticator* zap);
+
 // A socket that sends one multipart message: `parts` in order. With
 // `dontwait`, false instead of blocking when the socket has no peer to take
 // it (a DEALER whose connection is down or failed its handshake).
@@ -39,6 +46,11 @@ bool send_parts(zmq::socket_t& socket, std::initializer_list<zmq::const_buffer> 
 // or on a ROUTER after `routing_id` (non-empty). False when the peer is gone.
 bool send_envelope(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body,
                    const std::string& routing_id = {}, bool dontwait = false);
+
+// send_envelope() whose body ZeroMQ takes over without copying it (a large
+// value read out of a slot is then copied once on this side, not twice).
+bool send_envelope_owned(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body,
+                         const std::string& routing_id = {});
 
 // Receives one multipart message without waiting; false when none was
 // waiting. Keeps at most `max_parts` parts (the rest are read and dropped,

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "net/keys.hpp"
 #include "net/sockets.hpp"
 
 namespace redflow::net {
@@ -27,6 +28,11 @@ Result<std::unique_ptr<TileServer>> TileServer::start(const TileServerOptions& o
   auto router = make_driver_router(server->context_, options.listen, server->endpoint_, options.security, *server->zap_);
   if (!router.ok()) return router.status();
   server->router_ = std::move(*router);
+  if (!options.security.authorized_keys_file.empty()) {
+    auto keys = read_authorized_keys(options.security.authorized_keys_file);
+    if (!keys.ok()) return keys.status();
+    for (const AuthorizedKey& k : *keys) server->peer_keys_.push_back(k.public_key);
+  }
   if (!server->doorbell_.ok()) return Status::IOError("eventfd failed");
   server->next_tick_ = std::chrono::steady_clock::now() + server->interval_;
   TileServer* s = server.get();
@@ -83,18 +89,25 @@ TileServerCounts TileServer::counts() const {
   return counts_;
 }
 
-std::shared_ptr<TileServer::Request> TileServer::submit(unsigned w, std::vector<std::byte> frame, bool wants_reply) {
+TileServer::PeerAddress TileServer::peer(unsigned w) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return w < workers_.size() ? workers_[w].peer : PeerAddress{};
+}
+
+std::shared_ptr<TileServer::Request> TileServer::submit(unsigned w, std::vector<std::byte> frame, bool wants_reply, std::uint64_t cancels) {
   auto r = std::make_shared<Request>();
   r->worker = w;
   r->frame = std::move(frame);
   r->wants_reply = wants_reply;
+  if (cancels != 0) r->kind = EnvelopeKind::kCancel;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (w >= workers_.size() || workers_[w].lost) {
       r->done = r->lost = true;
       return r;
     }
-    r->id = next_request_++;
+    // A CANCEL goes through the same queue, so it never overtakes the request it names.
+    r->id = cancels != 0 ? cancels : next_request_++;
     outbox_.push_back(r);
   }
   wake();
@@ -138,6 +151,10 @@ void TileServer::abandon(Ticket& ticket) {
 
 void TileServer::post(unsigned w, std::vector<std::byte> frame) { submit(w, std::move(frame), false); }
 
+void TileServer::cancel(unsigned w, const Ticket& ticket) {
+  if (ticket.request_ && ticket.request_->id != 0) submit(w, {}, false, ticket.request_->id);
+}
+
 void TileServer::send_to(const std::string& routing_id, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) {
   const bool sent = send_envelope(router_, kind, request, body, routing_id);
   std::lock_guard<std::mutex> lock(mutex_);
@@ -179,9 +196,9 @@ void TileServer::send_queued() {
         continue;
       }
       routing_id = workers_[r->worker].routing_id;
-      in_flight_.emplace(r->id, r);
+      if (r->kind == EnvelopeKind::kRequest) in_flight_.emplace(r->id, r);
     }
-    send_to(routing_id, EnvelopeKind::kRequest, r->id, r->frame);
+    send_to(routing_id, r->kind, r->id, r->frame);
     r->frame = {};
   }
 }
@@ -200,12 +217,20 @@ void TileServer::receive_one() {
   }
   if (parts.empty()) return;
   const std::string routing_id(static_cast<const char*>(parts[0].data()), parts[0].size());
+  std::string address;
+  if (parts.size() > 1) {
+    try {
+      address = parts[1].gets("Peer-Address");
+    } catch (const zmq::error_t&) {
+      // not TCP: no address to give the worker's peers
+    }
+  }
   std::vector<std::span<const std::byte>> spans;
   for (std::size_t i = 1; i < parts.size(); ++i) spans.emplace_back(static_cast<const std::byte*>(parts[i].data()), parts[i].size());
   std::lock_guard<std::mutex> lock(mutex_);
   counts_.bytes_received += bytes;
   if (Worker* w = find_worker(routing_id)) w->traffic.bytes_received += bytes;
-  on_message(routing_id, spans);
+  on_message(routing_id, spans, address);
 }
 
 void TileServer::io_main() {

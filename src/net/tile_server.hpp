@@ -115,6 +115,18 @@ class TileServer {
   // Sends `frame` to worker `w`; its answer is read and dropped.
   void post(unsigned w, std::vector<std::byte> frame);
   bool lost(unsigned w) const;
+  // The driver no longer waits for the peer fetch `ticket` asked worker `w`
+  // for (its source is lost): CANCEL makes the worker answer it NotFound.
+  void cancel(unsigned w, const Ticket& ticket);
+
+  // Where other workers fetch values from worker `w` (peer_links.hpp): its
+  // peer socket's endpoint, at the address the driver sees it at (empty:
+  // none), and with keys that socket's public key.
+  struct PeerAddress {
+    std::string endpoint;
+    std::string public_key;
+  };
+  PeerAddress peer(unsigned w) const;
 
   TileServerCounts counts() const;
   WorkerTraffic traffic(unsigned w) const;
@@ -124,6 +136,7 @@ class TileServer {
     unsigned worker = 0;
     std::uint64_t id = 0;
     std::vector<std::byte> frame;
+    EnvelopeKind kind = EnvelopeKind::kRequest;  // or kCancel of request `id` (no frame, no answer)
     bool wants_reply = true;
     bool done = false;
     bool lost = false;
@@ -136,6 +149,7 @@ class TileServer {
   struct Worker {
     std::string routing_id;
     HelloMessage hello;
+    PeerAddress peer;
     std::chrono::steady_clock::time_point heard;
     bool lost = false;
     WorkerTraffic traffic;
@@ -143,7 +157,7 @@ class TileServer {
 
   explicit TileServer(const TileServerOptions& options);
   unsigned capacity() const { return std::max(options_.capacity, options_.workers); }
-  std::shared_ptr<Request> submit(unsigned w, std::vector<std::byte> frame, bool wants_reply);
+  std::shared_ptr<Request> submit(unsigned w, std::vector<std::byte> frame, bool wants_reply, std::uint64_t cancels = 0);
 
   // The wire and the sending (tile_server.cpp), I/O thread only.
   void io_main();
@@ -153,8 +167,9 @@ class TileServer {
   void wake();
 
   // What happens on each event (tile_server_events.cpp), I/O thread only, under mutex_.
-  void on_message(const std::string& routing_id, std::span<const std::span<const std::byte>> parts);
-  void on_hello(const std::string& routing_id, std::span<const std::byte> body);
+  // `address`: the IP the message came from (ZeroMQ's Peer-Address; empty if unknown).
+  void on_message(const std::string& routing_id, std::span<const std::span<const std::byte>> parts, const std::string& address);
+  void on_hello(const std::string& routing_id, std::span<const std::byte> body, const std::string& address);
   void on_reply(Worker& w, std::uint64_t request, std::span<const std::byte> body);
   void on_tick();
   void declare_lost(unsigned w, const std::string& why);
@@ -180,6 +195,7 @@ class TileServer {
   std::uint64_t next_request_ = 1;
   std::uint64_t incarnations_ = 0;
   TileServerCounts counts_;
+  std::vector<std::string> peer_keys_;  // with keys: the authorized worker keys, sent in WELCOME
   std::vector<std::pair<std::string, EnvelopeKind>> notices_;  // HEARTBEAT/BYE/WELCOME/REFUSED to send, with bodies below
   std::vector<std::vector<std::byte>> notice_bodies_;
   std::chrono::steady_clock::time_point next_tick_;

@@ -32,7 +32,7 @@ TileServer::Worker* TileServer::find_worker(const std::string& routing_id, unsig
   return nullptr;
 }
 
-void TileServer::on_message(const std::string& routing_id, std::span<const std::span<const std::byte>> parts) {
+void TileServer::on_message(const std::string& routing_id, std::span<const std::span<const std::byte>> parts, const std::string& address) {
   Envelope e;
   NetError error;
   if (Status s = decode_envelope(parts, e, error); !s.ok()) {
@@ -54,7 +54,7 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
         ++counts_.refused_messages;
         spdlog::warn("tile server: worker '{}' said HELLO twice; ignored", w->hello.name);
       } else {
-        on_hello(routing_id, e.body);
+        on_hello(routing_id, e.body, address);
       }
       return;
     case EnvelopeKind::kHeartbeat: return;
@@ -77,7 +77,7 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
                w != nullptr ? "worker '" + w->hello.name + "'" : "unknown peer " + printable(routing_id));
 }
 
-void TileServer::on_hello(const std::string& routing_id, std::span<const std::byte> body) {
+void TileServer::on_hello(const std::string& routing_id, std::span<const std::byte> body, const std::string& address) {
   HelloMessage hello;
   std::vector<std::byte> answer;
   Status s = decode(body, hello);
@@ -104,11 +104,16 @@ void TileServer::on_hello(const std::string& routing_id, std::span<const std::by
     w.routing_id = routing_id;
     w.hello = std::move(hello);
     w.heard = std::chrono::steady_clock::now();
+    // Its peers reach it where the driver sees it (a worker may not know its own routable address).
+    if (w.hello.peer_port != 0 && !address.empty())
+      w.peer = {"tcp://" + (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":" + std::to_string(w.hello.peer_port),
+                w.hello.public_key};
     WelcomeMessage welcome;
     welcome.tile = options_.first_tile + static_cast<unsigned>(workers_.size());
     welcome.incarnation = ++incarnations_;
     welcome.heartbeat_interval_ms = static_cast<std::uint32_t>(interval_.count());
     welcome.heartbeat_timeout_ms = static_cast<std::uint32_t>(options_.heartbeat_timeout_s * 1000);
+    welcome.peer_keys = peer_keys_;
     encode(welcome, answer);
     kind = EnvelopeKind::kWelcome;
     spdlog::info("tile server: worker '{}' ({} pid {}, {} slots of {} bytes) is tile {}", w.hello.name, w.hello.host, w.hello.pid,

@@ -17,6 +17,7 @@
 #include "net/doorbell.hpp"
 #include "net/driver_messages.hpp"
 #include "net/envelope.hpp"
+#include "net/peer_links.hpp"
 #include "net/sockets.hpp"
 #include "net/worker_messages.hpp"
 #include "runtime/local_tile.hpp"
@@ -28,9 +29,24 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The tile's executor: requests in, replies out (rung on `doorbell`).
+// The tile's executor: requests in, replies out (rung on `doorbell`). A
+// request is a frame from the driver (`route` empty) or a peer's slot read
+// (`route`: its routing id on the peer socket), or a value fetched from a
+// peer to place (`fetched`); all are taken in the order they came.
 class Executor {
  public:
+  struct Job {
+    std::uint64_t id = 0;
+    std::string route;
+    std::vector<std::byte> frame;
+    std::unique_ptr<PeerLinks::Fetched> fetched;
+  };
+  struct Reply {
+    std::uint64_t id = 0;
+    std::string route;
+    std::vector<std::byte> frame;
+  };
+
   Executor(runtime::LocalTile& tile, const Registry& registry, const Doorbell& doorbell)
       : service_(tile), registry_(registry), doorbell_(doorbell), thread_([this] { main(); }) {}
   ~Executor() {
@@ -41,14 +57,14 @@ class Executor {
     work_.notify_all();
     thread_.join();
   }
-  void submit(std::uint64_t id, std::vector<std::byte> frame) {
+  void submit(Job job) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      inbox_.emplace_back(id, std::move(frame));
+      inbox_.push_back(std::move(job));
     }
     work_.notify_one();
   }
-  std::deque<std::pair<std::uint64_t, std::vector<std::byte>>> take_replies() {
+  std::deque<Reply> take_replies() {
     std::lock_guard<std::mutex> lock(mutex_);
     return std::exchange(outbox_, {});
   }
@@ -56,19 +72,27 @@ class Executor {
  private:
   void main() {
     for (;;) {
-      std::pair<std::uint64_t, std::vector<std::byte>> request;
+      Job job;
       {
         std::unique_lock<std::mutex> lock(mutex_);
         work_.wait(lock, [&] { return stop_ || !inbox_.empty(); });
         if (stop_) return;
-        request = std::move(inbox_.front());
+        job = std::move(inbox_.front());
         inbox_.pop_front();
       }
-      std::vector<std::byte> reply;
-      service_.serve(request.second, &registry_, reply);
+      Reply reply{job.id, std::move(job.route), {}};
+      if (job.fetched) {
+        runtime::DataNodeMessage m = job.fetched->message;
+        m.source_tile = runtime::kFromDriver;  // the bytes are here now
+        m.payload = job.fetched->payload_view();
+        service_.place(m, reply.frame);
+      } else {
+        service_.serve(job.frame, &registry_, reply.frame);
+      }
+      job = Job{};  // a fetched value's message goes now, not when the next job comes
       {
         std::lock_guard<std::mutex> lock(mutex_);
-        outbox_.emplace_back(request.first, std::move(reply));
+        outbox_.push_back(std::move(reply));
       }
       doorbell_.ring();
     }
@@ -79,7 +103,8 @@ class Executor {
   const Doorbell& doorbell_;
   std::mutex mutex_;
   std::condition_variable work_;
-  std::deque<std::pair<std::uint64_t, std::vector<std::byte>>> inbox_, outbox_;
+  std::deque<Job> inbox_;
+  std::deque<Reply> outbox_;
   bool stop_ = false;
   std::thread thread_;
 };
@@ -88,6 +113,24 @@ std::string host_name() {
   char buffer[256] = {};
   if (gethostname(buffer, sizeof buffer - 1) != 0) return "unknown-host";
   return buffer;
+}
+
+// A kPeerDataNode frame: the transport fetches its value; the tile never sees it.
+bool is_peer_data_node(std::span<const std::byte> frame) {
+  return frame.size() > 6 && static_cast<runtime::WireKind>(frame[6]) == runtime::WireKind::kPeerDataNode;
+}
+
+// Starts the fetch a kPeerDataNode request names; a frame that does not
+// decode is answered at once with the decoder's error.
+void fetch(PeerLinks& links, std::uint64_t request, std::span<const std::byte> frame, zmq::socket_t& driver) {
+  runtime::DecodedFrame decoded;
+  if (Status s = runtime::decode(frame, decoded); !s.ok()) {
+    std::vector<std::byte> answer;
+    runtime::encode(s, answer);
+    send_envelope(driver, EnvelopeKind::kReply, request, answer);
+    return;
+  }
+  links.fetch(request, decoded);
 }
 
 }  // namespace
@@ -109,6 +152,11 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
   hello.slots = options.slots;
   hello.slot_bytes = options.slot_bytes;
   hello.functions = describe_functions(registry, origin);
+  auto peers = PeerLinks::open(context, options.connect, options.security);
+  if (!peers.ok()) return peers.status();
+  PeerLinks& links = **peers;
+  hello.peer_port = links.port();
+  hello.public_key = links.public_key();
   std::vector<std::byte> body;
   encode(hello, body);
   send_envelope(socket, EnvelopeKind::kHello, 0, body);
@@ -121,9 +169,11 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
   auto next_beat = heard;
   auto grace = Clock::time_point::max();  // max: not silent
   std::vector<zmq::message_t> parts;
-  zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell.fd(), ZMQ_POLLIN, 0}};
+  std::vector<zmq::pollitem_t> items;
   for (;;) {
     const auto interval = std::chrono::milliseconds(tile ? welcome.heartbeat_interval_ms : 100);
+    items = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell.fd(), ZMQ_POLLIN, 0}};
+    links.poll_items(items);
     REDFLOW_RETURN_IF_ERROR(poll_for(items, next_beat - Clock::now()));
     if (items[1].revents & ZMQ_POLLIN) doorbell.drain();
     // What is due goes out before anything is read: a worker woken after
@@ -154,6 +204,7 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
             return Status::ResourceExhausted("cannot reserve " + std::to_string(options.slots) + " slots of " +
                                              std::to_string(options.slot_bytes) + " bytes");
           }
+          REDFLOW_RETURN_IF_ERROR(links.admit(welcome.peer_keys));
           executor = std::make_unique<Executor>(*tile, registry, doorbell);
           spdlog::info("tile worker '{}': welcomed as tile {} by {}", hello.name, welcome.tile, options.connect);
           break;
@@ -164,8 +215,10 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
           return Status::InvalidArgument("the driver at " + options.connect + " refused this worker: " + refused.reason);
         }
         case EnvelopeKind::kRequest:
-          if (executor) {
-            executor->submit(e.request, std::vector<std::byte>(e.body.begin(), e.body.end()));
+          if (executor && is_peer_data_node(e.body)) {
+            fetch(links, e.request, e.body, socket);
+          } else if (executor) {
+            executor->submit(Executor::Job{e.request, {}, std::vector<std::byte>(e.body.begin(), e.body.end()), nullptr});
           } else {
             // The driver sends WELCOME before any REQUEST; one before it is a driver's bug.
             spdlog::warn("tile worker: dropped REQUEST {} that came before the WELCOME", e.request);
@@ -178,12 +231,36 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
           if (tile && Clock::now() >= next_beat) send_envelope(socket, EnvelopeKind::kHeartbeat, 0, {});
           socket.set(zmq::sockopt::linger, 500);  // what is already sent still goes out
           return Status::Ok();
+        case EnvelopeKind::kCancel: {
+          PeerLinks::Fetched cancelled;
+          if (links.cancel(e.request, cancelled)) send_envelope(socket, EnvelopeKind::kReply, e.request, cancelled.answer);
+          break;
+        }
         case EnvelopeKind::kHeartbeat: break;
         default: spdlog::warn("tile worker: ignored a {} from the driver", envelope_kind_name(e.kind)); break;
       }
     }
-    if (executor)
-      for (auto& [id, reply] : executor->take_replies()) send_envelope(socket, EnvelopeKind::kReply, id, reply);
+    if (executor) {
+      PeerLinks::Request read;
+      while (links.take_request(read)) executor->submit(Executor::Job{read.id, std::move(read.route), std::move(read.frame), nullptr});
+      auto fetched = std::make_unique<PeerLinks::Fetched>();
+      while (links.take_fetched(*fetched)) {
+        if (fetched->ok) {
+          const std::uint64_t id = fetched->driver_request;
+          executor->submit(Executor::Job{id, {}, {}, std::move(fetched)});
+          fetched = std::make_unique<PeerLinks::Fetched>();
+        } else {
+          send_envelope(socket, EnvelopeKind::kReply, fetched->driver_request, fetched->answer);
+        }
+      }
+      for (auto& reply : executor->take_replies()) {
+        if (reply.route.empty()) {
+          send_envelope(socket, EnvelopeKind::kReply, reply.id, reply.frame);
+        } else {
+          links.reply(reply.route, reply.id, std::move(reply.frame));
+        }
+      }
+    }
     now = Clock::now();
     if (!tile) {
       if (now > connect_deadline)

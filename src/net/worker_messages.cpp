@@ -21,6 +21,8 @@ void encode(const HelloMessage& m, std::vector<std::byte>& out) {
     w.str(f.name);
     w.u64(f.version);
   }
+  w.u32(m.peer_port);
+  w.str(m.public_key);
 }
 
 Status decode(std::span<const std::byte> body, HelloMessage& out) {
@@ -40,7 +42,10 @@ Status decode(std::span<const std::byte> body, HelloMessage& out) {
     f.version = r.u64("function version");
     out.functions.push_back(std::move(f));
   }
+  out.peer_port = r.u32("peer port");
+  out.public_key = r.str("public key", kMaxHelloString);
   r.finish("HELLO");
+  if (!r.failed() && out.peer_port > 65535) r.fail(NetError::kMalformed, "peer port " + std::to_string(out.peer_port));
   if (!r.failed() && (out.cores == 0 || out.slots < 2 || out.slot_bytes == 0))
     r.fail(NetError::kMalformed, "cores " + std::to_string(out.cores) + ", slots " + std::to_string(out.slots) + ", slot bytes " +
                                      std::to_string(out.slot_bytes) + " (a tile needs >= 1 core, >= 2 slots, slots of >= 1 byte)");

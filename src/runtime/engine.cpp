@@ -90,6 +90,7 @@ Status Engine::start() {
   for (auto& t : tiles_) {
     if (auto* remote = dynamic_cast<net::RemoteTile*>(t.get())) {
       remote->set_peers(tile_ptrs_);
+      remote->set_peer_transfers(options_.peer_transfers);
     } else if (wire) {
       static_cast<WireTile&>(*t).set_peers(tile_ptrs_);
     } else {
@@ -181,6 +182,7 @@ void Engine::report_remote(ExecutionStats& stats, std::vector<std::string>* host
     t.bytes_sent = traffic.bytes_sent - traffic_seen_[w].first;
     t.bytes_received = traffic.bytes_received - traffic_seen_[w].second;
     traffic_seen_[w] = {traffic.bytes_sent, traffic.bytes_received};
+    t.peer_bytes_in = static_cast<net::RemoteTile&>(*tiles_[first + w]).take_peer_bytes_in();
     if (hosts) (*hosts)[first + w] = hello.name + " on " + hello.host;
   }
 }

@@ -400,7 +400,7 @@ std::string ExecutionStats::to_json() const {
                           {"transfers_out", t.transfers_out},
                           {"steals", t.steals}, {"displacements", t.displacements}, {"lost_votes", t.lost_votes},
                           {"quarantined", t.quarantined}, {"worker", t.worker}, {"host", t.host}, {"lost", t.lost},
-                          {"bytes_sent", t.bytes_sent}, {"bytes_received", t.bytes_received},
+                          {"bytes_sent", t.bytes_sent}, {"bytes_received", t.bytes_received}, {"peer_bytes_in", t.peer_bytes_in},
                           {"most_in_flight", t.most_in_flight}, {"joined", t.joined}, {"speculative", t.speculative}};
   };
   nlohmann::json j{{"makespan_s", makespan_s}, {"actors_executed", actors_executed}, {"transfers", transfers},

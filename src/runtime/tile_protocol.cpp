@@ -173,6 +173,17 @@ void encode(const DataNodeMessage& m, std::vector<std::byte>& out) {
   w.bytes(m.payload);
 }
 
+void encode(const DataNodeMessage& m, const PeerSource& from, std::vector<std::byte>& out) {
+  Writer w(out, WireKind::kPeerDataNode);
+  w.tag(m.tag);
+  w.u32(m.slot);
+  w.u64(m.bytes);
+  w.u32(static_cast<std::uint32_t>(m.source_tile));
+  w.u32(m.source_slot);
+  w.str(from.endpoint);
+  w.str(from.public_key);
+}
+
 void encode(const ClearSlotMessage& m, std::vector<std::byte>& out) {
   Writer w(out, WireKind::kClearSlot);
   w.u32(m.slot);
@@ -255,6 +266,17 @@ void encode_slot_data(bool found, std::span<const std::byte> bytes, std::vector<
   w.bytes(bytes);
 }
 
+std::span<std::byte> encode_slot_data_in_place(std::uint64_t bytes, std::vector<std::byte>& out) {
+  const std::size_t at = out.size() + kFrameHeaderBytes + 1 + 4;
+  {
+    Writer w(out, WireKind::kSlotData);
+    w.boolean(true);
+    w.u32(static_cast<std::uint32_t>(bytes));
+    out.resize(at + bytes);
+  }
+  return std::span<std::byte>(out).subspan(at, bytes);
+}
+
 void encode_lost(std::vector<std::byte>& out) { Writer w(out, WireKind::kLost); }
 
 namespace {
@@ -277,20 +299,33 @@ Status make_status(std::uint8_t code, std::string message, Reader& in) {
   return Status::Ok();
 }
 
-void decode_body(WireKind kind, Reader& in, DecodedFrame& out) {
+void decode_body(WireKind kind, Reader& in, DecodedFrame& out, bool borrow) {
+  // The bytes of a value: views into the frame when borrowing, else copies.
+  auto keep = [&](std::span<const std::byte> b) -> std::span<const std::byte> {
+    if (borrow) return b;
+    out.bytes.assign(b.begin(), b.end());
+    return out.bytes;
+  };
   switch (kind) {
-    case WireKind::kDataNode: {
+    case WireKind::kDataNode:
+    case WireKind::kPeerDataNode: {
       DataNodeMessage& m = out.data_node;
       m.tag = in.tag("data node tag");
       m.slot = in.u32("data node slot");
       m.bytes = in.u64("data node bytes");
       m.source_tile = static_cast<std::int32_t>(in.u32("data node source tile"));
       m.source_slot = in.u32("data node source slot");
-      const auto payload = in.bytes("data node payload", kMaxPayload);
-      out.bytes.assign(payload.begin(), payload.end());
-      m.payload = out.bytes;
-      if (!in.failed() && m.source_tile < kFromDriver)
-        in.fail(ProtocolError::kMalformed, "data node source tile " + std::to_string(m.source_tile));
+      if (kind == WireKind::kDataNode) {
+        m.payload = keep(in.bytes("data node payload", kMaxPayload));
+        if (!in.failed() && m.source_tile < kFromDriver)
+          in.fail(ProtocolError::kMalformed, "data node source tile " + std::to_string(m.source_tile));
+        return;
+      }
+      out.strings.push_back(in.str("peer endpoint"));
+      out.strings.push_back(in.str("peer public key"));
+      out.peer = PeerSource{out.strings[out.strings.size() - 2], out.strings.back()};
+      if (!in.failed() && m.source_tile < 0) in.fail(ProtocolError::kMalformed, "peer data node source tile " + std::to_string(m.source_tile));
+      if (!in.failed() && m.bytes > kMaxPayload) in.fail(ProtocolError::kOversized, "peer data node of " + std::to_string(m.bytes) + " bytes");
       return;
     }
     case WireKind::kClearSlot: out.clear_slot.slot = in.u32("clear slot"); return;
@@ -379,9 +414,7 @@ void decode_body(WireKind kind, Reader& in, DecodedFrame& out) {
     }
     case WireKind::kSlotData: {
       out.found = in.boolean("slot data found");
-      const auto b = in.bytes("slot data", kMaxPayload);
-      out.bytes.assign(b.begin(), b.end());
-      out.slot_bytes = out.bytes;
+      out.slot_bytes = keep(in.bytes("slot data", kMaxPayload));
       return;
     }
     case WireKind::kLost: return;
@@ -389,11 +422,11 @@ void decode_body(WireKind kind, Reader& in, DecodedFrame& out) {
   in.fail(ProtocolError::kUnknownKind, "kind " + std::to_string(static_cast<unsigned>(kind)));
 }
 
-bool known_kind(std::uint8_t k) { return (k >= 1 && k <= 7) || (k >= 64 && k <= 67); }
+bool known_kind(std::uint8_t k) { return (k >= 1 && k <= 8) || (k >= 64 && k <= 67); }
 
 }  // namespace
 
-Status decode(std::span<const std::byte> frame, DecodedFrame& out) {
+Status decode(std::span<const std::byte> frame, DecodedFrame& out, bool borrow) {
   Reader in(frame);
   char magic[4] = {0, 0, 0, 0};
   in.take(magic, 4, "magic");
@@ -410,7 +443,7 @@ Status decode(std::span<const std::byte> frame, DecodedFrame& out) {
   if (!in.failed() && body > in.left()) in.fail(ProtocolError::kTruncated, "body of " + std::to_string(body) + " bytes, " + std::to_string(in.left()) + " present");
   if (!in.failed()) {
     out.kind = static_cast<WireKind>(kind);
-    decode_body(out.kind, in, out);
+    decode_body(out.kind, in, out, borrow);
   }
   if (!in.failed() && in.left() != 0) in.fail(ProtocolError::kTrailingBytes, std::to_string(in.left()) + " bytes after the last field");
   out.error = in.error();

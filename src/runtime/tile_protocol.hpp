@@ -27,7 +27,7 @@ using SlotId = std::uint32_t;
 // No slot: a 0-byte value on the local fast path needs none (nothing to hold or move).
 inline constexpr SlotId kNoSlot = ~SlotId{0};
 
-inline constexpr std::uint16_t kTileProtocolVersion = 1;
+inline constexpr std::uint16_t kTileProtocolVersion = 2;  // 2: kPeerDataNode
 inline constexpr std::size_t kFrameHeaderBytes = 12;
 // Limits a decoder enforces before it allocates: one frame carries at most a
 // slot's bytes plus a little, a name or args string at most 1 MiB, an actor
@@ -61,6 +61,17 @@ struct DataNodeMessage {
   std::int32_t source_tile = kFromDriver;
   SlotId source_slot = 0;
   std::span<const std::byte> payload;
+};
+
+// Where a worker fetches a data node's bytes itself, from another worker's
+// peer socket (the paper's TLM-to-TLM transfer, src/net/peer_links.hpp),
+// instead of the driver relaying them: that socket's endpoint and, with keys,
+// its CURVE public key (Z85). Sent with a DataNodeMessage naming the source
+// tile and slot, as WireKind::kPeerDataNode; only a worker process's
+// transport reads it, never a tile.
+struct PeerSource {
+  std::string_view endpoint;
+  std::string_view public_key;
 };
 
 struct ClearSlotMessage {
@@ -154,6 +165,7 @@ enum class WireKind : std::uint8_t {
   kActorTable = 5,
   kFaultConfig = 6,
   kActor = 7,
+  kPeerDataNode = 8,  // a data node the worker fetches from a peer worker (PeerSource)
   // tile -> driver
   kCompletion = 64,  // of an actor message
   kStatus = 65,      // of a data node, actor table or fault config message
@@ -175,6 +187,7 @@ const char* protocol_error_name(ProtocolError e);
 
 // Appends one encoded frame to `out`.
 void encode(const DataNodeMessage& m, std::vector<std::byte>& out);
+void encode(const DataNodeMessage& m, const PeerSource& from, std::vector<std::byte>& out);  // kPeerDataNode, no payload
 void encode(const ClearSlotMessage& m, std::vector<std::byte>& out);
 void encode_clear_all(std::vector<std::byte>& out);
 void encode(const ReadSlotMessage& m, std::vector<std::byte>& out);
@@ -184,6 +197,9 @@ void encode(const ActorMessage& m, std::vector<std::byte>& out);
 void encode(const Completion& c, std::vector<std::byte>& out);
 void encode(const Status& s, std::vector<std::byte>& out);
 void encode_slot_data(bool found, std::span<const std::byte> bytes, std::vector<std::byte>& out);
+// A found kSlotData frame of `bytes` bytes appended to `out`, its value left
+// for the caller to write into the span returned (one copy, not two).
+std::span<std::byte> encode_slot_data_in_place(std::uint64_t bytes, std::vector<std::byte>& out);
 void encode_lost(std::vector<std::byte>& out);
 
 // A decoded frame of any kind; the messages' spans and views point into
@@ -193,6 +209,7 @@ struct DecodedFrame {
   DataNodeMessage data_node;
   ClearSlotMessage clear_slot;
   ReadSlotMessage read_slot;
+  PeerSource peer;  // kPeerDataNode (with data_node)
   ActorTableMessage table;
   FaultConfigMessage faults;
   ActorMessage actor;
@@ -215,6 +232,9 @@ struct DecodedFrame {
 
 // Decodes exactly one frame. On failure `out.error` names what was wrong and
 // the Status (InvalidArgument, "tile protocol: <name>: ...") says where.
-Status decode(std::span<const std::byte> frame, DecodedFrame& out);
+// `borrow`: a data node's payload and slot data's bytes point into `frame`
+// (which must then outlive `out`) instead of being copied: a large value
+// is copied once on each side (into the frame, out of it into a slot).
+Status decode(std::span<const std::byte> frame, DecodedFrame& out, bool borrow = false);
 
 }  // namespace redflow::runtime

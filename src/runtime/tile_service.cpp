@@ -6,7 +6,7 @@ namespace redflow::runtime {
 void TileService::serve(std::span<const std::byte> frame_bytes, const Registry* registry, std::vector<std::byte>& reply) {
   reply.clear();
   auto frame = std::make_unique<DecodedFrame>();
-  if (Status s = decode(frame_bytes, *frame); !s.ok()) {
+  if (Status s = decode(frame_bytes, *frame, /*borrow=*/true); !s.ok()) {
     encode(s, reply);
     return;
   }
@@ -15,11 +15,17 @@ void TileService::serve(std::span<const std::byte> frame_bytes, const Registry* 
     case WireKind::kClearSlot: tile_.clear_slot(frame->clear_slot.slot); encode(Status::Ok(), reply); break;
     case WireKind::kClearAll: tile_.clear_all(); encode(Status::Ok(), reply); break;
     case WireKind::kReadSlot: {
-      std::vector<std::byte> bytes(frame->read_slot.bytes <= tile_.slot_bytes() ? frame->read_slot.bytes : 0);
-      const bool found = bytes.size() == frame->read_slot.bytes && tile_.read_slot(frame->read_slot, bytes);
-      encode_slot_data(found, found ? std::span<const std::byte>(bytes) : std::span<const std::byte>(), reply);
+      // Straight from the slot into the reply: one copy.
+      const bool fits = frame->read_slot.bytes <= tile_.slot_bytes();
+      if (!fits || !tile_.read_slot(frame->read_slot, encode_slot_data_in_place(frame->read_slot.bytes, reply))) {
+        reply.clear();
+        encode_slot_data(false, {}, reply);
+      }
       break;
     }
+    case WireKind::kPeerDataNode:
+      encode(Status::InvalidArgument("tile protocol: a peer data node reached the tile; the worker's transport fetches those"), reply);
+      break;
     case WireKind::kActorTable:
       if (registry == nullptr) {
         encode(Status::InvalidArgument("tile protocol: an actor table with no registry to resolve it in"), reply);
@@ -45,6 +51,15 @@ void TileService::serve(std::span<const std::byte> frame_bytes, const Registry* 
     reply.clear();
     encode_lost(reply);
   }
+}
+
+void TileService::place(const DataNodeMessage& message, std::vector<std::byte>& reply) {
+  reply.clear();
+  if (tile_.lost()) {
+    encode_lost(reply);
+    return;
+  }
+  encode(tile_.data_node(message), reply);
 }
 
 }  // namespace redflow::runtime

@@ -22,6 +22,11 @@ class TileService {
   // answers kLost.
   void serve(std::span<const std::byte> frame, const Registry* registry, std::vector<std::byte>& reply);
 
+  // Places a data node whose bytes the worker's transport fetched from a
+  // peer (message.payload, source kFromDriver), answering as for a
+  // kDataNode frame: the value is copied once, into the slot.
+  void place(const DataNodeMessage& message, std::vector<std::byte>& reply);
+
   LocalTile& tile() { return tile_; }
 
  private:

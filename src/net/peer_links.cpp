@@ -1,0 +1,179 @@
+// A worker's links to its peers (peer_links.hpp).
+#include "net/peer_links.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "net/envelope.hpp"
+#include "net/keys.hpp"
+#include "net/sockets.hpp"
+
+namespace redflow::net {
+
+using runtime::DecodedFrame;
+using runtime::WireKind;
+
+Result<std::unique_ptr<PeerLinks>> PeerLinks::open(zmq::context_t& context, const std::string& driver_endpoint,
+                                                  const SecurityOptions& security) {
+  std::unique_ptr<PeerLinks> links(new PeerLinks(context));
+  links->security_ = security;
+  const bool keyed = !security.key_file.empty();
+  std::string bind;
+  if (keyed) {
+    bind = "tcp://0.0.0.0:*";
+  } else if (check_listen_address(driver_endpoint, {}).ok() && endpoint_host(driver_endpoint).rfind("127.", 0) == 0) {
+    bind = "tcp://127.0.0.1:*";  // plain text stays on this machine, as the driver's does
+  } else {
+    return links;  // no peer socket: every transfer to this worker relays through the driver
+  }
+  if (keyed) {
+    auto pair = read_secret_key_file(security.key_file);
+    if (!pair.ok()) return pair.status();
+    links->key_pair_ = *pair;
+    links->zap_ = std::make_unique<ZapAuthenticator>(context);
+    // Until WELCOME lists the driver's workers, only this worker's own key gets in (an empty list is refused).
+    REDFLOW_RETURN_IF_ERROR(links->zap_->start({AuthorizedKey{links->key_pair_.public_key, "self", 0}}, "this worker's key"));
+  }
+  auto router = make_peer_router(context, bind, links->key_pair_, links->zap_.get());
+  if (!router.ok()) return router.status();
+  links->router_ = std::move(router->first);
+  const std::string& bound = router->second;
+  links->port_ = static_cast<std::uint32_t>(std::stoul(bound.substr(bound.rfind(':') + 1)));
+  return links;
+}
+
+PeerLinks::~PeerLinks() = default;
+
+Status PeerLinks::admit(const std::vector<std::string>& keys) {
+  if (!zap_ || keys.empty()) return Status::Ok();
+  std::vector<AuthorizedKey> list;
+  for (const std::string& k : keys) list.push_back(AuthorizedKey{k, "peer " + key_prefix(k), 0});
+  return zap_->start(list, "the driver's authorized keys");
+}
+
+void PeerLinks::poll_items(std::vector<zmq::pollitem_t>& items) {
+  if (port_ != 0) items.push_back({router_.handle(), 0, ZMQ_POLLIN, 0});
+  for (auto& [endpoint, socket] : dealers_) items.push_back({socket.handle(), 0, ZMQ_POLLIN, 0});
+}
+
+bool PeerLinks::take_request(Request& out) {
+  if (port_ == 0) return false;
+  std::vector<zmq::message_t> parts;
+  while (receive_message(router_, parts)) {
+    const std::string route(static_cast<const char*>(parts[0].data()), parts[0].size());
+    const auto spans = part_spans(parts, 1);
+    Envelope e;
+    NetError error;
+    Status s = decode_envelope(spans, e, error);
+    if (s.ok() && e.kind != EnvelopeKind::kRequest) s = Status::InvalidArgument(std::string("a ") + envelope_kind_name(e.kind));
+    // Peers only read: anything but one ReadSlot frame is refused before the executor sees it.
+    if (s.ok() && (e.body.size() <= 6 || static_cast<WireKind>(e.body[6]) != WireKind::kReadSlot))
+      s = Status::InvalidArgument("a request that is not a slot read");
+    if (!s.ok()) {
+      spdlog::warn("tile worker: refused a message from a peer: {}", s.message());
+      continue;
+    }
+    out.route = route;
+    out.id = e.request;
+    out.frame.assign(e.body.begin(), e.body.end());
+    return true;
+  }
+  return false;
+}
+
+void PeerLinks::reply(const std::string& route, std::uint64_t id, std::vector<std::byte> frame) {
+  send_envelope_owned(router_, EnvelopeKind::kReply, id, std::move(frame), route);
+}
+
+Result<zmq::socket_t*> PeerLinks::dealer_for(const std::string& endpoint, const std::string& public_key) {
+  if (auto it = dealers_.find(endpoint); it != dealers_.end()) return &it->second;
+  SecurityOptions client;
+  if (!public_key.empty()) {
+    client.key_file = security_.key_file;
+    client.server_public_key = public_key;
+  }
+  auto dealer = make_worker_dealer(context_, endpoint, client);
+  if (!dealer.ok()) return dealer.status();
+  return &dealers_.emplace(endpoint, std::move(*dealer)).first->second;
+}
+
+std::vector<std::byte> PeerLinks::not_found(const Pending& p, const std::string& why) {
+  std::vector<std::byte> frame;
+  runtime::encode(Status::NotFound("peer fetch of data node " + std::to_string(p.message.tag.data) + " from slot " +
+                          std::to_string(p.message.source_slot) + " of tile " + std::to_string(p.message.source_tile) + " at " +
+                          p.endpoint + ": " + why),
+         frame);
+  return frame;
+}
+
+void PeerLinks::fetch(std::uint64_t driver_request, const DecodedFrame& frame) {
+  Pending p;
+  p.driver_request = driver_request;
+  p.message = frame.data_node;
+  p.message.payload = {};
+  p.endpoint = std::string(frame.peer.endpoint);
+  const std::uint64_t id = next_fetch_++;
+  std::vector<std::byte> read;
+  runtime::encode(runtime::ReadSlotMessage{p.message.source_slot, p.message.tag, p.message.bytes}, read);
+  auto dealer = dealer_for(p.endpoint, std::string(frame.peer.public_key));
+  if (!dealer.ok() || !send_envelope(**dealer, EnvelopeKind::kRequest, id, read, {}, /*dontwait=*/false)) {
+    auto failed = std::make_unique<Fetched>();
+    failed->driver_request = driver_request;
+    failed->answer = not_found(p, dealer.ok() ? "the request could not be sent" : dealer.status().message());
+    ready_.push_back(std::move(failed));
+    return;
+  }
+  pending_.emplace(id, std::move(p));
+}
+
+bool PeerLinks::take_fetched(Fetched& out) {
+  if (!ready_.empty()) {
+    out = std::move(*ready_.back());
+    ready_.pop_back();
+    return true;
+  }
+  std::vector<zmq::message_t> parts;
+  for (auto& [endpoint, socket] : dealers_) {
+    while (receive_message(socket, parts)) {
+      const auto spans = part_spans(parts);
+      Envelope e;
+      NetError error;
+      if (!decode_envelope(spans, e, error).ok() || e.kind != EnvelopeKind::kReply) {
+        spdlog::warn("tile worker: dropped a garbled answer from peer {}", endpoint);
+        continue;
+      }
+      auto it = pending_.find(e.request);
+      if (it == pending_.end()) continue;  // a cancelled fetch's late answer
+      Pending p = std::move(it->second);
+      pending_.erase(it);
+      out = Fetched{};
+      out.driver_request = p.driver_request;
+      DecodedFrame slot;
+      const Status s = decode(e.body, slot, /*borrow=*/true);
+      if (!s.ok() || slot.kind != WireKind::kSlotData || !slot.found || slot.slot_bytes.size() != p.message.bytes) {
+        out.answer = not_found(p, !s.ok() ? s.message() : slot.kind == WireKind::kLost ? "the source tile is lost" : "the source no longer holds it");
+        return true;
+      }
+      out.ok = true;
+      out.message = p.message;
+      // The offset before the move: a tiny message's bytes live inside the message object and move with it.
+      out.offset = static_cast<std::size_t>(slot.slot_bytes.data() - static_cast<const std::byte*>(parts[1].data()));
+      out.payload = std::move(parts[1]);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool PeerLinks::cancel(std::uint64_t driver_request, Fetched& out) {
+  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+    if (it->second.driver_request != driver_request) continue;
+    out = Fetched{};
+    out.driver_request = driver_request;
+    out.answer = not_found(it->second, "the driver declared the source lost");
+    pending_.erase(it);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace redflow::net

@@ -1,0 +1,114 @@
+// PeerLinks: a worker's links to the other workers, for the paper's
+// TLM-to-TLM transfer (section 4.5): a value that sits in one worker's slot
+// goes straight to the worker that needs it, not through the driver.
+//
+//   serving   a ROUTER, the worker's *peer socket*, announced in HELLO (its
+//             port and, with keys, its CURVE public key). Peers may only
+//             read slots: a request that is not one ReadSlot frame is
+//             refused and logged. The caller hands each request to the
+//             tile's executor, in order with the driver's own frames, and
+//             sends the answer back with reply().
+//   fetching  the driver sends a kPeerDataNode frame instead of the bytes;
+//             fetch() asks the source's peer socket (one DEALER per peer)
+//             for the value, and take_fetched() hands back what came: a
+//             placement for the executor (the bytes stay in the ZeroMQ
+//             message they arrived in until they are copied into the slot),
+//             or the answer to the driver when the source no longer holds
+//             the value. The tile's executor never waits on a peer, so two
+//             workers fetching from each other cannot deadlock.
+//   cancel    a source the driver declares lost may never answer; the
+//             driver then sends CANCEL and the fetch is answered NotFound
+//             (the engine takes the value from main memory or recomputes it).
+//
+// Everything runs on the worker's main thread (ZeroMQ sockets are not
+// thread-safe). Without keys the peer socket listens on loopback only, and
+// only when the driver is on loopback too (docs/security.md: nothing plain
+// leaves the machine); with keys it listens on every address, CURVE-encrypted,
+// and lets in exactly the worker keys WELCOME lists (the driver's
+// --authorized-keys).
+#pragma once
+
+#include <zmq.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "net/security.hpp"
+#include "runtime/tile_protocol.hpp"
+
+namespace redflow::net {
+
+class PeerLinks {
+ public:
+  // A peer's read request for the executor.
+  struct Request {
+    std::string route;  // the peer's routing id on the peer socket
+    std::uint64_t id = 0;
+    std::vector<std::byte> frame;  // one kReadSlot frame
+  };
+  // What became of a fetch: a value to place (`ok`; the message's payload
+  // is `payload`'s bytes from `offset`), or `answer`, the frame to send the
+  // driver as is (a NotFound status).
+  struct Fetched {
+    std::uint64_t driver_request = 0;
+    bool ok = false;
+    runtime::DataNodeMessage message;  // ok: its payload is set by payload_view()
+    zmq::message_t payload;
+    std::size_t offset = 0;
+    std::vector<std::byte> answer;
+    std::span<const std::byte> payload_view() const {
+      return {static_cast<const std::byte*>(payload.data()) + offset, static_cast<std::size_t>(message.bytes)};
+    }
+  };
+
+  // Opens the peer socket for a worker of the driver at `driver_endpoint`
+  // (none, port() 0, when that is not on loopback and there are no keys).
+  static Result<std::unique_ptr<PeerLinks>> open(zmq::context_t& context, const std::string& driver_endpoint,
+                                                 const SecurityOptions& security);
+  ~PeerLinks();
+
+  std::uint32_t port() const { return port_; }
+  const std::string& public_key() const { return key_pair_.public_key; }
+  // The worker keys WELCOME listed: the only peers let in (with keys).
+  Status admit(const std::vector<std::string>& keys);
+
+  // The sockets to poll for input (the peer socket and every DEALER).
+  void poll_items(std::vector<zmq::pollitem_t>& items);
+
+  // The next peer request waiting, if any; refuses (and logs) garbage.
+  bool take_request(Request& out);
+  void reply(const std::string& route, std::uint64_t id, std::vector<std::byte> frame);
+
+  // Starts fetching the value a kPeerDataNode frame names, for driver request `driver_request`.
+  void fetch(std::uint64_t driver_request, const runtime::DecodedFrame& peer_data_node);
+  // The next fetch that ended (a value came, or the source said it has none).
+  bool take_fetched(Fetched& out);
+  // CANCEL from the driver: true, with the answer in `out`, if that fetch was still waiting.
+  bool cancel(std::uint64_t driver_request, Fetched& out);
+
+ private:
+  struct Pending {
+    std::uint64_t driver_request = 0;
+    runtime::DataNodeMessage message;  // no payload
+    std::string endpoint;
+  };
+  explicit PeerLinks(zmq::context_t& context) : context_(context) {}
+  Result<zmq::socket_t*> dealer_for(const std::string& endpoint, const std::string& public_key);
+  static std::vector<std::byte> not_found(const Pending& p, const std::string& why);
+
+  zmq::context_t& context_;
+  SecurityOptions security_;
+  KeyPair key_pair_;
+  std::unique_ptr<ZapAuthenticator> zap_;  // with keys: answers the peer socket's handshakes
+  zmq::socket_t router_;
+  std::uint32_t port_ = 0;
+  std::map<std::string, zmq::socket_t> dealers_;  // by peer endpoint
+  std::map<std::uint64_t, Pending> pending_;      // by fetch id
+  std::uint64_t next_fetch_ = 1;
+  std::vector<std::unique_ptr<Fetched>> ready_;   // fetches that ended before take_fetched() (a failed send)
+};
+
+}  // namespace redflow::net

@@ -1,0 +1,135 @@
+// Transfers between worker processes (docs/remote.md, "Transfers"): a value
+// in one worker's slot goes straight to the worker that needs it, over the
+// workers' peer sockets, not through the driver (the paper's TLM-to-TLM
+// transfer); with keys, over CURVE with the driver's authorized keys; and
+// with peer transfers off, relayed by the driver as before. Every run's
+// outputs equal a one-process run's.
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "net/keys.hpp"
+#include "net_workers.hpp"
+#include "redflow/redflow.hpp"
+#include "watchdog.hpp"
+
+namespace redflow {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::WorkerProcesses;
+
+struct Moved {
+  std::uint64_t worker_to_worker = 0;  // bytes of traced transfers from one worker's slot to another's
+  std::uint64_t direct = 0;            // bytes the workers fetched from each other (TileStats::peer_bytes_in)
+};
+
+// Runs `executions` executions of a random DAG on two workers and adds up what moved between them.
+Moved run_on_two_workers(RuntimeOptions o, const std::vector<std::string>& worker_args, int executions) {
+  const Graph g = testing::random_builtin_dag(60, 21);
+  const auto x0 = testing::seeded_bytes(testing::kNetBytes, 5), x1 = testing::seeded_bytes(testing::kNetBytes, 6);
+  const Inputs inputs{{"X0", x0}, {"X1", x1}};
+  const Outputs want = testing::local_reference(g, inputs, 2);
+  WorkerProcesses workers;
+  o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, worker_args); };
+  Moved moved;
+  testing::within_seconds(60, "two workers", [&] {
+    Runtime rt(o);
+    auto loaded = rt.load(g, Registry::with_builtins());
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    ExecuteOptions eo;
+    eo.trace = true;
+    for (int e = 0; e < executions; ++e) {
+      auto out = loaded->execute(inputs, eo);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      EXPECT_EQ(*out, want) << "execution " << e;
+      const ExecutionStats& st = loaded->last_stats();
+      ASSERT_EQ(st.lost_tiles, 0u);
+      std::uint64_t traced = 0, direct = 0;
+      for (const TracedTransfer& t : loaded->last_trace().transfers)
+        if (t.from_tile >= 0 && t.to_tile >= 0) traced += t.bytes;
+      for (const TileStats& t : st.tiles) direct += t.peer_bytes_in;
+      // Each execution on its own: what peers fetched is exactly what moved worker to worker.
+      if (o.peer_transfers) {
+        EXPECT_EQ(direct, traced) << "execution " << e << ": a worker-to-worker transfer went through the driver";
+      }
+      moved.worker_to_worker += traced;
+      moved.direct += direct;
+    }
+  });
+  return moved;
+}
+
+class NetTransfer : public ::testing::TestWithParam<Scheduler> {};
+
+TEST_P(NetTransfer, AValueOnOneWorkerGoesStraightToTheWorkerThatNeedsIt) {
+  const Moved m = run_on_two_workers(testing::remote_options(0, 2, GetParam()), testing::kWorkerSlots, 4);
+  EXPECT_GT(m.worker_to_worker, 0u) << "no value moved between the workers: the test proves nothing";
+  EXPECT_EQ(m.direct, m.worker_to_worker);
+}
+
+TEST_P(NetTransfer, WithPeerTransfersOffTheDriverRelaysThem) {
+  RuntimeOptions o = testing::remote_options(0, 2, GetParam());
+  o.peer_transfers = false;
+  const Moved m = run_on_two_workers(o, testing::kWorkerSlots, 4);
+  EXPECT_GT(m.worker_to_worker, 0u);
+  EXPECT_EQ(m.direct, 0u) << "peer transfers are off";
+}
+
+INSTANTIATE_TEST_SUITE_P(Net, NetTransfer, ::testing::Values(Scheduler::kSteal, Scheduler::kHeft),
+                         [](const auto& info) { return std::string(info.param == Scheduler::kSteal ? "Steal" : "Heft"); });
+
+// With keys, each worker's peer socket is a CURVE server that lets in the
+// keys the driver's --authorized-keys lists (sent in WELCOME), so peers
+// fetch from each other encrypted, each with its own key.
+TEST(NetTransferKeyed, WorkersWithKeysFetchFromEachOtherOverCurve) {
+  char pattern[] = "/tmp/redflow-transfer-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const fs::path dir = pattern;
+  std::ofstream authorized(dir / "workers.keys");
+  for (const char* who : {"driver", "w1", "w2"}) {
+    auto pair = net::generate_key_pair();
+    ASSERT_TRUE(pair.ok()) << pair.status().ToString();
+    ASSERT_TRUE(net::write_key_pair((dir / who).string(), *pair, false).ok()) << who;
+    if (std::string(who) != "driver") authorized << pair->public_key << " " << who << "\n";
+  }
+  authorized.close();
+  RuntimeOptions o = testing::remote_options(0, 2, Scheduler::kHeft);
+  o.key_file = (dir / "driver.key").string();
+  o.authorized_keys_file = (dir / "workers.keys").string();
+  // Each worker its own key.
+  std::vector<std::string> w1 = testing::kWorkerSlots, w2 = testing::kWorkerSlots;
+  w1.insert(w1.end(), {"--key", (dir / "w1.key").string(), "--server-key", (dir / "driver.pub").string()});
+  w2.insert(w2.end(), {"--key", (dir / "w2.key").string(), "--server-key", (dir / "driver.pub").string()});
+  const Graph g = testing::random_builtin_dag(60, 21);
+  const auto x0 = testing::seeded_bytes(testing::kNetBytes, 5), x1 = testing::seeded_bytes(testing::kNetBytes, 6);
+  const Inputs inputs{{"X0", x0}, {"X1", x1}};
+  const Outputs want = testing::local_reference(g, inputs, 2);
+  WorkerProcesses workers;
+  o.on_listening = [&](const std::string& endpoint) {
+    workers.spawn(endpoint, w1);
+    workers.spawn(endpoint, w2);
+  };
+  std::uint64_t direct = 0;
+  testing::within_seconds(60, "two keyed workers", [&] {
+    Runtime rt(o);
+    auto loaded = rt.load(g, Registry::with_builtins());
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    for (int e = 0; e < 4; ++e) {
+      auto out = loaded->execute(inputs);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      EXPECT_EQ(*out, want);
+      for (const TileStats& t : loaded->last_stats().tiles) direct += t.peer_bytes_in;
+    }
+  });
+  workers.end_all();
+  fs::remove_all(dir);
+  EXPECT_GT(direct, 0u) << "no value went worker to worker over CURVE";
+}
+
+}  // namespace
+}  // namespace redflow
