@@ -72,6 +72,11 @@ TEST(NetCrash, AFrozenWorkerIsLostAndWhatItSendsWhenWokenIsDiscarded) {
   const Outputs want = testing::local_reference(g, inputs);
   WorkerProcesses workers;
   RuntimeOptions o = testing::remote_options(1, 1, Scheduler::kHeft, 0.3);
+  // No speculative copies: the local tile could otherwise finish the frozen
+  // worker's actors itself, and the execution end before the worker is
+  // declared lost (its inputs go ahead of its actors without a round trip,
+  // so its runner is not stuck sending them).
+  o.speculate_after_s = 0;
   o.on_listening = [&](const std::string& endpoint) { workers.spawn(endpoint, testing::kWorkerSlots); };
   testing::within_seconds(30, "frozen worker", [&] {
     Runtime rt(o);

@@ -101,6 +101,16 @@ Status RemoteTile::fetch_from_peer(const DataNodeMessage& message, const RemoteT
 
 Status RemoteTile::data_node(const DataNodeMessage& message) {
   if (const RemoteTile* source = peer_source(message)) return fetch_from_peer(message, *source);
+  if (message.source_tile == kFromDriver && depth_ > 1) {
+    // Nothing can go wrong here that the engine could act on (a lost worker
+    // loses the actor too), so the bytes go ahead of the actor without a
+    // round trip of their own; the worker takes frames in order.
+    if (lost()) return Status::Internal("tile " + std::to_string(index_) + " (worker '" + name_ + "') is lost");
+    std::vector<std::byte> frame;
+    encode(message, frame);
+    placing_.push_back(server_.send(worker_, std::move(frame)));
+    return Status::Ok();
+  }
   std::vector<std::byte> frame;
   REDFLOW_RETURN_IF_ERROR(data_node_frame(message, peers_, frame));  // relayed through the driver
   DecodedFrame reply;
@@ -130,20 +140,39 @@ Completion RemoteTile::actor(const ActorMessage& message) {
 void RemoteTile::send_actor(const ActorMessage& message) {
   std::vector<std::byte> frame;
   encode(message, frame);
-  sent_.push_back(Sent{server_.send(worker_, std::move(frame)), message.actor});
+  sent_.push_back(Sent{server_.send(worker_, std::move(frame)), message.actor, std::exchange(placing_, {})});
+}
+
+Status RemoteTile::settle(std::vector<TileServer::Ticket>& placements) {
+  Status first;
+  for (TileServer::Ticket& t : placements) {
+    DecodedFrame reply;
+    Status s = receive(t, reply);
+    if (s.ok() && reply.kind != WireKind::kLost) s = status_reply(reply);
+    if (first.ok() && !s.ok() && reply.kind != WireKind::kLost) first = s;
+  }
+  placements.clear();
+  return first;
 }
 
 Completion RemoteTile::next_completion() {
   Sent s = std::move(sent_.front());
   sent_.pop_front();
+  const Status placed = settle(s.placements);
   DecodedFrame reply;
   const Status received = receive(s.ticket, reply);
-  return completion_of(received, reply, s.actor, "tile " + std::to_string(index_) + " (worker '" + name_ + "')");
+  Completion done = completion_of(received, reply, s.actor, "tile " + std::to_string(index_) + " (worker '" + name_ + "')");
+  if (!placed.ok() && done.ok) {
+    done.ok = false;
+    done.error = "placing an input failed: " + placed.message();
+  }
+  return done;
 }
 
 bool RemoteTile::completion_within(double timeout_s) { return server_.answered_within(sent_.front().ticket, timeout_s); }
 
 void RemoteTile::abandon_completion() {
+  for (TileServer::Ticket& t : sent_.front().placements) server_.abandon(t);
   server_.abandon(sent_.front().ticket);
   sent_.pop_front();
 }

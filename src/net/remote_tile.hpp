@@ -39,7 +39,9 @@ class RemoteTile final : public runtime::Tile {
   bool lost() const override;
   // Actor messages are pipelined: up to `depth` on the wire at once (the
   // worker's executor takes them in order), so dispatch is not one round
-  // trip per actor.
+  // trip per actor. With depth > 1, data nodes from main memory are too:
+  // sent ahead of the actor that needs them, their answers taken with its
+  // completion (an error then fails that completion).
   unsigned pipeline_depth() const override { return depth_; }
   void send_actor(const runtime::ActorMessage& message) override;
   runtime::Completion next_completion() override;
@@ -76,8 +78,15 @@ class RemoteTile final : public runtime::Tile {
   struct Sent {
     TileServer::Ticket ticket;
     ActorId actor;
+    std::vector<TileServer::Ticket> placements;  // data nodes from main memory sent just before it, unanswered
   };
+  // Awaits the placements sent ahead of an actor: the first error, if any
+  // (one the engine would otherwise only see as the actor reading a slot
+  // never filled).
+  Status settle(std::vector<TileServer::Ticket>& placements);
   std::deque<Sent> sent_;  // actor messages whose completions next_completion() has not returned
+  // Data nodes from main memory on the wire, not yet followed by an actor message.
+  std::vector<TileServer::Ticket> placing_;
 };
 
 }  // namespace redflow::net
