@@ -80,6 +80,52 @@ TEST_P(NetTransfer, WithPeerTransfersOffTheDriverRelaysThem) {
   EXPECT_EQ(m.direct, 0u) << "peer transfers are off";
 }
 
+// Values of several chunks (PeerLinks::kChunkBytes), the last one partial,
+// fetched worker to worker: fan-outs of i32.add over 2.5 MiB + 4 bytes.
+TEST_P(NetTransfer, AValueOfSeveralChunksArrivesWhole) {
+  const std::size_t bytes = (std::size_t{5} << 19) + 4;
+  Graph g("chunks");
+  const DataId x = g.input("X", bytes);
+  std::vector<DataId> layer{x};
+  for (int level = 0; level < 3; ++level) {
+    std::vector<DataId> next;
+    for (int i = 0; i < 4; ++i) {
+      const DataId out = g.inner("d" + std::to_string(level) + "_" + std::to_string(i), bytes);
+      g.actor("a" + std::to_string(level) + "_" + std::to_string(i), i % 2 ? "i32.add" : "i32.mul",
+              {layer[i % layer.size()], layer[(i + 1) % layer.size()]}, out);
+      next.push_back(out);
+    }
+    layer = next;
+  }
+  for (DataId d = 0; d < g.data().size(); ++d)
+    if (g.data(d).kind == DataKind::kInner && g.data(d).consumers.empty()) g.mutable_data(d).kind = DataKind::kOutput;
+  const auto in = testing::seeded_bytes(bytes, 9);
+  const Inputs inputs{{"X", in}};
+  const Outputs want = testing::local_reference(g, inputs, 2);
+  RuntimeOptions o = testing::remote_options(0, 2, GetParam());
+  o.slot_bytes = 3 << 20;
+  WorkerProcesses workers;
+  o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, {"--slots", "8", "--slot-bytes", std::to_string(3 << 20)}); };
+  std::uint64_t traced = 0, direct = 0;
+  testing::within_seconds(60, "chunked values", [&] {
+    Runtime rt(o);
+    auto loaded = rt.load(g, Registry::with_builtins());
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    ExecuteOptions eo;
+    eo.trace = true;
+    for (int e = 0; e < 3; ++e) {
+      auto out = loaded->execute(inputs, eo);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      EXPECT_EQ(*out, want) << "execution " << e;
+      for (const TracedTransfer& t : loaded->last_trace().transfers)
+        if (t.from_tile >= 0 && t.to_tile >= 0) traced += t.bytes;
+      for (const TileStats& t : loaded->last_stats().tiles) direct += t.peer_bytes_in;
+    }
+  });
+  EXPECT_GT(traced, 0u) << "no value moved between the workers: the test proves nothing";
+  EXPECT_EQ(direct, traced);
+}
+
 INSTANTIATE_TEST_SUITE_P(Net, NetTransfer, ::testing::Values(Scheduler::kSteal, Scheduler::kHeft),
                          [](const auto& info) { return std::string(info.param == Scheduler::kSteal ? "Steal" : "Heft"); });
 

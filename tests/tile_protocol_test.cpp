@@ -73,6 +73,23 @@ TEST(TileProtocolCodecTest, SmallMessagesRoundTrip) {
   EXPECT_EQ(c.read_slot.slot, 6u);
   expect_tag(c.read_slot.tag, DataTag{3, 4, 5});
   EXPECT_EQ(c.read_slot.bytes, 1024u);
+  EXPECT_EQ(c.read_slot.offset, 0u);
+  EXPECT_EQ(c.read_slot.range(), 1024u);
+  // A range of the value (a chunk of a peer fetch), and one past its end.
+  ReadSlotMessage chunk{6, DataTag{3, 4, 5}, 1024};
+  chunk.offset = 1000;
+  chunk.length = 24;
+  frame.clear();
+  encode(chunk, frame);
+  DecodedFrame c2;
+  ASSERT_TRUE(decode(frame, c2).ok());
+  EXPECT_EQ(c2.read_slot.offset, 1000u);
+  EXPECT_EQ(c2.read_slot.range(), 24u);
+  chunk.length = 25;
+  frame.clear();
+  encode(chunk, frame);
+  EXPECT_FALSE(decode(frame, c2).ok());
+  EXPECT_EQ(c2.error, ProtocolError::kMalformed);
 
   frame.clear();
   FaultConfigMessage f;

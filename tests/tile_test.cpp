@@ -346,5 +346,47 @@ TEST(LocalTileTest, ConcurrentReadersAndClearNeverSeeTornData) {
   EXPECT_FALSE(src.read_slot(ReadSlotMessage{0, DataTag{2, 0, 1}, w.size()}, std::span<std::byte>(w)));
 }
 
+// The pieces of a value a worker's transport fetches from a peer in chunks:
+// written in order into the slot, published only by the piece that ends it;
+// and reads of a range give those bytes of the value, only while the slot
+// holds it.
+TEST(LocalTileTest, PiecesArePublishedByTheLastAndRangesReadBack) {
+  LocalTile tile(2, 64, 1, 0);
+  const auto value = bytes_of({1, 2, 3, 4, 5, 6, 7, 8, 9, 10});  // 40 bytes
+  DataNodeMessage m = from_driver(DataTag{1, 3, 0}, 1, {});
+  m.bytes = value.size();
+  m.payload = {};
+  std::vector<std::byte> whole(value.size());
+  ASSERT_TRUE(tile.write_piece(m, 0, std::span(value).first(16)).ok());
+  EXPECT_FALSE(read(tile, 1, m.tag, whole)) << "published before its last piece";
+  ASSERT_TRUE(tile.write_piece(m, 16, std::span(value).subspan(16, 16)).ok());
+  EXPECT_FALSE(read(tile, 1, m.tag, whole));
+  ASSERT_TRUE(tile.write_piece(m, 32, std::span(value).subspan(32)).ok());
+  ASSERT_TRUE(read(tile, 1, m.tag, whole));
+  EXPECT_EQ(whole, value);
+  // A range: 12 bytes from byte 8, and the rest from byte 36.
+  std::vector<std::byte> part(12), tail(4);
+  ReadSlotMessage r{1, m.tag, value.size()};
+  r.offset = 8;
+  r.length = 12;
+  ASSERT_TRUE(tile.read_slot(r, part));
+  EXPECT_TRUE(std::equal(part.begin(), part.end(), value.begin() + 8));
+  r.offset = 36;
+  r.length = kWholeValue;
+  ASSERT_TRUE(tile.read_slot(r, tail));
+  EXPECT_TRUE(std::equal(tail.begin(), tail.end(), value.begin() + 36));
+  // Ranges past the value, and pieces past it, are refused.
+  r.offset = 30;
+  r.length = 12;
+  EXPECT_FALSE(tile.read_slot(r, part));
+  EXPECT_FALSE(tile.write_piece(m, 32, std::span(value).first(9)).ok());
+  // A first piece of a new value clears the slot: the old value is gone at once.
+  DataNodeMessage next = m;
+  next.tag = DataTag{2, 3, 0};
+  ASSERT_TRUE(tile.write_piece(next, 0, std::span(value).first(8)).ok());
+  EXPECT_FALSE(read(tile, 1, m.tag, whole));
+  EXPECT_FALSE(read(tile, 1, next.tag, whole));
+}
+
 }  // namespace
 }  // namespace redflow::runtime

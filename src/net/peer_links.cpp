@@ -105,6 +105,18 @@ std::vector<std::byte> PeerLinks::not_found(const Pending& p, const std::string&
   return frame;
 }
 
+bool PeerLinks::ask_next(std::uint64_t id, Pending& p) {
+  runtime::ReadSlotMessage read{p.message.source_slot, p.message.tag, p.message.bytes};
+  read.offset = p.asked;
+  read.length = std::min(kChunkBytes, p.message.bytes - p.asked);
+  std::vector<std::byte> frame;
+  runtime::encode(read, frame);
+  // Every chunk of a fetch carries its id; the source answers them in order.
+  if (!send_envelope(*p.dealer, EnvelopeKind::kRequest, id, frame)) return false;
+  p.asked += read.length;
+  return true;
+}
+
 void PeerLinks::fetch(std::uint64_t driver_request, const DecodedFrame& frame) {
   Pending p;
   p.driver_request = driver_request;
@@ -112,10 +124,14 @@ void PeerLinks::fetch(std::uint64_t driver_request, const DecodedFrame& frame) {
   p.message.payload = {};
   p.endpoint = std::string(frame.peer.endpoint);
   const std::uint64_t id = next_fetch_++;
-  std::vector<std::byte> read;
-  runtime::encode(runtime::ReadSlotMessage{p.message.source_slot, p.message.tag, p.message.bytes}, read);
   auto dealer = dealer_for(p.endpoint, std::string(frame.peer.public_key));
-  if (!dealer.ok() || !send_envelope(**dealer, EnvelopeKind::kRequest, id, read, {}, /*dontwait=*/false)) {
+  bool sent = dealer.ok();
+  if (sent) {
+    p.dealer = *dealer;
+    // A 0-byte value is still asked for once: the answer says whether the source holds it.
+    for (unsigned i = 0; sent && i < kWindow && (i == 0 || p.asked < p.message.bytes); ++i) sent = ask_next(id, p);
+  }
+  if (!sent) {
     auto failed = std::make_unique<Fetched>();
     failed->driver_request = driver_request;
     failed->answer = not_found(p, dealer.ok() ? "the request could not be sent" : dealer.status().message());
@@ -142,22 +158,36 @@ bool PeerLinks::take_fetched(Fetched& out) {
         continue;
       }
       auto it = pending_.find(e.request);
-      if (it == pending_.end()) continue;  // a cancelled fetch's late answer
-      Pending p = std::move(it->second);
-      pending_.erase(it);
-      out = Fetched{};
-      out.driver_request = p.driver_request;
+      if (it == pending_.end()) continue;  // a chunk of a fetch that failed or was cancelled
+      Pending& p = it->second;
+      const std::uint64_t want = std::min(kChunkBytes, p.message.bytes - p.received);
       DecodedFrame slot;
       const Status s = decode(e.body, slot, /*borrow=*/true);
-      if (!s.ok() || slot.kind != WireKind::kSlotData || !slot.found || slot.slot_bytes.size() != p.message.bytes) {
+      out = Fetched{};
+      out.driver_request = p.driver_request;
+      if (!s.ok() || slot.kind != WireKind::kSlotData || !slot.found || slot.slot_bytes.size() != want) {
         out.answer = not_found(p, !s.ok() ? s.message() : slot.kind == WireKind::kLost ? "the source tile is lost" : "the source no longer holds it");
+        pending_.erase(it);
         return true;
       }
       out.ok = true;
       out.message = p.message;
+      out.offset = p.received;
       // The offset before the move: a tiny message's bytes live inside the message object and move with it.
-      out.offset = static_cast<std::size_t>(slot.slot_bytes.data() - static_cast<const std::byte*>(parts[1].data()));
+      out.at = static_cast<std::size_t>(slot.slot_bytes.data() - static_cast<const std::byte*>(parts[1].data()));
+      out.size = slot.slot_bytes.size();
       out.payload = std::move(parts[1]);
+      p.received += want;
+      out.last = p.received == p.message.bytes;
+      if (out.last) {
+        pending_.erase(it);
+      } else if (p.asked < p.message.bytes && !ask_next(it->first, p)) {
+        // The next chunk could not be asked for: what came is written but never published.
+        out = Fetched{};
+        out.driver_request = p.driver_request;
+        out.answer = not_found(p, "the request for the next chunk could not be sent");
+        pending_.erase(it);
+      }
       return true;
     }
   }

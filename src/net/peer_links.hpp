@@ -49,20 +49,29 @@ class PeerLinks {
     std::uint64_t id = 0;
     std::vector<std::byte> frame;  // one kReadSlot frame
   };
-  // What became of a fetch: a value to place (`ok`; the message's payload
-  // is `payload`'s bytes from `offset`), or `answer`, the frame to send the
-  // driver as is (a NotFound status).
+  // What a fetch gave: a piece of the value to place (`ok`: the bytes at
+  // `offset`, in `payload` from `at`; `last` when it ends the value), or
+  // `answer`, the frame to send the driver as is (a NotFound status).
   struct Fetched {
     std::uint64_t driver_request = 0;
     bool ok = false;
-    runtime::DataNodeMessage message;  // ok: its payload is set by payload_view()
+    bool last = false;
+    runtime::DataNodeMessage message;  // the data node (no payload)
+    std::uint64_t offset = 0;
     zmq::message_t payload;
-    std::size_t offset = 0;
+    std::size_t at = 0;
+    std::size_t size = 0;
     std::vector<std::byte> answer;
-    std::span<const std::byte> payload_view() const {
-      return {static_cast<const std::byte*>(payload.data()) + offset, static_cast<std::size_t>(message.bytes)};
-    }
+    std::span<const std::byte> piece() const { return {static_cast<const std::byte*>(payload.data()) + at, size}; }
   };
+  // A large value comes in chunks of this size, at most kWindow of them
+  // asked for at once (the ZeroMQ guide's credit-based file transfer): the
+  // source copies one chunk while the previous crosses the wire and the one
+  // before is copied into the slot, and neither side holds more than
+  // kWindow chunks besides the slots. Other frames interleave between
+  // chunks on the source's executor.
+  static constexpr std::uint64_t kChunkBytes = std::uint64_t{1} << 20;
+  static constexpr unsigned kWindow = 4;
 
   // Opens the peer socket for a worker of the driver at `driver_endpoint`
   // (none, port() 0, when that is not on loopback and there are no keys).
@@ -84,7 +93,7 @@ class PeerLinks {
 
   // Starts fetching the value a kPeerDataNode frame names, for driver request `driver_request`.
   void fetch(std::uint64_t driver_request, const runtime::DecodedFrame& peer_data_node);
-  // The next fetch that ended (a value came, or the source said it has none).
+  // The next piece that came, or a fetch that ended without its value.
   bool take_fetched(Fetched& out);
   // CANCEL from the driver: true, with the answer in `out`, if that fetch was still waiting.
   bool cancel(std::uint64_t driver_request, Fetched& out);
@@ -94,7 +103,12 @@ class PeerLinks {
     std::uint64_t driver_request = 0;
     runtime::DataNodeMessage message;  // no payload
     std::string endpoint;
+    zmq::socket_t* dealer = nullptr;
+    std::uint64_t asked = 0;     // bytes asked for so far
+    std::uint64_t received = 0;  // bytes come so far (chunks answer in order)
   };
+  // Asks for the next chunk of fetch `id`; false if it could not be sent.
+  bool ask_next(std::uint64_t id, Pending& p);
   explicit PeerLinks(zmq::context_t& context) : context_(context) {}
   Result<zmq::socket_t*> dealer_for(const std::string& endpoint, const std::string& public_key);
   static std::vector<std::byte> not_found(const Pending& p, const std::string& why);

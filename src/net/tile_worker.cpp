@@ -82,10 +82,7 @@ class Executor {
       }
       Reply reply{job.id, std::move(job.route), {}};
       if (job.fetched) {
-        runtime::DataNodeMessage m = job.fetched->message;
-        m.source_tile = runtime::kFromDriver;  // the bytes are here now
-        m.payload = job.fetched->payload_view();
-        service_.place(m, reply.frame);
+        service_.place(job.fetched->message, job.fetched->offset, job.fetched->piece(), reply.frame);
       } else {
         service_.serve(job.frame, &registry_, reply.frame);
       }
@@ -254,6 +251,7 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
         }
       }
       for (auto& reply : executor->take_replies()) {
+        if (reply.frame.empty()) continue;  // a piece of a fetched value that does not end it
         if (reply.route.empty()) {
           send_envelope(socket, EnvelopeKind::kReply, reply.id, reply.frame);
         } else {

@@ -218,6 +218,22 @@ Status LocalTile::data_node(const DataNodeMessage& m) {
   return Status::Ok();
 }
 
+Status LocalTile::write_piece(const DataNodeMessage& m, std::uint64_t offset, std::span<const std::byte> piece) {
+  if (lost()) return Status::Internal("tile " + std::to_string(index_) + " is lost");
+  if (m.slot >= slots_.size()) return Status::InvalidArgument("data node message names slot " + std::to_string(m.slot) + " of " + std::to_string(slots_.size()));
+  if (m.bytes > slot_bytes_) return Status::ResourceExhausted("data node of " + std::to_string(m.bytes) + " bytes does not fit a slot of " + std::to_string(slot_bytes_) + " bytes");
+  if (offset > m.bytes || piece.size() > m.bytes - offset)
+    return Status::InvalidArgument("a piece of " + std::to_string(piece.size()) + " bytes at " + std::to_string(offset) + " of a " +
+                                   std::to_string(m.bytes) + "-byte data node");
+  if (offset == 0) clear_slot(m.slot);
+  if (!piece.empty()) std::memcpy(slots_[m.slot].memory + offset, piece.data(), piece.size());
+  if (offset + piece.size() == m.bytes) {
+    slots_[m.slot].bytes = m.bytes;
+    publish(m.slot, m.tag);
+  }
+  return Status::Ok();
+}
+
 void LocalTile::clear_slot(SlotId slot) {
   if (slot >= slots_.size()) return;
   Slot& s = slots_[slot];
@@ -238,11 +254,13 @@ void LocalTile::clear_all() {
 }
 
 bool LocalTile::read_slot(const ReadSlotMessage& m, std::span<std::byte> out) {
-  if (lost() || m.slot >= slots_.size() || out.size() > slot_bytes_ || out.size() != m.bytes) return false;
+  if (lost() || m.slot >= slots_.size() || m.bytes > slot_bytes_ || m.offset > m.bytes || out.size() != m.range() ||
+      out.size() > m.bytes - m.offset)
+    return false;
   Slot& s = slots_[m.slot];
   s.pins.fetch_add(1, std::memory_order_seq_cst);
   const bool holds = s.tag.load(std::memory_order_seq_cst) == pack(m.tag) && s.round == m.tag.round;
-  if (holds && !out.empty()) std::memcpy(out.data(), s.memory, out.size());
+  if (holds && !out.empty()) std::memcpy(out.data(), s.memory + m.offset, out.size());
   if (s.pins.fetch_sub(1, std::memory_order_release) == 1) s.pins.notify_all();  // a clear_slot() may sleep on it
   return holds;
 }

@@ -40,6 +40,11 @@ class LocalTile final : public Tile {
   Status load_actors(const ActorTableMessage& table, const Registry& registry) override;
   Status configure_faults(const FaultConfigMessage& faults) override;
   Status data_node(const DataNodeMessage& message) override;
+  // Writes `piece` at `offset` of data node `message` (its payload unused)
+  // into its slot: the first piece (offset 0) clears the slot, the one that
+  // ends the value publishes it. A worker's transport places a value
+  // fetched from a peer in chunks so, as they come, in order.
+  Status write_piece(const DataNodeMessage& message, std::uint64_t offset, std::span<const std::byte> piece);
   void clear_slot(SlotId slot) override;
   // Empties a slot whose value no other thread can be reading: a dead value
   // (its last consumer is done) or one no other tile was ever told of. No

@@ -196,6 +196,8 @@ void encode(const ReadSlotMessage& m, std::vector<std::byte>& out) {
   w.u32(m.slot);
   w.tag(m.tag);
   w.u64(m.bytes);
+  w.u64(m.offset);
+  w.u64(m.length);
 }
 
 void encode(const ActorTableMessage& m, std::vector<std::byte>& out) {
@@ -334,8 +336,14 @@ void decode_body(WireKind kind, Reader& in, DecodedFrame& out, bool borrow) {
       out.read_slot.slot = in.u32("read slot");
       out.read_slot.tag = in.tag("read slot tag");
       out.read_slot.bytes = in.u64("read slot bytes");
+      out.read_slot.offset = in.u64("read slot offset");
+      out.read_slot.length = in.u64("read slot length");
       if (!in.failed() && out.read_slot.bytes > kMaxPayload)
         in.fail(ProtocolError::kOversized, "read slot of " + std::to_string(out.read_slot.bytes) + " bytes");
+      if (!in.failed() && (out.read_slot.offset > out.read_slot.bytes ||
+                           (out.read_slot.length != kWholeValue && out.read_slot.length > out.read_slot.bytes - out.read_slot.offset)))
+        in.fail(ProtocolError::kMalformed, "read of " + std::to_string(out.read_slot.length) + " bytes at " +
+                                               std::to_string(out.read_slot.offset) + " of a " + std::to_string(out.read_slot.bytes) + "-byte value");
       return;
     case WireKind::kActorTable: {
       out.table.table = in.u32("actor table id");

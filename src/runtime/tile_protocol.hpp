@@ -80,10 +80,16 @@ struct ClearSlotMessage {
 
 // Copy the value in `slot` back (to the driver, or to a transport relaying
 // it to another tile) if the slot still holds `tag`; answered by SlotData.
+// `bytes` is the value's size; a read may ask for part of it (a peer
+// fetching a large value in chunks): `length` bytes from `offset`.
+inline constexpr std::uint64_t kWholeValue = ~std::uint64_t{0};
 struct ReadSlotMessage {
   SlotId slot = 0;
-  DataTag tag;
+  DataTag tag{};
   std::uint64_t bytes = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t length = kWholeValue;  // kWholeValue: bytes - offset
+  std::uint64_t range() const { return length == kWholeValue ? bytes - offset : length; }
 };
 
 // One actor of the loaded graph as a tile knows it: it resolves `function` in

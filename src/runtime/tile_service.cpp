@@ -16,8 +16,9 @@ void TileService::serve(std::span<const std::byte> frame_bytes, const Registry* 
     case WireKind::kClearAll: tile_.clear_all(); encode(Status::Ok(), reply); break;
     case WireKind::kReadSlot: {
       // Straight from the slot into the reply: one copy.
-      const bool fits = frame->read_slot.bytes <= tile_.slot_bytes();
-      if (!fits || !tile_.read_slot(frame->read_slot, encode_slot_data_in_place(frame->read_slot.bytes, reply))) {
+      const ReadSlotMessage& m = frame->read_slot;
+      const bool fits = m.bytes <= tile_.slot_bytes();  // the decoder checked the range lies within bytes
+      if (!fits || !tile_.read_slot(m, encode_slot_data_in_place(m.range(), reply))) {
         reply.clear();
         encode_slot_data(false, {}, reply);
       }
@@ -53,13 +54,15 @@ void TileService::serve(std::span<const std::byte> frame_bytes, const Registry* 
   }
 }
 
-void TileService::place(const DataNodeMessage& message, std::vector<std::byte>& reply) {
+void TileService::place(const DataNodeMessage& message, std::uint64_t offset, std::span<const std::byte> piece, std::vector<std::byte>& reply) {
   reply.clear();
   if (tile_.lost()) {
     encode_lost(reply);
     return;
   }
-  encode(tile_.data_node(message), reply);
+  const Status s = tile_.write_piece(message, offset, piece);
+  // Only the piece that ends the value answers the driver's data node (and any piece that failed).
+  if (!s.ok() || offset + piece.size() == message.bytes) encode(s, reply);
 }
 
 }  // namespace redflow::runtime

@@ -22,10 +22,12 @@ class TileService {
   // answers kLost.
   void serve(std::span<const std::byte> frame, const Registry* registry, std::vector<std::byte>& reply);
 
-  // Places a data node whose bytes the worker's transport fetched from a
-  // peer (message.payload, source kFromDriver), answering as for a
-  // kDataNode frame: the value is copied once, into the slot.
-  void place(const DataNodeMessage& message, std::vector<std::byte>& reply);
+  // Places `piece`, the bytes at `offset` of a data node the worker's
+  // transport fetches from a peer in chunks (LocalTile::write_piece): each
+  // is copied once, into the slot. The piece that ends the value is
+  // answered as a kDataNode frame would be; earlier ones leave `reply`
+  // empty unless they failed.
+  void place(const DataNodeMessage& message, std::uint64_t offset, std::span<const std::byte> piece, std::vector<std::byte>& reply);
 
   LocalTile& tile() { return tile_; }
 
