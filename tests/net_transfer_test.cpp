@@ -28,14 +28,16 @@ struct Moved {
   std::uint64_t direct = 0;            // bytes the workers fetched from each other (TileStats::peer_bytes_in)
 };
 
-// Runs `executions` executions of a random DAG on two workers and adds up what moved between them.
-Moved run_on_two_workers(RuntimeOptions o, const std::vector<std::string>& worker_args, int executions) {
-  const Graph g = testing::random_builtin_dag(60, 21);
-  const auto x0 = testing::seeded_bytes(testing::kNetBytes, 5), x1 = testing::seeded_bytes(testing::kNetBytes, 6);
-  const Inputs inputs{{"X0", x0}, {"X1", x1}};
+// Runs `executions` executions of `g` on two workers (started with
+// `worker_args[0]` and `[1]`), checks each against a one-process run, and
+// adds up what moved between the workers.
+Moved run_on_two_workers(const Graph& g, const Inputs& inputs, RuntimeOptions o, const std::vector<std::vector<std::string>>& worker_args,
+                         int executions) {
   const Outputs want = testing::local_reference(g, inputs, 2);
   WorkerProcesses workers;
-  o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, worker_args); };
+  o.on_listening = [&](const std::string& endpoint) {
+    for (const auto& args : worker_args) workers.spawn(endpoint, args);
+  };
   Moved moved;
   testing::within_seconds(60, "two workers", [&] {
     Runtime rt(o);
@@ -64,10 +66,18 @@ Moved run_on_two_workers(RuntimeOptions o, const std::vector<std::string>& worke
   return moved;
 }
 
+// The random DAG most tests here run, and its inputs.
+struct Dag {
+  Graph graph = testing::random_builtin_dag(60, 21);
+  std::vector<std::byte> x0 = testing::seeded_bytes(testing::kNetBytes, 5), x1 = testing::seeded_bytes(testing::kNetBytes, 6);
+  Inputs inputs{{"X0", x0}, {"X1", x1}};
+};
+
 class NetTransfer : public ::testing::TestWithParam<Scheduler> {};
 
 TEST_P(NetTransfer, AValueOnOneWorkerGoesStraightToTheWorkerThatNeedsIt) {
-  const Moved m = run_on_two_workers(testing::remote_options(0, 2, GetParam()), testing::kWorkerSlots, 4);
+  const Dag dag;
+  const Moved m = run_on_two_workers(dag.graph, dag.inputs, testing::remote_options(0, 2, GetParam()), {testing::kWorkerSlots, testing::kWorkerSlots}, 4);
   EXPECT_GT(m.worker_to_worker, 0u) << "no value moved between the workers: the test proves nothing";
   EXPECT_EQ(m.direct, m.worker_to_worker);
 }
@@ -75,7 +85,8 @@ TEST_P(NetTransfer, AValueOnOneWorkerGoesStraightToTheWorkerThatNeedsIt) {
 TEST_P(NetTransfer, WithPeerTransfersOffTheDriverRelaysThem) {
   RuntimeOptions o = testing::remote_options(0, 2, GetParam());
   o.peer_transfers = false;
-  const Moved m = run_on_two_workers(o, testing::kWorkerSlots, 4);
+  const Dag dag;
+  const Moved m = run_on_two_workers(dag.graph, dag.inputs, o, {testing::kWorkerSlots, testing::kWorkerSlots}, 4);
   EXPECT_GT(m.worker_to_worker, 0u);
   EXPECT_EQ(m.direct, 0u) << "peer transfers are off";
 }
@@ -101,29 +112,12 @@ TEST_P(NetTransfer, AValueOfSeveralChunksArrivesWhole) {
     if (g.data(d).kind == DataKind::kInner && g.data(d).consumers.empty()) g.mutable_data(d).kind = DataKind::kOutput;
   const auto in = testing::seeded_bytes(bytes, 9);
   const Inputs inputs{{"X", in}};
-  const Outputs want = testing::local_reference(g, inputs, 2);
   RuntimeOptions o = testing::remote_options(0, 2, GetParam());
   o.slot_bytes = 3 << 20;
-  WorkerProcesses workers;
-  o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, {"--slots", "8", "--slot-bytes", std::to_string(3 << 20)}); };
-  std::uint64_t traced = 0, direct = 0;
-  testing::within_seconds(60, "chunked values", [&] {
-    Runtime rt(o);
-    auto loaded = rt.load(g, Registry::with_builtins());
-    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-    ExecuteOptions eo;
-    eo.trace = true;
-    for (int e = 0; e < 3; ++e) {
-      auto out = loaded->execute(inputs, eo);
-      ASSERT_TRUE(out.ok()) << out.status().ToString();
-      EXPECT_EQ(*out, want) << "execution " << e;
-      for (const TracedTransfer& t : loaded->last_trace().transfers)
-        if (t.from_tile >= 0 && t.to_tile >= 0) traced += t.bytes;
-      for (const TileStats& t : loaded->last_stats().tiles) direct += t.peer_bytes_in;
-    }
-  });
-  EXPECT_GT(traced, 0u) << "no value moved between the workers: the test proves nothing";
-  EXPECT_EQ(direct, traced);
+  const std::vector<std::string> slots = {"--slots", "8", "--slot-bytes", std::to_string(3 << 20)};
+  const Moved m = run_on_two_workers(g, inputs, o, {slots, slots}, 3);
+  EXPECT_GT(m.worker_to_worker, 0u) << "no value moved between the workers: the test proves nothing";
+  EXPECT_EQ(m.direct, m.worker_to_worker);
 }
 
 INSTANTIATE_TEST_SUITE_P(Net, NetTransfer, ::testing::Values(Scheduler::kSteal, Scheduler::kHeft),
@@ -151,30 +145,11 @@ TEST(NetTransferKeyed, WorkersWithKeysFetchFromEachOtherOverCurve) {
   std::vector<std::string> w1 = testing::kWorkerSlots, w2 = testing::kWorkerSlots;
   w1.insert(w1.end(), {"--key", (dir / "w1.key").string(), "--server-key", (dir / "driver.pub").string()});
   w2.insert(w2.end(), {"--key", (dir / "w2.key").string(), "--server-key", (dir / "driver.pub").string()});
-  const Graph g = testing::random_builtin_dag(60, 21);
-  const auto x0 = testing::seeded_bytes(testing::kNetBytes, 5), x1 = testing::seeded_bytes(testing::kNetBytes, 6);
-  const Inputs inputs{{"X0", x0}, {"X1", x1}};
-  const Outputs want = testing::local_reference(g, inputs, 2);
-  WorkerProcesses workers;
-  o.on_listening = [&](const std::string& endpoint) {
-    workers.spawn(endpoint, w1);
-    workers.spawn(endpoint, w2);
-  };
-  std::uint64_t direct = 0;
-  testing::within_seconds(60, "two keyed workers", [&] {
-    Runtime rt(o);
-    auto loaded = rt.load(g, Registry::with_builtins());
-    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-    for (int e = 0; e < 4; ++e) {
-      auto out = loaded->execute(inputs);
-      ASSERT_TRUE(out.ok()) << out.status().ToString();
-      EXPECT_EQ(*out, want);
-      for (const TileStats& t : loaded->last_stats().tiles) direct += t.peer_bytes_in;
-    }
-  });
-  workers.end_all();
+  const Dag dag;
+  const Moved m = run_on_two_workers(dag.graph, dag.inputs, o, {w1, w2}, 4);
   fs::remove_all(dir);
-  EXPECT_GT(direct, 0u) << "no value went worker to worker over CURVE";
+  EXPECT_GT(m.direct, 0u) << "no value went worker to worker over CURVE";
+  EXPECT_EQ(m.direct, m.worker_to_worker);
 }
 
 }  // namespace

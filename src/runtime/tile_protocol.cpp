@@ -161,25 +161,26 @@ class Reader {
 
 constexpr std::size_t kMaxPayload = kMaxFrameBytes - 64;
 
-}  // namespace
-
-void encode(const DataNodeMessage& m, std::vector<std::byte>& out) {
-  Writer w(out, WireKind::kDataNode);
+// The fields a data node and a peer data node share.
+void data_node_fields(Writer& w, const DataNodeMessage& m) {
   w.tag(m.tag);
   w.u32(m.slot);
   w.u64(m.bytes);
   w.u32(static_cast<std::uint32_t>(m.source_tile));
   w.u32(m.source_slot);
+}
+
+}  // namespace
+
+void encode(const DataNodeMessage& m, std::vector<std::byte>& out) {
+  Writer w(out, WireKind::kDataNode);
+  data_node_fields(w, m);
   w.bytes(m.payload);
 }
 
 void encode(const DataNodeMessage& m, const PeerSource& from, std::vector<std::byte>& out) {
   Writer w(out, WireKind::kPeerDataNode);
-  w.tag(m.tag);
-  w.u32(m.slot);
-  w.u64(m.bytes);
-  w.u32(static_cast<std::uint32_t>(m.source_tile));
-  w.u32(m.source_slot);
+  data_node_fields(w, m);
   w.str(from.endpoint);
   w.str(from.public_key);
 }
