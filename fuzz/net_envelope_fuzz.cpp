@@ -40,6 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)redflow::net::decode(e.body, welcome);
     redflow::runtime::DecodedFrame frame;
     (void)redflow::runtime::decode(e.body, frame);
+    redflow::runtime::DecodedFrame borrowed;  // views into the body: must stay within it
+    (void)redflow::runtime::decode(e.body, borrowed, /*borrow=*/true);
   }
   // The body alone too, so the fuzzer reaches the message decoders quickly.
   const auto body = parts.back();
