@@ -23,6 +23,7 @@
 #include <random>
 #include <set>
 #include <nlohmann/json.hpp>
+#include <iterator>
 #include <thread>
 
 #include "net/keys.hpp"
@@ -396,14 +397,25 @@ TEST_F(SpitsNet, ATaskManagerCutOffInANamespaceComesBackAndItsBufferedResultsCom
   ASSERT_TRUE(net::write_key_pair(jm_prefix, *jm, true).ok());
   ASSERT_TRUE(net::write_key_pair(tm_prefix, *tm, true).ok());
   start_tm("near", 1);
-  ns.spawn({REDFLOW_CLI, "spits-worker", REDFLOW_SPITS_TEST_JOB, "--announce", announce_, "--name", "far", "-w", "1", "--listen",
-            "tcp://" + ns.ns_address() + ":*", "--key", tm_prefix + ".key", "--authorized-keys", jm_prefix + ".pub", "--linger", "30"},
+  ns.spawn({REDFLOW_CLI, "--log-level", "info", "spits-worker", REDFLOW_SPITS_TEST_JOB, "--announce", announce_, "--name", "far", "-w", "1",
+            "--listen", "tcp://" + ns.ns_address() + ":*", "--key", tm_prefix + ".key", "--authorized-keys", jm_prefix + ".pub", "--linger", "30"},
            (dir_ / "far.log").string());
   ASSERT_TRUE(wait_announced(2));
   Options o = remote_options();
   o.key_file = jm_prefix + ".key";
+  // The cut comes once the far Task Manager serves the job (its log says
+  // so), not at a fixed time: under ThreadSanitizer on a loaded machine its
+  // CURVE handshake took over 3 s, and a cut before the join cut nothing.
+  const fs::path far_log = dir_ / "far.log";
   std::thread cutter([&] {
-    std::this_thread::sleep_for(700ms);
+    const auto give_up = std::chrono::steady_clock::now() + 30s;
+    for (;;) {
+      std::ifstream in(far_log);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (text.find("serving job") != std::string::npos || std::chrono::steady_clock::now() > give_up) break;
+      std::this_thread::sleep_for(10ms);
+    }
+    std::this_thread::sleep_for(300ms);  // tasks in hand when the link goes
     ns.set_link_up(false);
     std::this_thread::sleep_for(3000ms);
     ns.set_link_up(true);

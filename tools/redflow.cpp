@@ -48,6 +48,9 @@ int main(int argc, char** argv) {
   redflow::report_actor_crashes();  // a crashing plugin actor is named, not a silent SIGSEGV
   auto logger = spdlog::stderr_color_mt("redflow");
   logger->set_pattern("redflow: %^%l%$: %v");
+  // Each line out at once: a worker's or driver's log redirected to a file
+  // (a batch job's) shows what happened up to now, also if it is killed.
+  logger->flush_on(spdlog::level::trace);
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(log_level));
   for (const auto& c : commands)
