@@ -17,14 +17,11 @@ Result<std::unique_ptr<PeerLinks>> PeerLinks::open(zmq::context_t& context, cons
   std::unique_ptr<PeerLinks> links(new PeerLinks(context));
   links->security_ = security;
   const bool keyed = !security.key_file.empty();
-  std::string bind;
-  if (keyed) {
-    bind = "tcp://0.0.0.0:*";
-  } else if (check_listen_address(driver_endpoint, {}).ok() && endpoint_host(driver_endpoint).rfind("127.", 0) == 0) {
-    bind = "tcp://127.0.0.1:*";  // plain text stays on this machine, as the driver's does
-  } else {
-    return links;  // no peer socket: every transfer to this worker relays through the driver
-  }
+  // Plain text stays on this machine, as the driver's does; without keys off
+  // loopback there is no peer socket, and every transfer to this worker
+  // relays through the driver.
+  if (!keyed && endpoint_host(driver_endpoint).rfind("127.", 0) != 0) return links;
+  const std::string bind = keyed ? "tcp://0.0.0.0:*" : "tcp://127.0.0.1:*";
   if (keyed) {
     auto pair = read_secret_key_file(security.key_file);
     if (!pair.ok()) return pair.status();
@@ -66,7 +63,7 @@ bool PeerLinks::take_request(Request& out) {
     Status s = decode_envelope(spans, e, error);
     if (s.ok() && e.kind != EnvelopeKind::kRequest) s = Status::InvalidArgument(std::string("a ") + envelope_kind_name(e.kind));
     // Peers only read: anything but one ReadSlot frame is refused before the executor sees it.
-    if (s.ok() && (e.body.size() <= 6 || static_cast<WireKind>(e.body[6]) != WireKind::kReadSlot))
+    if (s.ok() && !runtime::frame_is(e.body, WireKind::kReadSlot))
       s = Status::InvalidArgument("a request that is not a slot read");
     if (!s.ok()) {
       spdlog::warn("tile worker: refused a message from a peer: {}", s.message());

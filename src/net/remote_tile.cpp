@@ -18,6 +18,8 @@ void RemoteTile::attach() {
   name_ = hello.name;
 }
 
+std::string RemoteTile::who() const { return "tile " + std::to_string(index_) + " (worker '" + name_ + "')"; }
+
 bool RemoteTile::lost() const { return lost_.load(std::memory_order_acquire) || server_.lost(worker_); }
 
 Status RemoteTile::call(std::vector<std::byte> frame, DecodedFrame& out) {
@@ -40,7 +42,7 @@ Status RemoteTile::receive(TileServer::Ticket& ticket, DecodedFrame& out) {
 }
 
 Status RemoteTile::status_reply(const DecodedFrame& reply) const {
-  if (reply.kind == WireKind::kLost) return Status::Internal("tile " + std::to_string(index_) + " (worker '" + name_ + "') is lost");
+  if (reply.kind == WireKind::kLost) return Status::Internal(who() + " is lost");
   if (reply.kind != WireKind::kStatus)
     return Status::Internal("tile protocol: worker '" + name_ + "' answered with the wrong kind of frame");
   if (reply.status.ok()) return reply.status;
@@ -105,7 +107,7 @@ Status RemoteTile::data_node(const DataNodeMessage& message) {
     // Nothing can go wrong here that the engine could act on (a lost worker
     // loses the actor too), so the bytes go ahead of the actor without a
     // round trip of their own; the worker takes frames in order.
-    if (lost()) return Status::Internal("tile " + std::to_string(index_) + " (worker '" + name_ + "') is lost");
+    if (lost()) return Status::Internal(who() + " is lost");
     std::vector<std::byte> frame;
     encode(message, frame);
     placing_.push_back(server_.send(worker_, std::move(frame)));
@@ -148,8 +150,10 @@ Status RemoteTile::settle(std::vector<TileServer::Ticket>& placements) {
   for (TileServer::Ticket& t : placements) {
     DecodedFrame reply;
     Status s = receive(t, reply);
-    if (s.ok() && reply.kind != WireKind::kLost) s = status_reply(reply);
-    if (first.ok() && !s.ok() && reply.kind != WireKind::kLost) first = s;
+    // A lost worker is not the placement's error: the actor's completion says lost.
+    if (s.ok() && reply.kind == WireKind::kLost) continue;
+    if (s.ok()) s = status_reply(reply);
+    if (first.ok()) first = s;
   }
   placements.clear();
   return first;
@@ -161,7 +165,7 @@ Completion RemoteTile::next_completion() {
   const Status placed = settle(s.placements);
   DecodedFrame reply;
   const Status received = receive(s.ticket, reply);
-  Completion done = completion_of(received, reply, s.actor, "tile " + std::to_string(index_) + " (worker '" + name_ + "')");
+  Completion done = completion_of(received, reply, s.actor, who());
   if (!placed.ok() && done.ok) {
     done.ok = false;
     done.error = "placing an input failed: " + placed.message();

@@ -61,6 +61,7 @@ class RemoteTile final : public runtime::Tile {
   Status call(std::vector<std::byte> frame, runtime::DecodedFrame& out);
   Status receive(TileServer::Ticket& ticket, runtime::DecodedFrame& out);
   Status status_reply(const runtime::DecodedFrame& reply) const;
+  std::string who() const;  // "tile N (worker 'NAME')", for errors
   // The source of a transfer this worker can fetch from itself (a live worker with a peer socket), or null.
   const RemoteTile* peer_source(const runtime::DataNodeMessage& message) const;
   Status fetch_from_peer(const runtime::DataNodeMessage& message, const RemoteTile& source);

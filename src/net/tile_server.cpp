@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "net/keys.hpp"
 #include "net/sockets.hpp"
 
 namespace redflow::net {
@@ -28,11 +27,8 @@ Result<std::unique_ptr<TileServer>> TileServer::start(const TileServerOptions& o
   auto router = make_driver_router(server->context_, options.listen, server->endpoint_, options.security, *server->zap_);
   if (!router.ok()) return router.status();
   server->router_ = std::move(*router);
-  if (!options.security.authorized_keys_file.empty()) {
-    auto keys = read_authorized_keys(options.security.authorized_keys_file);
-    if (!keys.ok()) return keys.status();
-    for (const AuthorizedKey& k : *keys) server->peer_keys_.push_back(k.public_key);
-  }
+  // The keys secure_server() gave the authenticator, for the workers' peer sockets (WELCOME).
+  if (server->zap_->running()) server->peer_keys_ = server->zap_->public_keys();
   if (!server->doorbell_.ok()) return Status::IOError("eventfd failed");
   server->next_tick_ = std::chrono::steady_clock::now() + server->interval_;
   TileServer* s = server.get();

@@ -112,11 +112,6 @@ std::string host_name() {
   return buffer;
 }
 
-// A kPeerDataNode frame: the transport fetches its value; the tile never sees it.
-bool is_peer_data_node(std::span<const std::byte> frame) {
-  return frame.size() > 6 && static_cast<runtime::WireKind>(frame[6]) == runtime::WireKind::kPeerDataNode;
-}
-
 // Starts the fetch a kPeerDataNode request names; a frame that does not
 // decode is answered at once with the decoder's error.
 void fetch(PeerLinks& links, std::uint64_t request, std::span<const std::byte> frame, zmq::socket_t& driver) {
@@ -212,7 +207,7 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
           return Status::InvalidArgument("the driver at " + options.connect + " refused this worker: " + refused.reason);
         }
         case EnvelopeKind::kRequest:
-          if (executor && is_peer_data_node(e.body)) {
+          if (executor && runtime::frame_is(e.body, runtime::WireKind::kPeerDataNode)) {  // fetched by the transport, never seen by the tile
             fetch(links, e.request, e.body, socket);
           } else if (executor) {
             executor->submit(Executor::Job{e.request, {}, std::vector<std::byte>(e.body.begin(), e.body.end()), nullptr});

@@ -98,6 +98,13 @@ void ZapAuthenticator::refuse(Refusal r) {
   refusals_.push_back(std::move(r));
 }
 
+std::vector<std::string> ZapAuthenticator::public_keys() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> keys;
+  for (const auto& [key, name] : names_) keys.push_back(key);
+  return keys;
+}
+
 Status ZapAuthenticator::watch(zmq::socket_t& socket) {
   if (!running()) return Status::Internal("ZapAuthenticator::watch before start()");
   const std::string endpoint = fmt::format("inproc://redflow.zap.monitor.{}.{}", static_cast<const void*>(this), watched_++);

@@ -51,6 +51,9 @@ class ZapAuthenticator {
   // ZAP question (a socket monitor read on this thread). Call after start().
   Status watch(zmq::socket_t& socket);
 
+  // The public keys (Z85) it lets in now.
+  std::vector<std::string> public_keys() const;
+
   std::uint64_t accepted() const { return accepted_.load(); }
   std::uint64_t refused() const { return refused_.load(); }
   // The most recent refusals, oldest first (at most 64 are kept).

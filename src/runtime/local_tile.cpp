@@ -196,10 +196,15 @@ Status LocalTile::configure_faults(const FaultConfigMessage& f) {
   return Status::Ok();
 }
 
-Status LocalTile::data_node(const DataNodeMessage& m) {
+Status LocalTile::check_placement(const DataNodeMessage& m) const {
   if (lost()) return Status::Internal("tile " + std::to_string(index_) + " is lost");
   if (m.slot >= slots_.size()) return Status::InvalidArgument("data node message names slot " + std::to_string(m.slot) + " of " + std::to_string(slots_.size()));
   if (m.bytes > slot_bytes_) return Status::ResourceExhausted("data node of " + std::to_string(m.bytes) + " bytes does not fit a slot of " + std::to_string(slot_bytes_) + " bytes");
+  return Status::Ok();
+}
+
+Status LocalTile::data_node(const DataNodeMessage& m) {
+  REDFLOW_RETURN_IF_ERROR(check_placement(m));
   clear_slot(m.slot);
   std::span<std::byte> dst{slots_[m.slot].memory, m.bytes};
   if (m.source_tile == kFromDriver) {
@@ -219,9 +224,7 @@ Status LocalTile::data_node(const DataNodeMessage& m) {
 }
 
 Status LocalTile::write_piece(const DataNodeMessage& m, std::uint64_t offset, std::span<const std::byte> piece) {
-  if (lost()) return Status::Internal("tile " + std::to_string(index_) + " is lost");
-  if (m.slot >= slots_.size()) return Status::InvalidArgument("data node message names slot " + std::to_string(m.slot) + " of " + std::to_string(slots_.size()));
-  if (m.bytes > slot_bytes_) return Status::ResourceExhausted("data node of " + std::to_string(m.bytes) + " bytes does not fit a slot of " + std::to_string(slot_bytes_) + " bytes");
+  REDFLOW_RETURN_IF_ERROR(check_placement(m));
   if (offset > m.bytes || piece.size() > m.bytes - offset)
     return Status::InvalidArgument("a piece of " + std::to_string(piece.size()) + " bytes at " + std::to_string(offset) + " of a " +
                                    std::to_string(m.bytes) + "-byte data node");

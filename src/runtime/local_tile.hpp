@@ -78,6 +78,8 @@ class LocalTile final : public Tile {
   std::span<std::byte> slot_memory(SlotId slot, std::size_t bytes) { return {slots_[slot].memory, bytes}; }
 
  private:
+  // What data_node() and write_piece() both require of a placement: a live tile, the slot, a value that fits.
+  Status check_placement(const DataNodeMessage& message) const;
   static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
   static std::uint64_t pack(DataTag t) { return (std::uint64_t{t.execution} << 32) | t.data; }
 

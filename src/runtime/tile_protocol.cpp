@@ -435,6 +435,10 @@ bool known_kind(std::uint8_t k) { return (k >= 1 && k <= 8) || (k >= 64 && k <= 
 
 }  // namespace
 
+bool frame_is(std::span<const std::byte> frame, WireKind kind) {
+  return frame.size() >= kFrameHeaderBytes && static_cast<WireKind>(frame[6]) == kind;  // magic 4, version 2, kind
+}
+
 Status decode(std::span<const std::byte> frame, DecodedFrame& out, bool borrow) {
   Reader in(frame);
   char magic[4] = {0, 0, 0, 0};

@@ -236,6 +236,10 @@ struct DecodedFrame {
   std::vector<ActorTableEntry> entries;
 };
 
+// Whether `frame` is a frame of kind `kind`, from its header alone (a
+// transport routing it before anyone decodes it; decode() still checks it all).
+bool frame_is(std::span<const std::byte> frame, WireKind kind);
+
 // Decodes exactly one frame. On failure `out.error` names what was wrong and
 // the Status (InvalidArgument, "tile protocol: <name>: ...") says where.
 // `borrow`: a data node's payload and slot data's bytes point into `frame`
