@@ -1,9 +1,10 @@
 // RemoteTile: a tile in a worker process (`redflow tile --connect`), held by
 // the engine like any Tile. Every message is encoded as a tile-protocol frame
 // and sent through the TileServer; the worker answers with the same frames a
-// WireTile's executor would. A transfer from another tile is relayed through
-// the driver: read from the source tile (local or remote), then sent along
-// with the bytes (tile-to-tile transfers between workers are not yet done).
+// WireTile's executor would. A transfer from another worker with a peer
+// socket is fetched by this worker straight from that one (kPeerDataNode,
+// peer_links.hpp); any other transfer is relayed through the driver: read
+// from the source tile (local or remote), then sent along with the bytes.
 // A worker the server declares lost makes every pending and later call
 // answer `lost`, and the engine's lost-tile path takes over.
 #pragma once

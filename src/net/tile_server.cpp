@@ -223,10 +223,17 @@ void TileServer::receive_one() {
   }
   std::vector<std::span<const std::byte>> spans;
   for (std::size_t i = 1; i < parts.size(); ++i) spans.emplace_back(static_cast<const std::byte*>(parts[i].data()), parts[i].size());
-  std::lock_guard<std::mutex> lock(mutex_);
-  counts_.bytes_received += bytes;
-  if (Worker* w = find_worker(routing_id)) w->traffic.bytes_received += bytes;
-  on_message(routing_id, spans, address);
+  std::vector<std::shared_ptr<Request>> answered;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    counts_.bytes_received += bytes;
+    if (Worker* w = find_worker(routing_id)) w->traffic.bytes_received += bytes;
+    on_message(routing_id, spans, address);
+    answered.swap(answered_);
+  }
+  // After the lock: a runner woken under it would wake only to block on the
+  // lock this thread still holds (a second sleep and wake-up per reply).
+  for (const auto& r : answered) r->answered.notify_one();
 }
 
 void TileServer::io_main() {

@@ -192,6 +192,7 @@ class TileServer {
   std::vector<Worker> workers_;
   std::deque<std::shared_ptr<Request>> outbox_;
   std::map<std::uint64_t, std::shared_ptr<Request>> in_flight_;
+  std::vector<std::shared_ptr<Request>> answered_;  // replies on_reply() took, to wake their waiters (I/O thread)
   std::uint64_t next_request_ = 1;
   std::uint64_t incarnations_ = 0;
   TileServerCounts counts_;

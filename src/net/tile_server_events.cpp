@@ -143,7 +143,7 @@ void TileServer::on_reply(Worker& w, std::uint64_t request, std::span<const std:
   if (!r->wants_reply) return;
   r->reply.assign(body.begin(), body.end());
   r->done = true;
-  r->answered.notify_one();
+  answered_.push_back(std::move(r));  // woken by receive_one() once the lock is released
 }
 
 void TileServer::on_tick() {
