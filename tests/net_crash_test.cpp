@@ -7,7 +7,10 @@
 
 #include <signal.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <thread>
@@ -147,6 +150,17 @@ void expect_poisoned_after_three(const std::string& args, double speculate_after
 }
 
 TEST(NetCrash, AnActorThatKillsEveryWorkerItLandsOnIsPoisonedAfterThree) { expect_poisoned_after_three("", 0.1, -1); }
+
+// Its first two runs die at once (each declared lost within a heartbeat,
+// 75 ms), the third takes 800 ms to: a copy of the third (after 250 ms)
+// would die too, beside it, and take down the fourth worker. An actor two
+// tiles were lost under is not copied.
+TEST(NetCrash, AnActorTwoTilesWereLostUnderIsNotCopied) {
+  const std::string runs = (std::filesystem::temp_directory_path() / ("redflow-crash-runs-" + std::to_string(::getpid()))).string();
+  std::filesystem::remove(runs);
+  expect_poisoned_after_three("ms=800,slow_from=3,runs=" + runs, 0.25, 0);
+  std::filesystem::remove(runs);
+}
 
 // The killer takes 400 ms to die, so an idle tile copies it (speculation at
 // 50 ms) and the copy dies too. The copy's loss is a strike, but the run is

@@ -12,15 +12,16 @@ namespace redflow::runtime {
 
 // Tile r answered `lost`: it leaves service for good and `a` goes to another
 // tile, as from a quarantined one (HEFT's order of r is handed on the same way).
-// A lost speculative copy counts a strike but is not handed on: the run it
-// copied is still on its own tile, whose runner hands it on if that tile is
-// lost too. Handing on both would run an actor that kills its tiles twice
-// more at once, and take down a tile beyond the poisoning limit.
+// While an actor runs twice (a speculative copy beside the run it copies),
+// a lost run counts a strike and is handed on only if the other run is gone
+// too (speculation.cpp, "One run stands for both"): handing on both would run
+// an actor that kills its tiles twice more at once, and take down a tile
+// beyond the poisoning limit.
 ActorId Engine::hand_on_from_lost(Runner& r, Job& job, ActorId a) {
   lose_tile(job, r.index);
   if (already_booked(job, a)) return kNone;  // a speculative copy's result was used
   if (poisoned(job, a)) return kNone;
-  if (!r.copying) forward(job, a, r);
+  if (!r.copying && !stood_for_by_copy(job, a)) forward(job, a, r);
   return kNone;
 }
 
@@ -36,7 +37,7 @@ ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
     return kNone;
   }
   if (!healthy(r.index)) {
-    forward(job, a, r);
+    if (!r.copying) forward(job, a, r);  // a copy's end hands on, if its original is gone (speculation.cpp)
     return kNone;
   }
   // *-same: the tile votes by itself; a message whose rounds all disagree is

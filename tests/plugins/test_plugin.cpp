@@ -6,10 +6,15 @@
 //   test.add2    output[i] = input0[i] + input1[i] for int32s, shape declared in one line (shape::elementwise)
 //   test.add2_unchecked  the same function without a shape: a graph giving it one input must not crash silently
 //   test.crash   crashes (SIGSEGV) inside its parallel loop, for the crash report naming the actor;
-//                after sleeping ms=N milliseconds first if given (a worker slow to die)
+//                after sleeping ms=N milliseconds first if given (a worker slow to die); with
+//                runs=PATH,slow_from=K, only from its K-th run on (counted in PATH across processes)
 //   test.refuse  always refuses with ctx.fail("refused on purpose")
 //   test.sleep   output = its first input (same size), after sleeping ms=N milliseconds (default 5):
 //                an actor that takes time, for joins and stragglers
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <csignal>
@@ -61,8 +66,22 @@ void add2(redflow::ActorContext& ctx) {
   ctx.parallel_for(0, out.size(), [&](std::size_t i) { out[i] = a[i] + b[i]; });
 }
 
+// This run's number (1, 2, ...) among every process's runs that append to `path`.
+std::uint64_t count_run(std::string_view path) {
+  const int fd = ::open(std::string(path).c_str(), O_WRONLY | O_APPEND | O_CREAT, 0600);
+  if (fd < 0) return 0;
+  struct stat st {};
+  const char one = 1;
+  const bool ok = ::write(fd, &one, 1) == 1 && ::fstat(fd, &st) == 0;
+  ::close(fd);
+  return ok ? static_cast<std::uint64_t>(st.st_size) : 0;
+}
+
 void crash(redflow::ActorContext& ctx) {
-  if (const auto ms = redflow::ActorContext::find_arg_u64(ctx.args(), "ms")) std::this_thread::sleep_for(std::chrono::milliseconds(*ms));
+  bool slow = true;
+  if (const auto runs = redflow::ActorContext::find_arg(ctx.args(), "runs"))
+    slow = count_run(*runs) >= redflow::ActorContext::find_arg_u64(ctx.args(), "slow_from").value_or(1);
+  if (const auto ms = redflow::ActorContext::find_arg_u64(ctx.args(), "ms"); ms && slow) std::this_thread::sleep_for(std::chrono::milliseconds(*ms));
   auto out = ctx.output<std::uint32_t>();
   ctx.parallel_for(0, out.size(), [&](std::size_t i) {
     if (i + 1 == out.size()) std::raise(SIGSEGV);  // as a wild pointer would
