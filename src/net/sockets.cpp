@@ -1,6 +1,8 @@
 // The one place sockets are made (sockets.hpp).
 #include "net/sockets.hpp"
 
+#include <thread>
+
 #include "net/envelope.hpp"
 
 namespace redflow::net {
@@ -110,6 +112,14 @@ bool send_envelope(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t reque
   if (with_body)
     return send_parts(socket, {zmq::buffer(routing_id), zmq::buffer(header), zmq::buffer(body.data(), body.size())}, dontwait);
   return send_parts(socket, {zmq::buffer(routing_id), zmq::buffer(header)}, dontwait);
+}
+
+bool send_hello(zmq::socket_t& socket, std::span<const std::byte> body, std::chrono::steady_clock::time_point deadline) {
+  while (!send_envelope(socket, EnvelopeKind::kHello, 0, body, {}, /*dontwait=*/true)) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
 }
 
 bool receive_message(zmq::socket_t& socket, std::vector<zmq::message_t>& parts, std::size_t max_parts) {

@@ -47,6 +47,13 @@ bool send_parts(zmq::socket_t& socket, std::initializer_list<zmq::const_buffer> 
 bool send_envelope(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body,
                    const std::string& routing_id = {}, bool dontwait = false);
 
+// A worker's HELLO on its DEALER, retried without blocking until `deadline`
+// (false then). A DEALER with no connection to send on (the driver gone, or
+// its CURVE handshake refused and not yet retried) blocks a plain send for
+// good, past any --connect-timeout: under TSan a worker with an unlisted key
+// hung a test for its whole 300 s.
+bool send_hello(zmq::socket_t& socket, std::span<const std::byte> body, std::chrono::steady_clock::time_point deadline);
+
 // send_envelope() whose body ZeroMQ takes over without copying it (a large
 // value read out of a slot is then copied once on this side, not twice).
 bool send_envelope_owned(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body,

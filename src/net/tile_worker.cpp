@@ -151,21 +151,14 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
   hello.public_key = links.public_key();
   std::vector<std::byte> body;
   encode(hello, body);
-  const auto connect_deadline = Clock::now() + std::chrono::duration<double>(options.connect_timeout_s);
+  const auto connect_deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.connect_timeout_s));
   auto no_welcome = [&] {
     return Status::ResourceExhausted("no WELCOME from a driver at " + options.connect + " within " + std::to_string(options.connect_timeout_s) +
                                      " s" +
                                      (options.security.key_file.empty() ? std::string()
                                                                         : " (is this worker's public key in the driver's --authorized-keys?)"));
   };
-  // Without waiting: a DEALER with no connection to send on (the driver
-  // gone, or its CURVE handshake refused and not yet retried) blocks a
-  // plain send for good, past --connect-timeout (seen under TSan: a worker
-  // with an unlisted key hung a test for its whole 300 s).
-  while (!send_envelope(socket, EnvelopeKind::kHello, 0, body, {}, /*dontwait=*/true)) {
-    if (Clock::now() > connect_deadline) return no_welcome();
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  if (!send_hello(socket, body, connect_deadline)) return no_welcome();
 
   std::unique_ptr<runtime::LocalTile> tile;
   std::unique_ptr<Executor> executor;

@@ -206,7 +206,12 @@ Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegis
   for (const auto& op : registry.names()) hello.functions.push_back({op, 0});
   std::vector<std::byte> body;
   encode(hello, body);
-  net::send_envelope(socket, net::EnvelopeKind::kHello, 0, body);
+  const auto connect_deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.connect_timeout_s));
+  auto no_welcome = [&] {
+    return Status::ResourceExhausted("no WELCOME from a driver at " + options.connect + " within " + fmt::format("{:g}", options.connect_timeout_s) + " s" +
+                                     (options.security.key_file.empty() ? std::string() : " (is this worker's public key in the driver's --authorized-keys?)"));
+  };
+  if (!net::send_hello(socket, body, connect_deadline)) return no_welcome();
 
   std::optional<net::WelcomeMessage> welcome;
   std::unique_ptr<NodeRun> node;
@@ -214,7 +219,6 @@ Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegis
   std::optional<Result<RunResult>> outcome;  // the node's part, once it finished
   bool done_sent = false;
   auto heard = Clock::now();
-  const auto connect_deadline = heard + std::chrono::duration<double>(options.connect_timeout_s);
   auto next_beat = heard;
   std::vector<zmq::message_t> parts;
   zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell.fd(), ZMQ_POLLIN, 0}};
@@ -325,9 +329,7 @@ Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegis
     }
     now = Clock::now();
     if (!welcome) {
-      if (now > connect_deadline)
-        return Status::ResourceExhausted("no WELCOME from a driver at " + options.connect + " within " + fmt::format("{:g}", options.connect_timeout_s) + " s" +
-                                         (options.security.key_file.empty() ? std::string() : " (is this worker's public key in the driver's --authorized-keys?)"));
+      if (now > connect_deadline) return no_welcome();
     } else if (now - heard > std::chrono::milliseconds(welcome->heartbeat_timeout_ms) + interval) {
       if (node) node->abort(Status::IOError("the driver went silent"));
       return Status::IOError("the driver at " + options.connect + " has been silent for more than " + std::to_string(welcome->heartbeat_timeout_ms) + " ms");
