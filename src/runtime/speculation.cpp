@@ -170,7 +170,11 @@ bool Engine::speculate_while_idle(Runner& r, Job& job) {
   const ActorId a = find_straggler(r, job, waiting);
   if (a == kNone && take_over(r, job)) return true;
   if (a == kNone) {
-    if (!waiting) return false;
+    // Nobody in flight right now is not nobody working: a straggler's
+    // runner empties its flight for a moment between taking an answer and
+    // sending its next actor. A tile that slept then slept to the end of
+    // the execution, and no copy was ever made (NetStraggler under TSan).
+    if (!waiting && finished(job)) return false;
     flush_completed(r, job);
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return true;
