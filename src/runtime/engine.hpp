@@ -201,7 +201,7 @@ class Engine {
   bool await_completion(Runner& r, Job& job);
   double estimate(const Job& job, ActorId a) const;
   bool inputs_without(const Job& job, ActorId a, unsigned v) const;
-  ActorId find_straggler(Runner& r, Job& job, bool& waiting);
+  ActorId find_straggler(Runner& r, Job& job);
   bool speculate_while_idle(Runner& r, Job& job);
   // The run of `a` that tile's loss ended has a copy still running: the copy
   // stands for it, and hands `a` on itself should it end without a result.

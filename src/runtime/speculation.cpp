@@ -136,11 +136,8 @@ bool Engine::straggling(Runner& r, Job& job) {
 }
 
 // An actor on the wire to a straggling worker (or having its inputs placed
-// there) that tile r may copy (claimed
-// for r), or kNone; `waiting` says whether any worker has actors in flight
-// (a straggler may show later).
-ActorId Engine::find_straggler(Runner& r, Job& job, bool& waiting) {
-  waiting = false;
+// there) that tile r may copy (claimed for r), or kNone.
+ActorId Engine::find_straggler(Runner& r, Job& job) {
   GraphState& s = *job.state;
   const double now = job.now();
   for (auto& vp : runners_) {
@@ -148,7 +145,6 @@ ActorId Engine::find_straggler(Runner& r, Job& job, bool& waiting) {
     if (&v == &r) continue;
     std::lock_guard<std::mutex> lock(v.flight_mutex);
     if (v.flight.empty()) continue;
-    waiting = true;
     if (!straggling_locked(job, v, now)) continue;
     for (ActorId a : v.flight) {
       if (s.booked[a].load(std::memory_order_acquire) == job.execution) continue;
@@ -162,19 +158,18 @@ ActorId Engine::find_straggler(Runner& r, Job& job, bool& waiting) {
 }
 
 // Called by a runner with nothing to do, before it sleeps: runs a copy of a
-// straggler's actor, or, while workers have actors in flight, naps instead
+// straggler's actor, or, until the execution ends, naps instead
 // of sleeping until woken (a straggler shows only with time). False: sleep.
 bool Engine::speculate_while_idle(Runner& r, Job& job) {
   if (!job.speculating || !in_service(r.index) || finished(job)) return false;
-  bool waiting = false;
-  const ActorId a = find_straggler(r, job, waiting);
+  const ActorId a = find_straggler(r, job);
   if (a == kNone && take_over(r, job)) return true;
   if (a == kNone) {
     // Nobody in flight right now is not nobody working: a straggler's
     // runner empties its flight for a moment between taking an answer and
     // sending its next actor. A tile that slept then slept to the end of
     // the execution, and no copy was ever made (NetStraggler under TSan).
-    if (!waiting && finished(job)) return false;
+    if (finished(job)) return false;
     flush_completed(r, job);
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return true;
