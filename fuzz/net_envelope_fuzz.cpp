@@ -43,6 +43,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     redflow::runtime::DecodedFrame borrowed;  // views into the body: must stay within it
     (void)redflow::runtime::decode(e.body, borrowed, /*borrow=*/true);
   }
+  // Every body as a batch of either kind, whatever its header said: each
+  // entry must lie within the body, and a refused batch leaves nothing.
+  for (auto kind : {redflow::net::EnvelopeKind::kRequests, redflow::net::EnvelopeKind::kReplies}) {
+    const auto body = parts.back();
+    std::vector<redflow::net::BatchEntry> entries;
+    const std::uint64_t count = e.kind == kind ? e.request : 2 + body.size() % 5;
+    if (!redflow::net::decode_batch(redflow::net::Envelope{kind, count, body}, entries, error).ok()) {
+      if (!entries.empty()) __builtin_trap();
+      continue;
+    }
+    for (const auto& entry : entries)
+      if (entry.frame.data() < body.data() || entry.frame.data() + entry.frame.size() > body.data() + body.size()) __builtin_trap();
+  }
   // The body alone too, so the fuzzer reaches the message decoders quickly.
   const auto body = parts.back();
   redflow::net::HelloMessage hello;

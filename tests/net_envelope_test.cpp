@@ -3,6 +3,7 @@
 // is refused with its named error, never read past its end.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -23,7 +24,8 @@ std::vector<std::span<const std::byte>> parts_of(const std::vector<std::byte>& h
 TEST(NetEnvelope, EveryKindRoundTrips) {
   const std::vector<std::byte> body = {std::byte{1}, std::byte{2}, std::byte{3}};
   for (EnvelopeKind k : {EnvelopeKind::kHello, EnvelopeKind::kWelcome, EnvelopeKind::kRefused, EnvelopeKind::kHeartbeat,
-                         EnvelopeKind::kRequest, EnvelopeKind::kReply, EnvelopeKind::kBye, EnvelopeKind::kAck}) {
+                         EnvelopeKind::kRequest, EnvelopeKind::kReply, EnvelopeKind::kBye, EnvelopeKind::kAck,
+                         EnvelopeKind::kRequests, EnvelopeKind::kReplies}) {
     std::vector<std::byte> header;
     encode_header(k, 0x0123456789abcdefULL, header);
     ASSERT_EQ(header.size(), kEnvelopeHeaderBytes);
@@ -71,6 +73,79 @@ TEST(NetEnvelope, MalformedHeadersAreRefusedByName) {
   Envelope e;
   NetError error;
   EXPECT_FALSE(decode_envelope({}, e, error).ok());
+}
+
+std::vector<std::byte> bytes_of(std::initializer_list<int> values) {
+  std::vector<std::byte> out;
+  for (int v : values) out.push_back(static_cast<std::byte>(v));
+  return out;
+}
+
+TEST(NetEnvelope, ABatchHoldsItsEntriesInOrder) {
+  const auto a = bytes_of({1, 2, 3});
+  const std::vector<std::byte> empty;
+  const std::vector<std::byte> largest(kMaxBatchedFrameBytes, std::byte{7});
+  EXPECT_TRUE(BatchWriter::fits(largest));
+  EXPECT_FALSE(BatchWriter::fits(std::vector<std::byte>(kMaxBatchedFrameBytes + 1)));
+  BatchWriter writer;
+  writer.add(41, a);
+  writer.add(7, empty);
+  writer.add(1ULL << 40, largest);
+  ASSERT_EQ(writer.entries(), 3u);
+  const std::vector<std::byte> body = writer.take();
+  EXPECT_EQ(writer.entries(), 0u);
+  EXPECT_TRUE(writer.take().empty());
+  for (EnvelopeKind k : {EnvelopeKind::kRequests, EnvelopeKind::kReplies}) {
+    std::vector<BatchEntry> entries;
+    NetError error;
+    ASSERT_TRUE(decode_batch(Envelope{k, 3, body}, entries, error).ok());
+    ASSERT_EQ(entries.size(), 3u);
+    EXPECT_EQ(entries[0].request, 41u);
+    EXPECT_TRUE(std::equal(entries[0].frame.begin(), entries[0].frame.end(), a.begin(), a.end()));
+    EXPECT_EQ(entries[1].request, 7u);
+    EXPECT_TRUE(entries[1].frame.empty());
+    EXPECT_EQ(entries[2].request, 1ULL << 40);
+    EXPECT_TRUE(std::equal(entries[2].frame.begin(), entries[2].frame.end(), largest.begin(), largest.end()));
+    // The frames are views into the body, not copies.
+    EXPECT_GE(entries[2].frame.data(), body.data());
+    EXPECT_LE(entries[2].frame.data() + entries[2].frame.size(), body.data() + body.size());
+  }
+}
+
+TEST(NetEnvelope, ABatchThatDoesNotHoldItsCountIsRefusedWhole) {
+  BatchWriter writer;
+  writer.add(1, bytes_of({1, 2, 3, 4}));
+  writer.add(2, bytes_of({5, 6}));
+  const std::vector<std::byte> body = writer.take();
+  auto refused = [](EnvelopeKind k, std::uint64_t count, std::span<const std::byte> b) {
+    std::vector<BatchEntry> entries{BatchEntry{99, {}}};
+    NetError error = NetError::kNone;
+    const Status s = decode_batch(Envelope{k, count, b}, entries, error);
+    EXPECT_FALSE(s.ok());
+    EXPECT_TRUE(entries.empty()) << "nothing of a refused batch is acted on";
+    EXPECT_NE(s.message().find(net_error_name(error)), std::string::npos) << s.message();
+    return error;
+  };
+  EXPECT_EQ(refused(EnvelopeKind::kRequests, 3, body), NetError::kTruncated);      // fewer entries than the count
+  EXPECT_EQ(refused(EnvelopeKind::kRequests, 1, body), NetError::kMalformed);      // a batch of one is a REQUEST
+  EXPECT_EQ(refused(EnvelopeKind::kRequests, 0, {}), NetError::kMalformed);
+  EXPECT_EQ(refused(EnvelopeKind::kReplies, kMaxBatchEntries + 1, body), NetError::kOversized);
+  EXPECT_EQ(refused(EnvelopeKind::kRequest, 2, body), NetError::kMalformed);       // not a batch kind
+  for (std::size_t cut = 0; cut < body.size(); ++cut)                             // every truncation
+    EXPECT_EQ(refused(EnvelopeKind::kReplies, 2, std::span(body).first(cut)), NetError::kTruncated) << cut;
+  auto longer = body;
+  longer.push_back(std::byte{0});
+  EXPECT_EQ(refused(EnvelopeKind::kReplies, 2, longer), NetError::kTrailingBytes);
+  // An entry claiming more than a batched frame may hold, though the bytes are there.
+  std::vector<std::byte> big;
+  BatchWriter w2;
+  w2.add(1, bytes_of({1}));
+  big = w2.take();
+  const std::uint32_t huge = static_cast<std::uint32_t>(kMaxBatchedFrameBytes + 1);
+  big.insert(big.end(), 8, std::byte{0});
+  big.insert(big.end(), reinterpret_cast<const std::byte*>(&huge), reinterpret_cast<const std::byte*>(&huge) + 4);
+  big.resize(big.size() + huge);
+  EXPECT_EQ(refused(EnvelopeKind::kReplies, 2, big), NetError::kOversized);
 }
 
 TEST(NetEnvelope, AnOversizedControlBodyIsRefused) {

@@ -172,6 +172,7 @@ struct ExecutionStats {
   std::uint64_t taken_over = 0;          // HEFT: actors of a straggler's order an idle tile ran instead
   std::uint64_t late_messages = 0;     // remote tiles: replies and messages from lost workers, discarded (runtime's life)
   std::uint64_t refused_messages = 0;  // remote tiles: malformed or oversized messages refused (runtime's life)
+  std::uint64_t batched_messages = 0;  // remote tiles: requests and replies that shared a message with others (runtime's life)
   std::uint64_t unprotected_actors = 0;  // actors redundancy asked for that ran once on the driver (LoadedGraph::unprotected_actors)
   std::vector<unsigned> quarantined_tiles;
   std::vector<TileStats> tiles;

@@ -3,6 +3,7 @@
 
 #include <bit>
 #include <string>
+#include <utility>
 
 #include "net/wire_codec.hpp"
 
@@ -27,6 +28,8 @@ const char* envelope_kind_name(EnvelopeKind k) {
     case EnvelopeKind::kBye: return "BYE";
     case EnvelopeKind::kAck: return "ACK";
     case EnvelopeKind::kCancel: return "CANCEL";
+    case EnvelopeKind::kRequests: return "REQUESTS";
+    case EnvelopeKind::kReplies: return "REPLIES";
   }
   return "unknown";
 }
@@ -42,6 +45,48 @@ void encode_header(EnvelopeKind kind, std::uint64_t request, std::vector<std::by
   w.u8(static_cast<std::uint8_t>(kind));
   w.u8(0);
   w.u64(request);
+}
+
+void BatchWriter::add(std::uint64_t request, std::span<const std::byte> frame) {
+  WireWriter w(body_);
+  w.u64(request);
+  w.u32(static_cast<std::uint32_t>(frame.size()));
+  w.raw(frame.data(), frame.size());
+  ++entries_;
+}
+
+std::vector<std::byte> BatchWriter::take() {
+  entries_ = 0;
+  return std::exchange(body_, {});
+}
+
+Status decode_batch(const Envelope& batch, std::vector<BatchEntry>& out, NetError& error) {
+  out.clear();
+  error = NetError::kNone;
+  const char* name = envelope_kind_name(batch.kind);
+  auto refuse = [&](NetError e, const std::string& what) {
+    out.clear();
+    error = e;
+    return net_status("net envelope", e, std::string(name) + ": " + what);
+  };
+  if (batch.kind != EnvelopeKind::kRequests && batch.kind != EnvelopeKind::kReplies) return refuse(NetError::kMalformed, "not a batch");
+  if (batch.request < 2 || batch.request > kMaxBatchEntries)
+    return refuse(batch.request > kMaxBatchEntries ? NetError::kOversized : NetError::kMalformed,
+                  "a batch of " + std::to_string(batch.request) + " entries (2 to " + std::to_string(kMaxBatchEntries) + ")");
+  WireReader r(batch.body);
+  out.reserve(batch.request);
+  for (std::uint64_t i = 0; i < batch.request && !r.failed(); ++i) {
+    BatchEntry entry;
+    entry.request = r.u64("entry's request id");
+    const std::uint32_t bytes = r.u32("entry's length");
+    if (!r.failed() && bytes > kMaxBatchedFrameBytes)
+      return refuse(NetError::kOversized, "an entry of " + std::to_string(bytes) + " bytes (at most " + std::to_string(kMaxBatchedFrameBytes) + ")");
+    entry.frame = r.bytes("entry", bytes);
+    out.push_back(entry);
+  }
+  r.finish("the batch");
+  if (r.failed()) return refuse(r.error(), r.what());
+  return Status::Ok();
 }
 
 Status decode_envelope(std::span<const std::span<const std::byte>> parts, Envelope& out, NetError& error) {
@@ -62,7 +107,7 @@ Status decode_envelope(std::span<const std::span<const std::byte>> parts, Envelo
   if (version != kEnvelopeVersion)
     return refuse(NetError::kWrongVersion, "version " + std::to_string(version) + ", this build speaks " + std::to_string(kEnvelopeVersion));
   const std::uint8_t kind = r.u8("kind");
-  if (kind < 1 || kind > 9) return refuse(NetError::kUnknownKind, "kind " + std::to_string(kind));
+  if (kind < 1 || kind > 11) return refuse(NetError::kUnknownKind, "kind " + std::to_string(kind));
   if (r.u8("reserved") != 0) return refuse(NetError::kMalformed, "reserved byte not 0");
   out.kind = static_cast<EnvelopeKind>(kind);
   out.request = r.u64("request id");

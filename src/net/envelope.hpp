@@ -23,7 +23,8 @@
 
 namespace redflow::net {
 
-inline constexpr std::uint16_t kEnvelopeVersion = 1;
+// 2: batches (REQUESTS, REPLIES). A peer of another version is refused at its HELLO.
+inline constexpr std::uint16_t kEnvelopeVersion = 2;
 inline constexpr std::size_t kEnvelopeHeaderBytes = 16;
 // The largest body: a slot's value plus a tile-protocol header and fields.
 // sockets.cpp sets ZMQ_MAXMSGSIZE from it, so a larger message never reaches
@@ -43,6 +44,8 @@ enum class EnvelopeKind : std::uint8_t {
   kAck = 8,        // either way: the REQUEST or REPLY with this id arrived and is kept (no body;
                    // SPITS, src/spits/net_messages.hpp, so neither side drops what the other may not have)
   kCancel = 9,     // driver -> worker: stop the peer fetch of REQUEST id, its source is lost (no body; peer_links.hpp)
+  kRequests = 10,  // driver -> worker: a batch of REQUESTs (below); the header's id is how many
+  kReplies = 11,   // worker -> driver: a batch of REPLYs, the same way
 };
 const char* envelope_kind_name(EnvelopeKind k);
 // Whether a kind has a body part (all but HEARTBEAT, BYE and ACK).
@@ -56,6 +59,40 @@ struct Envelope {
 
 // The 16 header bytes of `kind` and `request`.
 void encode_header(EnvelopeKind kind, std::uint64_t request, std::vector<std::byte>& out);
+
+// A batch: the small REQUESTs queued for one worker (or the REPLYs ready for
+// the driver) in one message. Pipelined actors are many small frames, and
+// each message costs a ZeroMQ send, a receive and a wake-up of every thread
+// on its way; a batch costs them once. Body: for each entry, u64 request id,
+// u32 length, the frame. Larger frames (values) go alone, uncopied.
+inline constexpr std::size_t kMaxBatchEntries = 4096;
+inline constexpr std::size_t kMaxBatchedFrameBytes = std::size_t{64} << 10;
+
+struct BatchEntry {
+  std::uint64_t request = 0;
+  std::span<const std::byte> frame;  // into the batch's body
+};
+
+// Builds a batch's body; the header's id is entries().
+class BatchWriter {
+ public:
+  // Whether `frame` may join a batch at all (not a value's bytes).
+  static bool fits(std::span<const std::byte> frame) { return frame.size() <= kMaxBatchedFrameBytes; }
+  void add(std::uint64_t request, std::span<const std::byte> frame);
+  std::size_t entries() const { return entries_; }
+  bool full() const { return entries_ == kMaxBatchEntries; }
+  // The body so far, and a fresh start.
+  std::vector<std::byte> take();
+
+ private:
+  std::vector<std::byte> body_;
+  std::size_t entries_ = 0;
+};
+
+// The entries of a REQUESTS or REPLIES envelope, in order; a body that does
+// not hold exactly the header's count of well-formed entries is refused
+// with a named error (and `out` is left empty: nothing of it is acted on).
+Status decode_batch(const Envelope& batch, std::vector<BatchEntry>& out, NetError& error);
 
 // Decodes one envelope from its parts (without any routing id): the header
 // and, if the kind has one, the body. On failure `error` names the rule

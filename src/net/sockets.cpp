@@ -1,6 +1,8 @@
 // The one place sockets are made (sockets.hpp).
 #include "net/sockets.hpp"
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <thread>
 
@@ -138,6 +140,16 @@ bool send_hello(zmq::socket_t& socket, std::span<const std::byte> body, std::chr
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return true;
+}
+
+std::chrono::steady_clock::time_point welcome_deadline(double connect_timeout_s) {
+  using Clock = std::chrono::steady_clock;
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(connect_timeout_s));
+}
+
+Status no_welcome(const std::string& connect, double connect_timeout_s, bool keyed) {
+  return Status::ResourceExhausted(fmt::format("no WELCOME from a driver at {} within {:g} s{}", connect, connect_timeout_s,
+                                               keyed ? " (is this worker's public key in the driver's --authorized-keys?)" : ""));
 }
 
 bool receive_message(zmq::socket_t& socket, std::vector<zmq::message_t>& parts, std::size_t max_parts) {

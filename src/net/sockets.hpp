@@ -53,6 +53,11 @@ bool send_envelope(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t reque
 // good, past any --connect-timeout: under TSan a worker with an unlisted key
 // hung a test for its whole 300 s.
 bool send_hello(zmq::socket_t& socket, std::span<const std::byte> body, std::chrono::steady_clock::time_point deadline);
+// When a worker (a tile or a stream node) started now gives up waiting for its WELCOME.
+std::chrono::steady_clock::time_point welcome_deadline(double connect_timeout_s);
+// Its error then; with keys, the likeliest reason (the driver refuses an
+// unlisted key without a word, so the worker cannot know).
+Status no_welcome(const std::string& connect, double connect_timeout_s, bool keyed);
 
 // send_envelope() whose body ZeroMQ takes over without copying it (a large
 // value read out of a slot is then copied once on this side, not twice).

@@ -152,11 +152,19 @@ void TileServer::cancel(unsigned w, const Ticket& ticket) {
 }
 
 void TileServer::send_to(const std::string& routing_id, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) {
-  const bool sent = send_envelope(router_, kind, request, body, routing_id);
+  sent_or_lost(routing_id, send_envelope(router_, kind, request, body, routing_id), body.size());
+}
+
+void TileServer::send_owned(const std::string& routing_id, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body) {
+  const std::size_t bytes = body.size();
+  sent_or_lost(routing_id, send_envelope_owned(router_, kind, request, std::move(body), routing_id), bytes);
+}
+
+void TileServer::sent_or_lost(const std::string& routing_id, bool sent, std::size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (sent) {
-    counts_.bytes_sent += kEnvelopeHeaderBytes + body.size();
-    if (Worker* w = find_worker(routing_id)) w->traffic.bytes_sent += kEnvelopeHeaderBytes + body.size();
+    counts_.bytes_sent += kEnvelopeHeaderBytes + bytes;
+    if (Worker* w = find_worker(routing_id)) w->traffic.bytes_sent += kEnvelopeHeaderBytes + bytes;
     return;
   }
   // ROUTER_MANDATORY: the peer's connection is gone (the process died, the
@@ -168,35 +176,63 @@ void TileServer::send_to(const std::string& routing_id, EnvelopeKind kind, std::
 
 // Notices first: a WELCOME must reach its worker before the first REQUEST
 // (the engine may send one the moment wait_for_workers() sees the worker),
-// or the worker, without a tile yet, would have to drop it. Then requests.
+// or the worker, without a tile yet, would have to drop it. Then requests,
+// each worker's in the order they were queued: the small ones that follow
+// each other go as one batch (envelope.hpp), a value or a CANCEL alone.
 void TileServer::send_queued() {
   std::vector<std::pair<std::string, EnvelopeKind>> notices;
   std::vector<std::vector<std::byte>> bodies;
+  std::deque<std::shared_ptr<Request>> queued;
+  std::vector<std::string> routes;  // by worker index, of the workers with a request here
   {
     std::lock_guard<std::mutex> lock(mutex_);
     notices.swap(notices_);
     bodies.swap(notice_bodies_);
-  }
-  for (std::size_t i = 0; i < notices.size(); ++i) send_to(notices[i].first, notices[i].second, 0, bodies[i]);
-  for (;;) {
-    std::shared_ptr<Request> r;
-    std::string routing_id;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (outbox_.empty()) break;
-      r = std::move(outbox_.front());
-      outbox_.pop_front();
+    queued.swap(outbox_);
+    routes.resize(workers_.size());
+    for (auto it = queued.begin(); it != queued.end();) {
+      const std::shared_ptr<Request>& r = *it;
       if (workers_[r->worker].lost) {
         r->done = r->lost = true;
         r->answered.notify_one();
+        it = queued.erase(it);
         continue;
       }
-      routing_id = workers_[r->worker].routing_id;
+      routes[r->worker] = workers_[r->worker].routing_id;
       if (r->kind == EnvelopeKind::kRequest) in_flight_.emplace(r->id, r);
+      ++it;
     }
-    send_to(routing_id, r->kind, r->id, r->frame);
+  }
+  for (std::size_t i = 0; i < notices.size(); ++i) send_to(notices[i].first, notices[i].second, 0, bodies[i]);
+  std::vector<std::vector<Request*>> batches(routes.size());
+  auto flush = [&](unsigned w) {
+    std::vector<Request*>& batch = batches[w];
+    if (batch.size() == 1) {
+      send_to(routes[w], batch[0]->kind, batch[0]->id, batch[0]->frame);
+    } else if (batch.size() > 1) {
+      BatchWriter writer;
+      for (Request* r : batch) writer.add(r->id, r->frame);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        counts_.batched_requests += batch.size();
+      }
+      const std::size_t entries = writer.entries();  // before take() empties it
+      send_owned(routes[w], EnvelopeKind::kRequests, entries, writer.take());
+    }
+    for (Request* r : batch) r->frame = {};
+    batch.clear();
+  };
+  for (const std::shared_ptr<Request>& r : queued) {
+    if (r->kind == EnvelopeKind::kRequest && BatchWriter::fits(r->frame)) {
+      batches[r->worker].push_back(r.get());
+      if (batches[r->worker].size() == kMaxBatchEntries) flush(r->worker);
+      continue;
+    }
+    flush(r->worker);  // what was queued before it goes before it
+    send_to(routes[r->worker], r->kind, r->id, r->frame);
     r->frame = {};
   }
+  for (unsigned w = 0; w < batches.size(); ++w) flush(w);
 }
 
 void TileServer::receive_one() {

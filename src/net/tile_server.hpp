@@ -66,6 +66,8 @@ struct TileServerCounts {
   std::uint64_t refused_workers = 0;   // HELLOs answered REFUSED
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
+  std::uint64_t batched_requests = 0;  // REQUESTs sent in a batch (envelope.hpp)
+  std::uint64_t batched_replies = 0;   // REPLYs received in a batch
 };
 
 // One worker's traffic over the server's life (ExecutionStats' per-tile bytes).
@@ -164,6 +166,9 @@ class TileServer {
   void receive_one();
   void send_queued();
   void send_to(const std::string& routing_id, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body);
+  // The same, handing `body` to ZeroMQ instead of copying it (a batch).
+  void send_owned(const std::string& routing_id, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body);
+  void sent_or_lost(const std::string& routing_id, bool sent, std::size_t bytes);
   void wake();
 
   // What happens on each event (tile_server_events.cpp), I/O thread only, under mutex_.

@@ -64,6 +64,18 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
         return;
       }
       break;
+    case EnvelopeKind::kReplies: {
+      if (w == nullptr) break;
+      std::vector<BatchEntry> replies;
+      if (Status s = decode_batch(e, replies, error); !s.ok()) {
+        ++counts_.refused_messages;
+        spdlog::warn("tile server: refused a message from worker '{}': {}", w->hello.name, s.message());
+        return;
+      }
+      counts_.batched_replies += replies.size();
+      for (const BatchEntry& reply : replies) on_reply(*w, reply.request, reply.frame);
+      return;
+    }
     case EnvelopeKind::kBye:
       if (w != nullptr) {
         declare_lost(index, "said BYE");

@@ -125,6 +125,37 @@ void fetch(PeerLinks& links, std::uint64_t request, std::span<const std::byte> f
   links.fetch(request, decoded);
 }
 
+// The executor's answers: to the driver, the small ones that follow each
+// other as one batch (envelope.hpp) and a value alone, in order; to a peer
+// over the peer socket.
+void send_replies(zmq::socket_t& driver, PeerLinks& links, std::deque<Executor::Reply> replies) {
+  std::vector<const Executor::Reply*> batch;
+  auto flush = [&] {
+    if (batch.size() == 1) {
+      send_envelope(driver, EnvelopeKind::kReply, batch[0]->id, batch[0]->frame);
+    } else if (batch.size() > 1) {
+      BatchWriter writer;
+      for (const Executor::Reply* r : batch) writer.add(r->id, r->frame);
+      const std::size_t entries = writer.entries();  // before take() empties it
+      send_envelope_owned(driver, EnvelopeKind::kReplies, entries, writer.take());
+    }
+    batch.clear();
+  };
+  for (Executor::Reply& reply : replies) {
+    if (reply.frame.empty()) continue;  // a piece of a fetched value that does not end it
+    if (!reply.route.empty()) {
+      links.reply(reply.route, reply.id, std::move(reply.frame));
+    } else if (BatchWriter::fits(reply.frame)) {
+      batch.push_back(&reply);
+      if (batch.size() == kMaxBatchEntries) flush();
+    } else {
+      flush();
+      send_envelope(driver, EnvelopeKind::kReply, reply.id, reply.frame);
+    }
+  }
+  flush();
+}
+
 }  // namespace
 
 Status run_tile_worker(const TileWorkerOptions& options, const Registry& registry, std::string_view origin) {
@@ -151,14 +182,9 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
   hello.public_key = links.public_key();
   std::vector<std::byte> body;
   encode(hello, body);
-  const auto connect_deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.connect_timeout_s));
-  auto no_welcome = [&] {
-    return Status::ResourceExhausted("no WELCOME from a driver at " + options.connect + " within " + std::to_string(options.connect_timeout_s) +
-                                     " s" +
-                                     (options.security.key_file.empty() ? std::string()
-                                                                        : " (is this worker's public key in the driver's --authorized-keys?)"));
-  };
-  if (!send_hello(socket, body, connect_deadline)) return no_welcome();
+  const auto connect_deadline = welcome_deadline(options.connect_timeout_s);
+  const bool keyed = !options.security.key_file.empty();
+  if (!send_hello(socket, body, connect_deadline)) return no_welcome(options.connect, options.connect_timeout_s, keyed);
 
   std::unique_ptr<runtime::LocalTile> tile;
   std::unique_ptr<Executor> executor;
@@ -168,6 +194,17 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
   auto grace = Clock::time_point::max();  // max: not silent
   std::vector<zmq::message_t> parts;
   std::vector<zmq::pollitem_t> items;
+  std::vector<BatchEntry> batch;
+  auto take_request = [&](std::uint64_t id, std::span<const std::byte> frame) {
+    if (!executor) {
+      // The driver sends WELCOME before any REQUEST; one before it is a driver's bug.
+      spdlog::warn("tile worker: dropped REQUEST {} that came before the WELCOME", id);
+    } else if (runtime::frame_is(frame, runtime::WireKind::kPeerDataNode)) {  // fetched by the transport, never seen by the tile
+      fetch(links, id, frame, socket);
+    } else {
+      executor->submit(Executor::Job{id, {}, std::vector<std::byte>(frame.begin(), frame.end()), nullptr});
+    }
+  };
   for (;;) {
     const auto interval = std::chrono::milliseconds(tile ? welcome.heartbeat_interval_ms : 100);
     items = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell.fd(), ZMQ_POLLIN, 0}};
@@ -212,15 +249,13 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
           REDFLOW_RETURN_IF_ERROR(decode(e.body, refused));
           return Status::InvalidArgument("the driver at " + options.connect + " refused this worker: " + refused.reason);
         }
-        case EnvelopeKind::kRequest:
-          if (executor && runtime::frame_is(e.body, runtime::WireKind::kPeerDataNode)) {  // fetched by the transport, never seen by the tile
-            fetch(links, e.request, e.body, socket);
-          } else if (executor) {
-            executor->submit(Executor::Job{e.request, {}, std::vector<std::byte>(e.body.begin(), e.body.end()), nullptr});
-          } else {
-            // The driver sends WELCOME before any REQUEST; one before it is a driver's bug.
-            spdlog::warn("tile worker: dropped REQUEST {} that came before the WELCOME", e.request);
+        case EnvelopeKind::kRequest: take_request(e.request, e.body); break;
+        case EnvelopeKind::kRequests:
+          if (Status s = decode_batch(e, batch, error); !s.ok()) {
+            spdlog::warn("tile worker: refused a message from the driver: {}", s.message());
+            break;
           }
+          for (const BatchEntry& request : batch) take_request(request.request, request.frame);
           break;
         case EnvelopeKind::kBye:
           // What is due goes out first, as at the top of the loop: a worker
@@ -251,18 +286,11 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
           send_envelope(socket, EnvelopeKind::kReply, fetched->driver_request, fetched->answer);
         }
       }
-      for (auto& reply : executor->take_replies()) {
-        if (reply.frame.empty()) continue;  // a piece of a fetched value that does not end it
-        if (reply.route.empty()) {
-          send_envelope(socket, EnvelopeKind::kReply, reply.id, reply.frame);
-        } else {
-          links.reply(reply.route, reply.id, std::move(reply.frame));
-        }
-      }
+      send_replies(socket, links, executor->take_replies());
     }
     now = Clock::now();
     if (!tile) {
-      if (now > connect_deadline) return no_welcome();
+      if (now > connect_deadline) return no_welcome(options.connect, options.connect_timeout_s, keyed);
     } else if (now - heard <= std::chrono::milliseconds(welcome.heartbeat_timeout_ms)) {
       grace = Clock::time_point::max();
     } else if (grace == Clock::time_point::max()) {

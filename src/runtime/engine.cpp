@@ -170,6 +170,7 @@ void Engine::report_remote(ExecutionStats& stats, std::vector<std::string>* host
   const net::TileServerCounts c = server_->counts();
   stats.late_messages = c.discarded_late;
   stats.refused_messages = c.refused_messages;
+  stats.batched_messages = c.batched_requests + c.batched_replies;
   const unsigned first = options_.local_tiles();
   traffic_seen_.resize(tiles() - first);
   for (unsigned w = 0; first + w < stats.tiles.size(); ++w) {

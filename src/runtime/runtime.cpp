@@ -407,7 +407,7 @@ std::string ExecutionStats::to_json() const {
                    {"transfer_bytes", transfer_bytes}, {"steals", steals}, {"displacements", displacements},
                    {"scheduler", scheduler}, {"redundancy", redundancy}, {"injected_faults", injected_faults},
                    {"detected_faults", detected_faults}, {"reexecutions", reexecutions},
-                   {"lost_tiles", lost_tiles}, {"recomputed_actors", recomputed_actors}, {"joined_tiles", joined_tiles}, {"replans", replans}, {"speculative_copies", speculative_copies}, {"speculative_wins", speculative_wins}, {"abandoned", abandoned}, {"taken_over", taken_over}, {"late_messages", late_messages}, {"refused_messages", refused_messages},
+                   {"lost_tiles", lost_tiles}, {"recomputed_actors", recomputed_actors}, {"joined_tiles", joined_tiles}, {"replans", replans}, {"speculative_copies", speculative_copies}, {"speculative_wins", speculative_wins}, {"abandoned", abandoned}, {"taken_over", taken_over}, {"late_messages", late_messages}, {"refused_messages", refused_messages}, {"batched_messages", batched_messages},
                    {"quarantined_tiles", quarantined_tiles}, {"unprotected_actors", unprotected_actors}, {"driver", tile_json(driver)}};
   j["tiles"] = nlohmann::json::array();
   for (const auto& t : tiles) j["tiles"].push_back(tile_json(t));

@@ -206,12 +206,9 @@ Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegis
   for (const auto& op : registry.names()) hello.functions.push_back({op, 0});
   std::vector<std::byte> body;
   encode(hello, body);
-  const auto connect_deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.connect_timeout_s));
-  auto no_welcome = [&] {
-    return Status::ResourceExhausted("no WELCOME from a driver at " + options.connect + " within " + fmt::format("{:g}", options.connect_timeout_s) + " s" +
-                                     (options.security.key_file.empty() ? std::string() : " (is this worker's public key in the driver's --authorized-keys?)"));
-  };
-  if (!net::send_hello(socket, body, connect_deadline)) return no_welcome();
+  const auto connect_deadline = net::welcome_deadline(options.connect_timeout_s);
+  const bool keyed = !options.security.key_file.empty();
+  if (!net::send_hello(socket, body, connect_deadline)) return net::no_welcome(options.connect, options.connect_timeout_s, keyed);
 
   std::optional<net::WelcomeMessage> welcome;
   std::unique_ptr<NodeRun> node;
@@ -329,7 +326,7 @@ Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegis
     }
     now = Clock::now();
     if (!welcome) {
-      if (now > connect_deadline) return no_welcome();
+      if (now > connect_deadline) return net::no_welcome(options.connect, options.connect_timeout_s, keyed);
     } else if (now - heard > std::chrono::milliseconds(welcome->heartbeat_timeout_ms) + interval) {
       if (node) node->abort(Status::IOError("the driver went silent"));
       return Status::IOError("the driver at " + options.connect + " has been silent for more than " + std::to_string(welcome->heartbeat_timeout_ms) + " ms");
