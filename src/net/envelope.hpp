@@ -36,7 +36,7 @@ inline constexpr std::size_t kMaxControlBytes = std::size_t{16} << 20;
 enum class EnvelopeKind : std::uint8_t {
   kHello = 1,      // worker -> driver: who I am (worker_messages.hpp)
   kWelcome = 2,    // driver -> worker: your tile id (driver_messages.hpp)
-  kRefused = 3,    // driver -> worker: why not (driver_messages.hpp)
+  kRefused = 3,    // either way: why not (driver_messages.hpp); ends the link
   kHeartbeat = 4,  // both ways, no body
   kRequest = 5,    // driver -> worker: one tile-protocol frame
   kReply = 6,      // worker -> driver: its answer, same request id

@@ -178,6 +178,7 @@ class TileServer {
   void on_reply(Worker& w, std::uint64_t request, std::span<const std::byte> body);
   void on_tick();
   void declare_lost(unsigned w, const std::string& why);
+  void unreadable(unsigned w, const Status& why);
   Worker* find_worker(const std::string& routing_id, unsigned* index = nullptr);
 
   TileServerOptions options_;

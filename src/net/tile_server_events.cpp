@@ -35,16 +35,18 @@ TileServer::Worker* TileServer::find_worker(const std::string& routing_id, unsig
 void TileServer::on_message(const std::string& routing_id, std::span<const std::span<const std::byte>> parts, const std::string& address) {
   Envelope e;
   NetError error;
-  if (Status s = decode_envelope(parts, e, error); !s.ok()) {
-    ++counts_.refused_messages;
-    spdlog::warn("tile server: refused a message from peer {}: {}", printable(routing_id), s.message());
-    return;
-  }
+  const Status read = decode_envelope(parts, e, error);
   unsigned index = 0;
   Worker* w = find_worker(routing_id, &index);
   if (w != nullptr && w->lost) {
     // Declared lost: it stays lost, and nothing it sends counts any more.
     ++counts_.discarded_late;
+    return;
+  }
+  if (!read.ok()) {
+    ++counts_.refused_messages;
+    if (w != nullptr) return unreadable(index, read);
+    spdlog::warn("tile server: refused a message from peer {}: {}", printable(routing_id), read.message());
     return;
   }
   if (w != nullptr) w->heard = std::chrono::steady_clock::now();
@@ -69,8 +71,7 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
       std::vector<BatchEntry> replies;
       if (Status s = decode_batch(e, replies, error); !s.ok()) {
         ++counts_.refused_messages;
-        spdlog::warn("tile server: refused a message from worker '{}': {}", w->hello.name, s.message());
-        return;
+        return unreadable(index, s);
       }
       counts_.batched_replies += replies.size();
       for (const BatchEntry& reply : replies) on_reply(*w, reply.request, reply.frame);
@@ -79,6 +80,14 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
     case EnvelopeKind::kBye:
       if (w != nullptr) {
         declare_lost(index, "said BYE");
+        return;
+      }
+      break;
+    case EnvelopeKind::kRefused:
+      if (w != nullptr) {
+        RefusedMessage refused;
+        const Status s = decode(e.body, refused);
+        declare_lost(index, "it could not read a message from this driver: " + (s.ok() ? refused.reason : s.message()));
         return;
       }
       break;
@@ -171,6 +180,13 @@ void TileServer::on_tick() {
     notices_.emplace_back(w.routing_id, EnvelopeKind::kHeartbeat);
     notice_bodies_.emplace_back();
   }
+}
+
+// A worker's message that cannot be read may have held an answer a runner
+// waits for, over a link that stays alive (its heartbeats come on): the
+// worker is lost, so what it had is re-run elsewhere instead of awaited.
+void TileServer::unreadable(unsigned index, const Status& why) {
+  declare_lost(index, "sent a message that cannot be read: " + why.message());
 }
 
 void TileServer::declare_lost(unsigned index, const std::string& why) {

@@ -1,0 +1,175 @@
+// A link that cannot be read from any more ends (issue 11; docs/remote.md
+// "The wire"). Driver and worker talk over one ordered, reliable stream, so
+// a message from the other end that cannot be read may have held a request
+// or its answer. Logging it and going on, as for a stranger's garbage, left
+// the driver waiting for that answer forever while the worker's heartbeats
+// kept it in service. Now the driver declares such a worker lost (its work
+// is re-run elsewhere), and a worker that cannot read its driver's message
+// says REFUSED, with the reason, and leaves.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <zmq.hpp>
+
+#include "net/driver_messages.hpp"
+#include "net/envelope.hpp"
+#include "net/sockets.hpp"
+#include "net/worker_messages.hpp"
+#include "net_workers.hpp"
+#include "redflow/redflow.hpp"
+#include "runtime/tile_protocol.hpp"
+#include "watchdog.hpp"
+
+namespace redflow {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using net::EnvelopeKind;
+using testing::WorkerProcesses;
+
+// A batch whose header promises one entry more than its body holds.
+std::vector<std::byte> short_batch(net::BatchWriter& writer, std::uint64_t first_id) {
+  writer.add(first_id, std::vector<std::byte>(8, std::byte{1}));
+  writer.add(first_id + 1, std::vector<std::byte>(8, std::byte{2}));
+  return writer.take();
+}
+
+// Says HELLO as a real worker would, is welcomed, answers the first request
+// it is sent with a REPLIES that does not hold its count, then beats every
+// 100 ms (well inside the driver's 2 s timeout) until the driver says BYE.
+struct GarblingWorker {
+  std::atomic<bool> garbled{false}, told_bye{false}, stop{false};
+  std::thread thread;
+
+  void start(const std::string& endpoint) {
+    thread = std::thread([this, endpoint] { run(endpoint); });
+  }
+  void join() {
+    stop = true;
+    if (thread.joinable()) thread.join();
+  }
+
+  void run(const std::string& endpoint) {
+    zmq::context_t context;
+    zmq::socket_t s(context, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 0);
+    s.connect(endpoint);
+    net::HelloMessage hello;
+    hello.tile_protocol = runtime::kTileProtocolVersion;
+    hello.name = "garbler";
+    hello.host = "test";
+    hello.pid = static_cast<std::uint32_t>(::getpid());
+    hello.slots = 8;
+    hello.slot_bytes = 64 << 10;
+    hello.functions = net::describe_functions(Registry::with_builtins(), "built-in");
+    std::vector<std::byte> body;
+    net::encode(hello, body);
+    net::send_envelope(s, EnvelopeKind::kHello, 0, body);
+    auto next_beat = Clock::now();
+    std::vector<zmq::message_t> parts;
+    while (!stop && !told_bye) {
+      zmq::pollitem_t items[] = {{s.handle(), 0, ZMQ_POLLIN, 0}};
+      zmq::poll(items, 1, std::chrono::milliseconds(20));
+      if (Clock::now() >= next_beat) {
+        net::send_envelope(s, EnvelopeKind::kHeartbeat, 0, {});
+        next_beat = Clock::now() + std::chrono::milliseconds(100);
+      }
+      while (net::receive_message(s, parts)) {
+        net::Envelope e;
+        net::NetError error;
+        if (!net::decode_envelope(net::part_spans(parts), e, error).ok()) continue;
+        if (e.kind == EnvelopeKind::kBye) told_bye = true;
+        const bool request = e.kind == EnvelopeKind::kRequest || e.kind == EnvelopeKind::kRequests;
+        if (request && !garbled) {
+          net::BatchWriter writer;
+          const std::uint64_t id = e.kind == EnvelopeKind::kRequest ? e.request : 1;
+          net::send_envelope(s, EnvelopeKind::kReplies, 3, short_batch(writer, id));
+          garbled = true;
+        }
+      }
+    }
+  }
+};
+
+TEST(NetBrokenLink, AWorkerWhoseMessageCannotBeReadIsLostAndItsWorkReRunElsewhere) {
+  const Graph g = testing::random_builtin_dag(60, 21);
+  const Inputs inputs{{"X0", testing::seeded_bytes(testing::kNetBytes, 3)}, {"X1", testing::seeded_bytes(testing::kNetBytes, 4)}};
+  const Outputs want = testing::local_reference(g, inputs);
+  for (Scheduler scheduler : {Scheduler::kSteal, Scheduler::kHeft}) {
+    SCOPED_TRACE(to_string(scheduler));
+    WorkerProcesses workers;
+    GarblingWorker garbler;
+    RuntimeOptions o = testing::remote_options(0, 2, scheduler);
+    o.on_listening = [&](const std::string& endpoint) {
+      garbler.start(endpoint);
+      workers.spawn(endpoint, testing::kWorkerSlots);
+    };
+    testing::within_seconds(60, "a run beside a worker whose replies cannot be read", [&] {
+      Runtime rt(o);
+      auto loaded = rt.load(g, Registry::with_builtins());
+      ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+      for (int i = 0; i < 3; ++i) {
+        auto out = loaded->execute(inputs);
+        ASSERT_TRUE(out.ok()) << out.status().ToString();
+        EXPECT_EQ(*out, want);
+      }
+      EXPECT_TRUE(garbler.garbled) << "the garbler was sent work";
+      const ExecutionStats& stats = loaded->last_stats();
+      ASSERT_EQ(stats.tiles.size(), 2u);
+      for (const TileStats& t : stats.tiles)
+        EXPECT_EQ(t.lost, t.worker == "garbler") << t.worker << ": the garbler, beating all along, is lost for its unreadable REPLIES";
+      EXPECT_GE(stats.refused_messages, 1u);
+      for (int i = 0; i < 200 && !garbler.told_bye; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      EXPECT_TRUE(garbler.told_bye) << "the driver tells a lost worker to leave";
+    });
+    garbler.join();
+  }
+}
+
+// Waits up to `timeout_s` for a message on `s` other than a heartbeat.
+bool next_message(zmq::socket_t& s, std::vector<zmq::message_t>& parts, net::Envelope& e, double timeout_s) {
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  while (Clock::now() < deadline) {
+    zmq::pollitem_t items[] = {{s.handle(), 0, ZMQ_POLLIN, 0}};
+    zmq::poll(items, 1, std::chrono::milliseconds(20));
+    while (net::receive_message(s, parts)) {
+      net::NetError error;
+      if (!net::decode_envelope(net::part_spans(parts, 1), e, error).ok()) continue;
+      if (e.kind != EnvelopeKind::kHeartbeat) return true;
+    }
+  }
+  return false;
+}
+
+TEST(NetBrokenLink, AWorkerThatCannotReadItsDriversMessageSaysWhyAndLeaves) {
+  zmq::context_t context;
+  zmq::socket_t router(context, zmq::socket_type::router);
+  router.set(zmq::sockopt::linger, 0);
+  router.bind("tcp://127.0.0.1:*");
+  const std::string endpoint = router.get(zmq::sockopt::last_endpoint);
+  WorkerProcesses workers;
+  const pid_t pid = workers.spawn(endpoint, testing::kWorkerSlots);
+  std::vector<zmq::message_t> parts;
+  net::Envelope e;
+  ASSERT_TRUE(next_message(router, parts, e, 20)) << "no HELLO from the worker";
+  ASSERT_EQ(e.kind, EnvelopeKind::kHello);
+  const std::string worker = parts[0].to_string();
+  std::vector<std::byte> body;
+  net::encode(net::WelcomeMessage{0, 1, 100, 2000, {}}, body);
+  ASSERT_TRUE(net::send_envelope(router, EnvelopeKind::kWelcome, 0, body, worker));
+  net::BatchWriter writer;
+  ASSERT_TRUE(net::send_envelope(router, EnvelopeKind::kRequests, 3, short_batch(writer, 1), worker));
+  ASSERT_TRUE(next_message(router, parts, e, 20)) << "the worker said nothing";
+  ASSERT_EQ(e.kind, EnvelopeKind::kRefused) << net::envelope_kind_name(e.kind);
+  net::RefusedMessage refused;
+  ASSERT_TRUE(net::decode(e.body, refused).ok());
+  EXPECT_NE(refused.reason.find("REQUESTS"), std::string::npos) << refused.reason;
+  EXPECT_EQ(workers.wait_exit(pid, 20), 1) << "the worker leaves with an error";
+}
+
+}  // namespace
+}  // namespace redflow
