@@ -1,5 +1,5 @@
 // A link that cannot be read from any more ends (issue 11; docs/remote.md
-// "The wire"). Driver and worker talk over one ordered, reliable stream, so
+// "The wire"; the stream driver and worker alike, docs/streams.md). Driver and worker talk over one ordered, reliable stream, so
 // a message from the other end that cannot be read may have held a request
 // or its answer. Logging it and going on, as for a stranger's garbage, left
 // the driver waiting for that answer forever while the worker's heartbeats
@@ -21,7 +21,9 @@
 #include "net/worker_messages.hpp"
 #include "net_workers.hpp"
 #include "redflow/redflow.hpp"
+#include "redflow/stream.hpp"
 #include "runtime/tile_protocol.hpp"
+#include "stream/stream_messages.hpp"
 #include "watchdog.hpp"
 
 namespace redflow {
@@ -145,14 +147,20 @@ bool next_message(zmq::socket_t& s, std::vector<zmq::message_t>& parts, net::Env
   return false;
 }
 
-TEST(NetBrokenLink, AWorkerThatCannotReadItsDriversMessageSaysWhyAndLeaves) {
+// A fake driver's side: binds, starts the worker `args` (after REDFLOW_CLI),
+// takes its HELLO, WELCOMEs it, sends it `kind` with `garbage`, and expects
+// REFUSED naming `named` and the worker to exit 1.
+void expect_refused_and_left(const std::vector<std::string>& args, EnvelopeKind kind, std::uint64_t id, const std::vector<std::byte>& garbage,
+                             const std::string& named) {
   zmq::context_t context;
   zmq::socket_t router(context, zmq::socket_type::router);
   router.set(zmq::sockopt::linger, 0);
   router.bind("tcp://127.0.0.1:*");
   const std::string endpoint = router.get(zmq::sockopt::last_endpoint);
   WorkerProcesses workers;
-  const pid_t pid = workers.spawn(endpoint, testing::kWorkerSlots);
+  std::vector<std::string> a = args;
+  a.insert(a.begin() + 1, {"--connect", endpoint});
+  const pid_t pid = workers.spawn_cli(a);
   std::vector<zmq::message_t> parts;
   net::Envelope e;
   ASSERT_TRUE(next_message(router, parts, e, 20)) << "no HELLO from the worker";
@@ -161,14 +169,83 @@ TEST(NetBrokenLink, AWorkerThatCannotReadItsDriversMessageSaysWhyAndLeaves) {
   std::vector<std::byte> body;
   net::encode(net::WelcomeMessage{0, 1, 100, 2000, {}}, body);
   ASSERT_TRUE(net::send_envelope(router, EnvelopeKind::kWelcome, 0, body, worker));
-  net::BatchWriter writer;
-  ASSERT_TRUE(net::send_envelope(router, EnvelopeKind::kRequests, 3, short_batch(writer, 1), worker));
+  ASSERT_TRUE(net::send_envelope(router, kind, id, garbage, worker));
   ASSERT_TRUE(next_message(router, parts, e, 20)) << "the worker said nothing";
   ASSERT_EQ(e.kind, EnvelopeKind::kRefused) << net::envelope_kind_name(e.kind);
   net::RefusedMessage refused;
   ASSERT_TRUE(net::decode(e.body, refused).ok());
-  EXPECT_NE(refused.reason.find("REQUESTS"), std::string::npos) << refused.reason;
+  EXPECT_NE(refused.reason.find(named), std::string::npos) << refused.reason;
   EXPECT_EQ(workers.wait_exit(pid, 20), 1) << "the worker leaves with an error";
+}
+
+TEST(NetBrokenLink, AWorkerThatCannotReadItsDriversMessageSaysWhyAndLeaves) {
+  net::BatchWriter writer;
+  std::vector<std::string> args = {"tile"};
+  args.insert(args.end(), testing::kWorkerSlots.begin(), testing::kWorkerSlots.end());
+  expect_refused_and_left(args, EnvelopeKind::kRequests, 3, short_batch(writer, 1), "REQUESTS");
+}
+
+TEST(NetBrokenLink, AStreamWorkerThatCannotReadItsDriversMessageSaysWhyAndLeaves) {
+  expect_refused_and_left({"stream-worker", "--threads", "1"}, EnvelopeKind::kRequest, 0, std::vector<std::byte>{std::byte{0xee}, std::byte{0}},
+                          "type 238");
+}
+
+// A stream worker that says HELLO as a real one would, with every built-in
+// operator, and once WELCOMEd sends a message with a bad magic while it
+// keeps beating: the run ends with an error naming it, instead of waiting.
+TEST(NetBrokenLink, AStreamWorkerWhoseMessageCannotBeReadEndsTheRunNamingIt) {
+  const auto reg = stream::OperatorRegistry::with_builtins();
+  auto p = stream::Program::from_dot(R"(digraph g { src [operator="counter", args="n=100 start=1"]; out [operator="collect"]; src -> out [token=8]; })", reg);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  std::atomic<bool> stop{false};
+  std::thread garbler;
+  stream::ClusterOptions c;
+  c.nodes = 1;
+  c.wait_s = 20;
+  c.on_listening = [&](const std::string& endpoint) {
+    garbler = std::thread([&, endpoint] {
+      zmq::context_t context;
+      zmq::socket_t s(context, zmq::socket_type::dealer);
+      s.set(zmq::sockopt::linger, 0);
+      s.connect(endpoint);
+      net::HelloMessage hello;
+      hello.tile_protocol = stream::kStreamHelloProtocol;
+      hello.name = "stream-garbler";
+      hello.host = "test";
+      hello.slots = 2;
+      hello.slot_bytes = 1;
+      for (const auto& op : reg.names()) hello.functions.push_back({op, 0});
+      std::vector<std::byte> body;
+      net::encode(hello, body);
+      net::send_envelope(s, EnvelopeKind::kHello, 0, body);
+      bool garbled = false;
+      std::vector<zmq::message_t> parts;
+      while (!stop) {
+        zmq::pollitem_t items[] = {{s.handle(), 0, ZMQ_POLLIN, 0}};
+        zmq::poll(items, 1, std::chrono::milliseconds(50));
+        net::send_envelope(s, EnvelopeKind::kHeartbeat, 0, {});
+        while (net::receive_message(s, parts)) {
+          net::Envelope e;
+          net::NetError error;
+          if (garbled || !net::decode_envelope(net::part_spans(parts), e, error).ok() || e.kind != EnvelopeKind::kWelcome) continue;
+          std::vector<std::byte> header;
+          net::encode_header(EnvelopeKind::kReply, 0, header);
+          header[0] = std::byte{'X'};  // bad magic
+          s.send(zmq::buffer(header), zmq::send_flags::sndmore);
+          s.send(zmq::buffer(std::vector<std::byte>(8)), zmq::send_flags::none);
+          garbled = true;
+        }
+      }
+    });
+  };
+  testing::within_seconds(60, "a stream run beside a worker whose message cannot be read", [&] {
+    auto r = stream::run_cluster(*p, stream::RunOptions{}, c);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("'stream-garbler'"), std::string::npos) << r.status().ToString();
+    EXPECT_NE(r.status().message().find("cannot be read"), std::string::npos) << r.status().ToString();
+  });
+  stop = true;
+  if (garbler.joinable()) garbler.join();
 }
 
 }  // namespace

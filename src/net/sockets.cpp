@@ -6,6 +6,7 @@
 #include <atomic>
 #include <thread>
 
+#include "net/driver_messages.hpp"
 #include "net/envelope.hpp"
 
 namespace redflow::net {
@@ -150,6 +151,15 @@ std::chrono::steady_clock::time_point welcome_deadline(double connect_timeout_s)
 Status no_welcome(const std::string& connect, double connect_timeout_s, bool keyed) {
   return Status::ResourceExhausted(fmt::format("no WELCOME from a driver at {} within {:g} s{}", connect, connect_timeout_s,
                                                keyed ? " (is this worker's public key in the driver's --authorized-keys?)" : ""));
+}
+
+Status refuse_and_leave(zmq::socket_t& driver, const std::string& connect, const Status& why) {
+  std::vector<std::byte> reason;
+  encode(RefusedMessage{why.message()}, reason);
+  send_envelope(driver, EnvelopeKind::kRefused, 0, reason);
+  driver.set(zmq::sockopt::linger, 500);  // the REFUSED still goes out
+  return Status::InvalidArgument("the driver at " + connect + " sent a message this worker cannot read (" + why.message() +
+                                 "); the link is closed");
 }
 
 bool receive_message(zmq::socket_t& socket, std::vector<zmq::message_t>& parts, std::size_t max_parts) {

@@ -59,6 +59,12 @@ std::chrono::steady_clock::time_point welcome_deadline(double connect_timeout_s)
 // unlisted key without a word, so the worker cannot know).
 Status no_welcome(const std::string& connect, double connect_timeout_s, bool keyed);
 
+// A worker's link to its driver is one ordered, reliable stream: a message
+// from the driver that cannot be read may have held a request, whose answer
+// the driver would wait for forever. So the worker says REFUSED with `why`
+// (the driver declares it lost) and leaves with the error this returns.
+Status refuse_and_leave(zmq::socket_t& driver, const std::string& connect, const Status& why);
+
 // send_envelope() whose body ZeroMQ takes over without copying it (a large
 // value read out of a slot is then copied once on this side, not twice).
 bool send_envelope_owned(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body,

@@ -205,18 +205,6 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
       executor->submit(Executor::Job{id, {}, std::vector<std::byte>(frame.begin(), frame.end()), nullptr});
     }
   };
-  // The link is one ordered, reliable stream: a message from the driver that
-  // cannot be read may have held a request, and the driver would wait for its
-  // answer forever. So the worker says why (the driver then declares it lost
-  // and re-runs its work elsewhere) and leaves.
-  auto refuse_and_leave = [&](const Status& why) {
-    std::vector<std::byte> reason;
-    encode(RefusedMessage{why.message()}, reason);
-    send_envelope(socket, EnvelopeKind::kRefused, 0, reason);
-    socket.set(zmq::sockopt::linger, 500);  // the REFUSED still goes out
-    return Status::InvalidArgument("the driver at " + options.connect + " sent a message this worker cannot read (" + why.message() +
-                                   "); the link is closed");
-  };
   for (;;) {
     const auto interval = std::chrono::milliseconds(tile ? welcome.heartbeat_interval_ms : 100);
     items = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell.fd(), ZMQ_POLLIN, 0}};
@@ -235,7 +223,7 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
       const auto spans = part_spans(parts);
       Envelope e;
       NetError error;
-      if (Status s = decode_envelope(spans, e, error); !s.ok()) return refuse_and_leave(s);
+      if (Status s = decode_envelope(spans, e, error); !s.ok()) return refuse_and_leave(socket, options.connect, s);
       heard = Clock::now();
       switch (e.kind) {
         case EnvelopeKind::kWelcome: {
@@ -260,7 +248,7 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
         }
         case EnvelopeKind::kRequest: take_request(e.request, e.body); break;
         case EnvelopeKind::kRequests:
-          if (Status s = decode_batch(e, batch, error); !s.ok()) return refuse_and_leave(s);
+          if (Status s = decode_batch(e, batch, error); !s.ok()) return refuse_and_leave(socket, options.connect, s);
           for (const BatchEntry& request : batch) take_request(request.request, request.frame);
           break;
         case EnvelopeKind::kBye:

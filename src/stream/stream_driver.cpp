@@ -133,12 +133,15 @@ class Hub {
     const std::string id(static_cast<const char*>(parts[0].data()), parts[0].size());
     net::Envelope e;
     net::NetError error;
-    if (Status s = net::decode_envelope(net::part_spans(parts, 1), e, error); !s.ok()) {
-      spdlog::warn("stream driver: refused a message: {}", s.message());
-      return;
-    }
+    const Status read = net::decode_envelope(net::part_spans(parts, 1), e, error);
     std::size_t i = 0;
     while (i < peers_.size() && peers_[i].id != id) ++i;
+    if (!read.ok()) {
+      // From a worker, it may have held tokens: the stream cannot go on without them.
+      if (i < peers_.size()) return fail(lost(i, "it sent a message that cannot be read: " + read.message()));
+      spdlog::warn("stream driver: refused a message: {}", read.message());
+      return;
+    }
     if (i == peers_.size()) return on_stranger(id, e);
     Peer& p = peers_[i];
     p.heard = Clock::now();
@@ -146,6 +149,11 @@ class Hub {
     switch (e.kind) {
       case net::EnvelopeKind::kHeartbeat: return;
       case net::EnvelopeKind::kBye: return fail(lost(i, "it said BYE"));
+      case net::EnvelopeKind::kRefused: {
+        net::RefusedMessage refused;
+        const Status s = net::decode(e.body, refused);
+        return fail(lost(i, "it could not read a message from this driver: " + (s.ok() ? refused.reason : s.message())));
+      }
       case net::EnvelopeKind::kReply: return on_reply(i, e.body);
       default: spdlog::warn("stream driver: ignored a {} from {}", net::envelope_kind_name(e.kind), who(i));
     }

@@ -239,10 +239,7 @@ Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegis
     while (net::receive_message(socket, parts)) {
       net::Envelope e;
       net::NetError error;
-      if (Status s = net::decode_envelope(net::part_spans(parts), e, error); !s.ok()) {
-        spdlog::warn("stream worker: refused a message from the driver: {}", s.message());
-        continue;
-      }
+      if (Status s = net::decode_envelope(net::part_spans(parts), e, error); !s.ok()) return net::refuse_and_leave(socket, options.connect, s);
       heard = Clock::now();
       switch (e.kind) {
         case net::EnvelopeKind::kWelcome: {
@@ -259,10 +256,7 @@ Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegis
         }
         case net::EnvelopeKind::kRequest: {
           auto type = message_type(e.body);
-          if (!type.ok()) {
-            spdlog::warn("stream worker: refused a message from the driver: {}", type.status().message());
-            break;
-          }
+          if (!type.ok()) return net::refuse_and_leave(socket, options.connect, type.status());
           if (*type == StreamMessage::kSetup) {
             if (node) {
               spdlog::warn("stream worker: ignored a second SETUP");
