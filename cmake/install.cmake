@@ -47,4 +47,8 @@ if(REDFLOW_BUILD_TESTS AND TARGET redflow_cli)
             -DWORK_DIR=${CMAKE_BINARY_DIR}/consumer-test -DCXX=${CMAKE_CXX_COMPILER} "-DFLAGS=${REDFLOW_CONSUMER_FLAGS}"
             -P ${CMAKE_CURRENT_LIST_DIR}/consumer_test.cmake)
   set_tests_properties(install_consumer PROPERTIES TIMEOUT 600)
+  add_test(NAME reconfigure_keeps_flags
+    COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${CMAKE_SOURCE_DIR} -DWORK_DIR=${CMAKE_BINARY_DIR}/reconfigure-test
+            -DBUILD_TYPE=${CMAKE_BUILD_TYPE} -P ${CMAKE_CURRENT_LIST_DIR}/reconfigure_test.cmake)
+  set_tests_properties(reconfigure_keeps_flags PROPERTIES TIMEOUT 120)
 endif()
