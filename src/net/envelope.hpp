@@ -80,7 +80,6 @@ class BatchWriter {
   static bool fits(std::span<const std::byte> frame) { return frame.size() <= kMaxBatchedFrameBytes; }
   void add(std::uint64_t request, std::span<const std::byte> frame);
   std::size_t entries() const { return entries_; }
-  bool full() const { return entries_ == kMaxBatchEntries; }
   // The body so far, and a fresh start.
   std::vector<std::byte> take();
 
