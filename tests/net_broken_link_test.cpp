@@ -40,6 +40,15 @@ std::vector<std::byte> short_batch(net::BatchWriter& writer, std::uint64_t first
   return writer.take();
 }
 
+// A fake worker's start: `s` (a DEALER) connects to the driver at `endpoint` and says `hello`.
+void connect_and_say_hello(zmq::socket_t& s, const std::string& endpoint, const net::HelloMessage& hello) {
+  s.set(zmq::sockopt::linger, 0);
+  s.connect(endpoint);
+  std::vector<std::byte> body;
+  net::encode(hello, body);
+  net::send_envelope(s, EnvelopeKind::kHello, 0, body);
+}
+
 // Says HELLO as a real worker would, is welcomed, answers the first request
 // it is sent with a REPLIES that does not hold its count, then beats every
 // 100 ms (well inside the driver's 2 s timeout) until the driver says BYE.
@@ -56,10 +65,6 @@ struct GarblingWorker {
   }
 
   void run(const std::string& endpoint) {
-    zmq::context_t context;
-    zmq::socket_t s(context, zmq::socket_type::dealer);
-    s.set(zmq::sockopt::linger, 0);
-    s.connect(endpoint);
     net::HelloMessage hello;
     hello.tile_protocol = runtime::kTileProtocolVersion;
     hello.name = "garbler";
@@ -68,9 +73,9 @@ struct GarblingWorker {
     hello.slots = 8;
     hello.slot_bytes = 64 << 10;
     hello.functions = net::describe_functions(Registry::with_builtins(), "built-in");
-    std::vector<std::byte> body;
-    net::encode(hello, body);
-    net::send_envelope(s, EnvelopeKind::kHello, 0, body);
+    zmq::context_t context;
+    zmq::socket_t s(context, zmq::socket_type::dealer);
+    connect_and_say_hello(s, endpoint, hello);
     auto next_beat = Clock::now();
     std::vector<zmq::message_t> parts;
     while (!stop && !told_bye) {
@@ -204,10 +209,6 @@ TEST(NetBrokenLink, AStreamWorkerWhoseMessageCannotBeReadEndsTheRunNamingIt) {
   c.wait_s = 20;
   c.on_listening = [&](const std::string& endpoint) {
     garbler = std::thread([&, endpoint] {
-      zmq::context_t context;
-      zmq::socket_t s(context, zmq::socket_type::dealer);
-      s.set(zmq::sockopt::linger, 0);
-      s.connect(endpoint);
       net::HelloMessage hello;
       hello.tile_protocol = stream::kStreamHelloProtocol;
       hello.name = "stream-garbler";
@@ -215,9 +216,9 @@ TEST(NetBrokenLink, AStreamWorkerWhoseMessageCannotBeReadEndsTheRunNamingIt) {
       hello.slots = 2;
       hello.slot_bytes = 1;
       for (const auto& op : reg.names()) hello.functions.push_back({op, 0});
-      std::vector<std::byte> body;
-      net::encode(hello, body);
-      net::send_envelope(s, EnvelopeKind::kHello, 0, body);
+      zmq::context_t context;
+      zmq::socket_t s(context, zmq::socket_type::dealer);
+      connect_and_say_hello(s, endpoint, hello);
       bool garbled = false;
       std::vector<zmq::message_t> parts;
       while (!stop) {
