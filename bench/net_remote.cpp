@@ -21,6 +21,11 @@
 //              makespan with speculative copies beside without them; and a
 //              join: 32 chains of 16 on 1 worker, beside 1 worker with a
 //              second started as the execution starts; both schedulers
+//   peer       (--peer-only runs just this) empty actors whose inputs often
+//              live on the other worker: a butterfly 64 wide, stage k's actor
+//              i reading i and i XOR 2^(k mod 6) of stage k-1, so values move
+//              worker to worker; actors/s and the fetches made, pipelined
+//              (--depth) beside one message at a time, both schedulers
 //   NET_REMOTE_NO_SPECULATION=1: dispatch with speculative copies off (their cost)
 //   net_remote --cli build/redflow [--actors 20000] [--elastic-only] [--matmul-dot m.dot --matmul-inputs A=a.bin,B=b.bin]
 #include <fmt/format.h>
@@ -92,6 +97,31 @@ Graph chains(std::size_t actors, std::size_t width, std::size_t bytes) {
       g.actor("a" + n, "noop", {prev}, next);
       prev = next;
     }
+  }
+  return g;
+}
+
+// `actors` noop actors in stages of 64: stage k's actor i reads the values
+// of i and i XOR 2^(k mod 6) of stage k-1, so wherever the stages run, some
+// of what an actor reads was made on the other tile.
+Graph butterfly(std::size_t actors, std::size_t bytes) {
+  constexpr std::size_t kWidth = 64;
+  Graph g("butterfly");
+  const DataId x = g.input("X", bytes);
+  std::vector<DataId> prev(kWidth, x), next(kWidth);
+  const std::size_t stages = actors / kWidth;
+  for (std::size_t k = 0; k < stages; ++k) {
+    for (std::size_t i = 0; i < kWidth; ++i) {
+      const std::string n = std::to_string(k) + "_" + std::to_string(i);
+      next[i] = k + 1 == stages ? g.output("Y" + std::to_string(i), bytes) : g.inner("d" + n, bytes);
+      const std::size_t partner = i ^ (std::size_t{1} << (k % 6));
+      if (k == 0) {
+        g.actor("a" + n, "noop", {x}, next[i]);
+      } else {
+        g.actor("a" + n, "noop", {prev[i], prev[partner]}, next[i]);
+      }
+    }
+    std::swap(prev, next);
   }
   return g;
 }
@@ -412,12 +442,47 @@ double detection(double hb, bool freeze, int trials) {
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
+// The butterfly on 2 workers: actors/s (best of 3) and the values fetched
+// worker to worker in that execution.
+std::pair<double, std::uint64_t> peer_rate(std::size_t actors, unsigned depth, Scheduler s) {
+  const std::vector<std::byte> x(4);
+  RuntimeOptions o = options(0, 2, 4096, 64, s);
+  o.pipeline_depth = depth;
+  Runtime rt(o);
+  auto g = rt.load(butterfly(actors, 4), bench_registry());
+  if (!g.ok()) {
+    fmt::print(stderr, "net_remote: {}\n", g.status().ToString());
+    std::exit(1);
+  }
+  double t = 1e30;
+  std::uint64_t fetched = 0;
+  for (int i = 0; i < 3; ++i) {
+    const double s0 = best(*g, {{"X", x}}, 1);
+    if (s0 < t) {
+      t = s0;
+      fetched = 0;
+      for (const TileStats& ts : g->last_stats().tiles) fetched += ts.peer_bytes_in / 4;
+    }
+  }
+  reap_all();
+  return {static_cast<double>(actors) / t, fetched};
+}
+
+void print_peer(std::size_t actors, unsigned depth) {
+  for (Scheduler s : {Scheduler::kSteal, Scheduler::kHeft}) {
+    const auto [rate, fetched] = peer_rate(actors, depth, s);
+    const auto [rate1, fetched1] = peer_rate(actors, 1, s);
+    fmt::print("{{\"peer_scheduler\": \"{}\", \"actors_per_s\": {:.0f}, \"peer_fetches\": {}, \"depth_1_actors_per_s\": {:.0f}, "
+               "\"depth_1_peer_fetches\": {}, \"ratio\": {:.2f}}}\n",
+               s == Scheduler::kSteal ? "steal" : "heft", rate, fetched, rate1, fetched1, rate / rate1);
+  }
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::size_t actors = 20000;
-  bool dispatch_only = false, elastic_only = false, transfer_only = false;
+  bool dispatch_only = false, elastic_only = false, transfer_only = false, peer_only = false;
   unsigned depth = RuntimeOptions{}.pipeline_depth;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -426,14 +491,19 @@ int main(int argc, char** argv) {
     else if (a == "--dispatch-only") dispatch_only = true;
     else if (a == "--elastic-only") elastic_only = true;
     else if (a == "--transfer-only") transfer_only = true;
+    else if (a == "--peer-only") peer_only = true;
     else if (a == "--depth" && i + 1 < argc) depth = static_cast<unsigned>(std::stoul(argv[++i]));
   }
   if (g_cli.empty()) {
-    fmt::print(stderr, "usage: net_remote --cli PATH/TO/redflow [--actors N] [--depth D] [--dispatch-only | --elastic-only]\n");
+    fmt::print(stderr, "usage: net_remote --cli PATH/TO/redflow [--actors N] [--depth D] [--dispatch-only | --elastic-only | --transfer-only | --peer-only]\n");
     return 2;
   }
   if (elastic_only) {
     elastic();
+    return 0;
+  }
+  if (peer_only) {
+    print_peer(actors, depth);
     return 0;
   }
   if (transfer_only) {

@@ -104,7 +104,8 @@ struct GarblingWorker {
 
 TEST(NetBrokenLink, AWorkerWhoseMessageCannotBeReadIsLostAndItsWorkReRunElsewhere) {
   const Graph g = testing::random_builtin_dag(60, 21);
-  const Inputs inputs{{"X0", testing::seeded_bytes(testing::kNetBytes, 3)}, {"X1", testing::seeded_bytes(testing::kNetBytes, 4)}};
+  const std::vector<std::byte> x0 = testing::seeded_bytes(testing::kNetBytes, 3), x1 = testing::seeded_bytes(testing::kNetBytes, 4);
+  const Inputs inputs{{"X0", x0}, {"X1", x1}};  // spans: the bytes must outlive them
   const Outputs want = testing::local_reference(g, inputs);
   for (Scheduler scheduler : {Scheduler::kSteal, Scheduler::kHeft}) {
     SCOPED_TRACE(to_string(scheduler));

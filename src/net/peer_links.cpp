@@ -131,6 +131,7 @@ void PeerLinks::fetch(std::uint64_t driver_request, const DecodedFrame& frame) {
   if (!sent) {
     auto failed = std::make_unique<Fetched>();
     failed->driver_request = driver_request;
+    failed->message = p.message;
     failed->answer = not_found(p, dealer.ok() ? "the request could not be sent" : dealer.status().message());
     ready_.push_back(std::move(failed));
     return;
@@ -162,6 +163,7 @@ bool PeerLinks::take_fetched(Fetched& out) {
       const Status s = decode(e.body, slot, /*borrow=*/true);
       out = Fetched{};
       out.driver_request = p.driver_request;
+      out.message = p.message;
       if (!s.ok() || slot.kind != WireKind::kSlotData || !slot.found || slot.slot_bytes.size() != want) {
         out.answer = not_found(p, !s.ok() ? s.message() : slot.kind == WireKind::kLost ? "the source tile is lost" : "the source no longer holds it");
         pending_.erase(it);
@@ -182,6 +184,7 @@ bool PeerLinks::take_fetched(Fetched& out) {
         // The next chunk could not be asked for: what came is written but never published.
         out = Fetched{};
         out.driver_request = p.driver_request;
+        out.message = p.message;
         out.answer = not_found(p, "the request for the next chunk could not be sent");
         pending_.erase(it);
       }
@@ -196,6 +199,7 @@ bool PeerLinks::cancel(std::uint64_t driver_request, Fetched& out) {
     if (it->second.driver_request != driver_request) continue;
     out = Fetched{};
     out.driver_request = driver_request;
+    out.message = it->second.message;
     out.answer = not_found(it->second, "the driver declared the source lost");
     pending_.erase(it);
     return true;

@@ -51,7 +51,8 @@ class PeerLinks {
   };
   // What a fetch gave: a piece of the value to place (`ok`: the bytes at
   // `offset`, in `payload` from `at`; `last` when it ends the value), or
-  // `answer`, the frame to send the driver as is (a NotFound status).
+  // `answer`, the frame to send the driver as is (a NotFound status);
+  // `message` names the data node and its slot either way.
   struct Fetched {
     std::uint64_t driver_request = 0;
     bool ok = false;

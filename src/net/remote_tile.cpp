@@ -79,20 +79,21 @@ const RemoteTile* RemoteTile::peer_source(const DataNodeMessage& message) const 
   return server_.peer(source->worker_).endpoint.empty() ? nullptr : source;
 }
 
-// The worker fetches the value from the source's peer socket. Should the
-// source be lost meanwhile, it may never answer: CANCEL then makes this
-// worker answer NotFound, and the engine takes the value from main memory
-// or recomputes it, as after any transfer that found nothing.
+// The worker fetches the value from the source's peer socket; should the
+// source no longer hold it, or be lost (the tile server then cancels the
+// fetch), the engine takes the value from main memory or recomputes it, as
+// after any transfer that found nothing.
 Status RemoteTile::fetch_from_peer(const DataNodeMessage& message, const RemoteTile& source) {
   const TileServer::PeerAddress from = server_.peer(source.worker_);
   std::vector<std::byte> frame;
   encode(message, PeerSource{from.endpoint, from.public_key}, frame);
-  TileServer::Ticket ticket = server_.send(worker_, std::move(frame));
-  for (bool cancelled = false; !server_.answered_within(ticket, 0.02);) {
-    if (!cancelled && server_.lost(source.worker_)) {
-      server_.cancel(worker_, ticket);
-      cancelled = true;
-    }
+  TileServer::Ticket ticket = server_.send_fetch(worker_, std::move(frame), source.worker_);
+  if (depth_ > 1) {
+    // Ahead of the actor, as data nodes from main memory go: the worker
+    // holds its later frames until the value is in the slot, and a fetch
+    // that finds nothing comes back with the actor's completion.
+    placing_.push_back(Placement{ticket, message.slot, static_cast<int>(source.worker_), message.bytes});
+    return Status::Ok();
   }
   DecodedFrame reply;
   REDFLOW_RETURN_IF_ERROR(receive(ticket, reply));
@@ -110,7 +111,7 @@ Status RemoteTile::data_node(const DataNodeMessage& message) {
     if (lost()) return Status::Internal(who() + " is lost");
     std::vector<std::byte> frame;
     encode(message, frame);
-    placing_.push_back(server_.send(worker_, std::move(frame)));
+    placing_.push_back(Placement{server_.send(worker_, std::move(frame)), message.slot, -1, message.bytes});
     return Status::Ok();
   }
   std::vector<std::byte> frame;
@@ -145,14 +146,21 @@ void RemoteTile::send_actor(const ActorMessage& message) {
   sent_.push_back(Sent{server_.send(worker_, std::move(frame)), message.actor, std::exchange(placing_, {})});
 }
 
-Status RemoteTile::settle(std::vector<TileServer::Ticket>& placements) {
+Status RemoteTile::settle(std::vector<Placement>& placements, std::vector<SlotId>& missing) {
   Status first;
-  for (TileServer::Ticket& t : placements) {
+  for (Placement& p : placements) {
     DecodedFrame reply;
-    Status s = receive(t, reply);
+    Status s = receive(p.ticket, reply);
     // A lost worker is not the placement's error: the actor's completion says lost.
     if (s.ok() && reply.kind == WireKind::kLost) continue;
     if (s.ok()) s = status_reply(reply);
+    if (p.source_worker >= 0) {
+      if (s.ok()) peer_bytes_in_.fetch_add(p.bytes, std::memory_order_relaxed);
+      if (s.code() == Status::Code::kNotFound) {
+        missing.push_back(p.slot);
+        continue;
+      }
+    }
     if (first.ok()) first = s;
   }
   placements.clear();
@@ -162,13 +170,20 @@ Status RemoteTile::settle(std::vector<TileServer::Ticket>& placements) {
 Completion RemoteTile::next_completion() {
   Sent s = std::move(sent_.front());
   sent_.pop_front();
-  const Status placed = settle(s.placements);
+  std::vector<SlotId> missing;
+  const Status placed = settle(s.placements, missing);
   DecodedFrame reply;
   const Status received = receive(s.ticket, reply);
   Completion done = completion_of(received, reply, s.actor, who());
+  if (done.lost) return done;
   if (!placed.ok() && done.ok) {
     done.ok = false;
     done.error = "placing an input failed: " + placed.message();
+  } else if (placed.ok() && !missing.empty()) {
+    // The worker emptied those slots and ran nothing on them ("holds no value").
+    done.ok = false;
+    done.error = "an input fetched from another worker was not there";
+    done.missing_inputs = std::move(missing);
   }
   return done;
 }
@@ -176,7 +191,7 @@ Completion RemoteTile::next_completion() {
 bool RemoteTile::completion_within(double timeout_s) { return server_.answered_within(sent_.front().ticket, timeout_s); }
 
 void RemoteTile::abandon_completion() {
-  for (TileServer::Ticket& t : sent_.front().placements) server_.abandon(t);
+  for (Placement& p : sent_.front().placements) server_.abandon(p.ticket);
   server_.abandon(sent_.front().ticket);
   sent_.pop_front();
 }

@@ -40,9 +40,12 @@ class RemoteTile final : public runtime::Tile {
   bool lost() const override;
   // Actor messages are pipelined: up to `depth` on the wire at once (the
   // worker's executor takes them in order), so dispatch is not one round
-  // trip per actor. With depth > 1, data nodes from main memory are too:
-  // sent ahead of the actor that needs them, their answers taken with its
-  // completion (an error then fails that completion).
+  // trip per actor. With depth > 1, data nodes are too, from main memory
+  // and from other workers' slots alike: sent ahead of the actor that needs
+  // them, their answers taken with its completion. A failed transfer from
+  // main memory fails that completion; a fetch from a peer that no longer
+  // held the value names its slot in Completion::missing_inputs (the worker
+  // ran nothing), and the engine places that input again from main memory.
   unsigned pipeline_depth() const override { return depth_; }
   void send_actor(const runtime::ActorMessage& message) override;
   runtime::Completion next_completion() override;
@@ -66,6 +69,13 @@ class RemoteTile final : public runtime::Tile {
   // The source of a transfer this worker can fetch from itself (a live worker with a peer socket), or null.
   const RemoteTile* peer_source(const runtime::DataNodeMessage& message) const;
   Status fetch_from_peer(const runtime::DataNodeMessage& message, const RemoteTile& source);
+  // A transfer sent ahead of an actor message, not yet answered.
+  struct Placement {
+    TileServer::Ticket ticket;
+    runtime::SlotId slot = 0;
+    int source_worker = -1;  // a fetch from this worker's peer socket; -1: bytes from main memory
+    std::uint64_t bytes = 0;
+  };
 
   TileServer& server_;
   unsigned worker_;
@@ -80,15 +90,16 @@ class RemoteTile final : public runtime::Tile {
   struct Sent {
     TileServer::Ticket ticket;
     ActorId actor;
-    std::vector<TileServer::Ticket> placements;  // data nodes from main memory sent just before it, unanswered
+    std::vector<Placement> placements;  // data nodes sent just before it, unanswered
   };
-  // Awaits the placements sent ahead of an actor: the first error, if any
-  // (one the engine would otherwise only see as the actor reading a slot
-  // never filled).
-  Status settle(std::vector<TileServer::Ticket>& placements);
+  // Awaits the placements sent ahead of an actor: the first error of a
+  // transfer from main memory, if any (one the engine would otherwise only
+  // see as the actor reading a slot never filled); the slots of fetches
+  // from peers that found no value go to `missing`.
+  Status settle(std::vector<Placement>& placements, std::vector<runtime::SlotId>& missing);
   std::deque<Sent> sent_;  // actor messages whose completions next_completion() has not returned
-  // Data nodes from main memory on the wire, not yet followed by an actor message.
-  std::vector<TileServer::Ticket> placing_;
+  // Data nodes on the wire, not yet followed by an actor message.
+  std::vector<Placement> placing_;
 };
 
 }  // namespace redflow::net

@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "net/sockets.hpp"
+#include "runtime/tile_protocol.hpp"
 
 namespace redflow::net {
 
@@ -90,20 +91,27 @@ TileServer::PeerAddress TileServer::peer(unsigned w) const {
   return w < workers_.size() ? workers_[w].peer : PeerAddress{};
 }
 
-std::shared_ptr<TileServer::Request> TileServer::submit(unsigned w, std::vector<std::byte> frame, bool wants_reply, std::uint64_t cancels) {
+std::shared_ptr<TileServer::Request> TileServer::submit(unsigned w, std::vector<std::byte> frame, bool wants_reply, int fetch_from) {
   auto r = std::make_shared<Request>();
   r->worker = w;
   r->frame = std::move(frame);
   r->wants_reply = wants_reply;
-  if (cancels != 0) r->kind = EnvelopeKind::kCancel;
+  r->fetch_from = fetch_from;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (w >= workers_.size() || workers_[w].lost) {
       r->done = r->lost = true;
       return r;
     }
-    // A CANCEL goes through the same queue, so it never overtakes the request it names.
-    r->id = cancels != 0 ? cancels : next_request_++;
+    if (fetch_from >= 0 && (static_cast<unsigned>(fetch_from) >= workers_.size() || workers_[fetch_from].lost)) {
+      // Its source is gone (declared lost after the engine chose it): what the worker would answer after a CANCEL.
+      runtime::encode(Status::NotFound("peer fetch from tile " + std::to_string(options_.first_tile + static_cast<unsigned>(fetch_from)) +
+                                       ": the driver declared the source lost"),
+                      r->reply);
+      r->done = true;
+      return r;
+    }
+    r->id = next_request_++;
     outbox_.push_back(r);
   }
   wake();
@@ -147,8 +155,30 @@ void TileServer::abandon(Ticket& ticket) {
 
 void TileServer::post(unsigned w, std::vector<std::byte> frame) { submit(w, std::move(frame), false); }
 
-void TileServer::cancel(unsigned w, const Ticket& ticket) {
-  if (ticket.request_ && ticket.request_->id != 0) submit(w, {}, false, ticket.request_->id);
+TileServer::Ticket TileServer::send_fetch(unsigned w, std::vector<std::byte> frame, unsigned source) {
+  Ticket t;
+  t.request_ = submit(w, std::move(frame), true, static_cast<int>(source));
+  return t;
+}
+
+// A CANCEL goes through the same queue as requests, so it never overtakes
+// the fetch it names; one still queued is cancelled right behind it.
+void TileServer::cancel_fetches_from(unsigned source) {
+  std::vector<std::shared_ptr<Request>> cancels;
+  auto cancel = [&](const std::shared_ptr<Request>& fetch) {
+    if (fetch->fetch_from != static_cast<int>(source) || fetch->kind != EnvelopeKind::kRequest || workers_[fetch->worker].lost) return;
+    auto c = std::make_shared<Request>();
+    c->worker = fetch->worker;
+    c->id = fetch->id;
+    c->kind = EnvelopeKind::kCancel;
+    c->wants_reply = false;
+    cancels.push_back(std::move(c));
+  };
+  for (const auto& [id, r] : in_flight_) cancel(r);
+  for (const std::shared_ptr<Request>& r : outbox_) cancel(r);
+  if (cancels.empty()) return;
+  outbox_.insert(outbox_.end(), cancels.begin(), cancels.end());
+  wake();
 }
 
 void TileServer::send_to(const std::string& routing_id, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) {

@@ -117,9 +117,11 @@ class TileServer {
   // Sends `frame` to worker `w`; its answer is read and dropped.
   void post(unsigned w, std::vector<std::byte> frame);
   bool lost(unsigned w) const;
-  // The driver no longer waits for the peer fetch `ticket` asked worker `w`
-  // for (its source is lost): CANCEL makes the worker answer it NotFound.
-  void cancel(unsigned w, const Ticket& ticket);
+  // send() of a frame that makes worker `w` fetch a value from worker
+  // `source`'s peer socket. Should `source` be lost, it may never answer:
+  // the server then sends `w` CANCEL, which makes it answer NotFound (and a
+  // fetch asked of a source already lost is answered NotFound at once).
+  Ticket send_fetch(unsigned w, std::vector<std::byte> frame, unsigned source);
 
   // Where other workers fetch values from worker `w` (peer_links.hpp): its
   // peer socket's endpoint, at the address the driver sees it at (empty:
@@ -140,6 +142,7 @@ class TileServer {
     std::vector<std::byte> frame;
     EnvelopeKind kind = EnvelopeKind::kRequest;  // or kCancel of request `id` (no frame, no answer)
     bool wants_reply = true;
+    int fetch_from = -1;  // send_fetch(): the worker whose peer socket this asks
     bool done = false;
     bool lost = false;
     std::vector<std::byte> reply;
@@ -159,7 +162,9 @@ class TileServer {
 
   explicit TileServer(const TileServerOptions& options);
   unsigned capacity() const { return std::max(options_.capacity, options_.workers); }
-  std::shared_ptr<Request> submit(unsigned w, std::vector<std::byte> frame, bool wants_reply, std::uint64_t cancels = 0);
+  std::shared_ptr<Request> submit(unsigned w, std::vector<std::byte> frame, bool wants_reply, int fetch_from = -1);
+  // Queues CANCEL for every fetch from `source`'s peer socket (with the lock held).
+  void cancel_fetches_from(unsigned source);
 
   // The wire and the sending (tile_server.cpp), I/O thread only.
   void io_main();

@@ -203,6 +203,8 @@ void TileServer::declare_lost(unsigned index, const std::string& why) {
       ++it;
     }
   }
+  // Fetches from its peer socket may never be answered now.
+  cancel_fetches_from(index);
   // In case it is only hung: when it wakes, it leaves.
   notices_.emplace_back(w.routing_id, EnvelopeKind::kBye);
   notice_bodies_.emplace_back();

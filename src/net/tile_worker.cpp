@@ -35,6 +35,9 @@ using Clock = std::chrono::steady_clock;
 // peer to place (`fetched`); all are taken in the order they came.
 class Executor {
  public:
+  // The id of a job the worker gives itself (the driver's requests count
+  // from 1): served like the driver's, never answered.
+  static constexpr std::uint64_t kOwnJob = 0;
   struct Job {
     std::uint64_t id = 0;
     std::string route;
@@ -86,6 +89,7 @@ class Executor {
       } else {
         service_.serve(job.frame, &registry_, reply.frame);
       }
+      if (job.id == kOwnJob && job.route.empty()) reply.frame.clear();
       job = Job{};  // a fetched value's message goes now, not when the next job comes
       {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -113,17 +117,111 @@ std::string host_name() {
 }
 
 // Starts the fetch a kPeerDataNode request names; a frame that does not
-// decode is answered at once with the decoder's error.
-void fetch(PeerLinks& links, std::uint64_t request, std::span<const std::byte> frame, zmq::socket_t& driver) {
+// decode is answered at once with the decoder's error (false: no fetch).
+bool fetch(PeerLinks& links, std::uint64_t request, std::span<const std::byte> frame, zmq::socket_t& driver) {
   runtime::DecodedFrame decoded;
   if (Status s = runtime::decode(frame, decoded); !s.ok()) {
     std::vector<std::byte> answer;
     runtime::encode(s, answer);
     send_envelope(driver, EnvelopeKind::kReply, request, answer);
-    return;
+    return false;
   }
   links.fetch(request, decoded);
+  return true;
 }
+
+// The driver's frames in the order they came, held back behind the values
+// being fetched from peers. The driver sends a fetch and then, without
+// waiting for its answer, the actor that reads it (pipelined transfers,
+// docs/remote.md): the actor must not run before the value is in its slot.
+// A fetch starts as soon as nothing is held before it (fetches into
+// different slots may overlap); any other frame waits until every fetch
+// before it has ended. A fetch that fails empties its slot first, so the
+// actor behind it finds no value and says so instead of reading a stale one.
+class FrameGate {
+ public:
+  FrameGate(PeerLinks& links, zmq::socket_t& driver) : links_(links), driver_(driver) {}
+  void take(Executor& executor, std::uint64_t id, std::span<const std::byte> frame) {
+    if (held_.empty() && runtime::frame_is(frame, runtime::WireKind::kPeerDataNode)) {
+      fetching_ += fetch(links_, id, frame, driver_);
+    } else if (held_.empty() && fetching_ == 0) {
+      executor.submit(Executor::Job{id, {}, std::vector<std::byte>(frame.begin(), frame.end()), nullptr});
+    } else {
+      held_.push_back(Held{id, std::vector<std::byte>(frame.begin(), frame.end())});
+    }
+  }
+  // The pieces and failures of fetches that came: placed in order, answered.
+  void take_fetched(Executor& executor) {
+    auto fetched = std::make_unique<PeerLinks::Fetched>();
+    while (links_.take_fetched(*fetched)) {
+      if (fetched->ok) {
+        const bool last = fetched->last;
+        const std::uint64_t id = fetched->driver_request;
+        executor.submit(Executor::Job{id, {}, {}, std::move(fetched)});
+        fetched = std::make_unique<PeerLinks::Fetched>();
+        if (last) ended();
+      } else {
+        fail(executor, *fetched);
+      }
+    }
+    release(executor);
+  }
+  // CANCEL from the driver: its source was declared lost. A fetch not yet
+  // started (held behind another frame) is answered here, its slot emptied
+  // in its place in the order.
+  void cancel(Executor& executor, std::uint64_t request) {
+    for (Held& h : held_) {
+      if (h.id != request || !runtime::frame_is(h.frame, runtime::WireKind::kPeerDataNode)) continue;
+      runtime::DecodedFrame decoded;
+      if (!runtime::decode(h.frame, decoded).ok()) return;  // answered with the decoder's error when its turn comes
+      std::vector<std::byte> answer;
+      runtime::encode(Status::NotFound("peer fetch of data node " + std::to_string(decoded.data_node.tag.data) +
+                                       ": the driver declared the source lost"),
+                      answer);
+      send_envelope(driver_, EnvelopeKind::kReply, request, answer);
+      h.id = Executor::kOwnJob;
+      h.frame.clear();
+      runtime::encode(runtime::ClearSlotMessage{decoded.data_node.slot}, h.frame);
+      return;
+    }
+    PeerLinks::Fetched cancelled;
+    if (!links_.cancel(request, cancelled)) return;
+    fail(executor, cancelled);
+    release(executor);
+  }
+
+ private:
+  struct Held {
+    std::uint64_t id;
+    std::vector<std::byte> frame;
+  };
+  void fail(Executor& executor, const PeerLinks::Fetched& failed) {
+    std::vector<std::byte> clear;
+    runtime::encode(runtime::ClearSlotMessage{failed.message.slot}, clear);
+    executor.submit(Executor::Job{Executor::kOwnJob, {}, std::move(clear), nullptr});
+    send_envelope(driver_, EnvelopeKind::kReply, failed.driver_request, failed.answer);
+    ended();
+  }
+  void ended() {
+    if (fetching_ > 0) --fetching_;
+  }
+  void release(Executor& executor) {
+    while (!held_.empty() && (fetching_ == 0 || runtime::frame_is(held_.front().frame, runtime::WireKind::kPeerDataNode))) {
+      Held h = std::move(held_.front());
+      held_.pop_front();
+      if (runtime::frame_is(h.frame, runtime::WireKind::kPeerDataNode)) {
+        fetching_ += fetch(links_, h.id, h.frame, driver_);
+      } else {
+        executor.submit(Executor::Job{h.id, {}, std::move(h.frame), nullptr});
+      }
+    }
+  }
+
+  PeerLinks& links_;
+  zmq::socket_t& driver_;
+  std::deque<Held> held_;
+  unsigned fetching_ = 0;  // started and not yet ended (last piece taken, or failed)
+};
 
 // The executor's answers: to the driver, the small ones that follow each
 // other as one batch (envelope.hpp) and a value alone, in order; to a peer
@@ -195,14 +293,13 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
   std::vector<zmq::message_t> parts;
   std::vector<zmq::pollitem_t> items;
   std::vector<BatchEntry> batch;
+  FrameGate gate(links, socket);  // a kPeerDataNode is fetched by the transport, never seen by the tile
   auto take_request = [&](std::uint64_t id, std::span<const std::byte> frame) {
     if (!executor) {
       // The driver sends WELCOME before any REQUEST; one before it is a driver's bug.
       spdlog::warn("tile worker: dropped REQUEST {} that came before the WELCOME", id);
-    } else if (runtime::frame_is(frame, runtime::WireKind::kPeerDataNode)) {  // fetched by the transport, never seen by the tile
-      fetch(links, id, frame, socket);
     } else {
-      executor->submit(Executor::Job{id, {}, std::vector<std::byte>(frame.begin(), frame.end()), nullptr});
+      gate.take(*executor, id, frame);
     }
   };
   for (;;) {
@@ -258,11 +355,9 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
           if (tile && Clock::now() >= next_beat) send_envelope(socket, EnvelopeKind::kHeartbeat, 0, {});
           socket.set(zmq::sockopt::linger, 500);  // what is already sent still goes out
           return Status::Ok();
-        case EnvelopeKind::kCancel: {
-          PeerLinks::Fetched cancelled;
-          if (links.cancel(e.request, cancelled)) send_envelope(socket, EnvelopeKind::kReply, e.request, cancelled.answer);
+        case EnvelopeKind::kCancel:
+          if (executor) gate.cancel(*executor, e.request);
           break;
-        }
         case EnvelopeKind::kHeartbeat: break;
         default: spdlog::warn("tile worker: ignored a {} from the driver", envelope_kind_name(e.kind)); break;
       }
@@ -270,16 +365,7 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
     if (executor) {
       PeerLinks::Request read;
       while (links.take_request(read)) executor->submit(Executor::Job{read.id, std::move(read.route), std::move(read.frame), nullptr});
-      auto fetched = std::make_unique<PeerLinks::Fetched>();
-      while (links.take_fetched(*fetched)) {
-        if (fetched->ok) {
-          const std::uint64_t id = fetched->driver_request;
-          executor->submit(Executor::Job{id, {}, {}, std::move(fetched)});
-          fetched = std::make_unique<PeerLinks::Fetched>();
-        } else {
-          send_envelope(socket, EnvelopeKind::kReply, fetched->driver_request, fetched->answer);
-        }
-      }
+      gate.take_fetched(*executor);
       send_replies(socket, links, executor->take_replies());
     }
     now = Clock::now();

@@ -110,6 +110,7 @@ class Engine {
   void send_actor_message(Runner& r, Job& job, ActorId a);
   ActorId take_completion(Runner& r, Job& job);
   void drain_pipeline(Runner& r, Job& job);
+  ActorId place_again(Runner& r, Job& job, ActorId a, const std::vector<SlotId>& missing);
   bool run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot);
   bool run_in_place(Runner& r, Job& job, ActorId a, ActorId& next);
   ActorId book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot, DataTag tag);

@@ -204,6 +204,15 @@ struct Engine::Runner {
   std::vector<ActorId> flight;
   double flight_since = 0;
   bool copying = false;  // the actor running now is a speculative copy
+  // Actors to run again with every input from main memory (or recomputed):
+  // a fetch from a peer sent ahead of them found nothing (place_again).
+  // `relaying`: the actor being placed is one of them.
+  std::vector<ActorId> relay_only;
+  bool relaying = false;
+  // Slots such a fetch left empty while later actors reading them were
+  // already on the wire: their completions fail too, and they are placed
+  // again the same way. Forgotten once nothing is in flight.
+  std::vector<SlotId> emptied;
   // Runs this tile booked this execution and their seconds (written by its
   // runner only; read by idle runners estimating what an actor should take).
   std::atomic<double> measured_sum{0};

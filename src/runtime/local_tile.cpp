@@ -378,12 +378,20 @@ Completion LocalTile::actor(const ActorMessage& m) {
       done.error = "actor message names slot " + std::to_string(slot) + " for " + std::to_string(m.output_bytes) + " bytes";
       return done;
     }
-  for (SlotId s : m.input_slots)
+  for (SlotId s : m.input_slots) {
     if (s >= slots_.size()) {
       done.ok = false;
       done.error = "actor message names input slot " + std::to_string(s) + " of " + std::to_string(slots_.size());
       return done;
     }
+    // A transfer into it failed (a pipelined fetch from a peer that no
+    // longer held the value empties the slot): run nothing on a stale value.
+    if (slots_[s].tag.load(std::memory_order_acquire) == kEmpty) {
+      done.ok = false;
+      done.error = "input slot " + std::to_string(s) + " holds no value";
+      return done;
+    }
+  }
   input_spans_.clear();
   for (SlotId s : m.input_slots) input_spans_.emplace_back(slots_[s].memory, slots_[s].bytes);
 

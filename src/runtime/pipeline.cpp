@@ -105,11 +105,42 @@ ActorId Engine::take_completion(Runner& r, Job& job) {
     }
     return kNone;
   }
+  if (!done.ok && done.missing_inputs.empty() && !r.emptied.empty()) {
+    // It read a slot an earlier actor's failed fetch emptied (place_again).
+    for (SlotId slot : sent.input_slots)
+      if (std::find(r.emptied.begin(), r.emptied.end(), slot) != r.emptied.end()) done.missing_inputs.push_back(slot);
+  }
+  if (r.sent.empty()) r.emptied.clear();
   r.input_slots = std::move(sent.input_slots);
   r.stolen = sent.stolen;
   const ActorId next = finish_actor_message(r, job, sent.actor, sent.output_tag, sent.attempt, std::move(done), sent.trace_start);
   r.stolen = false;
   return next;
+}
+
+// A fetch from another worker sent ahead of `a` found nothing there (its
+// source displaced the value after the directory was read, or was lost):
+// the worker emptied those slots and ran nothing. The directory forgets
+// them, and `a` runs again from this tile's inbox with every input from
+// main memory, where a displaced value went, or recomputed from its
+// producers if it lived only on a lost tile (place_input). A speculative
+// copy is just dropped: its original still runs.
+ActorId Engine::place_again(Runner& r, Job& job, ActorId a, const std::vector<SlotId>& missing) {
+  auto& dir = job.state->dirs[r.index];
+  for (SlotId slot : missing) {
+    if (slot >= dir.held.size() || !dir.occupied(slot)) continue;
+    const DataId d = dir.held[slot].data;
+    if (dir.slot_of[d] == static_cast<std::int32_t>(slot)) dir.slot_of[d] = -1;
+    dir.release(slot);
+    // Not a copy after all: it is counted when placed again.
+    --r.stats.transfers_in;
+    r.transfer_bytes -= job.plan->data[d].bytes;
+  }
+  if (!r.sent.empty()) r.emptied.insert(r.emptied.end(), missing.begin(), missing.end());
+  if (r.copying || already_booked(job, a)) return kNone;
+  r.relay_only.push_back(a);
+  push_inbox(r, a);
+  return kNone;
 }
 
 // Takes back every completion in flight. After a failure their answers are

@@ -103,7 +103,7 @@ bool Engine::place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot)
   int from = kDriverTile;
   const double start = job.tracing ? job.now() : 0;
   const std::uint64_t loc = s.location[d].load(std::memory_order_acquire);
-  if (loc != kNowhere && static_cast<unsigned>(loc >> 32) != r.index) {
+  if (loc != kNowhere && static_cast<unsigned>(loc >> 32) != r.index && !r.relaying) {
     // Tile-to-tile transfer: fetch from the producer's slot (refused unless it holds this very value).
     m.source_tile = static_cast<std::int32_t>(loc >> 32);
     m.source_slot = static_cast<SlotId>(loc & 0xffffffffu);

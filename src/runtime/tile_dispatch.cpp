@@ -87,6 +87,7 @@ bool Engine::place_inputs(Runner& r, Job& job, ActorId a, ActorId& next) {
   const Plan& plan = *job.plan;
   const PlanActor& pa = plan.actors[a];
   r.input_slots.clear();
+  r.relaying = !r.relay_only.empty() && std::erase(r.relay_only, a) > 0;
   for (std::uint32_t i = 0; i < pa.input_count; ++i) {
     SlotId slot;
     if (!place_input(r, job, a, job.state->alias[plan.inputs[pa.first_input + i]], slot)) {
@@ -147,6 +148,7 @@ ActorId Engine::finish_actor_message(Runner& r, Job& job, ActorId a, DataTag out
   GraphState& s = *job.state;
   const PlanActor& pa = job.plan->actors[a];
   if (done.lost) return hand_on_from_lost(r, job, a);
+  if (!done.missing_inputs.empty()) return place_again(r, job, a, done.missing_inputs);
   if (job.timed) r.stats.busy_s += done.seconds;  // the tile times its runs; busy_s is reported only when asked, as on the fast path
   r.stats.checksum_s += done.checksum_seconds;
   if (pa.replica != 0) s.replica_tile[a].store(static_cast<int>(r.index), std::memory_order_release);

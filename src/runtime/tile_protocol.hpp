@@ -158,6 +158,10 @@ struct Completion {
   std::uint32_t rejected = 0;    // *-same: runs whose result differed from the kept one
   std::uint32_t injected = 0;    // runs whose output fault injection corrupted
   std::vector<std::uint64_t> unconfirmed;  // !agreed: every run's checksum, for counting later once a result is confirmed
+  // !ok: input slots a transfer sent ahead of the actor could not fill (a
+  // peer no longer held the value); the tile emptied them and ran nothing.
+  // Filled in by the transport (RemoteTile), never sent on the wire.
+  std::vector<SlotId> missing_inputs;
 };
 
 // --- the wire format -------------------------------------------------------

@@ -1,0 +1,406 @@
+// Values fetched from other workers go ahead of the actor that reads them
+// (issue 11; docs/remote.md, "Pipelined dispatch"). The driver sends a
+// worker the fetch and, without waiting for its answer, the actor; so the
+// worker must hold the actor back until the value is in its slot, and when
+// the fetch finds nothing (the source displaced the value, or was lost and
+// the driver cancels), empty the slot so the actor says it has no input
+// instead of reading what the slot held before.
+//
+// A real `redflow tile` is driven here by the test, which plays both its
+// driver and the peer it fetches from, so each step's order is seen; and a
+// real driver runs a graph beside a worker whose every fetch finds nothing.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <zmq.hpp>
+
+#include "net/driver_messages.hpp"
+#include "net/envelope.hpp"
+#include "net/sockets.hpp"
+#include "net/worker_messages.hpp"
+#include "net_workers.hpp"
+#include "redflow/redflow.hpp"
+#include "runtime/local_tile.hpp"
+#include "runtime/tile_protocol.hpp"
+#include "runtime/tile_service.hpp"
+#include "watchdog.hpp"
+
+namespace redflow {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using net::EnvelopeKind;
+using runtime::DataTag;
+using testing::WorkerProcesses;
+
+std::vector<std::byte> i32s(std::initializer_list<std::uint32_t> values) {
+  std::vector<std::byte> out;
+  for (std::uint32_t v : values)
+    for (int b = 0; b < 4; ++b) out.push_back(static_cast<std::byte>(v >> (8 * b)));
+  return out;
+}
+
+// A ROUTER socket bound on loopback, and what came to it.
+struct Router {
+  zmq::socket_t socket;
+  std::string endpoint;
+  std::vector<zmq::message_t> parts;
+
+  explicit Router(zmq::context_t& context) : socket(context, zmq::socket_type::router) {
+    socket.set(zmq::sockopt::linger, 0);
+    socket.bind("tcp://127.0.0.1:*");
+    endpoint = socket.get(zmq::sockopt::last_endpoint);
+  }
+  // The next message other than a heartbeat, within `timeout_s`.
+  bool next(net::Envelope& e, double timeout_s) {
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+    do {
+      zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
+      zmq::poll(items, 1, std::chrono::milliseconds(10));
+      while (net::receive_message(socket, parts)) {
+        net::NetError error;
+        if (!net::decode_envelope(net::part_spans(parts, 1), e, error).ok()) continue;
+        if (e.kind != EnvelopeKind::kHeartbeat) return true;
+      }
+    } while (Clock::now() < deadline);
+    return false;
+  }
+  std::string sender() const { return parts[0].to_string(); }
+};
+
+// The test as the worker's driver: its replies by request id, single or batched.
+struct FakeDriver {
+  Router router;
+  std::string worker;
+  std::map<std::uint64_t, std::vector<std::byte>> replies;
+
+  explicit FakeDriver(zmq::context_t& context) : router(context) {}
+
+  void send(EnvelopeKind kind, std::uint64_t id, const std::vector<std::byte>& body) {
+    ASSERT_TRUE(net::send_envelope(router.socket, kind, id, body, worker));
+  }
+  void request(std::uint64_t id, const std::vector<std::byte>& frame) { send(EnvelopeKind::kRequest, id, frame); }
+  // Takes what comes within `timeout_s`; true once `id` has been answered.
+  bool wait_for(std::uint64_t id, double timeout_s) {
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+    while (!replies.contains(id)) {
+      const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
+      net::Envelope e;
+      if (left <= 0 || !router.next(e, left)) return false;
+      if (e.kind == EnvelopeKind::kReply) {
+        replies[e.request].assign(e.body.begin(), e.body.end());
+      } else if (e.kind == EnvelopeKind::kReplies) {
+        std::vector<net::BatchEntry> batch;
+        net::NetError error;
+        EXPECT_TRUE(net::decode_batch(e, batch, error).ok());
+        for (const net::BatchEntry& b : batch) replies[b.request].assign(b.frame.begin(), b.frame.end());
+      } else {
+        ADD_FAILURE() << "the worker sent a " << net::envelope_kind_name(e.kind);
+      }
+    }
+    return true;
+  }
+  // The answer to `id`, decoded into `out` (which must outlive its views).
+  const runtime::DecodedFrame& reply(std::uint64_t id) {
+    auto& out = decoded[id];
+    if (!out) {
+      out = std::make_unique<runtime::DecodedFrame>();
+      EXPECT_TRUE(runtime::decode(replies.at(id), *out).ok()) << "reply " << id;
+    }
+    return *out;
+  }
+  std::map<std::uint64_t, std::unique_ptr<runtime::DecodedFrame>> decoded;
+};
+
+// The test as the peer the worker fetches from: the read requests that came.
+struct FakePeer {
+  Router router;
+  explicit FakePeer(zmq::context_t& context) : router(context) {}
+
+  // The next slot read asked of this peer, with whom to answer.
+  bool asked(runtime::ReadSlotMessage& read, std::uint64_t& id, std::string& route, double timeout_s) {
+    net::Envelope e;
+    if (!router.next(e, timeout_s) || e.kind != EnvelopeKind::kRequest) return false;
+    runtime::DecodedFrame frame;
+    if (!runtime::decode(e.body, frame).ok() || frame.kind != runtime::WireKind::kReadSlot) return false;
+    read = frame.read_slot;
+    id = e.request;
+    route = router.sender();
+    return true;
+  }
+  void answer(const std::string& route, std::uint64_t id, bool found, std::span<const std::byte> bytes) {
+    std::vector<std::byte> frame;
+    runtime::encode_slot_data(found, bytes, frame);
+    ASSERT_TRUE(net::send_envelope(router.socket, EnvelopeKind::kReply, id, frame, route));
+  }
+};
+
+std::vector<std::byte> fetch_frame(const std::string& peer, DataTag tag, runtime::SlotId slot, runtime::SlotId source_slot) {
+  runtime::DataNodeMessage m;
+  m.tag = tag;
+  m.slot = slot;
+  m.bytes = 8;
+  m.source_tile = 1;
+  m.source_slot = source_slot;
+  std::vector<std::byte> frame;
+  runtime::encode(m, runtime::PeerSource{peer, ""}, frame);
+  return frame;
+}
+
+// i32.add of slot `in` with itself into slot `out`.
+std::vector<std::byte> double_frame(runtime::SlotId in, runtime::SlotId out, DataTag out_tag) {
+  const std::vector<runtime::SlotId> inputs = {in, in};
+  runtime::ActorMessage m;
+  m.actor = 0;
+  m.execution = 1;
+  m.input_slots = inputs;
+  m.output_slot = out;
+  m.output_tag = out_tag;
+  m.output_bytes = 8;
+  std::vector<std::byte> frame;
+  runtime::encode(m, frame);
+  return frame;
+}
+
+TEST(NetFetchAhead, TheActorBehindAFetchWaitsForItsValueAndAFetchThatFindsNothingLeavesItNoStaleInput) {
+  zmq::context_t context;
+  FakeDriver driver(context);
+  FakePeer peer(context);
+  WorkerProcesses workers;
+  std::vector<std::string> args = {"tile", "--connect", driver.router.endpoint};
+  args.insert(args.end(), testing::kWorkerSlots.begin(), testing::kWorkerSlots.end());
+  const pid_t pid = workers.spawn_cli(args);
+  net::Envelope e;
+  ASSERT_TRUE(driver.router.next(e, 20)) << "no HELLO from the worker";
+  ASSERT_EQ(e.kind, EnvelopeKind::kHello);
+  driver.worker = driver.router.sender();
+  std::vector<std::byte> body;
+  net::encode(net::WelcomeMessage{0, 1, 100, 2000, {}}, body);
+  driver.send(EnvelopeKind::kWelcome, 0, body);
+  const std::vector<runtime::ActorTableEntry> table = {{"double", "i32.add", "", 1}};
+  std::vector<std::byte> frame;
+  runtime::encode(runtime::ActorTableMessage{1, table}, frame);
+  driver.request(1, frame);
+  ASSERT_TRUE(driver.wait_for(1, 20));
+  ASSERT_TRUE(driver.reply(1).status.ok()) << driver.reply(1).status.ToString();
+
+  runtime::ReadSlotMessage read;
+  std::uint64_t read_id = 0;
+  std::string route;
+  // 1. The fetch, then at once the actor reading it: nothing is answered
+  // until the peer gives the value, then the actor runs on it.
+  const DataTag x{1, 0, 0}, y{1, 1, 0};
+  driver.request(2, fetch_frame(peer.router.endpoint, x, 0, 5));
+  driver.request(3, double_frame(0, 1, y));
+  ASSERT_TRUE(peer.asked(read, read_id, route, 20)) << "the worker did not ask the peer";
+  EXPECT_EQ(read.slot, 5u);
+  EXPECT_EQ(read.tag, x);
+  EXPECT_FALSE(driver.wait_for(3, 0.3)) << "the actor ran before its input was fetched";
+  peer.answer(route, read_id, true, i32s({7, 40}));
+  ASSERT_TRUE(driver.wait_for(3, 20));
+  ASSERT_TRUE(driver.wait_for(2, 20));
+  EXPECT_TRUE(driver.reply(2).status.ok()) << driver.reply(2).status.ToString();
+  {
+    const runtime::DecodedFrame& done = driver.reply(3);
+    ASSERT_EQ(done.kind, runtime::WireKind::kCompletion);
+    EXPECT_TRUE(done.completion.ok) << done.completion.error;
+  }
+  frame.clear();
+  runtime::encode(runtime::ReadSlotMessage{1, y, 8}, frame);
+  driver.request(4, frame);
+  ASSERT_TRUE(driver.wait_for(4, 20));
+  {
+    const runtime::DecodedFrame& value = driver.reply(4);
+    ASSERT_EQ(value.kind, runtime::WireKind::kSlotData);
+    ASSERT_TRUE(value.found) << "output slot " << driver.reply(3).completion.output_slot << " status " << value.status.ToString();
+    EXPECT_EQ(std::vector<std::byte>(value.slot_bytes.begin(), value.slot_bytes.end()), i32s({14, 80}));
+  }
+
+  // 2. A fetch into slot 1, which holds y, that finds nothing: the actor
+  // behind it must not read y as if it were the value asked for.
+  const DataTag z{1, 2, 0};
+  driver.request(5, fetch_frame(peer.router.endpoint, z, 1, 6));
+  driver.request(6, double_frame(1, 2, DataTag{1, 3, 0}));
+  ASSERT_TRUE(peer.asked(read, read_id, route, 20));
+  EXPECT_FALSE(driver.wait_for(6, 0.3)) << "the actor ran before its fetch ended";
+  peer.answer(route, read_id, false, {});
+  ASSERT_TRUE(driver.wait_for(6, 20));
+  ASSERT_TRUE(driver.wait_for(5, 20));
+  EXPECT_EQ(driver.reply(5).status.code(), Status::Code::kNotFound) << driver.reply(5).status.ToString();
+  {
+    const runtime::DecodedFrame& done = driver.reply(6);
+    ASSERT_EQ(done.kind, runtime::WireKind::kCompletion);
+    EXPECT_FALSE(done.completion.ok);
+    EXPECT_NE(done.completion.error.find("holds no value"), std::string::npos) << done.completion.error;
+  }
+
+  // 3. CANCEL (the driver declared the source lost) of a fetch the peer
+  // never answers, and of one held behind the actor waiting for it: each
+  // is answered NotFound, and the actor says it has no input.
+  driver.request(7, fetch_frame(peer.router.endpoint, DataTag{1, 4, 0}, 4, 7));
+  driver.request(8, double_frame(4, 3, DataTag{1, 5, 0}));
+  driver.request(9, fetch_frame(peer.router.endpoint, DataTag{1, 6, 0}, 5, 8));
+  ASSERT_TRUE(peer.asked(read, read_id, route, 20));
+  EXPECT_EQ(read.slot, 7u) << "only the first fetch starts: the second waits behind the actor";
+  driver.send(EnvelopeKind::kCancel, 9, {});
+  ASSERT_TRUE(driver.wait_for(9, 20));
+  EXPECT_EQ(driver.reply(9).status.code(), Status::Code::kNotFound) << driver.reply(9).status.ToString();
+  EXPECT_FALSE(driver.replies.contains(8)) << "the actor ran before its fetch ended";
+  driver.send(EnvelopeKind::kCancel, 7, {});
+  ASSERT_TRUE(driver.wait_for(8, 20));
+  ASSERT_TRUE(driver.wait_for(7, 20));
+  EXPECT_EQ(driver.reply(7).status.code(), Status::Code::kNotFound) << driver.reply(7).status.ToString();
+  EXPECT_FALSE(driver.reply(8).completion.ok);
+  EXPECT_FALSE(peer.asked(read, read_id, route, 0.2)) << "the cancelled fetch was started after all";
+
+  driver.send(EnvelopeKind::kBye, 0, {});
+  EXPECT_EQ(workers.wait_exit(pid, 20), 0);
+}
+
+// A worker whose tile is real (runtime::TileService, as a worker process's
+// executor) but whose transfers from other workers all find nothing: its
+// peer socket answers every read "not held", and every value the driver
+// asks it to fetch from a peer is answered NotFound, its slot emptied, as a
+// real worker does when the source no longer holds the value. It also beats.
+struct ForgetfulWorker {
+  std::atomic<unsigned> refused_reads{0}, refused_fetches{0};
+  std::atomic<bool> stop{false};
+  std::thread thread;
+
+  void start(const std::string& endpoint) {
+    thread = std::thread([this, endpoint] { run(endpoint); });
+  }
+  void join() {
+    stop = true;
+    if (thread.joinable()) thread.join();
+  }
+
+  void run(const std::string& endpoint) {
+    zmq::context_t context;
+    Router peer(context);
+    net::HelloMessage hello;
+    hello.tile_protocol = runtime::kTileProtocolVersion;
+    hello.name = "forgetful";
+    hello.host = "test";
+    hello.pid = static_cast<std::uint32_t>(::getpid());
+    hello.slots = 8;
+    hello.slot_bytes = 64 << 10;
+    hello.functions = net::describe_functions(Registry::with_builtins(), "built-in");
+    hello.peer_port = static_cast<std::uint32_t>(std::stoi(peer.endpoint.substr(peer.endpoint.rfind(':') + 1)));
+    zmq::socket_t s(context, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 0);
+    s.connect(endpoint);
+    std::vector<std::byte> body;
+    net::encode(hello, body);
+    net::send_envelope(s, EnvelopeKind::kHello, 0, body);
+    const Registry registry = Registry::with_builtins();
+    std::unique_ptr<runtime::LocalTile> tile;
+    std::unique_ptr<runtime::TileService> service;
+    auto serve = [&](std::uint64_t id, std::span<const std::byte> frame) {
+      std::vector<std::byte> reply;
+      if (runtime::frame_is(frame, runtime::WireKind::kPeerDataNode)) {
+        runtime::DecodedFrame fetch;
+        ASSERT_TRUE(runtime::decode(frame, fetch).ok());
+        tile->clear_slot(fetch.data_node.slot);
+        runtime::encode(Status::NotFound("the forgetful worker's peer no longer holds it"), reply);
+        ++refused_fetches;
+      } else {
+        service->serve(frame, &registry, reply);
+      }
+      net::send_envelope(s, EnvelopeKind::kReply, id, reply);
+    };
+    auto next_beat = Clock::now();
+    std::vector<zmq::message_t> parts;
+    std::vector<net::BatchEntry> batch;
+    while (!stop) {
+      zmq::pollitem_t items[] = {{s.handle(), 0, ZMQ_POLLIN, 0}, {peer.socket.handle(), 0, ZMQ_POLLIN, 0}};
+      zmq::poll(items, 2, std::chrono::milliseconds(10));
+      if (Clock::now() >= next_beat) {
+        net::send_envelope(s, EnvelopeKind::kHeartbeat, 0, {});
+        next_beat = Clock::now() + std::chrono::milliseconds(100);
+      }
+      while (net::receive_message(s, parts)) {
+        net::Envelope e;
+        net::NetError error;
+        if (!net::decode_envelope(net::part_spans(parts), e, error).ok()) continue;
+        if (e.kind == EnvelopeKind::kBye) return;
+        if (e.kind == EnvelopeKind::kWelcome && !tile) {
+          net::WelcomeMessage welcome;
+          ASSERT_TRUE(net::decode(e.body, welcome).ok());
+          tile = std::make_unique<runtime::LocalTile>(hello.slots, hello.slot_bytes, 1, welcome.tile);
+          service = std::make_unique<runtime::TileService>(*tile);
+        } else if (e.kind == EnvelopeKind::kRequest && tile) {
+          serve(e.request, e.body);
+        } else if (e.kind == EnvelopeKind::kRequests && tile) {
+          ASSERT_TRUE(net::decode_batch(e, batch, error).ok());
+          for (const net::BatchEntry& b : batch) serve(b.request, b.frame);
+        }
+      }
+      net::Envelope e;
+      while (peer.next(e, 0)) {
+        if (e.kind != EnvelopeKind::kRequest) continue;
+        std::vector<std::byte> frame;
+        runtime::encode_slot_data(false, {}, frame);
+        net::send_envelope(peer.socket, EnvelopeKind::kReply, e.request, frame, peer.sender());
+        ++refused_reads;
+      }
+    }
+  }
+};
+
+// P_i -> Y_i, then C_i reads Y_i and Y_(i+1): the Ys are outputs too (so
+// main memory has each as soon as its P is done), and the Ps spread over
+// both workers, so some C reads a Y made on the other one. Where that is
+// the forgetful worker, or the forgetful worker is the reader, the fetch
+// finds nothing, and the engine must place the value again from main
+// memory and run C on it.
+TEST(NetFetchAhead, AnActorWhoseFetchedInputWasNotThereRunsAgainOnTheValueFromMainMemory) {
+  constexpr int kPairs = 32;
+  Graph g("pairs");
+  const DataId x = g.input("X", testing::kNetBytes);
+  std::vector<DataId> ys;
+  for (int i = 0; i < kPairs; ++i) {
+    ys.push_back(g.output("Y" + std::to_string(i), testing::kNetBytes));
+    g.actor("P" + std::to_string(i), i % 2 ? "i32.add" : "i32.mul", {x, x}, ys.back());
+  }
+  for (int i = 0; i < kPairs; ++i)
+    g.actor("C" + std::to_string(i), "i32.add", {ys[i], ys[(i + 1) % kPairs]}, g.output("Z" + std::to_string(i), testing::kNetBytes));
+  const std::vector<std::byte> x_bytes = testing::seeded_bytes(testing::kNetBytes, 9);
+  const Inputs inputs{{"X", x_bytes}};
+  const Outputs want = testing::local_reference(g, inputs);
+  for (Scheduler scheduler : {Scheduler::kSteal, Scheduler::kHeft}) {
+    SCOPED_TRACE(to_string(scheduler));
+    WorkerProcesses workers;
+    ForgetfulWorker forgetful;
+    RuntimeOptions o = testing::remote_options(0, 2, scheduler);
+    o.on_listening = [&](const std::string& endpoint) {
+      forgetful.start(endpoint);
+      workers.spawn(endpoint, testing::kWorkerSlots);
+    };
+    testing::within_seconds(90, "runs beside a worker whose fetches find nothing", [&] {
+      Runtime rt(o);
+      auto loaded = rt.load(g, Registry::with_builtins());
+      ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+      // Until a fetch found nothing (where the Ps run is the scheduler's
+      // choice), each execution right.
+      int executions = 0;
+      for (; executions < 20 && forgetful.refused_reads + forgetful.refused_fetches == 0; ++executions) {
+        auto out = loaded->execute(inputs);
+        ASSERT_TRUE(out.ok()) << out.status().ToString();
+        EXPECT_TRUE(*out == want) << "outputs differ from the one-process run's";
+        for (const TileStats& t : loaded->last_stats().tiles) EXPECT_FALSE(t.lost) << t.worker;
+      }
+      EXPECT_GT(forgetful.refused_reads + forgetful.refused_fetches, 0u) << "no C read a Y made on the other worker in " << executions << " executions";
+    });
+    forgetful.join();
+  }
+}
+
+}  // namespace
+}  // namespace redflow
