@@ -7,7 +7,6 @@
 // is re-run elsewhere), and a worker that cannot read its driver's message
 // says REFUSED, with the reason, and leaves.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -19,6 +18,7 @@
 #include "net/envelope.hpp"
 #include "net/sockets.hpp"
 #include "net/worker_messages.hpp"
+#include "net_fake_worker.hpp"
 #include "net_workers.hpp"
 #include "redflow/redflow.hpp"
 #include "redflow/stream.hpp"
@@ -40,55 +40,23 @@ std::vector<std::byte> short_batch(net::BatchWriter& writer, std::uint64_t first
   return writer.take();
 }
 
-// A fake worker's start: `s` (a DEALER) connects to the driver at `endpoint` and says `hello`.
-void connect_and_say_hello(zmq::socket_t& s, const std::string& endpoint, const net::HelloMessage& hello) {
-  s.set(zmq::sockopt::linger, 0);
-  s.connect(endpoint);
-  std::vector<std::byte> body;
-  net::encode(hello, body);
-  net::send_envelope(s, EnvelopeKind::kHello, 0, body);
-}
-
 // Says HELLO as a real worker would, is welcomed, answers the first request
 // it is sent with a REPLIES that does not hold its count, then beats every
 // 100 ms (well inside the driver's 2 s timeout) until the driver says BYE.
-struct GarblingWorker {
-  std::atomic<bool> garbled{false}, told_bye{false}, stop{false};
-  std::thread thread;
+struct GarblingWorker : testing::FakeWorker {
+  std::atomic<bool> garbled{false}, told_bye{false};
 
-  void start(const std::string& endpoint) {
-    thread = std::thread([this, endpoint] { run(endpoint); });
-  }
-  void join() {
-    stop = true;
-    if (thread.joinable()) thread.join();
-  }
-
-  void run(const std::string& endpoint) {
-    net::HelloMessage hello;
-    hello.tile_protocol = runtime::kTileProtocolVersion;
-    hello.name = "garbler";
-    hello.host = "test";
-    hello.pid = static_cast<std::uint32_t>(::getpid());
-    hello.slots = 8;
-    hello.slot_bytes = 64 << 10;
-    hello.functions = net::describe_functions(Registry::with_builtins(), "built-in");
+  void run(const std::string& endpoint) override {
     zmq::context_t context;
     zmq::socket_t s(context, zmq::socket_type::dealer);
-    connect_and_say_hello(s, endpoint, hello);
-    auto next_beat = Clock::now();
+    testing::connect_and_say_hello(s, endpoint, testing::fake_tile_hello("garbler"));
     std::vector<zmq::message_t> parts;
+    net::Envelope e;
     while (!stop && !told_bye) {
       zmq::pollitem_t items[] = {{s.handle(), 0, ZMQ_POLLIN, 0}};
       zmq::poll(items, 1, std::chrono::milliseconds(20));
-      if (Clock::now() >= next_beat) {
-        net::send_envelope(s, EnvelopeKind::kHeartbeat, 0, {});
-        next_beat = Clock::now() + std::chrono::milliseconds(100);
-      }
-      while (net::receive_message(s, parts)) {
-        net::Envelope e;
-        net::NetError error;
-        if (!net::decode_envelope(net::part_spans(parts), e, error).ok()) continue;
+      beat_when_due(s);
+      while (next_envelope(s, parts, e)) {
         if (e.kind == EnvelopeKind::kBye) told_bye = true;
         const bool request = e.kind == EnvelopeKind::kRequest || e.kind == EnvelopeKind::kRequests;
         if (request && !garbled) {
@@ -107,35 +75,22 @@ TEST(NetBrokenLink, AWorkerWhoseMessageCannotBeReadIsLostAndItsWorkReRunElsewher
   const std::vector<std::byte> x0 = testing::seeded_bytes(testing::kNetBytes, 3), x1 = testing::seeded_bytes(testing::kNetBytes, 4);
   const Inputs inputs{{"X0", x0}, {"X1", x1}};  // spans: the bytes must outlive them
   const Outputs want = testing::local_reference(g, inputs);
-  for (Scheduler scheduler : {Scheduler::kSteal, Scheduler::kHeft}) {
-    SCOPED_TRACE(to_string(scheduler));
-    WorkerProcesses workers;
-    GarblingWorker garbler;
-    RuntimeOptions o = testing::remote_options(0, 2, scheduler);
-    o.on_listening = [&](const std::string& endpoint) {
-      garbler.start(endpoint);
-      workers.spawn(endpoint, testing::kWorkerSlots);
-    };
-    testing::within_seconds(60, "a run beside a worker whose replies cannot be read", [&] {
-      Runtime rt(o);
-      auto loaded = rt.load(g, Registry::with_builtins());
-      ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-      for (int i = 0; i < 3; ++i) {
-        auto out = loaded->execute(inputs);
-        ASSERT_TRUE(out.ok()) << out.status().ToString();
-        EXPECT_EQ(*out, want);
-      }
-      EXPECT_TRUE(garbler.garbled) << "the garbler was sent work";
-      const ExecutionStats& stats = loaded->last_stats();
-      ASSERT_EQ(stats.tiles.size(), 2u);
-      for (const TileStats& t : stats.tiles)
-        EXPECT_EQ(t.lost, t.worker == "garbler") << t.worker << ": the garbler, beating all along, is lost for its unreadable REPLIES";
-      EXPECT_GE(stats.refused_messages, 1u);
-      for (int i = 0; i < 200 && !garbler.told_bye; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      EXPECT_TRUE(garbler.told_bye) << "the driver tells a lost worker to leave";
-    });
-    garbler.join();
-  }
+  testing::each_scheduler_beside_a_fake_worker<GarblingWorker>(g, 60, "a run beside a worker whose replies cannot be read",
+                                                                [&](LoadedGraph& loaded, GarblingWorker& garbler) {
+    for (int i = 0; i < 3; ++i) {
+      auto out = loaded.execute(inputs);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      EXPECT_EQ(*out, want);
+    }
+    EXPECT_TRUE(garbler.garbled) << "the garbler was sent work";
+    const ExecutionStats& stats = loaded.last_stats();
+    ASSERT_EQ(stats.tiles.size(), 2u);
+    for (const TileStats& t : stats.tiles)
+      EXPECT_EQ(t.lost, t.worker == "garbler") << t.worker << ": the garbler, beating all along, is lost for its unreadable REPLIES";
+    EXPECT_GE(stats.refused_messages, 1u);
+    for (int i = 0; i < 200 && !garbler.told_bye; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_TRUE(garbler.told_bye) << "the driver tells a lost worker to leave";
+  });
 }
 
 // Waits up to `timeout_s` for a message on `s` other than a heartbeat.
@@ -219,7 +174,7 @@ TEST(NetBrokenLink, AStreamWorkerWhoseMessageCannotBeReadEndsTheRunNamingIt) {
       for (const auto& op : reg.names()) hello.functions.push_back({op, 0});
       zmq::context_t context;
       zmq::socket_t s(context, zmq::socket_type::dealer);
-      connect_and_say_hello(s, endpoint, hello);
+      testing::connect_and_say_hello(s, endpoint, hello);
       bool garbled = false;
       std::vector<zmq::message_t> parts;
       while (!stop) {

@@ -10,7 +10,6 @@
 // driver and the peer it fetches from, so each step's order is seen; and a
 // real driver runs a graph beside a worker whose every fetch finds nothing.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -24,6 +23,7 @@
 #include "net/envelope.hpp"
 #include "net/sockets.hpp"
 #include "net/worker_messages.hpp"
+#include "net_fake_worker.hpp"
 #include "net_workers.hpp"
 #include "redflow/redflow.hpp"
 #include "runtime/local_tile.hpp"
@@ -268,37 +268,16 @@ TEST(NetFetchAhead, TheActorBehindAFetchWaitsForItsValueAndAFetchThatFindsNothin
 // peer socket answers every read "not held", and every value the driver
 // asks it to fetch from a peer is answered NotFound, its slot emptied, as a
 // real worker does when the source no longer holds the value. It also beats.
-struct ForgetfulWorker {
+struct ForgetfulWorker : testing::FakeWorker {
   std::atomic<unsigned> refused_reads{0}, refused_fetches{0};
-  std::atomic<bool> stop{false};
-  std::thread thread;
 
-  void start(const std::string& endpoint) {
-    thread = std::thread([this, endpoint] { run(endpoint); });
-  }
-  void join() {
-    stop = true;
-    if (thread.joinable()) thread.join();
-  }
-
-  void run(const std::string& endpoint) {
+  void run(const std::string& endpoint) override {
     zmq::context_t context;
     Router peer(context);
-    net::HelloMessage hello;
-    hello.tile_protocol = runtime::kTileProtocolVersion;
-    hello.name = "forgetful";
-    hello.host = "test";
-    hello.pid = static_cast<std::uint32_t>(::getpid());
-    hello.slots = 8;
-    hello.slot_bytes = 64 << 10;
-    hello.functions = net::describe_functions(Registry::with_builtins(), "built-in");
+    net::HelloMessage hello = testing::fake_tile_hello("forgetful");
     hello.peer_port = static_cast<std::uint32_t>(std::stoi(peer.endpoint.substr(peer.endpoint.rfind(':') + 1)));
     zmq::socket_t s(context, zmq::socket_type::dealer);
-    s.set(zmq::sockopt::linger, 0);
-    s.connect(endpoint);
-    std::vector<std::byte> body;
-    net::encode(hello, body);
-    net::send_envelope(s, EnvelopeKind::kHello, 0, body);
+    testing::connect_and_say_hello(s, endpoint, hello);
     const Registry registry = Registry::with_builtins();
     std::unique_ptr<runtime::LocalTile> tile;
     std::unique_ptr<runtime::TileService> service;
@@ -315,20 +294,15 @@ struct ForgetfulWorker {
       }
       net::send_envelope(s, EnvelopeKind::kReply, id, reply);
     };
-    auto next_beat = Clock::now();
     std::vector<zmq::message_t> parts;
     std::vector<net::BatchEntry> batch;
+    net::NetError error;
     while (!stop) {
       zmq::pollitem_t items[] = {{s.handle(), 0, ZMQ_POLLIN, 0}, {peer.socket.handle(), 0, ZMQ_POLLIN, 0}};
       zmq::poll(items, 2, std::chrono::milliseconds(10));
-      if (Clock::now() >= next_beat) {
-        net::send_envelope(s, EnvelopeKind::kHeartbeat, 0, {});
-        next_beat = Clock::now() + std::chrono::milliseconds(100);
-      }
-      while (net::receive_message(s, parts)) {
-        net::Envelope e;
-        net::NetError error;
-        if (!net::decode_envelope(net::part_spans(parts), e, error).ok()) continue;
+      beat_when_due(s);
+      net::Envelope e;
+      while (next_envelope(s, parts, e)) {
         if (e.kind == EnvelopeKind::kBye) return;
         if (e.kind == EnvelopeKind::kWelcome && !tile) {
           net::WelcomeMessage welcome;
@@ -342,7 +316,6 @@ struct ForgetfulWorker {
           for (const net::BatchEntry& b : batch) serve(b.request, b.frame);
         }
       }
-      net::Envelope e;
       while (peer.next(e, 0)) {
         if (e.kind != EnvelopeKind::kRequest) continue;
         std::vector<std::byte> frame;
@@ -374,32 +347,19 @@ TEST(NetFetchAhead, AnActorWhoseFetchedInputWasNotThereRunsAgainOnTheValueFromMa
   const std::vector<std::byte> x_bytes = testing::seeded_bytes(testing::kNetBytes, 9);
   const Inputs inputs{{"X", x_bytes}};
   const Outputs want = testing::local_reference(g, inputs);
-  for (Scheduler scheduler : {Scheduler::kSteal, Scheduler::kHeft}) {
-    SCOPED_TRACE(to_string(scheduler));
-    WorkerProcesses workers;
-    ForgetfulWorker forgetful;
-    RuntimeOptions o = testing::remote_options(0, 2, scheduler);
-    o.on_listening = [&](const std::string& endpoint) {
-      forgetful.start(endpoint);
-      workers.spawn(endpoint, testing::kWorkerSlots);
-    };
-    testing::within_seconds(90, "runs beside a worker whose fetches find nothing", [&] {
-      Runtime rt(o);
-      auto loaded = rt.load(g, Registry::with_builtins());
-      ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-      // Until a fetch found nothing (where the Ps run is the scheduler's
-      // choice), each execution right.
-      int executions = 0;
-      for (; executions < 20 && forgetful.refused_reads + forgetful.refused_fetches == 0; ++executions) {
-        auto out = loaded->execute(inputs);
-        ASSERT_TRUE(out.ok()) << out.status().ToString();
-        EXPECT_TRUE(*out == want) << "outputs differ from the one-process run's";
-        for (const TileStats& t : loaded->last_stats().tiles) EXPECT_FALSE(t.lost) << t.worker;
-      }
-      EXPECT_GT(forgetful.refused_reads + forgetful.refused_fetches, 0u) << "no C read a Y made on the other worker in " << executions << " executions";
-    });
-    forgetful.join();
-  }
+  testing::each_scheduler_beside_a_fake_worker<ForgetfulWorker>(g, 90, "runs beside a worker whose fetches find nothing",
+                                                                 [&](LoadedGraph& loaded, ForgetfulWorker& forgetful) {
+    // Until a fetch found nothing (where the Ps run is the scheduler's
+    // choice), each execution right.
+    int executions = 0;
+    for (; executions < 20 && forgetful.refused_reads + forgetful.refused_fetches == 0; ++executions) {
+      auto out = loaded.execute(inputs);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      EXPECT_TRUE(*out == want) << "outputs differ from the one-process run's";
+      for (const TileStats& t : loaded.last_stats().tiles) EXPECT_FALSE(t.lost) << t.worker;
+    }
+    EXPECT_GT(forgetful.refused_reads + forgetful.refused_fetches, 0u) << "no C read a Y made on the other worker in " << executions << " executions";
+  });
 }
 
 }  // namespace

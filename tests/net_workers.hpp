@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "redflow/redflow.hpp"
+#include "watchdog.hpp"
 
 namespace redflow::testing {
 
@@ -169,5 +170,30 @@ inline RuntimeOptions remote_options(unsigned local, unsigned remote, Scheduler 
   return o;
 }
 inline const std::vector<std::string> kWorkerSlots = {"--slots", "8", "--slot-bytes", "65536"};
+
+// Loads `g` on a driver of two remote tiles, one a real worker process and
+// the other `Fake`, a test's own worker (a thread speaking the protocol:
+// fake.start(endpoint) once the driver listens, fake.join() after), and
+// calls body(loaded, fake) under each scheduler within `limit_s` seconds.
+template <typename Fake, typename Body>
+void each_scheduler_beside_a_fake_worker(const Graph& g, int limit_s, const std::string& what, Body body) {
+  for (Scheduler scheduler : {Scheduler::kSteal, Scheduler::kHeft}) {
+    SCOPED_TRACE(to_string(scheduler));
+    WorkerProcesses workers;
+    Fake fake;
+    RuntimeOptions o = remote_options(0, 2, scheduler);
+    o.on_listening = [&](const std::string& endpoint) {
+      fake.start(endpoint);
+      workers.spawn(endpoint, kWorkerSlots);
+    };
+    within_seconds(limit_s, what, [&] {
+      Runtime rt(o);
+      auto loaded = rt.load(g, Registry::with_builtins());
+      ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+      body(*loaded, fake);
+    });
+    fake.join();
+  }
+}
 
 }  // namespace redflow::testing
