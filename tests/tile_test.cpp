@@ -149,6 +149,36 @@ TEST_P(TileTest, FetchFromAnotherTileNamedById) {
   EXPECT_EQ(b.data_node(fetch).code(), Status::Code::kInvalidArgument);
 }
 
+// A transfer into a slot that failed leaves it empty (a fetch that found
+// nothing, above; in a worker process, a value fetched ahead of its actor,
+// docs/remote.md): the actor behind it runs nothing instead of reading
+// whatever the slot held before, and says which input.
+TEST_P(TileTest, AnActorWhoseInputSlotHoldsNoValueRunsNothing) {
+  Tile& tile = make(3, 16, 1);
+  std::atomic<int> runs{0};
+  Table table({ActorFunction([&](ActorContext&) { ++runs; })});
+  ASSERT_TRUE(table.load(tile).ok());
+  auto v = bytes_of({1, 2});
+  ASSERT_TRUE(tile.data_node(from_driver(DataTag{1, 0}, 0, v)).ok());
+  ASSERT_TRUE(tile.data_node(from_driver(DataTag{1, 1}, 1, v)).ok());
+  tile.clear_slot(1);
+  SlotId ins[] = {0, 1};
+  ActorMessage m;
+  m.actor = 0;
+  m.execution = 1;
+  m.input_slots = ins;
+  m.output_slot = 2;
+  m.output_tag = DataTag{1, 2};
+  m.output_bytes = 8;
+  const Completion c = tile.actor(m);
+  EXPECT_FALSE(c.ok);
+  EXPECT_FALSE(c.lost);
+  EXPECT_NE(c.error.find("input slot 1 holds no value"), std::string::npos) << c.error;
+  EXPECT_EQ(runs.load(), 0);
+  std::vector<std::byte> out(8);
+  EXPECT_FALSE(read(tile, 2, DataTag{1, 2}, out)) << "no output was published";
+}
+
 TEST_P(TileTest, RejectsOversizedDataAndBadSlots) {
   Tile& tile = make(2, 8, 1);
   auto big = std::vector<std::byte>(9);
