@@ -1,7 +1,8 @@
 #!/bin/sh
 # Remote tiles, measured (docs/remote.md, "Figures"): bench/net_remote
 # (dispatch rate to 2 worker processes, tile-to-tile bandwidth against a
-# loopback TCP socket pair, time to declare a killed or frozen worker lost),
+# loopback TCP socket pair, time to declare a killed or frozen worker lost;
+# then dispatch where values cross workers, --peer-only),
 # then the matmul 2048 graph (`redflow gen`) over 2 worker processes against
 # 2 local tiles, same run, same machine.
 #   bench/remote.sh [BUILD_DIR] [N]
@@ -13,6 +14,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 "$build/net_remote" --cli "$cli" --actors 20000 2>/dev/null
+"$build/net_remote" --cli "$cli" --actors 20000 --peer-only 2>/dev/null
 
 "$cli" gen matmul --n "$n" --tiles 2 --out "$work/mm" >/dev/null
 local_ms=$("$cli" run "$work/mm/matmul.dot" --input A="$work/mm/A.bin" --input B="$work/mm/B.bin" --output C="$work/local.bin" \
