@@ -77,6 +77,7 @@ void Engine::send_actor_message(Runner& r, Job& job, ActorId a) {
   // The tile was lost (`a` went elsewhere) or the job failed.
   if (!place_inputs(r, job, a, handed_on) || !describe_actor_message(r, job, a, 0, m)) return note_unsent(r, job);
   const double trace_start = job.tracing ? job.now() : 0;
+  if (r.sent.empty()) r.emptied.clear();  // nothing on the wire reads them (the pipeline was drained, or given up)
   r.tile->send_actor(m);
   r.sent.push_back(Runner::Sent{a, r.clock, r.input_slots, m.output_tag, m.attempt, trace_start, r.stolen});
   r.stats.most_in_flight = std::max<std::uint64_t>(r.stats.most_in_flight, r.sent.size());
