@@ -142,13 +142,8 @@ class FrameGate {
  public:
   FrameGate(PeerLinks& links, zmq::socket_t& driver) : links_(links), driver_(driver) {}
   void take(Executor& executor, std::uint64_t id, std::span<const std::byte> frame) {
-    if (held_.empty() && runtime::frame_is(frame, runtime::WireKind::kPeerDataNode)) {
-      fetching_ += fetch(links_, id, frame, driver_);
-    } else if (held_.empty() && fetching_ == 0) {
-      executor.submit(Executor::Job{id, {}, std::vector<std::byte>(frame.begin(), frame.end()), nullptr});
-    } else {
-      held_.push_back(Held{id, std::vector<std::byte>(frame.begin(), frame.end())});
-    }
+    held_.push_back(Held{id, std::vector<std::byte>(frame.begin(), frame.end())});
+    release(executor);
   }
   // The pieces and failures of fetches that came: placed in order, answered.
   void take_fetched(Executor& executor) {
@@ -179,9 +174,7 @@ class FrameGate {
                                        ": the driver declared the source lost"),
                       answer);
       send_envelope(driver_, EnvelopeKind::kReply, request, answer);
-      h.id = Executor::kOwnJob;
-      h.frame.clear();
-      runtime::encode(runtime::ClearSlotMessage{decoded.data_node.slot}, h.frame);
+      h = Held{Executor::kOwnJob, clear_frame(decoded.data_node.slot)};
       return;
     }
     PeerLinks::Fetched cancelled;
@@ -195,16 +188,21 @@ class FrameGate {
     std::uint64_t id;
     std::vector<std::byte> frame;
   };
+  static std::vector<std::byte> clear_frame(runtime::SlotId slot) {
+    std::vector<std::byte> frame;
+    runtime::encode(runtime::ClearSlotMessage{slot}, frame);
+    return frame;
+  }
   void fail(Executor& executor, const PeerLinks::Fetched& failed) {
-    std::vector<std::byte> clear;
-    runtime::encode(runtime::ClearSlotMessage{failed.message.slot}, clear);
-    executor.submit(Executor::Job{Executor::kOwnJob, {}, std::move(clear), nullptr});
+    executor.submit(Executor::Job{Executor::kOwnJob, {}, clear_frame(failed.message.slot), nullptr});
     send_envelope(driver_, EnvelopeKind::kReply, failed.driver_request, failed.answer);
     ended();
   }
   void ended() {
     if (fetching_ > 0) --fetching_;
   }
+  // Starts or hands to the executor what is no longer held back: every
+  // frame when no fetch is under way, else the fetches at the front.
   void release(Executor& executor) {
     while (!held_.empty() && (fetching_ == 0 || runtime::frame_is(held_.front().frame, runtime::WireKind::kPeerDataNode))) {
       Held h = std::move(held_.front());

@@ -111,7 +111,6 @@ ActorId Engine::take_completion(Runner& r, Job& job) {
     for (SlotId slot : sent.input_slots)
       if (std::find(r.emptied.begin(), r.emptied.end(), slot) != r.emptied.end()) done.missing_inputs.push_back(slot);
   }
-  if (r.sent.empty()) r.emptied.clear();
   r.input_slots = std::move(sent.input_slots);
   r.stolen = sent.stolen;
   const ActorId next = finish_actor_message(r, job, sent.actor, sent.output_tag, sent.attempt, std::move(done), sent.trace_start);
