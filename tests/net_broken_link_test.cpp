@@ -29,7 +29,6 @@
 namespace redflow {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using net::EnvelopeKind;
 using testing::WorkerProcesses;
 
@@ -93,45 +92,20 @@ TEST(NetBrokenLink, AWorkerWhoseMessageCannotBeReadIsLostAndItsWorkReRunElsewher
   });
 }
 
-// Waits up to `timeout_s` for a message on `s` other than a heartbeat.
-bool next_message(zmq::socket_t& s, std::vector<zmq::message_t>& parts, net::Envelope& e, double timeout_s) {
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
-  while (Clock::now() < deadline) {
-    zmq::pollitem_t items[] = {{s.handle(), 0, ZMQ_POLLIN, 0}};
-    zmq::poll(items, 1, std::chrono::milliseconds(20));
-    while (net::receive_message(s, parts)) {
-      net::NetError error;
-      if (!net::decode_envelope(net::part_spans(parts, 1), e, error).ok()) continue;
-      if (e.kind != EnvelopeKind::kHeartbeat) return true;
-    }
-  }
-  return false;
-}
-
 // A fake driver's side: binds, starts the worker `args` (after REDFLOW_CLI),
 // takes its HELLO, WELCOMEs it, sends it `kind` with `garbage`, and expects
 // REFUSED naming `named` and the worker to exit 1.
 void expect_refused_and_left(const std::vector<std::string>& args, EnvelopeKind kind, std::uint64_t id, const std::vector<std::byte>& garbage,
                              const std::string& named) {
   zmq::context_t context;
-  zmq::socket_t router(context, zmq::socket_type::router);
-  router.set(zmq::sockopt::linger, 0);
-  router.bind("tcp://127.0.0.1:*");
-  const std::string endpoint = router.get(zmq::sockopt::last_endpoint);
+  testing::Router driver(context);
   WorkerProcesses workers;
-  std::vector<std::string> a = args;
-  a.insert(a.begin() + 1, {"--connect", endpoint});
-  const pid_t pid = workers.spawn_cli(a);
-  std::vector<zmq::message_t> parts;
+  pid_t pid = 0;
+  const std::string worker = testing::start_and_welcome(driver, workers, args, pid);
+  ASSERT_FALSE(worker.empty());
+  ASSERT_TRUE(net::send_envelope(driver.socket, kind, id, garbage, worker));
   net::Envelope e;
-  ASSERT_TRUE(next_message(router, parts, e, 20)) << "no HELLO from the worker";
-  ASSERT_EQ(e.kind, EnvelopeKind::kHello);
-  const std::string worker = parts[0].to_string();
-  std::vector<std::byte> body;
-  net::encode(net::WelcomeMessage{0, 1, 100, 2000, {}}, body);
-  ASSERT_TRUE(net::send_envelope(router, EnvelopeKind::kWelcome, 0, body, worker));
-  ASSERT_TRUE(net::send_envelope(router, kind, id, garbage, worker));
-  ASSERT_TRUE(next_message(router, parts, e, 20)) << "the worker said nothing";
+  ASSERT_TRUE(driver.next(e, 20)) << "the worker said nothing";
   ASSERT_EQ(e.kind, EnvelopeKind::kRefused) << net::envelope_kind_name(e.kind);
   net::RefusedMessage refused;
   ASSERT_TRUE(net::decode(e.body, refused).ok());

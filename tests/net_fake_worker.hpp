@@ -1,6 +1,7 @@
-// A test's own worker: a thread that speaks the tile protocol itself, to
-// misbehave in one chosen way beside real worker processes. It says the
-// HELLO a real `redflow tile` with testing::kWorkerSlots would.
+// Tests that speak the tile protocol themselves: a ROUTER socket for a test
+// that plays a real worker's driver or peer, and a test's own worker (a
+// thread that misbehaves in one chosen way beside real worker processes,
+// saying the HELLO a real `redflow tile` with testing::kWorkerSlots would).
 #pragma once
 
 #include <unistd.h>
@@ -12,13 +13,63 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "net/driver_messages.hpp"
 #include "net/envelope.hpp"
 #include "net/sockets.hpp"
 #include "net/worker_messages.hpp"
 #include "redflow/redflow.hpp"
+#include "net_workers.hpp"
 #include "runtime/tile_protocol.hpp"
 
 namespace redflow::testing {
+
+// A ROUTER socket bound on loopback: the test as a worker's driver, or as
+// the peer a worker fetches from; and the parts of what came last.
+struct Router {
+  zmq::socket_t socket;
+  std::string endpoint;
+  std::vector<zmq::message_t> parts;
+
+  explicit Router(zmq::context_t& context) : socket(context, zmq::socket_type::router) {
+    socket.set(zmq::sockopt::linger, 0);
+    socket.bind("tcp://127.0.0.1:*");
+    endpoint = socket.get(zmq::sockopt::last_endpoint);
+  }
+  // The next message other than a heartbeat, within `timeout_s`.
+  bool next(net::Envelope& e, double timeout_s) {
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+    do {
+      zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
+      zmq::poll(items, 1, std::chrono::milliseconds(10));
+      while (net::receive_message(socket, parts)) {
+        net::NetError error;
+        if (!net::decode_envelope(net::part_spans(parts, 1), e, error).ok()) continue;
+        if (e.kind != net::EnvelopeKind::kHeartbeat) return true;
+      }
+    } while (Clock::now() < deadline);
+    return false;
+  }
+  std::string sender() const { return parts[0].to_string(); }
+};
+
+// Starts a real worker, `redflow ARGS[0] --connect <driver> ARGS[1..]`,
+// takes its HELLO and WELCOMEs it as tile 0 (heartbeats every 100 ms, 2 s
+// timeout); its routing id, empty (a failure added) if it said nothing.
+inline std::string start_and_welcome(Router& driver, WorkerProcesses& workers, std::vector<std::string> args, pid_t& pid) {
+  args.insert(args.begin() + 1, {"--connect", driver.endpoint});
+  pid = workers.spawn_cli(args);
+  net::Envelope e;
+  if (!driver.next(e, 20) || e.kind != net::EnvelopeKind::kHello) {
+    ADD_FAILURE() << "no HELLO from the worker";
+    return {};
+  }
+  const std::string worker = driver.sender();
+  std::vector<std::byte> body;
+  net::encode(net::WelcomeMessage{0, 1, 100, 2000, {}}, body);
+  EXPECT_TRUE(net::send_envelope(driver.socket, net::EnvelopeKind::kWelcome, 0, body, worker));
+  return worker;
+}
 
 // HELLO of a worker named `name` with 8 slots of 64 KiB and the built-ins.
 inline net::HelloMessage fake_tile_hello(const std::string& name) {

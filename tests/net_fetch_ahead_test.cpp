@@ -46,33 +46,7 @@ std::vector<std::byte> i32s(std::initializer_list<std::uint32_t> values) {
   return out;
 }
 
-// A ROUTER socket bound on loopback, and what came to it.
-struct Router {
-  zmq::socket_t socket;
-  std::string endpoint;
-  std::vector<zmq::message_t> parts;
-
-  explicit Router(zmq::context_t& context) : socket(context, zmq::socket_type::router) {
-    socket.set(zmq::sockopt::linger, 0);
-    socket.bind("tcp://127.0.0.1:*");
-    endpoint = socket.get(zmq::sockopt::last_endpoint);
-  }
-  // The next message other than a heartbeat, within `timeout_s`.
-  bool next(net::Envelope& e, double timeout_s) {
-    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
-    do {
-      zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
-      zmq::poll(items, 1, std::chrono::milliseconds(10));
-      while (net::receive_message(socket, parts)) {
-        net::NetError error;
-        if (!net::decode_envelope(net::part_spans(parts, 1), e, error).ok()) continue;
-        if (e.kind != EnvelopeKind::kHeartbeat) return true;
-      }
-    } while (Clock::now() < deadline);
-    return false;
-  }
-  std::string sender() const { return parts[0].to_string(); }
-};
+using testing::Router;
 
 // The test as the worker's driver: its replies by request id, single or batched.
 struct FakeDriver {
@@ -173,16 +147,11 @@ TEST(NetFetchAhead, TheActorBehindAFetchWaitsForItsValueAndAFetchThatFindsNothin
   FakeDriver driver(context);
   FakePeer peer(context);
   WorkerProcesses workers;
-  std::vector<std::string> args = {"tile", "--connect", driver.router.endpoint};
+  std::vector<std::string> args = {"tile"};
   args.insert(args.end(), testing::kWorkerSlots.begin(), testing::kWorkerSlots.end());
-  const pid_t pid = workers.spawn_cli(args);
-  net::Envelope e;
-  ASSERT_TRUE(driver.router.next(e, 20)) << "no HELLO from the worker";
-  ASSERT_EQ(e.kind, EnvelopeKind::kHello);
-  driver.worker = driver.router.sender();
-  std::vector<std::byte> body;
-  net::encode(net::WelcomeMessage{0, 1, 100, 2000, {}}, body);
-  driver.send(EnvelopeKind::kWelcome, 0, body);
+  pid_t pid = 0;
+  driver.worker = testing::start_and_welcome(driver.router, workers, args, pid);
+  ASSERT_FALSE(driver.worker.empty());
   const std::vector<runtime::ActorTableEntry> table = {{"double", "i32.add", "", 1}};
   std::vector<std::byte> frame;
   runtime::encode(runtime::ActorTableMessage{1, table}, frame);

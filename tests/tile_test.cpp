@@ -34,6 +34,18 @@ DataNodeMessage from_driver(DataTag tag, SlotId slot, std::span<const std::byte>
   return m;
 }
 
+// Actor 0 of execution 1, reading `inputs` by port, its output of `bytes` into slot `out` as `tag`.
+ActorMessage actor_message(std::span<const SlotId> inputs, SlotId out, DataTag tag, std::uint64_t bytes) {
+  ActorMessage m;
+  m.actor = 0;
+  m.execution = 1;
+  m.input_slots = inputs;
+  m.output_slot = out;
+  m.output_tag = tag;
+  m.output_bytes = bytes;
+  return m;
+}
+
 bool read(Tile& tile, SlotId slot, DataTag tag, std::span<std::byte> out) { return tile.read_slot(ReadSlotMessage{slot, tag, out.size()}, out); }
 
 // The actor table of these tests: actor i runs functions[i] as "a<i>".
@@ -92,13 +104,7 @@ TEST_P(TileTest, DataNodeThenActorReturnsChecksumOfOutput) {
   Table table({ActorFunction(testing::mix)}, "salt=5");
   ASSERT_TRUE(table.load(tile).ok());
   SlotId ins[] = {0, 1};
-  ActorMessage m;
-  m.actor = 0;
-  m.execution = 1;
-  m.input_slots = ins;
-  m.output_slot = 2;
-  m.output_tag = DataTag{1, 2};
-  m.output_bytes = 16;
+  ActorMessage m = actor_message(ins, 2, DataTag{1, 2}, 16);
   m.want_checksum = true;
   Completion c = tile.actor(m);
   ASSERT_TRUE(c.ok) << c.error;
@@ -163,14 +169,7 @@ TEST_P(TileTest, AnActorWhoseInputSlotHoldsNoValueRunsNothing) {
   ASSERT_TRUE(tile.data_node(from_driver(DataTag{1, 1}, 1, v)).ok());
   tile.clear_slot(1);
   SlotId ins[] = {0, 1};
-  ActorMessage m;
-  m.actor = 0;
-  m.execution = 1;
-  m.input_slots = ins;
-  m.output_slot = 2;
-  m.output_tag = DataTag{1, 2};
-  m.output_bytes = 8;
-  const Completion c = tile.actor(m);
+  const Completion c = tile.actor(actor_message(ins, 2, DataTag{1, 2}, 8));
   EXPECT_FALSE(c.ok);
   EXPECT_FALSE(c.lost);
   EXPECT_NE(c.error.find("input slot 1 holds no value"), std::string::npos) << c.error;
