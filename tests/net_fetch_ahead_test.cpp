@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 #include <zmq.hpp>
 
 #include "net/driver_messages.hpp"
@@ -321,11 +322,14 @@ TEST(NetFetchAhead, AnActorWhoseFetchedInputWasNotThereRunsAgainOnTheValueFromMa
     // Until a fetch found nothing (where the Ps run is the scheduler's
     // choice), each execution right.
     int executions = 0;
+    ExecuteOptions eo;
+    eo.trace = true;
     for (; executions < 20 && forgetful.refused_reads + forgetful.refused_fetches == 0; ++executions) {
-      auto out = loaded.execute(inputs);
+      auto out = loaded.execute(inputs, eo);
       ASSERT_TRUE(out.ok()) << out.status().ToString();
       EXPECT_TRUE(*out == want) << "outputs differ from the one-process run's";
       for (const TileStats& t : loaded.last_stats().tiles) EXPECT_FALSE(t.lost) << t.worker;
+      testing::expect_trace_shows_what_peers_fetched(loaded.last_trace(), loaded.last_stats());
     }
     EXPECT_GT(forgetful.refused_reads + forgetful.refused_fetches, 0u) << "no C read a Y made on the other worker in " << executions << " executions";
   });

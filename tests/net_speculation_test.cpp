@@ -67,6 +67,9 @@ StragglerRun run_with_straggler(const Graph& g, Scheduler scheduler, double spec
     run.out = *out;
     run.stats = loaded->last_stats();
     run.marked = has_mark(loaded->last_trace(), "speculative-copy");
+    // Copies fetch their inputs from the straggler, and the execution ends
+    // without waiting for the straggler's own fetches: still in step.
+    testing::expect_trace_shows_what_peers_fetched(loaded->last_trace(), run.stats);
   });
   return run;
 }

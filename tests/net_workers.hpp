@@ -171,6 +171,21 @@ inline RuntimeOptions remote_options(unsigned local, unsigned remote, Scheduler 
 }
 inline const std::vector<std::string> kWorkerSlots = {"--slots", "8", "--slot-bytes", "65536"};
 
+// The trace says what moved: the bytes it shows going from one worker's
+// slot into another's are, tile by tile, the bytes that tile fetched from
+// its peers (TileStats::peer_bytes_in), so no worker-to-worker transfer went
+// through the driver, and a fetch that found nothing is no transfer.
+inline void expect_trace_shows_what_peers_fetched(const ExecutionTrace& trace, const ExecutionStats& stats) {
+  std::vector<std::uint64_t> traced(stats.tiles.size());
+  for (const TracedTransfer& t : trace.transfers)
+    if (t.from_tile >= 0 && t.to_tile >= 0) {
+      ASSERT_LT(static_cast<std::size_t>(t.to_tile), traced.size()) << t.data;
+      traced[t.to_tile] += t.bytes;
+    }
+  for (std::size_t i = 0; i < traced.size(); ++i)
+    EXPECT_EQ(traced[i], stats.tiles[i].peer_bytes_in) << "tile " << i << " (" << stats.tiles[i].worker << "): the trace and the bytes fetched from peers differ";
+}
+
 // Loads `g` on a driver of two remote tiles, one a real worker process and
 // the other `Fake`, a test's own worker (a thread speaking the protocol:
 // fake.start(endpoint) once the driver listens, fake.join() after), and

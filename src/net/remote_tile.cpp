@@ -93,6 +93,10 @@ Status RemoteTile::fetch_from_peer(const DataNodeMessage& message, const RemoteT
     // holds its later frames until the value is in the slot, and a fetch
     // that finds nothing comes back with the actor's completion.
     placing_.push_back(Placement{ticket, message.slot, static_cast<int>(source.worker_), message.bytes});
+    // Counted when sent, as the engine traces it, and taken back if it
+    // finds nothing: a straggler's copy abandoned at the end of an execution
+    // has its fetch in both or in neither.
+    peer_bytes_in_.fetch_add(message.bytes, std::memory_order_relaxed);
     return Status::Ok();
   }
   DecodedFrame reply;
@@ -155,7 +159,7 @@ Status RemoteTile::settle(std::vector<Placement>& placements, std::vector<SlotId
     if (s.ok() && reply.kind == WireKind::kLost) continue;
     if (s.ok()) s = status_reply(reply);
     if (p.source_worker >= 0) {
-      if (s.ok()) peer_bytes_in_.fetch_add(p.bytes, std::memory_order_relaxed);
+      if (!s.ok()) peer_bytes_in_.fetch_sub(p.bytes, std::memory_order_relaxed);
       if (s.code() == Status::Code::kNotFound) {
         missing.push_back(p.slot);
         continue;

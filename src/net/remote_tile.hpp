@@ -57,7 +57,8 @@ class RemoteTile final : public runtime::Tile {
   void set_peers(std::span<runtime::Tile* const> peers) { peers_ = peers; }
   // false: every transfer relays through the driver (RuntimeOptions::peer_transfers).
   void set_peer_transfers(bool on) { peer_transfers_ = on; }
-  // Bytes fetched straight from another worker since the last call.
+  // Bytes fetched straight from another worker since the last call (a
+  // pipelined fetch counts from when it is sent until it fails, if it does).
   std::uint64_t take_peer_bytes_in() { return peer_bytes_in_.exchange(0); }
 
  private:

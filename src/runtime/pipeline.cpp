@@ -118,6 +118,15 @@ ActorId Engine::take_completion(Runner& r, Job& job) {
   return next;
 }
 
+namespace {
+// The trace says what moved, as the stats do: a fetch that found nothing
+// moved nothing, and its value is traced again where it does come from.
+void forget_traced_fetch(std::vector<RawTransfer>& traced, DataId d, int to) {
+  auto it = std::find_if(traced.rbegin(), traced.rend(), [&](const RawTransfer& t) { return t.data == d && t.to == to && t.from >= 0; });
+  if (it != traced.rend()) traced.erase(std::next(it).base());
+}
+}  // namespace
+
 // A fetch from another worker sent ahead of `a` found nothing there (its
 // source displaced the value after the directory was read, or was lost):
 // the worker emptied those slots and ran nothing. The directory forgets
@@ -135,6 +144,7 @@ ActorId Engine::place_again(Runner& r, Job& job, ActorId a, const std::vector<Sl
     // Not a copy after all: it is counted when placed again.
     --r.stats.transfers_in;
     r.transfer_bytes -= job.plan->data[d].bytes;
+    if (job.tracing) forget_traced_fetch(r.trace.transfers, d, static_cast<int>(r.index));
   }
   if (!r.sent.empty()) r.emptied.insert(r.emptied.end(), missing.begin(), missing.end());
   if (r.copying || already_booked(job, a)) return kNone;
