@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 #include <zmq.hpp>
 
@@ -211,13 +212,14 @@ TEST(NetFetchAhead, TheActorBehindAFetchWaitsForItsValueAndAFetchThatFindsNothin
   }
 
   // 3. CANCEL (the driver declared the source lost) of a fetch the peer
-  // never answers, and of one held behind the actor waiting for it: each
-  // is answered NotFound, and the actor says it has no input.
+  // never answers, and of one held behind the actor waiting for it (it
+  // fills the slot that actor writes): each is answered NotFound, and the
+  // actor says it has no input.
   driver.request(7, fetch_frame(peer.router.endpoint, DataTag{1, 4, 0}, 4, 7));
   driver.request(8, double_frame(4, 3, DataTag{1, 5, 0}));
-  driver.request(9, fetch_frame(peer.router.endpoint, DataTag{1, 6, 0}, 5, 8));
+  driver.request(9, fetch_frame(peer.router.endpoint, DataTag{1, 6, 0}, 3, 8));
   ASSERT_TRUE(peer.asked(read, read_id, route, 20));
-  EXPECT_EQ(read.slot, 7u) << "only the first fetch starts: the second waits behind the actor";
+  EXPECT_EQ(read.slot, 7u) << "only the first fetch starts: the second waits behind the actor on its slot";
   driver.send(EnvelopeKind::kCancel, 9, {});
   ASSERT_TRUE(driver.wait_for(9, 20));
   EXPECT_EQ(driver.reply(9).status.code(), Status::Code::kNotFound) << driver.reply(9).status.ToString();
@@ -228,6 +230,44 @@ TEST(NetFetchAhead, TheActorBehindAFetchWaitsForItsValueAndAFetchThatFindsNothin
   EXPECT_EQ(driver.reply(7).status.code(), Status::Code::kNotFound) << driver.reply(7).status.ToString();
   EXPECT_FALSE(driver.reply(8).completion.ok);
   EXPECT_FALSE(peer.asked(read, read_id, route, 0.2)) << "the cancelled fetch was started after all";
+
+  // 4. Frames on other slots pass a fetch under way: behind a fetch into
+  // slot 5 and the actor reading it, an actor whose input is here (x, in
+  // slot 0) runs at once, and the next fetch (into slot 4, emptied above)
+  // starts before the first has ended. Each actor still waits for its own.
+  const DataTag a{1, 7, 0}, b{1, 8, 0};
+  driver.request(10, fetch_frame(peer.router.endpoint, a, 5, 9));
+  driver.request(11, double_frame(5, 7, DataTag{1, 9, 0}));
+  driver.request(12, double_frame(0, 6, DataTag{1, 10, 0}));
+  driver.request(13, fetch_frame(peer.router.endpoint, b, 4, 10));
+  driver.request(14, double_frame(4, 2, DataTag{1, 11, 0}));
+  ASSERT_TRUE(driver.wait_for(12, 20)) << "an actor on other slots waited for a fetch it does not read";
+  EXPECT_TRUE(driver.reply(12).completion.ok) << driver.reply(12).completion.error;
+  runtime::ReadSlotMessage read_a, read_b;
+  std::uint64_t id_a = 0, id_b = 0;
+  std::string route_a, route_b;
+  ASSERT_TRUE(peer.asked(read_a, id_a, route_a, 20));
+  ASSERT_TRUE(peer.asked(read_b, id_b, route_b, 20)) << "the second fetch waited for the first";
+  EXPECT_EQ(read_a.slot, 9u);
+  EXPECT_EQ(read_b.slot, 10u);
+  EXPECT_FALSE(driver.wait_for(11, 0.2) || driver.replies.contains(14)) << "an actor ran before its input was fetched";
+  peer.answer(route_b, id_b, true, i32s({1, 2}));
+  ASSERT_TRUE(driver.wait_for(14, 20));
+  EXPECT_TRUE(driver.reply(14).completion.ok) << driver.reply(14).completion.error;
+  EXPECT_FALSE(driver.replies.contains(11)) << "the actor ran before its input was fetched";
+  peer.answer(route_a, id_a, true, i32s({3, 4}));
+  ASSERT_TRUE(driver.wait_for(11, 20));
+  EXPECT_TRUE(driver.reply(11).completion.ok) << driver.reply(11).completion.error;
+  for (auto [id, slot, tag, want] : {std::tuple{15, 7u, DataTag{1, 9, 0}, i32s({6, 8})}, std::tuple{16, 2u, DataTag{1, 11, 0}, i32s({2, 4})},
+                                     std::tuple{17, 6u, DataTag{1, 10, 0}, i32s({14, 80})}}) {
+    frame.clear();
+    runtime::encode(runtime::ReadSlotMessage{slot, tag, 8}, frame);
+    driver.request(id, frame);
+    ASSERT_TRUE(driver.wait_for(id, 20));
+    const runtime::DecodedFrame& value = driver.reply(id);
+    ASSERT_TRUE(value.found) << "slot " << slot << ": " << value.status.ToString();
+    EXPECT_EQ(std::vector<std::byte>(value.slot_bytes.begin(), value.slot_bytes.end()), want) << "slot " << slot;
+  }
 
   driver.send(EnvelopeKind::kBye, 0, {});
   EXPECT_EQ(workers.wait_exit(pid, 20), 0);

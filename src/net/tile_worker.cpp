@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -116,9 +117,9 @@ std::string host_name() {
   return buffer;
 }
 
-// Starts the fetch a kPeerDataNode request names; a frame that does not
-// decode is answered at once with the decoder's error (false: no fetch).
-bool fetch(PeerLinks& links, std::uint64_t request, std::span<const std::byte> frame, zmq::socket_t& driver) {
+// Starts the fetch a kPeerDataNode request names, into `slot`; a frame that
+// does not decode is answered at once with the decoder's error (false: no fetch).
+bool fetch(PeerLinks& links, std::uint64_t request, std::span<const std::byte> frame, zmq::socket_t& driver, runtime::SlotId& slot) {
   runtime::DecodedFrame decoded;
   if (Status s = runtime::decode(frame, decoded); !s.ok()) {
     std::vector<std::byte> answer;
@@ -126,18 +127,44 @@ bool fetch(PeerLinks& links, std::uint64_t request, std::span<const std::byte> f
     send_envelope(driver, EnvelopeKind::kReply, request, answer);
     return false;
   }
+  slot = decoded.data_node.slot;
   links.fetch(request, decoded);
   return true;
 }
 
-// The driver's frames in the order they came, held back behind the values
-// being fetched from peers. The driver sends a fetch and then, without
-// waiting for its answer, the actor that reads it (pipelined transfers,
-// docs/remote.md): the actor must not run before the value is in its slot.
-// A fetch starts as soon as nothing is held before it (fetches into
-// different slots may overlap); any other frame waits until every fetch
-// before it has ended. A fetch that fails empties its slot first, so the
-// actor behind it finds no value and says so instead of reading a stale one.
+// The slots a frame from the driver reads or writes; false for one that must
+// keep its place among all others (the actor table, a fault configuration,
+// a clear of every slot, or a frame that does not decode, which the tile
+// answers with the decoder's error in its turn).
+bool slots_of(std::span<const std::byte> frame, std::vector<runtime::SlotId>& slots) {
+  runtime::DecodedFrame d;
+  if (!runtime::decode(frame, d).ok()) return false;
+  switch (d.kind) {
+    case runtime::WireKind::kDataNode:
+    case runtime::WireKind::kPeerDataNode: slots = {d.data_node.slot}; return true;
+    case runtime::WireKind::kClearSlot: slots = {d.clear_slot.slot}; return true;
+    case runtime::WireKind::kReadSlot: slots = {d.read_slot.slot}; return true;
+    case runtime::WireKind::kActor:
+      slots.assign(d.actor.input_slots.begin(), d.actor.input_slots.end());
+      slots.push_back(d.actor.output_slot);
+      slots.insert(slots.end(), d.actor.extra_output_slots.begin(), d.actor.extra_output_slots.end());
+      return true;
+    default: return false;
+  }
+}
+
+// The driver's frames, held back behind the values being fetched from
+// peers. The driver sends a fetch and then, without waiting for its answer,
+// the actor that reads it (pipelined transfers, docs/remote.md): the actor
+// must not run before the value is in its slot. A frame waits while it
+// touches a slot that a fetch under way fills or that a frame held before
+// it touches; the others go at once, so an actor whose inputs are here runs
+// while another's are fetched, and the next actor's fetch starts before the
+// one before it has ended. Frames on the same slot keep their order, and
+// replies are matched by request id, so the driver sees no difference but
+// time. A frame whose slots are not known waits for everything before it.
+// A fetch that fails empties its slot first, so the actor behind it finds
+// no value and says so instead of reading a stale one.
 class FrameGate {
  public:
   FrameGate(PeerLinks& links, zmq::socket_t& driver) : links_(links), driver_(driver) {}
@@ -151,10 +178,11 @@ class FrameGate {
     while (links_.take_fetched(*fetched)) {
       if (fetched->ok) {
         const bool last = fetched->last;
+        const runtime::SlotId slot = fetched->message.slot;
         const std::uint64_t id = fetched->driver_request;
         executor.submit(Executor::Job{id, {}, {}, std::move(fetched)});
         fetched = std::make_unique<PeerLinks::Fetched>();
-        if (last) ended();
+        if (last) ended(slot);
       } else {
         fail(executor, *fetched);
       }
@@ -187,6 +215,8 @@ class FrameGate {
   struct Held {
     std::uint64_t id;
     std::vector<std::byte> frame;
+    bool known = false, decoded = false;  // slots_of, asked the first time a fetch is under way
+    std::vector<runtime::SlotId> slots{};
   };
   static std::vector<std::byte> clear_frame(runtime::SlotId slot) {
     std::vector<std::byte> frame;
@@ -196,21 +226,35 @@ class FrameGate {
   void fail(Executor& executor, const PeerLinks::Fetched& failed) {
     executor.submit(Executor::Job{Executor::kOwnJob, {}, clear_frame(failed.message.slot), nullptr});
     send_envelope(driver_, EnvelopeKind::kReply, failed.driver_request, failed.answer);
-    ended();
+    ended(failed.message.slot);
   }
-  void ended() {
-    if (fetching_ > 0) --fetching_;
+  void ended(runtime::SlotId slot) {
+    if (auto it = std::find(fetching_.begin(), fetching_.end(), slot); it != fetching_.end()) fetching_.erase(it);
   }
-  // Starts or hands to the executor what is no longer held back: every
-  // frame when no fetch is under way, else the fetches at the front.
+  static bool touches(const std::vector<runtime::SlotId>& slots, const std::vector<runtime::SlotId>& blocked) {
+    return std::any_of(slots.begin(), slots.end(), [&](runtime::SlotId s) { return std::find(blocked.begin(), blocked.end(), s) != blocked.end(); });
+  }
+  // Starts or hands to the executor every held frame that may go now.
   void release(Executor& executor) {
-    while (!held_.empty() && (fetching_ == 0 || runtime::frame_is(held_.front().frame, runtime::WireKind::kPeerDataNode))) {
-      Held h = std::move(held_.front());
-      held_.pop_front();
-      if (runtime::frame_is(h.frame, runtime::WireKind::kPeerDataNode)) {
-        fetching_ += fetch(links_, h.id, h.frame, driver_);
-      } else {
+    std::vector<runtime::SlotId> blocked = fetching_;  // and, below, the slots of frames still held
+    for (auto it = held_.begin(); it != held_.end();) {
+      if (!blocked.empty()) {
+        // Decoded only while something is under way: without fetches every frame goes as it comes.
+        if (!it->decoded) it->known = slots_of(it->frame, it->slots), it->decoded = true;
+        if (!it->known) break;
+        if (touches(it->slots, blocked)) {
+          blocked.insert(blocked.end(), it->slots.begin(), it->slots.end());
+          ++it;
+          continue;
+        }
+      }
+      Held h = std::move(*it);
+      it = held_.erase(it);
+      if (!runtime::frame_is(h.frame, runtime::WireKind::kPeerDataNode)) {
         executor.submit(Executor::Job{h.id, {}, std::move(h.frame), nullptr});
+      } else if (runtime::SlotId slot; fetch(links_, h.id, h.frame, driver_, slot)) {
+        fetching_.push_back(slot);
+        blocked.push_back(slot);
       }
     }
   }
@@ -218,7 +262,7 @@ class FrameGate {
   PeerLinks& links_;
   zmq::socket_t& driver_;
   std::deque<Held> held_;
-  unsigned fetching_ = 0;  // started and not yet ended (last piece taken, or failed)
+  std::vector<runtime::SlotId> fetching_;  // the slots of fetches started and not yet ended (last piece taken, or failed)
 };
 
 // The executor's answers: to the driver, the small ones that follow each
