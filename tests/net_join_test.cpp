@@ -5,7 +5,6 @@
 // worker beyond RuntimeOptions::max_remote_tiles is refused.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -17,6 +16,7 @@
 namespace redflow {
 namespace {
 
+using testing::has_mark;
 using testing::WorkerProcesses;
 
 // `chains` chains of `length` links; a link sleeps `ms` (test.sleep, from the
@@ -43,12 +43,6 @@ std::vector<std::string> worker_flags() {
   std::vector<std::string> extra = testing::kWorkerSlots;
   extra.insert(extra.end(), {"--lib", REDFLOW_TEST_PLUGIN});
   return extra;
-}
-
-bool has_mark(const ExecutionTrace& trace, const std::string& what) {
-  for (const TracedMark& m : trace.marks)
-    if (m.what == what) return true;
-  return false;
 }
 
 class NetJoin : public ::testing::TestWithParam<Scheduler> {};
@@ -137,10 +131,7 @@ TEST(NetJoinBetween, AWorkerThatCameBetweenExecutionsIsInTheNextHeftSchedule) {
     // whose schedule is made for two tiles (later ones reuse it).
     ExecuteOptions eo;
     eo.trace = true;
-    auto joined_mid_run = [&] {
-      const auto& marks = loaded->last_trace().marks;
-      return std::any_of(marks.begin(), marks.end(), [](const TracedMark& m) { return m.what == "tile-joined"; });
-    };
+    auto joined_mid_run = [&] { return has_mark(loaded->last_trace(), "tile-joined"); };
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     do {
       out = loaded->execute(inputs, eo);

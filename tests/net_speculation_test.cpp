@@ -14,6 +14,7 @@
 namespace redflow {
 namespace {
 
+using testing::has_mark;
 using testing::WorkerProcesses;
 
 // `n` independent pairs: sleep(K_c) then add X0, each K_c its own constant,
@@ -29,12 +30,6 @@ Graph sleepy_fanout(int n, int ms) {
     g.actor("add" + i, "i32.add", {slept, x0}, g.output("y" + i, testing::kNetBytes));
   }
   return g;
-}
-
-bool has_mark(const ExecutionTrace& trace, const std::string& what) {
-  for (const TracedMark& m : trace.marks)
-    if (m.what == what) return true;
-  return false;
 }
 
 struct StragglerRun {

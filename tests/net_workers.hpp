@@ -171,6 +171,13 @@ inline RuntimeOptions remote_options(unsigned local, unsigned remote, Scheduler 
 }
 inline const std::vector<std::string> kWorkerSlots = {"--slots", "8", "--slot-bytes", "65536"};
 
+// Whether the trace has a mark `what` ("tile-joined", "speculative-copy", ...).
+inline bool has_mark(const ExecutionTrace& trace, const std::string& what) {
+  for (const TracedMark& m : trace.marks)
+    if (m.what == what) return true;
+  return false;
+}
+
 // The trace says what moved: the bytes it shows going from one worker's
 // slot into another's are, tile by tile, the bytes that tile fetched from
 // its peers (TileStats::peer_bytes_in), so no worker-to-worker transfer went
