@@ -19,6 +19,7 @@
 
 #include "redflow/actor_context.hpp"
 #include "redflow/registry.hpp"
+#include "test_graphs.hpp"  // from_bytes
 
 namespace redflow::testing {
 
@@ -57,13 +58,6 @@ Bytes to_bytes(const std::vector<T>& v) {
   return b;
 }
 
-template <typename T>
-std::vector<T> from_bytes(const Bytes& b) {
-  std::vector<T> v(b.size() / sizeof(T));
-  if (!v.empty()) std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
-  return v;
-}
-
 inline std::vector<std::int32_t> random_i32(std::mt19937& rng, std::size_t n, std::int32_t lo = INT32_MIN,
                                      std::int32_t hi = INT32_MAX) {
   std::uniform_int_distribution<std::int32_t> dist(lo, hi);
@@ -79,7 +73,7 @@ inline Bytes random_bytes(std::mt19937& rng, std::size_t n) {
   return b;
 }
 
-struct RunResult {
+struct ActorRun {
   Bytes out;
   std::optional<std::string> failure;
 };
@@ -87,11 +81,11 @@ struct RunResult {
 // Runs actor `name` of `reg` on copies of `inputs`. The output starts filled
 // with a poison byte so that an actor leaving part of it unwritten is caught
 // by the comparison with the reference.
-inline RunResult run_actor(const Registry& reg, std::string_view name, const std::vector<Bytes>& inputs,
+inline ActorRun run_actor(const Registry& reg, std::string_view name, const std::vector<Bytes>& inputs,
                     std::size_t output_bytes, std::string_view args = "", ParallelLoop* loop = nullptr) {
   const ActorSpec* spec = reg.find(name);
   EXPECT_NE(spec, nullptr) << name;
-  RunResult r;
+  ActorRun r;
   r.out.assign(output_bytes, std::byte{0xAB});
   if (spec == nullptr) return r;
   std::vector<std::span<const std::byte>> spans(inputs.begin(), inputs.end());

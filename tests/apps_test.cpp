@@ -21,6 +21,7 @@
 #include "apps/apps.hpp"
 #include "redflow/redflow.hpp"
 #include "schedule/heft.hpp"
+#include "test_graphs.hpp"
 
 namespace redflow::apps {
 namespace {
@@ -28,12 +29,7 @@ namespace {
 using Bytes = std::vector<std::byte>;
 using cd = std::complex<double>;
 
-template <typename T>
-std::vector<T> from_bytes(const Bytes& b) {
-  std::vector<T> v(b.size() / sizeof(T));
-  if (!v.empty()) std::memcpy(static_cast<void*>(v.data()), b.data(), v.size() * sizeof(T));
-  return v;
-}
+using redflow::testing::from_bytes;
 
 template <typename T>
 Bytes to_bytes(const std::vector<T>& v) {
@@ -112,7 +108,7 @@ TEST(MatmulKernel, MatchesPlainLoopsOnRaggedShapes) {
   const std::tuple<std::size_t, std::size_t, std::size_t> shapes[] = {
       {1, 1, 1}, {6, 32, 256}, {7, 33, 257}, {5, 31, 3}, {13, 70, 300}, {12, 64, 512}, {3, 100, 1}, {17, 9, 40}};
   for (auto [m, cols, k] : shapes) {
-    SCOPED_TRACE(testing::Message() << m << " x " << k << " times " << k << " x " << cols);
+    SCOPED_TRACE(::testing::Message() << m << " x " << k << " times " << k << " x " << cols);
     const std::size_t lda = k + 3, ldb = cols + 5, ldc = cols + 2;
     std::vector<std::int32_t> A(m * lda), B(k * ldb), C(m * ldc, 0x5a5a5a5a), R(m * ldc, 0x5a5a5a5a);
     for (auto& v : A) v = static_cast<std::int32_t>(rng());
@@ -141,7 +137,7 @@ TEST(MatmulKernel, DirectBaselineMatchesNaive) {
   }
 }
 
-class MatmulGraph : public testing::TestWithParam<std::tuple<std::size_t, std::size_t>> {};
+class MatmulGraph : public ::testing::TestWithParam<std::tuple<std::size_t, std::size_t>> {};
 
 TEST_P(MatmulGraph, MatchesNaiveUnderEveryConfiguration) {
   const auto [n, block] = GetParam();
@@ -161,7 +157,7 @@ TEST_P(MatmulGraph, MatchesNaiveUnderEveryConfiguration) {
 // Sides that are not multiples of anything (1, 37, 100), with the default
 // cut and with explicit blocks that leave a ragged last panel.
 INSTANTIATE_TEST_SUITE_P(Sizes, MatmulGraph,
-                         testing::Values(std::make_tuple(1, 0), std::make_tuple(5, 2), std::make_tuple(37, 0),
+                         ::testing::Values(std::make_tuple(1, 0), std::make_tuple(5, 2), std::make_tuple(37, 0),
                                          std::make_tuple(37, 10), std::make_tuple(64, 0), std::make_tuple(100, 33)));
 
 TEST(MatmulGraph, PanelsAreCutFromTheSlotSize) {
@@ -181,7 +177,7 @@ TEST(MatmulGraph, PanelsAreCutFromTheSlotSize) {
 
 // ---------------------------------------------------------------- FFT
 
-class FftGraph : public testing::TestWithParam<std::tuple<std::size_t, std::size_t>> {};
+class FftGraph : public ::testing::TestWithParam<std::tuple<std::size_t, std::size_t>> {};
 
 TEST_P(FftGraph, MatchesFftwUnderEveryConfiguration) {
   const auto [n, block] = GetParam();
@@ -202,7 +198,7 @@ TEST_P(FftGraph, MatchesFftwUnderEveryConfiguration) {
 // 2^0 .. 2^11 points, odd and even exponents (N1 != N2 and N1 == N2),
 // default cuts and explicit panel sizes; 16 KiB slots hold 1024 points.
 INSTANTIATE_TEST_SUITE_P(Sizes, FftGraph,
-                         testing::Values(std::make_tuple(1, 0), std::make_tuple(2, 0), std::make_tuple(8, 0),
+                         ::testing::Values(std::make_tuple(1, 0), std::make_tuple(2, 0), std::make_tuple(8, 0),
                                          std::make_tuple(32, 8), std::make_tuple(128, 0), std::make_tuple(512, 64),
                                          std::make_tuple(1024, 0), std::make_tuple(2048, 256)));
 
@@ -252,7 +248,7 @@ TEST(BitonicMerge, MergeRangeIsASliceOfTheMerge) {
   }
 }
 
-class BitonicGraph : public testing::TestWithParam<std::tuple<std::size_t, std::size_t>> {};
+class BitonicGraph : public ::testing::TestWithParam<std::tuple<std::size_t, std::size_t>> {};
 
 TEST_P(BitonicGraph, SortsLikeStdSortUnderEveryConfiguration) {
   const auto [n, block] = GetParam();
@@ -278,7 +274,7 @@ TEST_P(BitonicGraph, SortsLikeStdSortUnderEveryConfiguration) {
 
 // 4 KiB slots hold 1024 int32: 4096 elements need at least 4 blocks.
 INSTANTIATE_TEST_SUITE_P(Sizes, BitonicGraph,
-                         testing::Values(std::make_tuple(1, 0), std::make_tuple(2, 1), std::make_tuple(16, 0),
+                         ::testing::Values(std::make_tuple(1, 0), std::make_tuple(2, 1), std::make_tuple(16, 0),
                                          std::make_tuple(64, 8), std::make_tuple(4096, 0), std::make_tuple(4096, 256)));
 
 TEST(BitonicGraph, BlocksAreCutFromTheSlotSize) {
@@ -356,7 +352,7 @@ TEST(OverheadShapes, RunUnderBothSchedulersAndMatchTbbNodeCounts) {
   Registry reg = app_registry();
   for (Shape s : kAllShapes) {
     for (std::size_t n : {1, 2, 7, 50}) {
-      SCOPED_TRACE(testing::Message() << to_string(s) << " n=" << n);
+      SCOPED_TRACE(::testing::Message() << to_string(s) << " n=" << n);
       const Graph g = overhead_graph(s, n);
       ASSERT_TRUE(g.validate_structure().ok()) << g.validate_structure().ToString();
       std::size_t expected = n;

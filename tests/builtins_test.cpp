@@ -37,7 +37,7 @@ using testing::from_bytes;
 using testing::random_bytes;
 using testing::random_i32;
 using testing::run_actor;
-using testing::RunResult;
+using testing::ActorRun;
 using testing::ThreadLoop;
 using testing::to_bytes;
 
@@ -157,7 +157,7 @@ TEST(BuiltinsTest, SplitExtractsTheRange) {
       SCOPED_TRACE("offset " + std::to_string(c.offset) + " size " + std::to_string(c.size));
       std::string args = "offset=" + std::to_string(c.offset);
       EXPECT_EQ(check(reg, "rf.split", {in.size()}, c.size, args), "");
-      RunResult r = run_actor(reg, "rf.split", {in}, c.size, args, loop);
+      ActorRun r = run_actor(reg, "rf.split", {in}, c.size, args, loop);
       ASSERT_FALSE(r.failure.has_value()) << *r.failure;
       EXPECT_EQ(r.out, Bytes(in.begin() + c.offset, in.begin() + c.offset + c.size));
     }
@@ -185,7 +185,7 @@ TEST(BuiltinsTest, SplitCheckRejectsBadShapes) {
 TEST(BuiltinsTest, SplitFailsAtRunTimeOnBadRange) {
   Registry reg = Registry::with_builtins();
   Bytes in(10);
-  RunResult r = run_actor(reg, "rf.split", {in}, 4, "offset=8");
+  ActorRun r = run_actor(reg, "rf.split", {in}, 4, "offset=8");
   ASSERT_TRUE(r.failure.has_value());
   EXPECT_NE(r.failure->find("beyond"), std::string::npos) << *r.failure;
   r = run_actor(reg, "rf.split", {in}, 4, "");
@@ -206,7 +206,7 @@ TEST(BuiltinsTest, CollectConcatenatesInPortOrder) {
         expected.insert(expected.end(), inputs.back().begin(), inputs.back().end());
       }
       EXPECT_EQ(check(reg, "rf.collect", sizes, expected.size()), "");
-      RunResult r = run_actor(reg, "rf.collect", inputs, expected.size(), "", loop);
+      ActorRun r = run_actor(reg, "rf.collect", inputs, expected.size(), "", loop);
       ASSERT_FALSE(r.failure.has_value()) << *r.failure;
       EXPECT_EQ(r.out, expected);
     }
@@ -219,7 +219,7 @@ TEST(BuiltinsTest, CollectCheckRejectsBadShapes) {
   EXPECT_NE(e.find("inputs hold 12 bytes in total but the output has 16"), std::string::npos) << e;
   e = check(reg, "rf.collect", {}, 0);
   EXPECT_NE(e.find("at least 1 input"), std::string::npos) << e;
-  RunResult r = run_actor(reg, "rf.collect", {Bytes(4), Bytes(8)}, 16);
+  ActorRun r = run_actor(reg, "rf.collect", {Bytes(4), Bytes(8)}, 16);
   ASSERT_TRUE(r.failure.has_value());
 }
 
@@ -247,7 +247,7 @@ TEST(BuiltinsTest, ReorderGathersElements) {
         Bytes expected = ref_reorder(in, perm, elem);
         EXPECT_EQ(check(reg, "rf.reorder", {in.size(), perm.size() * 4}, expected.size(), args), "");
         for_each_loop([&](ParallelLoop* loop) {
-          RunResult r = run_actor(reg, "rf.reorder", {in, to_bytes(perm)}, expected.size(), args, loop);
+          ActorRun r = run_actor(reg, "rf.reorder", {in, to_bytes(perm)}, expected.size(), args, loop);
           ASSERT_FALSE(r.failure.has_value()) << *r.failure;
           EXPECT_EQ(r.out, expected);
         });
@@ -264,13 +264,13 @@ TEST(BuiltinsTest, ReorderFailsOnIndexOutOfRange) {
   perm[60] = 999;                // a second bad index, in a different chunk
   perm[99] = 0xFFFFFFFFu;        // would overflow idx * elem in 32 bits
   for_each_loop([&](ParallelLoop* loop) {
-    RunResult r = run_actor(reg, "rf.reorder", {to_bytes(in), to_bytes(perm)}, perm.size() * 4, "elem=4", loop);
+    ActorRun r = run_actor(reg, "rf.reorder", {to_bytes(in), to_bytes(perm)}, perm.size() * 4, "elem=4", loop);
     ASSERT_TRUE(r.failure.has_value());
     // The first bad position is reported, whichever chunk finds it first.
     EXPECT_EQ(*r.failure, "permutation index 123 out of range (10 elements)");
   });
   // Any index into an empty input is out of range.
-  RunResult r = run_actor(reg, "rf.reorder", {Bytes(), to_bytes(std::vector<std::uint32_t>{0})}, 4, "elem=4");
+  ActorRun r = run_actor(reg, "rf.reorder", {Bytes(), to_bytes(std::vector<std::uint32_t>{0})}, 4, "elem=4");
   ASSERT_TRUE(r.failure.has_value());
   EXPECT_EQ(*r.failure, "permutation index 0 out of range (0 elements)");
 }
@@ -302,7 +302,7 @@ TEST(BuiltinsTest, AddAndMulMatchReference) {
       EXPECT_EQ(check(reg, name, {n * 4, n * 4}, n * 4), "");
       auto expected = ref_binary(a, b, mul);
       for_each_loop([&](ParallelLoop* loop) {
-        RunResult r = run_actor(reg, name, {to_bytes(a), to_bytes(b)}, n * 4, "", loop);
+        ActorRun r = run_actor(reg, name, {to_bytes(a), to_bytes(b)}, n * 4, "", loop);
         ASSERT_FALSE(r.failure.has_value()) << *r.failure;
         EXPECT_EQ(from_bytes<std::int32_t>(r.out), expected) << name;
       });
@@ -314,8 +314,8 @@ TEST(BuiltinsTest, AddAndMulWrapOnOverflow) {
   Registry reg = Registry::with_builtins();
   std::vector<std::int32_t> a = {INT32_MAX, INT32_MIN, INT32_MIN, -1, 65536, INT32_MAX};
   std::vector<std::int32_t> b = {1, -1, INT32_MIN, INT32_MIN, 65536, INT32_MAX};
-  RunResult sum = run_actor(reg, "i32.add", {to_bytes(a), to_bytes(b)}, a.size() * 4);
-  RunResult prod = run_actor(reg, "i32.mul", {to_bytes(a), to_bytes(b)}, a.size() * 4);
+  ActorRun sum = run_actor(reg, "i32.add", {to_bytes(a), to_bytes(b)}, a.size() * 4);
+  ActorRun prod = run_actor(reg, "i32.mul", {to_bytes(a), to_bytes(b)}, a.size() * 4);
   EXPECT_EQ(from_bytes<std::int32_t>(sum.out), (std::vector<std::int32_t>{INT32_MIN, INT32_MAX, 0, INT32_MAX, 131072, -2}));
   EXPECT_EQ(from_bytes<std::int32_t>(prod.out), (std::vector<std::int32_t>{INT32_MAX, INT32_MIN, 0, INT32_MIN, 0, 1}));
 }
@@ -332,7 +332,7 @@ TEST(BuiltinsTest, AddAndMulCheckRejectsBadShapes) {
     EXPECT_NE(e.find("output has 8 bytes, the inputs 16"), std::string::npos) << e;
     e = check(reg, name, {16}, 16);
     EXPECT_NE(e.find("expects 2 inputs, got 1"), std::string::npos) << e;
-    RunResult r = run_actor(reg, name, {Bytes(16), Bytes(12)}, 16);
+    ActorRun r = run_actor(reg, name, {Bytes(16), Bytes(12)}, 16);
     EXPECT_TRUE(r.failure.has_value());
   }
 }
@@ -348,7 +348,7 @@ TEST(BuiltinsTest, MatmulMatchesReference) {
     EXPECT_EQ(check(reg, "i32.matmul", {n * n * 4, n * n * 4}, n * n * 4), "");
     for_each_loop([&](ParallelLoop* loop) {
       if (n == 520 && loop != nullptr && loop->cores() != 3) return;  // the big one twice is enough
-      RunResult r = run_actor(reg, "i32.matmul", {to_bytes(a), to_bytes(b)}, n * n * 4, "", loop);
+      ActorRun r = run_actor(reg, "i32.matmul", {to_bytes(a), to_bytes(b)}, n * n * 4, "", loop);
       ASSERT_FALSE(r.failure.has_value()) << *r.failure;
       EXPECT_EQ(from_bytes<std::int32_t>(r.out), expected);
     });
@@ -358,7 +358,7 @@ TEST(BuiltinsTest, MatmulMatchesReference) {
 TEST(BuiltinsTest, MatmulSmallValuesAndWrapping) {
   Registry reg = Registry::with_builtins();
   // [[1,2],[3,4]] * [[5,6],[7,8]] = [[19,22],[43,50]].
-  RunResult r = run_actor(reg, "i32.matmul",
+  ActorRun r = run_actor(reg, "i32.matmul",
                           {to_bytes(std::vector<std::int32_t>{1, 2, 3, 4}), to_bytes(std::vector<std::int32_t>{5, 6, 7, 8})},
                           16);
   EXPECT_EQ(from_bytes<std::int32_t>(r.out), (std::vector<std::int32_t>{19, 22, 43, 50}));
@@ -383,7 +383,7 @@ TEST(BuiltinsTest, MatmulCheckRejectsBadShapes) {
   EXPECT_NE(e.find("input 0 has 18 bytes, not a whole number of int32"), std::string::npos) << e;
   e = check(reg, "i32.matmul", {16, 16, 16}, 16);
   EXPECT_NE(e.find("expects 2 inputs, got 3"), std::string::npos) << e;
-  RunResult r = run_actor(reg, "i32.matmul", {Bytes(8), Bytes(8)}, 8);
+  ActorRun r = run_actor(reg, "i32.matmul", {Bytes(8), Bytes(8)}, 8);
   EXPECT_TRUE(r.failure.has_value());
 }
 
@@ -399,7 +399,7 @@ TEST(BuiltinsTest, SortMatchesReference) {
       std::sort(expected.begin(), expected.end());
       EXPECT_EQ(check(reg, "i32.sort", {n * 4}, n * 4), "");
       for_each_loop([&](ParallelLoop* loop) {
-        RunResult r = run_actor(reg, "i32.sort", {to_bytes(in)}, n * 4, "", loop);
+        ActorRun r = run_actor(reg, "i32.sort", {to_bytes(in)}, n * 4, "", loop);
         ASSERT_FALSE(r.failure.has_value()) << *r.failure;
         EXPECT_EQ(from_bytes<std::int32_t>(r.out), expected);
       });
@@ -412,7 +412,7 @@ TEST(BuiltinsTest, SortMatchesReference) {
   std::vector<std::int32_t> same(50000, -3);
   for (const auto* in : {&asc, &desc, &same}) {
     for_each_loop([&](ParallelLoop* loop) {
-      RunResult r = run_actor(reg, "i32.sort", {to_bytes(*in)}, in->size() * 4, "", loop);
+      ActorRun r = run_actor(reg, "i32.sort", {to_bytes(*in)}, in->size() * 4, "", loop);
       EXPECT_EQ(from_bytes<std::int32_t>(r.out), in == &desc ? asc : *in);
     });
   }
@@ -463,17 +463,17 @@ TEST(PluginTest, LoadsAndRunsPluginActors) {
   EXPECT_EQ(check(reg, "test.negate", {in.size() * 4}, in.size() * 4), "");
   EXPECT_NE(check(reg, "test.negate", {in.size() * 4}, 4), "");
   for_each_loop([&](ParallelLoop* loop) {
-    RunResult r = run_actor(reg, "test.negate", {to_bytes(in)}, in.size() * 4, "", loop);
+    ActorRun r = run_actor(reg, "test.negate", {to_bytes(in)}, in.size() * 4, "", loop);
     ASSERT_FALSE(r.failure.has_value()) << *r.failure;
     EXPECT_EQ(from_bytes<std::int32_t>(r.out), expected);
   });
   // Known answers for the edge values, on the plugin's own output.
-  RunResult edges = run_actor(reg, "test.negate", {to_bytes(std::vector<std::int32_t>{INT32_MIN, INT32_MAX, 0, -5})}, 16);
+  ActorRun edges = run_actor(reg, "test.negate", {to_bytes(std::vector<std::int32_t>{INT32_MIN, INT32_MAX, 0, -5})}, 16);
   EXPECT_EQ(from_bytes<std::int32_t>(edges.out), (std::vector<std::int32_t>{INT32_MIN, -INT32_MAX, 0, 5}));
 
   EXPECT_EQ(check(reg, "test.fill", {}, 40, "value=-7"), "");
   EXPECT_NE(check(reg, "test.fill", {}, 40, ""), "");
-  RunResult r = run_actor(reg, "test.fill", {}, 40, "value=-7");
+  ActorRun r = run_actor(reg, "test.fill", {}, 40, "value=-7");
   ASSERT_FALSE(r.failure.has_value()) << *r.failure;
   EXPECT_EQ(from_bytes<std::int32_t>(r.out), std::vector<std::int32_t>(10, -7));
   r = run_actor(reg, "test.fill", {}, 40, "value=x");

@@ -2,6 +2,7 @@
 // directory per test. Shared by every CLI test file.
 #pragma once
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,6 +60,24 @@ class CliTest : public ::testing::Test {
   }
   fs::path dir_;
 };
+
+// Starts `redflow ARGS` in the background, its stdout and stderr appended to
+// `log`, and returns its pid (the caller waits for it).
+inline pid_t spawn_cli(const std::vector<std::string>& args, const std::string& log) {
+  // Everything allocated before fork: the child only dups and execs.
+  std::vector<char*> argv{const_cast<char*>(REDFLOW_CLI)};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (fd >= 0) dup2(fd, 1), dup2(fd, 2);
+    execv(REDFLOW_CLI, argv.data());
+    _exit(127);
+  }
+  if (fd >= 0) ::close(fd);
+  return pid;
+}
 
 inline const std::string kDemo = std::string(REDFLOW_SOURCE_DIR) + "/examples/demo/";
 

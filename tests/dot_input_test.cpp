@@ -10,6 +10,7 @@
 #include <string>
 
 #include "graph/dot_input.hpp"
+#include "expect_status.hpp"
 #include "redflow/graph.hpp"
 
 namespace redflow {
@@ -17,13 +18,12 @@ namespace {
 
 const std::string kValid = "digraph ok { a [kind=input, bytes=4]; }";
 
-Status parse_status(const std::string& dot) { return Graph::from_dot_string(dot).status(); }
+using testing::parse_status;
 
-// Expects `s` to have failed with a message that mentions every one of `parts`.
-void expect_error_naming(const Status& s, std::initializer_list<std::string> parts) {
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.code(), Status::Code::kInvalidGraph);
-  for (const std::string& part : parts) EXPECT_NE(s.message().find(part), std::string::npos) << s.ToString();
+// A DOT text refused: kInvalidGraph, with a message naming every one of `parts`.
+void expect_graph_error_naming(const Status& s, std::initializer_list<std::string> parts) {
+  EXPECT_EQ(s.code(), Status::Code::kInvalidGraph) << s.ToString();
+  testing::expect_error_naming(s, parts);
 }
 
 // The valid graph parses, with its name, right after `bad` was refused.
@@ -37,8 +37,8 @@ void expect_next_parse_clean(const std::string& bad) {
 }
 
 TEST(DotInputTest, TextAfterTheGraphIsAnErrorNamingIt) {
-  expect_error_naming(parse_status("digraph a {} x"), {"after the graph's closing '}'", "'x'", "line 1"});
-  expect_error_naming(parse_status("digraph a {\n}\n\ndigraph b {}"), {"after the graph", "'digraph b {}'", "line 4"});
+  expect_graph_error_naming(parse_status("digraph a {} x"), {"after the graph's closing '}'", "'x'", "line 1"});
+  expect_graph_error_naming(parse_status("digraph a {\n}\n\ndigraph b {}"), {"after the graph", "'digraph b {}'", "line 4"});
   // Comments and white space after the graph are fine.
   EXPECT_TRUE(parse_status(kValid + "  // done\n/* really */ # yes\n\n").ok());
 }
@@ -62,17 +62,17 @@ TEST(DotInputTest, AValidParseEndingInACommentLeavesTheNextParseClean) {
 }
 
 TEST(DotInputTest, UnterminatedStringsAndCommentsNameTheirLine) {
-  expect_error_naming(parse_status("digraph a {\n x [label=\"open]\n}"), {"unterminated quoted string", "line 2"});
-  expect_error_naming(parse_status("digraph a {\n\n x [label=<b<i>>]; y [label=<open] }"),
+  expect_graph_error_naming(parse_status("digraph a {\n x [label=\"open]\n}"), {"unterminated quoted string", "line 2"});
+  expect_graph_error_naming(parse_status("digraph a {\n\n x [label=<b<i>>]; y [label=<open] }"),
                       {"unterminated <...> string", "line 3"});
-  expect_error_naming(parse_status("digraph a { x }\n/* never closed"), {"unterminated /* comment", "line 2"});
+  expect_graph_error_naming(parse_status("digraph a { x }\n/* never closed"), {"unterminated /* comment", "line 2"});
 }
 
 TEST(DotInputTest, ANulByteIsAnErrorNotTheEndOfTheInput) {
   // agmemread() stops at a NUL; the rest of the graph must not vanish silently.
   const char raw[] = "digraph a {\n x [kind=input, bytes=1]\0 y [kind=nonsense] }";
   const std::string text(raw, sizeof(raw) - 1);
-  expect_error_naming(parse_status(text), {"NUL byte", "line 2"});
+  expect_graph_error_naming(parse_status(text), {"NUL byte", "line 2"});
 }
 
 TEST(DotInputTest, DeepNestingIsRefusedWithTheLimitNamed) {
@@ -83,7 +83,7 @@ TEST(DotInputTest, DeepNestingIsRefusedWithTheLimitNamed) {
   deep += " x [kind=input, bytes=1] ";
   for (int i = 0; i < 3400; ++i) deep += "}";
   deep += "\n y [kind=input, bytes=1] }";
-  expect_error_naming(parse_status(deep), {"nested more than", std::to_string(dot::kMaxDotNesting), "kMaxDotNesting"});
+  expect_graph_error_naming(parse_status(deep), {"nested more than", std::to_string(dot::kMaxDotNesting), "kMaxDotNesting"});
   // Up to the limit, nesting is fine and every node is read.
   std::string ok = "digraph a {";
   for (std::size_t i = 1; i < dot::kMaxDotNesting; ++i) ok += "{";
@@ -97,14 +97,14 @@ TEST(DotInputTest, DeepNestingIsRefusedWithTheLimitNamed) {
 
 TEST(DotInputTest, OversizedTokensAreRefusedBeforeParsing) {
   const std::string big(dot::kMaxDotTokenBytes + 1, 'a');
-  expect_error_naming(parse_status("digraph a { x [label=\"" + big + "\"] }"),
+  expect_graph_error_naming(parse_status("digraph a { x [label=\"" + big + "\"] }"),
                       {"quoted string of", "kMaxDotTokenBytes", std::to_string(dot::kMaxDotTokenBytes)});
-  expect_error_naming(parse_status("digraph a {\n x [label=<" + big + ">] }"), {"HTML string", "line 2"});
-  expect_error_naming(parse_status("digraph a { x [label=" + big + "] }"), {"identifier of"});
+  expect_graph_error_naming(parse_status("digraph a {\n x [label=<" + big + ">] }"), {"HTML string", "line 2"});
+  expect_graph_error_naming(parse_status("digraph a { x [label=" + big + "] }"), {"identifier of"});
   // "a" + "a" + ... is one token to cgraph, copied once per '+'.
   std::string chain = "digraph a { x [label=\"a\"";
   while (chain.size() < dot::kMaxDotTokenBytes + 100) chain += " +\n \"aaaa\"";
-  expect_error_naming(parse_status(chain + "] }"), {"quoted string of", "line 1"});
+  expect_graph_error_naming(parse_status(chain + "] }"), {"quoted string of", "line 1"});
   // A token just under the limit is read whole.
   const std::string fits(dot::kMaxDotTokenBytes - 2, 'b');
   Result<Graph> g = Graph::from_dot_string("digraph a { x [kind=input, bytes=1, label=\"" + fits + "\"] }");
@@ -118,8 +118,8 @@ TEST(DotInputTest, OversizedFilesAreRefusedBeforeReading) {
   std::filesystem::resize_file(path, dot::kMaxDotInputBytes + 1);  // sparse: nothing is written
   Status s = Graph::from_dot_file(path).status();
   std::filesystem::remove(path);
-  expect_error_naming(s, {path, std::to_string(dot::kMaxDotInputBytes + 1) + " bytes", "kMaxDotInputBytes"});
-  expect_error_naming(dot::check_dot_size(dot::kMaxDotInputBytes + 1, "<string>"), {"<string>", "kMaxDotInputBytes"});
+  expect_graph_error_naming(s, {path, std::to_string(dot::kMaxDotInputBytes + 1) + " bytes", "kMaxDotInputBytes"});
+  expect_graph_error_naming(dot::check_dot_size(dot::kMaxDotInputBytes + 1, "<string>"), {"<string>", "kMaxDotInputBytes"});
   EXPECT_TRUE(dot::check_dot_size(dot::kMaxDotInputBytes, "<string>").ok());
 }
 

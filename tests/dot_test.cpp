@@ -11,6 +11,7 @@
 #include <random>
 #include <thread>
 
+#include "expect_status.hpp"
 #include "redflow/graph.hpp"
 
 namespace redflow {
@@ -109,15 +110,8 @@ Graph pipeline_graph() {
   return g;
 }
 
-// Expects `s` to have failed with a message that mentions every one of `names`.
-void expect_error_naming(const Status& s, std::initializer_list<std::string> names) {
-  ASSERT_FALSE(s.ok());
-  for (const std::string& name : names) EXPECT_NE(s.message().find(name), std::string::npos) << s.ToString();
-}
-
-Status parse_status(const std::string& dot, const std::string& base_dir = ".") {
-  return Graph::from_dot_string(dot, base_dir).status();
-}
+using testing::expect_error_naming;
+using testing::parse_status;
 
 TEST(DotTest, CppGraphRoundTripsThroughDotString) {
   TempDir dir;

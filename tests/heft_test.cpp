@@ -220,7 +220,7 @@ TEST(StgLoader, ReadsDummiesAndEdges) {
 
   EXPECT_FALSE(schedule::load_stg(kData + "/stg/50/no-such-file.stg", 4).ok());
   EXPECT_FALSE(schedule::load_stg(kData + "/stg/50/rand0000.stg", 0).ok());
-  const std::string bad = testing::TempDir() + "/bad.stg";
+  const std::string bad = ::testing::TempDir() + "/bad.stg";
   std::ofstream(bad) << "2\n0 0 0\n1 3 1 0\n7 1 1 1\n";  // wrong id
   EXPECT_FALSE(schedule::load_stg(bad, 2).ok());
 }

@@ -21,17 +21,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::size_t kBytes = 64 << 10;  // each input 0.5 s over a 1 mbit link
+constexpr std::size_t kStragglerBytes = 64 << 10;  // each input 0.5 s over a 1 mbit link
 
 // `n` independent actors X0 + K_c, each K_c its own constant; work hints so
 // HEFT gives the throttled worker its share.
 Graph wide_adds(int n) {
   Graph g("net_straggler");
-  const DataId x0 = g.input("X0", kBytes);
+  const DataId x0 = g.input("X0", kStragglerBytes);
   for (int c = 0; c < n; ++c) {
     const std::string i = std::to_string(c);
-    const DataId k = g.constant("K" + i, testing::seeded_bytes(kBytes, 200 + c));
-    g.actor("add" + i, "i32.add", {x0, k}, g.output("y" + i, kBytes)).work(1e6);
+    const DataId k = g.constant("K" + i, testing::seeded_bytes(kStragglerBytes, 200 + c));
+    g.actor("add" + i, "i32.add", {x0, k}, g.output("y" + i, kStragglerBytes)).work(1e6);
   }
   return g;
 }
@@ -51,7 +51,7 @@ TEST(NetStraggler, AWorkerBehindAThrottledLinkIsOvertakenByTheIdleTile) {
   testing::NetNamespace ns;
   ASSERT_TRUE(ns.ok()) << ns.error();
   const Graph g = wide_adds(16);
-  const auto x0 = testing::seeded_bytes(kBytes, 5);
+  const auto x0 = testing::seeded_bytes(kStragglerBytes, 5);
   const Inputs inputs{{"X0", x0}};
   Outputs want;
   {
@@ -64,13 +64,13 @@ TEST(NetStraggler, AWorkerBehindAThrottledLinkIsOvertakenByTheIdleTile) {
   }
 
   RuntimeOptions o = testing::remote_options(0, 2, Scheduler::kHeft, 20);  // slow, not lost
-  o.slot_bytes = kBytes;
+  o.slot_bytes = kStragglerBytes;
   o.listen = "tcp://" + ns.host_address() + ":*";
   o.key_file = (dir / "driver.key").string();
   o.authorized_keys_file = (dir / "workers.keys").string();
   testing::WorkerProcesses fast;
   auto worker = [&](const char* who) {
-    return std::vector<std::string>{"--slots", "8", "--slot-bytes", std::to_string(kBytes), "--key", (dir / (std::string(who) + ".key")).string(),
+    return std::vector<std::string>{"--slots", "8", "--slot-bytes", std::to_string(kStragglerBytes), "--key", (dir / (std::string(who) + ".key")).string(),
                                     "--server-key", (dir / "driver.pub").string(), "--name", who};
   };
   o.on_listening = [&](const std::string& endpoint) {

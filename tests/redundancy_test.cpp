@@ -49,15 +49,15 @@ void expect_replicas_on_distinct_tiles(const ExecutionTrace& trace, const std::s
     EXPECT_EQ(std::set<int>(set.begin(), set.end()).size(), set.size()) << where << ": replicas of '" << key.first << "' share a tile";
 }
 
-struct Case {
+struct RedundancyCase {
   Scheduler scheduler;
   Redundancy redundancy;
 };
 
-class EveryConfiguration : public ::testing::TestWithParam<Case> {};
+class EveryConfiguration : public ::testing::TestWithParam<RedundancyCase> {};
 
 TEST_P(EveryConfiguration, OutputsEqualTheFaultFreeReference) {
-  const Case c = GetParam();
+  const RedundancyCase c = GetParam();
   Registry reg = testing::test_registry();
   Runtime rt(options(c.scheduler, 3, c.redundancy));
   for (Shape& s : shapes()) {
@@ -86,11 +86,11 @@ TEST_P(EveryConfiguration, OutputsEqualTheFaultFreeReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BothSchedulers, EveryConfiguration,
-                         ::testing::Values(Case{Scheduler::kHeft, Redundancy::kNone}, Case{Scheduler::kHeft, Redundancy::kDoubleSame},
-                                           Case{Scheduler::kHeft, Redundancy::kTripleSame}, Case{Scheduler::kHeft, Redundancy::kDoubleDiff},
-                                           Case{Scheduler::kHeft, Redundancy::kTripleDiff}, Case{Scheduler::kSteal, Redundancy::kNone},
-                                           Case{Scheduler::kSteal, Redundancy::kDoubleSame}, Case{Scheduler::kSteal, Redundancy::kTripleSame},
-                                           Case{Scheduler::kSteal, Redundancy::kDoubleDiff}, Case{Scheduler::kSteal, Redundancy::kTripleDiff}),
+                         ::testing::Values(RedundancyCase{Scheduler::kHeft, Redundancy::kNone}, RedundancyCase{Scheduler::kHeft, Redundancy::kDoubleSame},
+                                           RedundancyCase{Scheduler::kHeft, Redundancy::kTripleSame}, RedundancyCase{Scheduler::kHeft, Redundancy::kDoubleDiff},
+                                           RedundancyCase{Scheduler::kHeft, Redundancy::kTripleDiff}, RedundancyCase{Scheduler::kSteal, Redundancy::kNone},
+                                           RedundancyCase{Scheduler::kSteal, Redundancy::kDoubleSame}, RedundancyCase{Scheduler::kSteal, Redundancy::kTripleSame},
+                                           RedundancyCase{Scheduler::kSteal, Redundancy::kDoubleDiff}, RedundancyCase{Scheduler::kSteal, Redundancy::kTripleDiff}),
                          [](const auto& info) {
                            std::string n = std::string(to_string(info.param.scheduler)) + "_" + to_string(info.param.redundancy);
                            for (char& ch : n)

@@ -31,23 +31,6 @@ std::string matmul_mesh(int layers, int width, std::size_t n) {
   return dot + "}\n";
 }
 
-// A `redflow` process in the background, its output in a file.
-pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    std::vector<char*> argv;
-    std::string cli = REDFLOW_CLI;
-    argv.push_back(cli.data());
-    std::vector<std::string> copy = args;
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    FILE* f = std::fopen(log.c_str(), "w");
-    if (f) dup2(fileno(f), 1), dup2(fileno(f), 2);
-    execv(cli.c_str(), argv.data());
-    _exit(127);
-  }
-  return pid;
-}
 
 // Waits for `pid` at most `seconds`; kills it if it is still running then.
 int wait_bounded(pid_t pid, int seconds) {
@@ -124,7 +107,7 @@ TEST_F(RemCliTest, KilledSchedulersAreReplacedAndTheOutputsStayRight) {
   for (int round = 0; round < 2; ++round) {
     const std::string inst = "kill" + std::to_string(round);
     std::vector<pid_t> first;
-    for (int i = 0; i < 4; ++i) first.push_back(spawn(rem_args(inst, true), path(fmt::format("first{}_{}.log", round, i))));
+    for (int i = 0; i < 4; ++i) first.push_back(testing::spawn_cli(rem_args(inst, true), path(fmt::format("first{}_{}.log", round, i))));
     // Round 0 kills half of them, round 1 all of them, each at its own random moment.
     const int kills = round == 0 ? 2 : 4;
     std::vector<int> delays;
@@ -139,7 +122,7 @@ TEST_F(RemCliTest, KilledSchedulersAreReplacedAndTheOutputsStayRight) {
     // New schedulers join later: one restarted with the inputs (all first ones may have died before
     // writing them), one with only the instance id; together they finish the run.
     std::vector<pid_t> later;
-    for (int i = 0; i < 2; ++i) later.push_back(spawn(rem_args(inst, i == 0), path(fmt::format("later{}_{}.log", round, i))));
+    for (int i = 0; i < 2; ++i) later.push_back(testing::spawn_cli(rem_args(inst, i == 0), path(fmt::format("later{}_{}.log", round, i))));
     int killed_mid_run = 0;
     for (int i = 0; i < 4; ++i) {
       int rc = wait_bounded(first[i], 60);

@@ -16,13 +16,14 @@
 #include <set>
 #include <sstream>
 
+#include "cli_helpers.hpp"
 #include "svg_check.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct RunResult {
+struct TerminalRun {
   int exit_code;
   std::string out, err;
 };
@@ -45,14 +46,14 @@ class SeeCliTest : public ::testing::Test {
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   // stdout and stderr to separate files: stderr is not a terminal here.
-  RunResult run(const std::string& args) {
+  TerminalRun run(const std::string& args) {
     const std::string cmd = std::string(REDFLOW_CLI) + " " + args + " >" + path("stdout") + " 2>" + path("stderr");
     const int status = std::system(cmd.c_str());
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(path("stdout")), slurp(path("stderr"))};
   }
 
   // Runs the command on a pseudo-terminal (stdout and stderr both) and returns what it wrote there.
-  RunResult run_on_terminal(const std::vector<std::string>& args) {
+  TerminalRun run_on_terminal(const std::vector<std::string>& args) {
     int master = -1;
     const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
     if (pid == 0) {
@@ -82,7 +83,7 @@ class SeeCliTest : public ::testing::Test {
   fs::path dir_;
 };
 
-const std::string kDemo = std::string(REDFLOW_SOURCE_DIR) + "/examples/demo/";
+using redflow::testing::kDemo;
 const std::string kDemoRun = "run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin";
 
 TEST_F(SeeCliTest, RunWritesATraceAndAGanttChartOfTheLastExecution) {

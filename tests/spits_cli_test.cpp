@@ -99,21 +99,9 @@ TEST_F(SpitsCli, BlockFilterMatchesTheSequentialFilterByteForByte) {
 }
 
 // Starts `redflow spits ARGS` as a child (output to a file) and returns its pid.
-pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
-  // Everything allocated before fork: the child only opens, dups and execs.
-  std::vector<char*> argv{const_cast<char*>(REDFLOW_CLI), const_cast<char*>("spits")};
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fd, 1);
-    dup2(fd, 2);
-    execv(REDFLOW_CLI, argv.data());
-    _exit(127);
-  }
-  ::close(fd);
-  return pid;
+pid_t spawn_spits(std::vector<std::string> args, const std::string& log) {
+  args.insert(args.begin(), "spits");
+  return testing::spawn_cli(args, log);
 }
 
 // Waits until the pi out file has at least `lines` lines (or the child ends); true if it got there.
@@ -132,7 +120,7 @@ TEST_F(SpitsCli, AJobManagerKilledTwiceResumesFromItsLogCommittingEachTaskOnce) 
   const std::uint64_t tasks = 2000;
   std::vector<std::string> args{kPi, "tasks=2000", "samples=100000", "out=" + path("pi.txt"), "--local-workers", "2", "--log", path("pi.log")};
   for (std::size_t kill_at : {200u, 900u}) {
-    pid_t child = spawn(args, path("run.txt"));
+    pid_t child = spawn_spits(args, path("run.txt"));
     ASSERT_GT(child, 0);
     bool mid_job = wait_for_lines(path("pi.txt"), kill_at, child);
     ::kill(child, SIGKILL);

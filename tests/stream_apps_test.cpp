@@ -25,12 +25,12 @@ namespace fs = std::filesystem;
 const std::string kSource = REDFLOW_SOURCE_DIR;
 const char* kCameraNpz = "/usr/lib/python3/dist-packages/pywt/data/camera.npz";
 
-struct ModeCase {
+struct AppModeCase {
   Mode mode;
   unsigned threads;
   const char* name;
 };
-const ModeCase kModes[] = {{Mode::kPool, 2, "pool of 2"}, {Mode::kThreadPerOperator, 0, "thread per operator"}};
+const AppModeCase kAppModes[] = {{Mode::kPool, 2, "pool of 2"}, {Mode::kThreadPerOperator, 0, "thread per operator"}};
 
 OperatorRegistry app_registry() {
   auto reg = OperatorRegistry::with_builtins();
@@ -121,7 +121,7 @@ TEST_F(StreamAppsWavelet, ProgramEqualsTheSequentialEncoderOnTheCameraImage) {
   EXPECT_EQ(p->instances().size(), wavelet_operator_count());
   EXPECT_GE(p->instances().size(), 28u);
   EXPECT_LE(p->instances().size(), 32u);
-  for (const auto& m : kModes) {
+  for (const auto& m : kAppModes) {
     auto r = run(*p, RunOptions{m.mode, m.threads});
     ASSERT_TRUE(r.ok()) << m.name << ": " << r.status().ToString();
     ASSERT_EQ(r->outputs[kWaveletOutput].size(), expected.size()) << m.name;
@@ -243,7 +243,7 @@ TEST(StreamAppsCha, ProgramEqualsTheSequentialComputationInBothModes) {
   EXPECT_EQ(p->instances().size(), cha_operator_count());
   EXPECT_GE(p->instances().size(), 18u);
   EXPECT_LE(p->instances().size(), 22u);
-  for (const auto& m : kModes) {
+  for (const auto& m : kAppModes) {
     auto r = run(*p, RunOptions{m.mode, m.threads});
     ASSERT_TRUE(r.ok()) << m.name << ": " << r.status().ToString();
     EXPECT_TRUE(r->outputs[kChaOutput] == expected) << m.name << ": the blocks differ";
@@ -259,7 +259,7 @@ TEST(StreamAppsCha, FewerBlocksThanBranchesAndOtherShapesEnd) {
   for (auto [blocks, branches, stages] : {std::tuple{0, 4, 4}, std::tuple{3, 4, 4}, std::tuple{50, 3, 2}, std::tuple{17, 1, 1}}) {
     auto p = cha_program(reg, blocks, 50, branches, stages);
     ASSERT_TRUE(p.ok()) << p.status().ToString();
-    for (const auto& m : kModes) {
+    for (const auto& m : kAppModes) {
       auto r = run(*p, RunOptions{m.mode, m.threads});
       ASSERT_TRUE(r.ok()) << m.name << ": " << r.status().ToString();
       EXPECT_TRUE(r->outputs[kChaOutput] == cha_sequential(blocks, 50, branches, stages)) << blocks << " blocks, " << m.name;

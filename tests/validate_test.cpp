@@ -7,20 +7,18 @@
 
 #include "redflow/graph.hpp"
 #include "redflow/registry.hpp"
+#include "expect_status.hpp"
 #include "redflow/runtime.hpp"
 
 namespace redflow {
 namespace {
 
-void expect_error_naming(const Status& s, std::initializer_list<std::string> names) {
-  ASSERT_FALSE(s.ok()) << "expected an error naming " << *names.begin();
-  for (const std::string& name : names) EXPECT_NE(s.message().find(name), std::string::npos) << s.ToString();
-}
+using testing::expect_error_naming;
 
 std::vector<std::byte> zeros(std::size_t n) { return std::vector<std::byte>(n); }
 
 // out = (a + b) * k over four i32.
-Graph pipeline_graph() {
+Graph validated_pipeline() {
   Graph g("pipeline");
   DataId a = g.input("a", 16);
   DataId b = g.input("b", 16);
@@ -49,7 +47,7 @@ ActorNode make_actor(std::string name, std::vector<DataId> inputs, std::vector<D
 }
 
 TEST(ValidateTest, PipelinePasses) {
-  Graph g = pipeline_graph();
+  Graph g = validated_pipeline();
   EXPECT_TRUE(g.validate_structure().ok()) << g.validate_structure().ToString();
   EXPECT_TRUE(validate(g, pipeline_registry(), RuntimeOptions{}).ok());
 }
@@ -215,7 +213,7 @@ TEST(ValidateTest, EmptyNameRejected) {
 }
 
 TEST(ValidateTest, ConstantContentsMustMatchBytes) {
-  Graph g = pipeline_graph();
+  Graph g = validated_pipeline();
   g.mutable_data(*g.find_data("k")).bytes = 20;
   expect_error_naming(g.validate_structure(), {"'k'", "16", "20"});
 }
@@ -228,7 +226,7 @@ TEST(ValidateTest, DanglingDataIdNamesActor) {
 }
 
 TEST(ValidateTest, ActorChangedAfterAddIsCaught) {
-  Graph g = pipeline_graph();
+  Graph g = validated_pipeline();
   g.mutable_actor(0).inputs.push_back(*g.find_data("k"));  // no consumer link was made
   expect_error_naming(g.validate_structure(), {"'k'"});
 }

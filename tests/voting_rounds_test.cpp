@@ -14,7 +14,7 @@ namespace {
 // is rare (p^2 / 8192 per vote). Fault decisions are hashes, so these
 // campaigns are repeatable: their seeds flip no two runs of a vote alike
 // (seed 2, for one, does so in execution 122 of sort12).
-constexpr std::size_t kBlock = 1024;
+constexpr std::size_t kRoundBlock = 1024;
 
 struct Campaign {
   Scheduler scheduler;
@@ -31,11 +31,11 @@ std::string name_of(const Campaign& c) {
 void expect_no_silent_corruption(const Campaign& c, bool collect, unsigned runs, std::uint64_t seed) {
   const std::string where = name_of(c) + (collect ? " collect" : " outputs") + " seed " + std::to_string(seed);
   const Registry reg = Registry::with_builtins();
-  const Graph g = testing::split_sort(16, kBlock, collect);
+  const Graph g = testing::split_sort(16, kRoundBlock, collect);
   RuntimeOptions o;
   o.tiles = 3;
   o.slots = c.slots;
-  o.slot_bytes = kBlock;
+  o.slot_bytes = kRoundBlock;
   o.scheduler = c.scheduler;
   o.redundancy = c.redundancy;
   o.quarantine_after = 0;  // bit-exact repeatable fault decisions
