@@ -438,25 +438,17 @@ Status with_cgraph(const std::string& text, const std::string& input_name, const
 
 std::string cgraph_attr(void* obj, const char* name) { return attr(obj, name); }
 
-namespace {
-
-Status errno_error(const std::string& what, const std::string& path) {
-  return Status::IOError(fmt::format("{} '{}': {}", what, path, std::strerror(errno)));
-}
-
-}  // namespace
-
 Result<Graph> Graph::from_dot_string(const std::string& text, const std::string& base_dir) {
   return parse_dot(text, "<string>", base_dir, "");
 }
 
 Result<Graph> Graph::from_dot_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return errno_error("cannot open DOT file", path);
+  if (!in) return dot::errno_error("cannot open DOT file", path);
   std::error_code ec;  // not a regular file: its size shows once it is read
   if (const std::uintmax_t size = fs::file_size(path, ec); !ec) REDFLOW_RETURN_IF_ERROR(dot::check_dot_size(size, path));
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return errno_error("cannot read DOT file", path);
+  if (in.bad()) return dot::errno_error("cannot read DOT file", path);
   std::string dir = fs::path(path).parent_path().string();
   if (dir.empty()) dir.assign(1, '.');  // not = ".": GCC 12 -Wrestrict false positive in Release
   return parse_dot(text, path, dir, path + ": ");

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <optional>
 
@@ -242,6 +243,10 @@ std::string quote_exponent_numbers(std::string_view text) {
     }
   }
   return out;
+}
+
+Status errno_error(const std::string& what, const std::string& path) {
+  return Status::IOError(fmt::format("{} '{}': {}", what, path, std::strerror(errno)));
 }
 
 }  // namespace redflow::dot

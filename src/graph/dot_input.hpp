@@ -33,6 +33,9 @@ Status check_dot_size(std::uintmax_t bytes, std::string_view input_name);
 // brace. `input_name` names the input in the message ("g.dot", "<string>").
 Status check_dot_input(std::string_view text, std::string_view input_name);
 
+// An IOError naming `what`, `path` and errno's text (reading or writing DOT files).
+Status errno_error(const std::string& what, const std::string& path);
+
 // DOT's lexer has no exponents: it splits work=8e9 into "8e" and "9" and
 // fails. Quotes such values (outside strings and comments) so that the
 // natural spelling of a cost hint works; the quotes add no lines.

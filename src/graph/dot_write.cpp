@@ -13,6 +13,7 @@
 #include <set>
 #include <string_view>
 
+#include "graph/dot_input.hpp"
 #include "redflow/graph.hpp"
 #include "redflow/redundancy.hpp"
 
@@ -77,18 +78,14 @@ std::string dot_text(const Graph& g, const std::map<DataId, std::string>& files)
   return out;
 }
 
-Status errno_error(const std::string& what, const std::string& path) {
-  return Status::IOError(fmt::format("{} '{}': {}", what, path, std::strerror(errno)));
-}
-
 // Writes `bytes` to a temporary file beside `path` and renames it over
 // `path`, so readers see the old file or the new one, never half of one.
 Status write_file_atomically(const std::string& path, std::string_view bytes) {
   std::string tmp = path + ".tmp.XXXXXX";
   int fd = mkstemp(tmp.data());
-  if (fd < 0) return errno_error("cannot create a file beside", path);
+  if (fd < 0) return dot::errno_error("cannot create a file beside", path);
   auto fail = [&](const char* what) {
-    Status s = errno_error(what, path);
+    Status s = dot::errno_error(what, path);
     ::close(fd);
     ::unlink(tmp.c_str());
     return s;
@@ -103,12 +100,12 @@ Status write_file_atomically(const std::string& path, std::string_view bytes) {
   if (::fchmod(fd, 0644) != 0) return fail("cannot set permissions of");
   if (::fsync(fd) != 0) return fail("cannot sync");
   if (::close(fd) != 0) {
-    Status s = errno_error("cannot close", path);
+    Status s = dot::errno_error("cannot close", path);
     ::unlink(tmp.c_str());
     return s;
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status s = errno_error("cannot rename a temporary file to", path);
+    Status s = dot::errno_error("cannot rename a temporary file to", path);
     ::unlink(tmp.c_str());
     return s;
   }

@@ -20,15 +20,10 @@ namespace redflow::net {
 
 namespace {
 
-constexpr std::string_view kMagic = "redflow-address-file 1";
+constexpr std::string_view kAddressFileMagic = "redflow-address-file 1";
 constexpr auto kPoll = std::chrono::milliseconds(20);
 constexpr auto kTornGrace = std::chrono::seconds(1);
 
-std::string host_name() {
-  std::array<char, 256> name{};
-  if (::gethostname(name.data(), name.size() - 1) != 0) return "unknown-host";
-  return name.data();
-}
 
 // Field 22 of /proc/PID/stat (clock ticks after boot), or 0 when unknown.
 std::uint64_t start_ticks_of(long pid) {
@@ -79,6 +74,12 @@ std::string describe(const AddressRecord& r) { return fmt::format("pid {} on hos
 
 }  // namespace
 
+std::string host_name() {
+  std::array<char, 256> name{};
+  if (::gethostname(name.data(), name.size() - 1) != 0) return "unknown-host";
+  return name.data();
+}
+
 AddressRecord this_process_record() {
   AddressRecord r;
   r.pid = static_cast<long>(getpid());
@@ -88,7 +89,7 @@ AddressRecord this_process_record() {
 }
 
 std::string format_address_record(const AddressRecord& r) {
-  std::string text = fmt::format("{}\npid {}\nhost {}\nstart-ticks {}\n", kMagic, r.pid, r.host, r.start_ticks);
+  std::string text = fmt::format("{}\npid {}\nhost {}\nstart-ticks {}\n", kAddressFileMagic, r.pid, r.host, r.start_ticks);
   if (!r.endpoint.empty()) text += fmt::format("endpoint {}\n", r.endpoint);
   if (!r.server_public_key.empty()) text += fmt::format("server-key {}\n", r.server_public_key);
   return text + "end\n";
@@ -97,8 +98,8 @@ std::string format_address_record(const AddressRecord& r) {
 Result<AddressRecord> parse_address_record(std::string_view text, const std::string& source) {
   std::istringstream in{std::string(text)};
   std::string line;
-  if (!std::getline(in, line) || line != kMagic)
-    return Status::InvalidArgument(fmt::format("address file {}: line 1 is not '{}': not written by redflow", source, kMagic));
+  if (!std::getline(in, line) || line != kAddressFileMagic)
+    return Status::InvalidArgument(fmt::format("address file {}: line 1 is not '{}': not written by redflow", source, kAddressFileMagic));
   AddressRecord r;
   bool ended = false, has_pid = false, has_host = false;
   for (int number = 2; std::getline(in, line); ++number) {

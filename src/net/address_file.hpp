@@ -64,4 +64,7 @@ bool driver_is_gone(const AddressRecord& record);
 // This process's record fields: pid, host name, start ticks.
 AddressRecord this_process_record();
 
+// This machine's name, as the address file and a worker's HELLO give it.
+std::string host_name();
+
 }  // namespace redflow::net

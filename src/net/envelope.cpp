@@ -12,7 +12,7 @@ namespace redflow::net {
 static_assert(std::endian::native == std::endian::little, "the envelope's encoder assumes a little-endian host");
 
 namespace {
-constexpr char kMagic[4] = {'R', 'F', 'N', 'E'};
+constexpr char kEnvelopeMagic[4] = {'R', 'F', 'N', 'E'};
 
 bool is_control(EnvelopeKind k) { return k == EnvelopeKind::kHello || k == EnvelopeKind::kWelcome || k == EnvelopeKind::kRefused; }
 }  // namespace
@@ -40,7 +40,7 @@ bool envelope_has_body(EnvelopeKind k) {
 
 void encode_header(EnvelopeKind kind, std::uint64_t request, std::vector<std::byte>& out) {
   WireWriter w(out);
-  w.raw(kMagic, 4);
+  w.raw(kEnvelopeMagic, 4);
   w.u16(kEnvelopeVersion);
   w.u8(static_cast<std::uint8_t>(kind));
   w.u8(0);
@@ -102,7 +102,7 @@ Status decode_envelope(std::span<const std::span<const std::byte>> parts, Envelo
   WireReader r(parts[0]);
   char magic[4];
   for (char& c : magic) c = static_cast<char>(r.u8("magic"));
-  if (std::string_view(magic, 4) != std::string_view(kMagic, 4)) return refuse(NetError::kBadMagic, "not a redflow envelope");
+  if (std::string_view(magic, 4) != std::string_view(kEnvelopeMagic, 4)) return refuse(NetError::kBadMagic, "not a redflow envelope");
   const std::uint16_t version = r.u16("version");
   if (version != kEnvelopeVersion)
     return refuse(NetError::kWrongVersion, "version " + std::to_string(version) + ", this build speaks " + std::to_string(kEnvelopeVersion));

@@ -15,6 +15,7 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "net/address_file.hpp"
 #include "net/doorbell.hpp"
 #include "net/driver_messages.hpp"
 #include "net/envelope.hpp"
@@ -110,12 +111,6 @@ class Executor {
   bool stop_ = false;
   std::thread thread_;
 };
-
-std::string host_name() {
-  char buffer[256] = {};
-  if (gethostname(buffer, sizeof buffer - 1) != 0) return "unknown-host";
-  return buffer;
-}
 
 // Starts the fetch a kPeerDataNode request names, into `slot`; a frame that
 // does not decode is answered at once with the decoder's error (false: no fetch).

@@ -17,7 +17,7 @@ namespace {
 constexpr std::size_t kWords = kChaToken / 8;
 constexpr int kMaxWays = 64;               // branches, stages
 constexpr std::uint64_t kMaxWork = 1000000000;  // rounds per token
-constexpr std::size_t kBurst = 64;         // blocks the source writes per firing
+constexpr std::size_t kBlockBurst = 64;         // blocks the source writes per firing
 
 using Block = std::array<std::uint64_t, kWords>;
 static_assert(sizeof(Block) == kChaToken);
@@ -52,11 +52,11 @@ void mix(Block& b, std::uint64_t work, std::uint64_t seed) {
 std::uint64_t stage_seed(int branch, int stage) { return static_cast<std::uint64_t>(branch) * kMaxWays + stage + 1; }
 
 // cha.source blocks=N
-class Source final : public Operator {
+class BlockSource final : public Operator {
  public:
-  explicit Source(std::uint64_t blocks) : blocks_(blocks) {}
+  explicit BlockSource(std::uint64_t blocks) : blocks_(blocks) {}
   Fired fire(FiringContext& ctx) override {
-    for (std::size_t k = 0; k < kBurst && next_ < blocks_; ++k, ++next_) ctx.write_value(0, make_block(next_));
+    for (std::size_t k = 0; k < kBlockBurst && next_ < blocks_; ++k, ++next_) ctx.write_value(0, make_block(next_));
     return next_ >= blocks_ ? Fired::kDone : Fired::kMore;
   }
 
@@ -168,7 +168,7 @@ void add_compute_heavy_operators(OperatorRegistry& reg) {
                                           if (auto v = number_arg(a, "blocks", 1000); !v.ok()) return v.status();
                                           return blocks(0, 1);
                                         },
-                                        [](const Args& a) -> std::unique_ptr<Operator> { return std::make_unique<Source>(*number_arg(a, "blocks", 1000)); }});
+                                        [](const Args& a) -> std::unique_ptr<Operator> { return std::make_unique<BlockSource>(*number_arg(a, "blocks", 1000)); }});
   reg.add("cha.split", OperatorFactory{[](const Args& a) -> Result<OperatorSpec> {
                                          auto n = ranged(a, "outputs", kChaBranches, 1, kMaxWays);
                                          if (!n.ok()) return n.status();

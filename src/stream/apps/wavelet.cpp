@@ -22,14 +22,14 @@ namespace {
 
 using namespace wavelet_codec;
 
-constexpr std::size_t kBurst = 256;  // tokens the source writes per firing
+constexpr std::size_t kSourceBurst = 256;  // tokens the source writes per firing
 
 // ---- the operators ----
 
 // wavelet.source path=FILE levels=L: the header, then the padded image.
-class Source final : public Operator {
+class WaveletSource final : public Operator {
  public:
-  Source(std::string path, int levels) : path_(std::move(path)), levels_(levels) {}
+  WaveletSource(std::string path, int levels) : path_(std::move(path)), levels_(levels) {}
   Fired fire(FiringContext& ctx) override {
     if (!loaded_) {
       auto img = read_pgm(path_);
@@ -41,7 +41,7 @@ class Source final : public Operator {
       loaded_ = true;
     }
     Samples t;
-    for (std::size_t i = 0; i < kBurst && next_ < samples_.size(); ++i, next_ += kPerToken) {
+    for (std::size_t i = 0; i < kSourceBurst && next_ < samples_.size(); ++i, next_ += kPerToken) {
       std::memcpy(t.v, &samples_[next_], kToken);
       ctx.write_value(0, t);
     }
@@ -397,7 +397,7 @@ void add_wavelet_operators(OperatorRegistry& reg) {
                                               return eight_bytes(0, 1);
                                             },
                                             [](const Args& a) -> std::unique_ptr<Operator> {
-                                              return std::make_unique<Source>(a.at("path"), *int_arg(a, "levels", 3, 1, kMaxLevels));
+                                              return std::make_unique<WaveletSource>(a.at("path"), *int_arg(a, "levels", 3, 1, kMaxLevels));
                                             }});
   reg.add("wavelet.hlift", plain<HLift>(1, 2));
   reg.add("wavelet.vlift", plain<VLift>(1, 2));
