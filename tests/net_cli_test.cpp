@@ -29,13 +29,13 @@ struct Driver {
   explicit Driver(std::vector<std::string> args) {
     int fds[2];
     EXPECT_EQ(::pipe(fds), 0);
+    std::vector<char*> argv;  // before fork: the child must not allocate (net_workers.hpp, spawn_cli)
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
     pid = ::fork();
     if (pid == 0) {
       ::dup2(fds[1], 2);
       ::close(fds[0]);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
       ::execv(argv[0], argv.data());
       ::_exit(127);
     }

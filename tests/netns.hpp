@@ -118,13 +118,13 @@ class NetNamespace {
   pid_t spawn(const std::vector<std::string>& argv, const std::string& output_file) {
     std::vector<std::string> all = {"ip", "netns", "exec", name_};
     all.insert(all.end(), argv.begin(), argv.end());
+    std::vector<char*> args;  // before fork: the child must not allocate (net_workers.hpp, spawn_cli)
+    for (auto& a : all) args.push_back(a.data());
+    args.push_back(nullptr);
     const pid_t pid = fork();
     if (pid == 0) {
       const int fd = ::open(output_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
-      std::vector<char*> args;
-      for (auto& a : all) args.push_back(a.data());
-      args.push_back(nullptr);
       ::execvp("ip", args.data());
       _exit(127);
     }

@@ -4,6 +4,7 @@
 // test with a message; nothing is skipped.
 #pragma once
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -63,15 +64,15 @@ class ServerProcess {
   std::string start(const std::string& binary, std::vector<std::string> args, int port) {
     std::string path = find_binary(binary);
     if (path.empty()) return binary + " not found in /usr/bin, /usr/local/bin or /usr/sbin: install it (scripts/bootstrap does)";
+    std::vector<char*> argv;  // before fork: the child must not allocate (net_workers.hpp, spawn_cli)
+    argv.push_back(path.data());
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
     pid_ = fork();
     if (pid_ == 0) {
-      std::vector<char*> argv;
-      argv.push_back(path.data());
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
       // Quiet: the servers' own logs would drown the test output.
-      FILE* null = std::fopen("/dev/null", "w");
-      if (null) dup2(fileno(null), 1), dup2(fileno(null), 2);
+      const int null = ::open("/dev/null", O_WRONLY);
+      if (null >= 0) dup2(null, 1), dup2(null, 2);
       execv(path.c_str(), argv.data());
       _exit(127);
     }
