@@ -13,6 +13,8 @@
 #include <string>
 
 #include "net/keys.hpp"
+#include "net/remote_tile.hpp"
+#include "net/tile_server.hpp"
 #include "net_workers.hpp"
 #include "redflow/redflow.hpp"
 #include "watchdog.hpp"
@@ -153,6 +155,47 @@ TEST(NetTransferKeyed, WorkersWithKeysFetchFromEachOtherOverCurve) {
   fs::remove_all(dir);
   EXPECT_GT(m.direct, 0u) << "no value went worker to worker over CURVE";
   EXPECT_EQ(m.direct, m.worker_to_worker);
+}
+
+// Bytes move once on each side (docs/remote.md, "Transfers"): a value the
+// driver sends a worker goes out in the buffer it was encoded into, and one
+// it reads back is decoded where it arrived, so the driver's transport copies
+// no value's bytes between a buffer and a message. Small values (which share
+// batches) and large ones (which go alone) both arrive whole, both ways.
+TEST(NetValueCopies, AValueGoesToAWorkerAndBackWithoutTheDriverCopyingIt) {
+  constexpr std::size_t kLarge = std::size_t{3} << 20;  // far above a batch entry (kMaxBatchedFrameBytes)
+  net::TileServerOptions so;
+  so.slots = 2;
+  so.slot_bytes = kLarge;
+  auto server = net::TileServer::start(so);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  WorkerProcesses workers;
+  workers.spawn((*server)->endpoint(), {"--slots", "2", "--slot-bytes", std::to_string(kLarge)});
+  ASSERT_TRUE((*server)->wait_for_workers(20).ok());
+  net::RemoteTile tile(**server, 0, 0);
+  testing::within_seconds(60, "a value to a worker and back", [&] {
+    for (const std::size_t bytes : {std::size_t{4096}, kLarge}) {
+      SCOPED_TRACE(std::to_string(bytes) + " bytes");
+      const std::vector<std::byte> value = testing::seeded_bytes(bytes, static_cast<unsigned>(bytes % 997));
+      runtime::DataNodeMessage m;
+      m.tag = runtime::DataTag{1, 7, 0};
+      m.slot = 1;
+      m.bytes = bytes;
+      m.payload = value;
+      ASSERT_TRUE(tile.data_node(m).ok());
+      std::vector<std::byte> back(bytes);
+      runtime::ReadSlotMessage read;
+      read.slot = 1;
+      read.tag = m.tag;
+      read.bytes = bytes;
+      ASSERT_TRUE(tile.read_slot(read, back)) << "the worker did not give the value back";
+      EXPECT_TRUE(back == value) << "the value came back changed";
+    }
+  });
+  const net::TileServerCounts c = (*server)->counts();
+  EXPECT_GT(c.bytes_sent, kLarge) << "the large value was not sent";
+  EXPECT_GT(c.bytes_received, kLarge) << "the large value did not come back";
+  EXPECT_EQ(c.copied_value_bytes, 0u) << "the driver's transport copied a value between a buffer and a message";
 }
 
 }  // namespace

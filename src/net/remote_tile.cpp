@@ -28,14 +28,24 @@ Status RemoteTile::call(std::vector<std::byte> frame, DecodedFrame& out) {
 }
 
 Status RemoteTile::receive(TileServer::Ticket& ticket, DecodedFrame& out) {
-  std::vector<std::byte> reply;
+  out.borrowed_from.reset();
+  ReceivedBytes reply;
   if (!server_.await(ticket, reply)) {
     lost_.store(true, std::memory_order_release);
-    reply.clear();
-    encode_lost(reply);
-    return decode(reply, out);
+    std::vector<std::byte> lost;
+    encode_lost(lost);
+    return decode(lost, out);
   }
-  Status s = decode(reply, out);
+  Status s;
+  if (reply.bytes().size() > kMaxBatchedFrameBytes) {
+    // A value read back: decoded where it arrived, and copied from there
+    // once, into main memory (slot_data_of), not first out of the message.
+    auto kept = std::make_shared<ReceivedBytes>(std::move(reply));
+    s = decode(kept->bytes(), out, /*borrow=*/true);
+    out.borrowed_from = std::move(kept);
+  } else {
+    s = decode(reply.bytes(), out);
+  }
   if (!s.ok()) return Status::Internal("worker '" + name_ + "' (tile " + std::to_string(index_) + ") answered a garbled frame: " + s.message());
   if (out.kind == WireKind::kLost) lost_.store(true, std::memory_order_release);
   return s;

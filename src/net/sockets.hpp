@@ -78,4 +78,24 @@ bool receive_message(zmq::socket_t& socket, std::vector<zmq::message_t>& parts, 
 // Views of `parts` for decode_envelope, skipping the first `skip` (a ROUTER's routing id).
 std::vector<std::span<const std::byte>> part_spans(const std::vector<zmq::message_t>& parts, std::size_t skip = 0);
 
+// Bytes that arrived: a whole message part kept as it came (a value's frame,
+// which is then not copied out of it), or bytes of its own (a frame out of a
+// batch, or one made here). Moving it keeps a kept part's bytes where they
+// are: ZeroMQ allocates a large part's data apart from the message.
+class ReceivedBytes {
+ public:
+  ReceivedBytes() = default;
+  explicit ReceivedBytes(zmq::message_t&& part) : part_(std::move(part)), kept_(true) {}
+  explicit ReceivedBytes(std::vector<std::byte> own) : own_(std::move(own)) {}
+  std::span<const std::byte> bytes() const {
+    if (kept_) return {static_cast<const std::byte*>(part_.data()), part_.size()};
+    return own_;
+  }
+
+ private:
+  zmq::message_t part_;
+  std::vector<std::byte> own_;
+  bool kept_ = false;
+};
+
 }  // namespace redflow::net

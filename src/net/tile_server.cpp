@@ -105,9 +105,11 @@ std::shared_ptr<TileServer::Request> TileServer::submit(unsigned w, std::vector<
     }
     if (fetch_from >= 0 && (static_cast<unsigned>(fetch_from) >= workers_.size() || workers_[fetch_from].lost)) {
       // Its source is gone (declared lost after the engine chose it): what the worker would answer after a CANCEL.
+      std::vector<std::byte> answer;
       runtime::encode(Status::NotFound("peer fetch from tile " + std::to_string(options_.first_tile + static_cast<unsigned>(fetch_from)) +
                                        ": the driver declared the source lost"),
-                      r->reply);
+                      answer);
+      r->reply = ReceivedBytes(std::move(answer));
       r->done = true;
       return r;
     }
@@ -118,7 +120,7 @@ std::shared_ptr<TileServer::Request> TileServer::submit(unsigned w, std::vector<
   return r;
 }
 
-bool TileServer::call(unsigned w, std::vector<std::byte> frame, std::vector<std::byte>& reply) {
+bool TileServer::call(unsigned w, std::vector<std::byte> frame, ReceivedBytes& reply) {
   Ticket t = send(w, std::move(frame));
   return await(t, reply);
 }
@@ -129,7 +131,7 @@ TileServer::Ticket TileServer::send(unsigned w, std::vector<std::byte> frame) {
   return t;
 }
 
-bool TileServer::await(Ticket& ticket, std::vector<std::byte>& reply) {
+bool TileServer::await(Ticket& ticket, ReceivedBytes& reply) {
   std::shared_ptr<Request> r = std::move(ticket.request_);
   if (!r) return false;
   std::unique_lock<std::mutex> lock(mutex_);
@@ -182,6 +184,10 @@ void TileServer::cancel_fetches_from(unsigned source) {
 }
 
 void TileServer::send_to(const std::string& routing_id, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) {
+  if (body.size() > kMaxBatchedFrameBytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    counts_.copied_value_bytes += body.size();  // ZeroMQ copies what send_envelope() gives it
+  }
   sent_or_lost(routing_id, send_envelope(router_, kind, request, body, routing_id), body.size());
 }
 
@@ -259,7 +265,12 @@ void TileServer::send_queued() {
       continue;
     }
     flush(r->worker);  // what was queued before it goes before it
-    send_to(routes[r->worker], r->kind, r->id, r->frame);
+    if (envelope_has_body(r->kind)) {
+      // A value: ZeroMQ takes over the buffer it was encoded into.
+      send_owned(routes[r->worker], r->kind, r->id, std::move(r->frame));
+    } else {
+      send_to(routes[r->worker], r->kind, r->id, {});
+    }
     r->frame = {};
   }
   for (unsigned w = 0; w < batches.size(); ++w) flush(w);
@@ -294,7 +305,7 @@ void TileServer::receive_one() {
     std::lock_guard<std::mutex> lock(mutex_);
     counts_.bytes_received += bytes;
     if (Worker* w = find_worker(routing_id)) w->traffic.bytes_received += bytes;
-    on_message(routing_id, spans, address);
+    on_message(routing_id, spans, address, parts.size() == 3 ? &parts[2] : nullptr);
     answered.swap(answered_);
   }
   // After the lock: a runner woken under it would wake only to block on the

@@ -40,6 +40,7 @@
 #include "net/doorbell.hpp"
 #include "net/envelope.hpp"
 #include "net/security.hpp"
+#include "net/sockets.hpp"
 #include "net/worker_messages.hpp"
 #include "redflow/status.hpp"
 
@@ -68,6 +69,11 @@ struct TileServerCounts {
   std::uint64_t bytes_received = 0;
   std::uint64_t batched_requests = 0;  // REQUESTs sent in a batch (envelope.hpp)
   std::uint64_t batched_replies = 0;   // REPLYs received in a batch
+  // Bytes of values (frames too large to share a batch) copied between a
+  // buffer and a message on the driver's side. A value goes out in the
+  // buffer it was encoded into and is read where it arrived, so this stays
+  // 0; the tests hold it to that (docs/remote.md, "Transfers").
+  std::uint64_t copied_value_bytes = 0;
 };
 
 // One worker's traffic over the server's life (ExecutionStats' per-tile bytes).
@@ -96,7 +102,7 @@ class TileServer {
 
   // Sends `frame` to worker `w` and waits for its answer; false when the
   // worker is (or becomes) lost before it answers.
-  bool call(unsigned w, std::vector<std::byte> frame, std::vector<std::byte>& reply);
+  bool call(unsigned w, std::vector<std::byte> frame, ReceivedBytes& reply);
   // call() in two halves, so a caller can have several requests on the wire
   // at once (pipelined actors): send() queues `frame` and returns at once;
   // await() waits for that request's answer, with call()'s result. A worker
@@ -109,7 +115,7 @@ class TileServer {
     std::shared_ptr<Request> request_;
   };
   Ticket send(unsigned w, std::vector<std::byte> frame);
-  bool await(Ticket& ticket, std::vector<std::byte>& reply);
+  bool await(Ticket& ticket, ReceivedBytes& reply);
   // Whether await() would return at once, waiting at most `timeout_s` for it.
   bool answered_within(const Ticket& ticket, double timeout_s);
   // Nobody will await this request: its answer is dropped when it comes.
@@ -145,7 +151,7 @@ class TileServer {
     int fetch_from = -1;  // send_fetch(): the worker whose peer socket this asks
     bool done = false;
     bool lost = false;
-    std::vector<std::byte> reply;
+    ReceivedBytes reply;
     // Its own, so an answer wakes only the thread awaiting it (with several
     // requests in flight per worker, one shared condition woke every waiter on
     // every answer).
@@ -178,9 +184,11 @@ class TileServer {
 
   // What happens on each event (tile_server_events.cpp), I/O thread only, under mutex_.
   // `address`: the IP the message came from (ZeroMQ's Peer-Address; empty if unknown).
-  void on_message(const std::string& routing_id, std::span<const std::span<const std::byte>> parts, const std::string& address);
+  // `body_part`: the message part that holds the body (a REPLY's frame is kept in it, not copied).
+  void on_message(const std::string& routing_id, std::span<const std::span<const std::byte>> parts, const std::string& address,
+                  zmq::message_t* body_part);
   void on_hello(const std::string& routing_id, std::span<const std::byte> body, const std::string& address);
-  void on_reply(Worker& w, std::uint64_t request, std::span<const std::byte> body);
+  void on_reply(Worker& w, std::uint64_t request, std::span<const std::byte> body, zmq::message_t* whole = nullptr);
   void on_tick();
   void declare_lost(unsigned w, const std::string& why);
   void unreadable(unsigned w, const Status& why);

@@ -32,7 +32,8 @@ TileServer::Worker* TileServer::find_worker(const std::string& routing_id, unsig
   return nullptr;
 }
 
-void TileServer::on_message(const std::string& routing_id, std::span<const std::span<const std::byte>> parts, const std::string& address) {
+void TileServer::on_message(const std::string& routing_id, std::span<const std::span<const std::byte>> parts, const std::string& address,
+                            zmq::message_t* body_part) {
   Envelope e;
   NetError error;
   const Status read = decode_envelope(parts, e, error);
@@ -62,7 +63,7 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
     case EnvelopeKind::kHeartbeat: return;
     case EnvelopeKind::kReply:
       if (w != nullptr) {
-        on_reply(*w, e.request, e.body);
+        on_reply(*w, e.request, e.body, body_part);
         return;
       }
       break;
@@ -152,7 +153,7 @@ void TileServer::on_hello(const std::string& routing_id, std::span<const std::by
   notice_bodies_.push_back(std::move(answer));
 }
 
-void TileServer::on_reply(Worker& w, std::uint64_t request, std::span<const std::byte> body) {
+void TileServer::on_reply(Worker& w, std::uint64_t request, std::span<const std::byte> body, zmq::message_t* whole) {
   auto it = in_flight_.find(request);
   if (it == in_flight_.end() || &workers_[it->second->worker] != &w) {
     ++counts_.discarded_late;
@@ -162,7 +163,14 @@ void TileServer::on_reply(Worker& w, std::uint64_t request, std::span<const std:
   std::shared_ptr<Request> r = std::move(it->second);
   in_flight_.erase(it);
   if (!r->wants_reply) return;
-  r->reply.assign(body.begin(), body.end());
+  if (whole != nullptr) {
+    // A lone REPLY (a value, or a frame that came alone): kept in the
+    // message it came in; its decoder reads the value from there.
+    r->reply = ReceivedBytes(std::move(*whole));
+  } else {
+    if (body.size() > kMaxBatchedFrameBytes) counts_.copied_value_bytes += body.size();
+    r->reply = ReceivedBytes(std::vector<std::byte>(body.begin(), body.end()));
+  }
   r->done = true;
   answered_.push_back(std::move(r));  // woken by receive_one() once the lock is released
 }

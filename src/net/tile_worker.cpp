@@ -43,7 +43,7 @@ class Executor {
   struct Job {
     std::uint64_t id = 0;
     std::string route;
-    std::vector<std::byte> frame;
+    ReceivedBytes frame;  // a value's frame stays in the message it came in
     std::unique_ptr<PeerLinks::Fetched> fetched;
   };
   struct Reply {
@@ -89,7 +89,7 @@ class Executor {
       if (job.fetched) {
         service_.place(job.fetched->message, job.fetched->offset, job.fetched->piece(), reply.frame);
       } else {
-        service_.serve(job.frame, &registry_, reply.frame);
+        service_.serve(job.frame.bytes(), &registry_, reply.frame);
       }
       if (job.id == kOwnJob && job.route.empty()) reply.frame.clear();
       job = Job{};  // a fetched value's message goes now, not when the next job comes
@@ -163,8 +163,8 @@ bool slots_of(std::span<const std::byte> frame, std::vector<runtime::SlotId>& sl
 class FrameGate {
  public:
   FrameGate(PeerLinks& links, zmq::socket_t& driver) : links_(links), driver_(driver) {}
-  void take(Executor& executor, std::uint64_t id, std::span<const std::byte> frame) {
-    held_.push_back(Held{id, std::vector<std::byte>(frame.begin(), frame.end())});
+  void take(Executor& executor, std::uint64_t id, ReceivedBytes frame) {
+    held_.push_back(Held{id, std::move(frame)});
     release(executor);
   }
   // The pieces and failures of fetches that came: placed in order, answered.
@@ -189,9 +189,9 @@ class FrameGate {
   // in its place in the order.
   void cancel(Executor& executor, std::uint64_t request) {
     for (Held& h : held_) {
-      if (h.id != request || !runtime::frame_is(h.frame, runtime::WireKind::kPeerDataNode)) continue;
+      if (h.id != request || !runtime::frame_is(h.frame.bytes(), runtime::WireKind::kPeerDataNode)) continue;
       runtime::DecodedFrame decoded;
-      if (!runtime::decode(h.frame, decoded).ok()) return;  // answered with the decoder's error when its turn comes
+      if (!runtime::decode(h.frame.bytes(), decoded).ok()) return;  // answered with the decoder's error when its turn comes
       std::vector<std::byte> answer;
       runtime::encode(Status::NotFound("peer fetch of data node " + std::to_string(decoded.data_node.tag.data) +
                                        ": the driver declared the source lost"),
@@ -209,14 +209,14 @@ class FrameGate {
  private:
   struct Held {
     std::uint64_t id;
-    std::vector<std::byte> frame;
+    ReceivedBytes frame;
     bool known = false, decoded = false;  // slots_of, asked the first time a fetch is under way
     std::vector<runtime::SlotId> slots{};
   };
-  static std::vector<std::byte> clear_frame(runtime::SlotId slot) {
+  static ReceivedBytes clear_frame(runtime::SlotId slot) {
     std::vector<std::byte> frame;
     runtime::encode(runtime::ClearSlotMessage{slot}, frame);
-    return frame;
+    return ReceivedBytes(std::move(frame));
   }
   void fail(Executor& executor, const PeerLinks::Fetched& failed) {
     executor.submit(Executor::Job{Executor::kOwnJob, {}, clear_frame(failed.message.slot), nullptr});
@@ -235,7 +235,7 @@ class FrameGate {
     for (auto it = held_.begin(); it != held_.end();) {
       if (!blocked.empty()) {
         // Decoded only while something is under way: without fetches every frame goes as it comes.
-        if (!it->decoded) it->known = slots_of(it->frame, it->slots), it->decoded = true;
+        if (!it->decoded) it->known = slots_of(it->frame.bytes(), it->slots), it->decoded = true;
         if (!it->known) break;
         if (touches(it->slots, blocked)) {
           blocked.insert(blocked.end(), it->slots.begin(), it->slots.end());
@@ -245,9 +245,9 @@ class FrameGate {
       }
       Held h = std::move(*it);
       it = held_.erase(it);
-      if (!runtime::frame_is(h.frame, runtime::WireKind::kPeerDataNode)) {
+      if (!runtime::frame_is(h.frame.bytes(), runtime::WireKind::kPeerDataNode)) {
         executor.submit(Executor::Job{h.id, {}, std::move(h.frame), nullptr});
-      } else if (runtime::SlotId slot; fetch(links_, h.id, h.frame, driver_, slot)) {
+      } else if (runtime::SlotId slot; fetch(links_, h.id, h.frame.bytes(), driver_, slot)) {
         fetching_.push_back(slot);
         blocked.push_back(slot);
       }
@@ -264,13 +264,13 @@ class FrameGate {
 // other as one batch (envelope.hpp) and a value alone, in order; to a peer
 // over the peer socket.
 void send_replies(zmq::socket_t& driver, PeerLinks& links, std::deque<Executor::Reply> replies) {
-  std::vector<const Executor::Reply*> batch;
+  std::vector<Executor::Reply*> batch;
   auto flush = [&] {
     if (batch.size() == 1) {
       send_envelope(driver, EnvelopeKind::kReply, batch[0]->id, batch[0]->frame);
     } else if (batch.size() > 1) {
       BatchWriter writer;
-      for (const Executor::Reply* r : batch) writer.add(r->id, r->frame);
+      for (Executor::Reply* r : batch) writer.add(r->id, r->frame);
       const std::size_t entries = writer.entries();  // before take() empties it
       send_envelope_owned(driver, EnvelopeKind::kReplies, entries, writer.take());
     }
@@ -285,7 +285,9 @@ void send_replies(zmq::socket_t& driver, PeerLinks& links, std::deque<Executor::
       if (batch.size() == kMaxBatchEntries) flush();
     } else {
       flush();
-      send_envelope(driver, EnvelopeKind::kReply, reply.id, reply.frame);
+      // A value read out of a slot: ZeroMQ takes the frame over, so its bytes
+      // are copied once on this side (out of the slot into the frame).
+      send_envelope_owned(driver, EnvelopeKind::kReply, reply.id, std::move(reply.frame));
     }
   }
   flush();
@@ -331,12 +333,12 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
   std::vector<zmq::pollitem_t> items;
   std::vector<BatchEntry> batch;
   FrameGate gate(links, socket);  // a kPeerDataNode is fetched by the transport, never seen by the tile
-  auto take_request = [&](std::uint64_t id, std::span<const std::byte> frame) {
+  auto take_request = [&](std::uint64_t id, ReceivedBytes frame) {
     if (!executor) {
       // The driver sends WELCOME before any REQUEST; one before it is a driver's bug.
       spdlog::warn("tile worker: dropped REQUEST {} that came before the WELCOME", id);
     } else {
-      gate.take(*executor, id, frame);
+      gate.take(*executor, id, std::move(frame));
     }
   };
   for (;;) {
@@ -380,10 +382,15 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
           REDFLOW_RETURN_IF_ERROR(decode(e.body, refused));
           return Status::InvalidArgument("the driver at " + options.connect + " refused this worker: " + refused.reason);
         }
-        case EnvelopeKind::kRequest: take_request(e.request, e.body); break;
+        case EnvelopeKind::kRequest:
+          // The frame stays in the message it came in (a value is then copied
+          // once on this side, into its slot); `e` is not read after this.
+          take_request(e.request, ReceivedBytes(std::move(parts[1])));
+          break;
         case EnvelopeKind::kRequests:
           if (Status s = decode_batch(e, batch, error); !s.ok()) return refuse_and_leave(socket, options.connect, s);
-          for (const BatchEntry& request : batch) take_request(request.request, request.frame);
+          for (const BatchEntry& request : batch)
+            take_request(request.request, ReceivedBytes(std::vector<std::byte>(request.frame.begin(), request.frame.end())));
           break;
         case EnvelopeKind::kBye:
           // What is due goes out first, as at the top of the loop: a worker
@@ -401,7 +408,7 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
     }
     if (executor) {
       PeerLinks::Request read;
-      while (links.take_request(read)) executor->submit(Executor::Job{read.id, std::move(read.route), std::move(read.frame), nullptr});
+      while (links.take_request(read)) executor->submit(Executor::Job{read.id, std::move(read.route), ReceivedBytes(std::move(read.frame)), nullptr});
       gate.take_fetched(*executor);
       send_replies(socket, links, executor->take_replies());
     }

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -235,6 +236,9 @@ struct DecodedFrame {
 
   // storage
   std::vector<std::byte> bytes;
+  // What borrowed spans point into, when the caller hands it over rather
+  // than keep it (a remote tile's reply: the message a value came in).
+  std::shared_ptr<const void> borrowed_from;
   std::vector<SlotId> slots;
   std::vector<std::string> strings;
   std::vector<ActorTableEntry> entries;
