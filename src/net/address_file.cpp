@@ -24,7 +24,6 @@ constexpr std::string_view kAddressFileMagic = "redflow-address-file 1";
 constexpr auto kPoll = std::chrono::milliseconds(20);
 constexpr auto kTornGrace = std::chrono::seconds(1);
 
-
 // Field 22 of /proc/PID/stat (clock ticks after boot), or 0 when unknown.
 std::uint64_t start_ticks_of(long pid) {
   std::ifstream in(fmt::format("/proc/{}/stat", pid));

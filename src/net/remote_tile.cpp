@@ -37,7 +37,7 @@ Status RemoteTile::receive(TileServer::Ticket& ticket, DecodedFrame& out) {
     return decode(lost, out);
   }
   Status s;
-  if (reply.bytes().size() > kMaxBatchedFrameBytes) {
+  if (!BatchWriter::fits(reply.bytes())) {
     // A value read back: decoded where it arrived, and copied from there
     // once, into main memory (slot_data_of), not first out of the message.
     auto kept = std::make_shared<ReceivedBytes>(std::move(reply));

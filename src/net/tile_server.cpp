@@ -184,7 +184,7 @@ void TileServer::cancel_fetches_from(unsigned source) {
 }
 
 void TileServer::send_to(const std::string& routing_id, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) {
-  if (body.size() > kMaxBatchedFrameBytes) {
+  if (kind == EnvelopeKind::kRequest && !BatchWriter::fits(body)) {
     std::lock_guard<std::mutex> lock(mutex_);
     counts_.copied_value_bytes += body.size();  // ZeroMQ copies what send_envelope() gives it
   }

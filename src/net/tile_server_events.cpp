@@ -168,7 +168,7 @@ void TileServer::on_reply(Worker& w, std::uint64_t request, std::span<const std:
     // message it came in; its decoder reads the value from there.
     r->reply = ReceivedBytes(std::move(*whole));
   } else {
-    if (body.size() > kMaxBatchedFrameBytes) counts_.copied_value_bytes += body.size();
+    if (!BatchWriter::fits(body)) counts_.copied_value_bytes += body.size();
     r->reply = ReceivedBytes(std::vector<std::byte>(body.begin(), body.end()));
   }
   r->done = true;

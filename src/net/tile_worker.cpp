@@ -264,13 +264,13 @@ class FrameGate {
 // other as one batch (envelope.hpp) and a value alone, in order; to a peer
 // over the peer socket.
 void send_replies(zmq::socket_t& driver, PeerLinks& links, std::deque<Executor::Reply> replies) {
-  std::vector<Executor::Reply*> batch;
+  std::vector<const Executor::Reply*> batch;
   auto flush = [&] {
     if (batch.size() == 1) {
       send_envelope(driver, EnvelopeKind::kReply, batch[0]->id, batch[0]->frame);
     } else if (batch.size() > 1) {
       BatchWriter writer;
-      for (Executor::Reply* r : batch) writer.add(r->id, r->frame);
+      for (const Executor::Reply* r : batch) writer.add(r->id, r->frame);
       const std::size_t entries = writer.entries();  // before take() empties it
       send_envelope_owned(driver, EnvelopeKind::kReplies, entries, writer.take());
     }

@@ -17,7 +17,7 @@ namespace {
 constexpr std::size_t kWords = kChaToken / 8;
 constexpr int kMaxWays = 64;               // branches, stages
 constexpr std::uint64_t kMaxWork = 1000000000;  // rounds per token
-constexpr std::size_t kBlockBurst = 64;         // blocks the source writes per firing
+constexpr std::size_t kBlockBurst = 64;    // blocks the source writes per firing
 
 using Block = std::array<std::uint64_t, kWords>;
 static_assert(sizeof(Block) == kChaToken);
