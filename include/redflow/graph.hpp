@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "redflow/attributes.hpp"
+#include "redflow/small_vector.hpp"
 #include "redflow/status.hpp"
 
 namespace redflow {
@@ -48,9 +50,9 @@ struct DataNode {
   ElementType type = ElementType::kNone;  // optional; bytes must be a whole number of elements
   std::string file;                  // constant: path as written (relative to Graph::base_dir)
   std::vector<std::byte> contents;   // constant: its bytes, once loaded
-  std::vector<ActorId> producers;    // valid graphs: none (input/constant) or exactly one
-  std::vector<Consumer> consumers;   // one entry per edge, so a node read twice appears twice
-  std::map<std::string, std::string> extra;  // DOT attributes redflow does not interpret, kept for round trips
+  SmallVector<ActorId> producers;    // valid graphs: none (input/constant) or exactly one
+  SmallVector<Consumer> consumers;   // one entry per edge, so a node read twice appears twice
+  Attributes extra;                  // DOT attributes redflow does not interpret, kept for round trips
 };
 
 struct ActorNode {
@@ -58,10 +60,10 @@ struct ActorNode {
   std::string function;              // name in the Registry
   std::string args;                  // handed to the function verbatim
   double work = 0;                   // cost hint (operations); 0 = estimate from bytes touched
-  std::vector<DataId> inputs;        // index = port
-  std::vector<DataId> outputs;       // valid graphs: exactly one
+  SmallVector<DataId> inputs;        // index = port
+  SmallVector<DataId> outputs;       // valid graphs: exactly one
   std::optional<Redundancy> redundancy;  // overrides the graph's configuration for this actor
-  std::map<std::string, std::string> extra;
+  Attributes extra;
 };
 
 class Graph;

@@ -278,7 +278,7 @@ Status DotReader::read_data_node(Agnode_t* n, const std::string& kind_text) {
     return node_error(node.name, fmt::format("{}= is an actor attribute, but this is a data node (kind={})",
                                              misplaced, kind_text));
   }
-  REDFLOW_RETURN_IF_ERROR(check_node_attributes(where_, node.name, node.extra, kDataAttrs));
+  REDFLOW_RETURN_IF_ERROR(check_node_attributes(where_, node.name, node.extra.map(), kDataAttrs));
   if (node.kind == DataKind::kConstant) REDFLOW_RETURN_IF_ERROR(load_constant(node));
   std::string name = node.name;  // add_data() takes the node
   data_ids_.emplace(std::move(name), graph_.add_data(std::move(node)));
@@ -336,7 +336,7 @@ Status DotReader::read_actor_node(Agnode_t* n) {
     return node_error(node.name, fmt::format("{}= is a data node attribute, but this is an actor (actor=\"{}\")",
                                              misplaced, node.function));
   }
-  REDFLOW_RETURN_IF_ERROR(check_node_attributes(where_, node.name, node.extra, kActorAttrs));
+  REDFLOW_RETURN_IF_ERROR(check_node_attributes(where_, node.name, node.extra.map(), kActorAttrs));
   actor_index_.emplace(node.name, actors_.size());
   actors_.push_back(std::move(node));
   ports_.emplace_back();

@@ -55,7 +55,7 @@ std::string dot_text(const Graph& g, const std::map<DataId, std::string>& files)
     const std::string& path = file != files.end() ? file->second : n.file;
     if (!path.empty()) out += ", file=" + quote(path);
     if (n.type != ElementType::kNone) out += ", type=" + std::string(to_string(n.type));
-    append_extra(out, n.extra);
+    append_extra(out, n.extra.map());
     out += "];\n";
   }
   for (const ActorNode& a : g.actors()) {
@@ -63,7 +63,7 @@ std::string dot_text(const Graph& g, const std::map<DataId, std::string>& files)
     if (!a.args.empty()) out += ", args=" + quote(a.args);
     if (a.work != 0) out += ", work=" + quote(format_double(a.work));
     if (a.redundancy) out += ", redundancy=" + quote(to_string(*a.redundancy));
-    append_extra(out, a.extra);
+    append_extra(out, a.extra.map());
     out += "];\n";
   }
   for (const ActorNode& a : g.actors()) {

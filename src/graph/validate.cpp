@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string_view>
 #include <limits>
 #include <map>
@@ -18,7 +19,7 @@
 namespace redflow {
 namespace {
 
-std::string join_actor_names(const Graph& g, const std::vector<ActorId>& ids) {
+std::string join_actor_names(const Graph& g, std::span<const ActorId> ids) {
   std::string out;
   for (ActorId a : ids) out += (out.empty() ? "'" : ", '") + g.actor(a).name + "'";
   return out;

@@ -224,12 +224,15 @@ Status Engine::configure_tiles(const Plan& plan, const ExecutionRequest& request
 Status Engine::configure_tile(unsigned t, const Plan& plan, const ExecutionRequest& request) {
   if (tile_table_[t] != plan.id) {
     if (plan.registry == nullptr) return Status::Internal("internal error: a plan without its registry");
-    std::vector<ActorTableEntry> table(plan.actors.size());  // once per plan and tile
-    for (ActorId a = 0; a < plan.actors.size(); ++a) {
-      const PlanActor& pa = plan.actors[a];
-      table[a] = ActorTableEntry{pa.name, plan.graph->actor(a).function, pa.args, pa.runs};
+    if (actor_table_plan_ != plan.id) {  // once per plan, for every tile
+      actor_table_.resize(plan.actors.size());
+      for (ActorId a = 0; a < plan.actors.size(); ++a) {
+        const PlanActor& pa = plan.actors[a];
+        actor_table_[a] = ActorTableEntry{pa.name, plan.graph->actor(a).function, pa.args, pa.runs};
+      }
+      actor_table_plan_ = plan.id;
     }
-    const Status s = tiles_[t]->load_actors(ActorTableMessage{static_cast<std::uint32_t>(plan.id), table}, *plan.registry);
+    const Status s = tiles_[t]->load_actors(ActorTableMessage{static_cast<std::uint32_t>(plan.id), actor_table_}, *plan.registry);
     tile_table_[t] = s.ok() ? plan.id : 0;
     if (!s.ok() && !tiles_[t]->lost()) return s;
     // Nothing in its slots belongs to this graph: the directory of the graph

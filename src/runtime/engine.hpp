@@ -223,6 +223,10 @@ class Engine {
   std::vector<std::unique_ptr<Tile>> tiles_;
   std::vector<Tile*> tile_ptrs_;                     // the tiles' peers (a transfer's source)
   std::vector<std::uint64_t> tile_table_;            // per tile: Plan::id of the actor table it holds (0: none)
+  // The actor table of plan `actor_table_plan_`, built once for all tiles and
+  // kept: a local tile reads names and arguments from it until the next table.
+  std::vector<ActorTableEntry> actor_table_;
+  std::uint64_t actor_table_plan_ = 0;
   std::vector<FaultConfigMessage> tile_faults_;      // per tile: the fault configuration it was sent
   std::unique_ptr<std::atomic<bool>[]> lost_;        // per tile, for the runtime's life
   std::unique_ptr<std::atomic<bool>[]> absent_;      // per tile: a place kept for a join, no worker in it yet

@@ -164,7 +164,8 @@ LocalTile::LocalTile(unsigned slots, std::size_t slot_bytes, unsigned cores, uns
 LocalTile::~LocalTile() = default;
 
 Status LocalTile::load_actors(const ActorTableMessage& table, const Registry& registry) {
-  table_.resize(table.actors.size());
+  table_ = {};
+  functions_.resize(table.actors.size());
   std::string_view last_function;
   const ActorFunction* last = nullptr;
   for (std::size_t a = 0; a < table.actors.size(); ++a) {
@@ -172,15 +173,16 @@ Status LocalTile::load_actors(const ActorTableMessage& table, const Registry& re
     if (last == nullptr || e.function != last_function) {  // graphs use few functions: skip the lookup for a run of one
       const ActorSpec* spec = registry.find(e.function);
       if (spec == nullptr) {
-        table_.clear();
+        functions_.clear();
         return Status::NotFound("actor '" + std::string(e.name) + "': function '" + std::string(e.function) + "' is not in tile " +
                                 std::to_string(index_) + "'s registry");
       }
       last = &spec->function;
       last_function = e.function;
     }
-    table_[a] = TableEntry{last, e.name, e.args, std::clamp<unsigned>(e.runs, 1, 3)};  // sums[3] in actor()
+    functions_[a] = last;
   }
+  table_ = table.actors;
   return Status::Ok();
 }
 
@@ -285,8 +287,8 @@ bool LocalTile::run_once(const ActorMessage& m, const TableEntry& e, SlotId slot
   std::span<std::byte> out{slots_[slot].memory, m.output_bytes};
   const ActorClock& clock = ActorClock::get();
   const std::uint64_t t0 = clock.now();
-  ActorContext ctx(e.name, e.args, input_spans_, out, loop_.get());
-  invoke_actor(*e.function, ctx);
+  ActorContext ctx(e.entry.name, e.entry.args, input_spans_, out, loop_.get());
+  invoke_actor(e.function, ctx);
   double seconds = clock.seconds(t0, clock.now());
   ++done.executions;
   if (ctx.failure()) {
@@ -364,7 +366,7 @@ Completion LocalTile::actor(const ActorMessage& m) {
     done.error = "actor message names actor " + std::to_string(m.actor) + " of a table of " + std::to_string(table_.size());
     return done;
   }
-  const TableEntry& e = table_[m.actor];
+  const TableEntry e{table_[m.actor], *functions_[m.actor], std::clamp<unsigned>(table_[m.actor].runs, 1, 3)};  // sums[3] below
   const unsigned runs = e.runs;
   auto bad_slot = [&](SlotId slot) { return slot >= slots_.size() || m.output_bytes > slot_bytes_; };
   if (bad_slot(m.output_slot) || m.extra_output_slots.size() + 1 < runs) {

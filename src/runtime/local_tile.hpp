@@ -94,10 +94,12 @@ class LocalTile final : public Tile {
     std::byte* memory = nullptr;
   };
 
+  // An actor of the loaded table as this tile runs it: the table's entry
+  // (the sender keeps it until the next table) and its function, resolved here.
   struct TableEntry {
-    const ActorFunction* function = nullptr;
-    std::string_view name, args;
-    unsigned runs = 1;
+    const ActorTableEntry& entry;
+    const ActorFunction& function;
+    unsigned runs;
   };
 
   // Makes `slot` hold the value `tag` (its bytes are in place).
@@ -118,7 +120,11 @@ class LocalTile final : public Tile {
   std::vector<Slot> slots_;
   std::vector<std::span<const std::byte>> input_spans_;  // grows to the widest actor once, then reused
   std::unique_ptr<TileLoop> loop_;
-  std::vector<TableEntry> table_;
+  // The actor table (the sender keeps it valid until the next load_actors)
+  // and each actor's function resolved in this tile's registry: 8 bytes an
+  // actor here, where a copy of names and arguments per tile cost 48.
+  std::span<const ActorTableEntry> table_;
+  std::vector<const ActorFunction*> functions_;
   std::span<Tile* const> peers_;
   std::unique_ptr<fault::FaultInjector> faults_;  // null: no injection here
   std::uint64_t crash_after_ = kNeverCrash;        // actor messages answered before the tile dies

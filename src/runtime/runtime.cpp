@@ -148,7 +148,7 @@ Status build_variant(Variant& v, const Graph& graph, const Registry& registry, R
   for (ActorId a = 0; a < g.actors().size(); ++a) {
     const runtime::PlanActor& pa = v.plan.actors[a];
     if (pa.runs <= 1) continue;
-    std::vector<DataId> distinct = g.actor(a).inputs;
+    std::vector<DataId> distinct = g.actor(a).inputs.to_vector();
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     if (distinct.size() + pa.runs > m.slots)

@@ -49,7 +49,9 @@ class Tile {
   // Once per loaded graph (and again when another graph runs): the actor
   // table, resolved in `registry`, the Registry of the process the tile runs
   // in (an in-process tile shares the loader's; a worker process has its own
-  // and ignores this one). Then the fault injection this tile applies.
+  // and ignores this one). The sender keeps the table's entries and the
+  // strings they view valid until its next load_actors to this tile, so a
+  // tile may keep views into them. Then the fault injection this tile applies.
   virtual Status load_actors(const ActorTableMessage& table, const Registry& registry) = 0;
   virtual Status configure_faults(const FaultConfigMessage& faults) = 0;
 

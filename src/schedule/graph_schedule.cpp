@@ -41,7 +41,7 @@ std::string driver_reason(const Graph& g, ActorId actor, const MachineModel& m, 
   // Counted only when the ports alone could be too many (load asks this of
   // every actor, several times).
   if (a.inputs.size() + 1 > m.slots) {
-    std::vector<DataId> distinct = a.inputs;
+    std::vector<DataId> distinct = a.inputs.to_vector();
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     if (distinct.size() + 1 > m.slots)
