@@ -93,6 +93,58 @@ TEST(HeftTies, ZeroCostGraphRunsAPathAtATimeOnItsProducersTile) {
   EXPECT_EQ(s.makespan, 0);
 }
 
+// A side x side wavefront of 4-byte nodes (the overhead benchmark's shape):
+// cell (i, j) reads (i-1, j) and (i, j-1). Actor ids are row-major.
+Graph wavefront(std::size_t side) {
+  Graph g;
+  const DataId x = g.input("X", 4);
+  std::vector<DataId> out(side * side);
+  for (std::size_t i = 0; i < side; ++i)
+    for (std::size_t j = 0; j < side; ++j) {
+      const std::string cell = std::to_string(i) + "_" + std::to_string(j);
+      out[i * side + j] = i + 1 == side && j + 1 == side ? g.output("Y", 4) : g.inner("w" + cell, 4);
+      std::vector<DataId> in;
+      if (i > 0) in.push_back(out[(i - 1) * side + j]);
+      if (j > 0) in.push_back(out[i * side + j - 1]);
+      if (in.empty()) in.push_back(x);
+      g.actor("a" + cell, "f", in, out[i * side + j]);
+    }
+  return g;
+}
+
+TEST(HeftTies, ATileThatSharesNoEdgeRunsDepthFirstNotByAntiDiagonal) {
+  constexpr std::size_t kSide = 8;
+  const Graph g = wavefront(kSide);
+  MachineModel m;
+  m.tiles = 2;
+  const Schedule s = heft_schedule(g, m, noop_registry());
+  // Bytes make every actor cost a little, so ranks fall diagonal by
+  // diagonal and start times are all distinct; the latency keeps it all on
+  // one tile. That tile shares no edge, so it runs row after row.
+  const int tile = s.actors[0].tile;
+  ASSERT_NE(tile, kDriverTile);
+  for (const ScheduledActor& a : s.actors) ASSERT_EQ(a.tile, tile) << "actor " << a.actor;
+  std::vector<ActorId> rows(kSide * kSide);
+  for (ActorId a = 0; a < rows.size(); ++a) rows[a] = a;
+  EXPECT_EQ(s.tile_order[static_cast<std::size_t>(tile)], rows);
+  // Its estimated times are HEFT's still: by start, (1, 0) runs before (0, 2).
+  EXPECT_LT(s.actors[kSide].start, s.actors[2].start);
+}
+
+TEST(HeftTies, TilesThatShareEdgesKeepTheStartOrder) {
+  // With no latency HEFT spreads the wavefront over both tiles; each order
+  // then stays sorted by estimated start.
+  const Graph g = wavefront(8);
+  MachineModel m;
+  m.tiles = 2;
+  m.transfer_latency_s = 0;
+  const Schedule s = heft_schedule(g, m, noop_registry());
+  ASSERT_FALSE(s.tile_order[0].empty());
+  ASSERT_FALSE(s.tile_order[1].empty());
+  for (const auto& order : s.tile_order)
+    for (std::size_t k = 1; k < order.size(); ++k) EXPECT_LE(s.actors[order[k - 1]].start, s.actors[order[k]].start);
+}
+
 TEST(HeftLatency, ATransferBetweenTilesCostsTheLatencyEvenWithoutBytes) {
   // a and b (1 ms each) run in parallel on two tiles; c reads both, so one
   // of its inputs crosses tiles: it starts at 1 ms + the latency.

@@ -102,10 +102,13 @@ schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const 
 // HEFT schedule of a structurally valid graph. The driver appears as
 // kDriverTile. Each tile_order (and driver_order) is sorted by (start, finish,
 // HEFT list position); sorting all actors that way gives a topological order,
-// so tiles that run their order and wait for inputs cannot deadlock.
+// so tiles that run their order and wait for inputs cannot deadlock. A tile
+// that shares no edge with another processor is sorted by the depth-first
+// topological order instead (same estimated finish; better locality).
 Schedule heft_schedule(const Graph& g, const MachineModel& m, const Registry& reg);
-// The Schedule of a HEFT result over n actors on `tiles` compute tiles (the
-// processor `tiles` is the driver), tile orders sorted as heft_schedule() says.
-Schedule schedule_of(const schedule::HeftResult& r, std::size_t n, unsigned tiles);
+// The Schedule of a HEFT result for problem `p` over n actors on `tiles`
+// compute tiles (the processor `tiles` is the driver), tile orders sorted as
+// heft_schedule() says.
+Schedule schedule_of(const schedule::HeftProblem& p, const schedule::HeftResult& r, std::size_t n, unsigned tiles);
 
 }  // namespace redflow
