@@ -224,14 +224,7 @@ Status Engine::configure_tiles(const Plan& plan, const ExecutionRequest& request
 Status Engine::configure_tile(unsigned t, const Plan& plan, const ExecutionRequest& request) {
   if (tile_table_[t] != plan.id) {
     if (plan.registry == nullptr) return Status::Internal("internal error: a plan without its registry");
-    if (actor_table_plan_ != plan.id) {  // once per plan, for every tile
-      actor_table_.resize(plan.actors.size());
-      for (ActorId a = 0; a < plan.actors.size(); ++a) {
-        const PlanActor& pa = plan.actors[a];
-        actor_table_[a] = ActorTableEntry{pa.name, plan.graph->actor(a).function, pa.args, pa.runs};
-      }
-      actor_table_plan_ = plan.id;
-    }
+    if (actor_table_plan_ != plan.id) return Status::Internal("internal error: the actor table was not built for this plan");
     const Status s = tiles_[t]->load_actors(ActorTableMessage{static_cast<std::uint32_t>(plan.id), actor_table_}, *plan.registry);
     tile_table_[t] = s.ok() ? plan.id : 0;
     if (!s.ok() && !tiles_[t]->lost()) return s;
@@ -257,9 +250,23 @@ Status Engine::configure_tile(unsigned t, const Plan& plan, const ExecutionReque
   return Status::Ok();
 }
 
+// Once per plan, for every tile, before any runner starts: runners that
+// admit a joining worker mid-run (configure_tile) only read it, and local
+// tiles keep views of it until the next plan's.
+void Engine::build_actor_table(const Plan& plan) {
+  if (actor_table_plan_ == plan.id) return;
+  actor_table_.resize(plan.actors.size());
+  for (ActorId a = 0; a < plan.actors.size(); ++a) {
+    const PlanActor& pa = plan.actors[a];
+    actor_table_[a] = ActorTableEntry{pa.name, plan.graph->actor(a).function, pa.args, pa.runs};
+  }
+  actor_table_plan_ = plan.id;
+}
+
 Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionRequest& request,
                        std::span<const std::span<const std::byte>> input_homes, std::span<std::byte* const> output_to,
                        ExecutionStats& stats) {
+  build_actor_table(plan);
   std::uint32_t joined_before = 0;  // workers that came since the last execution
   for (unsigned t = 0; t < tiles(); ++t) joined_before += join_pending(t) && admit_joined(t, plan, request, nullptr);
   REDFLOW_RETURN_IF_ERROR(configure_tiles(plan, request));

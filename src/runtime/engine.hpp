@@ -165,6 +165,7 @@ class Engine {
   // Sends each tile the plan's actor table and this execution's fault configuration when they changed.
   Status configure_tiles(const Plan& plan, const ExecutionRequest& request);
   Status configure_tile(unsigned t, const Plan& plan, const ExecutionRequest& request);
+  void build_actor_table(const Plan& plan);
   bool ensure_home(Job& job, DataId d);
   bool home_valid(const Job& job, DataId d, std::uint32_t round) const;
   void fail(Job& job, std::string message, Status::Code code = Status::Code::kInternal);
@@ -223,8 +224,9 @@ class Engine {
   std::vector<std::unique_ptr<Tile>> tiles_;
   std::vector<Tile*> tile_ptrs_;                     // the tiles' peers (a transfer's source)
   std::vector<std::uint64_t> tile_table_;            // per tile: Plan::id of the actor table it holds (0: none)
-  // The actor table of plan `actor_table_plan_`, built once for all tiles and
-  // kept: a local tile reads names and arguments from it until the next table.
+  // The actor table of plan `actor_table_plan_`, built once for all tiles at
+  // the start of an execution (build_actor_table) and kept: a local tile
+  // reads names and arguments from it until the next table.
   std::vector<ActorTableEntry> actor_table_;
   std::uint64_t actor_table_plan_ = 0;
   std::vector<FaultConfigMessage> tile_faults_;      // per tile: the fault configuration it was sent
