@@ -236,12 +236,12 @@ ms='def ms: (. * 1000) | if . < 10 then (. * 100 | round / 100) elif . < 100 the
   echo
   echo "### Load time and memory"
   echo
-  echo "A chain of N empty actors with 0-byte data nodes, steal scheduler, 2 tiles (bench/load.sh). Lazy: only the runtime's configuration at load (the default); eager: all five (--eager-schedules, as the paper). Peak = the process's VmHWM after load and one execution, graph included; load = what load() added to the resident memory after the graph was built."
+  echo "A chain of N empty actors with 0-byte data nodes, steal scheduler, 2 tiles (bench/load.sh). Lazy: only the runtime's configuration at load (the default); eager: all five (--eager-schedules, as the paper). Peak = the process's VmHWM after load and one execution, graph included; load = what load() added to the resident memory after the graph was built. \"malloc huge pages\": run with GLIBC_TUNABLES=glibc.malloc.hugetlb=1."
   echo
   echo "| actors | configurations at load | build graph s | load s | load CPU s | execute s | peak RSS MB | peak B/actor | load B/actor |"
   echo "|-------:|------------------------|--------------:|-------:|-----------:|----------:|------------:|-------------:|-------------:|"
   if [ -f "$data/load.jsonl" ]; then
-    jq -r '"| \(.actors) | \(if .eager then "all five (eager)" else "the runtime'"'"'s (lazy)" end) | \(.build_s*100|round/100) | \(.load_s*100|round/100) | \(.load_cpu_s*100|round/100) | \(.execute_s*1000|round/1000) | \(.peak_rss_bytes/1e6|round) | \(.peak_rss_per_actor|round) | \(.load_rss_per_actor|round) |"' "$data/load.jsonl"
+    jq -r '"| \(.actors) | \(if .eager then "all five (eager)" else "the runtime'"'"'s (lazy)" end)\(if .malloc_hugetlb then ", malloc huge pages" else "" end) | \(.build_s*100|round/100) | \(.load_s*100|round/100) | \(.load_cpu_s*100|round/100) | \(.execute_s*1000|round/1000) | \(.peak_rss_bytes/1e6|round) | \(.peak_rss_per_actor|round) | \(.load_rss_per_actor|round) |"' "$data/load.jsonl"
   fi
   echo
   echo "### Fig. 6: redundancy configurations normalised to none"

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -100,12 +101,16 @@ int main(int argc, char** argv) {
   }
   const std::size_t peak = proc_status_bytes("VmHWM");
   const double per = static_cast<double>(n);
+  // glibc's malloc asks for transparent huge pages when started so
+  // (GLIBC_TUNABLES=glibc.malloc.hugetlb=1; docs/performance.md): say which.
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  const bool hugetlb = tunables != nullptr && std::strstr(tunables, "glibc.malloc.hugetlb=1") != nullptr;
   std::printf("%s\n", fmt::format("{{\"actors\": {}, \"scheduler\": \"{}\", \"eager\": {}, \"build_s\": {:.4f}, \"load_s\": {:.4f}, \"load_cpu_s\": {:.4f}, "
                                   "\"execute_s\": {:.4f}, \"rss_start_bytes\": {}, \"rss_graph_bytes\": {}, \"rss_loaded_bytes\": {}, "
-                                  "\"peak_rss_bytes\": {}, \"peak_rss_per_actor\": {:.1f}, \"load_rss_per_actor\": {:.1f}}}",
+                                  "\"peak_rss_bytes\": {}, \"peak_rss_per_actor\": {:.1f}, \"load_rss_per_actor\": {:.1f}, \"malloc_hugetlb\": {}}}",
                                   n, to_string(o.scheduler), o.eager_schedules, build_s, load_s, load_cpu_s, execute_s, rss0, rss_graph,
                                   rss_loaded, peak, static_cast<double>(peak) / per,
-                                  static_cast<double>(rss_loaded - rss_graph) / per)
+                                  static_cast<double>(rss_loaded - rss_graph) / per, hugetlb)
                           .c_str());
   return 0;
 }
