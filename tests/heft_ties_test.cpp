@@ -208,19 +208,7 @@ namespace {
 // did not show it: at 60 x 60 1 us kept them on one tile too.)
 TEST(HeftLatency, DefaultKeepsAZeroCostWavefrontTogether) {
   constexpr std::size_t m = 316;
-  Graph g("wavefront");
-  const DataId x = g.input("X", 4);
-  std::vector<DataId> out(m * m);
-  for (std::size_t i = 0; i < m; ++i)
-    for (std::size_t j = 0; j < m; ++j) {
-      const std::string ij = std::to_string(i) + "_" + std::to_string(j);
-      out[i * m + j] = i + 1 == m && j + 1 == m ? g.output("Y", 4) : g.inner("w" + ij, 4);
-      std::vector<DataId> in;
-      if (i > 0) in.push_back(out[(i - 1) * m + j]);
-      if (j > 0) in.push_back(out[i * m + j - 1]);
-      if (in.empty()) in.push_back(x);
-      g.actor("a" + ij, "f", in, out[i * m + j]);
-    }
+  const Graph g = wavefront(m);
   auto crossing = [&](const Schedule& s) {
     std::size_t n = 0;
     for (std::size_t i = 0; i < m; ++i)
