@@ -28,7 +28,10 @@ struct GraphState {
   std::unique_ptr<std::atomic<std::uint32_t>[]> remaining;  // per data node: consumer edges not yet done
   std::unique_ptr<std::atomic<std::uint32_t>[]> home_state; // per data node: main memory's copy, (round << 2) | state
   std::unique_ptr<std::atomic<std::uint64_t>[]> location;   // per data node: the producer's (tile, slot)
-  std::vector<std::vector<std::byte>> home_buffer;          // main memory of inner and output nodes
+  // Main memory of the inner and output nodes that own their bytes (null:
+  // 0 bytes, a split's range, or placed inside a collect's output); sized as
+  // the node. 8 bytes a node where a std::vector cost 24.
+  std::vector<std::unique_ptr<std::byte[]>> home_buffer;
   std::vector<std::span<const std::byte>> home;             // per data node: its bytes in main memory
   // Per data node: where its producer writes it in main memory. A collect's
   // input points into the collect's output (zero-copy); a split's output has

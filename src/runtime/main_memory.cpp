@@ -93,9 +93,9 @@ void Engine::assign_main_memory(const Plan& plan, GraphState& s) {
       std::byte* outer = self(self, parent[d]);
       if (outer != nullptr) return base[d] = outer + offset[d];
     }
-    s.home_buffer[d].resize(pd.bytes);
+    if (pd.bytes > 0) s.home_buffer[d] = std::make_unique<std::byte[]>(pd.bytes);  // zeroed, as a vector's would be
     own[d] = true;
-    return base[d] = s.home_buffer[d].data();
+    return base[d] = s.home_buffer[d].get();
   };
   for (DataId d = 0; d < data; ++d) {
     s.home_write[d] = resolve(resolve, d);
@@ -125,12 +125,12 @@ void Engine::assign_main_memory(const Plan& plan, GraphState& s) {
 void Engine::place_outputs(GraphState& s, std::span<std::byte* const> output_to) {
   auto base_of = [&](DataId d) -> std::byte* {
     std::byte* to = output_to.empty() ? nullptr : output_to[d];
-    return to != nullptr ? to : s.home_buffer[d].data();
+    return to != nullptr ? to : s.home_buffer[d].get();
   };
   for (DataId d : s.outputs) {
-    if (s.home_buffer[d].empty()) continue;  // a split's range, or 0 bytes: nothing of its own
+    if (s.home_buffer[d] == nullptr) continue;  // a split's range, or 0 bytes: nothing of its own
     s.home_write[d] = base_of(d);
-    s.home[d] = {s.home_write[d], s.home_buffer[d].size()};
+    s.home[d] = {s.home_write[d], s.home[d].size()};  // an owning output's home always spans all its bytes
   }
   for (const GraphState::Nested& n : s.nested_in_output) {
     s.home_write[n.node] = base_of(n.root) + n.offset;
