@@ -1,5 +1,6 @@
 // SmallVector and Attributes: the compact members of a Graph's nodes keep
-// the values a std::vector and a std::map would, and the size they promise.
+// the values a std::vector and a std::map would, and the size they promise;
+// and what an actor node computes from them.
 #include <gtest/gtest.h>
 
 #include <span>
@@ -87,6 +88,14 @@ TEST(Attributes, ReadsLikeAMapAndAllocatesOnlyWhenSet) {
   Attributes from_map = Attributes::Map{{"k", "v"}};
   EXPECT_EQ(from_map.at("k"), "v");
   EXPECT_EQ(Attributes(Attributes::Map{}), Attributes());
+}
+
+TEST(ActorNode, DistinctInputsCountsANodeReadOnSeveralPortsOnce) {
+  ActorNode a;
+  EXPECT_EQ(a.distinct_inputs(), 0u);
+  a.inputs = {4, 2, 4, 7, 2, 4};
+  EXPECT_EQ(a.distinct_inputs(), 3u);
+  EXPECT_EQ(a.inputs.to_vector(), (std::vector<DataId>{4, 2, 4, 7, 2, 4})) << "counting reordered the ports";
 }
 
 }  // namespace

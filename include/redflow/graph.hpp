@@ -64,6 +64,10 @@ struct ActorNode {
   SmallVector<DataId> outputs;       // valid graphs: exactly one
   std::optional<Redundancy> redundancy;  // overrides the graph's configuration for this actor
   Attributes extra;
+
+  // Data nodes it reads, a node read on several ports counted once: the
+  // slots its inputs take on a tile (a slot holds one data node).
+  std::size_t distinct_inputs() const;
 };
 
 class Graph;

@@ -2,6 +2,7 @@
 #include "redflow/graph.hpp"
 #include "redflow/redundancy.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -82,6 +83,12 @@ DataId Graph::constant(std::string name, std::vector<std::byte> contents) {
   DataNode n = make_data(std::move(name), DataKind::kConstant, contents.size());
   n.contents = std::move(contents);
   return add_data(std::move(n));
+}
+
+std::size_t ActorNode::distinct_inputs() const {
+  std::vector<DataId> distinct = inputs.to_vector();
+  std::sort(distinct.begin(), distinct.end());
+  return static_cast<std::size_t>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
 }
 
 ActorId Graph::add_actor(ActorNode node) {

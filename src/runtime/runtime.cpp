@@ -148,12 +148,10 @@ Status build_variant(Variant& v, const Graph& graph, const Registry& registry, R
   for (ActorId a = 0; a < g.actors().size(); ++a) {
     const runtime::PlanActor& pa = v.plan.actors[a];
     if (pa.runs <= 1) continue;
-    std::vector<DataId> distinct = g.actor(a).inputs.to_vector();
-    std::sort(distinct.begin(), distinct.end());
-    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-    if (distinct.size() + pa.runs > m.slots)
+    const std::size_t distinct = g.actor(a).distinct_inputs();
+    if (distinct + pa.runs > m.slots)
       return Status::InvalidArgument("actor '" + g.actor(a).name + "' under " + std::to_string(pa.runs) + "x-same needs " +
-                                     std::to_string(distinct.size() + pa.runs) + " slots (its inputs and " + std::to_string(pa.runs) +
+                                     std::to_string(distinct + pa.runs) + " slots (its inputs and " + std::to_string(pa.runs) +
                                      " results) but tiles have " + std::to_string(m.slots) + " (--slots)");
   }
   // Replicas on distinct tiles need that many tiles.

@@ -41,11 +41,9 @@ std::string driver_reason(const Graph& g, ActorId actor, const MachineModel& m, 
   // Counted only when the ports alone could be too many (load asks this of
   // every actor, several times).
   if (a.inputs.size() + 1 > m.slots) {
-    std::vector<DataId> distinct = a.inputs.to_vector();
-    std::sort(distinct.begin(), distinct.end());
-    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-    if (distinct.size() + 1 > m.slots)
-      return "it reads " + std::to_string(distinct.size()) + " inputs and writes 1 output, more than the " + std::to_string(m.slots) +
+    const std::size_t distinct = a.distinct_inputs();
+    if (distinct + 1 > m.slots)
+      return "it reads " + std::to_string(distinct) + " inputs and writes 1 output, more than the " + std::to_string(m.slots) +
              " slots of a tile (--slots)";
   }
   auto too_big = [&](DataId d) { return d < g.data().size() && g.data(d).bytes > m.slot_bytes; };
