@@ -177,8 +177,8 @@ Schedule schedule_of(const schedule::HeftProblem& p, const schedule::HeftResult&
   };
   // A tile's actors mostly come in order already (a chain, any tile that
   // never inserts into a gap): check before paying for a sort.
-  auto sort = [&](std::vector<ActorId>& order) {
-    if (!std::is_sorted(order.begin(), order.end(), by_start)) std::sort(order.begin(), order.end(), by_start);
+  auto sort = [](std::vector<ActorId>& order, const auto& before) {
+    if (!std::is_sorted(order.begin(), order.end(), before)) std::sort(order.begin(), order.end(), before);
   };
   // A tile that shares no edge with another processor (it reads only given
   // data and its own actors' outputs, and nobody else reads its outputs)
@@ -197,14 +197,13 @@ Schedule schedule_of(const schedule::HeftProblem& p, const schedule::HeftResult&
       }
   auto depth_first = [&](ActorId a, ActorId b) { return r.depth_first[a] < r.depth_first[b]; };
   for (unsigned t = 0; t < tiles; ++t) {
-    auto& order = s.tile_order[t];
-    if (!isolated[t]) {
-      sort(order);
-    } else if (!std::is_sorted(order.begin(), order.end(), depth_first)) {
-      std::sort(order.begin(), order.end(), depth_first);
+    if (isolated[t]) {
+      sort(s.tile_order[t], depth_first);
+    } else {
+      sort(s.tile_order[t], by_start);
     }
   }
-  sort(s.driver_order);
+  sort(s.driver_order, by_start);
   return s;
 }
 
