@@ -74,49 +74,50 @@ void Engine::run_on_driver(Job& job, ActorId a) {
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
   const PlanActor& pa = plan.actors[a];
+  const ActorHot& hot = plan.hot[a];
   auto& inputs = s.driver_inputs;
   inputs.clear();
   if (job.plain) {
     // As on a tile (run_plain, book_completion): reset what this actor owns for the next execution.
-    s.pending[a].store(pa.initial_pending, std::memory_order_relaxed);
-    s.remaining[pa.output].store(plan.data[pa.output].consumer_count, std::memory_order_relaxed);
+    s.pending[a].store(hot.initial_pending, std::memory_order_relaxed);
+    s.remaining[hot.output].store(plan.data[hot.output].consumer_count, std::memory_order_relaxed);
   }
-  for (std::uint32_t i = 0; i < pa.input_count; ++i) {
-    const DataId d = s.alias[plan.inputs[pa.first_input + i]];
+  for (std::uint32_t i = 0; i < hot.input_count; ++i) {
+    const DataId d = s.alias[plan.inputs[hot.first_input + i]];
     // Transfers from tiles land in main memory; for a collect's aliased input that is already its place in the output.
     if (!ensure_home(job, d)) {
-      fail(job, "internal error: input '" + plan.graph->data(d).name + "' of driver actor '" + std::string(pa.name) + "' is nowhere");
+      fail(job, "internal error: input '" + plan.graph->data(d).name + "' of driver actor '" + std::string(plan.name(a)) + "' is nowhere");
       return;
     }
     inputs.push_back(s.home[d]);
   }
-  const std::size_t out_bytes = plan.data[pa.output].bytes;
+  const std::size_t out_bytes = plan.data[hot.output].bytes;
   const auto t0 = job.timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   const double trace_start = job.tracing ? job.now() : 0;
   if (pa.alias == ActorAlias::kInputRange) {
-    s.home[pa.output] = inputs[0].subspan(pa.alias_offset, out_bytes);  // the shape check guaranteed the range
+    s.home[hot.output] = inputs[0].subspan(pa.alias_offset, out_bytes);  // the shape check guaranteed the range
   } else if (pa.alias == ActorAlias::kConcatenation) {
-    std::byte* out = s.home_write[pa.output];
+    std::byte* out = s.home_write[hot.output];
     std::size_t at = 0;
     for (const auto& in : inputs) {
       if (in.data() != out + at && !in.empty()) std::memcpy(out + at, in.data(), in.size());
       at += in.size();
     }
   } else {
-    ActorContext ctx(pa.name, pa.args, inputs, std::span<std::byte>(s.home_write[pa.output], out_bytes), nullptr);
-    invoke_actor(*pa.function, ctx);
+    ActorContext ctx(plan.name(a), plan.args(a), inputs, std::span<std::byte>(s.home_write[hot.output], out_bytes), nullptr);
+    invoke_actor(*hot.function, ctx);
     if (ctx.failure()) {
-      fail(job, "actor '" + std::string(pa.name) + "' failed on the driver: " + *ctx.failure(), Status::Code::kActorFailed);
+      fail(job, "actor '" + std::string(plan.name(a)) + "' failed on the driver: " + *ctx.failure(), Status::Code::kActorFailed);
       return;
     }
   }
   if (job.timed) driver_stats_.busy_s += seconds_since(t0);
   ++driver_stats_.actors;
   if (job.tracing) driver_trace_->buffer.actors.push_back(RawActor{a, kDriverTile, 0, 0, trace_start, job.now(), false, false});
-  s.home_state[pa.output].store(home_word(0, kHomeValid), std::memory_order_release);
+  s.home_state[hot.output].store(home_word(0, kHomeValid), std::memory_order_release);
   // Main memory needs no slot freeing: the inputs' consumer counts just drop.
-  for (std::uint32_t i = 0; i < pa.input_count; ++i)
-    s.remaining[s.alias[plan.inputs[pa.first_input + i]]].fetch_sub(1, std::memory_order_acq_rel);
+  for (std::uint32_t i = 0; i < hot.input_count; ++i)
+    s.remaining[s.alias[plan.inputs[hot.first_input + i]]].fetch_sub(1, std::memory_order_acq_rel);
   complete(job, a, nullptr);
 }
 

@@ -258,7 +258,7 @@ void Engine::build_actor_table(const Plan& plan) {
   actor_table_.resize(plan.actors.size());
   for (ActorId a = 0; a < plan.actors.size(); ++a) {
     const PlanActor& pa = plan.actors[a];
-    actor_table_[a] = ActorTableEntry{pa.name, plan.graph->actor(a).function, pa.args, pa.runs};
+    actor_table_[a] = ActorTableEntry{plan.name(a), plan.graph->actor(a).function, plan.args(a), pa.runs};
   }
   actor_table_plan_ = plan.id;
 }
@@ -301,7 +301,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
       state.home_state[d].store(home_word(0, kHomeValid), std::memory_order_relaxed);
     }
   } else {
-    for (ActorId a = 0; a < plan.actors.size(); ++a) state.pending[a].store(plan.actors[a].initial_pending, std::memory_order_relaxed);
+    for (ActorId a = 0; a < plan.actors.size(); ++a) state.pending[a].store(plan.hot[a].initial_pending, std::memory_order_relaxed);
     for (DataId d = 0; d < plan.data.size(); ++d) {
       const PlanData& pd = plan.data[d];
       state.remaining[d].store(pd.consumer_count, std::memory_order_relaxed);
@@ -322,7 +322,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     for (ActorId a = 0; a < plan.actors.size(); ++a) {
       // HEFT placed replicas on distinct tiles; a tile that forwards one must know where its siblings are.
       const bool heft = job.scheduler == Scheduler::kHeft && plan.actors[a].replica != 0;
-      state.replica_tile[a].store(heft ? plan.actors[a].heft_tile : -1, std::memory_order_relaxed);
+      state.replica_tile[a].store(heft ? plan.hot[a].heft_tile : -1, std::memory_order_relaxed);
       state.skipped[a].store(0, std::memory_order_relaxed);
     }
     for (ActorId v : state.voted) {

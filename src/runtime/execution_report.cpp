@@ -65,7 +65,7 @@ void Engine::report(Job& job, ExecutionStats& stats) {
     const Graph& g = *plan.graph;
     auto merge = [&](const TraceBuffer& b, int tile) {
       for (const RawActor& x : b.actors)
-        trace->actors.push_back(TracedActor{x.actor, g.actor(x.actor).name, std::string(plan.actors[x.actor].original), x.tile,
+        trace->actors.push_back(TracedActor{x.actor, g.actor(x.actor).name, std::string(plan.original(x.actor)), x.tile,
                                             x.replica, x.attempt, x.start, x.end, x.stolen, x.faulty});
       for (const RawTransfer& x : b.transfers)
         trace->transfers.push_back(TracedTransfer{g.data(x.data).name, x.from, x.to, x.bytes, x.start, x.end});

@@ -41,7 +41,7 @@ bool Engine::poisoned(Job& job, ActorId a) {
     n = ++job.lost_under[a];
   }
   if (n < kPoisonedAfterLostTiles) return false;
-  fail(job, "actor '" + std::string(job.plan->actors[a].name) + "' is poisoned: " + std::to_string(n) +
+  fail(job, "actor '" + std::string(job.plan->name(a)) + "' is poisoned: " + std::to_string(n) +
                 " tiles were lost while it ran on them; it is not retried");
   return true;
 }
@@ -60,11 +60,12 @@ bool Engine::recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace)
     if (s.home_state[d].compare_exchange_weak(word, home_word(round, kHomeWriting), std::memory_order_acq_rel)) break;
   }
   const ActorId p = plan.data[d].producer;
-  bool ok = p != kNoActor && s.home_write[d] != nullptr && !plan.actors[p].on_driver && plan.actors[p].function != nullptr;
+  bool ok = p != kNoActor && s.home_write[d] != nullptr && !plan.actors[p].on_driver && plan.hot[p].function != nullptr;
   const PlanActor& pa = plan.actors[ok ? p : 0];
+  const ActorHot& hot = plan.hot[ok ? p : 0];
   std::vector<std::span<const std::byte>> inputs;  // a rare path: allocation is fine
-  for (std::uint32_t i = 0; ok && i < pa.input_count; ++i) {
-    const DataId x = s.alias[plan.inputs[pa.first_input + i]];
+  for (std::uint32_t i = 0; ok && i < hot.input_count; ++i) {
+    const DataId x = s.alias[plan.inputs[hot.first_input + i]];
     const std::uint32_t xr = job.round_of(x);
     wait_for_home_writer(s, x);
     if (!home_valid(job, x, xr)) {
@@ -78,8 +79,8 @@ bool Engine::recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace)
   if (ok) {
     const double start = job.tracing ? job.now() : 0;
     const std::size_t bytes = plan.data[d].bytes;
-    ActorContext ctx(pa.name, pa.args, inputs, std::span<std::byte>(s.home_write[d], bytes), nullptr);
-    invoke_actor(*pa.function, ctx);
+    ActorContext ctx(plan.name(p), plan.args(p), inputs, std::span<std::byte>(s.home_write[d], bytes), nullptr);
+    invoke_actor(*hot.function, ctx);
     ok = !ctx.failure();
     // A replica's value was voted on: the recomputed bytes must be the ones the vote confirmed.
     if (ok && pa.replica != 0 && s.checksum[d] != XXH3_64bits(s.home_write[d], bytes)) ok = false;

@@ -64,17 +64,18 @@ void Engine::assign_main_memory(const Plan& plan, GraphState& s) {
   std::vector<DataId> parent(data, kNoParent);
   std::vector<std::size_t> offset(data, 0);
   std::vector<bool> split_output(data, false), own(data, false);
-  for (const PlanActor& pa : plan.actors)
-    if (pa.alias == ActorAlias::kInputRange) split_output[pa.output] = true;
-  for (const PlanActor& pa : plan.actors) {
-    if (pa.alias != ActorAlias::kConcatenation) continue;
+  for (ActorId a = 0; a < plan.actors.size(); ++a)
+    if (plan.actors[a].alias == ActorAlias::kInputRange) split_output[plan.hot[a].output] = true;
+  for (ActorId a = 0; a < plan.actors.size(); ++a) {
+    if (plan.actors[a].alias != ActorAlias::kConcatenation) continue;
+    const ActorHot& hot = plan.hot[a];
     std::size_t at = 0;
-    for (std::uint32_t i = 0; i < pa.input_count; ++i) {
-      const DataId d = plan.inputs[pa.first_input + i];
+    for (std::uint32_t i = 0; i < hot.input_count; ++i) {
+      const DataId d = plan.inputs[hot.first_input + i];
       const PlanData& pd = plan.data[d];
       const bool once = pd.consumer_count == 1;
       if (pd.kind == DataKind::kInner && once && !split_output[d] && parent[d] == kNoParent) {
-        parent[d] = pa.output;
+        parent[d] = hot.output;
         offset[d] = at;
       }
       at += pd.bytes;

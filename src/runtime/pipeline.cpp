@@ -37,10 +37,10 @@ ActorId Engine::dispatch(Runner& r, Job& job, ActorId a) {
   // to save (with 64 slots and 64 actors in flight over 64 chains it fell to
   // half the rate of depth 1).
   const auto& dir = job.state->dirs[r.index];
-  const PlanActor& pa = job.plan->actors[a];
+  const ActorHot& hot = job.plan->hot[a];
   std::size_t needs = 1;  // its output, and each input not in a slot here yet
-  for (std::uint32_t i = 0; i < pa.input_count; ++i) {
-    const DataId d = job.state->alias[job.plan->inputs[pa.first_input + i]];
+  for (std::uint32_t i = 0; i < hot.input_count; ++i) {
+    const DataId d = job.state->alias[job.plan->inputs[hot.first_input + i]];
     needs += dir.slot_holding(DataTag{job.execution, d, job.round_of(d)}) < 0;
   }
   auto room = [&] {

@@ -8,6 +8,12 @@
 
 namespace redflow::runtime {
 
+std::string_view Plan::original(ActorId a) const {
+  const ActorNode& node = graph->actor(a);
+  auto of = node.extra.find(actors[a].is_vote ? "compare_of" : "replica_of");
+  return of != node.extra.end() ? std::string_view(of->second) : std::string_view(node.name);
+}
+
 Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel& machine, Schedule heft, Redundancy same_default) {
   Plan plan;
   static std::atomic<std::uint64_t> next_id{1};
@@ -32,22 +38,22 @@ Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel&
     if (!node.producers.empty()) pd.producer = node.producers.front();
   }
   plan.actors.resize(graph.actors().size());
+  plan.hot.resize(graph.actors().size());
   for (ActorId a = 0; a < graph.actors().size(); ++a) {
     const ActorNode& node = graph.actor(a);
     const ActorSpec* spec = registry.find(node.function);
     PlanActor& pa = plan.actors[a];
-    pa.function = spec ? &spec->function : nullptr;
-    pa.name = node.name;
-    pa.args = node.args;
-    pa.first_input = static_cast<std::uint32_t>(plan.inputs.size());
-    pa.input_count = static_cast<std::uint32_t>(node.inputs.size());
+    ActorHot& h = plan.hot[a];
+    h.function = spec ? &spec->function : nullptr;
+    h.first_input = static_cast<std::uint32_t>(plan.inputs.size());
+    h.input_count = static_cast<std::uint32_t>(node.inputs.size());
     for (DataId d : node.inputs) {
       plan.inputs.push_back(d);
-      if (!graph.data(d).producers.empty()) ++pa.initial_pending;
+      if (!graph.data(d).producers.empty()) ++h.initial_pending;
     }
-    pa.output = node.outputs.front();
+    h.output = node.outputs.front();
     pa.on_driver = runs_on_driver(graph, a, machine, registry);
-    if (a < plan.heft.actors.size()) pa.heft_tile = plan.heft.actors[a].tile;
+    if (a < plan.heft.actors.size()) h.heft_tile = plan.heft.actors[a].tile;
     // A compare actor is voted on checksums only over a replica group; any
     // other compare runs its function, which compares the bytes.
     if (spec != nullptr && pa.on_driver && spec->alias != ActorAlias::kVote) {
@@ -57,17 +63,15 @@ Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel&
     pa.is_vote = votes_on_replicas(graph, a, machine, registry);
     const Redundancy own = node.redundancy.value_or(same_default);
     pa.runs = static_cast<std::uint8_t>(!pa.on_driver && !replicas_on_distinct_tiles(own) ? replica_count(own) : 1);
-    auto of = node.extra.find(pa.is_vote ? "compare_of" : "replica_of");
-    pa.original = of != node.extra.end() ? std::string_view(of->second) : std::string_view(node.name);
-    if (pa.initial_pending == 0 && !pa.is_vote) plan.initially_ready.push_back(a);
+    if (h.initial_pending == 0 && !pa.is_vote) plan.initially_ready.push_back(a);
     plan.max_inputs = std::max<std::size_t>(plan.max_inputs, node.inputs.size());
   }
   // Replicas: the producers of a compare actor's inputs, numbered by port.
   for (ActorId a = 0; a < plan.actors.size(); ++a) {
-    PlanActor& pa = plan.actors[a];
-    if (!pa.is_vote) continue;
-    for (std::uint32_t i = 0; i < pa.input_count; ++i) {
-      const ActorId r = plan.data[plan.inputs[pa.first_input + i]].producer;
+    const ActorHot& h = plan.hot[a];
+    if (!plan.actors[a].is_vote) continue;
+    for (std::uint32_t i = 0; i < h.input_count; ++i) {
+      const ActorId r = plan.data[plan.inputs[h.first_input + i]].producer;
       if (r == kNoActor) continue;
       plan.actors[r].vote = a;
       plan.actors[r].replica = static_cast<std::uint8_t>(i + 1);
@@ -76,17 +80,10 @@ Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel&
       plan.actors[r].runs = 1;
     }
   }
-  plan.hot.resize(plan.actors.size());
   for (ActorId a = 0; a < plan.actors.size(); ++a) {
     const PlanActor& pa = plan.actors[a];
-    const PlanData& out = plan.data[pa.output];
     ActorHot& h = plan.hot[a];
-    h.function = pa.function;
-    h.first_input = pa.first_input;
-    h.input_count = pa.input_count;
-    h.output = pa.output;
-    h.initial_pending = pa.initial_pending;
-    h.heft_tile = pa.heft_tile;
+    const PlanData& out = plan.data[h.output];
     h.flags = static_cast<std::uint8_t>((pa.on_driver ? ActorHot::kOnDriver : 0) | (pa.is_vote ? ActorHot::kIsVote : 0) |
                                         (pa.replica != 0 ? ActorHot::kReplica : 0) |
                                         (out.kind == DataKind::kInner && out.consumer_count != 0 && out.bytes <= kInlineBytes

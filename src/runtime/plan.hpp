@@ -17,27 +17,21 @@ namespace redflow::runtime {
 
 inline constexpr ActorId kNoActor = ~ActorId{0};
 
+// What the engine reads of an actor off the per-actor path (aliases,
+// redundancy), 24 bytes. What the per-actor path reads is in ActorHot; names
+// and arguments stay in the graph (Plan::name, Plan::args), so a plan does
+// not repeat them: at 10^6 actors every byte here is a megabyte.
 struct PlanActor {
-  // Ordered for size (96 bytes): pointers and views, then 4-byte, then 1-byte fields.
-  const ActorFunction* function = nullptr;
-  std::string_view name;
-  std::string_view args;
-  std::string_view original;             // the user's actor this one stands for (traces)
   std::size_t alias_offset = 0;          // kInputRange: the split's offset
-  std::uint32_t first_input = 0;   // into Plan::inputs
-  std::uint32_t input_count = 0;
-  DataId output = 0;
-  std::uint32_t initial_pending = 0;  // input edges whose data an actor produces
-  int heft_tile = kDriverTile;
   ActorId vote = kNoActor;               // *-diff replica: its compare actor
-  bool on_driver = false;             // Algorithm 2's rule, or a special actor
+  bool on_driver = false;                // Algorithm 2's rule, or a special actor
   ActorAlias alias = ActorAlias::kNone;  // on the driver: run by setting pointers
   // Redundancy (section 5 of the paper), from the executed graph:
   std::uint8_t runs = 1;                 // *-same: executions back to back on one tile
   std::uint8_t replica = 0;              // *-diff: 1..3 for a replica, 0 otherwise
   bool is_vote = false;                  // a compare actor: voted where its last replica finishes
 };
-static_assert(sizeof(PlanActor) <= 96);
+static_assert(sizeof(PlanActor) <= 24);
 
 // What the per-actor path reads of an actor (readiness, the fast path), 32
 // bytes: two actors per cache line, apart from PlanActor's cold fields
@@ -86,6 +80,13 @@ struct Plan {
   std::size_t max_inputs = 0;
   unsigned max_runs = 1;             // largest PlanActor::runs: output slots an actor may need
   bool redundant = false;            // any replica or *-same actor
+
+  // An actor's name and arguments, from the graph the plan was made of.
+  std::string_view name(ActorId a) const { return graph->actor(a).name; }
+  std::string_view args(ActorId a) const { return graph->actor(a).args; }
+  // The user's actor that `a` stands for (a replica's or compare actor's
+  // original; itself otherwise), for traces and messages.
+  std::string_view original(ActorId a) const;
 };
 
 // Flattens `graph` (validated) for execution. `graph` and `registry` must outlive the plan.

@@ -13,9 +13,9 @@ bool Engine::sibling_on(const Job& job, ActorId a, unsigned tile) const {
   const Plan& plan = *job.plan;
   const PlanActor& pa = plan.actors[a];
   if (pa.replica == 0) return false;
-  const PlanActor& v = plan.actors[pa.vote];
-  for (std::uint32_t i = 0; i < v.input_count; ++i) {
-    const ActorId sib = plan.data[plan.inputs[v.first_input + i]].producer;
+  const ActorHot& v_hot = plan.hot[pa.vote];
+  for (std::uint32_t i = 0; i < v_hot.input_count; ++i) {
+    const ActorId sib = plan.data[plan.inputs[v_hot.first_input + i]].producer;
     if (sib != a && job.state->replica_tile[sib].load(std::memory_order_acquire) == static_cast<int>(tile)) return true;
   }
   return false;
@@ -44,6 +44,7 @@ int Engine::pick_replica_tile(Job& job, ActorId a, std::uint64_t& rng, bool avoi
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
   const PlanActor& pa = plan.actors[a];
+  const ActorHot& hot = plan.hot[a];
   const unsigned n = tiles();
   int best = -1;
   std::uint64_t best_key = ~std::uint64_t{0};
@@ -51,8 +52,8 @@ int Engine::pick_replica_tile(Job& job, ActorId a, std::uint64_t& rng, bool avoi
   for (unsigned t = 0; t < n; ++t) {
     if (!may_take(job, a, t)) continue;
     bool computed_input = false;
-    for (std::uint32_t i = 0; i < pa.input_count && !computed_input; ++i)
-      computed_input = s.producer_tile[s.alias[plan.inputs[pa.first_input + i]]] == static_cast<int>(t);
+    for (std::uint32_t i = 0; i < hot.input_count && !computed_input; ++i)
+      computed_input = s.producer_tile[s.alias[plan.inputs[hot.first_input + i]]] == static_cast<int>(t);
     bool failed_before = false;
     if (avoid_failed)
       for (const auto& [tile, sum] : s.vote_history[pa.vote]) failed_before = failed_before || tile == static_cast<int>(t);
@@ -97,7 +98,7 @@ ActorId Engine::place_replica(Job& job, ActorId c, Runner* from, bool may_run_he
 ActorId Engine::skip_replica(Job& job, ActorId c, Runner* from) {
   job.state->replica_tile[c].store(-1, std::memory_order_release);
   job.state->skipped[c].store(1, std::memory_order_release);
-  mark(job, "replica-skipped", std::string(job.plan->actors[c].name), -1);
+  mark(job, "replica-skipped", std::string(job.plan->name(c)), -1);
   return complete(job, c, from);
 }
 
@@ -123,7 +124,7 @@ void Engine::forward(Job& job, ActorId a, Runner& from) {
   }
   const int t = pick_healthy_tile(from.rng, static_cast<int>(from.index));
   if (t < 0) {
-    fail(job, "actor '" + std::string(job.plan->actors[a].name) + "' has no compute tile in service to run on");
+    fail(job, "actor '" + std::string(job.plan->name(a)) + "' has no compute tile in service to run on");
     return;
   }
   push_inbox(*runners_[static_cast<unsigned>(t)], a);

@@ -157,9 +157,10 @@ Status build_variant(Variant& v, const Graph& graph, const Registry& registry, R
   // Replicas on distinct tiles need that many tiles.
   for (ActorId a = 0; a < g.actors().size(); ++a) {
     const runtime::PlanActor& pa = v.plan.actors[a];
-    if (!pa.is_vote || pa.input_count <= m.tiles) continue;
-    return Status::InvalidArgument("actor '" + std::string(pa.original) + "' under " + std::to_string(pa.input_count) + "x-diff needs " +
-                                   std::to_string(pa.input_count) + " compute tiles for its replicas, but the runtime has " +
+    const runtime::ActorHot& hot = v.plan.hot[a];
+    if (!pa.is_vote || hot.input_count <= m.tiles) continue;
+    return Status::InvalidArgument("actor '" + std::string(v.plan.original(a)) + "' under " + std::to_string(hot.input_count) + "x-diff needs " +
+                                   std::to_string(hot.input_count) + " compute tiles for its replicas, but the runtime has " +
                                    std::to_string(m.tiles) + " (--tiles)");
   }
   return Status::Ok();

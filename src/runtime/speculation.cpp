@@ -109,9 +109,9 @@ double Engine::estimate(const Job& job, ActorId a) const {
 bool Engine::inputs_without(const Job& job, ActorId a, unsigned v) const {
   const Plan& plan = *job.plan;
   const GraphState& s = *job.state;
-  const PlanActor& pa = plan.actors[a];
-  for (std::uint32_t i = 0; i < pa.input_count; ++i) {
-    const DataId d = s.alias[plan.inputs[pa.first_input + i]];
+  const ActorHot& hot = plan.hot[a];
+  for (std::uint32_t i = 0; i < hot.input_count; ++i) {
+    const DataId d = s.alias[plan.inputs[hot.first_input + i]];
     if (home_valid(job, d, job.round_of(d))) continue;
     const std::uint64_t loc = s.location[d].load(std::memory_order_acquire);
     if (loc == kNowhere) return false;  // not produced yet (behind the straggler, say)
@@ -176,7 +176,7 @@ bool Engine::speculate_while_idle(Runner& r, Job& job) {
   }
   ++r.stats.speculative;
   job.speculative_copies.fetch_add(1, std::memory_order_relaxed);
-  mark(job, "speculative-copy", std::string(job.plan->actors[a].name), static_cast<int>(r.index));
+  mark(job, "speculative-copy", std::string(job.plan->name(a)), static_cast<int>(r.index));
   drain_pipeline(r, job);
   {
     std::lock_guard<std::mutex> lock(job.copies_mutex);
@@ -228,7 +228,7 @@ bool Engine::take_over(Runner& r, Job& job) {
     for (ActorId a : s.tile_order[v.index]) {
       if (claimed(job, a) || job.state->pending[a].load(std::memory_order_acquire) != 0) continue;
       if (!inputs_without(job, a, v.index) || !claim(job, a)) continue;
-      mark(job, "taken-over", std::string(job.plan->actors[a].name), static_cast<int>(r.index));
+      mark(job, "taken-over", std::string(job.plan->name(a)), static_cast<int>(r.index));
       job.taken_over.fetch_add(1, std::memory_order_relaxed);
       drain_pipeline(r, job);
       const ActorId next = run_on_tile(r, job, a);

@@ -33,7 +33,7 @@ ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
   const PlanActor& pa = job.plan->actors[a];
   if (pa.on_driver) {
     // Only reachable through a schedule that ignored Algorithm 2's rule.
-    fail(job, "internal error: driver actor '" + std::string(pa.name) + "' scheduled on tile " + std::to_string(r.index));
+    fail(job, "internal error: driver actor '" + std::string(job.plan->name(a)) + "' scheduled on tile " + std::to_string(r.index));
     return kNone;
   }
   if (!healthy(r.index)) {
@@ -53,7 +53,7 @@ ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
       return kNone;
     }
     if (message + 1 >= kMaxSameMessages) {
-      fail(job, "actor '" + std::string(pa.original) + "': no two of its " + std::to_string(pa.runs) + " runs on tile " +
+      fail(job, "actor '" + std::string(job.plan->original(a)) + "': no two of its " + std::to_string(pa.runs) + " runs on tile " +
                     std::to_string(r.index) + " agreed in " + std::to_string(kMaxSameMessages * kTileRounds) + " rounds");
       return kNone;
     }
@@ -70,8 +70,8 @@ ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned messa
   if (job.plain) {
     SlotId out_slot;
     if (!run_plain(r, job, a, out_slot)) return kNone;
-    const PlanActor& pa = job.plan->actors[a];
-    return book_completion(r, job, a, out_slot, DataTag{job.execution, pa.output, 0});
+    const ActorHot& hot = job.plan->hot[a];
+    return book_completion(r, job, a, out_slot, DataTag{job.execution, hot.output, 0});
   }
   ActorMessage m;
   if (!describe_actor_message(r, job, a, message, m)) return kNone;
@@ -85,12 +85,12 @@ ActorId Engine::run_actor_message(Runner& r, Job& job, ActorId a, unsigned messa
 // is then what hand_on_from_lost() returned.
 bool Engine::place_inputs(Runner& r, Job& job, ActorId a, ActorId& next) {
   const Plan& plan = *job.plan;
-  const PlanActor& pa = plan.actors[a];
+  const ActorHot& hot = plan.hot[a];
   r.input_slots.clear();
   r.relaying = !r.relay_only.empty() && std::erase(r.relay_only, a) > 0;
-  for (std::uint32_t i = 0; i < pa.input_count; ++i) {
+  for (std::uint32_t i = 0; i < hot.input_count; ++i) {
     SlotId slot;
-    if (!place_input(r, job, a, job.state->alias[plan.inputs[pa.first_input + i]], slot)) {
+    if (!place_input(r, job, a, job.state->alias[plan.inputs[hot.first_input + i]], slot)) {
       if (r.tile->lost()) {
         next = hand_on_from_lost(r, job, a);
         return false;
@@ -99,7 +99,7 @@ bool Engine::place_inputs(Runner& r, Job& job, ActorId a, ActorId& next) {
         next = kNone;
         return false;
       }
-      if (!job.aborted.load()) fail(job, "actor '" + std::string(pa.name) + "' needs more slots than tile " + std::to_string(r.index) + " has");
+      if (!job.aborted.load()) fail(job, "actor '" + std::string(plan.name(a)) + "' needs more slots than tile " + std::to_string(r.index) + " has");
       next = kNone;
       return false;
     }
@@ -115,11 +115,12 @@ bool Engine::describe_actor_message(Runner& r, Job& job, ActorId a, unsigned mes
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
   const PlanActor& pa = plan.actors[a];
+  const ActorHot& hot = plan.hot[a];
   r.output_slots.clear();
   for (unsigned run = 0; run < pa.runs; ++run) {
     SlotId out_slot;
     if (!allocate_slot(r, job, out_slot)) {
-      fail(job, "actor '" + std::string(pa.name) + "' needs more slots than tile " + std::to_string(r.index) + " has");
+      fail(job, "actor '" + std::string(plan.name(a)) + "' needs more slots than tile " + std::to_string(r.index) + " has");
       return false;
     }
     r.output_slots.push_back(out_slot);
@@ -130,8 +131,8 @@ bool Engine::describe_actor_message(Runner& r, Job& job, ActorId a, unsigned mes
   m.output_slot = r.output_slots[0];
   m.extra_output_slots = std::span<const SlotId>(r.output_slots).subspan(1);
   m.max_rounds = kTileRounds;
-  m.output_tag = DataTag{job.execution, pa.output, job.round_of(pa.output)};
-  m.output_bytes = plan.data[pa.output].bytes;
+  m.output_tag = DataTag{job.execution, hot.output, job.round_of(hot.output)};
+  m.output_bytes = plan.data[hot.output].bytes;
   m.want_checksum = pa.replica != 0;
   m.fault_execution = job.request->fault_execution;
   m.replica = pa.replica;
@@ -147,6 +148,7 @@ ActorId Engine::finish_actor_message(Runner& r, Job& job, ActorId a, DataTag out
                                      double trace_start) {
   GraphState& s = *job.state;
   const PlanActor& pa = job.plan->actors[a];
+  const ActorHot& hot = job.plan->hot[a];
   if (done.lost) return hand_on_from_lost(r, job, a);
   if (!done.missing_inputs.empty()) return place_again(r, job, a, done.missing_inputs);
   if (job.timed) r.stats.busy_s += done.seconds;  // the tile times its runs; busy_s is reported only when asked, as on the fast path
@@ -155,7 +157,7 @@ ActorId Engine::finish_actor_message(Runner& r, Job& job, ActorId a, DataTag out
   if (job.tracing)
     r.trace.actors.push_back(RawActor{a, static_cast<int>(r.index), pa.replica, attempt, trace_start, job.now(), r.stolen, done.injected > 0});
   if (!done.ok) {
-    fail(job, "actor '" + std::string(pa.name) + "' failed on tile " + std::to_string(r.index) + ": " + done.error,
+    fail(job, "actor '" + std::string(job.plan->name(a)) + "' failed on tile " + std::to_string(r.index) + ": " + done.error,
          done.actor_failed ? Status::Code::kActorFailed : Status::Code::kInternal);
     return kNone;
   }
@@ -165,7 +167,7 @@ ActorId Engine::finish_actor_message(Runner& r, Job& job, ActorId a, DataTag out
     r.unconfirmed.insert(r.unconfirmed.end(), done.unconfirmed.begin(), done.unconfirmed.end());
     r.counts.reexecutions += done.executions;
     lose_vote(job, static_cast<int>(r.index));
-    mark(job, "vote-failed", std::string(pa.name), static_cast<int>(r.index));
+    mark(job, "vote-failed", std::string(job.plan->name(a)), static_cast<int>(r.index));
     return kRetry;
   }
   if (pa.runs > 1) {
@@ -176,7 +178,7 @@ ActorId Engine::finish_actor_message(Runner& r, Job& job, ActorId a, DataTag out
     r.counts.reexecutions += done.executions - pa.runs;
     if (done.rejected > 0) lose_vote(job, static_cast<int>(r.index));
   }
-  if (pa.replica != 0) s.checksum[pa.output] = done.checksum;
+  if (pa.replica != 0) s.checksum[hot.output] = done.checksum;
   if (!book_once(r, job, a, done.seconds)) {
     // Speculation: the other run of `a` was booked first; this one's output is dropped.
     if (done.output_slot != kNoSlot) r.tile->clear_slot(done.output_slot);
@@ -189,29 +191,29 @@ ActorId Engine::finish_actor_message(Runner& r, Job& job, ActorId a, DataTag out
 // with no ActorMessage or Completion, timed only when asked; a 0-byte output
 // takes no slot.
 bool Engine::run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot) {
-  const PlanActor& pa = job.plan->actors[a];
-  const std::size_t bytes = job.plan->data[pa.output].bytes;
+  const ActorHot& hot = job.plan->hot[a];
+  const std::size_t bytes = job.plan->data[hot.output].bytes;
   // Ready, so no producer touches its count again this execution: put it back for the next (GraphState::clean).
-  job.state->pending[a].store(pa.initial_pending, std::memory_order_relaxed);
+  job.state->pending[a].store(hot.initial_pending, std::memory_order_relaxed);
   out_slot = kNoSlot;
   if (bytes != 0 && !allocate_slot(r, job, out_slot)) {
-    fail(job, "actor '" + std::string(pa.name) + "' needs more slots than tile " + std::to_string(r.index) + " has");
+    fail(job, "actor '" + std::string(job.plan->name(a)) + "' needs more slots than tile " + std::to_string(r.index) + " has");
     return false;
   }
   const Plan& plan = *job.plan;
   r.input_bytes.clear();
-  for (std::uint32_t i = 0; i < pa.input_count; ++i) {
-    const DataId d = plan.inputs[pa.first_input + i];
+  for (std::uint32_t i = 0; i < hot.input_count; ++i) {
+    const DataId d = plan.inputs[hot.first_input + i];
     const SlotId slot = r.input_slots[i];
     r.input_bytes.push_back(slot == kNoSlot ? job.state->home[d] : r.local->slot_memory(slot, plan.data[d].bytes));
   }
   const double trace_start = job.tracing ? job.now() : 0;
   std::string failure;
-  const bool ok = r.local->run_local(*pa.function, pa.name, pa.args, r.input_bytes, out_slot, DataTag{job.execution, pa.output, 0},
+  const bool ok = r.local->run_local(*hot.function, job.plan->name(a), job.plan->args(a), r.input_bytes, out_slot, DataTag{job.execution, hot.output, 0},
                                     bytes, job.timed ? &r.stats.busy_s : nullptr, failure);
   if (job.tracing) r.trace.actors.push_back(RawActor{a, static_cast<int>(r.index), 0, 0, trace_start, job.now(), r.stolen, false});
   if (!ok) [[unlikely]] {
-    fail(job, "actor '" + std::string(pa.name) + "' failed on tile " + std::to_string(r.index) + ": " + failure, Status::Code::kActorFailed);
+    fail(job, "actor '" + std::string(job.plan->name(a)) + "' failed on tile " + std::to_string(r.index) + ": " + failure, Status::Code::kActorFailed);
     return false;
   }
   ++r.stats.actors;
@@ -249,10 +251,9 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
   // execution's values, and this one's first word on the output (GraphState::clean).
   s.pending[a].store(h.initial_pending, std::memory_order_relaxed);
   s.remaining[h.output].store(out.consumer_count, std::memory_order_relaxed);
-  const PlanActor& pa = plan.actors[a];
-  if (!r.local->run_into(*h.function, pa.name, pa.args, r.input_bytes, {s.home_write[h.output], out.bytes},
+  if (!r.local->run_into(*h.function, plan.name(a), plan.args(a), r.input_bytes, {s.home_write[h.output], out.bytes},
                          job.timed ? &r.stats.busy_s : nullptr, r.failure)) [[unlikely]] {
-    fail(job, "actor '" + std::string(pa.name) + "' failed on tile " + std::to_string(r.index) + ": " + r.failure, Status::Code::kActorFailed);
+    fail(job, "actor '" + std::string(plan.name(a)) + "' failed on tile " + std::to_string(r.index) + ": " + r.failure, Status::Code::kActorFailed);
     next = kNone;
     return true;
   }
@@ -286,18 +287,19 @@ ActorId Engine::book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot,
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
   const PlanActor& pa = plan.actors[a];
+  const ActorHot& hot = plan.hot[a];
   auto& dir = s.dirs[r.index];
-  const PlanData& out = plan.data[pa.output];
-  if (plan.redundant) s.producer_tile[pa.output] = static_cast<int>(r.index);
+  const PlanData& out = plan.data[hot.output];
+  if (plan.redundant) s.producer_tile[hot.output] = static_cast<int>(r.index);
   if (job.plain) {
     // This execution's first word on the value, before complete() lets any consumer see it (GraphState::clean).
-    s.remaining[pa.output].store(out.consumer_count, std::memory_order_relaxed);
-    s.home_state[pa.output].store(home_word(0, kHomeInvalid), std::memory_order_relaxed);
+    s.remaining[hot.output].store(out.consumer_count, std::memory_order_relaxed);
+    s.home_state[hot.output].store(home_word(0, kHomeInvalid), std::memory_order_relaxed);
   }
   if (out_slot == kNoSlot) {
     // A 0-byte value: main memory "holds" it already; no slot, no transfer.
-    s.home_state[pa.output].store(home_word(0, kHomeValid), std::memory_order_release);
-  } else if (job.plain && (s.write_through[pa.output] || (out.kind == DataKind::kInner && out.consumer_count != 0 && out.bytes <= kInlineBytes))) {
+    s.home_state[hot.output].store(home_word(0, kHomeValid), std::memory_order_release);
+  } else if (job.plain && (s.write_through[hot.output] || (out.kind == DataKind::kInner && out.consumer_count != 0 && out.bytes <= kInlineBytes))) {
     // Read only by driver actors (a collect's zero-copy input, a split's
     // input), or small (kInlineBytes): write it to its place in main memory
     // now, on this tile, and free the slot, instead of the driver pulling it
@@ -306,11 +308,11 @@ ActorId Engine::book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot,
     // reads its slot: a plain copy, no validity lock, no pin.
     const std::size_t bytes = out.bytes;
     const double start = job.tracing ? job.now() : 0;
-    std::memcpy(s.home_write[pa.output], r.local->slot_memory(out_slot, bytes).data(), bytes);
-    s.home_state[pa.output].store(home_word(0, kHomeValid), std::memory_order_release);
+    std::memcpy(s.home_write[hot.output], r.local->slot_memory(out_slot, bytes).data(), bytes);
+    s.home_state[hot.output].store(home_word(0, kHomeValid), std::memory_order_release);
     ++r.stats.transfers_out;
     r.transfer_bytes += bytes;
-    if (job.tracing) r.trace.transfers.push_back(RawTransfer{pa.output, static_cast<int>(r.index), kDriverTile, bytes, start, job.now()});
+    if (job.tracing) r.trace.transfers.push_back(RawTransfer{hot.output, static_cast<int>(r.index), kDriverTile, bytes, start, job.now()});
     r.local->drop_slot(out_slot);
   } else if (out.kind == DataKind::kInner && out.consumer_count == 0) {
     // Dead at birth: nobody reads it and the driver does not keep it, so its
@@ -320,8 +322,8 @@ ActorId Engine::book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot,
   } else {
     dir.held[out_slot] = tag;
     dir.occupy(out_slot);
-    dir.slot_of[pa.output] = static_cast<std::int32_t>(out_slot);
-    s.location[pa.output].store(pack_location(r.index, out_slot), std::memory_order_release);
+    dir.slot_of[hot.output] = static_cast<std::int32_t>(out_slot);
+    s.location[hot.output].store(pack_location(r.index, out_slot), std::memory_order_release);
     // The driver keeps outputs: copy them to main memory now, while they are hot.
     if (out.kind == DataKind::kOutput) write_home(job, tag, *r.tile, out_slot, r.stats);
   }
@@ -329,8 +331,8 @@ ActorId Engine::book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot,
   // replica keeps its inputs until its vote confirms a result: a re-execution
   // needs them (non-speculative rollback, section 5.2).
   if (pa.replica == 0) {
-    for (std::uint32_t i = 0; i < pa.input_count; ++i) {
-      const DataId d = s.alias[plan.inputs[pa.first_input + i]];
+    for (std::uint32_t i = 0; i < hot.input_count; ++i) {
+      const DataId d = s.alias[plan.inputs[hot.first_input + i]];
       const PlanData& in = plan.data[d];
       // Fast path: the only consumer needs no read-modify-write to know it is the last.
       const bool last = job.plain && in.consumer_count == 1 ? (s.remaining[d].store(0, std::memory_order_release), true)

@@ -16,22 +16,22 @@ namespace redflow::runtime {
 ActorId Engine::vote(Job& job, ActorId v, Runner* from) {
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
-  const PlanActor& pv = plan.actors[v];
+  const ActorHot& hot_v = plan.hot[v];
   RedundancyCounts& counts = from != nullptr ? from->counts : driver_trace_->counts;
   int winner = -1;
   unsigned present = 0;
-  for (std::uint32_t i = 0; i < pv.input_count; ++i) {
-    const DataId di = plan.inputs[pv.first_input + i];
+  for (std::uint32_t i = 0; i < hot_v.input_count; ++i) {
+    const DataId di = plan.inputs[hot_v.first_input + i];
     if (s.skipped[plan.data[di].producer].load(std::memory_order_acquire)) continue;
     ++present;
-    for (std::uint32_t j = i + 1; j < pv.input_count && winner < 0; ++j) {
-      const DataId dj = plan.inputs[pv.first_input + j];
+    for (std::uint32_t j = i + 1; j < hot_v.input_count && winner < 0; ++j) {
+      const DataId dj = plan.inputs[hot_v.first_input + j];
       if (!s.skipped[plan.data[dj].producer].load(std::memory_order_acquire) && s.checksum[di] == s.checksum[dj])
         winner = static_cast<int>(i);
     }
   }
   if (winner < 0 && present < 2) {
-    fail(job, "actor '" + std::string(pv.original) + "' has " + std::to_string(present) +
+    fail(job, "actor '" + std::string(plan.original(v)) + "' has " + std::to_string(present) +
                   " replica(s) left to vote on: too few compute tiles are in service (quarantined: " +
                   std::to_string(quarantined_tiles().size()) + ")");
     return kNone;
@@ -40,10 +40,10 @@ ActorId Engine::vote(Job& job, ActorId v, Runner* from) {
     redispatch_replicas(job, v, from);
     return kNone;
   }
-  const DataId won = plan.inputs[pv.first_input + static_cast<std::uint32_t>(winner)];
+  const DataId won = plan.inputs[hot_v.first_input + static_cast<std::uint32_t>(winner)];
   const std::uint64_t confirmed = s.checksum[won];
-  for (std::uint32_t i = 0; i < pv.input_count; ++i) {
-    const DataId di = plan.inputs[pv.first_input + i];
+  for (std::uint32_t i = 0; i < hot_v.input_count; ++i) {
+    const DataId di = plan.inputs[hot_v.first_input + i];
     if (s.skipped[plan.data[di].producer].load(std::memory_order_acquire) || s.checksum[di] == confirmed) continue;
     ++counts.detected;
     lose_vote(job, s.producer_tile[di]);
@@ -55,21 +55,21 @@ ActorId Engine::vote(Job& job, ActorId v, Runner* from) {
   }
   s.vote_history[v].clear();
   if (job.tracing)
-    mark(job, "vote", std::string(pv.original) + ": " + std::to_string(present) + " replicas, winner r" + std::to_string(winner + 1),
+    mark(job, "vote", std::string(plan.original(v)) + ": " + std::to_string(present) + " replicas, winner r" + std::to_string(winner + 1),
          kDriverTile);  // voting is the driver's role, wherever the last replica ran
   // The output node now names the winner's bytes; its consumers count on the winner.
-  const DataId o = pv.output;
+  const DataId o = hot_v.output;
   s.alias[o] = won;
   s.checksum[o] = confirmed;
   s.producer_tile[o] = s.producer_tile[won];
   s.remaining[won].fetch_add(plan.data[o].consumer_count, std::memory_order_acq_rel);
   if (plan.data[o].kind == DataKind::kOutput) copy_voted_home(job, o, won, from != nullptr ? from->stats : driver_stats_);
   // Only now are the replicas' inputs and the losing results consumed.
-  for (std::uint32_t i = 0; i < pv.input_count; ++i) {
-    const DataId di = plan.inputs[pv.first_input + i];
-    const PlanActor& pr = plan.actors[plan.data[di].producer];
-    for (std::uint32_t k = 0; k < pr.input_count; ++k)
-      s.remaining[s.alias[plan.inputs[pr.first_input + k]]].fetch_sub(1, std::memory_order_acq_rel);
+  for (std::uint32_t i = 0; i < hot_v.input_count; ++i) {
+    const DataId di = plan.inputs[hot_v.first_input + i];
+    const ActorHot& hot_r = plan.hot[plan.data[di].producer];
+    for (std::uint32_t k = 0; k < hot_r.input_count; ++k)
+      s.remaining[s.alias[plan.inputs[hot_r.first_input + k]]].fetch_sub(1, std::memory_order_acq_rel);
     s.remaining[di].fetch_sub(1, std::memory_order_acq_rel);
   }
   return complete(job, v, from);
@@ -78,27 +78,27 @@ ActorId Engine::vote(Job& job, ActorId v, Runner* from) {
 void Engine::redispatch_replicas(Job& job, ActorId v, Runner* from) {
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
-  const PlanActor& pv = plan.actors[v];
+  const ActorHot& hot_v = plan.hot[v];
   RedundancyCounts& counts = from != nullptr ? from->counts : driver_trace_->counts;
   if (s.vote_round[v] == 0) {
     std::lock_guard<std::mutex> lock(voted_mutex_);  // failed votes of different actors can race here
     s.voted.push_back(v);
   }
-  for (std::uint32_t i = 0; i < pv.input_count; ++i) {
-    const DataId di = plan.inputs[pv.first_input + i];
+  for (std::uint32_t i = 0; i < hot_v.input_count; ++i) {
+    const DataId di = plan.inputs[hot_v.first_input + i];
     if (!s.skipped[plan.data[di].producer].load(std::memory_order_acquire)) s.vote_history[v].emplace_back(s.producer_tile[di], s.checksum[di]);
   }
-  mark(job, "vote-failed", std::string(pv.original), -1);
+  mark(job, "vote-failed", std::string(plan.original(v)), -1);
   if (++s.vote_round[v] >= kMaxVoteRounds) {
-    fail(job, "actor '" + std::string(pv.original) + "': no two of its " + std::to_string(pv.input_count) + " replicas agreed in " +
+    fail(job, "actor '" + std::string(plan.original(v)) + "': no two of its " + std::to_string(hot_v.input_count) + " replicas agreed in " +
                   std::to_string(kMaxVoteRounds) + " attempts");
     return;
   }
   // Reset the vote and the replicas' results, then run every replica again.
-  s.pending[v].store(pv.input_count, std::memory_order_release);
-  job.remaining_actors.fetch_add(pv.input_count, std::memory_order_acq_rel);
-  for (std::uint32_t i = 0; i < pv.input_count; ++i) {
-    const DataId di = plan.inputs[pv.first_input + i];
+  s.pending[v].store(hot_v.input_count, std::memory_order_release);
+  job.remaining_actors.fetch_add(hot_v.input_count, std::memory_order_acq_rel);
+  for (std::uint32_t i = 0; i < hot_v.input_count; ++i) {
+    const DataId di = plan.inputs[hot_v.first_input + i];
     const ActorId rep = plan.data[di].producer;
     s.remaining[di].store(1, std::memory_order_release);
     s.round[di].fetch_add(1, std::memory_order_acq_rel);
@@ -106,10 +106,10 @@ void Engine::redispatch_replicas(Job& job, ActorId v, Runner* from) {
     s.replica_tile[rep].store(-1, std::memory_order_release);
     s.skipped[rep].store(0, std::memory_order_release);
   }
-  counts.reexecutions += pv.input_count;
+  counts.reexecutions += hot_v.input_count;
   std::uint64_t& rng = from != nullptr ? from->rng : driver_rng_;
-  for (std::uint32_t i = 0; i < pv.input_count; ++i) {
-    const ActorId rep = plan.data[plan.inputs[pv.first_input + i]].producer;
+  for (std::uint32_t i = 0; i < hot_v.input_count; ++i) {
+    const ActorId rep = plan.data[plan.inputs[hot_v.first_input + i]].producer;
     int t = -1;
     {
       std::lock_guard<std::mutex> claim(placement_lock(v));
