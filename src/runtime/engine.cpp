@@ -264,8 +264,12 @@ void Engine::build_actor_table(const Plan& plan) {
 }
 
 Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionRequest& request,
-                       std::span<const std::span<const std::byte>> input_homes, std::span<std::byte* const> output_to,
+                       std::span<const std::span<const std::byte>> given, std::span<std::byte* const> output_to,
                        ExecutionStats& stats) {
+  if (given.size() != state.given.size() || (!output_to.empty() && output_to.size() != state.outputs.size()))
+    return Status::Internal("internal error: execute() was given " + std::to_string(given.size()) + " inputs and constants and " +
+                            std::to_string(output_to.size()) + " output buffers for a graph of " + std::to_string(state.given.size()) +
+                            " and " + std::to_string(state.outputs.size()));
   build_actor_table(plan);
   std::uint32_t joined_before = 0;  // workers that came since the last execution
   for (unsigned t = 0; t < tiles(); ++t) joined_before += join_pending(t) && admit_joined(t, plan, request, nullptr);
@@ -297,7 +301,6 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     // only the given nodes are set here, O(inputs), not O(actors).
     for (DataId d : state.given) {
       state.remaining[d].store(plan.data[d].consumer_count, std::memory_order_relaxed);
-      state.home[d] = input_homes[d];
       state.home_state[d].store(home_word(0, kHomeValid), std::memory_order_relaxed);
     }
   } else {
@@ -306,11 +309,11 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
       const PlanData& pd = plan.data[d];
       state.remaining[d].store(pd.consumer_count, std::memory_order_relaxed);
       state.location[d].store(kNowhere, std::memory_order_relaxed);
-      const bool given = pd.kind == DataKind::kInput || pd.kind == DataKind::kConstant;
-      if (given) state.home[d] = input_homes[d];
-      state.home_state[d].store(home_word(0, given ? kHomeValid : kHomeInvalid), std::memory_order_relaxed);
+      const bool is_given = pd.kind == DataKind::kInput || pd.kind == DataKind::kConstant;
+      state.home_state[d].store(home_word(0, is_given ? kHomeValid : kHomeInvalid), std::memory_order_relaxed);
     }
   }
+  for (std::size_t i = 0; i < given.size(); ++i) state.home[state.given[i]] = given[i];
   state.clean = false;  // until this execution ends well
   place_outputs(state, output_to);
   if (plan.redundant) {

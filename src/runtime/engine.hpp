@@ -63,12 +63,14 @@ class Engine {
   // Per-graph execution state, allocated once per loaded graph.
   std::unique_ptr<GraphState> prepare(const Plan& plan);
 
-  // Runs `plan` once. `homes[d]` gives the bytes of every input and constant
-  // node; outputs are read back from the state with output().
-  // `output_to[d]`, when given and not null, is the caller's buffer for output node d
-  // (exactly its size): the output's bytes are written there, not into main memory's own.
+  // Runs `plan` once. `given[i]` is the bytes of input or constant node
+  // state.given[i]; outputs are read back from the state with output().
+  // `output_to[i]`, when not empty and not null, is the caller's buffer for
+  // output node state.outputs[i] (exactly its size): the output's bytes are
+  // written there, not into main memory's own. Both are per node of those
+  // lists, not per data node: an execution costs O(inputs + outputs) here.
   Status execute(const Plan& plan, GraphState& state, const ExecutionRequest& request,
-                 std::span<const std::span<const std::byte>> input_homes, std::span<std::byte* const> output_to,
+                 std::span<const std::span<const std::byte>> given, std::span<std::byte* const> output_to,
                  ExecutionStats& stats);
   std::span<const std::byte> output(const GraphState& state, DataId d) const;
 

@@ -121,20 +121,20 @@ void Engine::assign_main_memory(const Plan& plan, GraphState& s) {
   }
 }
 
-// Where this execution's outputs go: the caller's buffers (output_to[d] not
-// null) or main memory's own, with the collect inputs nested in them.
+// Where this execution's outputs go: the caller's buffers (output_to[i] not
+// null, for output s.outputs[i]) or main memory's own, with the collect
+// inputs nested in them.
 void Engine::place_outputs(GraphState& s, std::span<std::byte* const> output_to) {
-  auto base_of = [&](DataId d) -> std::byte* {
-    std::byte* to = output_to.empty() ? nullptr : output_to[d];
-    return to != nullptr ? to : s.home_buffer[d].get();
-  };
-  for (DataId d : s.outputs) {
+  for (std::size_t i = 0; i < s.outputs.size(); ++i) {
+    const DataId d = s.outputs[i];
     if (s.home_buffer[d] == nullptr) continue;  // a split's range, or 0 bytes: nothing of its own
-    s.home_write[d] = base_of(d);
+    std::byte* to = output_to.empty() ? nullptr : output_to[i];
+    s.home_write[d] = to != nullptr ? to : s.home_buffer[d].get();
     s.home[d] = {s.home_write[d], s.home[d].size()};  // an owning output's home always spans all its bytes
   }
   for (const GraphState::Nested& n : s.nested_in_output) {
-    s.home_write[n.node] = base_of(n.root) + n.offset;
+    // The root's place was set just above (its own buffer or the caller's).
+    s.home_write[n.node] = s.home_write[n.root] + n.offset;
     s.home[n.node] = {s.home_write[n.node], s.home[n.node].size()};
   }
 }

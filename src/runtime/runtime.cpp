@@ -72,7 +72,6 @@ struct Variant {
   // not need one to execute, so it is computed only when heft_schedule() asks.
   std::optional<Schedule> heft;
   std::unique_ptr<runtime::GraphState> state;
-  std::vector<std::span<const std::byte>> homes;
 };
 
 struct LoadedGraph::Impl {
@@ -84,11 +83,15 @@ struct LoadedGraph::Impl {
   // move or change (but for their state, which only execute() touches).
   mutable std::array<std::unique_ptr<Variant>, std::size(kAllRedundancies)> variants;
   mutable std::mutex variants_mutex;  // building a variant: accessors may race with execute()
-  std::vector<std::span<const std::byte>> homes;  // by data id of `graph`: inputs and constants
-  // Found at load time so that execute() costs O(inputs + outputs), not a scan of every data node.
-  std::map<std::string, DataId, std::less<>> input_ids;  // by name
-  std::vector<DataId> output_ids;
-  std::vector<std::byte*> output_to;  // by data id: execute_into()'s buffer for each output, else null
+  // Found at load time so that execute() costs O(inputs + outputs), not a
+  // scan of every data node, and kept per given or output node, not per data
+  // node (at 10^6 nodes a per-node array is 8-16 MB, and copying it per
+  // execution is O(nodes)).
+  std::vector<DataId> given_ids;                       // input and constant nodes, in data id order
+  std::vector<std::span<const std::byte>> given_bytes; // per given_ids entry: this execution's bytes
+  std::map<std::string, std::size_t, std::less<>> input_ids;  // by name: index into given_ids
+  std::vector<DataId> output_ids;                      // in data id order
+  std::vector<std::byte*> output_to;  // per output_ids entry: execute_into()'s buffer
   ExecutionStats last;
   ExecutionTrace trace;
   std::uint64_t executions = 0;  // numbers executions for reproducible fault injection
@@ -220,13 +223,16 @@ Result<LoadedGraph> Runtime::load(Graph graph, const Registry& registry) {
     for (Redundancy r : kAllRedundancies) g->variant(r);
   REDFLOW_RETURN_IF_ERROR(impl_->engine.start());
   REDFLOW_RETURN_IF_ERROR(impl_->engine.check_remote_functions(g->graph, g->registry));
-  g->homes.resize(g->graph.data().size());
   for (DataId d = 0; d < g->graph.data().size(); ++d) {
     const DataNode& n = g->graph.data(d);
-    if (n.kind == DataKind::kConstant) g->homes[d] = n.contents;
-    if (n.kind == DataKind::kInput) g->input_ids.emplace(n.name, d);
+    if (n.kind == DataKind::kInput) g->input_ids.emplace(n.name, g->given_ids.size());
+    if (n.kind == DataKind::kInput || n.kind == DataKind::kConstant) {
+      g->given_ids.push_back(d);
+      g->given_bytes.push_back(n.contents);  // a constant's bytes; an input's come with each execution
+    }
     if (n.kind == DataKind::kOutput) g->output_ids.push_back(d);
   }
+  g->output_to.assign(g->output_ids.size(), nullptr);
   LoadedGraph loaded(std::move(g));
   // Main memory for the configuration the runtime starts with, so a graph too
   // big for it fails here (and, eager, for every configuration that can run).
@@ -294,7 +300,12 @@ Status LoadedGraph::Impl::prepare(Redundancy r) {
     return Status::ResourceExhausted("cannot allocate main memory for the data nodes of graph '" + graph.name() + "' under redundancy " +
                                      to_string(r));
   }
-  v.homes.assign(v.graph->data().size(), {});
+  // The engine takes given bytes and output buffers in the order of the
+  // state's lists: the transformation keeps the user's data ids of inputs,
+  // constants and outputs and adds none.
+  if (v.state->given != given_ids || v.state->outputs != output_ids)
+    return Status::Internal("internal error: the inputs, constants or outputs of graph '" + graph.name() + "' under redundancy " +
+                            to_string(r) + " are not the user's");
   return Status::Ok();
 }
 
@@ -330,19 +341,18 @@ Status LoadedGraph::execute_into(const Inputs& inputs, const OutputBuffers& outp
   for (const auto& [name, bytes] : inputs) {
     auto it = g.input_ids.find(name);
     if (it == g.input_ids.end()) return Status::InvalidArgument("graph '" + g.graph.name() + "' has no input data node '" + name + "'");
-    const DataId d = it->second;
+    const DataId d = g.given_ids[it->second];
     if (bytes.size() != g.graph.data(d).bytes)
       return Status::InvalidArgument("input '" + name + "' has " + std::to_string(bytes.size()) + " bytes, its data node declares " + std::to_string(g.graph.data(d).bytes));
-    g.homes[d] = bytes;
+    g.given_bytes[it->second] = bytes;
   }
   if (inputs.size() != g.input_ids.size()) {
     // Names are unique, so some input was not given: name the first in graph order.
     DataId missing = ~DataId{0};
-    for (const auto& [name, d] : g.input_ids)
-      if (inputs.find(name) == inputs.end()) missing = std::min(missing, d);
+    for (const auto& [name, i] : g.input_ids)
+      if (inputs.find(name) == inputs.end()) missing = std::min(missing, g.given_ids[i]);
     return Status::InvalidArgument("input data node '" + g.graph.data(missing).name + "' was not given");
   }
-  if (g.output_to.size() != g.graph.data().size()) g.output_to.assign(g.graph.data().size(), nullptr);
   for (DataId d : g.output_ids) {
     const DataNode& n = g.graph.data(d);
     auto it = outputs.find(n.name);
@@ -365,8 +375,6 @@ Status LoadedGraph::execute_into(const Inputs& inputs, const OutputBuffers& outp
   }
   REDFLOW_RETURN_IF_ERROR(g.prepare(r));
   Variant& v = g.variant(r);
-  // Data ids of the user's graph are kept by the transformation: inputs and constants line up.
-  std::copy(g.homes.begin(), g.homes.end(), v.homes.begin());
   std::optional<fault::FaultInjector> injector;
   if (faults.any()) injector.emplace(faults);
   runtime::ExecutionRequest request;
@@ -378,17 +386,17 @@ Status LoadedGraph::execute_into(const Inputs& inputs, const OutputBuffers& outp
   request.redundancy = to_string(r);
   request.time_actors = options.time_actors.value_or(ro.time_actors);
   if (!request.trace) g.trace = ExecutionTrace{};
-  for (DataId d : g.output_ids) g.output_to[d] = outputs.find(g.graph.data(d).name)->second.data();
-  if (Status s = g.runtime->engine.execute(v.plan, *v.state, request, v.homes, g.output_to, g.last); !s.ok()) {
+  for (std::size_t i = 0; i < g.output_ids.size(); ++i) g.output_to[i] = outputs.find(g.graph.data(g.output_ids[i]).name)->second.data();
+  if (Status s = g.runtime->engine.execute(v.plan, *v.state, request, g.given_bytes, g.output_to, g.last); !s.ok()) {
     // The trace of a failed execution is the one a user wants most: keep it, marked.
     if (request.trace) g.trace.failure = s.ToString();
     return s;
   }
   g.last.unprotected_actors = v.unprotected.size();
-  for (DataId d : g.output_ids) {
+  for (std::size_t i = 0; i < g.output_ids.size(); ++i) {
     // Written in place except a split's range or a 0-byte node, which have no buffer of their own.
-    const auto bytes = g.runtime->engine.output(*v.state, d);
-    if (bytes.data() != g.output_to[d] && !bytes.empty()) std::memcpy(g.output_to[d], bytes.data(), bytes.size());
+    const auto bytes = g.runtime->engine.output(*v.state, g.output_ids[i]);
+    if (bytes.data() != g.output_to[i] && !bytes.empty()) std::memcpy(g.output_to[i], bytes.data(), bytes.size());
   }
   return Status::Ok();
 }
