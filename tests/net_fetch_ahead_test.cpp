@@ -154,9 +154,10 @@ TEST(NetFetchAhead, TheActorBehindAFetchWaitsForItsValueAndAFetchThatFindsNothin
   pid_t pid = 0;
   driver.worker = testing::start_and_welcome(driver.router, workers, args, pid);
   ASSERT_FALSE(driver.worker.empty());
-  const std::vector<runtime::ActorTableEntry> table = {{"double", "i32.add", "", 1}};
+  const std::vector<std::string_view> functions = {"i32.add"};
+  const std::vector<runtime::ActorTableEntry> table = {{"double", "", 0, 1}};
   std::vector<std::byte> frame;
-  runtime::encode(runtime::ActorTableMessage{1, table}, frame);
+  runtime::encode(runtime::ActorTableMessage{1, functions, table}, frame);
   driver.request(1, frame);
   ASSERT_TRUE(driver.wait_for(1, 20));
   ASSERT_TRUE(driver.reply(1).status.ok()) << driver.reply(1).status.ToString();

@@ -3,7 +3,10 @@
 // wrong-version and otherwise malformed frames are refused with a named error.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "runtime/tile_protocol.hpp"
 
@@ -112,15 +115,18 @@ TEST(TileProtocolCodecTest, SmallMessagesRoundTrip) {
 }
 
 TEST(TileProtocolCodecTest, ActorTableRoundTrips) {
-  const ActorTableEntry entries[] = {{"mul", "i32.mul", "", 1}, {"sort#2", "i32.sort", "order=desc", 3}, {"", "x", "k=v,w=1", 2}};
+  const std::string_view functions[] = {"i32.mul", "i32.sort", "x"};
+  const ActorTableEntry entries[] = {{"mul", "", 0, 1}, {"sort#2", "order=desc", 1, 3}, {"", "k=v,w=1", 2, 2}, {"mul2", "", 0, 1}};
   std::vector<std::byte> frame;
-  encode(ActorTableMessage{77, entries}, frame);
+  encode(ActorTableMessage{77, functions, entries}, frame);
   DecodedFrame d;
   ASSERT_TRUE(decode(frame, d).ok());
   ASSERT_EQ(d.kind, WireKind::kActorTable);
   EXPECT_EQ(d.table.table, 77u);
-  ASSERT_EQ(d.table.actors.size(), 3u);
-  for (std::size_t i = 0; i < 3; ++i) EXPECT_TRUE(d.table.actors[i] == entries[i]) << i;
+  ASSERT_EQ(d.table.functions.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(d.table.functions[i], functions[i]) << i;
+  ASSERT_EQ(d.table.actors.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_TRUE(d.table.actors[i] == entries[i]) << i;
 }
 
 TEST(TileProtocolCodecTest, ActorMessageRoundTrips) {
@@ -224,8 +230,9 @@ std::vector<std::vector<std::byte>> every_kind() {
   encode(ClearSlotMessage{1}, frames[1]);
   encode_clear_all(frames[2]);
   encode(ReadSlotMessage{1, DataTag{1, 1, 0}, 8}, frames[3]);
-  const ActorTableEntry e[] = {{"a", "f", "x=1", 1}};
-  encode(ActorTableMessage{1, e}, frames[4]);
+  const std::string_view fs[] = {"f"};
+  const ActorTableEntry e[] = {{"a", "x=1", 0, 1}};
+  encode(ActorTableMessage{1, fs, e}, frames[4]);
   encode(FaultConfigMessage{}, frames[5]);
   const SlotId in[] = {0, 1};
   ActorMessage am;
@@ -252,6 +259,32 @@ ProtocolError refusal(std::span<const std::byte> frame) {
     EXPECT_NE(s.message().find(std::string("tile protocol: ") + protocol_error_name(d.error)), std::string::npos) << s.message();
   }
   return d.error;
+}
+
+// The fuzzer's seed corpus is worth its name only while every seed decodes:
+// a seed of an older protocol version stops at the header and never reaches
+// a body decoder. REDFLOW_WRITE_SEEDS=1 rewrites the seeds from every_kind().
+TEST(TileProtocolCodecTest, FuzzSeedsDecodeInThisVersion) {
+  const std::string dir = std::string(REDFLOW_SOURCE_DIR) + "/fuzz/corpus/tile_protocol/";
+  const char* names[] = {"data_node_payload", "clear_slot", "clear_all", "read_slot", "actor_table", "fault_config",
+                         "actor", "completion", "status", "slot_data", "lost", "data_node_from_tile"};
+  const auto frames = every_kind();
+  ASSERT_EQ(frames.size(), std::size(names));
+  const char* write = std::getenv("REDFLOW_WRITE_SEEDS");
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    if (write != nullptr && std::string(write) == "1") {
+      std::ofstream(dir + names[i], std::ios::binary).write(reinterpret_cast<const char*>(frames[i].data()),
+                                                            static_cast<std::streamsize>(frames[i].size()));
+    }
+    std::ifstream in(dir + names[i], std::ios::binary);
+    ASSERT_TRUE(in) << dir + names[i];
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto seed = std::as_bytes(std::span(text));
+    DecodedFrame d;
+    const Status st = decode(seed, d);
+    EXPECT_TRUE(st.ok()) << names[i] << ": " << st.ToString() << " (REDFLOW_WRITE_SEEDS=1 rewrites the seeds)";
+    EXPECT_EQ(static_cast<std::uint8_t>(d.kind), static_cast<std::uint8_t>(frames[i][6])) << names[i];
+  }
 }
 
 TEST(TileProtocolCodecTest, EveryTruncationIsRefusedAsTruncated) {
@@ -297,9 +330,10 @@ TEST(TileProtocolCodecTest, WrongVersionMagicAndKindAreRefusedByName) {
 TEST(TileProtocolCodecTest, OversizedLengthsAreRefusedBeforeAllocating) {
   // A string length beyond the protocol's limit, in an actor table.
   const std::string long_name(kMaxWireString + 1, 'n');
-  const ActorTableEntry e[] = {{long_name, "f", "", 1}};
+  const std::string_view fs[] = {"f"};
+  const ActorTableEntry e[] = {{long_name, "", 0, 1}};
   std::vector<std::byte> frame;
-  encode(ActorTableMessage{1, e}, frame);
+  encode(ActorTableMessage{1, fs, e}, frame);
   EXPECT_EQ(refusal(frame), ProtocolError::kOversized);
   // A list count beyond the limit: the decoder must not reserve for it.
   frame.clear();
@@ -340,8 +374,14 @@ TEST(TileProtocolCodecTest, CorruptedFieldsAreRefusedAsMalformed) {
   EXPECT_EQ(refusal(frame), ProtocolError::kMalformed);
   // A table entry with 0 runs.
   frame.clear();
-  const ActorTableEntry e[] = {{"a", "f", "", 0}};
-  encode(ActorTableMessage{1, e}, frame);
+  const std::string_view fs[] = {"f"};
+  const ActorTableEntry e[] = {{"a", "", 0, 0}};
+  encode(ActorTableMessage{1, fs, e}, frame);
+  EXPECT_EQ(refusal(frame), ProtocolError::kMalformed);
+  // A table entry naming a function the table does not have.
+  frame.clear();
+  const ActorTableEntry beyond[] = {{"a", "", 1, 1}};
+  encode(ActorTableMessage{1, fs, beyond}, frame);
   EXPECT_EQ(refusal(frame), ProtocolError::kMalformed);
 }
 

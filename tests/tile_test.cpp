@@ -52,6 +52,7 @@ bool read(Tile& tile, SlotId slot, DataTag tag, std::span<std::byte> out) { retu
 struct Table {
   Registry registry;
   std::vector<std::string> names, functions;
+  std::vector<std::string_view> function_views;
   std::vector<ActorTableEntry> entries;
   explicit Table(std::vector<ActorFunction> fs, std::string_view args = "", unsigned runs = 1) {
     for (std::size_t i = 0; i < fs.size(); ++i) {
@@ -59,10 +60,13 @@ struct Table {
       functions.push_back("f" + std::to_string(i));
       registry.add(functions.back(), std::move(fs[i]));
     }
-    for (std::size_t i = 0; i < fs.size(); ++i)
-      entries.push_back(ActorTableEntry{names[i], functions[i], args, static_cast<std::uint8_t>(runs)});
+    for (std::size_t i = 0; i < fs.size(); ++i) {
+      function_views.push_back(functions[i]);
+      entries.push_back(ActorTableEntry{names[i], args, static_cast<std::uint32_t>(i), static_cast<std::uint8_t>(runs)});
+    }
   }
-  Status load(Tile& tile) const { return tile.load_actors(ActorTableMessage{1, entries}, registry); }
+  ActorTableMessage message() const { return ActorTableMessage{1, function_views, entries}; }
+  Status load(Tile& tile) const { return tile.load_actors(message(), registry); }
 };
 
 enum class Transport { kDirect, kWire };
@@ -219,9 +223,15 @@ TEST_P(TileTest, ActorTableResolvesFunctionsInTheTilesRegistry) {
   Tile& tile = make(2, 8, 1);
   Table table({[](ActorContext&) {}});
   Registry empty;
-  const Status s = tile.load_actors(ActorTableMessage{1, table.entries}, empty);
+  const Status s = tile.load_actors(table.message(), empty);
   EXPECT_EQ(s.code(), Status::Code::kNotFound);
   EXPECT_NE(s.message().find("'f0'"), std::string::npos) << s.message();
+  // An entry naming a function beyond the table's list is refused by name too.
+  const ActorTableEntry beyond[] = {{"a0", "", 5, 1}};
+  const Status b = tile.load_actors(ActorTableMessage{1, table.function_views, beyond}, table.registry);
+  // (Direct: the tile refuses it; wire: the decoder does, as malformed.)
+  EXPECT_FALSE(b.ok());
+  EXPECT_NE(b.message().find("function 5 of a table of 1 functions"), std::string::npos) << b.message();
 }
 
 TEST_P(TileTest, SameRunsVoteOnTheTile) {

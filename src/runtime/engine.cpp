@@ -6,6 +6,7 @@
 #include "runtime/engine.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -225,7 +226,7 @@ Status Engine::configure_tile(unsigned t, const Plan& plan, const ExecutionReque
   if (tile_table_[t] != plan.id) {
     if (plan.registry == nullptr) return Status::Internal("internal error: a plan without its registry");
     if (actor_table_plan_ != plan.id) return Status::Internal("internal error: the actor table was not built for this plan");
-    const Status s = tiles_[t]->load_actors(ActorTableMessage{static_cast<std::uint32_t>(plan.id), actor_table_}, *plan.registry);
+    const Status s = tiles_[t]->load_actors(ActorTableMessage{static_cast<std::uint32_t>(plan.id), actor_functions_, actor_table_}, *plan.registry);
     tile_table_[t] = s.ok() ? plan.id : 0;
     if (!s.ok() && !tiles_[t]->lost()) return s;
     // Nothing in its slots belongs to this graph: the directory of the graph
@@ -256,9 +257,17 @@ Status Engine::configure_tile(unsigned t, const Plan& plan, const ExecutionReque
 void Engine::build_actor_table(const Plan& plan) {
   if (actor_table_plan_ == plan.id) return;
   actor_table_.resize(plan.actors.size());
+  actor_functions_.clear();
+  std::unordered_map<std::string_view, std::uint32_t> index;
+  std::uint32_t last = 0;
   for (ActorId a = 0; a < plan.actors.size(); ++a) {
-    const PlanActor& pa = plan.actors[a];
-    actor_table_[a] = ActorTableEntry{plan.name(a), plan.graph->actor(a).function, plan.args(a), pa.runs};
+    const std::string_view f = plan.graph->actor(a).function;
+    if (actor_functions_.empty() || f != actor_functions_[last]) {  // graphs use few functions, often in runs
+      auto [it, added] = index.emplace(f, static_cast<std::uint32_t>(actor_functions_.size()));
+      if (added) actor_functions_.push_back(f);
+      last = it->second;
+    }
+    actor_table_[a] = ActorTableEntry{plan.name(a), plan.args(a), last, plan.actors[a].runs};
   }
   actor_table_plan_ = plan.id;
 }

@@ -230,6 +230,7 @@ class Engine {
   // the start of an execution (build_actor_table) and kept: a local tile
   // reads names and arguments from it until the next table.
   std::vector<ActorTableEntry> actor_table_;
+  std::vector<std::string_view> actor_functions_;  // the table's distinct function names
   std::uint64_t actor_table_plan_ = 0;
   std::vector<FaultConfigMessage> tile_faults_;      // per tile: the fault configuration it was sent
   std::unique_ptr<std::atomic<bool>[]> lost_;        // per tile, for the runtime's life

@@ -165,22 +165,17 @@ LocalTile::~LocalTile() = default;
 
 Status LocalTile::load_actors(const ActorTableMessage& table, const Registry& registry) {
   table_ = {};
-  functions_.resize(table.actors.size());
-  std::string_view last_function;
-  const ActorFunction* last = nullptr;
-  for (std::size_t a = 0; a < table.actors.size(); ++a) {
-    const ActorTableEntry& e = table.actors[a];
-    if (last == nullptr || e.function != last_function) {  // graphs use few functions: skip the lookup for a run of one
-      const ActorSpec* spec = registry.find(e.function);
-      if (spec == nullptr) {
-        functions_.clear();
-        return Status::NotFound("actor '" + std::string(e.name) + "': function '" + std::string(e.function) + "' is not in tile " +
-                                std::to_string(index_) + "'s registry");
-      }
-      last = &spec->function;
-      last_function = e.function;
-    }
-    functions_[a] = last;
+  functions_.assign(table.functions.size(), nullptr);
+  for (std::size_t f = 0; f < table.functions.size(); ++f)
+    if (const ActorSpec* spec = registry.find(table.functions[f])) functions_[f] = &spec->function;
+  for (const ActorTableEntry& e : table.actors) {
+    if (e.function < functions_.size() && functions_[e.function] != nullptr) continue;
+    functions_.clear();
+    if (e.function >= table.functions.size())
+      return Status::InvalidArgument("actor '" + std::string(e.name) + "' names function " + std::to_string(e.function) + " of a table of " +
+                                     std::to_string(table.functions.size()) + " functions");
+    return Status::NotFound("actor '" + std::string(e.name) + "': function '" + std::string(table.functions[e.function]) +
+                            "' is not in tile " + std::to_string(index_) + "'s registry");
   }
   table_ = table.actors;
   return Status::Ok();
@@ -366,7 +361,7 @@ Completion LocalTile::actor(const ActorMessage& m) {
     done.error = "actor message names actor " + std::to_string(m.actor) + " of a table of " + std::to_string(table_.size());
     return done;
   }
-  const TableEntry e{table_[m.actor], *functions_[m.actor], std::clamp<unsigned>(table_[m.actor].runs, 1, 3)};  // sums[3] below
+  const TableEntry e{table_[m.actor], *functions_[table_[m.actor].function], std::clamp<unsigned>(table_[m.actor].runs, 1, 3)};  // sums[3] below
   const unsigned runs = e.runs;
   auto bad_slot = [&](SlotId slot) { return slot >= slots_.size() || m.output_bytes > slot_bytes_; };
   if (bad_slot(m.output_slot) || m.extra_output_slots.size() + 1 < runs) {

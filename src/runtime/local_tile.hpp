@@ -121,10 +121,10 @@ class LocalTile final : public Tile {
   std::vector<std::span<const std::byte>> input_spans_;  // grows to the widest actor once, then reused
   std::unique_ptr<TileLoop> loop_;
   // The actor table (the sender keeps it valid until the next load_actors)
-  // and each actor's function resolved in this tile's registry: 8 bytes an
-  // actor here, where a copy of names and arguments per tile cost 48.
+  // and each of its functions resolved in this tile's registry: nothing per
+  // actor here, where a copy of names and arguments per tile cost 48 bytes.
   std::span<const ActorTableEntry> table_;
-  std::vector<const ActorFunction*> functions_;
+  std::vector<const ActorFunction*> functions_;  // by ActorTableEntry::function
   std::span<Tile* const> peers_;
   std::unique_ptr<fault::FaultInjector> faults_;  // null: no injection here
   std::uint64_t crash_after_ = kNeverCrash;        // actor messages answered before the tile dies

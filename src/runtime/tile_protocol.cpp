@@ -204,11 +204,13 @@ void encode(const ReadSlotMessage& m, std::vector<std::byte>& out) {
 void encode(const ActorTableMessage& m, std::vector<std::byte>& out) {
   Writer w(out, WireKind::kActorTable);
   w.u32(m.table);
+  w.u32(static_cast<std::uint32_t>(m.functions.size()));
+  for (std::string_view f : m.functions) w.str(f);
   w.u32(static_cast<std::uint32_t>(m.actors.size()));
   for (const ActorTableEntry& e : m.actors) {
     w.str(e.name);
-    w.str(e.function);
     w.str(e.args);
+    w.u32(e.function);
     w.u8(e.runs);
   }
 }
@@ -348,19 +350,27 @@ void decode_body(WireKind kind, Reader& in, DecodedFrame& out, bool borrow) {
       return;
     case WireKind::kActorTable: {
       out.table.table = in.u32("actor table id");
-      // Each entry is at least 13 bytes (three empty strings and `runs`).
-      const std::size_t n = in.length("actor table entries", kMaxWireTableEntries, 13);
-      out.strings.reserve(3 * n);
-      out.entries.reserve(n);
-      for (std::size_t i = 0; i < n && !in.failed(); ++i) {
+      // A function name is at least its 4-byte length; an entry at least 13
+      // bytes (two empty strings, the function index and `runs`).
+      const std::size_t f = in.length("actor table functions", kMaxWireTableEntries, 4);
+      out.strings.reserve(f);
+      for (std::size_t i = 0; i < f && !in.failed(); ++i) out.strings.push_back(in.str("actor function"));
+      const std::size_t actors = in.failed() ? 0 : in.length("actor table entries", kMaxWireTableEntries, 13);
+      out.strings.reserve(f + 2 * actors);  // no reallocation below: the entries view these strings
+      out.functions.assign(out.strings.begin(), out.strings.end());
+      out.entries.reserve(actors);
+      for (std::size_t i = 0; i < actors && !in.failed(); ++i) {
         out.strings.push_back(in.str("actor name"));
-        out.strings.push_back(in.str("actor function"));
         out.strings.push_back(in.str("actor args"));
+        const std::uint32_t function = in.u32("actor function index");
         const std::uint8_t runs = in.u8("actor runs");
+        if (!in.failed() && function >= f)
+          in.fail(ProtocolError::kMalformed, "actor function " + std::to_string(function) + " of a table of " + std::to_string(f) + " functions");
         if (!in.failed() && (runs < 1 || runs > 3)) in.fail(ProtocolError::kMalformed, "actor runs " + std::to_string(runs) + " (1 to 3)");
         const std::size_t s = out.strings.size();
-        out.entries.push_back(ActorTableEntry{out.strings[s - 3], out.strings[s - 2], out.strings[s - 1], runs});
+        out.entries.push_back(ActorTableEntry{out.strings[s - 2], out.strings[s - 1], function, runs});
       }
+      out.table.functions = out.functions;
       out.table.actors = out.entries;
       return;
     }

@@ -28,7 +28,7 @@ using SlotId = std::uint32_t;
 // No slot: a 0-byte value on the local fast path needs none (nothing to hold or move).
 inline constexpr SlotId kNoSlot = ~SlotId{0};
 
-inline constexpr std::uint16_t kTileProtocolVersion = 2;  // 2: kPeerDataNode
+inline constexpr std::uint16_t kTileProtocolVersion = 3;  // 2: kPeerDataNode; 3: actor table names functions by index
 inline constexpr std::size_t kFrameHeaderBytes = 12;
 // Limits a decoder enforces before it allocates: one frame carries at most a
 // slot's bytes plus a little, a name or args string at most 1 MiB, an actor
@@ -93,13 +93,15 @@ struct ReadSlotMessage {
   std::uint64_t range() const { return length == kWholeValue ? bytes - offset : length; }
 };
 
-// One actor of the loaded graph as a tile knows it: it resolves `function` in
-// its own Registry when the table arrives, not per actor.
+// One actor of the loaded graph as a tile knows it. Its function is an index
+// into the table's `functions`: a graph uses few functions, so a tile
+// resolves each name in its own Registry once, not once per actor, and keeps
+// a pointer per function rather than per actor.
 struct ActorTableEntry {
   std::string_view name;
-  std::string_view function;
   std::string_view args;
-  std::uint8_t runs = 1;  // *-same: runs back to back, voted on the tile
+  std::uint32_t function = 0;  // index into ActorTableMessage::functions
+  std::uint8_t runs = 1;       // *-same: runs back to back, voted on the tile
   friend bool operator==(const ActorTableEntry&, const ActorTableEntry&) = default;
 };
 
@@ -107,6 +109,7 @@ struct ActorTableEntry {
 // tile): actor messages name actors by index into `actors`.
 struct ActorTableMessage {
   std::uint32_t table = 0;
+  std::span<const std::string_view> functions;  // distinct function names
   std::span<const ActorTableEntry> actors;
 };
 
@@ -241,6 +244,7 @@ struct DecodedFrame {
   std::shared_ptr<const void> borrowed_from;
   std::vector<SlotId> slots;
   std::vector<std::string> strings;
+  std::vector<std::string_view> functions;
   std::vector<ActorTableEntry> entries;
 };
 
