@@ -19,7 +19,7 @@ namespace {
 static_assert(sizeof(SmallVector<DataId>) == 16);
 static_assert(sizeof(SmallVector<Consumer>) == 16);
 static_assert(sizeof(Attributes) == sizeof(void*));
-static_assert(sizeof(ActorNode) + sizeof(DataNode) <= 304);
+static_assert(sizeof(ActorNode) + sizeof(DataNode) <= 296);
 
 TEST(SmallVector, KeepsEveryValueInlineThenOnTheHeap) {
   SmallVector<DataId> v;

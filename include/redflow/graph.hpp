@@ -45,8 +45,8 @@ struct Consumer {
 
 struct DataNode {
   std::string name;
-  DataKind kind = DataKind::kInner;
   std::size_t bytes = 0;
+  DataKind kind = DataKind::kInner;
   ElementType type = ElementType::kNone;  // optional; bytes must be a whole number of elements
   std::string file;                  // constant: path as written (relative to Graph::base_dir)
   std::vector<std::byte> contents;   // constant: its bytes, once loaded
