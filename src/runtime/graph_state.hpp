@@ -7,6 +7,7 @@
 #include <atomic>
 #include <bit>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <span>
 #include <utility>
@@ -28,10 +29,15 @@ struct GraphState {
   std::unique_ptr<std::atomic<std::uint32_t>[]> remaining;  // per data node: consumer edges not yet done
   std::unique_ptr<std::atomic<std::uint32_t>[]> home_state; // per data node: main memory's copy, (round << 2) | state
   std::unique_ptr<std::atomic<std::uint64_t>[]> location;   // per data node: the producer's (tile, slot)
-  // Main memory of the inner and output nodes that own their bytes (null:
-  // 0 bytes, a split's range, or placed inside a collect's output); sized as
-  // the node. 8 bytes a node where a std::vector cost 24.
-  std::vector<std::unique_ptr<std::byte[]>> home_buffer;
+  // Main memory's own bytes for the inner and output nodes that own theirs
+  // (not: 0 bytes, a split's range, or placed inside a collect's output):
+  // one zeroed allocation (calloc: pages cost nothing until written), each
+  // node's part 64-byte aligned (16 below 64 bytes), rather than a buffer
+  // and a pointer per node.
+  struct FreeBytes {
+    void operator()(std::byte* p) const { std::free(p); }
+  };
+  std::unique_ptr<std::byte, FreeBytes> arena;
   std::vector<std::span<const std::byte>> home;             // per data node: its bytes in main memory
   // Per data node: where its producer writes it in main memory. A collect's
   // input points into the collect's output (zero-copy); a split's output has
@@ -47,6 +53,7 @@ struct GraphState {
     std::size_t offset;
   };
   std::vector<DataId> outputs;
+  std::vector<std::byte*> own_output;  // per `outputs` entry: its own bytes in the arena, or null
   std::vector<Nested> nested_in_output;
   std::vector<DataId> given;                                // input and constant nodes
   // The last execution ran on the fast path (Engine::Job::plain) to the end,

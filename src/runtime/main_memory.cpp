@@ -3,7 +3,10 @@
 // (round << 2 | state) that says which value a home holds. Values come back
 // from tiles here (write_home) and go to the driver's actors from here.
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <thread>
 
@@ -18,7 +21,6 @@ std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
   s->remaining = std::make_unique<std::atomic<std::uint32_t>[]>(data);
   s->home_state = std::make_unique<std::atomic<std::uint32_t>[]>(data);
   s->location = std::make_unique<std::atomic<std::uint64_t>[]>(data);
-  s->home_buffer.resize(data);
   s->home.resize(data);
   s->home_write.assign(data, nullptr);
   s->driver_inputs.reserve(plan.max_inputs);
@@ -81,36 +83,52 @@ void Engine::assign_main_memory(const Plan& plan, GraphState& s) {
       at += pd.bytes;
     }
   }
-  // Resolve chains (a collect feeding a collect) from the outermost buffer in.
-  std::vector<std::byte*> base(data, nullptr);
+  // Resolve chains (a collect feeding a collect) from the outermost buffer
+  // in, as offsets into one allocation made once every size is known.
+  constexpr std::size_t kNone = ~std::size_t{0};
+  std::vector<std::size_t> base(data, kNone);
   std::vector<bool> resolved(data, false);
-  auto resolve = [&](auto&& self, DataId d) -> std::byte* {
+  std::size_t total = 0;
+  auto resolve = [&](auto&& self, DataId d) -> std::size_t {
     if (resolved[d]) return base[d];
     resolved[d] = true;
     const PlanData& pd = plan.data[d];
-    if (pd.kind != DataKind::kInner && pd.kind != DataKind::kOutput) return base[d] = nullptr;
-    if (split_output[d]) return base[d] = nullptr;
+    if (pd.kind != DataKind::kInner && pd.kind != DataKind::kOutput) return base[d] = kNone;
+    if (split_output[d]) return base[d] = kNone;
     if (parent[d] != kNoParent) {
-      std::byte* outer = self(self, parent[d]);
-      if (outer != nullptr) return base[d] = outer + offset[d];
+      const std::size_t outer = self(self, parent[d]);
+      if (outer != kNone) return base[d] = outer + offset[d];
     }
-    if (pd.bytes > 0) s.home_buffer[d] = std::make_unique<std::byte[]>(pd.bytes);  // zeroed, as a vector's would be
     own[d] = true;
-    return base[d] = s.home_buffer[d].get();
+    if (pd.bytes == 0) return base[d] = kNone;
+    const std::size_t align = pd.bytes >= 64 ? 64 : 16;
+    base[d] = (total + align - 1) / align * align;
+    total = base[d] + pd.bytes;
+    return base[d];
   };
+  for (DataId d = 0; d < data; ++d) resolve(resolve, d);
+  std::byte* arena = nullptr;
+  if (total > 0) {
+    s.arena.reset(static_cast<std::byte*>(std::calloc(total + 64, 1)));
+    if (s.arena == nullptr) throw std::bad_alloc();
+    arena = s.arena.get() + (64 - reinterpret_cast<std::uintptr_t>(s.arena.get()) % 64) % 64;
+  }
   for (DataId d = 0; d < data; ++d) {
-    s.home_write[d] = resolve(resolve, d);
+    s.home_write[d] = base[d] == kNone ? nullptr : arena + base[d];
     if (s.home_write[d] != nullptr) s.home[d] = {s.home_write[d], plan.data[d].bytes};
   }
   s.write_through.assign(data, 0);
   for (DataId d = 0; d < data; ++d) {
     const PlanData& pd = plan.data[d];
-    if (pd.kind == DataKind::kOutput) s.outputs.push_back(d);
+    if (pd.kind == DataKind::kOutput) {
+      s.outputs.push_back(d);
+      s.own_output.push_back(own[d] ? s.home_write[d] : nullptr);
+    }
     if (pd.kind == DataKind::kInput || pd.kind == DataKind::kConstant) s.given.push_back(d);
-    if (own[d] || base[d] == nullptr) continue;
+    if (own[d] || base[d] == kNone) continue;
     DataId root = parent[d];
     while (!own[root]) root = parent[root];
-    if (plan.data[root].kind == DataKind::kOutput) s.nested_in_output.push_back({root, d, static_cast<std::size_t>(base[d] - base[root])});
+    if (plan.data[root].kind == DataKind::kOutput) s.nested_in_output.push_back({root, d, base[d] - base[root]});
   }
   for (DataId d = 0; d < data; ++d) {
     const PlanData& pd = plan.data[d];
@@ -127,9 +145,9 @@ void Engine::assign_main_memory(const Plan& plan, GraphState& s) {
 void Engine::place_outputs(GraphState& s, std::span<std::byte* const> output_to) {
   for (std::size_t i = 0; i < s.outputs.size(); ++i) {
     const DataId d = s.outputs[i];
-    if (s.home_buffer[d] == nullptr) continue;  // a split's range, or 0 bytes: nothing of its own
+    if (s.own_output[i] == nullptr) continue;  // a split's range, or 0 bytes: nothing of its own
     std::byte* to = output_to.empty() ? nullptr : output_to[i];
-    s.home_write[d] = to != nullptr ? to : s.home_buffer[d].get();
+    s.home_write[d] = to != nullptr ? to : s.own_output[i];
     s.home[d] = {s.home_write[d], s.home[d].size()};  // an owning output's home always spans all its bytes
   }
   for (const GraphState::Nested& n : s.nested_in_output) {
