@@ -190,6 +190,9 @@ class Engine {
   unsigned tiles_in_view() const;           // places up to the last one a worker ever filled
   bool replannable(const Job& job) const;
   const Schedule& orders(const Job& job) const;
+  // The tile the current schedule gives actor `a` (kDriverTile: the driver):
+  // a re-plan's, or the plan's (kept in ActorHot, not in Plan::heft).
+  int scheduled_tile(const Job& job, ActorId a) const;
   void replan(Job& job);
   const Schedule* start_schedule(Job& job);  // null: the plan's own fits the tiles in service
   std::vector<bool> tiles_in_service() const;

@@ -62,12 +62,17 @@ unsigned Engine::tiles_in_view() const {
 
 bool Engine::replannable(const Job& job) const {
   return job.scheduler == Scheduler::kHeft && options_.join_places() > 0 && !job.plan->redundant && job.state->claim != nullptr &&
-         job.plan->heft.actors.size() == job.plan->actors.size();
+         job.plan->heft_planned;
 }
 
 const Schedule& Engine::orders(const Job& job) const {
   const Schedule* s = job.schedule.load(std::memory_order_acquire);
   return s != nullptr ? *s : job.plan->heft;
+}
+
+int Engine::scheduled_tile(const Job& job, ActorId a) const {
+  const Schedule* s = job.schedule.load(std::memory_order_acquire);
+  return s != nullptr ? s->actors[a].tile : job.plan->hot[a].heft_tile;
 }
 
 bool Engine::claim(Job& job, ActorId a) {
@@ -99,7 +104,7 @@ std::unique_ptr<Schedule> Engine::make_schedule(const Job& job, const std::vecto
   const std::size_t driver = tiles();
   for (ActorId a = 0; a < plan.actors.size(); ++a) {
     if (claimed(job, a)) {
-      const int tile = now.actors[a].tile;
+      const int tile = &now == &plan.heft ? plan.hot[a].heft_tile : now.actors[a].tile;  // as scheduled_tile(), with `now` fixed
       const std::size_t proc = tile < 0 ? driver : static_cast<std::size_t>(tile);
       p.forced[a] = static_cast<int>(proc);
       std::fill(p.cost[a].begin(), p.cost[a].end(), kInf);

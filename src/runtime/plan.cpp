@@ -21,6 +21,7 @@ Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel&
   plan.registry = &registry;
   plan.id = next_id.fetch_add(1, std::memory_order_relaxed);
   plan.heft = std::move(heft);
+  plan.heft_planned = plan.heft.actors.size() == graph.actors().size() && !graph.actors().empty();
   plan.data.resize(graph.data().size());
   // Sized once: growing them edge by edge copies a large graph's edges ~twice.
   std::size_t edges = 0;
@@ -91,6 +92,8 @@ Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel&
                                              : 0) |
                                         (out.kind == DataKind::kInner && out.consumer_count == 0 ? ActorHot::kDeadInner : 0));
   }
+  plan.heft.actors.clear();
+  plan.heft.actors.shrink_to_fit();
   plan.max_runs = 1;
   for (const PlanActor& pa : plan.actors) {
     plan.redundant = plan.redundant || pa.runs > 1 || pa.replica != 0;

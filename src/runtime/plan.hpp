@@ -76,7 +76,13 @@ struct Plan {
   std::vector<ActorId> consumers;
   std::vector<PlanData> data;
   std::vector<ActorId> initially_ready;
+  // The HEFT schedule's orders (tile_order, driver_order, makespan): what
+  // the HEFT walkers run. Its per-actor entries (tile, estimated start and
+  // finish, 24 bytes an actor) are dropped once each actor's tile is in
+  // ActorHot::heft_tile; LoadedGraph::heft_schedule() computes the whole
+  // schedule again (HEFT is deterministic) when a caller asks for it.
   Schedule heft;
+  bool heft_planned = false;         // made with a HEFT schedule (the HEFT scheduler runs it)
   std::size_t max_inputs = 0;
   unsigned max_runs = 1;             // largest PlanActor::runs: output slots an actor may need
   bool redundant = false;            // any replica or *-same actor

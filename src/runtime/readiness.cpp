@@ -49,7 +49,7 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
         // orders the pending count above before the schedule's load, so a
         // walker that took the new schedule after this load sees `c` ready.
         thread_fence(std::memory_order_seq_cst);
-        owner = orders(job).actors[c].tile;
+        owner = scheduled_tile(job, c);
       }
       if (owner == kDriverTile) {
         pushed_driver = true;

@@ -68,8 +68,8 @@ struct Variant {
   std::optional<Graph> owned;    // the transformed graph, when replicas change it
   const Graph* graph = nullptr;  // what executes: `owned` or the user's graph
   runtime::Plan plan;
-  // The HEFT schedule when the plan has none: a work-stealing runtime does
-  // not need one to execute, so it is computed only when heft_schedule() asks.
+  // The whole HEFT schedule, computed when heft_schedule() first asks: a
+  // work-stealing plan has none, a HEFT plan keeps only the orders it runs.
   std::optional<Schedule> heft;
   std::unique_ptr<runtime::GraphState> state;
 };
@@ -271,7 +271,8 @@ Result<const Graph*> LoadedGraph::executed_graph(Redundancy r) const {
   return v.graph;
 }
 const Schedule& LoadedGraph::Impl::schedule(Variant& v) const {
-  if (runtime->options.scheduler == Scheduler::kHeft || runtime->options.eager_schedules) return v.plan.heft;
+  // Computed again rather than kept from load: the plan keeps only the
+  // orders it runs (Plan::heft), and HEFT gives the same schedule each time.
   std::lock_guard<std::mutex> lock(variants_mutex);
   if (!v.heft) v.heft = redflow::heft_schedule(*v.graph, machine, registry);
   return *v.heft;

@@ -83,7 +83,7 @@ schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const 
   const std::size_t driver = m.tiles;
   schedule::HeftProblem p;
   p.processors = m.tiles + 1;
-  p.cost.assign(n, std::vector<double>(p.processors, kInf));
+  p.cost.assign(n, std::vector<double>(p.processors, kInf));  // one array: a row per task
   p.successors.resize(n);
   p.forced.assign(n, -1);
   // For the producer being linked: where each consumer sits in its successor

@@ -76,9 +76,41 @@ std::pair<double, std::size_t> earliest_slot(const std::vector<Busy>& busy, doub
 
 }  // namespace
 
+CostMatrix::Row& CostMatrix::Row::operator=(std::initializer_list<double> values) {
+  std::copy_n(values.begin(), std::min(values.size(), size()), begin());
+  return *this;
+}
+
+CostMatrix::CostMatrix(std::initializer_list<std::initializer_list<double>> rows) {
+  for (const auto& row : rows) push_back(std::span<const double>(row.begin(), row.size()));
+}
+
+void CostMatrix::assign(std::size_t tasks, std::span<const double> row) {
+  tasks_ = tasks;
+  width_ = row.size();
+  ragged_.reset();
+  values_.resize(tasks * width_);
+  for (std::size_t t = 0; t < tasks; ++t) std::copy(row.begin(), row.end(), values_.begin() + static_cast<std::ptrdiff_t>(t * width_));
+}
+
+void CostMatrix::push_back(std::span<const double> row) {
+  if (tasks_ == 0) width_ = row.size();
+  if (row.size() != width_ && !ragged_) ragged_ = std::pair{tasks_, row.size()};
+  for (std::size_t q = 0; q < width_; ++q) values_.push_back(q < row.size() ? row[q] : 0);
+  ++tasks_;
+}
+
+void CostMatrix::emplace_back(std::size_t processors, double cost) {
+  const std::vector<double> row(processors, cost);
+  push_back(row);
+}
+
 Status check_heft_problem(const HeftProblem& p) {
   const std::size_t n = p.cost.size();
   if (p.processors == 0 && n > 0) return Status::InvalidArgument("HEFT problem has tasks but no processors");
+  if (const auto ragged = p.cost.ragged())
+    return Status::InvalidArgument("task " + std::to_string(ragged->first) + " has " + std::to_string(ragged->second) + " costs for " +
+                                   std::to_string(p.processors) + " processors");
   if (p.successors.size() != n)
     return Status::InvalidArgument("HEFT problem: successors has " + std::to_string(p.successors.size()) +
                                    " entries for " + std::to_string(n) + " tasks");
@@ -174,6 +206,9 @@ HeftResult heft(const HeftProblem& p) {
       if (s < n) tail = std::max(tail, c + r.rank[s]);
     r.rank[t] = w + tail;
   }
+  // Temporaries go as soon as they are used up: at 10^6 tasks each per-task
+  // array is 8 MB, and HEFT's peak is the peak of a large graph's load.
+  std::vector<std::size_t>().swap(topo);
 
   // The list: nonincreasing rank; equal ranks keep topological order, so a
   // predecessor always comes first (zero-cost tasks and edges make ties real).
@@ -184,21 +219,23 @@ HeftResult heft(const HeftProblem& p) {
   // survives the rounding.
   double max_rank = 0;
   for (double x : r.rank) max_rank = std::max(max_rank, x);
-  std::vector<double> key = r.rank;
-  if (max_rank > 0 && std::isfinite(max_rank)) {
-    const double quantum = max_rank * 1e-12;
-    for (double& k : key) k = std::nearbyint(k / quantum);
-  }
   r.order.resize(n);
   for (std::size_t t = 0; t < n; ++t) r.order[t] = t;
-  auto listed_before = [&](std::size_t a, std::size_t b) {
-    if (key[a] != key[b]) return key[a] > key[b];
-    if (topo_index[a] != topo_index[b]) return topo_index[a] < topo_index[b];
-    return a < b;
-  };
-  // Graphs built in order (a chain, most generators) are often listed
-  // already: a linear check spares an O(n log n) sort.
-  if (!std::is_sorted(r.order.begin(), r.order.end(), listed_before)) std::sort(r.order.begin(), r.order.end(), listed_before);
+  {
+    std::vector<double> key = r.rank;
+    if (max_rank > 0 && std::isfinite(max_rank)) {
+      const double quantum = max_rank * 1e-12;
+      for (double& k : key) k = std::nearbyint(k / quantum);
+    }
+    auto listed_before = [&](std::size_t a, std::size_t b) {
+      if (key[a] != key[b]) return key[a] > key[b];
+      if (topo_index[a] != topo_index[b]) return topo_index[a] < topo_index[b];
+      return a < b;
+    };
+    // Graphs built in order (a chain, most generators) are often listed
+    // already: a linear check spares an O(n log n) sort.
+    if (!std::is_sorted(r.order.begin(), r.order.end(), listed_before)) std::sort(r.order.begin(), r.order.end(), listed_before);
+  }
 
   // Replica groups: members in index order, placed together (Algorithm 3).
   std::vector<std::vector<std::size_t>> groups;
@@ -212,7 +249,10 @@ HeftResult heft(const HeftProblem& p) {
   std::vector<bool> placed(n, false);
   std::vector<bool> taken(procs, false);  // processors used by the group being placed
 
+  // Reserved for every task: untouched pages of a large reservation are not
+  // resident, and growing by doubling would hold the old and new arrays at once.
   std::vector<std::vector<Busy>> busy(procs);
+  for (auto& b : busy) b.reserve(n);
   auto place = [&](std::size_t t) {
     const int f = forced_of(p, t);
     double best_eft = kInf, best_start = 0;
@@ -251,11 +291,17 @@ HeftResult heft(const HeftProblem& p) {
     busy[best_proc].insert(busy[best_proc].begin() + static_cast<std::ptrdiff_t>(best_pos), Busy{best_start, best_eft});
     r.makespan = std::max(r.makespan, best_eft);
   };
+  // Without replica groups tasks are placed in list order: no second list.
+  if (p.group.empty()) {
+    for (std::size_t t : r.order) place(t);
+    r.depth_first = std::move(topo_index);
+    return r;
+  }
   std::vector<std::size_t> placement_order;
   placement_order.reserve(n);
   for (std::size_t t : r.order) {
     if (placed[t]) continue;
-    const int g = p.group.empty() ? -1 : p.group[t];
+    const int g = p.group[t];
     if (g < 0) {
       place(t);
       placement_order.push_back(t);

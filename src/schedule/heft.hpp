@@ -12,6 +12,9 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
+#include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -22,9 +25,47 @@
 
 namespace redflow::schedule {
 
+// Each task's cost on each processor, cost[task][proc]: one array of
+// tasks x processors, where a vector per task cost 56 bytes a task at 3
+// processors instead of 24 (HEFT's temporaries are the peak of a large
+// graph's load). Rows are added whole; a row whose length differs from the
+// first row's is kept as a fact check_heft_problem() reports, not stored.
+class CostMatrix {
+ public:
+  // A row that can be assigned a list of costs: cost[t] = {1, 2}.
+  class Row : public std::span<double> {
+   public:
+    using std::span<double>::span;
+    Row(std::span<double> s) : std::span<double>(s) {}  // NOLINT: a row is a span
+    Row& operator=(std::initializer_list<double> values);
+  };
+
+  CostMatrix() = default;
+  CostMatrix(std::initializer_list<std::initializer_list<double>> rows);
+  // `tasks` rows, each a copy of `row`.
+  void assign(std::size_t tasks, std::span<const double> row);
+  void assign(std::size_t tasks, const std::vector<double>& row) { assign(tasks, std::span<const double>(row)); }
+  void push_back(std::span<const double> row);
+  void push_back(const std::vector<double>& row) { push_back(std::span<const double>(row)); }
+  void emplace_back(std::size_t processors, double cost);  // a row of `processors` equal costs
+
+  std::size_t size() const { return tasks_; }
+  bool empty() const { return tasks_ == 0; }
+  std::size_t width() const { return width_; }
+  Row operator[](std::size_t task) { return Row(values_.data() + task * width_, width_); }
+  std::span<const double> operator[](std::size_t task) const { return {values_.data() + task * width_, width_}; }
+  // The first task whose row's length differed from the first row's, and that length.
+  std::optional<std::pair<std::size_t, std::size_t>> ragged() const { return ragged_; }
+
+ private:
+  std::size_t tasks_ = 0, width_ = 0;
+  std::vector<double> values_;
+  std::optional<std::pair<std::size_t, std::size_t>> ragged_;
+};
+
 struct HeftProblem {
   std::size_t processors = 0;                     // heterogeneous processors 0..P-1
-  std::vector<std::vector<double>> cost;          // cost[task][proc] >= 0; +inf = cannot run there
+  CostMatrix cost;                                // cost[task][proc] >= 0; +inf = cannot run there
   // task -> (successor, communication cost paid when the two run on different
   // processors; 0 on the same processor).
   std::vector<std::vector<std::pair<std::size_t, double>>> successors;
