@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/slot_index.hpp"
 #include "runtime/tile.hpp"
 
 namespace redflow::runtime {
@@ -83,12 +84,19 @@ struct GraphState {
 
   // The driver's view of one tile's slots, kept by the tile's own runner.
   struct TileDirectory {
-    std::vector<std::int32_t> slot_of;   // per data node: slot holding it, or -1
+    SlotIndex slot_of;                   // data node -> slot it was placed in (may be stale: check held)
     std::vector<DataTag> held;           // per slot: the value held (stale once its round is superseded)
     std::vector<std::uint64_t> occupied_bits;  // per slot, one bit: holds a value (the free-slot bitmap)
     bool occupied(SlotId s) const { return (occupied_bits[s >> 6] >> (s & 63)) & 1; }
     void occupy(SlotId s) { occupied_bits[s >> 6] |= std::uint64_t{1} << (s & 63); }
     void release(SlotId s) { occupied_bits[s >> 6] &= ~(std::uint64_t{1} << (s & 63)); }
+    // Indexes `d` at `slot` (held[slot] already says so), first dropping
+    // entries no slot holds any more when the index is full.
+    void index(DataId d, SlotId slot) {
+      if (slot_of.full()) slot_of.prune([&](DataId x, std::int32_t t) { return occupied(static_cast<SlotId>(t)) && held[t].data == x; });
+      slot_of.set(d, static_cast<std::int32_t>(slot));
+    }
+    void unindex(DataId d, SlotId slot) { slot_of.erase_if(d, static_cast<std::int32_t>(slot)); }
     unsigned used() const {
       unsigned n = 0;
       for (std::uint64_t w : occupied_bits) n += static_cast<unsigned>(std::popcount(w));
@@ -96,7 +104,7 @@ struct GraphState {
     }
     // The slot holding exactly `tag` (that execution's value, that round), or -1.
     std::int32_t slot_holding(DataTag tag) const {
-      const std::int32_t s = slot_of[tag.data];
+      const std::int32_t s = slot_of.find(tag.data);
       return s >= 0 && occupied(static_cast<SlotId>(s)) && held[s] == tag ? s : -1;
     }
     std::vector<std::uint64_t> last_use; // per slot: LRU clock

@@ -47,7 +47,7 @@ std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
   assign_main_memory(plan, *s);
   s->dirs.resize(tiles_.size());
   for (auto& dir : s->dirs) {
-    dir.slot_of.assign(data, -1);
+    dir.slot_of.reset(options_.slots);
     dir.held.assign(options_.slots, DataTag{});
     dir.occupied_bits.assign((options_.slots + 63) / 64, 0);
     dir.last_use.assign(options_.slots, 0);

@@ -139,7 +139,7 @@ ActorId Engine::place_again(Runner& r, Job& job, ActorId a, const std::vector<Sl
   for (SlotId slot : missing) {
     if (slot >= dir.held.size() || !dir.occupied(slot)) continue;
     const DataId d = dir.held[slot].data;
-    if (dir.slot_of[d] == static_cast<std::int32_t>(slot)) dir.slot_of[d] = -1;
+    dir.unindex(d, slot);
     dir.release(slot);
     // Not a copy after all: it is counted when placed again.
     --r.stats.transfers_in;

@@ -59,15 +59,11 @@ bool Engine::allocate_slot(Runner& r, Job& job, SlotId& slot) {
   slot = static_cast<SlotId>(best);
   if (dir.occupied(slot)) {
     const DataTag old = dir.held[slot];
-    if (old.execution == job.execution) {
-      if (best_cost == 2) {
-        write_home(job, old, *r.tile, slot, r.stats);
-        ++r.stats.displacements;
-      }
-      if (dir.slot_of[old.data] == static_cast<std::int32_t>(slot)) dir.slot_of[old.data] = -1;
-    } else if (old.data < dir.slot_of.size() && dir.slot_of[old.data] == static_cast<std::int32_t>(slot)) {
-      dir.slot_of[old.data] = -1;
+    if (old.execution == job.execution && best_cost == 2) {
+      write_home(job, old, *r.tile, slot, r.stats);
+      ++r.stats.displacements;
     }
+    dir.unindex(old.data, slot);
     r.tile->clear_slot(slot);
     dir.release(slot);
   }
@@ -138,7 +134,7 @@ bool Engine::place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot)
   if (job.tracing) r.trace.transfers.push_back(RawTransfer{d, from, static_cast<int>(r.index), bytes, start, job.now()});
   dir.held[slot] = tag;
   dir.occupy(slot);
-  dir.slot_of[d] = static_cast<std::int32_t>(slot);
+  dir.index(d, slot);
   return true;
 }
 

@@ -243,7 +243,7 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
     if (in.bytes != 0 && !home_valid(job, d, 0)) return false;
     // A larger inner value may also sit in this tile's slot (the driver pulled
     // a copy home): the slot path reads it there and frees the slot when it is dead.
-    if (in.kind == DataKind::kInner && in.bytes > kInlineBytes && s.dirs[r.index].slot_of[d] >= 0) return false;
+    if (in.kind == DataKind::kInner && in.bytes > kInlineBytes && s.dirs[r.index].slot_of.find(d) >= 0) return false;
     r.input_bytes.push_back(s.home[d]);
   }
   const PlanData& out = plan.data[h.output];
@@ -322,7 +322,7 @@ ActorId Engine::book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot,
   } else {
     dir.held[out_slot] = tag;
     dir.occupy(out_slot);
-    dir.slot_of[hot.output] = static_cast<std::int32_t>(out_slot);
+    dir.index(hot.output, out_slot);
     s.location[hot.output].store(pack_location(r.index, out_slot), std::memory_order_release);
     // The driver keeps outputs: copy them to main memory now, while they are hot.
     if (out.kind == DataKind::kOutput) write_home(job, tag, *r.tile, out_slot, r.stats);
@@ -347,7 +347,7 @@ ActorId Engine::book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot,
             r.tile->clear_slot(slot);
           }
           dir.release(slot);
-          dir.slot_of[d] = -1;
+          dir.unindex(d, slot);
         }
       }
     }
