@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "spawn_process.hpp"
+
 namespace redflow::testing {
 
 namespace fs = std::filesystem;
@@ -64,17 +66,10 @@ class CliTest : public ::testing::Test {
 // Starts `redflow ARGS` in the background, its stdout and stderr appended to
 // `log`, and returns its pid (the caller waits for it).
 inline pid_t spawn_cli(const std::vector<std::string>& args, const std::string& log) {
-  // Everything allocated before fork: the child only dups and execs.
-  std::vector<char*> argv{const_cast<char*>(REDFLOW_CLI)};
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
+  std::vector<std::string> argv{REDFLOW_CLI};
+  argv.insert(argv.end(), args.begin(), args.end());
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (fd >= 0) dup2(fd, 1), dup2(fd, 2);
-    execv(REDFLOW_CLI, argv.data());
-    _exit(127);
-  }
+  const pid_t pid = spawn_process(std::move(argv), {.out_fd = fd, .err_fd = fd});
   if (fd >= 0) ::close(fd);
   return pid;
 }

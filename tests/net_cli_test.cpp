@@ -14,6 +14,7 @@
 #include <string>
 
 #include "cli_helpers.hpp"
+#include "spawn_process.hpp"
 #include "net_workers.hpp"
 
 namespace redflow {
@@ -28,17 +29,8 @@ struct Driver {
   std::string seen;
   explicit Driver(std::vector<std::string> args) {
     int fds[2];
-    EXPECT_EQ(::pipe(fds), 0);
-    std::vector<char*> argv;  // before fork: the child must not allocate (net_workers.hpp, spawn_cli)
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid = ::fork();
-    if (pid == 0) {
-      ::dup2(fds[1], 2);
-      ::close(fds[0]);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
+    EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);  // the child keeps only the write end, as its stderr
+    pid = testing::spawn_process(std::move(args), {.err_fd = fds[1]});
     ::close(fds[1]);
     err = fds[0];
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "redflow/redflow.hpp"
+#include "spawn_process.hpp"
 #include "watchdog.hpp"
 
 namespace redflow::testing {
@@ -48,19 +49,7 @@ class WorkerProcesses {
   pid_t spawn_cli(std::vector<std::string> args) {
     args.insert(args.begin(), REDFLOW_CLI);
     if (quiet_) args.insert(args.begin() + 1, {"--log-level", "error"});
-    // argv is built before fork: the child of a process with other threads
-    // running (a driver's I/O thread, ZeroMQ's) must not allocate, since a
-    // lock another thread held at the fork stays held in the child for good.
-    // Under ASan a child that allocated here hung now and then before its
-    // exec: a stream worker that never said HELLO (CI, stop 32).
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
+    const pid_t pid = spawn_process(std::move(args));
     if (pid > 0) pids_.push_back(pid);
     return pid;
   }

@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "spawn_process.hpp"
+
 namespace redflow::testing {
 
 class NetNamespace {
@@ -118,16 +120,9 @@ class NetNamespace {
   pid_t spawn(const std::vector<std::string>& argv, const std::string& output_file) {
     std::vector<std::string> all = {"ip", "netns", "exec", name_};
     all.insert(all.end(), argv.begin(), argv.end());
-    std::vector<char*> args;  // before fork: the child must not allocate (net_workers.hpp, spawn_cli)
-    for (auto& a : all) args.push_back(a.data());
-    args.push_back(nullptr);
-    const pid_t pid = fork();
-    if (pid == 0) {
-      const int fd = ::open(output_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
-      ::execvp("ip", args.data());
-      _exit(127);
-    }
+    const int fd = ::open(output_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const pid_t pid = spawn_process(std::move(all), {.out_fd = fd, .err_fd = fd, .search_path = true});
+    if (fd >= 0) ::close(fd);
     if (pid > 0) children_.push_back(pid);
     return pid;
   }

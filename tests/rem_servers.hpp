@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "spawn_process.hpp"
+
 namespace redflow::testing {
 
 inline int free_port() {
@@ -64,18 +66,11 @@ class ServerProcess {
   std::string start(const std::string& binary, std::vector<std::string> args, int port) {
     std::string path = find_binary(binary);
     if (path.empty()) return binary + " not found in /usr/bin, /usr/local/bin or /usr/sbin: install it (scripts/bootstrap does)";
-    std::vector<char*> argv;  // before fork: the child must not allocate (net_workers.hpp, spawn_cli)
-    argv.push_back(path.data());
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_ = fork();
-    if (pid_ == 0) {
-      // Quiet: the servers' own logs would drown the test output.
-      const int null = ::open("/dev/null", O_WRONLY);
-      if (null >= 0) dup2(null, 1), dup2(null, 2);
-      execv(path.c_str(), argv.data());
-      _exit(127);
-    }
+    args.insert(args.begin(), path);
+    // Quiet: the servers' own logs would drown the test output.
+    const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    pid_ = spawn_process(std::move(args), {.out_fd = null, .err_fd = null});
+    if (null >= 0) ::close(null);
     port_ = port;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (std::chrono::steady_clock::now() < deadline) {
