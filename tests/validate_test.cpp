@@ -282,6 +282,25 @@ TEST(ValidateTest, DataNodeTooLargeForSlotAndDriverNamesNodeAndLimits) {
   EXPECT_TRUE(validate(g, pipeline_registry(), options).ok());
 }
 
+TEST(ValidateTest, DataNodeChecksKeepTheirOrderInOneWalk) {
+  // The data-node checks share one walk, but report as separate walks would:
+  // a producer error anywhere comes before a constant error on an earlier
+  // node, and a constant error before an element-type error.
+  Graph g;
+  const DataId k = g.constant("k", zeros(4));
+  g.mutable_data(k).bytes = 8;                                 // constant: contents do not match
+  const DataId typed = g.input("typed", 6);
+  g.mutable_data(typed).type = ElementType::kI32;              // element type: 6 bytes of int32
+  g.output("late", 4);                                         // producers: none
+  expect_error_naming(g.validate_structure(), {"'late'", "0 producers"});
+  Graph h;
+  const DataId ht = h.input("typed", 6);
+  h.mutable_data(ht).type = ElementType::kI32;
+  const DataId hk = h.constant("k", zeros(4));
+  h.mutable_data(hk).bytes = 8;
+  expect_error_naming(h.validate_structure(), {"constant 'k'", "declares bytes=8"});
+}
+
 TEST(ValidateTest, StructureIsCheckedBeforeFunctions) {
   Graph g;
   g.output("lonely", 4);

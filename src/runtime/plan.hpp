@@ -65,6 +65,7 @@ struct PlanData {
   std::uint32_t consumer_count = 0;
   ActorId producer = kNoActor;
 };
+static_assert(sizeof(PlanData) <= 24);
 
 struct Plan {
   const Graph* graph = nullptr;
