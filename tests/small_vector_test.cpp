@@ -14,7 +14,7 @@ namespace redflow {
 namespace {
 
 // The point of both types: a chain's actor and its data node fit in what
-// docs/performance.md says (the 1,000,000-actor Graph: about 304 bytes an
+// docs/performance.md says (the 1,000,000-actor Graph: about 296 bytes an
 // actor, down from 548).
 static_assert(sizeof(SmallVector<DataId>) == 16);
 static_assert(sizeof(SmallVector<Consumer>) == 16);
