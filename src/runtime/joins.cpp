@@ -70,10 +70,13 @@ const Schedule& Engine::orders(const Job& job) const {
   return s != nullptr ? *s : job.plan->heft;
 }
 
-int Engine::scheduled_tile(const Job& job, ActorId a) const {
-  const Schedule* s = job.schedule.load(std::memory_order_acquire);
-  return s != nullptr ? s->actors[a].tile : job.plan->hot[a].heft_tile;
-}
+namespace {
+// Actor a's tile in `s`: the plan's own schedule keeps it in ActorHot (its
+// per-actor entries are dropped), a re-plan's schedule in its entries.
+int tile_in(const Schedule& s, const Plan& plan, ActorId a) { return &s == &plan.heft ? plan.hot[a].heft_tile : s.actors[a].tile; }
+}  // namespace
+
+int Engine::scheduled_tile(const Job& job, ActorId a) const { return tile_in(orders(job), *job.plan, a); }
 
 bool Engine::claim(Job& job, ActorId a) {
   return job.claims == nullptr || job.claims[a].exchange(job.execution, std::memory_order_acq_rel) != job.execution;
@@ -104,7 +107,7 @@ std::unique_ptr<Schedule> Engine::make_schedule(const Job& job, const std::vecto
   const std::size_t driver = tiles();
   for (ActorId a = 0; a < plan.actors.size(); ++a) {
     if (claimed(job, a)) {
-      const int tile = &now == &plan.heft ? plan.hot[a].heft_tile : now.actors[a].tile;  // as scheduled_tile(), with `now` fixed
+      const int tile = tile_in(now, plan, a);
       const std::size_t proc = tile < 0 ? driver : static_cast<std::size_t>(tile);
       p.forced[a] = static_cast<int>(proc);
       std::fill(p.cost[a].begin(), p.cost[a].end(), kInf);
