@@ -19,6 +19,13 @@
 #include "schedule/heft.hpp"
 #include "schedule/stg.hpp"
 
+// A copy as a plain std::vector (a schedule's orders use huge pages, a
+// different allocator type).
+template <class V>
+std::vector<typename V::value_type> as_vector(const V& v) {
+  return {v.begin(), v.end()};
+}
+
 namespace redflow {
 namespace {
 
@@ -216,7 +223,7 @@ TEST(StgLoader, ReadsDummiesAndEdges) {
   EXPECT_EQ(p->cost[51][0], 0);
   // "6 3 1 5": task 5 precedes task 6.
   const auto& s5 = p->successors[5];
-  EXPECT_NE(std::find_if(s5.begin(), s5.end(), [](const auto& e) { return e.first == 6; }), s5.end());
+  EXPECT_NE(std::find_if(s5.begin(), s5.end(), [](const auto& e) { return e.task == 6; }), s5.end());
 
   EXPECT_FALSE(schedule::load_stg(kData + "/stg/50/no-such-file.stg", 4).ok());
   EXPECT_FALSE(schedule::load_stg(kData + "/stg/50/rand0000.stg", 0).ok());
@@ -246,7 +253,7 @@ TEST(StgLoader, PredecessorsMustBeEarlierTasks) {
   EXPECT_EQ(q->cost.size(), 3u);
   EXPECT_EQ(q->cost[1][1], 5);
   ASSERT_EQ(q->successors[1].size(), 1u);
-  EXPECT_EQ(q->successors[1][0].first, 2u);
+  EXPECT_EQ(q->successors[1][0].task, 2u);
 }
 
 // Every STG instance (both sizes, 2/4/8/16 processors, 1440 in all): HEFT
@@ -335,8 +342,9 @@ void expect_consistent(const Graph& g, const MachineModel& m, const Schedule& s)
   ASSERT_EQ(s.actors.size(), n);
   ASSERT_EQ(s.tile_order.size(), m.tiles);
   std::vector<int> seen(n, 0);
-  std::vector<std::vector<ActorId>> queues = s.tile_order;
-  queues.push_back(s.driver_order);
+  std::vector<std::vector<ActorId>> queues;
+  for (const auto& order : s.tile_order) queues.push_back(as_vector(order));
+  queues.push_back(as_vector(s.driver_order));
   for (std::size_t q = 0; q < queues.size(); ++q) {
     const int tile = q < m.tiles ? static_cast<int>(q) : kDriverTile;
     for (std::size_t i = 0; i < queues[q].size(); ++i) {

@@ -10,10 +10,12 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "redflow/attributes.hpp"
+#include "redflow/huge_page_allocator.hpp"
 #include "redflow/small_vector.hpp"
 #include "redflow/status.hpp"
 
@@ -111,8 +113,8 @@ class Graph {
   const std::string& base_dir() const { return base_dir_; }
   void set_base_dir(std::string dir) { base_dir_ = std::move(dir); }
 
-  const std::vector<DataNode>& data() const { return data_; }
-  const std::vector<ActorNode>& actors() const { return actors_; }
+  std::span<const DataNode> data() const { return data_; }
+  std::span<const ActorNode> actors() const { return actors_; }
   const DataNode& data(DataId id) const { return data_[id]; }
   const ActorNode& actor(ActorId id) const { return actors_[id]; }
   DataNode& mutable_data(DataId id) { return data_[id]; }
@@ -143,8 +145,8 @@ class Graph {
  private:
   std::string name_;
   std::string base_dir_ = ".";
-  std::vector<DataNode> data_;
-  std::vector<ActorNode> actors_;
+  std::vector<DataNode, HugePageAllocator<DataNode>> data_;
+  std::vector<ActorNode, HugePageAllocator<ActorNode>> actors_;
 };
 
 }  // namespace redflow

@@ -21,9 +21,9 @@ struct ScheduledActor {
 };
 
 struct Schedule {
-  std::vector<ScheduledActor> actors;            // indexed by ActorId
-  std::vector<std::vector<ActorId>> tile_order;  // per compute tile, in start order (ties: depth-first)
-  std::vector<ActorId> driver_order;             // actors on the driver, in start order
+  HugePageVector<ScheduledActor> actors;         // indexed by ActorId
+  std::vector<HugePageVector<ActorId>> tile_order;  // per compute tile, in start order (ties: depth-first)
+  HugePageVector<ActorId> driver_order;          // actors on the driver, in start order
   double makespan = 0;                           // estimated
 };
 

@@ -37,7 +37,7 @@ Status check_unique_names(const Graph& g) {
   std::size_t capacity = 16;
   while (capacity < 2 * total) capacity *= 2;
   constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
-  std::vector<std::uint64_t> table(capacity, kEmpty);  // (hash >> 32) << 32 | node
+  HugePageVector<std::uint64_t> table(capacity, kEmpty);  // (hash >> 32) << 32 | node
   const std::hash<std::string_view> hash;
   // The table is far larger than a cache: hash a few names ahead and
   // prefetch their slots, so the misses overlap instead of queueing.
@@ -103,7 +103,7 @@ Status check_actor_ends(const Graph& g) {
 // actors declare, none listed twice, and as many listed as declared.
 Status check_links(const Graph& g) {
   const std::size_t actors = g.actors().size();
-  std::vector<std::size_t> first_in(actors + 1, 0), first_out(actors + 1, 0);
+  HugePageVector<std::size_t> first_in(actors + 1, 0), first_out(actors + 1, 0);
   for (ActorId a = 0; a < actors; ++a) {
     first_in[a + 1] = first_in[a] + g.actor(a).inputs.size();
     first_out[a + 1] = first_out[a] + g.actor(a).outputs.size();

@@ -220,7 +220,7 @@ class Engine {
   // Walks `order` from the start, skipping claimed actors, until its end, an
   // abort or a new schedule (replan epoch other than `epoch`).
   template <typename Wait, typename Run>
-  void walk_order(Job& job, const std::vector<ActorId>& order, std::uint32_t epoch, Wait&& wait, Run&& run);
+  void walk_order(Job& job, std::span<const ActorId> order, std::uint32_t epoch, Wait&& wait, Run&& run);
 
   RuntimeOptions options_;
   std::unique_ptr<net::TileServer> server_;         // remote tiles only; outlives tiles_
@@ -232,7 +232,7 @@ class Engine {
   // The actor table of plan `actor_table_plan_`, built once for all tiles at
   // the start of an execution (build_actor_table) and kept: a local tile
   // reads names and arguments from it until the next table.
-  std::vector<ActorTableEntry> actor_table_;
+  HugePageVector<ActorTableEntry> actor_table_;
   std::vector<std::string_view> actor_functions_;  // the table's distinct function names
   std::uint64_t actor_table_plan_ = 0;
   std::vector<FaultConfigMessage> tile_faults_;      // per tile: the fault configuration it was sent

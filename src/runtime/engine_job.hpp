@@ -240,7 +240,7 @@ struct Engine::Runner {
 // (or is being run) by another walker under an earlier schedule. A compare
 // actor is not waited for: it is voted where its last replica finishes.
 template <typename Wait, typename Run>
-void Engine::walk_order(Job& job, const std::vector<ActorId>& order, std::uint32_t epoch, Wait&& wait, Run&& run) {
+void Engine::walk_order(Job& job, std::span<const ActorId> order, std::uint32_t epoch, Wait&& wait, Run&& run) {
   auto moved_on = [&] { return job.aborted.load(std::memory_order_acquire) || job.epoch.load(std::memory_order_acquire) != epoch; };
   for (ActorId a : order) {
     if (claimed(job, a) || (job.plan->hot[a].flags & ActorHot::kIsVote) != 0) continue;

@@ -13,23 +13,24 @@
 #include <utility>
 #include <vector>
 
+#include "redflow/huge_page_allocator.hpp"
 #include "runtime/slot_index.hpp"
 #include "runtime/tile.hpp"
 
 namespace redflow::runtime {
 
 struct GraphState {
-  std::unique_ptr<std::atomic<std::uint32_t>[]> pending;    // per actor: inputs not yet produced
-  std::unique_ptr<std::atomic<std::uint32_t>[]> claim;      // per actor, HEFT with joins only: execution that ran it (Engine::claim)
+  HugePageArray<std::atomic<std::uint32_t>> pending;    // per actor: inputs not yet produced
+  HugePageArray<std::atomic<std::uint32_t>> claim;      // per actor, HEFT with joins only: execution that ran it (Engine::claim)
   // Speculation (remote tiles, no redundancy; speculation.cpp), per actor:
   // the execution that started a copy of it, the one that booked its result,
   // and the seconds its last run on a tile took.
-  std::unique_ptr<std::atomic<std::uint32_t>[]> copied;
-  std::unique_ptr<std::atomic<std::uint32_t>[]> booked;
-  std::unique_ptr<std::atomic<float>[]> measured_s;
-  std::unique_ptr<std::atomic<std::uint32_t>[]> remaining;  // per data node: consumer edges not yet done
-  std::unique_ptr<std::atomic<std::uint32_t>[]> home_state; // per data node: main memory's copy, (round << 2) | state
-  std::unique_ptr<std::atomic<std::uint64_t>[]> location;   // per data node: the producer's (tile, slot)
+  HugePageArray<std::atomic<std::uint32_t>> copied;
+  HugePageArray<std::atomic<std::uint32_t>> booked;
+  HugePageArray<std::atomic<float>> measured_s;
+  HugePageArray<std::atomic<std::uint32_t>> remaining;  // per data node: consumer edges not yet done
+  HugePageArray<std::atomic<std::uint32_t>> home_state; // per data node: main memory's copy, (round << 2) | state
+  HugePageArray<std::atomic<std::uint64_t>> location;   // per data node: the producer's (tile, slot)
   // Main memory's own bytes for the inner and output nodes that own theirs
   // (not: 0 bytes, a split's range, or placed inside a collect's output):
   // one zeroed allocation (calloc: pages cost nothing until written), each
@@ -39,11 +40,11 @@ struct GraphState {
     void operator()(std::byte* p) const { std::free(p); }
   };
   std::unique_ptr<std::byte, FreeBytes> arena;
-  std::vector<std::span<const std::byte>> home;             // per data node: its bytes in main memory
+  HugePageVector<std::span<const std::byte>> home;             // per data node: its bytes in main memory
   // Per data node: where its producer writes it in main memory. A collect's
   // input points into the collect's output (zero-copy); a split's output has
   // none, its home is set to a range of the split's input when it runs.
-  std::vector<std::byte*> home_write;
+  HugePageVector<std::byte*> home_write;
   std::vector<std::span<const std::byte>> driver_inputs;    // scratch, reserved: no allocation per driver actor
   // Output nodes, and the inner nodes placed inside an output's buffer (a
   // collect's zero-copy inputs) with their offset in it: when execute_into()
@@ -66,18 +67,18 @@ struct GraphState {
   // Per data node: an inner node read only by driver actors (split, collect,
   // oversized actors). On the fast path its producer's tile writes it to main
   // memory at once and frees the slot, instead of the driver pulling it later.
-  std::vector<std::uint8_t> write_through;
+  HugePageVector<std::uint8_t> write_through;
 
   // Redundancy. Written by a producer before it releases its consumers (or
   // by the voter before it releases the compare actor's consumers), so the
   // readers see them through the readiness counters' acquire/release.
   // Allocated only for a redundant plan (Plan::redundant), except `alias`.
-  std::vector<std::uint64_t> checksum;          // per data node: XXH3 of the value, when computed
-  std::vector<int> producer_tile;               // per data node: tile that computed it
-  std::vector<DataId> alias;                    // per data node: the node holding its bytes (a vote's winner)
-  std::unique_ptr<std::atomic<std::uint32_t>[]> round;  // per data node: voting round, bumped when a replica is re-executed
-  std::unique_ptr<std::atomic<int>[]> replica_tile;     // per actor: tile a *-diff replica was given to
-  std::unique_ptr<std::atomic<std::uint8_t>[]> skipped; // per actor: replica left out (no healthy tile for it)
+  HugePageVector<std::uint64_t> checksum;          // per data node: XXH3 of the value, when computed
+  HugePageVector<int> producer_tile;               // per data node: tile that computed it
+  HugePageVector<DataId> alias;                    // per data node: the node holding its bytes (a vote's winner)
+  HugePageArray<std::atomic<std::uint32_t>> round;  // per data node: voting round, bumped when a replica is re-executed
+  HugePageArray<std::atomic<int>> replica_tile;     // per actor: tile a *-diff replica was given to
+  HugePageArray<std::atomic<std::uint8_t>> skipped; // per actor: replica left out (no healthy tile for it)
   std::vector<std::uint32_t> vote_round;        // per compare actor: failed votes so far
   std::vector<std::vector<std::pair<int, std::uint64_t>>> vote_history;  // per compare actor: (tile, checksum) of failed rounds
   std::vector<ActorId> voted;                   // compare actors with history to clear next execution

@@ -17,10 +17,10 @@ namespace redflow::runtime {
 std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
   auto s = std::make_unique<GraphState>();
   const std::size_t actors = plan.actors.size(), data = plan.data.size();
-  s->pending = std::make_unique<std::atomic<std::uint32_t>[]>(actors);
-  s->remaining = std::make_unique<std::atomic<std::uint32_t>[]>(data);
-  s->home_state = std::make_unique<std::atomic<std::uint32_t>[]>(data);
-  s->location = std::make_unique<std::atomic<std::uint64_t>[]>(data);
+  s->pending = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
+  s->remaining = make_huge_page_array<std::atomic<std::uint32_t>>(data);
+  s->home_state = make_huge_page_array<std::atomic<std::uint32_t>>(data);
+  s->location = make_huge_page_array<std::atomic<std::uint64_t>>(data);
   s->home.resize(data);
   s->home_write.assign(data, nullptr);
   s->driver_inputs.reserve(plan.max_inputs);
@@ -31,18 +31,18 @@ std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
     // per actor that a plan without redundancy (the default) does not hold.
     s->checksum.assign(data, 0);
     s->producer_tile.assign(data, -1);
-    s->round = std::make_unique<std::atomic<std::uint32_t>[]>(data);
-    s->replica_tile = std::make_unique<std::atomic<int>[]>(actors);
-    s->skipped = std::make_unique<std::atomic<std::uint8_t>[]>(actors);
+    s->round = make_huge_page_array<std::atomic<std::uint32_t>>(data);
+    s->replica_tile = make_huge_page_array<std::atomic<int>>(actors);
+    s->skipped = make_huge_page_array<std::atomic<std::uint8_t>>(actors);
     s->vote_round.assign(actors, 0);
     s->vote_history.resize(actors);
   }
   // HEFT walkers claim actors only where a join can make a new schedule mid-run.
-  if (options_.join_places() > 0 && !plan.redundant) s->claim = std::make_unique<std::atomic<std::uint32_t>[]>(actors);
+  if (options_.join_places() > 0 && !plan.redundant) s->claim = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
   if (!options_.listen.empty() && options_.speculate_after_s > 0 && !plan.redundant) {
-    s->copied = std::make_unique<std::atomic<std::uint32_t>[]>(actors);
-    s->booked = std::make_unique<std::atomic<std::uint32_t>[]>(actors);
-    s->measured_s = std::make_unique<std::atomic<float>[]>(actors);
+    s->copied = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
+    s->booked = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
+    s->measured_s = make_huge_page_array<std::atomic<float>>(actors);
   }
   assign_main_memory(plan, *s);
   s->dirs.resize(tiles_.size());
@@ -63,8 +63,8 @@ std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
 void Engine::assign_main_memory(const Plan& plan, GraphState& s) {
   const std::size_t data = plan.data.size();
   constexpr DataId kNoParent = ~DataId{0};
-  std::vector<DataId> parent(data, kNoParent);
-  std::vector<std::size_t> offset(data, 0);
+  HugePageVector<DataId> parent(data, kNoParent);
+  HugePageVector<std::size_t> offset(data, 0);
   std::vector<bool> split_output(data, false), own(data, false);
   for (ActorId a = 0; a < plan.actors.size(); ++a)
     if (plan.actors[a].alias == ActorAlias::kInputRange) split_output[plan.hot[a].output] = true;
@@ -86,7 +86,7 @@ void Engine::assign_main_memory(const Plan& plan, GraphState& s) {
   // Resolve chains (a collect feeding a collect) from the outermost buffer
   // in, as offsets into one allocation made once every size is known.
   constexpr std::size_t kNone = ~std::size_t{0};
-  std::vector<std::size_t> base(data, kNone);
+  HugePageVector<std::size_t> base(data, kNone);
   std::vector<bool> resolved(data, false);
   std::size_t total = 0;
   auto resolve = [&](auto&& self, DataId d) -> std::size_t {

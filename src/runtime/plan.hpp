@@ -71,11 +71,11 @@ struct Plan {
   const Graph* graph = nullptr;
   const Registry* registry = nullptr;  // where the actors' functions were found (tiles resolve the actor table in it)
   std::uint64_t id = 0;                // unique in the process: names the actor table a tile holds
-  std::vector<PlanActor> actors;
-  std::vector<ActorHot> hot;         // per actor, the same index as `actors`
-  std::vector<DataId> inputs;
-  std::vector<ActorId> consumers;
-  std::vector<PlanData> data;
+  HugePageVector<PlanActor> actors;
+  HugePageVector<ActorHot> hot;         // per actor, the same index as `actors`
+  HugePageVector<DataId> inputs;
+  HugePageVector<ActorId> consumers;
+  HugePageVector<PlanData> data;
   std::vector<ActorId> initially_ready;
   // The HEFT schedule's orders (tile_order, driver_order, makespan): what
   // the HEFT walkers run. Its per-actor entries (tile, estimated start and

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 
+#include "redflow/huge_page_allocator.hpp"
 #include "runtime/fence.hpp"
 
 namespace redflow::runtime {
@@ -25,7 +26,7 @@ class WorkDeque {
     std::size_t cap = 64;
     while (cap < min_capacity) cap <<= 1;
     if (cap <= mask_ + 1 && buffer_) return;
-    buffer_ = std::make_unique<std::atomic<std::uint32_t>[]>(cap);
+    buffer_ = make_huge_page_array<std::atomic<std::uint32_t>>(cap);
     mask_ = cap - 1;
     top_.store(0, std::memory_order_relaxed);
     bottom_.store(0, std::memory_order_relaxed);
@@ -93,7 +94,7 @@ class WorkDeque {
  private:
   alignas(64) std::atomic<std::int64_t> top_{0};
   alignas(64) std::atomic<std::int64_t> bottom_{0};
-  alignas(64) std::unique_ptr<std::atomic<std::uint32_t>[]> buffer_;
+  alignas(64) HugePageArray<std::atomic<std::uint32_t>> buffer_;
   std::size_t mask_ = 0;
 };
 

@@ -89,7 +89,7 @@ schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const 
   // For the producer being linked: where each consumer sits in its successor
   // list (found in O(1), so a 100,000-way fan-out links in linear time).
   constexpr std::size_t kUnseen = ~std::size_t{0};
-  std::vector<std::size_t> seen_for(n, kUnseen), seen_at(n, 0);
+  HugePageVector<std::size_t> seen_for(n, kUnseen), seen_at(n, 0);
   // Compare actors (redundancy, Fig. 3) vote on checksums: free, and their
   // inputs cost no transfer. Their replicas form a group that Algorithm 3
   // places consecutively on distinct tiles.
@@ -136,7 +136,7 @@ schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const 
           seen_at[c.actor] = succ.size();
           succ.push_back({c.actor, cost});
         } else {
-          succ[seen_at[c.actor]].second = std::max(succ[seen_at[c.actor]].second, cost);
+          succ[seen_at[c.actor]].cost = std::max(succ[seen_at[c.actor]].cost, cost);
         }
       }
     }
@@ -177,7 +177,7 @@ Schedule schedule_of(const schedule::HeftProblem& p, const schedule::HeftResult&
   };
   // A tile's actors mostly come in order already (a chain, any tile that
   // never inserts into a gap): check before paying for a sort.
-  auto sort = [](std::vector<ActorId>& order, const auto& before) {
+  auto sort = [](auto& order, const auto& before) {
     if (!std::is_sorted(order.begin(), order.end(), before)) std::sort(order.begin(), order.end(), before);
   };
   // A tile that shares no edge with another processor (it reads only given

@@ -26,24 +26,24 @@ int forced_of(const HeftProblem& p, std::size_t task) {
 // of a fan-out) is listed a path at a time and runs with few live data
 // nodes, not a level at a time. Linear; deterministic. Shorter than the
 // task count when there is a cycle.
-std::vector<std::size_t> topological_order(const HeftProblem& p) {
+HugePageVector<std::size_t> topological_order(const HeftProblem& p) {
   const std::size_t n = p.cost.size();
-  std::vector<std::size_t> waiting(n, 0);
+  HugePageVector<std::size_t> waiting(n, 0);
   for (std::size_t t = 0; t < n; ++t)
     for (const auto& [s, c] : p.successors[t])
       if (s < n) ++waiting[s];
-  std::vector<std::size_t> ready;  // a stack: the top is taken first
+  HugePageVector<std::size_t> ready;  // a stack: the top is taken first
   for (std::size_t t = n; t-- > 0;)
     if (waiting[t] == 0) ready.push_back(t);
-  std::vector<std::size_t> order;
+  HugePageVector<std::size_t> order;
   order.reserve(n);
   while (!ready.empty()) {
     const std::size_t t = ready.back();
     ready.pop_back();
     order.push_back(t);
     const auto& succ = p.successors[t];
-    for (auto it = succ.rbegin(); it != succ.rend(); ++it)
-      if (it->first < n && --waiting[it->first] == 0) ready.push_back(it->first);
+    for (std::size_t k = succ.size(); k-- > 0;)
+      if (succ[k].task < n && --waiting[succ[k].task] == 0) ready.push_back(succ[k].task);
   }
   return order;
 }
@@ -57,7 +57,7 @@ struct Busy {
 // Insertion policy: the earliest start >= ready on `busy` (sorted by start)
 // where `duration` fits before the next busy interval. Returns the start and
 // the index to insert the new interval at.
-std::pair<double, std::size_t> earliest_slot(const std::vector<Busy>& busy, double ready, double duration) {
+std::pair<double, std::size_t> earliest_slot(const HugePageVector<Busy>& busy, double ready, double duration) {
   // Intervals never overlap, so finishes are sorted like starts. The gap
   // before an interval that finishes by `ready` ends by `ready`: it cannot
   // hold a task of positive duration, and a zero-duration task starts at
@@ -165,21 +165,21 @@ HeftResult heft(const HeftProblem& p) {
   r.finish.assign(n, 0);
   r.rank.assign(n, 0);
 
-  std::vector<std::size_t> topo = topological_order(p);
-  std::vector<std::size_t> topo_index(n, n);  // n = not reached (only on a cycle)
+  HugePageVector<std::size_t> topo = topological_order(p);
+  HugePageVector<std::size_t> topo_index(n, n);  // n = not reached (only on a cycle)
   for (std::size_t i = 0; i < topo.size(); ++i) topo_index[topo[i]] = i;
 
   // Predecessors with their comm costs, for data-ready times: one array in
   // compressed rows (pred_at[t]..pred_at[t+1]), not a vector per task, so a
   // million-task graph costs two allocations here instead of a million.
-  std::vector<std::size_t> pred_at(n + 1, 0);
+  HugePageVector<std::size_t> pred_at(n + 1, 0);
   for (std::size_t t = 0; t < n; ++t)
     for (const auto& [s, c] : p.successors[t])
       if (s < n) ++pred_at[s + 1];
   for (std::size_t t = 0; t < n; ++t) pred_at[t + 1] += pred_at[t];
-  std::vector<std::pair<std::size_t, double>> pred_edges(pred_at[n]);
+  HugePageVector<std::pair<std::size_t, double>> pred_edges(pred_at[n]);
   {
-    std::vector<std::size_t> fill(pred_at.begin(), pred_at.end() - 1);
+    HugePageVector<std::size_t> fill(pred_at.begin(), pred_at.end() - 1);
     for (std::size_t t = 0; t < n; ++t)
       for (const auto& [s, c] : p.successors[t])
         if (s < n) pred_edges[fill[s]++] = {t, c};
@@ -208,7 +208,7 @@ HeftResult heft(const HeftProblem& p) {
   }
   // Temporaries go as soon as they are used up: at 10^6 tasks each per-task
   // array is 8 MB, and HEFT's peak is the peak of a large graph's load.
-  std::vector<std::size_t>().swap(topo);
+  HugePageVector<std::size_t>().swap(topo);
 
   // The list: nonincreasing rank; equal ranks keep topological order, so a
   // predecessor always comes first (zero-cost tasks and edges make ties real).
@@ -222,7 +222,7 @@ HeftResult heft(const HeftProblem& p) {
   r.order.resize(n);
   for (std::size_t t = 0; t < n; ++t) r.order[t] = t;
   {
-    std::vector<double> key = r.rank;
+    HugePageVector<double> key = r.rank;
     if (max_rank > 0 && std::isfinite(max_rank)) {
       const double quantum = max_rank * 1e-12;
       for (double& k : key) k = std::nearbyint(k / quantum);
@@ -251,7 +251,7 @@ HeftResult heft(const HeftProblem& p) {
 
   // Reserved for every task: untouched pages of a large reservation are not
   // resident, and growing by doubling would hold the old and new arrays at once.
-  std::vector<std::vector<Busy>> busy(procs);
+  std::vector<HugePageVector<Busy>> busy(procs);
   for (auto& b : busy) b.reserve(n);
   auto place = [&](std::size_t t) {
     const int f = forced_of(p, t);
@@ -297,7 +297,7 @@ HeftResult heft(const HeftProblem& p) {
     r.depth_first = std::move(topo_index);
     return r;
   }
-  std::vector<std::size_t> placement_order;
+  HugePageVector<std::size_t> placement_order;
   placement_order.reserve(n);
   for (std::size_t t : r.order) {
     if (placed[t]) continue;

@@ -19,8 +19,10 @@
 #include <vector>
 
 #include "redflow/graph.hpp"
+#include "redflow/huge_page_allocator.hpp"
 #include "redflow/registry.hpp"
 #include "redflow/schedule.hpp"
+#include "redflow/small_vector.hpp"
 #include "redflow/status.hpp"
 
 namespace redflow::schedule {
@@ -59,20 +61,27 @@ class CostMatrix {
 
  private:
   std::size_t tasks_ = 0, width_ = 0;
-  std::vector<double> values_;
+  HugePageVector<double> values_;
   std::optional<std::pair<std::size_t, std::size_t>> ragged_;
+};
+
+// An edge of the task graph: the successor, and the communication cost paid
+// when the two tasks run on different processors (0 on the same one).
+struct Successor {
+  std::size_t task;
+  double cost;
 };
 
 struct HeftProblem {
   std::size_t processors = 0;                     // heterogeneous processors 0..P-1
   CostMatrix cost;                                // cost[task][proc] >= 0; +inf = cannot run there
-  // task -> (successor, communication cost paid when the two run on different
-  // processors; 0 on the same processor).
-  std::vector<std::vector<std::pair<std::size_t, double>>> successors;
+  // Per task, its successors. Most tasks have one, kept inline: a
+  // million-task chain allocates no list of its own.
+  HugePageVector<SmallVector<Successor>> successors;
   // Optional (empty = all free): per task the processor it must run on, -1 =
   // free. This is the paper's driver rule; a forced task still gets a start and
   // finish time, because its successors' times depend on them.
-  std::vector<int> forced;
+  HugePageVector<int> forced;
   // Optional (empty = none): per task a replica group, -1 = none. The tasks of
   // one group (replicas of one actor, Algorithm 3 of Kühbacher et al.) are
   // placed consecutively, when the first of them comes up in the list, each
@@ -82,13 +91,13 @@ struct HeftProblem {
 };
 
 struct HeftResult {
-  std::vector<std::size_t> proc;     // per task
-  std::vector<double> start, finish;  // per task
-  std::vector<double> rank;          // per task: upward rank
-  std::vector<std::size_t> order;    // the HEFT list: tasks in the order they were placed
+  HugePageVector<std::size_t> proc;     // per task
+  HugePageVector<double> start, finish;  // per task
+  HugePageVector<double> rank;          // per task: upward rank
+  HugePageVector<std::size_t> order;    // the HEFT list: tasks in the order they were placed
   // Per task: its position in the depth-first topological order that breaks
   // ties (of ranks here; of start and finish times in heft_schedule()).
-  std::vector<std::size_t> depth_first;
+  HugePageVector<std::size_t> depth_first;
   double makespan = 0;
 };
 
