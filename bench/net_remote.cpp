@@ -481,6 +481,7 @@ void print_peer(std::size_t actors, unsigned depth) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  reuse_freed_buffers();  // as the redflow command does: this process is the driver
   std::size_t actors = 20000;
   bool dispatch_only = false, elastic_only = false, transfer_only = false, peer_only = false;
   unsigned depth = RuntimeOptions{}.pipeline_depth;

@@ -7,8 +7,12 @@
 #include <vector>
 
 #include "cli_common.hpp"
+#include "redflow/huge_page_allocator.hpp"
 
 int main(int argc, char** argv) {
+  // Values sent and received as whole blocks are reused, not faulted in anew
+  // (a worker's and a driver's large messages; docs/remote.md, "Copies").
+  redflow::reuse_freed_buffers();
   CLI::App app{"redflow: run coarse-grain dataflow graphs on every core, with HEFT or work stealing.\n"
                "Examples:\n"
                "  redflow run examples/demo/pipeline.dot --input A=examples/demo/A.bin --print\n"

@@ -58,6 +58,16 @@ HugePageArray<T> make_huge_page_array(std::size_t n) {
   return HugePageArray<T>(p, HugePageArrayDeleter<T>{n});
 }
 
+// Tells glibc's malloc to keep freed blocks up to 32 MiB in its heap for
+// the next allocation, instead of giving each back to the kernel and
+// faulting a fresh one in page by page. Call it first thing in main() of a
+// process that moves large values between processes: ZeroMQ receives every
+// message into a fresh malloc block, and an 8 MB value's 2,048 page faults
+// cost more than its copy where faults are dear (docs/remote.md,
+// "Copies"). The `redflow` command calls it; a library does not change its
+// host's malloc unasked. Returns false where malloc refused the settings.
+bool reuse_freed_buffers();
+
 // Equal to a plain vector of the same elements, so that code comparing a
 // schedule's order with a std::vector reads as before.
 template <class T>

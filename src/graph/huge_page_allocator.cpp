@@ -1,5 +1,6 @@
 #include "redflow/huge_page_allocator.hpp"
 
+#include <malloc.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -52,3 +53,16 @@ void deallocate_large(void* p, std::size_t bytes) noexcept {
 }
 
 }  // namespace redflow::detail
+
+namespace redflow {
+
+bool reuse_freed_buffers() {
+  // 32 MiB is the largest mmap threshold glibc takes; above it a block is a
+  // mapping of its own again. Freed memory at the heap's top is returned to
+  // the kernel past 128 MiB, so a burst does not stay resident for good.
+  const bool mmap_ok = mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1;
+  const bool trim_ok = mallopt(M_TRIM_THRESHOLD, 128 << 20) == 1;
+  return mmap_ok && trim_ok;
+}
+
+}  // namespace redflow
