@@ -30,10 +30,13 @@ struct ChunkTable {
 
 std::uint64_t hash(const void* p, std::size_t n) { return XXH3_64bits(p, n); }
 
+// resize + memcpy, not insert(end, b, b + n): GCC 12 reports a false
+// -Wstringop-overflow for the insert in some unity batches (TSan build).
 template <typename T>
 void append(Value& v, const T& x) {
-  const auto* b = reinterpret_cast<const std::byte*>(&x);
-  v.insert(v.end(), b, b + sizeof(T));
+  const std::size_t at = v.size();
+  v.resize(at + sizeof(T));
+  std::memcpy(v.data() + at, &x, sizeof(T));
 }
 
 }  // namespace
