@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,13 +19,6 @@
 #include "redflow/schedule.hpp"
 #include "schedule/heft.hpp"
 #include "schedule/stg.hpp"
-
-// A copy as a plain std::vector (a schedule's orders use huge pages, a
-// different allocator type).
-template <class V>
-std::vector<typename V::value_type> as_vector(const V& v) {
-  return {v.begin(), v.end()};
-}
 
 namespace redflow {
 namespace {
@@ -342,9 +336,8 @@ void expect_consistent(const Graph& g, const MachineModel& m, const Schedule& s)
   ASSERT_EQ(s.actors.size(), n);
   ASSERT_EQ(s.tile_order.size(), m.tiles);
   std::vector<int> seen(n, 0);
-  std::vector<std::vector<ActorId>> queues;
-  for (const auto& order : s.tile_order) queues.push_back(as_vector(order));
-  queues.push_back(as_vector(s.driver_order));
+  std::vector<std::span<const ActorId>> queues(s.tile_order.begin(), s.tile_order.end());
+  queues.push_back(s.driver_order);
   for (std::size_t q = 0; q < queues.size(); ++q) {
     const int tile = q < m.tiles ? static_cast<int>(q) : kDriverTile;
     for (std::size_t i = 0; i < queues[q].size(); ++i) {

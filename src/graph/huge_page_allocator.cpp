@@ -1,3 +1,6 @@
+// HugePageAllocator's mappings, and the malloc settings of
+// reuse_freed_buffers(): both keep large arrays from being faulted in 4 KiB
+// at a time (docs/runtime.md, "Graphs of a million actors").
 #include "redflow/huge_page_allocator.hpp"
 
 #include <malloc.h>
