@@ -97,39 +97,80 @@ inline cd mul(cd a, cd b) {
 
 // ---------------------------------------------------------------- fft.cols
 //
-// Input 0: a column panel, `len` rows x W columns of x (W from the size).
-// Input 1: the twiddle tables T (see twiddle_tables).
+// Input 0: a column panel, `len` rows x W columns of x (W from the size);
+// or, with arg cols=C, inputs 0..k-1 are consecutive row bands of the whole
+// len x C matrix x and the actor reads its W columns [first, first + W) out
+// of them itself (W from the output size): the driver then packs nothing.
+// Last input: the twiddle tables T (see twiddle_tables).
 // Output:  `len` x W: the DFT down every column, entry (k1, w) multiplied by
 //          w_N^((first + w) * k1), N = 2^logn.
 
+constexpr std::size_t kMaxBands = 1024;
+
 struct ColsShape {
   std::size_t len = 0, width = 0, first = 0, logn = 0;
+  std::size_t cols = 0;       // band form: columns of x; 0: panel form
+  std::size_t band_rows = 0;  // band form: rows per band
 };
 
 std::size_t table_points(std::size_t logn) { return (std::size_t{1} << ((logn + 1) / 2)) + (std::size_t{1} << (logn / 2)); }
 
+// The band form's inputs (all but the last): equal row bands covering len rows of C columns.
+std::string bands_shape(std::span<const std::size_t> bands, std::uint64_t cols, std::size_t len, std::size_t* band_rows) {
+  if (bands.size() > kMaxBands) return "expects at most " + std::to_string(kMaxBands) + " row bands, got " + std::to_string(bands.size());
+  const std::size_t row = cols * 16;
+  if (row / 16 != cols || bands[0] == 0 || bands[0] % row != 0)
+    return "input 0 has " + std::to_string(bands[0]) + " bytes, not whole rows of cols=" + std::to_string(cols) +
+           " complex doubles";
+  for (std::size_t p = 1; p < bands.size(); ++p)
+    if (bands[p] != bands[0])
+      return "input " + std::to_string(p) + " has " + std::to_string(bands[p]) + " bytes, input 0 " +
+             std::to_string(bands[0]) + " (row bands must be equal)";
+  const std::size_t r = bands[0] / row;
+  if (r * bands.size() != len)
+    return std::to_string(bands.size()) + " bands of " + std::to_string(r) + " rows are not len=" + std::to_string(len) + " rows";
+  *band_rows = r;
+  return "";
+}
+
 std::string cols_shape(std::span<const std::size_t> in, std::size_t out, std::string_view args, ColsShape* s) {
-  if (auto e = detail::expect_inputs(in.size(), 2); !e.empty()) return e;
-  std::uint64_t len = 0, first = 0, logn = 0;
+  std::uint64_t len = 0, first = 0, logn = 0, cols = 0;
+  const bool banded = ActorContext::find_arg(args, "cols").has_value();
+  if (banded) {
+    if (auto e = detail::arg_positive(args, "cols", &cols); !e.empty()) return e;
+    if (in.size() < 2) return "expects row bands and the twiddle tables (at least 2 inputs), got " + std::to_string(in.size());
+  } else if (auto e = detail::expect_inputs(in.size(), 2); !e.empty()) {
+    return e;
+  }
   if (auto e = detail::arg_positive(args, "len", &len); !e.empty()) return e;
   if (auto e = detail::arg_u64(args, "first", &first); !e.empty()) return e;
   if (auto e = detail::arg_u64(args, "logn", &logn); !e.empty()) return e;
   if (logn > 40) return "arg 'logn' must be at most 40, got " + std::to_string(logn);
   if (!detail::is_power_of_two(len) || len > kBufPoints)
     return "arg 'len' must be a power of two up to " + std::to_string(kBufPoints) + ", got " + std::to_string(len);
-  if (in[0] % (len * 16) != 0 || in[0] == 0)
-    return "input 0 has " + std::to_string(in[0]) + " bytes, not a panel of len=" + std::to_string(len) +
-           " rows of complex doubles";
-  const std::size_t width = in[0] / (len * 16);
-  if (out != in[0]) return "output has " + std::to_string(out) + " bytes, input 0 " + std::to_string(in[0]) + " (they must be equal)";
+  std::size_t band_rows = 0;
+  if (banded) {
+    if (auto e = bands_shape(in.first(in.size() - 1), cols, len, &band_rows); !e.empty()) return e;
+    if (out == 0 || out % (len * 16) != 0)
+      return "output has " + std::to_string(out) + " bytes, not len=" + std::to_string(len) + " rows of complex doubles";
+    if (first > cols || out / (len * 16) > cols - first)
+      return "columns [" + std::to_string(first) + ", " + std::to_string(first + out / (len * 16)) +
+             ") lie beyond the input's cols=" + std::to_string(cols);
+  } else {
+    if (in[0] % (len * 16) != 0 || in[0] == 0)
+      return "input 0 has " + std::to_string(in[0]) + " bytes, not a panel of len=" + std::to_string(len) +
+             " rows of complex doubles";
+    if (out != in[0]) return "output has " + std::to_string(out) + " bytes, input 0 " + std::to_string(in[0]) + " (they must be equal)";
+  }
+  const std::size_t width = out / (len * 16);
   const std::size_t n = std::size_t{1} << logn;
   if (len > n || first + width > n / len)
     return "columns [" + std::to_string(first) + ", " + std::to_string(first + width) + ") of " + std::to_string(len) +
            "-point columns do not fit a " + std::to_string(n) + "-point transform (logn=" + std::to_string(logn) + ")";
-  if (in[1] != table_points(logn) * 16)
-    return "input 1 (twiddle tables) has " + std::to_string(in[1]) + " bytes, expected " +
+  if (in.back() != table_points(logn) * 16)
+    return "input " + std::to_string(in.size() - 1) + " (twiddle tables) has " + std::to_string(in.back()) + " bytes, expected " +
            std::to_string(table_points(logn) * 16) + " for logn=" + std::to_string(logn);
-  *s = {len, width, first, logn};
+  *s = {len, width, first, logn, cols, band_rows};
   return "";
 }
 
@@ -141,15 +182,25 @@ std::string check_cols(const ActorShape& shape) {
 }
 
 void run_cols(ActorContext& ctx) {
-  std::size_t in[2] = {0, 0};
-  for (std::size_t p = 0; p < std::min<std::size_t>(2, ctx.num_inputs()); ++p) in[p] = ctx.input_bytes(p).size();
+  const std::size_t k = ctx.num_inputs();
+  if (k > kMaxBands + 1) {
+    ctx.fail("more than " + std::to_string(kMaxBands) + " row bands");
+    return;
+  }
+  std::size_t in[kMaxBands + 1];
+  for (std::size_t p = 0; p < k; ++p) in[p] = ctx.input_bytes(p).size();
   ColsShape s;
-  if (auto e = cols_shape({in, ctx.num_inputs() == 2 ? 2u : 0u}, ctx.output_bytes().size(), ctx.args(), &s); !e.empty()) {
+  if (auto e = cols_shape({in, k}, ctx.output_bytes().size(), ctx.args(), &s); !e.empty()) {
     ctx.fail(e);
     return;
   }
-  const cd* x = ctx.input<cd>(0).data();
-  const cd* tlo = ctx.input<cd>(1).data();
+  // Where each of the len rows of this actor's columns starts: in the panel,
+  // or in the row bands of x (each row then `cols` points wide).
+  const cd* row[kBufPoints];
+  for (std::size_t n1 = 0; n1 < s.len; ++n1)
+    row[n1] = s.cols == 0 ? ctx.input<cd>(0).data() + n1 * s.width
+                          : ctx.input<cd>(n1 / s.band_rows).data() + (n1 % s.band_rows) * s.cols + s.first;
+  const cd* tlo = ctx.input<cd>(k - 1).data();
   const unsigned hbits = static_cast<unsigned>((s.logn + 1) / 2);
   const cd* thi = tlo + (std::size_t{1} << hbits);
   const std::size_t mask = (std::size_t{1} << hbits) - 1;
@@ -159,11 +210,12 @@ void run_cols(ActorContext& ctx) {
     alignas(64) cd buf[kBufPoints];
     for (std::size_t t = lo; t < hi; ++t) {
       const std::size_t w0 = t * b, bb = std::min(b, W - w0);
-      // Rows are W points apart (4 KiB for 2^22): every access is a new page,
-      // where the hardware prefetchers stop, so prefetch a few rows ahead.
+      // Rows are W (or cols) points apart (4 KiB or more for 2^22): every
+      // access is a new page, where the hardware prefetchers stop, so
+      // prefetch a few rows ahead.
       for (std::size_t n1 = 0; n1 < len; ++n1) {
-        __builtin_prefetch(x + std::min(n1 + kPrefetchRows, len - 1) * W + w0);
-        for (std::size_t c = 0; c < bb; ++c) buf[c * len + n1] = x[n1 * W + w0 + c];
+        __builtin_prefetch(row[std::min(n1 + kPrefetchRows, len - 1)] + w0);
+        for (std::size_t c = 0; c < bb; ++c) buf[c * len + n1] = row[n1][w0 + c];
       }
       run_leaf(len, bb, buf);
       for (std::size_t k1 = 0; k1 < len; ++k1) {
@@ -319,42 +371,45 @@ Result<Graph> fft_graph(const FftParams& params) {
                                      std::to_string(std::min(N, floor_pow2(slot_points))) +
                                      " (points per panel; a panel must fit a slot)");
   } else {
-    // A slot per panel at most, and about 4 panels per tile so that the driver's packing overlaps the FFTs;
-    // but few enough panels (N / B) that a row actor's inputs and output fit the tile's slots.
+    // A slot per panel at most, and about 4 panels per tile so that tiles overlap one another's stages;
+    // but few enough panels (N / B) that a column actor's inputs and output fit the tile's slots.
     B = floor_pow2(std::max<std::size_t>(1, std::min(slot_points, N / (4 * std::max(1u, params.target.tiles)))));
-    const std::size_t max_panels = params.target.slots > 1 ? params.target.slots - 1 : 1;
+    const std::size_t max_panels = params.target.slots > 2 ? params.target.slots - 2 : 1;
     while (B < N && N / B > max_panels) B *= 2;
     B = std::min(std::max(B, N2), N);
     if (B > slot_points)
       return Status::InvalidArgument("--n " + std::to_string(N) + ": panels of a slot (" + std::to_string(params.target.slot_bytes) +
-                                     " bytes) would be more than slots - 1 = " + std::to_string(max_panels) +
+                                     " bytes) would be more than slots - 2 = " + std::to_string(max_panels) +
                                      " (raise --slot-bytes or --slots)");
   }
   const std::size_t W = B / N1, Q = N2 / W;  // columns per panel, panels
   const std::size_t R = B / N2, G = N1 / R;  // rows per group, groups
-  if (Q + 1 > params.target.slots)
-    return Status::InvalidArgument("--n " + std::to_string(N) + ": a row actor would read " + std::to_string(Q) +
-                                   " panels, more than slots - 1 = " + std::to_string(params.target.slots - 1) +
-                                   " (raise --block, --slot-bytes or --slots)");
+  // A column actor holds X's Q row bands, the twiddles and its panel; a row
+  // actor its Q pieces and its output.
+  if (Q > 1 && Q + 2 > params.target.slots)
+    return Status::InvalidArgument("--n " + std::to_string(N) + ": a column actor would read " + std::to_string(Q) +
+                                   " row bands and the twiddle tables, more than slots - 1 = " +
+                                   std::to_string(params.target.slots - 1) + " (raise --block, --slot-bytes or --slots)");
 
   Graph g("fft");
   const DataId X = g.input("X", N * 16), Y = g.output("Y", N * 16);
   const DataId T = g.constant("T", twiddle_tables(L));
   const double pts = static_cast<double>(B);
+  // X's G row bands of R rows (zero-copy splits): every column actor reads
+  // its W columns out of them, so nobody packs panels on the driver.
+  std::vector<DataId> x_bands;
+  for (std::size_t r = 0; Q > 1 && r < G; ++r) {
+    x_bands.push_back(g.inner("X" + std::to_string(r), B * 16));
+    g.actor("splitX" + std::to_string(r), "rf.split", {X}, x_bands.back()).args("offset=" + std::to_string(r * B * 16));
+  }
+  x_bands.push_back(T);
   std::vector<std::vector<DataId>> pieces(G, std::vector<DataId>(Q));  // pieces[r][q] = rows r of F_q
   for (std::size_t q = 0; q < Q; ++q) {
     const std::string qs = std::to_string(q);
-    DataId panel = X;
-    if (Q > 1) {
-      panel = g.inner("P" + qs, B * 16);
-      g.actor("pack" + qs, "mat.cols", {X}, panel)
-          .args("cols=" + std::to_string(N2) + ",first=" + std::to_string(q * W) + ",elem=16")
-          .work(pts * 2);  // ns: a strided copy of 16-byte points
-    }
     const DataId F = g.inner("F" + qs, B * 16);
-    g.actor("colfft" + qs, "fft.cols", {panel, T}, F)
-        .args("len=" + std::to_string(N1) + ",first=" + std::to_string(q * W) + ",logn=" + std::to_string(L))
-        .work(pts * (0.5 * (L - h) + 4));
+    std::string args = "len=" + std::to_string(N1) + ",first=" + std::to_string(q * W) + ",logn=" + std::to_string(L);
+    if (Q > 1) args += ",cols=" + std::to_string(N2);
+    g.actor("colfft" + qs, "fft.cols", Q > 1 ? x_bands : std::vector<DataId>{X, T}, F).args(args).work(pts * (0.5 * (L - h) + 6));
     for (std::size_t r = 0; r < G; ++r) {
       if (G == 1) {
         pieces[r][q] = F;
@@ -365,14 +420,32 @@ Result<Graph> fft_graph(const FftParams& params) {
       g.actor("split" + qr, "rf.split", {F}, pieces[r][q]).args("offset=" + std::to_string(r * R * W * 16));
     }
   }
-  std::vector<DataId> z(G);
-  for (std::size_t r = 0; r < G; ++r) {
-    z[r] = G == 1 ? Y : g.inner("Z" + std::to_string(r), B * 16);
-    g.actor("rowfft" + std::to_string(r), "fft.rows", pieces[r], z[r])
-        .args("len=" + std::to_string(N2))
-        .work(pts * (0.5 * h + 3));
+  if (G == 1) {
+    g.actor("rowfft0", "fft.rows", pieces[0], Y).args("len=" + std::to_string(N2)).work(pts * (0.5 * h + 3));
+    return g;
   }
-  if (G > 1) g.actor("join", "mat.hcat", z, Y).args("rows=" + std::to_string(N2) + ",elem=16").work(pts * 2 * G);
+  // Z_r = row group r's DFTs, N2 rows (k2) x R columns: column block r of Y.
+  // Y's band b (rows k2 of N2 / G) is band b of every Z_r side by side, put
+  // there on the tiles (mat.hcat.tile) and collected in place.
+  const std::size_t band_rows = N2 / G, band_bytes = band_rows * R * 16;
+  std::vector<std::vector<DataId>> z_bands(G, std::vector<DataId>(G));  // z_bands[b][r] = rows b of Z_r
+  for (std::size_t r = 0; r < G; ++r) {
+    const std::string rs = std::to_string(r);
+    const DataId Z = g.inner("Z" + rs, B * 16);
+    g.actor("rowfft" + rs, "fft.rows", pieces[r], Z).args("len=" + std::to_string(N2)).work(pts * (0.5 * h + 3));
+    for (std::size_t b = 0; b < G; ++b) {
+      z_bands[b][r] = g.inner("Z" + rs + "_" + std::to_string(b), band_bytes);
+      g.actor("splitZ" + rs + "_" + std::to_string(b), "rf.split", {Z}, z_bands[b][r]).args("offset=" + std::to_string(b * band_bytes));
+    }
+  }
+  std::vector<DataId> y_bands(G);
+  for (std::size_t b = 0; b < G; ++b) {
+    y_bands[b] = g.inner("Y" + std::to_string(b), B * 16);
+    g.actor("join" + std::to_string(b), "mat.hcat.tile", z_bands[b], y_bands[b])
+        .args("rows=" + std::to_string(band_rows) + ",elem=16")
+        .work(pts * 2);
+  }
+  g.actor("collect", "rf.collect", y_bands, Y);
   return g;
 }
 

@@ -4,13 +4,17 @@
 // With N = N1 * N2 (N1 = 2^floor(L/2) rows, N2 = 2^ceil(L/2) columns), x is an
 // N1 x N2 row-major matrix and
 //   Y[k1 + N1*k2] = sum_n2 w_N2^(n2*k2) * w_N^(n2*k1) * sum_n1 x[N2*n1 + n2] * w_N1^(n1*k1).
-// The graph:
-//   X -> mat.cols (driver) -> column panel P_q            (W columns, contiguous)
-//     -> fft.cols  -> F_q: FFTs down the columns, times the twiddles w_N^(n2*k1)
+// The graph (Q panels of W columns, G = Q row groups of R rows):
+//   X -> rf.split (zero-copy) -> G row bands X_r
+//   all X_r -> fft.cols -> F_q: FFTs down columns [qW, qW + W), read from the
+//     bands, times the twiddles w_N^(n2*k1)
 //     -> rf.split (zero-copy) -> F_q,r: rows r of F_q
-//   all F_q,r of one r -> fft.rows -> Z_r: FFTs along the rows, written transposed
-//   all Z_r -> mat.hcat (driver) -> Y in natural order.
-// Every node fits a slot of the target, and a row actor's Q inputs fit its tile.
+//   all F_q,r of one r -> fft.rows -> Z_r: FFTs along the rows, written
+//     transposed (column block r of Y) -> rf.split -> Z_r,b: rows b of Z_r
+//   all Z_r,b of one b -> mat.hcat.tile -> Y_b (rows b of Y) -> rf.collect -> Y.
+// The strided copies at both ends run on the tiles, beside the FFTs, not on
+// the driver's one core; the splits and the collect move nothing locally.
+// Every node fits a slot of the target, and a column actor's Q + 1 inputs fit its tile.
 // Data is interleaved (re, im) doubles, FFTW's forward sign (e^(-2 pi i nk/N)).
 #pragma once
 

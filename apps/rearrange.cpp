@@ -1,5 +1,7 @@
 // mat.cols and mat.hcat: strided copies the driver runs to cut matrices into
-// contiguous column panels and to put column blocks back side by side.
+// contiguous column panels and to put column blocks back side by side;
+// mat.hcat.tile is mat.hcat on a compute tile, for pieces that fit its slots
+// (so that several tiles share the copy instead of the driver's one core).
 #include "apps/rearrange.hpp"
 
 #include <cstring>
@@ -125,6 +127,8 @@ void register_rearrange_actors(Registry& reg) {
                                 "columns [first, first + W) of a row-major matrix, contiguous (args: cols=C,first=F,elem=E)"});
   reg.add("mat.hcat", ActorSpec{run_hcat, check_hcat, /*on_driver=*/true,
                                 "row-major matrices with R rows side by side (args: rows=R,elem=E)"});
+  reg.add("mat.hcat.tile", ActorSpec{run_hcat, check_hcat, /*on_driver=*/false,
+                                     "mat.hcat on a compute tile (inputs and output must fit its slots; args: rows=R,elem=E)"});
 }
 
 }  // namespace redflow::apps

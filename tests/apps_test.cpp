@@ -224,6 +224,13 @@ TEST(FftGraph, TwoToTheTwentyTwoFitsDefaultSlots) {
   auto g = fft_graph({.n = std::size_t{1} << 22, .block = 0, .target = t});
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   expect_compute_actors_fit(*g, t);
+  // The strided copies at both ends run on the tiles: the driver only splits and collects.
+  const Registry reg = app_registry();
+  for (const ActorNode& a : g->actors()) {
+    if (reg.find(a.function)->on_driver) {
+      EXPECT_TRUE(a.function == "rf.split" || a.function == "rf.collect") << a.name;
+    }
+  }
 }
 
 // ---------------------------------------------------------------- bitonic
@@ -316,12 +323,15 @@ TEST(Rearrange, ColsAndHcatAreInverse) {
   const DataId right_out = g.output("Rout", rows * 4 * elem);
   g.actor("copy", "mat.hcat", {right}, right_out).args("rows=5,elem=8");
   g.actor("join", "mat.hcat", {left, right}, back).args("rows=5,elem=8");
+  const DataId back_on_tile = g.output("Btile", m.size());
+  g.actor("join_on_tile", "mat.hcat.tile", {left, right}, back_on_tile).args("rows=5,elem=8");
   Runtime rt({.tiles = 2});
   auto loaded = rt.load(g, app_registry());
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   auto out = loaded->execute({{"M", m}});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(out->at("B"), m);
+  EXPECT_EQ(out->at("Btile"), m);
   const Bytes& r = out->at("Rout");
   for (std::size_t i = 0; i < rows; ++i)
     EXPECT_EQ(0, std::memcmp(r.data() + i * 4 * elem, m.data() + (i * cols + 3) * elem, 4 * elem)) << "row " << i;
@@ -343,6 +353,14 @@ TEST(Rearrange, ShapeChecksSayWhatIsWrong) {
   EXPECT_EQ(check("fft.cols", {16 * 8, 16 * 6}, 16 * 8, "len=4,first=0,logn=3"), "");  // tables of 4 + 2 points
   EXPECT_NE(check("fft.cols", {16 * 8, 16 * 5}, 16 * 8, "len=4,first=0,logn=3").find("twiddle"), std::string::npos);
   EXPECT_NE(check("fft.rows", {16 * 2, 16 * 2}, 16 * 8, "len=8").find("expected len=8"), std::string::npos);
+  // The band form (cols=C): row bands of the whole len x C matrix, then the tables.
+  EXPECT_EQ(check("fft.cols", {16 * 4, 16 * 4, 16 * 6}, 16 * 4, "len=2,first=2,logn=3,cols=4"), "");
+  EXPECT_NE(check("fft.cols", {16 * 4, 16 * 3, 16 * 6}, 16 * 4, "len=2,first=2,logn=3,cols=4").find("row bands must be equal"),
+            std::string::npos);
+  EXPECT_NE(check("fft.cols", {16 * 4, 16 * 6}, 16 * 4, "len=2,first=2,logn=3,cols=4").find("not len=2 rows"), std::string::npos);
+  EXPECT_NE(check("fft.cols", {16 * 4, 16 * 4, 16 * 6}, 16 * 4, "len=2,first=3,logn=3,cols=4").find("beyond the input's cols=4"),
+            std::string::npos);
+  EXPECT_NE(check("fft.cols", {16 * 4, 16 * 4, 16 * 6}, 16 * 4, "len=2,first=0,logn=3,cols=0").find("cols"), std::string::npos);
   EXPECT_NE(check("sort.low", {8, 8}, 20, "").find("at most the inputs' 16"), std::string::npos);
 }
 
