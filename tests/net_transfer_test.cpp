@@ -13,6 +13,7 @@
 #include <string>
 
 #include "net/keys.hpp"
+#include "net/peer_links.hpp"
 #include "net/remote_tile.hpp"
 #include "net/tile_server.hpp"
 #include "net_workers.hpp"
@@ -161,9 +162,11 @@ TEST(NetTransferKeyed, WorkersWithKeysFetchFromEachOtherOverCurve) {
 // driver sends a worker goes out in the buffer it was encoded into, and one
 // it reads back is decoded where it arrived, so the driver's transport copies
 // no value's bytes between a buffer and a message. Small values (which share
-// batches) and large ones (which go alone) both arrive whole, both ways.
+// batches) and large ones (which go alone) both arrive whole, both ways; a
+// large one comes back in chunks (3 whole and a partial one here), so no
+// message from the worker is much larger than a chunk.
 TEST(NetValueCopies, AValueGoesToAWorkerAndBackWithoutTheDriverCopyingIt) {
-  constexpr std::size_t kLarge = std::size_t{3} << 20;  // far above a batch entry (kMaxBatchedFrameBytes)
+  constexpr std::size_t kLarge = (std::size_t{3} << 20) + 123;  // far above a batch entry (kMaxBatchedFrameBytes)
   net::TileServerOptions so;
   so.slots = 2;
   so.slot_bytes = kLarge;
@@ -196,6 +199,7 @@ TEST(NetValueCopies, AValueGoesToAWorkerAndBackWithoutTheDriverCopyingIt) {
   EXPECT_GT(c.bytes_sent, kLarge) << "the large value was not sent";
   EXPECT_GT(c.bytes_received, kLarge) << "the large value did not come back";
   EXPECT_EQ(c.copied_value_bytes, 0u) << "the driver's transport copied a value between a buffer and a message";
+  EXPECT_LE(c.largest_message_bytes, net::PeerLinks::kChunkBytes + 256) << "the large value came back in one piece, not in chunks";
 }
 
 }  // namespace

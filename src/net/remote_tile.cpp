@@ -1,6 +1,9 @@
 // A tile in a worker process, reached through the tile server (remote_tile.hpp).
 #include "net/remote_tile.hpp"
 
+#include <deque>
+
+#include "net/peer_links.hpp"
 #include "runtime/frame_client.hpp"
 
 namespace redflow::net {
@@ -212,11 +215,42 @@ void RemoteTile::abandon_completion() {
 
 bool RemoteTile::read_slot(const ReadSlotMessage& message, std::span<std::byte> out) {
   if (out.size() != message.bytes) return false;
-  std::vector<std::byte> frame;
-  encode(message, frame);
-  DecodedFrame reply;
-  const Status sent = call(std::move(frame), reply);
-  return slot_data_of(sent, reply, out);
+  // A large value comes back in chunks, as between workers (PeerLinks): the
+  // worker copies one out of its slot while the one before crosses the wire
+  // and the one before that is copied into main memory, and neither side
+  // holds more than a window of chunks besides the value itself.
+  struct Chunk {
+    TileServer::Ticket ticket;
+    std::uint64_t offset = 0, length = 0;
+  };
+  std::deque<Chunk> asked;
+  std::uint64_t next = 0;
+  auto ask = [&] {
+    ReadSlotMessage m = message;
+    m.offset = next;
+    m.length = std::min(PeerLinks::kChunkBytes, message.bytes - next);
+    std::vector<std::byte> frame;
+    encode(m, frame);
+    asked.push_back(Chunk{server_.send(worker_, std::move(frame)), m.offset, m.length});
+    next += m.length;
+  };
+  // A 0-byte value is still asked for once: the answer says whether the slot holds it.
+  do ask();
+  while (next < message.bytes && asked.size() < PeerLinks::kWindow);
+  bool ok = true;
+  while (!asked.empty()) {
+    Chunk c = std::move(asked.front());
+    asked.pop_front();
+    if (!ok) {
+      server_.abandon(c.ticket);
+      continue;
+    }
+    DecodedFrame reply;
+    const Status got = receive(c.ticket, reply);
+    ok = slot_data_of(got, reply, out.subspan(c.offset, c.length));
+    if (ok && next < message.bytes) ask();
+  }
+  return ok;
 }
 
 }  // namespace redflow::net

@@ -304,6 +304,7 @@ void TileServer::receive_one() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     counts_.bytes_received += bytes;
+    counts_.largest_message_bytes = std::max<std::uint64_t>(counts_.largest_message_bytes, bytes);
     if (Worker* w = find_worker(routing_id)) w->traffic.bytes_received += bytes;
     on_message(routing_id, spans, address, parts.size() == 3 ? &parts[2] : nullptr);
     answered.swap(answered_);

@@ -74,6 +74,9 @@ struct TileServerCounts {
   // buffer it was encoded into and is read where it arrived, so this stays
   // 0; the tests hold it to that (docs/remote.md, "Transfers").
   std::uint64_t copied_value_bytes = 0;
+  // The largest message a worker sent: a value read back comes in chunks
+  // (RemoteTile::read_slot), so this stays near PeerLinks::kChunkBytes.
+  std::uint64_t largest_message_bytes = 0;
 };
 
 // One worker's traffic over the server's life (ExecutionStats' per-tile bytes).
