@@ -3,6 +3,7 @@
 // time, and a transfer between tiles costs time even when it moves no bytes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
@@ -129,6 +130,32 @@ TEST(HeftTies, ATileThatSharesNoEdgeRunsDepthFirstNotByAntiDiagonal) {
   EXPECT_EQ(s.tile_order[static_cast<std::size_t>(tile)], rows);
   // Its estimated times are HEFT's still: by start, (1, 0) runs before (0, 2).
   EXPECT_LT(s.actors[kSide].start, s.actors[2].start);
+}
+
+TEST(HeftTies, AWorkerProcessTileKeepsTheStartOrderEvenWhenItSharesNoEdge) {
+  // The same isolated tile as above, but a worker process: an actor right
+  // behind its producer would wait a round trip to the driver, so the
+  // order stays by estimated start (anti-diagonals), which interleaves
+  // independent actors for the pipelined dispatch to send ahead.
+  const Graph g = wavefront(8);
+  MachineModel m;
+  m.tiles = 2;
+  m.first_remote_tile = 0;
+  const Schedule s = heft_schedule(g, m, noop_registry());
+  const int tile = s.actors[0].tile;
+  ASSERT_NE(tile, kDriverTile);
+  const auto& order = s.tile_order[static_cast<std::size_t>(tile)];
+  ASSERT_EQ(order.size(), g.actors().size());
+  for (std::size_t k = 1; k < order.size(); ++k) EXPECT_LE(s.actors[order[k - 1]].start, s.actors[order[k]].start);
+  // (1, 0) before (0, 2): not row after row.
+  EXPECT_LT(std::find(order.begin(), order.end(), ActorId{8}) - order.begin(),
+            std::find(order.begin(), order.end(), ActorId{2}) - order.begin());
+  // A local tile below first_remote_tile still runs depth-first.
+  m.first_remote_tile = 2;
+  const Schedule local = heft_schedule(g, m, noop_registry());
+  std::vector<ActorId> rows(g.actors().size());
+  for (ActorId a = 0; a < rows.size(); ++a) rows[a] = a;
+  EXPECT_EQ(local.tile_order[static_cast<std::size_t>(local.actors[0].tile)], rows);
 }
 
 TEST(HeftTies, TilesThatShareEdgesKeepTheStartOrder) {

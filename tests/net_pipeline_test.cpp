@@ -87,6 +87,14 @@ TEST_P(NetPipeline, SeveralActorsGoOnTheWireAtOnceAndTheOutputsEqualTheLocalRun)
   EXPECT_GT(batched, 0u) << "no request or reply ever shared a message with another";
 }
 
+// Chains under HEFT too: each worker's chains share no edge with the other
+// worker, and a depth-first order there (right for a local tile) would put
+// every actor right behind its producer, one round trip each.
+TEST_P(NetPipeline, IndependentChainsGoOnTheWireSeveralAtOnce) {
+  const std::uint64_t most = run_remote(chains(16, 6), Case{GetParam(), 64, 16});
+  EXPECT_GT(most, 2u) << "no tile ever had more than two actors of 16 chains on the wire";
+}
+
 TEST_P(NetPipeline, DepthOneSendsOneActorAtATime) {
   const std::uint64_t most = run_remote(chains(16, 3), Case{GetParam(), 64, 1});
   EXPECT_EQ(most, 1u);

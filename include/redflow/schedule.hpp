@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "redflow/graph.hpp"
@@ -45,6 +46,13 @@ struct MachineModel {
   // to switch. The paper's model is silent on it; 5 us is our estimate for
   // local tiles (docs/scheduling.md).
   double transfer_latency_s = 5e-6;
+  // Tiles from this index on are worker processes (docs/remote.md). The
+  // driver sends such a tile each actor once its inputs are ready and keeps
+  // several on the wire, so an actor that reads the actor just before it on
+  // its tile waits a round trip to the driver. Those tiles keep HEFT's
+  // start-time order, which interleaves independent chains, where an
+  // isolated local tile runs depth-first (docs/scheduling.md).
+  unsigned first_remote_tile = std::numeric_limits<unsigned>::max();
 };
 
 }  // namespace redflow

@@ -197,6 +197,7 @@ MachineModel Engine::machine() const {
   m.slot_bytes = options_.slot_bytes;
   m.actor_overhead_s = options_.actor_overhead_s;
   m.transfer_latency_s = options_.transfer_latency_s;
+  if (!options_.listen.empty()) m.first_remote_tile = options_.local_tiles();
   return m;
 }
 

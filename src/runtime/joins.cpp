@@ -117,7 +117,7 @@ std::unique_ptr<Schedule> Engine::make_schedule(const Job& job, const std::vecto
         if (!service[t]) p.cost[a][t] = kInf;
     }
   }
-  return std::make_unique<Schedule>(schedule_of(p, schedule::heft(p), plan.actors.size(), tiles()));
+  return std::make_unique<Schedule>(schedule_of(p, schedule::heft(p), plan.actors.size(), tiles(), m.first_remote_tile));
 }
 
 const Schedule* Engine::start_schedule(Job& job) {

@@ -146,10 +146,11 @@ schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const 
 
 Schedule heft_schedule(const Graph& g, const MachineModel& m, const Registry& reg) {
   const schedule::HeftProblem p = heft_problem(g, m, reg);
-  return schedule_of(p, schedule::heft(p), g.actors().size(), m.tiles);
+  return schedule_of(p, schedule::heft(p), g.actors().size(), m.tiles, m.first_remote_tile);
 }
 
-Schedule schedule_of(const schedule::HeftProblem& p, const schedule::HeftResult& r, std::size_t n, unsigned tiles) {
+Schedule schedule_of(const schedule::HeftProblem& p, const schedule::HeftResult& r, std::size_t n, unsigned tiles,
+                     unsigned first_remote_tile) {
   Schedule s;
   s.actors.resize(n);
   s.tile_order.resize(tiles);
@@ -196,8 +197,11 @@ Schedule schedule_of(const schedule::HeftProblem& p, const schedule::HeftResult&
         if (r.proc[v] < tiles) isolated[r.proc[v]] = false;
       }
   auto depth_first = [&](ActorId a, ActorId b) { return r.depth_first[a] < r.depth_first[b]; };
+  // Not on a worker process: there a successor right behind its producer
+  // waits a round trip to the driver, where an actor of another chain would
+  // be on the wire already (MachineModel::first_remote_tile).
   for (unsigned t = 0; t < tiles; ++t) {
-    if (isolated[t]) {
+    if (isolated[t] && t < first_remote_tile) {
       sort(s.tile_order[t], depth_first);
     } else {
       sort(s.tile_order[t], by_start);

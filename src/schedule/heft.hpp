@@ -154,11 +154,14 @@ schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const 
 // HEFT list position); sorting all actors that way gives a topological order,
 // so tiles that run their order and wait for inputs cannot deadlock. A tile
 // that shares no edge with another processor is sorted by the depth-first
-// topological order instead (same estimated finish; better locality).
+// topological order instead (same estimated finish; better locality), unless
+// it is a worker process (MachineModel::first_remote_tile).
 Schedule heft_schedule(const Graph& g, const MachineModel& m, const Registry& reg);
 // The Schedule of a HEFT result for problem `p` over n actors on `tiles`
 // compute tiles (the processor `tiles` is the driver), tile orders sorted as
-// heft_schedule() says.
-Schedule schedule_of(const schedule::HeftProblem& p, const schedule::HeftResult& r, std::size_t n, unsigned tiles);
+// heft_schedule() says; tiles from `first_remote_tile` on are never sorted
+// depth-first (MachineModel::first_remote_tile).
+Schedule schedule_of(const schedule::HeftProblem& p, const schedule::HeftResult& r, std::size_t n, unsigned tiles,
+                     unsigned first_remote_tile);
 
 }  // namespace redflow
