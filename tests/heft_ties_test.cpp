@@ -113,6 +113,13 @@ Graph wavefront(std::size_t side) {
   return g;
 }
 
+// The wavefront's actors row after row (its ids are row-major).
+std::vector<ActorId> row_after_row(std::size_t side) {
+  std::vector<ActorId> rows(side * side);
+  for (ActorId a = 0; a < rows.size(); ++a) rows[a] = a;
+  return rows;
+}
+
 TEST(HeftTies, ATileThatSharesNoEdgeRunsDepthFirstNotByAntiDiagonal) {
   constexpr std::size_t kSide = 8;
   const Graph g = wavefront(kSide);
@@ -125,9 +132,7 @@ TEST(HeftTies, ATileThatSharesNoEdgeRunsDepthFirstNotByAntiDiagonal) {
   const int tile = s.actors[0].tile;
   ASSERT_NE(tile, kDriverTile);
   for (const ScheduledActor& a : s.actors) ASSERT_EQ(a.tile, tile) << "actor " << a.actor;
-  std::vector<ActorId> rows(kSide * kSide);
-  for (ActorId a = 0; a < rows.size(); ++a) rows[a] = a;
-  EXPECT_EQ(s.tile_order[static_cast<std::size_t>(tile)], rows);
+  EXPECT_EQ(s.tile_order[static_cast<std::size_t>(tile)], row_after_row(kSide));
   // Its estimated times are HEFT's still: by start, (1, 0) runs before (0, 2).
   EXPECT_LT(s.actors[kSide].start, s.actors[2].start);
 }
@@ -153,9 +158,7 @@ TEST(HeftTies, AWorkerProcessTileKeepsTheStartOrderEvenWhenItSharesNoEdge) {
   // A local tile below first_remote_tile still runs depth-first.
   m.first_remote_tile = 2;
   const Schedule local = heft_schedule(g, m, noop_registry());
-  std::vector<ActorId> rows(g.actors().size());
-  for (ActorId a = 0; a < rows.size(); ++a) rows[a] = a;
-  EXPECT_EQ(local.tile_order[static_cast<std::size_t>(local.actors[0].tile)], rows);
+  EXPECT_EQ(local.tile_order[static_cast<std::size_t>(local.actors[0].tile)], row_after_row(8));
 }
 
 TEST(HeftTies, TilesThatShareEdgesKeepTheStartOrder) {
