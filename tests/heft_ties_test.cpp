@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,10 @@ std::vector<ActorId> row_after_row(std::size_t side) {
   return rows;
 }
 
+void expect_by_start(const Schedule& s, std::span<const ActorId> order) {
+  for (std::size_t k = 1; k < order.size(); ++k) EXPECT_LE(s.actors[order[k - 1]].start, s.actors[order[k]].start);
+}
+
 TEST(HeftTies, ATileThatSharesNoEdgeRunsDepthFirstNotByAntiDiagonal) {
   constexpr std::size_t kSide = 8;
   const Graph g = wavefront(kSide);
@@ -151,7 +156,7 @@ TEST(HeftTies, AWorkerProcessTileKeepsTheStartOrderEvenWhenItSharesNoEdge) {
   ASSERT_NE(tile, kDriverTile);
   const auto& order = s.tile_order[static_cast<std::size_t>(tile)];
   ASSERT_EQ(order.size(), g.actors().size());
-  for (std::size_t k = 1; k < order.size(); ++k) EXPECT_LE(s.actors[order[k - 1]].start, s.actors[order[k]].start);
+  expect_by_start(s, order);
   // (1, 0) before (0, 2): not row after row.
   EXPECT_LT(std::find(order.begin(), order.end(), ActorId{8}) - order.begin(),
             std::find(order.begin(), order.end(), ActorId{2}) - order.begin());
@@ -171,8 +176,7 @@ TEST(HeftTies, TilesThatShareEdgesKeepTheStartOrder) {
   const Schedule s = heft_schedule(g, m, noop_registry());
   ASSERT_FALSE(s.tile_order[0].empty());
   ASSERT_FALSE(s.tile_order[1].empty());
-  for (const auto& order : s.tile_order)
-    for (std::size_t k = 1; k < order.size(); ++k) EXPECT_LE(s.actors[order[k - 1]].start, s.actors[order[k]].start);
+  for (const auto& order : s.tile_order) expect_by_start(s, order);
 }
 
 TEST(HeftLatency, ATransferBetweenTilesCostsTheLatencyEvenWithoutBytes) {
