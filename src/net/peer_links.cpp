@@ -103,9 +103,7 @@ std::vector<std::byte> PeerLinks::not_found(const Pending& p, const std::string&
 }
 
 bool PeerLinks::ask_next(std::uint64_t id, Pending& p) {
-  runtime::ReadSlotMessage read{p.message.source_slot, p.message.tag, p.message.bytes};
-  read.offset = p.asked;
-  read.length = std::min(kChunkBytes, p.message.bytes - p.asked);
+  const runtime::ReadSlotMessage read = chunk_at({p.message.source_slot, p.message.tag, p.message.bytes}, p.asked);
   std::vector<std::byte> frame;
   runtime::encode(read, frame);
   // Every chunk of a fetch carries its id; the source answers them in order.

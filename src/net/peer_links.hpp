@@ -30,6 +30,7 @@
 
 #include <zmq.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -73,6 +74,14 @@ class PeerLinks {
   // chunks on the source's executor.
   static constexpr std::uint64_t kChunkBytes = std::uint64_t{1} << 20;
   static constexpr unsigned kWindow = 4;
+  // The read of the chunk of `whole`'s value that starts at `offset`: the
+  // one place that cuts a value into chunks, for fetches between workers and
+  // for the driver's read-backs (RemoteTile::read_slot).
+  static runtime::ReadSlotMessage chunk_at(runtime::ReadSlotMessage whole, std::uint64_t offset) {
+    whole.offset = offset;
+    whole.length = std::min(kChunkBytes, whole.bytes - offset);
+    return whole;
+  }
 
   // Opens the peer socket for a worker of the driver at `driver_endpoint`
   // (none, port() 0, when that is not on loopback and there are no keys).

@@ -226,9 +226,7 @@ bool RemoteTile::read_slot(const ReadSlotMessage& message, std::span<std::byte> 
   std::deque<Chunk> asked;
   std::uint64_t next = 0;
   auto ask = [&] {
-    ReadSlotMessage m = message;
-    m.offset = next;
-    m.length = std::min(PeerLinks::kChunkBytes, message.bytes - next);
+    const ReadSlotMessage m = PeerLinks::chunk_at(message, next);
     std::vector<std::byte> frame;
     encode(m, frame);
     asked.push_back(Chunk{server_.send(worker_, std::move(frame)), m.offset, m.length});
