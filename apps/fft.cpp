@@ -395,21 +395,23 @@ Result<Graph> fft_graph(const FftParams& params) {
   const DataId X = g.input("X", N * 16), Y = g.output("Y", N * 16);
   const DataId T = g.constant("T", twiddle_tables(L));
   const double pts = static_cast<double>(B);
-  // X's G row bands of R rows (zero-copy splits): every column actor reads
-  // its W columns out of them, so nobody packs panels on the driver.
-  std::vector<DataId> x_bands;
+  // A column actor's inputs: X's G row bands of R rows (zero-copy splits),
+  // out of which it reads its W columns, so nobody packs panels on the
+  // driver; or X itself when it is the one panel. Then the twiddles.
+  std::vector<DataId> col_inputs;
   for (std::size_t r = 0; Q > 1 && r < G; ++r) {
-    x_bands.push_back(g.inner("X" + std::to_string(r), B * 16));
-    g.actor("splitX" + std::to_string(r), "rf.split", {X}, x_bands.back()).args("offset=" + std::to_string(r * B * 16));
+    col_inputs.push_back(g.inner("X" + std::to_string(r), B * 16));
+    g.actor("splitX" + std::to_string(r), "rf.split", {X}, col_inputs.back()).args("offset=" + std::to_string(r * B * 16));
   }
-  x_bands.push_back(T);
+  if (Q == 1) col_inputs.push_back(X);
+  col_inputs.push_back(T);
   std::vector<std::vector<DataId>> pieces(G, std::vector<DataId>(Q));  // pieces[r][q] = rows r of F_q
   for (std::size_t q = 0; q < Q; ++q) {
     const std::string qs = std::to_string(q);
     const DataId F = g.inner("F" + qs, B * 16);
     std::string args = "len=" + std::to_string(N1) + ",first=" + std::to_string(q * W) + ",logn=" + std::to_string(L);
     if (Q > 1) args += ",cols=" + std::to_string(N2);
-    g.actor("colfft" + qs, "fft.cols", Q > 1 ? x_bands : std::vector<DataId>{X, T}, F).args(args).work(pts * (0.5 * (L - h) + 6));
+    g.actor("colfft" + qs, "fft.cols", col_inputs, F).args(args).work(pts * (0.5 * (L - h) + 6));
     for (std::size_t r = 0; r < G; ++r) {
       if (G == 1) {
         pieces[r][q] = F;

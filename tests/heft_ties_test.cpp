@@ -121,16 +121,19 @@ std::vector<ActorId> row_after_row(std::size_t side) {
   return rows;
 }
 
+// HEFT's schedule of `g` on 2 tiles of machine `m` (its other fields as given).
+Schedule on_two_tiles(const Graph& g, MachineModel m = {}) {
+  m.tiles = 2;
+  return heft_schedule(g, m, noop_registry());
+}
+
 void expect_by_start(const Schedule& s, std::span<const ActorId> order) {
   for (std::size_t k = 1; k < order.size(); ++k) EXPECT_LE(s.actors[order[k - 1]].start, s.actors[order[k]].start);
 }
 
 TEST(HeftTies, ATileThatSharesNoEdgeRunsDepthFirstNotByAntiDiagonal) {
   constexpr std::size_t kSide = 8;
-  const Graph g = wavefront(kSide);
-  MachineModel m;
-  m.tiles = 2;
-  const Schedule s = heft_schedule(g, m, noop_registry());
+  const Schedule s = on_two_tiles(wavefront(kSide));
   // Bytes make every actor cost a little, so ranks fall diagonal by
   // diagonal and start times are all distinct; the latency keeps it all on
   // one tile. That tile shares no edge, so it runs row after row.
@@ -148,10 +151,7 @@ TEST(HeftTies, AWorkerProcessTileKeepsTheStartOrderEvenWhenItSharesNoEdge) {
   // order stays by estimated start (anti-diagonals), which interleaves
   // independent actors for the pipelined dispatch to send ahead.
   const Graph g = wavefront(8);
-  MachineModel m;
-  m.tiles = 2;
-  m.first_remote_tile = 0;
-  const Schedule s = heft_schedule(g, m, noop_registry());
+  const Schedule s = on_two_tiles(g, {.first_remote_tile = 0});
   const int tile = s.actors[0].tile;
   ASSERT_NE(tile, kDriverTile);
   const auto& order = s.tile_order[static_cast<std::size_t>(tile)];
@@ -161,19 +161,14 @@ TEST(HeftTies, AWorkerProcessTileKeepsTheStartOrderEvenWhenItSharesNoEdge) {
   EXPECT_LT(std::find(order.begin(), order.end(), ActorId{8}) - order.begin(),
             std::find(order.begin(), order.end(), ActorId{2}) - order.begin());
   // A local tile below first_remote_tile still runs depth-first.
-  m.first_remote_tile = 2;
-  const Schedule local = heft_schedule(g, m, noop_registry());
+  const Schedule local = on_two_tiles(g, {.first_remote_tile = 2});
   EXPECT_EQ(local.tile_order[static_cast<std::size_t>(local.actors[0].tile)], row_after_row(8));
 }
 
 TEST(HeftTies, TilesThatShareEdgesKeepTheStartOrder) {
   // With no latency HEFT spreads the wavefront over both tiles; each order
   // then stays sorted by estimated start.
-  const Graph g = wavefront(8);
-  MachineModel m;
-  m.tiles = 2;
-  m.transfer_latency_s = 0;
-  const Schedule s = heft_schedule(g, m, noop_registry());
+  const Schedule s = on_two_tiles(wavefront(8), {.transfer_latency_s = 0});
   ASSERT_FALSE(s.tile_order[0].empty());
   ASSERT_FALSE(s.tile_order[1].empty());
   for (const auto& order : s.tile_order) expect_by_start(s, order);
