@@ -28,6 +28,7 @@ std::vector<std::byte> reencode(const DecodedFrame& d) {
   switch (d.kind) {
     case WireKind::kDataNode: encode(d.data_node, out); break;
     case WireKind::kPeerDataNode: encode(d.data_node, d.peer, out); break;
+    case WireKind::kDataNodePiece: encode(d.piece, out); break;
     case WireKind::kClearSlot: encode(d.clear_slot, out); break;
     case WireKind::kClearAll: encode_clear_all(out); break;
     case WireKind::kReadSlot: encode(d.read_slot, out); break;

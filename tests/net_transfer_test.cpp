@@ -163,8 +163,8 @@ TEST(NetTransferKeyed, WorkersWithKeysFetchFromEachOtherOverCurve) {
 // it reads back is decoded where it arrived, so the driver's transport copies
 // no value's bytes between a buffer and a message. Small values (which share
 // batches) and large ones (which go alone) both arrive whole, both ways; a
-// large one comes back in chunks (3 whole and a partial one here), so no
-// message from the worker is much larger than a chunk.
+// large one goes and comes back in chunks (3 whole and a partial one here),
+// so no message either way is much larger than a chunk.
 TEST(NetValueCopies, AValueGoesToAWorkerAndBackWithoutTheDriverCopyingIt) {
   constexpr std::size_t kLarge = (std::size_t{3} << 20) + 123;  // far above a batch entry (kMaxBatchedFrameBytes)
   net::TileServerOptions so;
@@ -177,8 +177,11 @@ TEST(NetValueCopies, AValueGoesToAWorkerAndBackWithoutTheDriverCopyingIt) {
   ASSERT_TRUE((*server)->wait_for_workers(20).ok());
   net::RemoteTile tile(**server, 0, 0);
   testing::within_seconds(60, "a value to a worker and back", [&] {
+    // One request at a time (a window of pieces), and pipelined (every piece sent ahead).
+    for (const unsigned depth : {1u, 4u})
     for (const std::size_t bytes : {std::size_t{4096}, kLarge}) {
-      SCOPED_TRACE(std::to_string(bytes) + " bytes");
+      SCOPED_TRACE(std::to_string(bytes) + " bytes at depth " + std::to_string(depth));
+      tile.set_pipeline_depth(depth);
       const std::vector<std::byte> value = testing::seeded_bytes(bytes, static_cast<unsigned>(bytes % 997));
       runtime::DataNodeMessage m;
       m.tag = runtime::DataTag{1, 7, 0};
@@ -194,12 +197,28 @@ TEST(NetValueCopies, AValueGoesToAWorkerAndBackWithoutTheDriverCopyingIt) {
       ASSERT_TRUE(tile.read_slot(read, back)) << "the worker did not give the value back";
       EXPECT_TRUE(back == value) << "the value came back changed";
     }
+    // A value larger than the worker's slots is refused by name, piece by
+    // piece, and leaves the worker serving.
+    tile.set_pipeline_depth(1);
+    const std::vector<std::byte> too_large(kLarge + net::PeerLinks::kChunkBytes);
+    runtime::DataNodeMessage m;
+    m.tag = runtime::DataTag{1, 8, 0};
+    m.slot = 0;
+    m.bytes = too_large.size();
+    m.payload = too_large;
+    const Status refused = tile.data_node(m);
+    EXPECT_EQ(refused.code(), Status::Code::kResourceExhausted) << refused.ToString();
+    EXPECT_NE(refused.message().find("does not fit a slot"), std::string::npos) << refused.message();
+    EXPECT_FALSE(tile.lost());
+    std::vector<std::byte> back(kLarge);
+    EXPECT_TRUE(tile.read_slot(runtime::ReadSlotMessage{1, runtime::DataTag{1, 7, 0}, kLarge}, back)) << "the worker stopped serving";
   });
   const net::TileServerCounts c = (*server)->counts();
   EXPECT_GT(c.bytes_sent, kLarge) << "the large value was not sent";
   EXPECT_GT(c.bytes_received, kLarge) << "the large value did not come back";
   EXPECT_EQ(c.copied_value_bytes, 0u) << "the driver's transport copied a value between a buffer and a message";
   EXPECT_LE(c.largest_message_bytes, net::PeerLinks::kChunkBytes + 256) << "the large value came back in one piece, not in chunks";
+  EXPECT_LE(c.largest_sent_bytes, net::PeerLinks::kChunkBytes + 256) << "the large value went to the worker in one piece, not in chunks";
 }
 
 }  // namespace

@@ -221,7 +221,7 @@ TEST(TileProtocolCodecTest, AnswersRoundTrip) {
 
 // Encodes one frame of every kind, for the refusal tests below.
 std::vector<std::vector<std::byte>> every_kind() {
-  std::vector<std::vector<std::byte>> frames(12);
+  std::vector<std::vector<std::byte>> frames(13);
   const auto payload = bytes({1, 2, 3});
   DataNodeMessage dn;
   dn.bytes = 3;
@@ -247,6 +247,7 @@ std::vector<std::vector<std::byte>> every_kind() {
   encode_lost(frames[10]);
   dn.source_tile = 1;
   encode(dn, PeerSource{"tcp://127.0.0.1:4000", "key"}, frames[11]);
+  encode(DataNodePieceMessage{DataTag{1, 2, 0}, 1, 8, 5, payload}, frames[12]);
   return frames;
 }
 
@@ -267,7 +268,7 @@ ProtocolError refusal(std::span<const std::byte> frame) {
 TEST(TileProtocolCodecTest, FuzzSeedsDecodeInThisVersion) {
   const std::string dir = std::string(REDFLOW_SOURCE_DIR) + "/fuzz/corpus/tile_protocol/";
   const char* names[] = {"data_node_payload", "clear_slot", "clear_all", "read_slot", "actor_table", "fault_config",
-                         "actor", "completion", "status", "slot_data", "lost", "data_node_from_tile"};
+                         "actor", "completion", "status", "slot_data", "lost", "data_node_from_tile", "data_node_piece"};
   const auto frames = every_kind();
   ASSERT_EQ(frames.size(), std::size(names));
   const char* write = std::getenv("REDFLOW_WRITE_SEEDS");
@@ -320,7 +321,7 @@ TEST(TileProtocolCodecTest, WrongVersionMagicAndKindAreRefusedByName) {
   m[0] = std::byte{'X'};
   EXPECT_EQ(refusal(m), ProtocolError::kBadMagic);
   auto k = frame;
-  k[6] = std::byte{9};
+  k[6] = std::byte{10};  // the first kind after kDataNodePiece
   EXPECT_EQ(refusal(k), ProtocolError::kUnknownKind);
   auto r = frame;
   r[7] = std::byte{1};
@@ -425,6 +426,35 @@ TEST(TileProtocolCodecTest, APeerDataNodeNamesItsSourceAndCarriesNoBytes) {
   frame.clear();
   encode(m, PeerSource{"tcp://10.0.0.2:1", ""}, frame);
   EXPECT_EQ(refusal(frame), ProtocolError::kMalformed);
+}
+
+// A piece of a large value from the driver: where it goes in the value, and
+// nothing that would reach past the value's end.
+TEST(TileProtocolCodecTest, ADataNodePieceSaysWhereItGoesAndStaysInsideTheValue) {
+  const auto piece = bytes({9, 8, 7});
+  std::vector<std::byte> frame;
+  encode(DataNodePieceMessage{DataTag{3, 4, 1}, 2, 10, 7, piece}, frame);
+  DecodedFrame d;
+  ASSERT_TRUE(decode(frame, d).ok());
+  ASSERT_EQ(d.kind, WireKind::kDataNodePiece);
+  expect_tag(d.piece.tag, DataTag{3, 4, 1});
+  EXPECT_EQ(d.piece.slot, 2u);
+  EXPECT_EQ(d.piece.bytes, 10u);
+  EXPECT_EQ(d.piece.offset, 7u);
+  EXPECT_TRUE(std::equal(d.piece.piece.begin(), d.piece.piece.end(), piece.begin(), piece.end()));
+  const DataNodeMessage whole = d.piece.data_node();
+  EXPECT_EQ(whole.source_tile, kFromDriver);
+  EXPECT_EQ(whole.bytes, 10u);
+  // Past the end (3 bytes at 8 of 10), and an offset beyond the value.
+  for (const std::uint64_t offset : {std::uint64_t{8}, std::uint64_t{11}, ~std::uint64_t{0}}) {
+    frame.clear();
+    encode(DataNodePieceMessage{DataTag{}, 0, 10, offset, piece}, frame);
+    EXPECT_EQ(refusal(frame), ProtocolError::kMalformed) << "offset " << offset;
+  }
+  // A value larger than any frame could carry.
+  frame.clear();
+  encode(DataNodePieceMessage{DataTag{}, 0, kMaxFrameBytes, 0, piece}, frame);
+  EXPECT_EQ(refusal(frame), ProtocolError::kOversized);
 }
 
 TEST(TileProtocolCodecTest, ABorrowingDecodePointsIntoTheFrameInsteadOfCopying) {

@@ -425,6 +425,20 @@ TEST(LocalTileTest, PiecesArePublishedByTheLastAndRangesReadBack) {
   ASSERT_TRUE(tile.write_piece(next, 0, std::span(value).first(8)).ok());
   EXPECT_FALSE(read(tile, 1, m.tag, whole));
   EXPECT_FALSE(read(tile, 1, next.tag, whole));
+  // A piece that does not continue the one before is refused (bytes 8-15
+  // skipped), and so is one that comes when no value is being placed: it
+  // must not write over a published value an actor may be reading.
+  const Status skipped = tile.write_piece(next, 16, std::span(value).subspan(16, 8));
+  EXPECT_FALSE(skipped.ok());
+  EXPECT_NE(skipped.message().find("the next piece at 8"), std::string::npos) << skipped.message();
+  ASSERT_TRUE(tile.write_piece(m, 0, value).ok());
+  ASSERT_TRUE(read(tile, 1, m.tag, whole));
+  const std::vector<std::byte> zeros(8);
+  const Status over = tile.write_piece(m, 8, zeros);
+  EXPECT_FALSE(over.ok()) << "a stray piece wrote over a published value";
+  EXPECT_NE(over.message().find("no value being placed"), std::string::npos) << over.message();
+  ASSERT_TRUE(read(tile, 1, m.tag, whole));
+  EXPECT_EQ(whole, value);
 }
 
 }  // namespace

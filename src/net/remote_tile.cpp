@@ -121,21 +121,67 @@ Status RemoteTile::fetch_from_peer(const DataNodeMessage& message, const RemoteT
 
 Status RemoteTile::data_node(const DataNodeMessage& message) {
   if (const RemoteTile* source = peer_source(message)) return fetch_from_peer(message, *source);
-  if (message.source_tile == kFromDriver && depth_ > 1) {
+  // Any other transfer from a tile is relayed: read here, then sent on as
+  // bytes from main memory.
+  std::vector<std::byte> relayed_bytes;
+  DataNodeMessage m = message;
+  if (message.source_tile != kFromDriver) REDFLOW_RETURN_IF_ERROR(read_relayed(message, peers_, relayed_bytes, m));
+  if (lost()) return Status::Internal(who() + " is lost");
+  if (m.bytes > PeerLinks::kChunkBytes) return send_in_pieces(m);
+  std::vector<std::byte> frame;
+  encode(m, frame);
+  if (depth_ > 1) {
     // Nothing can go wrong here that the engine could act on (a lost worker
     // loses the actor too), so the bytes go ahead of the actor without a
     // round trip of their own; the worker takes frames in order.
-    if (lost()) return Status::Internal(who() + " is lost");
-    std::vector<std::byte> frame;
-    encode(message, frame);
-    placing_.push_back(Placement{server_.send(worker_, std::move(frame)), message.slot, -1, message.bytes});
+    placing_.push_back(Placement{server_.send(worker_, std::move(frame)), m.slot, -1, m.bytes});
     return Status::Ok();
   }
-  std::vector<std::byte> frame;
-  REDFLOW_RETURN_IF_ERROR(data_node_frame(message, peers_, frame));  // relayed through the driver
   DecodedFrame reply;
   REDFLOW_RETURN_IF_ERROR(call(std::move(frame), reply));
   return status_reply(reply);
+}
+
+// A large value streams in chunks, as values between workers and read-backs
+// do: each piece is copied once here (into its frame, which ZeroMQ takes
+// over) and once on the worker (into the slot, as it comes), and no message
+// holds more than a chunk. Pipelined (depth > 1), every piece goes ahead of
+// the actor at once, answered with its completion: the value crosses the
+// wire while the worker still runs the actors sent before it, where a window
+// would hold the rest back until the worker reached the first piece. One at
+// a time, at most kWindow pieces are unanswered.
+Status RemoteTile::send_in_pieces(const DataNodeMessage& m) {
+  std::deque<Placement> unanswered;
+  Status first;
+  auto answer_oldest = [&] {
+    DecodedFrame reply;
+    Status s = receive(unanswered.front().ticket, reply);
+    if (s.ok()) s = status_reply(reply);
+    if (first.ok()) first = s;
+    unanswered.pop_front();
+  };
+  for (std::uint64_t offset = 0; offset < m.bytes && first.ok();) {
+    const std::uint64_t length = std::min(PeerLinks::kChunkBytes, m.bytes - offset);
+    std::vector<std::byte> frame;
+    encode(DataNodePieceMessage{m.tag, m.slot, m.bytes, offset, m.payload.subspan(offset, length)}, frame);
+    Placement piece{server_.send(worker_, std::move(frame)), m.slot, -1, length};
+    offset += length;
+    if (depth_ > 1) {
+      placing_.push_back(std::move(piece));
+      continue;
+    }
+    unanswered.push_back(std::move(piece));
+    if (unanswered.size() == PeerLinks::kWindow) answer_oldest();
+  }
+  while (!unanswered.empty()) {
+    if (first.ok()) {
+      answer_oldest();
+    } else {
+      server_.abandon(unanswered.front().ticket);
+      unanswered.pop_front();
+    }
+  }
+  return first;
 }
 
 // Clears need no answer: the worker handles frames in order, so a later

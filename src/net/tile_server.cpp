@@ -200,6 +200,7 @@ void TileServer::sent_or_lost(const std::string& routing_id, bool sent, std::siz
   std::lock_guard<std::mutex> lock(mutex_);
   if (sent) {
     counts_.bytes_sent += kEnvelopeHeaderBytes + bytes;
+    counts_.largest_sent_bytes = std::max<std::uint64_t>(counts_.largest_sent_bytes, kEnvelopeHeaderBytes + bytes);
     if (Worker* w = find_worker(routing_id)) w->traffic.bytes_sent += kEnvelopeHeaderBytes + bytes;
     return;
   }

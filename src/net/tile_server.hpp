@@ -77,6 +77,9 @@ struct TileServerCounts {
   // The largest message a worker sent: a value read back comes in chunks
   // (RemoteTile::read_slot), so this stays near PeerLinks::kChunkBytes.
   std::uint64_t largest_message_bytes = 0;
+  // The largest message the driver sent: a large value goes in pieces
+  // (RemoteTile::send_in_pieces), so with small batches this stays near a chunk too.
+  std::uint64_t largest_sent_bytes = 0;
 };
 
 // One worker's traffic over the server's life (ExecutionStats' per-tile bytes).

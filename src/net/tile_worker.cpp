@@ -137,6 +137,7 @@ bool slots_of(std::span<const std::byte> frame, std::vector<runtime::SlotId>& sl
   switch (d.kind) {
     case runtime::WireKind::kDataNode:
     case runtime::WireKind::kPeerDataNode: slots = {d.data_node.slot}; return true;
+    case runtime::WireKind::kDataNodePiece: slots = {d.piece.slot}; return true;
     case runtime::WireKind::kClearSlot: slots = {d.clear_slot.slot}; return true;
     case runtime::WireKind::kReadSlot: slots = {d.read_slot.slot}; return true;
     case runtime::WireKind::kActor:

@@ -10,16 +10,23 @@ Status data_node_frame(const DataNodeMessage& message, std::span<Tile* const> pe
     encode(message, frame);
     return Status::Ok();
   }
+  std::vector<std::byte> bytes;
+  DataNodeMessage relayed;
+  REDFLOW_RETURN_IF_ERROR(read_relayed(message, peers, bytes, relayed));
+  encode(relayed, frame);
+  return Status::Ok();
+}
+
+Status read_relayed(const DataNodeMessage& message, std::span<Tile* const> peers, std::vector<std::byte>& bytes, DataNodeMessage& relayed) {
   if (message.source_tile < 0 || static_cast<std::size_t>(message.source_tile) >= peers.size())
     return Status::InvalidArgument("data node message names source tile " + std::to_string(message.source_tile));
-  std::vector<std::byte> bytes(message.bytes);
+  bytes.resize(message.bytes);
   if (!peers[message.source_tile]->read_slot(ReadSlotMessage{message.source_slot, message.tag, message.bytes}, bytes))
     return Status::NotFound("source slot " + std::to_string(message.source_slot) + " of tile " + std::to_string(message.source_tile) +
                             " no longer holds data node " + std::to_string(message.tag.data));
-  DataNodeMessage relayed = message;
+  relayed = message;
   relayed.source_tile = kFromDriver;
   relayed.payload = bytes;
-  encode(relayed, frame);
   return Status::Ok();
 }
 

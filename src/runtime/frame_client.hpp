@@ -17,6 +17,11 @@ namespace redflow::runtime {
 // the bytes are read from peers[source_tile] and travel along.
 Status data_node_frame(const DataNodeMessage& message, std::span<Tile* const> peers, std::vector<std::byte>& frame);
 
+// A transfer from another tile, relayed: its bytes read from
+// peers[source_tile] into `bytes`, and `relayed` the same data node with
+// them along (from main memory, as far as the receiving tile knows).
+Status read_relayed(const DataNodeMessage& message, std::span<Tile* const> peers, std::vector<std::byte>& bytes, DataNodeMessage& relayed);
+
 // The completion an actor message's answer says. `sent`: how the call went
 // (not OK: the transport failed); `who` names the tile in errors.
 Completion completion_of(const Status& sent, const DecodedFrame& reply, ActorId actor, const std::string& who);

@@ -225,10 +225,20 @@ Status LocalTile::write_piece(const DataNodeMessage& m, std::uint64_t offset, st
   if (offset > m.bytes || piece.size() > m.bytes - offset)
     return Status::InvalidArgument("a piece of " + std::to_string(piece.size()) + " bytes at " + std::to_string(offset) + " of a " +
                                    std::to_string(m.bytes) + "-byte data node");
-  if (offset == 0) clear_slot(m.slot);
-  if (!piece.empty()) std::memcpy(slots_[m.slot].memory + offset, piece.data(), piece.size());
-  if (offset + piece.size() == m.bytes) {
-    slots_[m.slot].bytes = m.bytes;
+  Slot& s = slots_[m.slot];
+  if (offset == 0) {
+    clear_slot(m.slot);
+    s.next_piece = 0;
+  } else if (s.next_piece != offset) {
+    const std::string expected = s.next_piece == kEmpty ? "no value being placed" : "the next piece at " + std::to_string(s.next_piece);
+    return Status::InvalidArgument("a piece at " + std::to_string(offset) + " of data node " + std::to_string(m.tag.data) + " in slot " +
+                                   std::to_string(m.slot) + ", which has " + expected);
+  }
+  if (!piece.empty()) std::memcpy(s.memory + offset, piece.data(), piece.size());
+  s.next_piece = offset + piece.size();
+  if (s.next_piece == m.bytes) {
+    s.next_piece = kEmpty;
+    s.bytes = m.bytes;
     publish(m.slot, m.tag);
   }
   return Status::Ok();
@@ -237,6 +247,7 @@ Status LocalTile::write_piece(const DataNodeMessage& m, std::uint64_t offset, st
 void LocalTile::clear_slot(SlotId slot) {
   if (slot >= slots_.size()) return;
   Slot& s = slots_[slot];
+  s.next_piece = kEmpty;  // a value half placed in pieces is abandoned
   if (s.tag.load(std::memory_order_relaxed) == kEmpty) return;
   s.tag.store(kEmpty, std::memory_order_seq_cst);
   // A reader that pinned before seeing the clear is mid-copy: let it finish

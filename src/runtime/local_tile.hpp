@@ -43,7 +43,9 @@ class LocalTile final : public Tile {
   // Writes `piece` at `offset` of data node `message` (its payload unused)
   // into its slot: the first piece (offset 0) clears the slot, the one that
   // ends the value publishes it. A worker's transport places a value
-  // fetched from a peer in chunks so, as they come, in order.
+  // fetched from a peer in chunks so, as they come, in order, and the tile
+  // service the pieces the driver sends (kDataNodePiece); a piece that does
+  // not start at 0 or continue the one before is refused.
   Status write_piece(const DataNodeMessage& message, std::uint64_t offset, std::span<const std::byte> piece);
   void clear_slot(SlotId slot) override;
   // Empties a slot whose value no other thread can be reading: a dead value
@@ -92,6 +94,11 @@ class LocalTile final : public Tile {
     std::uint32_t round = 0;
     std::size_t bytes = 0;  // size of the value held; written before `tag` is published
     std::byte* memory = nullptr;
+    // Where the next piece of a value placed in pieces must start
+    // (write_piece); kEmpty: none is being placed. A piece that does not
+    // continue one (a garbled or reordered sender) is refused rather than
+    // written over a value another actor may be reading.
+    std::uint64_t next_piece = kEmpty;
   };
 
   // An actor of the loaded table as this tile runs it: the table's entry

@@ -185,6 +185,15 @@ void encode(const DataNodeMessage& m, const PeerSource& from, std::vector<std::b
   w.str(from.public_key);
 }
 
+void encode(const DataNodePieceMessage& m, std::vector<std::byte>& out) {
+  Writer w(out, WireKind::kDataNodePiece);
+  w.tag(m.tag);
+  w.u32(m.slot);
+  w.u64(m.bytes);
+  w.u64(m.offset);
+  w.bytes(m.piece);
+}
+
 void encode(const ClearSlotMessage& m, std::vector<std::byte>& out) {
   Writer w(out, WireKind::kClearSlot);
   w.u32(m.slot);
@@ -333,6 +342,19 @@ void decode_body(WireKind kind, Reader& in, DecodedFrame& out, bool borrow) {
       if (!in.failed() && m.bytes > kMaxPayload) in.fail(ProtocolError::kOversized, "peer data node of " + std::to_string(m.bytes) + " bytes");
       return;
     }
+    case WireKind::kDataNodePiece: {
+      DataNodePieceMessage& m = out.piece;
+      m.tag = in.tag("data node piece tag");
+      m.slot = in.u32("data node piece slot");
+      m.bytes = in.u64("data node piece bytes");
+      m.offset = in.u64("data node piece offset");
+      m.piece = keep(in.bytes("data node piece payload", kMaxPayload));
+      if (!in.failed() && m.bytes > kMaxPayload) in.fail(ProtocolError::kOversized, "data node piece of a " + std::to_string(m.bytes) + "-byte value");
+      if (!in.failed() && (m.offset > m.bytes || m.piece.size() > m.bytes - m.offset))
+        in.fail(ProtocolError::kMalformed, "a piece of " + std::to_string(m.piece.size()) + " bytes at " + std::to_string(m.offset) + " of a " +
+                                               std::to_string(m.bytes) + "-byte data node");
+      return;
+    }
     case WireKind::kClearSlot: out.clear_slot.slot = in.u32("clear slot"); return;
     case WireKind::kClearAll: return;
     case WireKind::kReadSlot:
@@ -441,7 +463,7 @@ void decode_body(WireKind kind, Reader& in, DecodedFrame& out, bool borrow) {
   in.fail(ProtocolError::kUnknownKind, "kind " + std::to_string(static_cast<unsigned>(kind)));
 }
 
-bool known_kind(std::uint8_t k) { return (k >= 1 && k <= 8) || (k >= 64 && k <= 67); }
+bool known_kind(std::uint8_t k) { return (k >= 1 && k <= 9) || (k >= 64 && k <= 67); }
 
 }  // namespace
 

@@ -28,7 +28,8 @@ using SlotId = std::uint32_t;
 // No slot: a 0-byte value on the local fast path needs none (nothing to hold or move).
 inline constexpr SlotId kNoSlot = ~SlotId{0};
 
-inline constexpr std::uint16_t kTileProtocolVersion = 3;  // 2: kPeerDataNode; 3: actor table names functions by index
+// 2: kPeerDataNode; 3: actor table names functions by index; 4: kDataNodePiece
+inline constexpr std::uint16_t kTileProtocolVersion = 4;
 inline constexpr std::size_t kFrameHeaderBytes = 12;
 // Limits a decoder enforces before it allocates: one frame carries at most a
 // slot's bytes plus a little, a name or args string at most 1 MiB, an actor
@@ -73,6 +74,23 @@ struct DataNodeMessage {
 struct PeerSource {
   std::string_view endpoint;
   std::string_view public_key;
+};
+
+// A large data node the driver sends a worker goes in pieces
+// (WireKind::kDataNodePiece), as values between workers and read-backs do:
+// `payload` is the `piece` bytes at `offset` of the `bytes`-byte value. The
+// tile copies each into the slot as it comes (LocalTile::write_piece), so
+// the value is copied once on each side and no message holds all of it; the
+// piece that ends the value publishes it. Every piece is answered by a
+// status, so the sender can keep a window of them in flight.
+struct DataNodePieceMessage {
+  DataTag tag;
+  SlotId slot = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t offset = 0;
+  std::span<const std::byte> piece;
+  // The same value as a DataNodeMessage from main memory (for the tile's checks).
+  DataNodeMessage data_node() const { return DataNodeMessage{tag, slot, bytes, kFromDriver, 0, piece}; }
 };
 
 struct ClearSlotMessage {
@@ -181,6 +199,7 @@ enum class WireKind : std::uint8_t {
   kFaultConfig = 6,
   kActor = 7,
   kPeerDataNode = 8,  // a data node the worker fetches from a peer worker (PeerSource)
+  kDataNodePiece = 9, // a piece of a large data node from main memory (DataNodePieceMessage)
   // tile -> driver
   kCompletion = 64,  // of an actor message
   kStatus = 65,      // of a data node, actor table or fault config message
@@ -203,6 +222,7 @@ const char* protocol_error_name(ProtocolError e);
 // Appends one encoded frame to `out`.
 void encode(const DataNodeMessage& m, std::vector<std::byte>& out);
 void encode(const DataNodeMessage& m, const PeerSource& from, std::vector<std::byte>& out);  // kPeerDataNode, no payload
+void encode(const DataNodePieceMessage& m, std::vector<std::byte>& out);
 void encode(const ClearSlotMessage& m, std::vector<std::byte>& out);
 void encode_clear_all(std::vector<std::byte>& out);
 void encode(const ReadSlotMessage& m, std::vector<std::byte>& out);
@@ -225,6 +245,7 @@ struct DecodedFrame {
   ClearSlotMessage clear_slot;
   ReadSlotMessage read_slot;
   PeerSource peer;  // kPeerDataNode (with data_node)
+  DataNodePieceMessage piece;
   ActorTableMessage table;
   FaultConfigMessage faults;
   ActorMessage actor;

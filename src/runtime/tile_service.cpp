@@ -12,6 +12,11 @@ void TileService::serve(std::span<const std::byte> frame_bytes, const Registry* 
   }
   switch (frame->kind) {
     case WireKind::kDataNode: encode(tile_.data_node(frame->data_node), reply); break;
+    case WireKind::kDataNodePiece: {
+      const DataNodePieceMessage& m = frame->piece;
+      encode(tile_.write_piece(m.data_node(), m.offset, m.piece), reply);  // every piece answered: the sender keeps a window
+      break;
+    }
     case WireKind::kClearSlot: tile_.clear_slot(frame->clear_slot.slot); encode(Status::Ok(), reply); break;
     case WireKind::kClearAll: tile_.clear_all(); encode(Status::Ok(), reply); break;
     case WireKind::kReadSlot: {
