@@ -88,6 +88,26 @@ class BatchWriter {
   std::size_t entries_ = 0;
 };
 
+// Sends a run of small frames for one peer: alone as one REQUEST (REPLY)
+// when the run is one frame, else as one REQUESTS (REPLIES) batch.
+// `send(kind, id, body)` sends one message, taking `body` over; each entry
+// has an `id` and a `frame` (a lone frame is moved out of its entry). The
+// driver's tile server and a worker's loop both flush through it. Returns
+// how many frames went in a batch.
+template <class Entry, class Send>
+std::size_t send_batched(std::span<Entry* const> run, EnvelopeKind one, Send&& send) {
+  if (run.empty()) return 0;
+  if (run.size() == 1) {
+    send(one, run[0]->id, std::move(run[0]->frame));
+    return 0;
+  }
+  BatchWriter writer;
+  for (const Entry* e : run) writer.add(e->id, e->frame);
+  const std::size_t entries = writer.entries();  // before take() empties it
+  send(one == EnvelopeKind::kRequest ? EnvelopeKind::kRequests : EnvelopeKind::kReplies, entries, writer.take());
+  return entries;
+}
+
 // The entries of a REQUESTS or REPLIES envelope, in order; a body that does
 // not hold exactly the header's count of well-formed entries is refused
 // with a named error (and `out` is left empty: nothing of it is acted on).

@@ -243,21 +243,16 @@ void TileServer::send_queued() {
   for (std::size_t i = 0; i < notices.size(); ++i) send_to(notices[i].first, notices[i].second, 0, bodies[i]);
   std::vector<std::vector<Request*>> batches(routes.size());
   auto flush = [&](unsigned w) {
-    std::vector<Request*>& batch = batches[w];
-    if (batch.size() == 1) {
-      send_to(routes[w], batch[0]->kind, batch[0]->id, batch[0]->frame);
-    } else if (batch.size() > 1) {
-      BatchWriter writer;
-      for (Request* r : batch) writer.add(r->id, r->frame);
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        counts_.batched_requests += batch.size();
-      }
-      const std::size_t entries = writer.entries();  // before take() empties it
-      send_owned(routes[w], EnvelopeKind::kRequests, entries, writer.take());
+    const std::size_t batched = send_batched(std::span<Request* const>(batches[w]), EnvelopeKind::kRequest,
+                                             [&](EnvelopeKind kind, std::uint64_t id, std::vector<std::byte> body) {
+                                               send_owned(routes[w], kind, id, std::move(body));
+                                             });
+    if (batched != 0) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      counts_.batched_requests += batched;
     }
-    for (Request* r : batch) r->frame = {};
-    batch.clear();
+    for (Request* r : batches[w]) r->frame = {};
+    batches[w].clear();
   };
   for (const std::shared_ptr<Request>& r : queued) {
     if (r->kind == EnvelopeKind::kRequest && BatchWriter::fits(r->frame)) {

@@ -265,16 +265,10 @@ class FrameGate {
 // other as one batch (envelope.hpp) and a value alone, in order; to a peer
 // over the peer socket.
 void send_replies(zmq::socket_t& driver, PeerLinks& links, std::deque<Executor::Reply> replies) {
-  std::vector<const Executor::Reply*> batch;
+  std::vector<Executor::Reply*> batch;
   auto flush = [&] {
-    if (batch.size() == 1) {
-      send_envelope(driver, EnvelopeKind::kReply, batch[0]->id, batch[0]->frame);
-    } else if (batch.size() > 1) {
-      BatchWriter writer;
-      for (const Executor::Reply* r : batch) writer.add(r->id, r->frame);
-      const std::size_t entries = writer.entries();  // before take() empties it
-      send_envelope_owned(driver, EnvelopeKind::kReplies, entries, writer.take());
-    }
+    send_batched(std::span<Executor::Reply* const>(batch), EnvelopeKind::kReply,
+                 [&](EnvelopeKind kind, std::uint64_t id, std::vector<std::byte> body) { send_envelope_owned(driver, kind, id, std::move(body)); });
     batch.clear();
   };
   for (Executor::Reply& reply : replies) {
