@@ -68,6 +68,47 @@ TEST(NetCrash, KillNineOfAWorkerAtARandomMomentTwentyTrials) {
   EXPECT_GE(lost, 10) << "too few trials lost the killed worker's tile";
 }
 
+// Values larger than a chunk go to a worker in pieces (RemoteTile::
+// send_in_pieces), pipelined ahead of their actors: a worker killed while
+// they cross loses them with everything else it held, and the outputs are
+// still the reference's.
+TEST(NetCrash, KillNineWhileLargeValuesCrossInPieces) {
+  constexpr std::size_t kBytes = (std::size_t{3} << 20) + 4;  // 3 whole pieces and a partial one
+  const std::vector<std::string> slots = {"--slots", "8", "--slot-bytes", std::to_string(4 << 20)};
+  int lost = 0;
+  testing::within_seconds(120, "5 kill trials with values in pieces", [&] {
+    for (std::uint32_t trial = 0; trial < 5; ++trial) {
+      std::mt19937 rng(7000 + trial);
+      const Graph g = testing::random_builtin_dag(12, 300 + trial, kBytes);
+      const auto x0 = testing::seeded_bytes(kBytes, trial), x1 = testing::seeded_bytes(kBytes, trial + 99);
+      const Inputs inputs{{"X0", x0}, {"X1", x1}};
+      const Outputs want = testing::local_reference(g, inputs);
+      WorkerProcesses workers;
+      RuntimeOptions o = testing::remote_options(1, 2, trial % 2 == 0 ? Scheduler::kSteal : Scheduler::kHeft, 0.3);
+      o.slot_bytes = 4 << 20;
+      o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, slots); };
+      Runtime rt(o);
+      auto loaded = rt.load(g, Registry::with_builtins());
+      ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+      const pid_t victim = workers.pids()[rng() % 2];
+      const auto delay = std::chrono::microseconds(rng() % 30000);
+      std::thread killer([&] {
+        std::this_thread::sleep_for(delay);
+        workers.kill9(victim);
+      });
+      for (int execution = 0; execution < 2; ++execution) {
+        auto out = loaded->execute(inputs);
+        if (execution == 0) killer.join();
+        ASSERT_TRUE(out.ok()) << "trial " << trial << ": " << out.status().ToString();
+        EXPECT_EQ(*out, want) << "trial " << trial << ", execution " << execution;
+        lost += static_cast<int>(loaded->last_stats().lost_tiles);
+      }
+    }
+  });
+  std::printf("%d of 5 trials saw the killed worker's tile lost\n", lost);
+  EXPECT_GE(lost, 1) << "no trial saw the killed worker's tile lost";
+}
+
 TEST(NetCrash, AFrozenWorkerIsLostAndWhatItSendsWhenWokenIsDiscarded) {
   const Graph g = testing::random_builtin_dag(60, 7);
   const auto x0 = testing::seeded_bytes(testing::kNetBytes, 1), x1 = testing::seeded_bytes(testing::kNetBytes, 2);

@@ -86,21 +86,21 @@ class WorkerProcesses {
 inline constexpr std::size_t kNetElems = 256;
 inline constexpr std::size_t kNetBytes = kNetElems * 4;
 
-// A random DAG of i32.add and i32.mul (built-ins: a worker has them too);
-// nodes nobody reads become outputs.
-inline Graph random_builtin_dag(int actors, std::uint32_t seed) {
+// A random DAG of i32.add and i32.mul (built-ins: a worker has them too)
+// on values of `bytes` (a multiple of 4); nodes nobody reads become outputs.
+inline Graph random_builtin_dag(int actors, std::uint32_t seed, std::size_t bytes = kNetBytes) {
   Graph g("net_random");
   std::mt19937 rng(seed);
-  std::vector<std::byte> k(kNetBytes);
+  std::vector<std::byte> k(bytes);
   for (auto& b : k) b = static_cast<std::byte>(rng());
-  std::vector<DataId> pool{g.input("X0", kNetBytes), g.input("X1", kNetBytes), g.constant("K", k)};
+  std::vector<DataId> pool{g.input("X0", bytes), g.input("X1", bytes), g.constant("K", k)};
   for (int a = 0; a < actors; ++a) {
     std::vector<DataId> ins;
     for (int i = 0; i < 2; ++i) {
       const std::size_t lo = pool.size() > 6 ? pool.size() - 6 : 0;
       ins.push_back(pool[lo + rng() % (pool.size() - lo)]);
     }
-    const DataId out = g.inner("d" + std::to_string(a), kNetBytes);
+    const DataId out = g.inner("d" + std::to_string(a), bytes);
     g.actor("a" + std::to_string(a), a % 3 == 1 ? "i32.mul" : "i32.add", ins, out);
     pool.push_back(out);
   }
