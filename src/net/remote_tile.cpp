@@ -122,15 +122,19 @@ Status RemoteTile::fetch_from_peer(const DataNodeMessage& message, const RemoteT
 Status RemoteTile::data_node(const DataNodeMessage& message) {
   if (const RemoteTile* source = peer_source(message)) return fetch_from_peer(message, *source);
   // Any other transfer from a tile is relayed: read here, then sent on as
-  // bytes from main memory.
+  // bytes from main memory. A relay is answered before this returns, as
+  // before values went in pieces: only values from main memory go ahead of
+  // their actor (pipelining relays too is not done: docs/remote.md).
+  const bool relayed = message.source_tile != kFromDriver;
   std::vector<std::byte> relayed_bytes;
   DataNodeMessage m = message;
-  if (message.source_tile != kFromDriver) REDFLOW_RETURN_IF_ERROR(read_relayed(message, peers_, relayed_bytes, m));
+  if (relayed) REDFLOW_RETURN_IF_ERROR(read_relayed(message, peers_, relayed_bytes, m));
   if (lost()) return Status::Internal(who() + " is lost");
-  if (m.bytes > PeerLinks::kChunkBytes) return send_in_pieces(m);
+  const bool ahead = depth_ > 1 && !relayed;
+  if (m.bytes > PeerLinks::kChunkBytes) return send_in_pieces(m, ahead);
   std::vector<std::byte> frame;
   encode(m, frame);
-  if (depth_ > 1) {
+  if (ahead) {
     // Nothing can go wrong here that the engine could act on (a lost worker
     // loses the actor too), so the bytes go ahead of the actor without a
     // round trip of their own; the worker takes frames in order.
@@ -145,12 +149,13 @@ Status RemoteTile::data_node(const DataNodeMessage& message) {
 // A large value streams in chunks, as values between workers and read-backs
 // do: each piece is copied once here (into its frame, which ZeroMQ takes
 // over) and once on the worker (into the slot, as it comes), and no message
-// holds more than a chunk. Pipelined (depth > 1), every piece goes ahead of
+// holds more than a chunk. `ahead` (pipelined), every piece goes ahead of
 // the actor at once, answered with its completion: the value crosses the
 // wire while the worker still runs the actors sent before it, where a window
-// would hold the rest back until the worker reached the first piece. One at
-// a time, at most kWindow pieces are unanswered.
-Status RemoteTile::send_in_pieces(const DataNodeMessage& m) {
+// would hold the rest back until the worker reached the first piece.
+// Otherwise at most kWindow pieces are unanswered, and all are answered
+// before this returns.
+Status RemoteTile::send_in_pieces(const DataNodeMessage& m, bool ahead) {
   std::deque<Placement> unanswered;
   Status first;
   auto answer_oldest = [&] {
@@ -166,7 +171,7 @@ Status RemoteTile::send_in_pieces(const DataNodeMessage& m) {
     encode(DataNodePieceMessage{m.tag, m.slot, m.bytes, offset, m.payload.subspan(offset, length)}, frame);
     Placement piece{server_.send(worker_, std::move(frame)), m.slot, -1, length};
     offset += length;
-    if (depth_ > 1) {
+    if (ahead) {
       placing_.push_back(std::move(piece));
       continue;
     }

@@ -70,8 +70,9 @@ class RemoteTile final : public runtime::Tile {
   // The source of a transfer this worker can fetch from itself (a live worker with a peer socket), or null.
   const RemoteTile* peer_source(const runtime::DataNodeMessage& message) const;
   Status fetch_from_peer(const runtime::DataNodeMessage& message, const RemoteTile& source);
-  // A value larger than a chunk, from main memory, in pieces (kDataNodePiece).
-  Status send_in_pieces(const runtime::DataNodeMessage& message);
+  // A value larger than a chunk, from main memory, in pieces (kDataNodePiece);
+  // `ahead`: sent ahead of the actor, answered with its completion.
+  Status send_in_pieces(const runtime::DataNodeMessage& message, bool ahead);
   // A transfer sent ahead of an actor message, not yet answered.
   struct Placement {
     TileServer::Ticket ticket;
