@@ -48,6 +48,10 @@ ActorId Engine::dispatch(Runner& r, Job& job, ActorId a) {
     for (SlotId i = 0; i < dir.stamp.size(); ++i) n += dir.stamp[i] < r.sent.front().clock && reusable(job, dir, i);
     return n;
   };
+  // In flight from here for idle tiles looking for stragglers: a runner
+  // waiting for room behind a stuck worker holds `a` where no thief sees it,
+  // so only a copy can run it (and the wait ends when the execution does).
+  note_sent(r, job, a);
   ActorId next = kNone;
   while (!r.sent.empty() && room() < needs) {
     const ActorId ready = take_completion(r, job);
@@ -59,7 +63,10 @@ ActorId Engine::dispatch(Runner& r, Job& job, ActorId a) {
       next = ready;
     }
   }
-  if (job.aborted.load(std::memory_order_relaxed)) return kNone;
+  if (job.aborted.load(std::memory_order_relaxed) || already_booked(job, a)) {
+    note_unsent(r, job);
+    return next;
+  }
   send_actor_message(r, job, a);
   if (next != kNone) return next;
   if (r.sent.size() < r.depth) return kNone;
@@ -70,9 +77,6 @@ void Engine::send_actor_message(Runner& r, Job& job, ActorId a) {
   ++r.clock;
   r.pinned_from = r.sent.empty() ? r.clock : r.sent.front().clock;
   ActorId handed_on = kNone;
-  // In flight from here for idle tiles looking for stragglers: placing the
-  // inputs is a round trip each, which a slow link makes long.
-  note_sent(r, job, a);
   ActorMessage m;
   // The tile was lost (`a` went elsewhere) or the job failed.
   if (!place_inputs(r, job, a, handed_on) || !describe_actor_message(r, job, a, 0, m)) return note_unsent(r, job);
