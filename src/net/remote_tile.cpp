@@ -211,7 +211,8 @@ Completion RemoteTile::actor(const ActorMessage& message) {
 void RemoteTile::send_actor(const ActorMessage& message) {
   std::vector<std::byte> frame;
   encode(message, frame);
-  sent_.push_back(Sent{server_.send(worker_, std::move(frame)), message.actor, std::exchange(placing_, {})});
+  // An actor's deadline is the engine's to give (bound_completion); until then only a dropped answer is caught.
+  sent_.push_back(Sent{server_.send(worker_, std::move(frame), TileServer::kUnbounded), message.actor, std::exchange(placing_, {})});
 }
 
 Status RemoteTile::settle(std::vector<Placement>& placements, std::vector<SlotId>& missing) {
@@ -257,6 +258,10 @@ Completion RemoteTile::next_completion() {
 }
 
 bool RemoteTile::completion_within(double timeout_s) { return server_.answered_within(sent_.front().ticket, timeout_s); }
+
+void RemoteTile::bound_completion(std::size_t i, double seconds) {
+  if (i < sent_.size()) server_.bound(sent_[i].ticket, seconds);
+}
 
 void RemoteTile::abandon_completion() {
   for (Placement& p : sent_.front().placements) server_.abandon(p.ticket);

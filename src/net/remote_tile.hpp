@@ -51,6 +51,7 @@ class RemoteTile final : public runtime::Tile {
   runtime::Completion next_completion() override;
   bool completion_within(double timeout_s) override;
   void abandon_completion() override;
+  void bound_completion(std::size_t i, double seconds) override;
   void set_pipeline_depth(unsigned depth) { depth_ = depth < 1 ? 1 : depth; }
 
   // The tiles a transfer may name as its source.

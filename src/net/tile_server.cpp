@@ -91,12 +91,14 @@ TileServer::PeerAddress TileServer::peer(unsigned w) const {
   return w < workers_.size() ? workers_[w].peer : PeerAddress{};
 }
 
-std::shared_ptr<TileServer::Request> TileServer::submit(unsigned w, std::vector<std::byte> frame, bool wants_reply, int fetch_from) {
+std::shared_ptr<TileServer::Request> TileServer::submit(unsigned w, std::vector<std::byte> frame, bool wants_reply, int fetch_from,
+                                                        double budget_s) {
   auto r = std::make_shared<Request>();
   r->worker = w;
   r->frame = std::move(frame);
   r->wants_reply = wants_reply;
   r->fetch_from = fetch_from;
+  r->budget_s = budget_s;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (w >= workers_.size() || workers_[w].lost) {
@@ -125,10 +127,16 @@ bool TileServer::call(unsigned w, std::vector<std::byte> frame, ReceivedBytes& r
   return await(t, reply);
 }
 
-TileServer::Ticket TileServer::send(unsigned w, std::vector<std::byte> frame) {
+TileServer::Ticket TileServer::send(unsigned w, std::vector<std::byte> frame, double budget_s) {
   Ticket t;
-  t.request_ = submit(w, std::move(frame), true);
+  t.request_ = submit(w, std::move(frame), true, -1, budget_s);
   return t;
+}
+
+void TileServer::bound(const Ticket& ticket, double budget_s) {
+  if (!ticket.request_) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  ticket.request_->budget_s = budget_s;
 }
 
 bool TileServer::await(Ticket& ticket, ReceivedBytes& reply) {
@@ -227,6 +235,7 @@ void TileServer::send_queued() {
     bodies.swap(notice_bodies_);
     queued.swap(outbox_);
     routes.resize(workers_.size());
+    const auto now = std::chrono::steady_clock::now();
     for (auto it = queued.begin(); it != queued.end();) {
       const std::shared_ptr<Request>& r = *it;
       if (workers_[r->worker].lost) {
@@ -236,7 +245,10 @@ void TileServer::send_queued() {
         continue;
       }
       routes[r->worker] = workers_[r->worker].routing_id;
-      if (r->kind == EnvelopeKind::kRequest) in_flight_.emplace(r->id, r);
+      if (r->kind == EnvelopeKind::kRequest) {
+        r->sent_at = now;
+        in_flight_.emplace(r->id, r);
+      }
       ++it;
     }
   }

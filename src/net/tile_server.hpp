@@ -18,6 +18,15 @@
 // ones waited for are welcomed up to `capacity` at any time, mid-run too
 // (a join: `on_join` tells the engine); a process that comes back after being
 // declared lost is such a new worker, with a new tile id.
+//
+// Heartbeats alone are not progress (docs/remote.md, "Deadlines"). A worker
+// that owes answers must give one within the deadline of the oldest request
+// it owes, counted from when that request became the oldest: kFloorBeats
+// heartbeat timeouts, or longer for an actor the engine expects to take
+// longer (bound()); past it the worker is lost. And a worker's heartbeat says
+// up to which request it has answered everything: a request the driver still
+// waits for below that line had its answer dropped on the way (or sent under
+// another request id), and the worker is lost at once.
 #pragma once
 
 #include <zmq.hpp>
@@ -120,7 +129,17 @@ class TileServer {
     friend class TileServer;
     std::shared_ptr<Request> request_;
   };
-  Ticket send(unsigned w, std::vector<std::byte> frame);
+  //
+  // `budget_s` is how long the request may stay the oldest its worker owes
+  // before the worker is lost: kFloor for what takes no user code (data,
+  // tables, reads), kUnbounded for an actor until bound() gives it its own.
+  static constexpr double kFloor = -1, kUnbounded = 0;
+  Ticket send(unsigned w, std::vector<std::byte> frame, double budget_s = kFloor);
+  // Gives the request its deadline: at least the floor, at most `budget_s` (kUnbounded: none).
+  void bound(const Ticket& ticket, double budget_s);
+  // The least deadline: kFloorBeats heartbeat timeouts.
+  static constexpr double kFloorBeats = 4;
+  double floor_s() const { return kFloorBeats * options_.heartbeat_timeout_s; }
   bool await(Ticket& ticket, ReceivedBytes& reply);
   // Whether await() would return at once, waiting at most `timeout_s` for it.
   bool answered_within(const Ticket& ticket, double timeout_s);
@@ -155,6 +174,8 @@ class TileServer {
     EnvelopeKind kind = EnvelopeKind::kRequest;  // or kCancel of request `id` (no frame, no answer)
     bool wants_reply = true;
     int fetch_from = -1;  // send_fetch(): the worker whose peer socket this asks
+    double budget_s = kFloor;
+    std::chrono::steady_clock::time_point sent_at{};  // when it went on the wire
     bool done = false;
     bool lost = false;
     ReceivedBytes reply;
@@ -168,13 +189,15 @@ class TileServer {
     HelloMessage hello;
     PeerAddress peer;
     std::chrono::steady_clock::time_point heard;
+    // Its last answer (or the last moment it waited for a busy peer's value): deadlines count from here.
+    std::chrono::steady_clock::time_point progress;
     bool lost = false;
     WorkerTraffic traffic;
   };
 
   explicit TileServer(const TileServerOptions& options);
   unsigned capacity() const { return std::max(options_.capacity, options_.workers); }
-  std::shared_ptr<Request> submit(unsigned w, std::vector<std::byte> frame, bool wants_reply, int fetch_from = -1);
+  std::shared_ptr<Request> submit(unsigned w, std::vector<std::byte> frame, bool wants_reply, int fetch_from = -1, double budget_s = kFloor);
   // Queues CANCEL for every fetch from `source`'s peer socket (with the lock held).
   void cancel_fetches_from(unsigned source);
 
@@ -196,6 +219,9 @@ class TileServer {
   void on_hello(const std::string& routing_id, std::span<const std::byte> body, const std::string& address);
   void on_reply(Worker& w, std::uint64_t request, std::span<const std::byte> body, zmq::message_t* whole = nullptr);
   void on_tick();
+  // Deadlines: a worker that owes answers and gave none in time, or whose heartbeat says it answered what never came.
+  void check_progress(std::chrono::steady_clock::time_point now);
+  void check_answered_through(unsigned w, std::uint64_t through);
   void declare_lost(unsigned w, const std::string& why);
   void unreadable(unsigned w, const Status& why);
   Worker* find_worker(const std::string& routing_id, unsigned* index = nullptr);

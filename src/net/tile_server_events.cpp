@@ -2,6 +2,7 @@
 // REPLY, a HEARTBEAT, a BYE, a message it cannot read, and the clock's tick
 // that sends heartbeats and finds silent workers. Runs on the I/O thread
 // under the state's mutex; it only queues what is to be sent.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "net/driver_messages.hpp"
@@ -60,7 +61,10 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
         on_hello(routing_id, e.body, address);
       }
       return;
-    case EnvelopeKind::kHeartbeat: return;
+    case EnvelopeKind::kHeartbeat:
+      // Its id: every request up to it was answered (0 from a worker that does not say).
+      if (w != nullptr && e.request != 0) check_answered_through(index, e.request);
+      return;
     case EnvelopeKind::kReply:
       if (w != nullptr) {
         on_reply(*w, e.request, e.body, body_part);
@@ -125,7 +129,7 @@ void TileServer::on_hello(const std::string& routing_id, std::span<const std::by
     Worker w;
     w.routing_id = routing_id;
     w.hello = std::move(hello);
-    w.heard = std::chrono::steady_clock::now();
+    w.heard = w.progress = std::chrono::steady_clock::now();
     // Its peers reach it where the driver sees it (a worker may not know its own routable address).
     if (w.hello.peer_port != 0 && !address.empty())
       w.peer = {"tcp://" + (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":" + std::to_string(w.hello.peer_port),
@@ -162,6 +166,7 @@ void TileServer::on_reply(Worker& w, std::uint64_t request, std::span<const std:
   }
   std::shared_ptr<Request> r = std::move(it->second);
   in_flight_.erase(it);
+  w.progress = std::chrono::steady_clock::now();
   if (!r->wants_reply) return;
   if (whole != nullptr) {
     // A lone REPLY (a value, or a frame that came alone): kept in the
@@ -188,6 +193,44 @@ void TileServer::on_tick() {
     notices_.emplace_back(w.routing_id, EnvelopeKind::kHeartbeat);
     notice_bodies_.emplace_back();
   }
+  check_progress(now);
+}
+
+// The oldest request each worker owes (in_flight_ is in the order sent, and
+// a worker answers in that order, but for fetches from peers) must be
+// answered within its deadline of the worker's last answer. A fetch is not
+// judged: it waits for its source, and a worker whose fetch waits for a
+// source that owes answers itself is not judged either (the source is).
+void TileServer::check_progress(std::chrono::steady_clock::time_point now) {
+  std::vector<const Request*> oldest(workers_.size(), nullptr);
+  std::vector<bool> owes(workers_.size(), false);
+  for (const auto& [id, r] : in_flight_) {
+    owes[r->worker] = true;
+    if (r->fetch_from < 0 && oldest[r->worker] == nullptr) oldest[r->worker] = r.get();
+  }
+  for (const auto& [id, r] : in_flight_) {
+    const auto source = static_cast<unsigned>(r->fetch_from);
+    if (r->fetch_from >= 0 && source < workers_.size() && !workers_[source].lost && owes[source]) workers_[r->worker].progress = now;
+  }
+  for (unsigned i = 0; i < workers_.size(); ++i) {
+    const Request* r = oldest[i];
+    if (workers_[i].lost || r == nullptr || r->budget_s == kUnbounded) continue;
+    const double deadline = std::max(floor_s(), r->budget_s);
+    const double waited = std::chrono::duration<double>(now - std::max(r->sent_at, workers_[i].progress)).count();
+    if (waited > deadline)
+      declare_lost(i, fmt::format("it owes the answer to request {} and answered nothing for {:.1f} s (its deadline: {:.1f} s), though "
+                                  "its heartbeats come",
+                                  r->id, waited, deadline));
+  }
+}
+
+// The worker answered every request up to `through`; one still awaited
+// there had its answer dropped, or sent under another id.
+void TileServer::check_answered_through(unsigned w, std::uint64_t through) {
+  for (auto it = in_flight_.begin(); it != in_flight_.end() && it->first <= through; ++it)
+    if (it->second->worker == w)
+      return declare_lost(w, "its heartbeat says it answered request " + std::to_string(it->first) +
+                                 ", but no answer came (dropped on the way, or sent under another request id)");
 }
 
 // A worker's message that cannot be read may have held an answer a runner

@@ -31,6 +31,39 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The driver's requests this worker was given and has not answered yet. Its
+// heartbeats carry answered_through(): every request up to that id was
+// answered, so a driver still waiting for one of them knows the answer went
+// missing on the way (or under another request id), not that this worker is
+// slow (docs/remote.md, "Deadlines"). Ids come in increasing order. Main
+// thread only.
+class Ledger {
+ public:
+  void given(std::uint64_t id) {
+    owed_.push_back({id, false});
+    highest_ = std::max(highest_, id);
+  }
+  void answered(std::uint64_t id) {
+    auto it = std::lower_bound(owed_.begin(), owed_.end(), id, [](const Owed& o, std::uint64_t x) { return o.id < x; });
+    if (it != owed_.end() && it->id == id) it->answered = true;
+    while (!owed_.empty() && owed_.front().answered) owed_.pop_front();
+  }
+  std::uint64_t answered_through() const { return owed_.empty() ? highest_ : owed_.front().id - 1; }
+  // An answer to the driver, noted.
+  void reply(zmq::socket_t& driver, std::uint64_t id, std::span<const std::byte> frame) {
+    send_envelope(driver, EnvelopeKind::kReply, id, frame);
+    answered(id);
+  }
+
+ private:
+  struct Owed {
+    std::uint64_t id;
+    bool answered;
+  };
+  std::deque<Owed> owed_;
+  std::uint64_t highest_ = 0;
+};
+
 // The tile's executor: requests in, replies out (rung on `doorbell`). A
 // request is a frame from the driver (`route` empty) or a peer's slot read
 // (`route`: its routing id on the peer socket), or a value fetched from a
@@ -73,6 +106,22 @@ class Executor {
     std::lock_guard<std::mutex> lock(mutex_);
     return std::exchange(outbox_, {});
   }
+  // Running a job (an actor may take long, and cannot be interrupted).
+  bool busy() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return running_;
+  }
+  // Leaving while busy: the thread is left to end with the process, and
+  // this object (and what it uses) is never destroyed, so it never waits
+  // for an actor that may run for hours.
+  static void abandon(std::unique_ptr<Executor> executor) {
+    {
+      std::lock_guard<std::mutex> lock(executor->mutex_);
+      executor->stop_ = true;
+    }
+    executor->thread_.detach();
+    (void)executor.release();
+  }
 
  private:
   void main() {
@@ -84,6 +133,7 @@ class Executor {
         if (stop_) return;
         job = std::move(inbox_.front());
         inbox_.pop_front();
+        running_ = true;
       }
       Reply reply{job.id, std::move(job.route), {}};
       if (job.fetched) {
@@ -95,6 +145,8 @@ class Executor {
       job = Job{};  // a fetched value's message goes now, not when the next job comes
       {
         std::lock_guard<std::mutex> lock(mutex_);
+        running_ = false;
+        if (stop_) return;
         outbox_.push_back(std::move(reply));
       }
       doorbell_.ring();
@@ -109,17 +161,19 @@ class Executor {
   std::deque<Job> inbox_;
   std::deque<Reply> outbox_;
   bool stop_ = false;
+  bool running_ = false;
   std::thread thread_;
 };
 
 // Starts the fetch a kPeerDataNode request names, into `slot`; a frame that
 // does not decode is answered at once with the decoder's error (false: no fetch).
-bool fetch(PeerLinks& links, std::uint64_t request, std::span<const std::byte> frame, zmq::socket_t& driver, runtime::SlotId& slot) {
+bool fetch(PeerLinks& links, std::uint64_t request, std::span<const std::byte> frame, zmq::socket_t& driver, Ledger& ledger,
+           runtime::SlotId& slot) {
   runtime::DecodedFrame decoded;
   if (Status s = runtime::decode(frame, decoded); !s.ok()) {
     std::vector<std::byte> answer;
     runtime::encode(s, answer);
-    send_envelope(driver, EnvelopeKind::kReply, request, answer);
+    ledger.reply(driver, request, answer);
     return false;
   }
   slot = decoded.data_node.slot;
@@ -163,7 +217,7 @@ bool slots_of(std::span<const std::byte> frame, std::vector<runtime::SlotId>& sl
 // no value and says so instead of reading a stale one.
 class FrameGate {
  public:
-  FrameGate(PeerLinks& links, zmq::socket_t& driver) : links_(links), driver_(driver) {}
+  FrameGate(PeerLinks& links, zmq::socket_t& driver, Ledger& ledger) : links_(links), driver_(driver), ledger_(ledger) {}
   void take(Executor& executor, std::uint64_t id, ReceivedBytes frame) {
     held_.push_back(Held{id, std::move(frame)});
     release(executor);
@@ -197,7 +251,7 @@ class FrameGate {
       runtime::encode(Status::NotFound("peer fetch of data node " + std::to_string(decoded.data_node.tag.data) +
                                        ": the driver declared the source lost"),
                       answer);
-      send_envelope(driver_, EnvelopeKind::kReply, request, answer);
+      ledger_.reply(driver_, request, answer);
       h = Held{Executor::kOwnJob, clear_frame(decoded.data_node.slot)};
       return;
     }
@@ -221,7 +275,7 @@ class FrameGate {
   }
   void fail(Executor& executor, const PeerLinks::Fetched& failed) {
     executor.submit(Executor::Job{Executor::kOwnJob, {}, clear_frame(failed.message.slot), nullptr});
-    send_envelope(driver_, EnvelopeKind::kReply, failed.driver_request, failed.answer);
+    ledger_.reply(driver_, failed.driver_request, failed.answer);
     ended(failed.message.slot);
   }
   void ended(runtime::SlotId slot) {
@@ -248,7 +302,7 @@ class FrameGate {
       it = held_.erase(it);
       if (!runtime::frame_is(h.frame.bytes(), runtime::WireKind::kPeerDataNode)) {
         executor.submit(Executor::Job{h.id, {}, std::move(h.frame), nullptr});
-      } else if (runtime::SlotId slot; fetch(links_, h.id, h.frame.bytes(), driver_, slot)) {
+      } else if (runtime::SlotId slot; fetch(links_, h.id, h.frame.bytes(), driver_, ledger_, slot)) {
         fetching_.push_back(slot);
         blocked.push_back(slot);
       }
@@ -257,6 +311,7 @@ class FrameGate {
 
   PeerLinks& links_;
   zmq::socket_t& driver_;
+  Ledger& ledger_;
   std::deque<Held> held_;
   std::vector<runtime::SlotId> fetching_;  // the slots of fetches started and not yet ended (last piece taken, or failed)
 };
@@ -264,11 +319,12 @@ class FrameGate {
 // The executor's answers: to the driver, the small ones that follow each
 // other as one batch (envelope.hpp) and a value alone, in order; to a peer
 // over the peer socket.
-void send_replies(zmq::socket_t& driver, PeerLinks& links, std::deque<Executor::Reply> replies) {
+void send_replies(zmq::socket_t& driver, PeerLinks& links, Ledger& ledger, std::deque<Executor::Reply> replies) {
   std::vector<Executor::Reply*> batch;
   auto flush = [&] {
     send_batched(std::span<Executor::Reply* const>(batch), EnvelopeKind::kReply,
                  [&](EnvelopeKind kind, std::uint64_t id, std::vector<std::byte> body) { send_envelope_owned(driver, kind, id, std::move(body)); });
+    for (const Executor::Reply* reply : batch) ledger.answered(reply->id);
     batch.clear();
   };
   for (Executor::Reply& reply : replies) {
@@ -283,6 +339,7 @@ void send_replies(zmq::socket_t& driver, PeerLinks& links, std::deque<Executor::
       // A value read out of a slot: ZeroMQ takes the frame over, so its bytes
       // are copied once on this side (out of the slot into the frame).
       send_envelope_owned(driver, EnvelopeKind::kReply, reply.id, std::move(reply.frame));
+      ledger.answered(reply.id);
     }
   }
   flush();
@@ -295,7 +352,9 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
   auto dealer = make_worker_dealer(context, options.connect, options.security);
   if (!dealer.ok()) return dealer.status();
   zmq::socket_t& socket = *dealer;
-  const Doorbell doorbell;
+  // On the heap: a busy executor left behind at the end rings it (Executor::abandon).
+  auto doorbell_owner = std::make_unique<Doorbell>();
+  const Doorbell& doorbell = *doorbell_owner;
   if (!doorbell.ok()) return Status::IOError("eventfd failed");
 
   HelloMessage hello;
@@ -327,34 +386,48 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
   std::vector<zmq::message_t> parts;
   std::vector<zmq::pollitem_t> items;
   std::vector<BatchEntry> batch;
-  FrameGate gate(links, socket);  // a kPeerDataNode is fetched by the transport, never seen by the tile
+  Ledger ledger;
+  FrameGate gate(links, socket, ledger);  // a kPeerDataNode is fetched by the transport, never seen by the tile
   auto take_request = [&](std::uint64_t id, ReceivedBytes frame) {
     if (!executor) {
       // The driver sends WELCOME before any REQUEST; one before it is a driver's bug.
       spdlog::warn("tile worker: dropped REQUEST {} that came before the WELCOME", id);
     } else {
+      ledger.given(id);
       gate.take(*executor, id, std::move(frame));
     }
+  };
+  // Leaving with an actor still running: it cannot be stopped, and waiting
+  // for it would keep a worker whose driver is gone alive for as long as the
+  // actor takes; it is left to end with the process.
+  auto leave = [&](Status why) {
+    if (executor && executor->busy()) {
+      spdlog::warn("tile worker '{}': leaving an actor still running", hello.name);
+      Executor::abandon(std::move(executor));
+      (void)tile.release();
+      (void)doorbell_owner.release();
+    }
+    return why;
   };
   for (;;) {
     const auto interval = std::chrono::milliseconds(tile ? welcome.heartbeat_interval_ms : 100);
     items = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell.fd(), ZMQ_POLLIN, 0}};
     links.poll_items(items);
-    REDFLOW_RETURN_IF_ERROR(poll_for(items, next_beat - Clock::now()));
+    if (Status s = poll_for(items, next_beat - Clock::now()); !s.ok()) return leave(s);
     if (items[1].revents & ZMQ_POLLIN) doorbell.drain();
     // What is due goes out before anything is read: a worker woken after
     // being frozen past the timeout beats once (the driver discards it as
     // late), then reads the driver's BYE.
     auto now = Clock::now();
     if (now >= next_beat) {
-      if (tile) send_envelope(socket, EnvelopeKind::kHeartbeat, 0, {});
+      if (tile) send_envelope(socket, EnvelopeKind::kHeartbeat, ledger.answered_through(), {});
       next_beat = now + interval;
     }
     while (receive_message(socket, parts)) {
       const auto spans = part_spans(parts);
       Envelope e;
       NetError error;
-      if (Status s = decode_envelope(spans, e, error); !s.ok()) return refuse_and_leave(socket, options.connect, s);
+      if (Status s = decode_envelope(spans, e, error); !s.ok()) return leave(refuse_and_leave(socket, options.connect, s));
       heard = Clock::now();
       switch (e.kind) {
         case EnvelopeKind::kWelcome: {
@@ -383,7 +456,7 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
           take_request(e.request, ReceivedBytes(std::move(parts[1])));
           break;
         case EnvelopeKind::kRequests:
-          if (Status s = decode_batch(e, batch, error); !s.ok()) return refuse_and_leave(socket, options.connect, s);
+          if (Status s = decode_batch(e, batch, error); !s.ok()) return leave(refuse_and_leave(socket, options.connect, s));
           for (const BatchEntry& request : batch)
             take_request(request.request, ReceivedBytes(std::vector<std::byte>(request.frame.begin(), request.frame.end())));
           break;
@@ -391,9 +464,9 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
           // What is due goes out first, as at the top of the loop: a worker
           // stopped inside this loop (after that check) and woken past the
           // timeout reads the BYE here without having beaten since.
-          if (tile && Clock::now() >= next_beat) send_envelope(socket, EnvelopeKind::kHeartbeat, 0, {});
+          if (tile && Clock::now() >= next_beat) send_envelope(socket, EnvelopeKind::kHeartbeat, ledger.answered_through(), {});
           socket.set(zmq::sockopt::linger, 500);  // what is already sent still goes out
-          return Status::Ok();
+          return leave(Status::Ok());
         case EnvelopeKind::kCancel:
           if (executor) gate.cancel(*executor, e.request);
           break;
@@ -405,7 +478,7 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
       PeerLinks::Request read;
       while (links.take_request(read)) executor->submit(Executor::Job{read.id, std::move(read.route), ReceivedBytes(std::move(read.frame)), nullptr});
       gate.take_fetched(*executor);
-      send_replies(socket, links, executor->take_replies());
+      send_replies(socket, links, ledger, executor->take_replies());
     }
     now = Clock::now();
     if (!tile) {
@@ -418,8 +491,8 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
       // wire but not yet read by ZeroMQ's own thread.
       grace = now + interval;
     } else if (now > grace) {
-      return Status::IOError("the driver at " + options.connect + " has been silent for more than " +
-                             std::to_string(welcome.heartbeat_timeout_ms) + " ms");
+      return leave(Status::IOError("the driver at " + options.connect + " has been silent for more than " +
+                                   std::to_string(welcome.heartbeat_timeout_ms) + " ms"));
     }
   }
 }

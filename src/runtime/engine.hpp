@@ -207,6 +207,7 @@ class Engine {
   void note_unsent(Runner& r, Job& job);
   bool await_completion(Runner& r, Job& job);
   double estimate(const Job& job, ActorId a) const;
+  double answer_budget(const Job& job, ActorId a) const;  // a worker's deadline for `a` (0: none of its own)
   bool inputs_without(const Job& job, ActorId a, unsigned v) const;
   ActorId find_straggler(Runner& r, Job& job);
   bool speculate_while_idle(Runner& r, Job& job);

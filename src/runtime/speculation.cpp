@@ -31,6 +31,9 @@ namespace redflow::runtime {
 namespace {
 // How many times its estimate an actor runs before a copy of it is worth running.
 constexpr double kSlower = 4;
+// How many times its own fastest run an actor may run on a worker before the
+// worker is lost (no less than TileServer::floor_s(); docs/remote.md, "Deadlines").
+constexpr double kLostAfter = 16;
 }  // namespace
 
 bool Engine::book_once(Runner& r, Job& job, ActorId a, double seconds) {
@@ -77,8 +80,13 @@ bool Engine::await_completion(Runner& r, Job& job) {
   if (!job.speculating) return true;
   while (!r.tile->completion_within(0.02)) {
     flush_completed(r, job);  // what this runner booked counts before anyone can see the end
+    // A copy's run, once booked, is what the oldest is measured against.
+    r.tile->bound_completion(0, answer_budget(job, r.sent.front().actor));
     if (!finished(job)) continue;
     while (!r.sent.empty()) {
+      // The worker still runs it: a worker stuck on it is lost after its
+      // deadline, not left to stall the next execution's requests to it.
+      r.tile->bound_completion(0, answer_budget(job, r.sent.front().actor));
       r.sent.pop_front();
       r.tile->abandon_completion();
       job.abandoned.fetch_add(1, std::memory_order_relaxed);
@@ -88,6 +96,14 @@ bool Engine::await_completion(Runner& r, Job& job) {
     return false;
   }
   return true;
+}
+
+// How long `a` may run on a worker before the worker is lost: kLostAfter
+// times its own fastest run (in an earlier execution, or a copy's in this
+// one); 0, no bound of its own, until a run of it was measured.
+double Engine::answer_budget(const Job& job, ActorId a) const {
+  const double fastest = job.state->measured_s[a].load(std::memory_order_relaxed);
+  return fastest > 0 ? kLostAfter * fastest : 0;
 }
 
 // What `a` should take: its fastest run in an earlier execution, else the

@@ -90,6 +90,11 @@ class Tile {
   // after. The default answers at once, so it is always there.
   virtual bool completion_within(double /*timeout_s*/) { return true; }
   virtual void abandon_completion() { answered_.pop_front(); }
+  // Deadlines (docs/remote.md): completion `i` not yet taken (0: the
+  // oldest) may take `seconds` once the tile starts it (0: no bound of its
+  // own) before a tile behind a link is given up as lost. Tiles in this
+  // process answer at once and ignore it.
+  virtual void bound_completion(std::size_t /*i*/, double /*seconds*/) {}
 
  private:
   std::deque<Completion> answered_;  // the default send_actor()'s completions, not yet taken
