@@ -6,7 +6,10 @@
 //
 // It ends: on the driver's BYE (Ok); when REFUSED (the reason); when the
 // driver has been silent past the heartbeat timeout WELCOME gave, or no
-// WELCOME came within connect_timeout_s (an error). It does not reconnect by
+// WELCOME came within connect_timeout_s (an error). An actor still running
+// then is not waited for (it cannot be stopped): its thread is left to end
+// with the process. Its heartbeats say up to which request it has answered
+// everything (docs/remote.md, "Deadlines"). It does not reconnect by
 // itself: the driver never takes a lost worker back (tile_server.hpp), so a
 // supervisor restarting `redflow tile` is the way to bring a tile back for
 // the next run.
