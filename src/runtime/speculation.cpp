@@ -81,12 +81,12 @@ bool Engine::await_completion(Runner& r, Job& job) {
   while (!r.tile->completion_within(0.02)) {
     flush_completed(r, job);  // what this runner booked counts before anyone can see the end
     // A copy's run, once booked, is what the oldest is measured against.
-    r.tile->bound_completion(0, answer_budget(job, r.sent.front().actor));
+    if (const double budget = answer_budget(job, r.sent.front().actor); budget > 0) r.tile->bound_completion(0, budget);
     if (!finished(job)) continue;
     while (!r.sent.empty()) {
       // The worker still runs it: a worker stuck on it is lost after its
       // deadline, not left to stall the next execution's requests to it.
-      r.tile->bound_completion(0, answer_budget(job, r.sent.front().actor));
+      if (const double budget = answer_budget(job, r.sent.front().actor); budget > 0) r.tile->bound_completion(0, budget);
       r.sent.pop_front();
       r.tile->abandon_completion();
       job.abandoned.fetch_add(1, std::memory_order_relaxed);
