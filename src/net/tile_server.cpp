@@ -76,6 +76,15 @@ bool TileServer::lost(unsigned w) const {
   return w >= workers_.size() || workers_[w].lost;
 }
 
+void TileServer::lose(unsigned w, const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (w >= workers_.size()) return;
+    declare_lost(w, why);
+  }
+  wake();  // the BYE that declare_lost() queued goes now
+}
+
 WorkerTraffic TileServer::traffic(unsigned w) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return w < workers_.size() ? workers_[w].traffic : WorkerTraffic{};

@@ -129,6 +129,10 @@ class TileServer {
   // Sends `frame` to worker `w`; its answer is read and dropped.
   void post(unsigned w, std::vector<std::byte> frame);
   bool lost(unsigned w) const;
+  // Declares worker `w` lost for `why` (logged), as if it had gone silent:
+  // for what the I/O thread cannot see, such as values from it that keep
+  // failing the end-to-end check.
+  void lose(unsigned w, const std::string& why);
   // send() of a frame that makes worker `w` fetch a value from worker
   // `source`'s peer socket. Should `source` be lost, it may never answer:
   // the server then sends `w` CANCEL, which makes it answer NotFound (and a

@@ -165,7 +165,7 @@ Status Engine::check_remote_functions(const Graph& graph, const Registry& regist
   return Status::Ok();
 }
 
-void Engine::report_remote(ExecutionStats& stats, std::vector<std::string>* hosts) {
+void Engine::report_remote(Job& job, ExecutionStats& stats, std::vector<std::string>* hosts) {
   if (hosts) hosts->assign(tiles_in_view(), std::string());
   if (!server_) return;
   const net::TileServerCounts c = server_->counts();
@@ -184,7 +184,16 @@ void Engine::report_remote(ExecutionStats& stats, std::vector<std::string>* host
     t.bytes_sent = traffic.bytes_sent - traffic_seen_[w].first;
     t.bytes_received = traffic.bytes_received - traffic_seen_[w].second;
     traffic_seen_[w] = {traffic.bytes_sent, traffic.bytes_received};
-    t.peer_bytes_in = static_cast<net::RemoteTile&>(*tiles_[first + w]).take_peer_bytes_in();
+    auto& remote = static_cast<net::RemoteTile&>(*tiles_[first + w]);
+    t.peer_bytes_in = remote.take_peer_bytes_in();
+    const std::vector<net::RemoteTile::Corrupted> corrupted = remote.take_corrupted();
+    t.corrupted_transfers = corrupted.size();
+    stats.corrupted_transfers += corrupted.size();
+    for (const net::RemoteTile::Corrupted& c : corrupted) {
+      if (!job.tracing) break;
+      const double at = std::chrono::duration<double>(c.when - job.t0).count();
+      job.marks.push_back(TracedMark{"corrupted-transfer", job.plan->graph->data(c.data).name, static_cast<int>(first + w), at});
+    }
     if (hosts) (*hosts)[first + w] = hello.name + " on " + hello.host;
   }
 }

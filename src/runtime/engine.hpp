@@ -136,7 +136,7 @@ class Engine {
   void report(Job& job, ExecutionStats& stats);  // stats and trace, after the run
   // The tile server's counts, and per remote tile its worker, host, loss and
   // this execution's bytes; `hosts` (a trace's tile_hosts) named by worker (engine.cpp).
-  void report_remote(ExecutionStats& stats, std::vector<std::string>* hosts);
+  void report_remote(Job& job, ExecutionStats& stats, std::vector<std::string>* hosts);
 
   // Places value `d` in one of tile r's slots for actor `a`. False when no
   // slot was free, the tile was lost or the job failed, and also, failing
@@ -170,6 +170,11 @@ class Engine {
   void build_actor_table(const Plan& plan);
   bool ensure_home(Job& job, DataId d);
   bool home_valid(const Job& job, DataId d, std::uint32_t round) const;
+  // The end-to-end check (Tile::checks_values): whether some tile checks
+  // the values it sends and receives, and the checksum this execution's
+  // value of `d` must hash to, where a checked completion reported it.
+  bool checks_values() const;
+  bool known_checksum(const Job& job, DataId d, std::uint64_t& sum) const;
   void fail(Job& job, std::string message, Status::Code code = Status::Code::kInternal);
   bool finished(const Job& job) const;
   void wake_all(Job& job);

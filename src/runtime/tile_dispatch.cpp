@@ -133,7 +133,7 @@ bool Engine::describe_actor_message(Runner& r, Job& job, ActorId a, unsigned mes
   m.max_rounds = kTileRounds;
   m.output_tag = DataTag{job.execution, hot.output, job.round_of(hot.output)};
   m.output_bytes = plan.data[hot.output].bytes;
-  m.want_checksum = pa.replica != 0;
+  m.want_checksum = pa.replica != 0 || r.tile->checks_values();
   m.fault_execution = job.request->fault_execution;
   m.replica = pa.replica;
   // Re-executions get fresh fault decisions: a transient fault does not repeat.
@@ -178,11 +178,20 @@ ActorId Engine::finish_actor_message(Runner& r, Job& job, ActorId a, DataTag out
     r.counts.reexecutions += done.executions - pa.runs;
     if (done.rejected > 0) lose_vote(job, static_cast<int>(r.index));
   }
-  if (pa.replica != 0) s.checksum[hot.output] = done.checksum;
+  if (pa.replica != 0) {
+    s.checksum[hot.output] = done.checksum;
+    if (!s.checksum_of.empty()) s.checksum_of[hot.output] = r.tile->checks_values() ? job.execution + 1 : 0;
+  }
   if (!book_once(r, job, a, done.seconds)) {
     // Speculation: the other run of `a` was booked first; this one's output is dropped.
     if (done.output_slot != kNoSlot) r.tile->clear_slot(done.output_slot);
     return kNone;
+  }
+  if (pa.replica == 0 && !s.checksum_of.empty()) {
+    // Written by the booked run only (a speculative copy's twin may finish at
+    // the same time), before book_completion() releases the consumers.
+    s.checksum[hot.output] = done.checksum;
+    s.checksum_of[hot.output] = r.tile->checks_values() ? job.execution + 1 : 0;
   }
   return book_completion(r, job, a, done.output_slot, output_tag);
 }
