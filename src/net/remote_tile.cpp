@@ -141,9 +141,11 @@ Status RemoteTile::data_node(const DataNodeMessage& message) {
   DataNodeMessage m = message;
   if (relayed) REDFLOW_RETURN_IF_ERROR(read_relayed(message, peers_, relayed_bytes, m));
   if (lost()) return Status::Internal(who() + " is lost");
-  if (!m.checked) {
-    // A value made or given in the driver's process: the check covers the
-    // wire from here on (the worker verifies it before placing it).
+  if (!relayed || !m.checked) {
+    // Bytes from main memory (given, made in the driver's process, or
+    // recomputed there after a loss) are hashed as they are sent; a relayed
+    // value keeps the checksum its read was verified against. The check
+    // covers the wire from here on: the worker verifies before it places.
     m.checksum = XXH3_64bits(m.payload.data(), m.payload.size());
     m.checked = true;
   }

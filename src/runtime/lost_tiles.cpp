@@ -84,6 +84,10 @@ bool Engine::recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace)
     ok = !ctx.failure();
     // A replica's value was voted on: the recomputed bytes must be the ones the vote confirmed.
     if (ok && pa.replica != 0 && s.checksum[d] != XXH3_64bits(s.home_write[d], bytes)) ok = false;
+    // An unreplicated value recomputed here may differ from what its lost
+    // producer reported (a fault injected into that run): its checksum is
+    // no longer known, so whoever moves it next hashes what it moves.
+    if (ok && pa.replica == 0 && !s.checksum_of.empty()) std::atomic_ref<std::uint32_t>(s.checksum_of[d]).store(0, std::memory_order_relaxed);
     job.recomputed_actors.fetch_add(1, std::memory_order_relaxed);
     if (job.tracing) trace.actors.push_back(RawActor{p, kDriverTile, pa.replica, 0, start, job.now(), false, false});
   }

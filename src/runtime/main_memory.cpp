@@ -174,8 +174,11 @@ bool Engine::checks_values() const {
 }
 
 bool Engine::known_checksum(const Job& job, DataId d, std::uint64_t& sum) const {
-  const GraphState& s = *job.state;
-  if (s.checksum_of.empty() || s.checksum_of[d] != job.execution + 1) return false;
+  GraphState& s = *job.state;
+  if (s.checksum_of.empty()) return false;
+  // Atomic: a recompute after a loss may forget the checksum while another runner reads it.
+  const std::uint32_t of = std::atomic_ref<std::uint32_t>(s.checksum_of[d]).load(std::memory_order_relaxed);
+  if (of != job.execution + 1) return false;
   sum = s.checksum[d];
   return true;
 }

@@ -130,6 +130,9 @@ bool Engine::place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot)
       return false;
     }
     m.payload = s.home[d];
+    // What main memory holds may have been recomputed after a loss: the
+    // transport hashes the bytes it sends rather than trust the producer's.
+    m.checked = false;
     if (Status st = r.tile->data_node(m); !st.ok()) {
       if (r.tile->lost()) return false;
       fail(job, "transfer of data node '" + job.plan->graph->data(d).name + "' failed: " + st.message());

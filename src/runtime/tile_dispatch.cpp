@@ -180,7 +180,8 @@ ActorId Engine::finish_actor_message(Runner& r, Job& job, ActorId a, DataTag out
   }
   if (pa.replica != 0) {
     s.checksum[hot.output] = done.checksum;
-    if (!s.checksum_of.empty()) s.checksum_of[hot.output] = r.tile->checks_values() ? job.execution + 1 : 0;
+    if (!s.checksum_of.empty())
+      std::atomic_ref<std::uint32_t>(s.checksum_of[hot.output]).store(r.tile->checks_values() ? job.execution + 1 : 0, std::memory_order_relaxed);
   }
   if (!book_once(r, job, a, done.seconds)) {
     // Speculation: the other run of `a` was booked first; this one's output is dropped.
@@ -191,7 +192,7 @@ ActorId Engine::finish_actor_message(Runner& r, Job& job, ActorId a, DataTag out
     // Written by the booked run only (a speculative copy's twin may finish at
     // the same time), before book_completion() releases the consumers.
     s.checksum[hot.output] = done.checksum;
-    s.checksum_of[hot.output] = r.tile->checks_values() ? job.execution + 1 : 0;
+    std::atomic_ref<std::uint32_t>(s.checksum_of[hot.output]).store(r.tile->checks_values() ? job.execution + 1 : 0, std::memory_order_relaxed);
   }
   return book_completion(r, job, a, done.output_slot, output_tag);
 }
