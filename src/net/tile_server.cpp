@@ -76,6 +76,16 @@ bool TileServer::lost(unsigned w) const {
   return w >= workers_.size() || workers_[w].lost;
 }
 
+void TileServer::lose(unsigned w, const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (w >= workers_.size() || workers_[w].lost) return;
+    ++counts_.refused_messages;
+    declare_lost(w, why);
+  }
+  wake();  // its BYE goes out
+}
+
 WorkerTraffic TileServer::traffic(unsigned w) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return w < workers_.size() ? workers_[w].traffic : WorkerTraffic{};

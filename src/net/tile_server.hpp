@@ -129,6 +129,10 @@ class TileServer {
   // Sends `frame` to worker `w`; its answer is read and dropped.
   void post(unsigned w, std::vector<std::byte> frame);
   bool lost(unsigned w) const;
+  // Worker `w` answered what cannot be read, or not what was asked (a frame
+  // of the wrong kind): it is lost like a silent one, so its work is re-run
+  // elsewhere and nothing else it says is trusted. Counted as a refused message.
+  void lose(unsigned w, const std::string& why);
   // send() of a frame that makes worker `w` fetch a value from worker
   // `source`'s peer socket. Should `source` be lost, it may never answer:
   // the server then sends `w` CANCEL, which makes it answer NotFound (and a
