@@ -131,6 +131,18 @@ TEST(NetLosePeer, AMessageOnlyADriverSendsLosesTheWorker) {
   });
 }
 
+// The other way: an actor's frame garbled on its way to the worker, which
+// answers that it cannot read it. The link garbles: the worker is lost.
+TEST(NetLosePeer, AGarbledActorRequestLosesTheWorker) {
+  proxied_trials("a run with one garbled actor request", 1, [](std::uint32_t seed) {
+    ProxyRule r = on_completion(ProxyAction::kGarble, seed);
+    r.direction = testing::ProxyDirection::kToWorker;
+    r.envelope = EnvelopeKind::kRequest;
+    r.frame = WireKind::kActor;
+    return r;
+  });
+}
+
 TEST(NetLosePeer, AGarbledValueReadBackLosesTheWorker) {
   proxied_trials("a run with one garbled read-back", 1, [](std::uint32_t seed) {
     ProxyRule r = on_completion(ProxyAction::kGarble, seed);

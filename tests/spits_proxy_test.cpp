@@ -1,7 +1,7 @@
 // Lose the peer, not the job (docs/spits.md, "Over the network"): a real Task
 // Manager reached through a man in the middle (wire_proxy.hpp; the Task
 // Manager listens, so the proxy is announced in its place) whose result
-// batch is garbled, unreadable, or sent twice. The Job Manager loses that
+// batch is garbled, unreadable, or turned into a kind only a Job Manager sends. The Job Manager loses that
 // Task Manager (its tasks go back to the queue), takes it back at its next
 // HELLO (it re-sends what was not acknowledged), and every task is committed
 // exactly once.
@@ -115,6 +115,12 @@ TEST_F(SpitsNetProxy, AGarbledResultBatchLosesTheTaskManagerAndEveryTaskCommitsO
 TEST_F(SpitsNetProxy, AnUnreadableResultBatchLosesTheTaskManagerAndEveryTaskCommitsOnce) {
   ProxyRule r = first_results(ProxyAction::kReplace);
   r.replacement = std::vector<std::byte>(3, std::byte{0x5a});  // shorter than a batch's count
+  run_through_proxy(r);
+}
+
+TEST_F(SpitsNetProxy, AMessageATaskManagerNeverSendsLosesItAndEveryTaskCommitsOnce) {
+  ProxyRule r = first_results(ProxyAction::kRewriteKind);
+  r.new_kind = EnvelopeKind::kRequest;
   run_through_proxy(r);
 }
 

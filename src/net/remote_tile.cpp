@@ -59,12 +59,14 @@ Status RemoteTile::receive(TileServer::Ticket& ticket, DecodedFrame& out, WireKi
     server_.lose(worker_, "answered a garbled frame: " + s.message());
     return answered_lost(out);
   }
-  // A worker that could not read an actor's frame answers with the error.
-  const bool expected = out.kind == expect || out.kind == WireKind::kLost ||
-                        (expect == WireKind::kCompletion && out.kind == WireKind::kStatus && !out.status.ok());
-  if (!expected) {
-    server_.lose(worker_, "answered with a frame of the wrong kind (kind " + std::to_string(static_cast<int>(out.kind)) + " where kind " +
-                              std::to_string(static_cast<int>(expect)) + " was due)");
+  if (out.kind != expect && out.kind != WireKind::kLost) {
+    // An error where a completion or a slot's bytes were due: the worker
+    // could not read the frame it was sent, so the link garbles (the same
+    // rule as an envelope it cannot read: it says REFUSED and is lost).
+    server_.lose(worker_, out.kind == WireKind::kStatus && !out.status.ok()
+                              ? "could not read what the driver sent: " + out.status.message()
+                              : "answered with a frame of the wrong kind (kind " + std::to_string(static_cast<int>(out.kind)) + " where kind " +
+                                    std::to_string(static_cast<int>(expect)) + " was due)");
     return answered_lost(out);
   }
   if (out.kind == WireKind::kLost) lost_.store(true, std::memory_order_release);
