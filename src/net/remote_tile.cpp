@@ -30,20 +30,23 @@ std::string RemoteTile::who() const { return "tile " + std::to_string(index_) + 
 
 bool RemoteTile::lost() const { return lost_.load(std::memory_order_acquire) || server_.lost(worker_); }
 
-Status RemoteTile::call(std::vector<std::byte> frame, DecodedFrame& out) {
+Status RemoteTile::call(std::vector<std::byte> frame, DecodedFrame& out, WireKind expect) {
   TileServer::Ticket ticket = server_.send(worker_, std::move(frame));
-  return receive(ticket, out);
+  return receive(ticket, out, expect);
 }
 
-Status RemoteTile::receive(TileServer::Ticket& ticket, DecodedFrame& out) {
+Status RemoteTile::answered_lost(DecodedFrame& out) {
+  lost_.store(true, std::memory_order_release);
+  out.borrowed_from.reset();
+  std::vector<std::byte> lost;
+  encode_lost(lost);
+  return decode(lost, out);
+}
+
+Status RemoteTile::receive(TileServer::Ticket& ticket, DecodedFrame& out, WireKind expect) {
   out.borrowed_from.reset();
   ReceivedBytes reply;
-  if (!server_.await(ticket, reply)) {
-    lost_.store(true, std::memory_order_release);
-    std::vector<std::byte> lost;
-    encode_lost(lost);
-    return decode(lost, out);
-  }
+  if (!server_.await(ticket, reply)) return answered_lost(out);
   Status s;
   if (!BatchWriter::fits(reply.bytes())) {
     // A value read back: decoded where it arrived, and copied from there
@@ -54,7 +57,23 @@ Status RemoteTile::receive(TileServer::Ticket& ticket, DecodedFrame& out) {
   } else {
     s = decode(reply.bytes(), out);
   }
-  if (!s.ok()) return Status::Internal("worker '" + name_ + "' (tile " + std::to_string(index_) + ") answered a garbled frame: " + s.message());
+  // A worker whose answer cannot be read, or is not an answer to what was
+  // asked, no longer follows the protocol: nothing else it holds is
+  // trusted, and its work is re-run elsewhere as after any lost worker.
+  if (!s.ok()) {
+    server_.lose(worker_, "answered a garbled frame: " + s.message());
+    return answered_lost(out);
+  }
+  if (out.kind != expect && out.kind != WireKind::kLost) {
+    // An error where a completion or a slot's bytes were due: the worker
+    // could not read the frame it was sent, so the link garbles (the same
+    // rule as an envelope it cannot read: it says REFUSED and is lost).
+    server_.lose(worker_, out.kind == WireKind::kStatus && !out.status.ok()
+                              ? "could not read what the driver sent: " + out.status.message()
+                              : "answered with a frame of the wrong kind (kind " + std::to_string(static_cast<int>(out.kind)) + " where kind " +
+                                    std::to_string(static_cast<int>(expect)) + " was due)");
+    return answered_lost(out);
+  }
   if (out.kind == WireKind::kLost) lost_.store(true, std::memory_order_release);
   return s;
 }
@@ -119,7 +138,7 @@ Status RemoteTile::fetch_from_peer(const DataNodeMessage& message, const RemoteT
     return Status::Ok();
   }
   DecodedFrame reply;
-  REDFLOW_RETURN_IF_ERROR(receive(ticket, reply));
+  REDFLOW_RETURN_IF_ERROR(receive(ticket, reply, WireKind::kStatus));
   Status s = status_reply(reply);
   if (s.ok()) {
     peer_bytes_in_.fetch_add(message.bytes, std::memory_order_relaxed);
@@ -215,7 +234,7 @@ Status RemoteTile::send_in_pieces(const DataNodeMessage& m, bool ahead) {
   Status first;
   auto answer_oldest = [&] {
     DecodedFrame reply;
-    Status s = receive(unanswered.front().ticket, reply);
+    Status s = receive(unanswered.front().ticket, reply, WireKind::kStatus);
     if (s.ok()) s = status_reply(reply);
     if (first.ok()) first = s;
     unanswered.pop_front();
@@ -273,7 +292,7 @@ Status RemoteTile::settle(std::vector<Placement>& placements, std::vector<SlotId
   Status first;
   for (Placement& p : placements) {
     DecodedFrame reply;
-    Status s = receive(p.ticket, reply);
+    Status s = receive(p.ticket, reply, WireKind::kStatus);
     // A lost worker is not the placement's error: the actor's completion says lost.
     if (s.ok() && reply.kind == WireKind::kLost) continue;
     if (s.ok()) s = status_reply(reply);
@@ -305,7 +324,7 @@ Completion RemoteTile::next_completion() {
   std::vector<SlotId> missing;
   const Status placed = settle(s.placements, missing);
   DecodedFrame reply;
-  const Status received = receive(s.ticket, reply);
+  const Status received = receive(s.ticket, reply, WireKind::kCompletion);
   Completion done = completion_of(received, reply, s.actor, who());
   if (done.lost) return done;
   if (!placed.ok() && done.ok) {
@@ -381,7 +400,7 @@ bool RemoteTile::read_once(const ReadSlotMessage& message, std::span<std::byte> 
       continue;
     }
     DecodedFrame reply;
-    const Status got = receive(c.ticket, reply);
+    const Status got = receive(c.ticket, reply, WireKind::kSlotData);
     ok = slot_data_of(got, reply, out.subspan(c.offset, c.length));
     if (ok && next < message.bytes) ask();
   }

@@ -6,7 +6,8 @@
 // peer_links.hpp); any other transfer is relayed through the driver: read
 // from the source tile (local or remote), then sent along with the bytes.
 // A worker the server declares lost makes every pending and later call
-// answer `lost`, and the engine's lost-tile path takes over.
+// answer `lost`, and the engine's lost-tile path takes over; an answer that
+// cannot be read, or is not what was asked, makes the server declare it so.
 #pragma once
 
 #include <atomic>
@@ -78,8 +79,13 @@ class RemoteTile final : public runtime::Tile {
 
  private:
   // Sends `frame`, decodes the answer into `out`; a lost worker answers kLost.
-  Status call(std::vector<std::byte> frame, runtime::DecodedFrame& out);
-  Status receive(TileServer::Ticket& ticket, runtime::DecodedFrame& out);
+  Status call(std::vector<std::byte> frame, runtime::DecodedFrame& out, runtime::WireKind expect = runtime::WireKind::kStatus);
+  // The answer to a request, which must be a frame of kind `expect` (or
+  // kLost); one that cannot be read, or of another kind, loses the worker
+  // (TileServer::lose) and reads as kLost, so the engine re-runs its work.
+  Status receive(TileServer::Ticket& ticket, runtime::DecodedFrame& out, runtime::WireKind expect);
+  // Marks this tile lost and makes `out` the kLost answer.
+  Status answered_lost(runtime::DecodedFrame& out);
   Status status_reply(const runtime::DecodedFrame& reply) const;
   std::string who() const;  // "tile N (worker 'NAME')", for errors
   // The source of a transfer this worker can fetch from itself (a live worker with a peer socket), or null.

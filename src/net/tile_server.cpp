@@ -79,10 +79,11 @@ bool TileServer::lost(unsigned w) const {
 void TileServer::lose(unsigned w, const std::string& why) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (w >= workers_.size()) return;
+    if (w >= workers_.size() || workers_[w].lost) return;
+    ++counts_.refused_messages;
     declare_lost(w, why);
   }
-  wake();  // the BYE that declare_lost() queued goes now
+  wake();  // its BYE goes out
 }
 
 WorkerTraffic TileServer::traffic(unsigned w) const {

@@ -129,9 +129,11 @@ class TileServer {
   // Sends `frame` to worker `w`; its answer is read and dropped.
   void post(unsigned w, std::vector<std::byte> frame);
   bool lost(unsigned w) const;
-  // Declares worker `w` lost for `why` (logged), as if it had gone silent:
-  // for what the I/O thread cannot see, such as values from it that keep
-  // failing the end-to-end check.
+  // Declares worker `w` lost for `why` (logged), like a silent one, so its
+  // work is re-run elsewhere and nothing else it says is trusted: a worker
+  // that answered what cannot be read or not what was asked (a frame of the
+  // wrong kind), or whose values keep failing the end-to-end check. Counted
+  // as a refused message.
   void lose(unsigned w, const std::string& why);
   // send() of a frame that makes worker `w` fetch a value from worker
   // `source`'s peer socket. Should `source` be lost, it may never answer:

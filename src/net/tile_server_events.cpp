@@ -55,7 +55,7 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
     case EnvelopeKind::kHello:
       if (w != nullptr) {
         ++counts_.refused_messages;
-        spdlog::warn("tile server: worker '{}' said HELLO twice; ignored", w->hello.name);
+        return declare_lost(index, "said HELLO twice");
       } else {
         on_hello(routing_id, e.body, address);
       }
@@ -75,7 +75,10 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
         return unreadable(index, s);
       }
       counts_.batched_replies += replies.size();
-      for (const BatchEntry& reply : replies) on_reply(*w, reply.request, reply.frame);
+      for (const BatchEntry& reply : replies) {
+        if (w->lost) break;  // an entry out of order lost it: the rest is not trusted
+        on_reply(*w, reply.request, reply.frame);
+      }
       return;
     }
     case EnvelopeKind::kBye:
@@ -95,8 +98,10 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
     default: break;
   }
   ++counts_.refused_messages;
-  spdlog::warn("tile server: refused a {} from {}", envelope_kind_name(e.kind),
-               w != nullptr ? "worker '" + w->hello.name + "'" : "unknown peer " + printable(routing_id));
+  // From a welcomed worker, a message only a driver sends: it no longer
+  // follows the protocol, and what it answers next cannot be trusted.
+  if (w != nullptr) return declare_lost(index, std::string("sent a ") + envelope_kind_name(e.kind) + ", which a welcomed worker never sends");
+  spdlog::warn("tile server: refused a {} from unknown peer {}", envelope_kind_name(e.kind), printable(routing_id));
 }
 
 void TileServer::on_hello(const std::string& routing_id, std::span<const std::byte> body, const std::string& address) {
@@ -156,8 +161,11 @@ void TileServer::on_hello(const std::string& routing_id, std::span<const std::by
 void TileServer::on_reply(Worker& w, std::uint64_t request, std::span<const std::byte> body, zmq::message_t* whole) {
   auto it = in_flight_.find(request);
   if (it == in_flight_.end() || &workers_[it->second->worker] != &w) {
-    ++counts_.discarded_late;
-    spdlog::warn("tile server: discarded a reply from worker '{}' to request {}, which nobody waits for", w.hello.name, request);
+    // A worker answers each of its requests once, in order: a reply to a
+    // request it was never sent, or sent twice, is out of order, and the
+    // answer it stands for may never come. Lost, its work runs elsewhere.
+    ++counts_.refused_messages;
+    declare_lost(static_cast<unsigned>(&w - workers_.data()), "answered request " + std::to_string(request) + ", which it was not sent");
     return;
   }
   std::shared_ptr<Request> r = std::move(it->second);

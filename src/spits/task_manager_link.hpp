@@ -83,6 +83,8 @@ class TaskManagerLink {
   // Under mutex_. With `strikes`, the oldest held tasks (one per Worker: what
   // it was running) are kLost, a strike each; the rest come back kReturned.
   void declare_lost(Connection& c, const std::string& why, bool strikes = true);
+  // A message from `c` that cannot be read or is out of place: lost, if live.
+  void unreadable(Connection& c, const std::string& why);
   void say_hello(Connection& c);
   bool send(Connection& c, net::EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body);
   void ring();

@@ -155,7 +155,9 @@ class Hub {
         return fail(lost(i, "it could not read a message from this driver: " + (s.ok() ? refused.reason : s.message())));
       }
       case net::EnvelopeKind::kReply: return on_reply(i, e.body);
-      default: spdlog::warn("stream driver: ignored a {} from {}", net::envelope_kind_name(e.kind), who(i));
+      // A HELLO again, a REQUEST, a WELCOME: the node no longer follows the
+      // protocol, and what it sends next (tokens) cannot be trusted.
+      default: return fail(lost(i, std::string("it sent a ") + net::envelope_kind_name(e.kind) + ", which a welcomed node never sends"));
     }
   }
 
