@@ -65,6 +65,7 @@ Status RemoteTile::status_reply(const DecodedFrame& reply) const {
     case Status::Code::kNotFound: return Status::NotFound(what);
     case Status::Code::kInvalidGraph: return Status::InvalidGraph(what);
     case Status::Code::kResourceExhausted: return Status::ResourceExhausted(what);
+    case Status::Code::kGaveUp: return Status::GaveUp(what);
     default: return Status::Internal(what);
   }
 }

@@ -415,7 +415,11 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   }
   state.clean = job.plain && !job.aborted.load();
   report(job, stats);
-  if (job.aborted.load()) return job.error_code == Status::Code::kActorFailed ? Status::ActorFailed(job.error) : Status::Internal(job.error);
+  if (job.aborted.load()) {
+    if (job.error_code == Status::Code::kActorFailed) return Status::ActorFailed(job.error);
+    if (job.error_code == Status::Code::kGaveUp) return Status::GaveUp(job.error);
+    return Status::Internal(job.error);
+  }
   return Status::Ok();
 }
 
