@@ -61,8 +61,9 @@ class Engine {
   // waits for the remote tiles.
   Status start();
   // Every actor function of `graph` that runs on tiles is in each remote
-  // worker's registry (its HELLO); else an error naming actor, function and worker.
-  Status check_remote_functions(const Graph& graph, const Registry& registry) const;
+  // worker's registry (its HELLO); else an error naming actor, function and
+  // worker, and that worker is refused (told what it lacks) and lost.
+  Status check_remote_functions(const Graph& graph, const Registry& registry);
 
   // Per-graph execution state, allocated once per loaded graph.
   std::unique_ptr<GraphState> prepare(const Plan& plan);

@@ -64,6 +64,7 @@ TaskManagerLink::~TaskManagerLink() {
   stop_.store(true);
   ring();
   if (thread_.joinable()) thread_.join();
+  for (const auto& [peer, n] : refusals_.unlogged()) spdlog::warn("spits: refused {} message(s) from {} in all", n, peer);
 }
 
 void TaskManagerLink::ring() { doorbell_.ring(); }
@@ -135,7 +136,8 @@ void TaskManagerLink::on_envelope(Connection& c, std::span<const std::span<const
   net::Envelope e;
   net::NetError error;
   if (Status s = net::decode_envelope(parts, e, error); !s.ok()) {
-    spdlog::warn("spits: refused a message from Task Manager '{}': {}", c.peer->name, s.message());
+    const std::string peer = "Task Manager '" + c.peer->name + "'";
+    if (const std::uint64_t n = refusals_.refuse(peer)) spdlog::warn("spits: refused a message from {}: {}{}", peer, s.message(), net::RefusalLog::times(n));
     return;
   }
   const auto now = Clock::now();
