@@ -127,7 +127,7 @@ TEST_F(CliTest, AGiveUpUnderFaultsExitsThreeAndTheSummaryNamesQuarantinedTiles) 
   r = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --tiles 4 --redundancy 3x-diff --inject faulty-tile:0 --repeat 4");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("; quarantined: tile 0;"), std::string::npos) << r.output;
-  r = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --tiles 3 --redundancy 3x-diff --inject bitflip:p=0,seed=1");
+  r = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --tiles 4 --redundancy 3x-diff --inject faulty-tile:0 --quarantine-after 0");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("; quarantined: no tile;"), std::string::npos) << r.output;
 }

@@ -46,7 +46,7 @@ Result<zmq::socket_t> make_driver_router(zmq::context_t& context, const std::str
 }
 
 Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::string& endpoint, const SecurityOptions& security,
-                                         HandshakeWatch* watch) {
+                                         LinkWatch* watch) {
   try {
     zmq::socket_t s(context, zmq::socket_type::dealer);
     common_options(s);
@@ -150,7 +150,7 @@ std::chrono::steady_clock::time_point welcome_deadline(double connect_timeout_s)
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(connect_timeout_s));
 }
 
-Status no_welcome(const std::string& connect, double connect_timeout_s, bool keyed, HandshakeWatch* watch) {
+Status no_welcome(const std::string& connect, double connect_timeout_s, bool keyed, LinkWatch* watch) {
   std::string why = watch != nullptr ? watch->explain(keyed) : std::string();
   if (why.empty() && keyed) why = " (is this worker's public key in the driver's --authorized-keys?)";
   return Status::ResourceExhausted(fmt::format("no WELCOME from a driver at {} within {:g} s{}", connect, connect_timeout_s, why));

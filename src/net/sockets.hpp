@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "net/envelope.hpp"
-#include "net/handshake_watch.hpp"
+#include "net/link_watch.hpp"
 
 #include "net/keys.hpp"
 #include "net/security.hpp"
@@ -32,7 +32,7 @@ Result<zmq::socket_t> make_driver_router(zmq::context_t& context, const std::str
 // client when `security` names keys; `watch` (if given) watches its
 // handshakes from before it connects.
 Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::string& endpoint, const SecurityOptions& security,
-                                         HandshakeWatch* watch = nullptr);
+                                         LinkWatch* watch = nullptr);
 
 // A worker's peer socket (peer_links.hpp): a ROUTER bound at `endpoint`,
 // with the bound endpoint. With `zap` (keys), a CURVE server with `keys`
@@ -61,7 +61,7 @@ std::chrono::steady_clock::time_point welcome_deadline(double connect_timeout_s)
 // Its error then, with what `watch` saw of the handshakes (keys, most often:
 // a driver refuses a worker without a key, or with an unlisted one, without
 // a word to it); without a watch, and with keys, the likeliest reason.
-Status no_welcome(const std::string& connect, double connect_timeout_s, bool keyed, HandshakeWatch* watch = nullptr);
+Status no_welcome(const std::string& connect, double connect_timeout_s, bool keyed, LinkWatch* watch = nullptr);
 
 // A worker's link to its driver is one ordered, reliable stream: a message
 // from the driver that cannot be read may have held a request, whose answer

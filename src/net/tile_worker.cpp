@@ -292,7 +292,7 @@ void send_replies(zmq::socket_t& driver, PeerLinks& links, std::deque<Executor::
 
 Status run_tile_worker(const TileWorkerOptions& options, const Registry& registry, std::string_view origin) {
   zmq::context_t context(1);
-  HandshakeWatch watch;  // what became of the connection, should no WELCOME come
+  LinkWatch watch;  // what became of the connection, should no WELCOME come
   auto dealer = make_worker_dealer(context, options.connect, options.security, &watch);
   if (!dealer.ok()) return dealer.status();
   zmq::socket_t& socket = *dealer;

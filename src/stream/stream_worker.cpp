@@ -188,7 +188,7 @@ class NodeRun {
 
 Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegistry& registry) {
   zmq::context_t context(1);
-  net::HandshakeWatch watch;  // what became of the connection, should no WELCOME come
+  net::LinkWatch watch;  // what became of the connection, should no WELCOME come
   auto dealer = net::make_worker_dealer(context, options.connect, options.security, &watch);
   if (!dealer.ok()) return dealer.status();
   zmq::socket_t& socket = *dealer;

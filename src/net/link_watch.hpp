@@ -1,4 +1,4 @@
-// HandshakeWatch: what became of a worker's connection to its driver, for the
+// LinkWatch: what became of a worker's connection to its driver, for the
 // error of a worker that got no WELCOME. A driver with keys refuses a worker
 // without one (or with an unlisted key) inside ZeroMQ's handshake, without a
 // word to it; this reads the socket's monitor, so the error can say which it
@@ -6,7 +6,7 @@
 // here but some there, or the reverse), the driver refused this worker's key,
 // or the handshake succeeded and no WELCOME came.
 //
-//   HandshakeWatch watch;
+//   LinkWatch watch;
 //   auto dealer = make_worker_dealer(context, connect, security, &watch);  // attached before connect
 //   ... watch.poll(); ...   // now and then while waiting for the WELCOME
 //   return no_welcome(connect, timeout_s, watch.explain(keyed));
@@ -21,7 +21,7 @@
 
 namespace redflow::net {
 
-class HandshakeWatch {
+class LinkWatch {
  public:
   // Starts watching `socket` (call before it connects: the first
   // handshake's events come at once). A failure leaves the watch blind; it

@@ -1,6 +1,6 @@
-// HandshakeWatch (handshake_watch.hpp): a socket monitor read without
+// LinkWatch (link_watch.hpp): a socket monitor read without
 // blocking, and what its events say about a missing WELCOME.
-#include "net/handshake_watch.hpp"
+#include "net/link_watch.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -12,8 +12,8 @@
 
 namespace redflow::net {
 
-void HandshakeWatch::attach(zmq::context_t& context, zmq::socket_t& socket) {
-  const std::string endpoint = fmt::format("inproc://redflow.handshake.{}", static_cast<const void*>(this));
+void LinkWatch::attach(zmq::context_t& context, zmq::socket_t& socket) {
+  const std::string endpoint = fmt::format("inproc://redflow.link-watch.{}", static_cast<const void*>(this));
   constexpr int kEvents = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                           ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
   if (zmq_socket_monitor(socket.handle(), endpoint.c_str(), kEvents) != 0) {
@@ -30,7 +30,7 @@ void HandshakeWatch::attach(zmq::context_t& context, zmq::socket_t& socket) {
   }
 }
 
-void HandshakeWatch::poll() {
+void LinkWatch::poll() {
   if (!monitor_) return;
   for (;;) {
     zmq::message_t event;
@@ -47,7 +47,7 @@ void HandshakeWatch::poll() {
   }
 }
 
-std::string HandshakeWatch::explain(bool keyed) {
+std::string LinkWatch::explain(bool keyed) {
   poll();
   if (!monitor_) return "";
   if (failed_auth_)
