@@ -13,16 +13,6 @@
 namespace redflow {
 namespace {
 
-RuntimeOptions outcome_options(Scheduler sched, unsigned tiles, Redundancy r) {
-  RuntimeOptions o;
-  o.scheduler = sched;
-  o.tiles = tiles;
-  o.slots = 16;
-  o.slot_bytes = testing::kBytes;
-  o.redundancy = r;
-  return o;
-}
-
 // Executes chain(3) once under `o`; its failed Status (a failure added if it succeeded).
 Status execute_once(const RuntimeOptions& o) {
   const Registry reg = testing::test_registry();
@@ -40,7 +30,7 @@ void expect_contains(const std::string& text, const std::string& part) { EXPECT_
 
 TEST(FaultOutcome, ReplicasThatNeverAgreeGiveUpNamingActorTilesAndAttempts) {
   for (Scheduler sched : {Scheduler::kHeft, Scheduler::kSteal}) {
-    RuntimeOptions o = outcome_options(sched, 3, Redundancy::kDoubleDiff);
+    RuntimeOptions o = testing::redundancy_options(sched, 3, Redundancy::kDoubleDiff);
     o.quarantine_after = 0;
     ASSERT_TRUE(parse_fault_spec("bitflip:p=1,seed=3", o.faults).ok());  // every replica's result is flipped
     const Status s = execute_once(o);
@@ -51,7 +41,7 @@ TEST(FaultOutcome, ReplicasThatNeverAgreeGiveUpNamingActorTilesAndAttempts) {
 }
 
 TEST(FaultOutcome, SameRunsThatNeverAgreeGiveUpNamingTheirTile) {
-  RuntimeOptions o = outcome_options(Scheduler::kSteal, 2, Redundancy::kDoubleSame);
+  RuntimeOptions o = testing::redundancy_options(Scheduler::kSteal, 2, Redundancy::kDoubleSame);
   o.quarantine_after = 0;
   ASSERT_TRUE(parse_fault_spec("bitflip:p=1,seed=3", o.faults).ok());
   const Status s = execute_once(o);
@@ -61,7 +51,7 @@ TEST(FaultOutcome, SameRunsThatNeverAgreeGiveUpNamingTheirTile) {
 }
 
 TEST(FaultOutcome, NoTileLeftNamesTheTilesOutOfService) {
-  RuntimeOptions o = outcome_options(Scheduler::kSteal, 1, Redundancy::kNone);
+  RuntimeOptions o = testing::redundancy_options(Scheduler::kSteal, 1, Redundancy::kNone);
   o.faults.crash_tiles.emplace_back(0, 1);
   const Status s = execute_once(o);
   EXPECT_EQ(s.code(), Status::Code::kGaveUp) << s.ToString();
@@ -71,7 +61,7 @@ TEST(FaultOutcome, NoTileLeftNamesTheTilesOutOfService) {
 TEST(FaultOutcome, TooFewReplicasLeftNamesTheirTilesAndTheLostOnes) {
   for (Scheduler sched : {Scheduler::kHeft, Scheduler::kSteal}) {
     // Two replicas need two tiles: once tile 1 is lost, a replica has nowhere to run.
-    RuntimeOptions o = outcome_options(sched, 2, Redundancy::kDoubleDiff);
+    RuntimeOptions o = testing::redundancy_options(sched, 2, Redundancy::kDoubleDiff);
     o.faults.crash_tiles.emplace_back(1, 0);
     const Status s = execute_once(o);
     EXPECT_EQ(s.code(), Status::Code::kGaveUp) << s.ToString();
@@ -89,7 +79,7 @@ TEST(FaultOutcome, DetectedNeverExceedsInjectedWhenASameTileIsQuarantined) {
   std::uint64_t injected = 0, detected = 0;
   unsigned quarantined = 0;
   for (std::uint64_t seed = 1; seed <= 12; ++seed) {
-    RuntimeOptions o = outcome_options(Scheduler::kSteal, 4, Redundancy::kDoubleSame);
+    RuntimeOptions o = testing::redundancy_options(Scheduler::kSteal, 4, Redundancy::kDoubleSame);
     o.quarantine_after = 1;
     o.faults.bitflip_probability = 0.5;
     o.faults.seed = seed;
