@@ -306,8 +306,14 @@ Status run_task_manager(const TaskManagerProcessOptions& options) {
       break;
     }
     if (!server.serving() && now - start > std::chrono::duration<double>(options.wait_s)) {
+      // A Job Manager refused for its key never reaches this loop: say so, or the wait looks like nobody came.
+      const std::uint64_t refused = zap.refused();
       end = Status::ResourceExhausted("spits Task Manager '" + server.name() + "': no Job Manager came within " +
-                                      std::to_string(static_cast<int>(options.wait_s)) + " s (--wait)");
+                                      std::to_string(static_cast<int>(options.wait_s)) + " s (--wait)" +
+                                      (refused == 0 ? std::string()
+                                                    : "; " + std::to_string(refused) +
+                                                          " connection(s) were refused in their handshake: a Job Manager without a key, or "
+                                                          "with one not in --authorized-keys (the warnings above name them)"));
       break;
     }
     if (server.serving() && now - server.heard() > std::chrono::duration<double>(options.linger_s)) {
