@@ -1,9 +1,16 @@
 // RefusalLog: a peer that keeps sending what is refused gets a bounded
 // number of log lines (its 1st, 10th, 100th and every 1000th refusal) and an
-// exact final count; peers are counted apart.
+// exact final count; peers are counted apart. And the tile server's use of
+// it for replies nobody waits for (a worker, or a man in the middle,
+// repeating its replies).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "net/refusal_log.hpp"
+#include "net/tile_server.hpp"
+#include "net_fake_worker.hpp"
 
 namespace redflow::net {
 namespace {
@@ -31,6 +38,39 @@ TEST(RefusalLog, PeersAreCountedApartAndALoggedCountNeedsNoSummary) {
   EXPECT_EQ(log.count("b"), 1u);
   EXPECT_EQ(log.count("c"), 0u);
   EXPECT_EQ(log.unlogged(), (std::vector<std::pair<std::string, std::uint64_t>>{{"a", 2}}));
+}
+
+// Occurrences of `part` in `text`.
+std::size_t count_of(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++n;
+  return n;
+}
+
+TEST(NetRefusal, RepliesNobodyWaitsForAreLoggedFirstThenCountedAndSummedUp) {
+  // The library logs to its default logger, the console's stdout.
+  ::testing::internal::CaptureStdout();
+  constexpr int kReplies = 150;
+  {
+    TileServerOptions o;
+    o.slots = 8;
+    o.slot_bytes = 64 << 10;
+    o.heartbeat_timeout_s = 30;
+    auto server = TileServer::start(o);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    zmq::context_t context;
+    zmq::socket_t worker(context, zmq::socket_type::dealer);
+    testing::connect_and_say_hello(worker, (*server)->endpoint(), testing::fake_tile_hello("repeater"));
+    ASSERT_TRUE((*server)->wait_for_workers(10).ok());
+    for (int i = 0; i < kReplies; ++i) send_envelope(worker, EnvelopeKind::kReply, 1000000 + static_cast<std::uint64_t>(i), {});
+    for (int i = 0; i < 1000 && (*server)->counts().discarded_late < kReplies; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_EQ((*server)->counts().discarded_late, static_cast<std::uint64_t>(kReplies));
+  }  // the server ends: the total is logged
+  const std::string text = ::testing::internal::GetCapturedStdout();
+  // The 1st, 10th and 100th, then the total.
+  EXPECT_EQ(count_of(text, "tile server: discarded a reply from worker 'repeater' to request "), 3u) << text;
+  EXPECT_NE(text.find("which nobody waits for (100 times)"), std::string::npos) << text;
+  EXPECT_NE(text.find("tile server: discarded 150 reply(ies) from worker 'repeater' that nobody waited for, in all"), std::string::npos) << text;
 }
 
 }  // namespace

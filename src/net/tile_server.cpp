@@ -48,6 +48,7 @@ TileServer::~TileServer() {
     thread_.join();
   }
   for (const auto& [peer, n] : refusals_.unlogged()) spdlog::warn("tile server: refused {} message(s) from {} in all", n, peer);
+  for (const auto& [peer, n] : discards_.unlogged()) spdlog::warn("tile server: discarded {} reply(ies) from {} that nobody waited for, in all", n, peer);
 }
 
 void TileServer::wake() { doorbell_.ring(); }

@@ -227,6 +227,7 @@ class TileServer {
   std::uint64_t incarnations_ = 0;
   TileServerCounts counts_;
   RefusalLog refusals_;  // what was refused, by peer: logged first, then counted (refusal_log.hpp)
+  RefusalLog discards_;  // replies nobody waits for, by worker: the same
   std::vector<std::string> peer_keys_;  // with keys: the authorized worker keys, sent in WELCOME
   std::vector<std::pair<std::string, EnvelopeKind>> notices_;  // HEARTBEAT/BYE/WELCOME/REFUSED to send, with bodies below
   std::vector<std::vector<std::byte>> notice_bodies_;

@@ -63,7 +63,8 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
     case EnvelopeKind::kHello:
       if (w != nullptr) {
         ++counts_.refused_messages;
-        spdlog::warn("tile server: worker '{}' said HELLO twice; ignored", w->hello.name);
+        if (const std::uint64_t n = refusals_.refuse("worker '" + w->hello.name + "'"))
+          spdlog::warn("tile server: worker '{}' said HELLO twice; ignored{}", w->hello.name, RefusalLog::times(n));
       } else {
         on_hello(routing_id, e.body, address);
       }
@@ -165,7 +166,9 @@ void TileServer::on_reply(Worker& w, std::uint64_t request, std::span<const std:
   auto it = in_flight_.find(request);
   if (it == in_flight_.end() || &workers_[it->second->worker] != &w) {
     ++counts_.discarded_late;
-    spdlog::warn("tile server: discarded a reply from worker '{}' to request {}, which nobody waits for", w.hello.name, request);
+    if (const std::uint64_t n = discards_.refuse("worker '" + w.hello.name + "'"))
+      spdlog::warn("tile server: discarded a reply from worker '{}' to request {}, which nobody waits for{}", w.hello.name, request,
+                   RefusalLog::times(n));
     return;
   }
   std::shared_ptr<Request> r = std::move(it->second);
