@@ -130,6 +130,13 @@ TEST_F(CliTest, AGiveUpUnderFaultsExitsThreeAndTheSummaryNamesQuarantinedTiles) 
   r = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --tiles 4 --redundancy 3x-diff --inject faulty-tile:0 --quarantine-after 0");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("; quarantined: no tile;"), std::string::npos) << r.output;
+  // A campaign's failed runs keep the category.
+  r = run_cli("campaign " + kDemo + "pipeline.dot --runs 2 --tiles 3 --redundancy 2x-diff --quarantine-after 0 --inject bitflip:p=1,seed=1 --json " +
+              path("c.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(std::ifstream(path("c.json")));
+  EXPECT_EQ(j["configurations"][0]["failed"], 2);
+  EXPECT_EQ(j["configurations"][0]["first_failure"].get<std::string>().rfind("gave up under faults: actor '", 0), 0u) << j.dump();
 }
 
 TEST_F(CliTest, GraphEmitsTheRedundancyTransformation) {
