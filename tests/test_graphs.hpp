@@ -99,6 +99,17 @@ struct Shape {
   std::vector<std::string> inputs;
 };
 
+// A runtime of `tiles` local tiles with 16 slots of kBytes, under `r`.
+inline RuntimeOptions redundancy_options(Scheduler sched, unsigned tiles, Redundancy r) {
+  RuntimeOptions o;
+  o.scheduler = sched;
+  o.tiles = tiles;
+  o.slots = 16;
+  o.slot_bytes = kBytes;
+  o.redundancy = r;
+  return o;
+}
+
 // `changed` >= 0: that actor mixes with another salt (the same shape, names
 // and sizes: another program, for tests of what a run's results are bound to).
 inline Shape chain(int length, int changed = -1) {

@@ -12,7 +12,7 @@ namespace redflow {
 
 class Status {
  public:
-  enum class Code { kOk, kInvalidArgument, kNotFound, kIOError, kInvalidGraph, kResourceExhausted, kInternal, kActorFailed, kDataLoss };
+  enum class Code { kOk, kInvalidArgument, kNotFound, kIOError, kInvalidGraph, kResourceExhausted, kInternal, kActorFailed, kDataLoss, kGaveUp };
 
   Status() = default;
   static Status Ok() { return Status(); }
@@ -28,6 +28,12 @@ class Status {
   // producer reported: the copy is dropped and the value fetched again or
   // recomputed (docs/remote.md, "End-to-end checks").
   static Status DataLoss(std::string msg) { return Status(Code::kDataLoss, std::move(msg)); }
+  // Fault tolerance reached its limit: redundancy, re-execution and the tiles
+  // in service could not produce a result (replicas that never agreed, too
+  // few tiles left after quarantines and losses, an actor that kills every
+  // tile it runs on). An outcome of the faults, not a bug in redflow: the
+  // message names the actor, the tiles and the attempts. The CLI exits 3.
+  static Status GaveUp(std::string msg) { return Status(Code::kGaveUp, std::move(msg)); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

@@ -90,6 +90,7 @@ Status RemoteTile::status_reply(const DecodedFrame& reply) const {
     case Status::Code::kInvalidGraph: return Status::InvalidGraph(what);
     case Status::Code::kResourceExhausted: return Status::ResourceExhausted(what);
     case Status::Code::kDataLoss: return Status::DataLoss(what);
+    case Status::Code::kGaveUp: return Status::GaveUp(what);
     default: return Status::Internal(what);
   }
 }

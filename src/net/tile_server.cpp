@@ -47,6 +47,8 @@ TileServer::~TileServer() {
     wake();
     thread_.join();
   }
+  for (const auto& [peer, n] : refusals_.unlogged()) spdlog::warn("tile server: refused {} message(s) from {} in all", n, peer);
+  for (const auto& [peer, n] : discards_.unlogged()) spdlog::warn("tile server: discarded {} message(s) from {} after it was lost, in all", n, peer);
 }
 
 void TileServer::wake() { doorbell_.ring(); }
@@ -337,7 +339,9 @@ void TileServer::io_main() {
     }
     send_queued();
   }
-  // Leaving: BYE to every worker still here, given a moment to go out.
+  // Leaving: what is queued (a REFUSED saying why) and BYE to every worker
+  // still here, given a moment to go out.
+  send_queued();
   std::vector<std::string> live;
   {
     std::lock_guard<std::mutex> lock(mutex_);

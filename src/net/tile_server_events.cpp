@@ -21,6 +21,12 @@ std::string printable(const std::string& id) {
   }
   return out;
 }
+
+// A peer that is no worker, as logs name it: by its address (a stranger that
+// reconnects gets a new routing id each time, but keeps its address).
+std::string unknown_peer(const std::string& routing_id, const std::string& address) {
+  return address.empty() ? "unknown peer " + printable(routing_id) : "unknown peer at " + address;
+}
 }  // namespace
 
 TileServer::Worker* TileServer::find_worker(const std::string& routing_id, unsigned* index) {
@@ -40,14 +46,19 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
   unsigned index = 0;
   Worker* w = find_worker(routing_id, &index);
   if (w != nullptr && w->lost) {
-    // Declared lost: it stays lost, and nothing it sends counts any more.
+    // Declared lost: it stays lost, and nothing it sends counts any more
+    // (logged first, then counted: a hung worker that wakes may send many).
     ++counts_.discarded_late;
+    if (const std::uint64_t n = discards_.refuse("worker '" + w->hello.name + "'"))
+      spdlog::warn("tile server: discarded a message from worker '{}', which is lost{}", w->hello.name, RefusalLog::times(n));
     return;
   }
   if (!read.ok()) {
     ++counts_.refused_messages;
     if (w != nullptr) return unreadable(index, read);
-    spdlog::warn("tile server: refused a message from peer {}: {}", printable(routing_id), read.message());
+    const std::string peer = unknown_peer(routing_id, address);
+    if (const std::uint64_t n = refusals_.refuse(peer))
+      spdlog::warn("tile server: refused a message from {}: {}{}", peer, read.message(), RefusalLog::times(n));
     return;
   }
   if (w != nullptr) w->heard = std::chrono::steady_clock::now();
@@ -101,31 +112,28 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
   // From a welcomed worker, a message only a driver sends: it no longer
   // follows the protocol, and what it answers next cannot be trusted.
   if (w != nullptr) return declare_lost(index, std::string("sent a ") + envelope_kind_name(e.kind) + ", which a welcomed worker never sends");
-  spdlog::warn("tile server: refused a {} from unknown peer {}", envelope_kind_name(e.kind), printable(routing_id));
+  const std::string peer = unknown_peer(routing_id, address);
+  if (const std::uint64_t n = refusals_.refuse(peer))
+    spdlog::warn("tile server: refused a {} from {}{}", envelope_kind_name(e.kind), peer, RefusalLog::times(n));
 }
 
 void TileServer::on_hello(const std::string& routing_id, std::span<const std::byte> body, const std::string& address) {
   HelloMessage hello;
   std::vector<std::byte> answer;
   Status s = decode(body, hello);
-  EnvelopeKind kind = EnvelopeKind::kRefused;
+  std::string why;  // what the worker lacks, told to it (REFUSED) and logged here
   if (!s.ok()) {
     ++counts_.refused_messages;
-    spdlog::warn("tile server: refused a HELLO from peer {}: {}", printable(routing_id), s.message());
-    encode(RefusedMessage{s.message()}, answer);
+    why = s.message();
   } else if (hello.tile_protocol != runtime::kTileProtocolVersion) {
-    encode(RefusedMessage{"tile protocol version " + std::to_string(hello.tile_protocol) + "; the driver speaks " +
-                          std::to_string(runtime::kTileProtocolVersion)},
-           answer);
+    why = "the worker speaks tile protocol version " + std::to_string(hello.tile_protocol) + "; the driver speaks " +
+          std::to_string(runtime::kTileProtocolVersion) + " (run the same redflow version on both)";
   } else if (hello.slots < options_.slots || hello.slot_bytes < options_.slot_bytes) {
-    encode(RefusedMessage{"worker has " + std::to_string(hello.slots) + " slots of " + std::to_string(hello.slot_bytes) +
-                          " bytes; the driver plans with " + std::to_string(options_.slots) + " slots of " +
-                          std::to_string(options_.slot_bytes) + " bytes (give the worker --slots and --slot-bytes at least those)"},
-           answer);
+    why = "worker has " + std::to_string(hello.slots) + " slots of " + std::to_string(hello.slot_bytes) + " bytes; the driver plans with " +
+          std::to_string(options_.slots) + " slots of " + std::to_string(options_.slot_bytes) +
+          " bytes (give the worker --slots and --slot-bytes at least those)";
   } else if (workers_.size() >= capacity()) {
-    encode(RefusedMessage{"the driver has taken the " + std::to_string(capacity()) +
-                          " remote tile(s) it may have (raise --max-tiles for more workers)"},
-           answer);
+    why = "the driver has taken the " + std::to_string(capacity()) + " remote tile(s) it may have (raise --max-tiles for more workers)";
   } else {
     Worker w;
     w.routing_id = routing_id;
@@ -142,19 +150,23 @@ void TileServer::on_hello(const std::string& routing_id, std::span<const std::by
     welcome.heartbeat_timeout_ms = static_cast<std::uint32_t>(options_.heartbeat_timeout_s * 1000);
     welcome.peer_keys = peer_keys_;
     encode(welcome, answer);
-    kind = EnvelopeKind::kWelcome;
     spdlog::info("tile server: worker '{}' ({} pid {}, {} slots of {} bytes) is tile {}", w.hello.name, w.hello.host, w.hello.pid,
                  w.hello.slots, w.hello.slot_bytes, welcome.tile);
     workers_.push_back(std::move(w));
     changed_.notify_all();
     const unsigned index = static_cast<unsigned>(workers_.size() - 1);
     if (index >= options_.workers && options_.on_join) options_.on_join(index);
+    notices_.emplace_back(routing_id, EnvelopeKind::kWelcome);
+    notice_bodies_.push_back(std::move(answer));
+    return;
   }
-  if (kind == EnvelopeKind::kRefused) {
-    ++counts_.refused_workers;
-    spdlog::warn("tile server: refused worker {}", printable(routing_id));
-  }
-  notices_.emplace_back(routing_id, kind);
+  ++counts_.refused_workers;
+  // A worker restarted in a loop is summed up, not logged each time.
+  const std::string peer =
+      s.ok() ? "worker '" + hello.name + "' (" + hello.host + " pid " + std::to_string(hello.pid) + ")" : unknown_peer(routing_id, address);
+  if (const std::uint64_t n = refusals_.refuse(peer)) spdlog::warn("tile server: refused {}: {}{}", peer, why, RefusalLog::times(n));
+  encode(RefusedMessage{std::move(why)}, answer);
+  notices_.emplace_back(routing_id, EnvelopeKind::kRefused);
   notice_bodies_.push_back(std::move(answer));
 }
 
@@ -203,6 +215,23 @@ void TileServer::on_tick() {
 // worker is lost, so what it had is re-run elsewhere instead of awaited.
 void TileServer::unreadable(unsigned index, const Status& why) {
   declare_lost(index, "sent a message that cannot be read: " + why.message());
+}
+
+void TileServer::refuse(unsigned index, const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (index >= workers_.size() || workers_[index].lost) return;
+    const Worker& w = workers_[index];
+    ++counts_.refused_workers;
+    spdlog::warn("tile server: refused worker '{}' ({} pid {}, tile {}): {}", w.hello.name, w.hello.host, w.hello.pid,
+                 options_.first_tile + index, why);
+    std::vector<std::byte> body;
+    encode(RefusedMessage{why}, body);
+    notices_.emplace_back(w.routing_id, EnvelopeKind::kRefused);
+    notice_bodies_.push_back(std::move(body));
+    declare_lost(index, "refused: " + why);
+  }
+  wake();
 }
 
 void TileServer::declare_lost(unsigned index, const std::string& why) {

@@ -6,6 +6,7 @@
 // constants are always there; inner values are read back from a live tile or
 // recomputed in turn), gives the same bytes. The home's writing state is the
 // claim: each value is recomputed once, whoever needs it first.
+#include <algorithm>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -34,15 +35,19 @@ void Engine::lose_tile(Job& job, unsigned t) {
 // An actor under which kPoisonedAfterLostTiles tiles were lost is not
 // retried again: a task that kills every worker it lands on would otherwise
 // take the whole cluster down one worker at a time.
-bool Engine::poisoned(Job& job, ActorId a) {
-  unsigned n;
+bool Engine::poisoned(Job& job, ActorId a, unsigned tile) {
+  std::vector<unsigned> under;
   {
     std::lock_guard<std::mutex> lock(job.lost_under_mutex);
-    n = ++job.lost_under[a];
+    job.lost_under[a].push_back(tile);
+    under = job.lost_under[a];
   }
-  if (n < kPoisonedAfterLostTiles) return false;
-  fail(job, "actor '" + std::string(job.plan->name(a)) + "' is poisoned: " + std::to_string(n) +
-                " tiles were lost while it ran on them; it is not retried");
+  if (under.size() < kPoisonedAfterLostTiles) return false;
+  std::sort(under.begin(), under.end());
+  fail(job,
+       "actor '" + std::string(job.plan->name(a)) + "' is poisoned: " + std::to_string(under.size()) + " tiles were lost while it ran on them (" +
+           describe_tiles(under) + "); it is not retried",
+       Status::Code::kGaveUp);
   return true;
 }
 

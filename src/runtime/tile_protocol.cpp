@@ -313,6 +313,7 @@ Status make_status(std::uint8_t code, std::string message, Reader& in) {
     case C::kInternal: return Status::Internal(std::move(message));
     case C::kActorFailed: return Status::ActorFailed(std::move(message));
     case C::kDataLoss: return Status::DataLoss(std::move(message));
+    case C::kGaveUp: return Status::GaveUp(std::move(message));
   }
   in.fail(ProtocolError::kMalformed, "status code " + std::to_string(code) + " is not a Status::Code");
   return Status::Ok();

@@ -64,6 +64,7 @@ TaskManagerLink::~TaskManagerLink() {
   stop_.store(true);
   ring();
   if (thread_.joinable()) thread_.join();
+  for (const auto& [peer, n] : refusals_.unlogged()) spdlog::warn("spits: refused {} message(s) from {} in all", n, peer);
 }
 
 void TaskManagerLink::ring() { doorbell_.ring(); }

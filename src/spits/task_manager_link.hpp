@@ -28,6 +28,7 @@
 
 #include "net/doorbell.hpp"
 #include "net/envelope.hpp"
+#include "net/refusal_log.hpp"
 #include "net/security.hpp"
 #include "redflow/spits.hpp"
 #include "spits/net_messages.hpp"
@@ -95,6 +96,7 @@ class TaskManagerLink {
   std::chrono::milliseconds interval_;
   zmq::context_t context_;
   std::vector<std::unique_ptr<Connection>> connections_;  // I/O thread only
+  net::RefusalLog refusals_;  // I/O thread only: unreadable messages by Task Manager, logged first, then counted
   net::Doorbell doorbell_;
 
   mutable std::mutex mutex_;
