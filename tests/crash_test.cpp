@@ -163,7 +163,9 @@ TEST(CrashTile, EveryTileLostIsANamedError) {
   ASSERT_TRUE(loaded.ok());
   auto out = loaded->execute(inputs);
   ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), Status::Code::kGaveUp) << out.status().ToString();
   EXPECT_NE(out.status().message().find("no compute tile in service"), std::string::npos) << out.status().ToString();
+  EXPECT_NE(out.status().message().find("tile 0 lost"), std::string::npos) << out.status().ToString();
 }
 
 TEST(CrashTile, SpecParsesAndNamesItsErrors) {

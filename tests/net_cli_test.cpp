@@ -12,8 +12,10 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "cli_helpers.hpp"
+#include "net_fake_worker.hpp"
 #include "spawn_process.hpp"
 #include "net_workers.hpp"
 
@@ -71,6 +73,24 @@ struct Driver {
   }
 };
 
+// The endpoint a driver started with --listen 'tcp://127.0.0.1:*' printed
+// (empty if it printed none within 20 s).
+std::string printed_endpoint(Driver& driver) {
+  const std::string hint = "redflow tile --connect ";
+  if (!driver.read_until(hint, 20)) return {};
+  const std::size_t at = driver.seen.find(hint) + hint.size();
+  for (int i = 0; i < 100 && driver.seen.find('\n', at) == std::string::npos; ++i) driver.read_until("\n", 0.05);
+  const std::size_t end = driver.seen.find('\n', at);
+  return end == std::string::npos ? std::string() : driver.seen.substr(at, end - at);
+}
+
+// How many times `part` occurs in `text`.
+std::size_t occurrences(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++n;
+  return n;
+}
+
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), {}};
@@ -116,11 +136,12 @@ TEST_F(NetCli, ListenWithoutMinTilesAndTileWithoutConnectAreRefused) {
   r = testing::run_cli("tile --connect tcp://127.0.0.1:1 --connect-timeout 0.3");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("no WELCOME"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nothing accepted a connection there"), std::string::npos) << r.output;
 }
 
 // The demo graph and its plain output, for the launch tests below.
 struct Demo {
-  std::string dir = std::string(REDFLOW_SOURCE_DIR) + "/examples/demo/";
+  std::string dir = testing::kDemo;  // not built here: GCC 12 reports a false -Warray-bounds in the inlined operator+
   std::string run_args(const fs::path& out) const {
     return dir + "pipeline.dot --input A=" + dir + "A.bin --output Y=" + out.string() + " --slots 8 --slot-bytes 65536";
   }
@@ -151,6 +172,14 @@ TEST_F(NetCli, AKeyedDriverRefusesAnUnlistedWorkerAndRunsWithAListedOne) {
   // A plain-text worker is refused too.
   auto plain_worker = testing::run_cli("tile --address-file " + addr.string() + " --slots 8 --slot-bytes 65536 --connect-timeout 2");
   EXPECT_EQ(plain_worker.exit_code, 1) << plain_worker.output;
+  EXPECT_NE(plain_worker.output.find("needs its own key pair"), std::string::npos) << plain_worker.output;
+  // Given the endpoint alone, it is told why no WELCOME came: the driver requires keys and it has none.
+  const std::size_t at = driver.seen.find("listening on ") + 13;
+  const std::string endpoint = driver.seen.substr(at, driver.seen.find(" (published", at) - at);
+  plain_worker = testing::run_cli("tile --connect " + endpoint + " --slots 8 --slot-bytes 65536 --connect-timeout 2");
+  EXPECT_EQ(plain_worker.exit_code, 1) << plain_worker.output;
+  EXPECT_NE(plain_worker.output.find("it requires keys and this worker has none; give this worker --key FILE"), std::string::npos)
+      << plain_worker.output;
   auto listed = testing::run_cli("tile --address-file " + addr.string() + " --key " + (dir_ / "listed.key").string() + " --slots 8 --slot-bytes 65536");
   EXPECT_EQ(listed.exit_code, 0) << listed.output;
   ASSERT_EQ(driver.wait(20), 0) << driver.seen;
@@ -195,6 +224,91 @@ TEST_F(NetCli, ThreeStartersOfOneCommandMeetThroughAnAddressFile) {
   }
   EXPECT_EQ(drivers, 1);
   EXPECT_FALSE(fs::exists(addr));
+}
+
+// The demo's `redflow run` waiting for one worker at a printed endpoint.
+std::vector<std::string> listening_demo(const fs::path& out) {
+  const Demo demo;
+  std::vector<std::string> args = {REDFLOW_CLI, "run"};
+  std::istringstream split(demo.run_args(out));
+  for (std::string a; split >> a;) args.push_back(a);
+  for (const char* a : {"--listen", "tcp://127.0.0.1:*", "--min-tiles", "1", "--tile-wait", "30"}) args.push_back(a);
+  return args;
+}
+
+TEST_F(NetCli, TheDriverLogsWhyItRefusedAWorkerAndTheWorkerSaysWhatItLacked) {
+  Driver driver(listening_demo(dir_ / "y.bin"));
+  const std::string endpoint = printed_endpoint(driver);
+  ASSERT_FALSE(endpoint.empty()) << driver.seen;
+  // Too few slots: the worker is told, and the driver's log says it too.
+  auto small = testing::run_cli("tile --connect " + endpoint + " --name small --slots 4 --slot-bytes 65536 --connect-timeout 10");
+  EXPECT_EQ(small.exit_code, 1) << small.output;
+  EXPECT_NE(small.output.find("refused this worker: worker has 4 slots of 65536 bytes; the driver plans with 8 slots of 65536 bytes"),
+            std::string::npos) << small.output;
+  EXPECT_TRUE(driver.read_until("tile server: refused worker 'small' (", 5)) << driver.seen;
+  EXPECT_TRUE(driver.read_until("): worker has 4 slots of 65536 bytes; the driver plans with 8 slots", 5)) << driver.seen;
+  // Another tile protocol version: a HELLO of the test's own.
+  zmq::context_t context;
+  zmq::socket_t other(context, zmq::socket_type::dealer);
+  net::HelloMessage hello = testing::fake_tile_hello("other-version");
+  ++hello.tile_protocol;
+  testing::connect_and_say_hello(other, endpoint, hello);
+  std::string reason;
+  for (int i = 0; i < 1000 && reason.empty(); ++i) {
+    zmq::pollitem_t item{other.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::chrono::milliseconds(10));
+    std::vector<zmq::message_t> parts;
+    net::Envelope e;
+    net::NetError error;
+    net::RefusedMessage refused;
+    while (net::receive_message(other, parts))
+      if (net::decode_envelope(net::part_spans(parts), e, error).ok() && e.kind == net::EnvelopeKind::kRefused && net::decode(e.body, refused).ok())
+        reason = refused.reason;
+  }
+  EXPECT_NE(reason.find("the worker speaks tile protocol version " + std::to_string(hello.tile_protocol)), std::string::npos) << reason;
+  EXPECT_TRUE(driver.read_until("tile server: refused worker 'other-version' (test pid ", 5)) << driver.seen;
+  EXPECT_TRUE(driver.read_until("): the worker speaks tile protocol version", 5)) << driver.seen;
+  // A worker that fits is welcomed, and the run ends.
+  auto fits = testing::run_cli("tile --connect " + endpoint + " --slots 8 --slot-bytes 65536");
+  EXPECT_EQ(fits.exit_code, 0) << fits.output;
+  EXPECT_EQ(driver.wait(20), 0) << driver.seen;
+}
+
+TEST_F(NetCli, AWorkerWithoutTheGraphsPluginIsToldWhichFunctionItLacks) {
+  std::ofstream(dir_ / "neg.dot") << R"(digraph g { X [kind=input, bytes=8]; Y [kind=output, bytes=8]; n [actor="test.negate"]; X -> n [port=0]; n -> Y; })";
+  std::ofstream(dir_ / "x.bin", std::ios::binary) << std::string(8, '\1');
+  Driver driver({REDFLOW_CLI, "run", (dir_ / "neg.dot").string(), "--input", "X=" + (dir_ / "x.bin").string(), "--lib", REDFLOW_TEST_PLUGIN,
+                 "--listen", "tcp://127.0.0.1:*", "--min-tiles", "1", "--slots", "8", "--slot-bytes", "65536"});
+  const std::string endpoint = printed_endpoint(driver);
+  ASSERT_FALSE(endpoint.empty()) << driver.seen;
+  auto bare = testing::run_cli("tile --connect " + endpoint + " --name bare --slots 8 --slot-bytes 65536");
+  EXPECT_EQ(bare.exit_code, 1) << bare.output;
+  EXPECT_NE(bare.output.find("refused this worker: it lacks actor function 'test.negate', which actor 'n' of graph 'g' needs "
+                             "(start it with the same --lib plugins as the driver)"),
+            std::string::npos) << bare.output;
+  EXPECT_EQ(driver.wait(20), 1) << driver.seen;
+  EXPECT_NE(driver.seen.find("tile server: refused worker 'bare' ("), std::string::npos) << driver.seen;
+  EXPECT_NE(driver.seen.find("which worker 'bare' (tile 0, host "), std::string::npos) << driver.seen;
+}
+
+TEST_F(NetCli, AFloodOfMalformedMessagesFromOnePeerIsLoggedInABoundedNumberOfLines) {
+  Driver driver(listening_demo(dir_ / "y.bin"));
+  const std::string endpoint = printed_endpoint(driver);
+  ASSERT_FALSE(endpoint.empty()) << driver.seen;
+  zmq::context_t context;
+  zmq::socket_t flood(context, zmq::socket_type::dealer);
+  flood.set(zmq::sockopt::linger, 2000);
+  flood.connect(endpoint);
+  constexpr int kSent = 2500;
+  for (int i = 0; i < kSent; ++i) flood.send(zmq::str_buffer("not an envelope"), zmq::send_flags::none);
+  ASSERT_TRUE(driver.read_until("(2000 times)", 20)) << driver.seen;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the last 500 arrive
+  auto worker = testing::run_cli("tile --connect " + endpoint + " --slots 8 --slot-bytes 65536");
+  EXPECT_EQ(worker.exit_code, 0) << worker.output;
+  ASSERT_EQ(driver.wait(20), 0) << driver.seen;
+  // The 1st, 10th, 100th, 1000th and 2000th, then the total as the driver ends.
+  EXPECT_EQ(occurrences(driver.seen, "tile server: refused a message from unknown peer at 127.0.0.1: "), 5u) << driver.seen;
+  EXPECT_NE(driver.seen.find("tile server: refused 2500 message(s) from unknown peer at 127.0.0.1 in all"), std::string::npos) << driver.seen;
 }
 
 TEST_F(NetCli, UnderMpirunRankZeroDrivesAndTheOthersServeTiles) {

@@ -201,7 +201,9 @@ void expect_poisoned_after_three(const std::string& args, double speculate_after
     const std::vector<std::byte> in(64);
     auto out = loaded->execute({{"X", in}});
     ASSERT_FALSE(out.ok());
-    EXPECT_NE(out.status().message().find("actor 'killer' is poisoned"), std::string::npos) << out.status().message();
+    EXPECT_EQ(out.status().code(), Status::Code::kGaveUp) << out.status().ToString();
+    EXPECT_NE(out.status().message().find("actor 'killer' is poisoned: 3 tiles were lost while it ran on them (tiles "), std::string::npos)
+        << out.status().message();
     EXPECT_EQ(loaded->last_stats().lost_tiles, 3u);
     if (want_copies >= 0) {
       EXPECT_EQ(loaded->last_stats().speculative_copies, static_cast<std::uint64_t>(want_copies));

@@ -113,6 +113,32 @@ TEST_F(CliTest, CampaignCountsSilentRunsWithFewSlots) {
   }
 }
 
+// Fault tolerance that gives up is an outcome of the faults, not a bug:
+// its own category and exit status 3, and the message names the actor and
+// the attempts; the summary names quarantined tiles as tiles.
+TEST_F(CliTest, AGiveUpUnderFaultsExitsThreeAndTheSummaryNamesQuarantinedTiles) {
+  auto r = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --tiles 3 --redundancy 2x-diff --quarantine-after 0" +
+                   " --inject bitflip:p=1,seed=1 --output Y=" + path("y.bin"));
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("redflow: error: gave up under faults: actor '"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("replicas agreed in 8 attempts"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(path("y.bin")));
+  r = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --tiles 4 --redundancy 3x-diff --inject faulty-tile:0 --repeat 4");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("; quarantined: tile 0;"), std::string::npos) << r.output;
+  r = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --tiles 4 --redundancy 3x-diff --inject faulty-tile:0 --quarantine-after 0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("; quarantined: no tile;"), std::string::npos) << r.output;
+  // A campaign's failed runs keep the category.
+  r = run_cli("campaign " + kDemo + "pipeline.dot --runs 2 --tiles 3 --redundancy 2x-diff --quarantine-after 0 --inject bitflip:p=1,seed=1 --json " +
+              path("c.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(std::ifstream(path("c.json")));
+  EXPECT_EQ(j["configurations"][0]["failed"], 2);
+  EXPECT_EQ(j["configurations"][0]["first_failure"].get<std::string>().rfind("gave up under faults: actor '", 0), 0u) << j.dump();
+}
+
 TEST_F(CliTest, GraphEmitsTheRedundancyTransformation) {
   auto r = run_cli("graph " + kDemo + "pipeline.dot --redundancy 3x-diff --tiles 3 --emit dot --out " + path("fig3.dot"));
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -30,12 +30,7 @@ std::vector<Shape> shapes() {
 }
 
 RuntimeOptions options(Scheduler sched, unsigned tiles, Redundancy r) {
-  RuntimeOptions o;
-  o.scheduler = sched;
-  o.tiles = tiles;
-  o.slots = 16;
-  o.slot_bytes = testing::kBytes;
-  o.redundancy = r;
+  RuntimeOptions o = testing::redundancy_options(sched, tiles, r);
   o.trace = true;
   return o;
 }

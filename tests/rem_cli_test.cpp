@@ -138,6 +138,38 @@ TEST_F(RemCliTest, KilledSchedulersAreReplacedAndTheOutputsStayRight) {
   }
 }
 
+TEST_F(RemCliTest, AnotherProgramUnderTheSameInstanceIsRefusedByName) {
+  // The mesh with one actor changed: t0_0 adds instead of multiplying.
+  std::string dot = matmul_mesh(layers_, width_, 256);
+  const std::string matmul = "t0_0 [actor=\"i32.matmul\"]";
+  ASSERT_NE(dot.find(matmul), std::string::npos);
+  dot.replace(dot.find(matmul), matmul.size(), "t0_0 [actor=\"i32.add\"]");
+  write("changed.dot", dot);
+  const std::string in = " --input A=" + path("a.bin") + " --input B=" + path("b.bin");
+  const std::string y = fmt::format("m{}_0", layers_ - 1);
+  auto first = run_cli("rem " + path("changed.dot") + " --store " + store_ + " --instance reuse1 --timeout 60" + in + " --output " + y + "=" +
+                       path("changed0.bin"));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  ASSERT_NE(read_i32("changed0.bin"), read_i32("drv0.bin"));  // serving it for the real graph would be a wrong output
+  // The real graph, same inputs, same instance, several scheduler processes: refused once, by name, before any runs.
+  auto second = run_cli("rem " + path("mesh.dot") + " --store " + store_ + " --instance reuse1 --procs 2 --timeout 60" + in + " --output " + y +
+                        "=" + path("real0.bin"));
+  EXPECT_NE(second.exit_code, 0) << second.output;
+  const std::string refused = "instance 'reuse1' belongs to another program";
+  ASSERT_NE(second.output.find(refused), std::string::npos) << second.output;
+  EXPECT_EQ(second.output.find(refused), second.output.rfind(refused)) << "refused by every process, not once:\n" << second.output;
+  EXPECT_NE(second.output.find("use another --instance"), std::string::npos) << second.output;
+  EXPECT_EQ(second.output.find("task executions"), std::string::npos) << second.output;
+  EXPECT_TRUE(read_i32("real0.bin").empty()) << "an output was written";
+  // A joiner without inputs is refused too; under its own instance the real graph gives the driver's outputs.
+  auto joiner = run_cli("rem " + path("mesh.dot") + " --store " + store_ + " --instance reuse1 --timeout 60");
+  EXPECT_NE(joiner.exit_code, 0) << joiner.output;
+  EXPECT_NE(joiner.output.find(refused), std::string::npos) << joiner.output;
+  auto own = run_cli("rem " + path("mesh.dot") + " --store " + store_ + " --instance real1 --timeout 60" + in);
+  ASSERT_EQ(own.exit_code, 0) << own.output;
+  expect_outputs_equal_driver("real1");
+}
+
 TEST_F(RemCliTest, BadFlagsAreNamed) {
   auto r = run_cli("rem " + path("mesh.dot") + " --store nosuch://x");
   EXPECT_NE(r.exit_code, 0);

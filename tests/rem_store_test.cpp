@@ -42,6 +42,60 @@ Outputs driver_outputs(const Graph& g, const Registry& reg, const Inputs& in) {
   return *out;
 }
 
+// On any backend: a program run under an instance another program started is
+// refused by name (not served that program's outputs), and a valid record
+// copied onto another label's key is refused like a corrupted one.
+void expect_records_bound_to_program_and_key(Store& store) {
+  Registry reg = test_registry();
+  auto real = from_graph(chain(4).graph, reg);
+  auto changed = from_graph(chain(4, 2).graph, reg);  // one actor changed
+  ASSERT_TRUE(real.ok() && changed.ok());
+  auto x = random_bytes(kBytes, 12);
+  Inputs in{{"X", x}};
+  RunOptions o;
+  o.instance = "reuse1";
+  o.timeout = std::chrono::seconds(30);
+  auto first = run_program(*changed, store, in, 2, o);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = run_program(*real, store, in, 2, o);
+  ASSERT_FALSE(second.ok()) << "the other program's outputs were served";
+  EXPECT_EQ(second.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(second.status().message().find("instance 'reuse1' belongs to another program"), std::string::npos) << second.status().ToString();
+  auto again = run_program(*changed, store, in, 1, o);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->stats.executed, 0u);
+  EXPECT_EQ(again->outputs, first->outputs);
+  // A valid record of label d1 copied onto the key of result label Y (same
+  // size) in a fresh instance: add cannot overwrite, and a fresh key shows the copy is all it takes.
+  LabelCodec codec(store, *real, "copied");
+  const LabelId d1 = *real->find_label("d1"), y = *real->find_label("Y");
+  ASSERT_TRUE(codec.write(d1, random_bytes(kBytes, 13)).ok());
+  auto rec = store.get(codec.key(d1));
+  ASSERT_TRUE(rec.ok() && rec->has_value());
+  ASSERT_TRUE(*store.add(codec.key(y), **rec));
+  auto got = read_results(*real, store, "copied");
+  ASSERT_FALSE(got.ok()) << "label d1's record was served as Y";
+  EXPECT_NE(got.status().message().find("label 'Y' (key " + codec.key(y) + ") is corrupted"), std::string::npos) << got.status().ToString();
+  EXPECT_NE(got.status().message().find("record written for key " + codec.key(d1) + " (label 'd1')"), std::string::npos)
+      << got.status().ToString();
+}
+
+TEST(RemMemcached, AnotherProgramAndCopiedRecordsAreRefusedByName) {
+  ServerProcess mc;
+  ASSERT_EQ(start_memcached(mc), "");
+  auto store = open_store(mc_spec({&mc}));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  expect_records_bound_to_program_and_key(**store);
+}
+
+TEST(RemRedis, AnotherProgramAndCopiedRecordsAreRefusedByName) {
+  ServerProcess rs;
+  ASSERT_EQ(start_redis(rs), "");
+  auto store = open_store("redis://127.0.0.1:" + std::to_string(rs.port()));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  expect_records_bound_to_program_and_key(**store);
+}
+
 TEST(RemMemcached, OutputsEqualDriverModeOnOneAndTwoServers) {
   ServerProcess a, b;
   ASSERT_EQ(start_memcached(a), "");

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 #include "redflow/rem.hpp"
@@ -245,6 +246,93 @@ TEST(RemCodec, ChunkedValuesRoundTripAndCorruptionIsDetected) {
   rec.resize(rec.size() / 2);
   ASSERT_TRUE(*s4->add(c4.key(small), rec));
   EXPECT_FALSE(c4.read(small).ok());
+}
+
+TEST(RemCodec, RecordsAreBoundToTheirKeyAndProgram) {
+  Program p("bound");
+  LabelId a = p.input("a", 64), b = p.input("b", 64), c = p.label("c", 64);
+  p.task("t", {a, b}, {c}, add_one());
+  p.result(c);
+  ASSERT_TRUE(p.validate().ok());
+  auto expect_refused = [](const Result<std::optional<Value>>& got, const std::vector<std::string>& parts) {
+    ASSERT_FALSE(got.ok()) << "a record that is not this key's was used";
+    for (const std::string& part : parts) EXPECT_NE(got.status().message().find(part), std::string::npos) << part << " in " << got.status().ToString();
+  };
+  for (std::size_t limit : {std::size_t{1} << 20, std::size_t{100}}) {  // inline records, then chunked ones (a one-chunk manifest)
+    SCOPED_TRACE(fmt::format("item limit {}", limit));
+    auto store = make_inproc_store(limit);
+    LabelCodec codec(*store, p, "i1");
+    ASSERT_TRUE(codec.write(a, random_bytes(64, 1)).ok());
+    const Value rec_a = **store->get(codec.key(a));
+    EXPECT_EQ(rec_a.size() > 64 + 48, limit > 100) << "inline: header, key and the 64 bytes; chunked: header, key and a chunk table";
+    // A valid record copied onto another label's key: refused like a corrupted one, naming both.
+    ASSERT_TRUE(*store->add(codec.key(b), rec_a));
+    expect_refused(codec.read(b), {"label 'b' (key rf:i1:L1) is corrupted", "record written for key rf:i1:L0 (label 'a')"});
+    // ... onto the same label of another instance.
+    LabelCodec other(*store, p, "i2");
+    ASSERT_TRUE(*store->add(other.key(a), rec_a));
+    expect_refused(other.read(a), {"label 'a' (key rf:i2:L0) is corrupted", "record written for key rf:i1:L0"});
+    // Under its own key but read by another program (one task renamed).
+    Program q("bound");
+    LabelId qa = q.input("a", 64), qb = q.input("b", 64), qc = q.label("c", 64);
+    q.task("t2", {qa, qb}, {qc}, add_one());
+    q.result(qc);
+    ASSERT_TRUE(q.validate().ok());
+    ASSERT_NE(p.fingerprint(), q.fingerprint());
+    expect_refused(LabelCodec(*store, q, "i1").read(qa),
+                   {"label 'a' (key rf:i1:L0) is corrupted", fmt::format("written by another program (program hash {:016x}", p.fingerprint())});
+    // The original stays readable.
+    auto fine = codec.read(a);
+    ASSERT_TRUE(fine.ok()) << fine.status().ToString();
+    EXPECT_EQ(**fine, random_bytes(64, 1));
+  }
+  // A record of the format that bound neither key nor program (magic RFL1): a clear error, not a value.
+  auto store = make_inproc_store();
+  LabelCodec codec(*store, p, "old");
+  Value v1(32 + 64);
+  std::memcpy(v1.data(), "RFL1", 4);
+  ASSERT_TRUE(*store->add(codec.key(a), v1));
+  expect_refused(codec.read(a), {"label 'a' (key rf:old:L0) holds a record of an older format", "use another --instance"});
+}
+
+TEST(RemRun, AnotherProgramUnderTheSameInstanceIsRefusedByName) {
+  Registry reg = test_registry();
+  auto real = from_graph(chain(4).graph, reg);
+  auto changed = from_graph(chain(4, 2).graph, reg);
+  ASSERT_TRUE(real.ok() && changed.ok());
+  auto x = random_bytes(kBytes, 3);
+  Inputs in{{"X", x}};
+  auto store = make_inproc_store();
+  RunOptions o;
+  o.instance = "reuse1";
+  auto first = run_program(*changed, *store, in, 2, o);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_NE(first->outputs, run_sequential(chain(4).graph, reg, in));  // serving it would be a wrong output
+  const std::string refused = "instance 'reuse1' belongs to another program";
+  auto second = run_program(*real, *store, in, 2, o);
+  ASSERT_FALSE(second.ok()) << "the other program's outputs were served";
+  EXPECT_EQ(second.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(second.status().message().find(refused), std::string::npos) << second.status().ToString();
+  EXPECT_NE(second.status().message().find(fmt::format("program hash {:016x}", changed->fingerprint())), std::string::npos);
+  EXPECT_NE(second.status().message().find("use another --instance"), std::string::npos);
+  // A joiner without inputs, and a reader of the results, are refused the same way.
+  auto joiner = run_scheduler(*real, *store, {}, o);
+  ASSERT_FALSE(joiner.ok());
+  EXPECT_NE(joiner.status().message().find(refused), std::string::npos) << joiner.status().ToString();
+  auto read = read_results(*real, *store, "reuse1");
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find(refused), std::string::npos) << read.status().ToString();
+  // Its own program is welcome back: nothing runs again, the same outputs.
+  auto again = run_program(*changed, *store, in, 1, o);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->stats.executed, 0u);
+  EXPECT_EQ(again->outputs, first->outputs);
+  // Other inputs under the instance: refused naming the input.
+  auto y = random_bytes(kBytes, 4);
+  auto other_inputs = run_program(*changed, *store, {{"X", y}}, 1, o);
+  ASSERT_FALSE(other_inputs.ok());
+  EXPECT_NE(other_inputs.status().message().find("input label 'X' already holds a different value in instance 'reuse1'"), std::string::npos)
+      << other_inputs.status().ToString();
 }
 
 TEST(RemRun, CorruptedInnerLabelStopsTheRunInsteadOfBeingConsumed) {

@@ -8,6 +8,7 @@
 // Task Manager in a network namespace is cut off and comes back (its
 // buffered results commit). Each is bounded in time (Deadline).
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -373,7 +374,15 @@ TEST_F(SpitsNet, AJobManagerWhoseKeyIsNotAuthorizedIsNeverWelcomed) {
   ASSERT_TRUE(net::write_key_pair(jm_prefix, *jm, true).ok());
   ASSERT_TRUE(net::write_key_pair(other_prefix, *other, true).ok());
   ASSERT_TRUE(net::write_key_pair(tm_prefix, *tm, true).ok());
-  const pid_t tm_pid = start_tm("keyed", 1, {"--key", tm_prefix + ".key", "--authorized-keys", other_prefix + ".pub", "--wait", "8"});
+  // Its stderr in a file: at the end it says why no Job Manager came.
+  const std::string tm_log = (dir_ / "tm.log").string();
+  const int log_fd = ::open(tm_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(log_fd, 0);
+  const pid_t tm_pid = testing::spawn_process({REDFLOW_CLI, "spits-worker", REDFLOW_SPITS_TEST_JOB, "--announce", announce_, "--name", "keyed",
+                                               "-w", "1", "--linger", "20", "--key", tm_prefix + ".key", "--authorized-keys",
+                                               other_prefix + ".pub", "--wait", "8"},
+                                              {.err_fd = log_fd});
+  ::close(log_fd);
   ASSERT_TRUE(wait_announced(1));
   Options o = remote_options();
   o.key_file = jm_prefix + ".key";
@@ -383,6 +392,11 @@ TEST_F(SpitsNet, AJobManagerWhoseKeyIsNotAuthorizedIsNeverWelcomed) {
   EXPECT_NE(report.status().message().find("no Task Manager has been live"), std::string::npos) << report.status().message();
   EXPECT_EQ(commit_lines(), 0u);
   EXPECT_EQ(procs_.wait_exit(tm_pid, 20), 1) << "the Task Manager did not give up after its --wait";
+  std::ifstream in(tm_log);
+  const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(said.find("no Job Manager came within 8 s (--wait); "), std::string::npos) << said;
+  EXPECT_NE(said.find(" connection(s) were refused in their handshake: a Job Manager without a key, or with one not in --authorized-keys"),
+            std::string::npos) << said;
 }
 
 TEST_F(SpitsNet, ATaskManagerCutOffInANamespaceComesBackAndItsBufferedResultsCommit) {

@@ -4,6 +4,7 @@
 // buffering; a worker killed mid-stream is an error naming it; a worker that
 // cannot serve is refused by name. Plus the stream messages' decoders.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 
 #include <atomic>
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <thread>
 #include <map>
@@ -330,7 +332,7 @@ TEST(StreamClusterKeys, OnlyAuthorizedWorkersJoinAndTheRunIsEncrypted) {
   auto p = Program::from_dot(kMix, reg);
   ASSERT_TRUE(p.ok());
   WorkerProcesses workers;
-  pid_t stranger = 0;
+  pid_t stranger = 0, plain = 0;
   ClusterOptions c;
   c.nodes = 1;
   c.key_file = dir + "/driver.key";
@@ -338,12 +340,20 @@ TEST(StreamClusterKeys, OnlyAuthorizedWorkersJoinAndTheRunIsEncrypted) {
   c.on_listening = [&](const std::string& ep) {
     stranger = workers.spawn_cli({"stream-worker", "--connect", ep, "--key", dir + "/stranger.key", "--server-key", dir + "/driver.pub",
                                   "--connect-timeout", "3"});
+    // One without a key, its stderr kept: it is told why no WELCOME came.
+    const int log_fd = ::open((dir + "/plain.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    plain = testing::spawn_process({REDFLOW_CLI, "stream-worker", "--connect", ep, "--connect-timeout", "3"}, {.err_fd = log_fd});
+    ::close(log_fd);
     workers.spawn_cli({"stream-worker", "--connect", ep, "--key", dir + "/node1.key", "--server-key", dir + "/driver.pub"});
   };
   auto r = run_cluster(*p, RunOptions{}, c);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->outputs, mix_expected());
   EXPECT_EQ(workers.wait_exit(stranger, 10), 1) << "the unlisted worker gives up";
+  EXPECT_EQ(workers.wait_exit(plain, 10), 1) << "the worker without a key gives up";
+  std::ifstream in(dir + "/plain.log");
+  const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(said.find("it requires keys and this worker has none; give this worker --key FILE"), std::string::npos) << said;
   std::filesystem::remove_all(dir);
 }
 

@@ -99,12 +99,25 @@ struct Shape {
   std::vector<std::string> inputs;
 };
 
-inline Shape chain(int length) {
+// A runtime of `tiles` local tiles with 16 slots of kBytes, under `r`.
+inline RuntimeOptions redundancy_options(Scheduler sched, unsigned tiles, Redundancy r) {
+  RuntimeOptions o;
+  o.scheduler = sched;
+  o.tiles = tiles;
+  o.slots = 16;
+  o.slot_bytes = kBytes;
+  o.redundancy = r;
+  return o;
+}
+
+// `changed` >= 0: that actor mixes with another salt (the same shape, names
+// and sizes: another program, for tests of what a run's results are bound to).
+inline Shape chain(int length, int changed = -1) {
   Shape s{"chain", Graph("chain"), {"X"}};
   DataId prev = s.graph.input("X", kBytes);
   for (int i = 0; i < length; ++i) {
     DataId next = i + 1 == length ? s.graph.output("Y", kBytes) : s.graph.inner(numbered("d", i), kBytes);
-    s.graph.actor(numbered("a", i), "t.mix", {prev}, next).args(numbered("salt=", i));
+    s.graph.actor(numbered("a", i), "t.mix", {prev}, next).args(numbered("salt=", i == changed ? 1000 + i : i));
     prev = next;
   }
   return s;

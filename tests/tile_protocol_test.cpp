@@ -28,11 +28,16 @@ TEST(TileProtocolCodecTest, DataNodeRoundTrips) {
   m.slot = 3;
   m.bytes = payload.size();
   m.payload = payload;
+  m.checksum = 0x0123456789abcdefULL;
+  m.checked = true;
   std::vector<std::byte> frame;
   encode(m, frame);
   DecodedFrame d;
   ASSERT_TRUE(decode(frame, d).ok());
   ASSERT_EQ(d.kind, WireKind::kDataNode);
+  // The checksum the receiver verifies the bytes against travels with them.
+  EXPECT_EQ(d.data_node.checksum, 0x0123456789abcdefULL);
+  EXPECT_TRUE(d.data_node.checked);
   expect_tag(d.data_node.tag, m.tag);
   EXPECT_EQ(d.data_node.slot, 3u);
   EXPECT_EQ(d.data_node.bytes, 4u);
@@ -52,6 +57,7 @@ TEST(TileProtocolCodecTest, DataNodeRoundTrips) {
   EXPECT_EQ(e.data_node.source_slot, 11u);
   EXPECT_EQ(e.data_node.bytes, 64u);
   EXPECT_TRUE(e.data_node.payload.empty());
+  EXPECT_FALSE(e.data_node.checked);
 }
 
 TEST(TileProtocolCodecTest, SmallMessagesRoundTrip) {
@@ -409,6 +415,8 @@ TEST(TileProtocolCodecTest, APeerDataNodeNamesItsSourceAndCarriesNoBytes) {
   m.bytes = 8 << 20;
   m.source_tile = 2;
   m.source_slot = 5;
+  m.checksum = 0xfedcba9876543210ULL;  // what the producer's completion reported: the fetching worker verifies against it
+  m.checked = true;
   std::vector<std::byte> frame;
   encode(m, PeerSource{"tcp://10.0.0.2:41234", "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"}, frame);
   EXPECT_LT(frame.size(), 128u) << "the value's 8 MiB do not travel with it";
@@ -419,6 +427,8 @@ TEST(TileProtocolCodecTest, APeerDataNodeNamesItsSourceAndCarriesNoBytes) {
   EXPECT_EQ(d.data_node.bytes, m.bytes);
   EXPECT_EQ(d.data_node.source_tile, 2);
   EXPECT_EQ(d.data_node.source_slot, 5u);
+  EXPECT_EQ(d.data_node.checksum, 0xfedcba9876543210ULL);
+  EXPECT_TRUE(d.data_node.checked);
   EXPECT_EQ(d.peer.endpoint, "tcp://10.0.0.2:41234");
   EXPECT_EQ(d.peer.public_key, "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7");
   // A peer data node must name a tile: "from the driver" is refused.
@@ -433,10 +443,13 @@ TEST(TileProtocolCodecTest, APeerDataNodeNamesItsSourceAndCarriesNoBytes) {
 TEST(TileProtocolCodecTest, ADataNodePieceSaysWhereItGoesAndStaysInsideTheValue) {
   const auto piece = bytes({9, 8, 7});
   std::vector<std::byte> frame;
-  encode(DataNodePieceMessage{DataTag{3, 4, 1}, 2, 10, 7, piece}, frame);
+  encode(DataNodePieceMessage{DataTag{3, 4, 1}, 2, 10, 7, piece, 0x55aa55aa55aa55aaULL, true}, frame);
   DecodedFrame d;
   ASSERT_TRUE(decode(frame, d).ok());
   ASSERT_EQ(d.kind, WireKind::kDataNodePiece);
+  EXPECT_EQ(d.piece.checksum, 0x55aa55aa55aa55aaULL);  // of the whole value, in every piece
+  EXPECT_TRUE(d.piece.checked);
+  EXPECT_TRUE(d.piece.data_node().checked);
   expect_tag(d.piece.tag, DataTag{3, 4, 1});
   EXPECT_EQ(d.piece.slot, 2u);
   EXPECT_EQ(d.piece.bytes, 10u);

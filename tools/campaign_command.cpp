@@ -118,7 +118,7 @@ int campaign(const CampaignArgs& a) {
       progress.advance();
       if (!out.ok()) {
         ++row.failed;
-        if (row.first_failure.empty()) row.first_failure = out.status().message();
+        if (row.first_failure.empty()) row.first_failure = out.status().ToString();
         continue;
       }
       if (*out != *reference) {
@@ -187,7 +187,10 @@ Command add_campaign_command(CLI::App& app) {
                                  "configuration with faults injected; reports injected, detected, corrected and silent (wrong output) counts.");
   cmd->footer("Examples:\n"
               "  redflow campaign examples/demo/pipeline.dot --runs 10000 --inject bitflip:p=0.01 --tiles 3\n"
-              "  redflow campaign g.dot --redundancy none,3x-diff --inject faulty-tile:1 --tiles 4 --json c.json");
+              "  redflow campaign g.dot --redundancy none,3x-diff --inject faulty-tile:1 --tiles 4 --json c.json\n"
+              "detected counts results a vote rejected; with injected bit flips the only faults it never exceeds injected\n"
+              "(docs/redundancy.md, \"Detected against injected\"). failed counts runs that ended with an error: a give-up\n"
+              "under faults (\"gave up under faults: ...\") is named in the first failure line.");
   cmd->add_option("graph", a->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(readable_file());
   cmd->add_option("--input,-i", a->inputs, "Bytes for an input data node (repeatable; default: missing inputs get seeded random bytes)")
       ->type_name("NAME=FILE");

@@ -22,7 +22,9 @@ struct Command {
   std::function<int()> main;
 };
 
-// Prints "redflow: error: ..." to stderr and returns the exit code 1.
+// Prints "redflow: error: ..." to stderr and returns the exit code: 3 when
+// fault tolerance gave up (Status::Code::kGaveUp: the faults won, redflow
+// worked as documented), 1 for every other error.
 int fail(const Status& s);
 
 Result<std::vector<std::byte>> read_file(const std::string& path);

@@ -103,6 +103,8 @@ int rem_main(const RemArgs& a) {
   }
   fmt::print(stderr, "redflow rem: instance {} on {}, {} scheduler(s), {} tasks, {} labels\n", o.instance, (*store)->describe(), a.procs,
              program.tasks().size(), program.labels().size());
+  // Refused once here rather than by every scheduler process below.
+  if (Status s = rem::bind_instance(program, **store, o.instance); !s.ok()) return fail(s);
   Result<rem::RunStats> stats = Status::Internal("not run");
   if (a.store == "inproc" || a.procs == 1) {
     // One process: its schedulers are threads (the in-process store cannot be shared by processes).

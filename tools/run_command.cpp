@@ -164,10 +164,11 @@ int run(const RunArgs& a) {
              st.unprotected_actors ? fmt::format(", {} actor(s) unprotected", st.unprotected_actors) : std::string(), a.repeat,
              st.makespan_s * 1e3, total / a.repeat * 1e3, st.transfers, st.steals);
   if (options->faults.any() || totals.reexecutions > 0)
-    fmt::print(stderr, "redflow: faults over all runs: {} injected, {} detected, {} re-executions; quarantined tiles: {}; "
+    fmt::print(stderr, "redflow: faults over all runs: {} injected, {} detected, {} re-executions; quarantined: {}; "
                "{} tile(s) lost, {} actor(s) recomputed\n",
                totals.injected_faults, totals.detected_faults, totals.reexecutions,
-               st.quarantined_tiles.empty() ? std::string("none") : fmt::format("{}", fmt::join(st.quarantined_tiles, ", ")),
+               st.quarantined_tiles.empty() ? std::string("no tile")
+                                            : fmt::format("{} {}", st.quarantined_tiles.size() == 1 ? "tile" : "tiles", fmt::join(st.quarantined_tiles, ", ")),
                totals.lost_tiles, totals.recomputed_actors);
   return 0;
 }
@@ -183,7 +184,9 @@ Command add_run_command(CLI::App& app) {
                   "  redflow run g.dot -i X=x.bin --listen 'tcp://127.0.0.1:*' --min-tiles 2 --tiles 1   (then: redflow tile --connect ADDR)\n"
                   "  redflow run g.dot -i X=x.bin --listen 'tcp://0.0.0.0:7000' --min-tiles 4 --key driver.key --authorized-keys workers.txt\n"
                   "  mpirun -n 3 redflow run g.dot -i X=x.bin -o Y=y.bin --rendezvous-dir $HOME/jobs   (rank 0 drives, 2 tiles)\n"
-                  "  redflow run g.dot -i X=x.bin -o Y=y.bin --address-file /shared/job.addr --min-tiles 2   (start it 3 times)");
+                  "  redflow run g.dot -i X=x.bin -o Y=y.bin --address-file /shared/job.addr --min-tiles 2   (start it 3 times)\n"
+                  "Exit status: 0 every execution succeeded; 3 fault tolerance gave up (\"gave up under faults: ...\": replicas\n"
+                  "that never agreed, too few tiles in service, a poisoned actor; docs/redundancy.md); 1 any other error.");
   run_cmd->add_option("graph", ra->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(readable_file());
   run_cmd->add_option("--input,-i", ra->inputs, "Input data node NAME from FILE: raw little-endian bytes, or a NumPy array if FILE ends in .npy (repeatable; every input is required)")
       ->type_name("NAME=FILE");

@@ -80,10 +80,16 @@ class Program {
   std::optional<TaskId> find_task(std::string_view name) const;
   // Only after validate(): producer(l).
   TaskId producer(LabelId l) const { return producer_.at(l); }
-  // Extra text hashed into the default instance id (from_graph puts the graph's DOT and constants here).
+  // Extra text hashed into the program hash (fingerprint()): whatever the
+  // tasks' computes depend on that the structure does not show. from_graph
+  // puts the graph's DOT (actor functions and their args) and the constants'
+  // bytes here; coalesce adds its options.
   void set_identity(std::string text) { identity_ = std::move(text); }
   const std::string& identity() const { return identity_; }
-  // Hash of the structure (names, sizes, requires, produces) and identity().
+  // The program hash: the name, every label (name, size, result or not), every
+  // task (name, required and produced labels) and identity(). Deterministic,
+  // so separately started schedulers of one program agree on it; every stored
+  // record carries it and an instance is bound to it (docs/rem.md).
   std::uint64_t fingerprint() const;
 
  private:
@@ -175,7 +181,15 @@ std::string derive_instance(const Program& program, const std::map<std::string, 
 Result<RunStats> run_scheduler(const Program& program, Store& store,
                                const std::map<std::string, std::span<const std::byte>>& inputs, const RunOptions& options);
 
-// Reads the result labels of a finished instance, verifying their checksums.
+// Binds `instance` to `program` in the store: the first caller writes the
+// program's hash under the instance's key (single assignment); a caller with
+// another program is refused with an error naming the instance and both
+// programs. run_scheduler does this first; a launcher may call it to refuse
+// once before it starts scheduler processes.
+Status bind_instance(const Program& program, Store& store, const std::string& instance);
+
+// Reads the result labels of a finished instance, verifying their checksums
+// and that the instance and every record belong to this program.
 Result<std::map<std::string, Value>> read_results(const Program& program, Store& store, const std::string& instance);
 
 // Convenience: `schedulers` independent schedulers (threads, each with its own

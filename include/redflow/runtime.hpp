@@ -147,6 +147,7 @@ struct TileStats {
   std::uint64_t bytes_sent = 0;       // driver -> worker during this execution
   std::uint64_t bytes_received = 0;   // worker -> driver during this execution
   std::uint64_t peer_bytes_in = 0;    // fetched straight from another worker during this execution (not through the driver)
+  std::uint64_t corrupted_transfers = 0;  // values to or from it whose bytes failed the end-to-end check this execution (each placed, read or recomputed again)
   std::uint64_t most_in_flight = 0;   // most actor messages unanswered at once: 1 one at a time, up to RuntimeOptions::pipeline_depth for a worker (0: local fast path only)
   bool joined = false;                // a worker that joined after the runtime started (docs/remote.md, "Joins")
   std::uint64_t speculative = 0;      // speculative copies of stragglers this tile ran
@@ -172,6 +173,7 @@ struct ExecutionStats {
   std::uint64_t taken_over = 0;          // HEFT: actors of a straggler's order an idle tile ran instead
   std::uint64_t late_messages = 0;     // remote tiles: replies and messages from lost workers, discarded (runtime's life)
   std::uint64_t refused_messages = 0;  // remote tiles: malformed or oversized messages refused (runtime's life)
+  std::uint64_t corrupted_transfers = 0;  // remote tiles: values whose bytes crossed the wire corrupted, caught by the end-to-end check (this execution)
   std::uint64_t batched_messages = 0;  // remote tiles: requests and replies that shared a message with others (runtime's life)
   std::uint64_t unprotected_actors = 0;  // actors redundancy asked for that ran once on the driver (LoadedGraph::unprotected_actors)
   std::vector<unsigned> quarantined_tiles;

@@ -12,7 +12,7 @@ namespace redflow {
 
 class Status {
  public:
-  enum class Code { kOk, kInvalidArgument, kNotFound, kIOError, kInvalidGraph, kResourceExhausted, kInternal, kActorFailed };
+  enum class Code { kOk, kInvalidArgument, kNotFound, kIOError, kInvalidGraph, kResourceExhausted, kInternal, kActorFailed, kDataLoss, kGaveUp };
 
   Status() = default;
   static Status Ok() { return Status(); }
@@ -24,6 +24,16 @@ class Status {
   static Status Internal(std::string msg) { return Status(Code::kInternal, std::move(msg)); }
   // An actor reported bad data with ctx.fail(): the graph's or its inputs' fault, not redflow's.
   static Status ActorFailed(std::string msg) { return Status(Code::kActorFailed, std::move(msg)); }
+  // Bytes that crossed a process boundary do not match the checksum their
+  // producer reported: the copy is dropped and the value fetched again or
+  // recomputed (docs/remote.md, "End-to-end checks").
+  static Status DataLoss(std::string msg) { return Status(Code::kDataLoss, std::move(msg)); }
+  // Fault tolerance reached its limit: redundancy, re-execution and the tiles
+  // in service could not produce a result (replicas that never agreed, too
+  // few tiles left after quarantines and losses, an actor that kills every
+  // tile it runs on). An outcome of the faults, not a bug in redflow: the
+  // message names the actor, the tiles and the attempts. The CLI exits 3.
+  static Status GaveUp(std::string msg) { return Status(Code::kGaveUp, std::move(msg)); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

@@ -20,6 +20,8 @@ std::string Status::ToString() const {
     case Code::kResourceExhausted: kind = "resource exhausted"; break;
     case Code::kInternal: kind = "internal error"; break;
     case Code::kActorFailed: kind = "actor error"; break;
+    case Code::kDataLoss: kind = "data loss"; break;
+    case Code::kGaveUp: kind = "gave up under faults"; break;
   }
   return std::string(kind) + ": " + message_;
 }

@@ -38,7 +38,9 @@ Result<std::unique_ptr<PeerLinks>> PeerLinks::open(zmq::context_t& context, cons
   return links;
 }
 
-PeerLinks::~PeerLinks() = default;
+PeerLinks::~PeerLinks() {
+  for (const auto& [peer, n] : refusals_.unlogged()) spdlog::warn("tile worker: refused {} message(s) from {} in all", n, peer);
+}
 
 Status PeerLinks::admit(const std::vector<std::string>& keys) {
   if (!zap_ || keys.empty()) return Status::Ok();
@@ -66,7 +68,7 @@ bool PeerLinks::take_request(Request& out) {
     if (s.ok() && !runtime::frame_is(e.body, WireKind::kReadSlot))
       s = Status::InvalidArgument("a request that is not a slot read");
     if (!s.ok()) {
-      spdlog::warn("tile worker: refused a message from a peer: {}", s.message());
+      if (const std::uint64_t n = refusals_.refuse("its peers")) spdlog::warn("tile worker: refused a message from a peer: {}{}", s.message(), RefusalLog::times(n));
       continue;
     }
     out.route = route;

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "net/refusal_log.hpp"
 #include "net/security.hpp"
 #include "runtime/tile_protocol.hpp"
 
@@ -129,6 +130,7 @@ class PeerLinks {
   std::unique_ptr<ZapAuthenticator> zap_;  // with keys: answers the peer socket's handshakes
   zmq::socket_t router_;
   std::uint32_t port_ = 0;
+  RefusalLog refusals_;  // what peers sent that was refused: logged first, then counted
   std::map<std::string, zmq::socket_t> dealers_;  // by peer endpoint
   std::map<std::uint64_t, Pending> pending_;      // by fetch id
   std::uint64_t next_fetch_ = 1;

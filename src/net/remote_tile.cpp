@@ -1,6 +1,11 @@
 // A tile in a worker process, reached through the tile server (remote_tile.hpp).
 #include "net/remote_tile.hpp"
 
+#include <spdlog/spdlog.h>
+#include <xxhash.h>
+
+#include <cinttypes>
+#include <cstdio>
 #include <deque>
 
 #include "net/peer_links.hpp"
@@ -25,20 +30,23 @@ std::string RemoteTile::who() const { return "tile " + std::to_string(index_) + 
 
 bool RemoteTile::lost() const { return lost_.load(std::memory_order_acquire) || server_.lost(worker_); }
 
-Status RemoteTile::call(std::vector<std::byte> frame, DecodedFrame& out) {
+Status RemoteTile::call(std::vector<std::byte> frame, DecodedFrame& out, WireKind expect) {
   TileServer::Ticket ticket = server_.send(worker_, std::move(frame));
-  return receive(ticket, out);
+  return receive(ticket, out, expect);
 }
 
-Status RemoteTile::receive(TileServer::Ticket& ticket, DecodedFrame& out) {
+Status RemoteTile::answered_lost(DecodedFrame& out) {
+  lost_.store(true, std::memory_order_release);
+  out.borrowed_from.reset();
+  std::vector<std::byte> lost;
+  encode_lost(lost);
+  return decode(lost, out);
+}
+
+Status RemoteTile::receive(TileServer::Ticket& ticket, DecodedFrame& out, WireKind expect) {
   out.borrowed_from.reset();
   ReceivedBytes reply;
-  if (!server_.await(ticket, reply)) {
-    lost_.store(true, std::memory_order_release);
-    std::vector<std::byte> lost;
-    encode_lost(lost);
-    return decode(lost, out);
-  }
+  if (!server_.await(ticket, reply)) return answered_lost(out);
   Status s;
   if (!BatchWriter::fits(reply.bytes())) {
     // A value read back: decoded where it arrived, and copied from there
@@ -49,7 +57,23 @@ Status RemoteTile::receive(TileServer::Ticket& ticket, DecodedFrame& out) {
   } else {
     s = decode(reply.bytes(), out);
   }
-  if (!s.ok()) return Status::Internal("worker '" + name_ + "' (tile " + std::to_string(index_) + ") answered a garbled frame: " + s.message());
+  // A worker whose answer cannot be read, or is not an answer to what was
+  // asked, no longer follows the protocol: nothing else it holds is
+  // trusted, and its work is re-run elsewhere as after any lost worker.
+  if (!s.ok()) {
+    server_.lose(worker_, "answered a garbled frame: " + s.message());
+    return answered_lost(out);
+  }
+  if (out.kind != expect && out.kind != WireKind::kLost) {
+    // An error where a completion or a slot's bytes were due: the worker
+    // could not read the frame it was sent, so the link garbles (the same
+    // rule as an envelope it cannot read: it says REFUSED and is lost).
+    server_.lose(worker_, out.kind == WireKind::kStatus && !out.status.ok()
+                              ? "could not read what the driver sent: " + out.status.message()
+                              : "answered with a frame of the wrong kind (kind " + std::to_string(static_cast<int>(out.kind)) + " where kind " +
+                                    std::to_string(static_cast<int>(expect)) + " was due)");
+    return answered_lost(out);
+  }
   if (out.kind == WireKind::kLost) lost_.store(true, std::memory_order_release);
   return s;
 }
@@ -65,6 +89,8 @@ Status RemoteTile::status_reply(const DecodedFrame& reply) const {
     case Status::Code::kNotFound: return Status::NotFound(what);
     case Status::Code::kInvalidGraph: return Status::InvalidGraph(what);
     case Status::Code::kResourceExhausted: return Status::ResourceExhausted(what);
+    case Status::Code::kDataLoss: return Status::DataLoss(what);
+    case Status::Code::kGaveUp: return Status::GaveUp(what);
     default: return Status::Internal(what);
   }
 }
@@ -105,7 +131,7 @@ Status RemoteTile::fetch_from_peer(const DataNodeMessage& message, const RemoteT
     // Ahead of the actor, as data nodes from main memory go: the worker
     // holds its later frames until the value is in the slot, and a fetch
     // that finds nothing comes back with the actor's completion.
-    placing_.push_back(Placement{ticket, message.slot, static_cast<int>(source.worker_), message.bytes});
+    placing_.push_back(Placement{ticket, message.slot, static_cast<int>(source.worker_), message.bytes, message.tag.data});
     // Counted when sent, as the engine traces it, and taken back if it
     // finds nothing: a straggler's copy abandoned at the end of an execution
     // has its fetch in both or in neither.
@@ -113,37 +139,86 @@ Status RemoteTile::fetch_from_peer(const DataNodeMessage& message, const RemoteT
     return Status::Ok();
   }
   DecodedFrame reply;
-  REDFLOW_RETURN_IF_ERROR(receive(ticket, reply));
+  REDFLOW_RETURN_IF_ERROR(receive(ticket, reply, WireKind::kStatus));
   Status s = status_reply(reply);
-  if (s.ok()) peer_bytes_in_.fetch_add(message.bytes, std::memory_order_relaxed);
+  if (s.ok()) {
+    peer_bytes_in_.fetch_add(message.bytes, std::memory_order_relaxed);
+    if (message.checked) checked_ok();
+  } else if (s.code() == Status::Code::kDataLoss) {
+    corrupted(message.tag.data, s.message());  // the engine places it again, through the driver
+  }
   return s;
 }
 
 Status RemoteTile::data_node(const DataNodeMessage& message) {
   if (const RemoteTile* source = peer_source(message)) return fetch_from_peer(message, *source);
   // Any other transfer from a tile is relayed: read here, then sent on as
-  // bytes from main memory. A relay is answered before this returns, as
-  // before values went in pieces: only values from main memory go ahead of
-  // their actor (pipelining relays too is not done: docs/remote.md).
+  // bytes from main memory. A relay is answered before this returns: only
+  // values from main memory go ahead of their actor (pipelining relays too
+  // is not done: docs/remote.md).
   const bool relayed = message.source_tile != kFromDriver;
   std::vector<std::byte> relayed_bytes;
   DataNodeMessage m = message;
   if (relayed) REDFLOW_RETURN_IF_ERROR(read_relayed(message, peers_, relayed_bytes, m));
   if (lost()) return Status::Internal(who() + " is lost");
+  if (!relayed || !m.checked) {
+    // Bytes from main memory (given, made in the driver's process, or
+    // recomputed there after a loss) are hashed as they are sent; a relayed
+    // value keeps the checksum its read was verified against. The check
+    // covers the wire from here on: the worker verifies before it places.
+    m.checksum = XXH3_64bits(m.payload.data(), m.payload.size());
+    m.checked = true;
+  }
   const bool ahead = depth_ > 1 && !relayed;
-  if (m.bytes > PeerLinks::kChunkBytes) return send_in_pieces(m, ahead);
-  std::vector<std::byte> frame;
-  encode(m, frame);
+  if (ahead && m.bytes > PeerLinks::kChunkBytes) return send_in_pieces(m, true);
   if (ahead) {
-    // Nothing can go wrong here that the engine could act on (a lost worker
-    // loses the actor too), so the bytes go ahead of the actor without a
-    // round trip of their own; the worker takes frames in order.
-    placing_.push_back(Placement{server_.send(worker_, std::move(frame)), m.slot, -1, m.bytes});
+    // Nothing can go wrong here that the engine could act on at once (a lost
+    // worker loses the actor too; bytes that arrive corrupted are placed
+    // again), so the bytes go ahead of the actor without a round trip of
+    // their own; the worker takes frames in order.
+    std::vector<std::byte> frame;
+    encode(m, frame);
+    placing_.push_back(Placement{server_.send(worker_, std::move(frame)), m.slot, -1, m.bytes, m.tag.data});
     return Status::Ok();
   }
-  DecodedFrame reply;
-  REDFLOW_RETURN_IF_ERROR(call(std::move(frame), reply));
-  return status_reply(reply);
+  return send_value(m);
+}
+
+Status RemoteTile::send_value(const DataNodeMessage& m) {
+  for (;;) {
+    Status s;
+    if (m.bytes > PeerLinks::kChunkBytes) {
+      s = send_in_pieces(m, false);
+    } else {
+      std::vector<std::byte> frame;
+      encode(m, frame);
+      DecodedFrame reply;
+      s = call(std::move(frame), reply);
+      if (s.ok()) s = status_reply(reply);
+    }
+    if (s.code() != Status::Code::kDataLoss) {
+      if (s.ok()) checked_ok();
+      return s;
+    }
+    // Corrupted on the way: sent again, until the worker is lost for it.
+    corrupted(m.tag.data, s.message());
+    if (lost()) return Status::Internal(who() + " is lost");
+  }
+}
+
+void RemoteTile::corrupted(DataId data, const std::string& what) {
+  {
+    std::lock_guard<std::mutex> lock(corrupted_mutex_);
+    corrupted_.push_back(Corrupted{data, std::chrono::steady_clock::now()});
+  }
+  spdlog::warn("{}: end-to-end check: {}", who(), what);
+  if (corrupted_in_a_row_.fetch_add(1, std::memory_order_relaxed) + 1 >= kCorruptedInARow)
+    server_.lose(worker_, std::to_string(kCorruptedInARow) + " values in a row crossed the wire corrupted (the last: " + what + ")");
+}
+
+std::vector<RemoteTile::Corrupted> RemoteTile::take_corrupted() {
+  std::lock_guard<std::mutex> lock(corrupted_mutex_);
+  return std::exchange(corrupted_, {});
 }
 
 // A large value streams in chunks, as values between workers and read-backs
@@ -160,7 +235,7 @@ Status RemoteTile::send_in_pieces(const DataNodeMessage& m, bool ahead) {
   Status first;
   auto answer_oldest = [&] {
     DecodedFrame reply;
-    Status s = receive(unanswered.front().ticket, reply);
+    Status s = receive(unanswered.front().ticket, reply, WireKind::kStatus);
     if (s.ok()) s = status_reply(reply);
     if (first.ok()) first = s;
     unanswered.pop_front();
@@ -168,8 +243,8 @@ Status RemoteTile::send_in_pieces(const DataNodeMessage& m, bool ahead) {
   for (std::uint64_t offset = 0; offset < m.bytes && first.ok();) {
     const std::uint64_t length = std::min(PeerLinks::kChunkBytes, m.bytes - offset);
     std::vector<std::byte> frame;
-    encode(DataNodePieceMessage{m.tag, m.slot, m.bytes, offset, m.payload.subspan(offset, length)}, frame);
-    Placement piece{server_.send(worker_, std::move(frame)), m.slot, -1, length};
+    encode(DataNodePieceMessage{m.tag, m.slot, m.bytes, offset, m.payload.subspan(offset, length), m.checksum, m.checked}, frame);
+    Placement piece{server_.send(worker_, std::move(frame)), m.slot, -1, length, m.tag.data};
     offset += length;
     if (ahead) {
       placing_.push_back(std::move(piece));
@@ -219,10 +294,19 @@ Status RemoteTile::settle(std::vector<Placement>& placements, std::vector<SlotId
   Status first;
   for (Placement& p : placements) {
     DecodedFrame reply;
-    Status s = receive(p.ticket, reply);
+    Status s = receive(p.ticket, reply, WireKind::kStatus);
     // A lost worker is not the placement's error: the actor's completion says lost.
     if (s.ok() && reply.kind == WireKind::kLost) continue;
     if (s.ok()) s = status_reply(reply);
+    if (s.code() == Status::Code::kDataLoss) {
+      // The bytes did not match their checksum: the worker placed nothing
+      // and ran nothing on them, and the engine places the value again.
+      corrupted(p.data, s.message());
+      if (p.source_worker >= 0) peer_bytes_in_.fetch_sub(p.bytes, std::memory_order_relaxed);
+      missing.push_back(p.slot);
+      continue;
+    }
+    if (s.ok()) checked_ok();
     if (p.source_worker >= 0) {
       if (!s.ok()) peer_bytes_in_.fetch_sub(p.bytes, std::memory_order_relaxed);
       if (s.code() == Status::Code::kNotFound) {
@@ -242,7 +326,7 @@ Completion RemoteTile::next_completion() {
   std::vector<SlotId> missing;
   const Status placed = settle(s.placements, missing);
   DecodedFrame reply;
-  const Status received = receive(s.ticket, reply);
+  const Status received = receive(s.ticket, reply, WireKind::kCompletion);
   Completion done = completion_of(received, reply, s.actor, who());
   if (done.lost) return done;
   if (!placed.ok() && done.ok) {
@@ -269,7 +353,29 @@ void RemoteTile::abandon_completion() {
   sent_.pop_front();
 }
 
+// A value read back is verified against the checksum its producer reported
+// before anyone reads it; bytes that do not match are read again, until the
+// worker is lost for them (its values are then recomputed elsewhere).
 bool RemoteTile::read_slot(const ReadSlotMessage& message, std::span<std::byte> out) {
+  const bool whole = message.offset == 0 && message.range() == message.bytes;
+  for (;;) {
+    if (!read_once(message, out)) return false;
+    if (!message.checked || !whole) return true;
+    const std::uint64_t got = XXH3_64bits(out.data(), out.size());
+    if (got == message.checksum) {
+      checked_ok();
+      return true;
+    }
+    char sums[64];
+    std::snprintf(sums, sizeof sums, "%016" PRIx64 ", expected %016" PRIx64, got, message.checksum);
+    corrupted(message.tag.data, "data node " + std::to_string(message.tag.data) + " (execution " + std::to_string(message.tag.execution) +
+                                    ", " + std::to_string(message.bytes) + " bytes) read back from slot " + std::to_string(message.slot) +
+                                    " arrived with checksum " + sums);
+    if (lost()) return false;
+  }
+}
+
+bool RemoteTile::read_once(const ReadSlotMessage& message, std::span<std::byte> out) {
   if (out.size() != message.bytes) return false;
   // A large value comes back in chunks, as between workers (PeerLinks): the
   // worker copies one out of its slot while the one before crosses the wire
@@ -300,7 +406,7 @@ bool RemoteTile::read_slot(const ReadSlotMessage& message, std::span<std::byte> 
       continue;
     }
     DecodedFrame reply;
-    const Status got = receive(c.ticket, reply);
+    const Status got = receive(c.ticket, reply, WireKind::kSlotData);
     ok = slot_data_of(got, reply, out.subspan(c.offset, c.length));
     if (ok && next < message.bytes) ask();
   }

@@ -6,11 +6,14 @@
 // peer_links.hpp); any other transfer is relayed through the driver: read
 // from the source tile (local or remote), then sent along with the bytes.
 // A worker the server declares lost makes every pending and later call
-// answer `lost`, and the engine's lost-tile path takes over.
+// answer `lost`, and the engine's lost-tile path takes over; an answer that
+// cannot be read, or is not what was asked, makes the server declare it so.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <deque>
+#include <mutex>
 #include <span>
 #include <string>
 
@@ -38,6 +41,7 @@ class RemoteTile final : public runtime::Tile {
   runtime::Completion actor(const runtime::ActorMessage& message) override;
   bool read_slot(const runtime::ReadSlotMessage& message, std::span<std::byte> out) override;
   bool lost() const override;
+  bool checks_values() const override { return true; }
   // Actor messages are pipelined: up to `depth` on the wire at once (the
   // worker's executor takes them in order), so dispatch is not one round
   // trip per actor. With depth > 1, data nodes are too, from main memory
@@ -61,11 +65,28 @@ class RemoteTile final : public runtime::Tile {
   // Bytes fetched straight from another worker since the last call (a
   // pipelined fetch counts from when it is sent until it fails, if it does).
   std::uint64_t take_peer_bytes_in() { return peer_bytes_in_.exchange(0); }
+  // The end-to-end check: values to or from this worker whose bytes did not
+  // match their checksum since the last call (each was fetched again,
+  // placed again or recomputed), with the data node of each.
+  struct Corrupted {
+    DataId data = 0;
+    std::chrono::steady_clock::time_point when;
+  };
+  std::vector<Corrupted> take_corrupted();
+  // A worker whose values arrive corrupted this many times in a row is lost:
+  // a transient flip on the wire passes with one more try, a link or memory
+  // that keeps flipping bits must not hold the run.
+  static constexpr unsigned kCorruptedInARow = 3;
 
  private:
   // Sends `frame`, decodes the answer into `out`; a lost worker answers kLost.
-  Status call(std::vector<std::byte> frame, runtime::DecodedFrame& out);
-  Status receive(TileServer::Ticket& ticket, runtime::DecodedFrame& out);
+  Status call(std::vector<std::byte> frame, runtime::DecodedFrame& out, runtime::WireKind expect = runtime::WireKind::kStatus);
+  // The answer to a request, which must be a frame of kind `expect` (or
+  // kLost); one that cannot be read, or of another kind, loses the worker
+  // (TileServer::lose) and reads as kLost, so the engine re-runs its work.
+  Status receive(TileServer::Ticket& ticket, runtime::DecodedFrame& out, runtime::WireKind expect);
+  // Marks this tile lost and makes `out` the kLost answer.
+  Status answered_lost(runtime::DecodedFrame& out);
   Status status_reply(const runtime::DecodedFrame& reply) const;
   std::string who() const;  // "tile N (worker 'NAME')", for errors
   // The source of a transfer this worker can fetch from itself (a live worker with a peer socket), or null.
@@ -74,12 +95,21 @@ class RemoteTile final : public runtime::Tile {
   // A value larger than a chunk, from main memory, in pieces (kDataNodePiece);
   // `ahead`: sent ahead of the actor, answered with its completion.
   Status send_in_pieces(const runtime::DataNodeMessage& message, bool ahead);
+  // Sends a value the driver holds (from main memory or relayed), checked;
+  // a reply that the bytes arrived corrupted sends them again.
+  Status send_value(const runtime::DataNodeMessage& message);
+  // Books a value that arrived corrupted (`what` says which and how); the
+  // worker is lost once they come kCorruptedInARow times in a row.
+  void corrupted(DataId data, const std::string& what);
+  void checked_ok() { corrupted_in_a_row_.store(0, std::memory_order_relaxed); }
+  bool read_once(const runtime::ReadSlotMessage& message, std::span<std::byte> out);
   // A transfer sent ahead of an actor message, not yet answered.
   struct Placement {
     TileServer::Ticket ticket;
     runtime::SlotId slot = 0;
     int source_worker = -1;  // a fetch from this worker's peer socket; -1: bytes from main memory
     std::uint64_t bytes = 0;
+    DataId data = 0;
   };
 
   TileServer& server_;
@@ -91,6 +121,9 @@ class RemoteTile final : public runtime::Tile {
   std::atomic<bool> lost_{false};
   bool peer_transfers_ = true;
   std::atomic<std::uint64_t> peer_bytes_in_{0};
+  std::atomic<unsigned> corrupted_in_a_row_{0};
+  std::mutex corrupted_mutex_;
+  std::vector<Corrupted> corrupted_;  // since take_corrupted()
   unsigned depth_ = 1;
   struct Sent {
     TileServer::Ticket ticket;

@@ -45,11 +45,13 @@ Result<zmq::socket_t> make_driver_router(zmq::context_t& context, const std::str
   }
 }
 
-Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::string& endpoint, const SecurityOptions& security) {
+Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::string& endpoint, const SecurityOptions& security,
+                                         LinkWatch* watch) {
   try {
     zmq::socket_t s(context, zmq::socket_type::dealer);
     common_options(s);
     REDFLOW_RETURN_IF_ERROR(secure_client(s, security));
+    if (watch != nullptr) watch->attach(context, s);
     s.connect(endpoint);
     return s;
   } catch (const zmq::error_t& e) {
@@ -148,9 +150,10 @@ std::chrono::steady_clock::time_point welcome_deadline(double connect_timeout_s)
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(connect_timeout_s));
 }
 
-Status no_welcome(const std::string& connect, double connect_timeout_s, bool keyed) {
-  return Status::ResourceExhausted(fmt::format("no WELCOME from a driver at {} within {:g} s{}", connect, connect_timeout_s,
-                                               keyed ? " (is this worker's public key in the driver's --authorized-keys?)" : ""));
+Status no_welcome(const std::string& connect, double connect_timeout_s, bool keyed, LinkWatch* watch) {
+  std::string why = watch != nullptr ? watch->explain(keyed) : std::string();
+  if (why.empty() && keyed) why = " (is this worker's public key in the driver's --authorized-keys?)";
+  return Status::ResourceExhausted(fmt::format("no WELCOME from a driver at {} within {:g} s{}", connect, connect_timeout_s, why));
 }
 
 Status refuse_and_leave(zmq::socket_t& driver, const std::string& connect, const Status& why) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "net/envelope.hpp"
+#include "net/link_watch.hpp"
 
 #include "net/keys.hpp"
 #include "net/security.hpp"
@@ -28,8 +29,10 @@ Result<zmq::socket_t> make_driver_router(zmq::context_t& context, const std::str
                                          const SecurityOptions& security, ZapAuthenticator& zap);
 
 // A worker's socket: a DEALER connected to the driver's `endpoint`, a CURVE
-// client when `security` names keys.
-Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::string& endpoint, const SecurityOptions& security);
+// client when `security` names keys; `watch` (if given) watches its
+// handshakes from before it connects.
+Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::string& endpoint, const SecurityOptions& security,
+                                         LinkWatch* watch = nullptr);
 
 // A worker's peer socket (peer_links.hpp): a ROUTER bound at `endpoint`,
 // with the bound endpoint. With `zap` (keys), a CURVE server with `keys`
@@ -55,9 +58,10 @@ bool send_envelope(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t reque
 bool send_hello(zmq::socket_t& socket, std::span<const std::byte> body, std::chrono::steady_clock::time_point deadline);
 // When a worker (a tile or a stream node) started now gives up waiting for its WELCOME.
 std::chrono::steady_clock::time_point welcome_deadline(double connect_timeout_s);
-// Its error then; with keys, the likeliest reason (the driver refuses an
-// unlisted key without a word, so the worker cannot know).
-Status no_welcome(const std::string& connect, double connect_timeout_s, bool keyed);
+// Its error then, with what `watch` saw of the handshakes (keys, most often:
+// a driver refuses a worker without a key, or with an unlisted one, without
+// a word to it); without a watch, and with keys, the likeliest reason.
+Status no_welcome(const std::string& connect, double connect_timeout_s, bool keyed, LinkWatch* watch = nullptr);
 
 // A worker's link to its driver is one ordered, reliable stream: a message
 // from the driver that cannot be read may have held a request, whose answer

@@ -47,6 +47,8 @@ TileServer::~TileServer() {
     wake();
     thread_.join();
   }
+  for (const auto& [peer, n] : refusals_.unlogged()) spdlog::warn("tile server: refused {} message(s) from {} in all", n, peer);
+  for (const auto& [peer, n] : discards_.unlogged()) spdlog::warn("tile server: discarded {} message(s) from {} after it was lost, in all", n, peer);
 }
 
 void TileServer::wake() { doorbell_.ring(); }
@@ -74,6 +76,16 @@ HelloMessage TileServer::hello(unsigned w) const {
 bool TileServer::lost(unsigned w) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return w >= workers_.size() || workers_[w].lost;
+}
+
+void TileServer::lose(unsigned w, const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (w >= workers_.size() || workers_[w].lost) return;
+    ++counts_.refused_messages;
+    declare_lost(w, why);
+  }
+  wake();  // its BYE goes out
 }
 
 WorkerTraffic TileServer::traffic(unsigned w) const {
@@ -339,7 +351,9 @@ void TileServer::io_main() {
     }
     send_queued();
   }
-  // Leaving: BYE to every worker still here, given a moment to go out.
+  // Leaving: what is queued (a REFUSED saying why) and BYE to every worker
+  // still here, given a moment to go out.
+  send_queued();
   std::vector<std::string> live;
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -48,6 +48,7 @@
 
 #include "net/doorbell.hpp"
 #include "net/envelope.hpp"
+#include "net/refusal_log.hpp"
 #include "net/security.hpp"
 #include "net/sockets.hpp"
 #include "net/worker_messages.hpp"
@@ -148,6 +149,16 @@ class TileServer {
   // Sends `frame` to worker `w`; its answer is read and dropped.
   void post(unsigned w, std::vector<std::byte> frame);
   bool lost(unsigned w) const;
+  // Declares worker `w` lost for `why` (logged), like a silent one, so its
+  // work is re-run elsewhere and nothing else it says is trusted: a worker
+  // that answered what cannot be read or not what was asked (a frame of the
+  // wrong kind), or whose values keep failing the end-to-end check. Counted
+  // as a refused message.
+  void lose(unsigned w, const std::string& why);
+  // Refuses worker `w` after its WELCOME (it lacks what a graph needs, such
+  // as an actor function): tells it `why` in a REFUSED, which it prints as it
+  // exits, logs it, and declares it lost.
+  void refuse(unsigned w, const std::string& why);
   // send() of a frame that makes worker `w` fetch a value from worker
   // `source`'s peer socket. Should `source` be lost, it may never answer:
   // the server then sends `w` CANCEL, which makes it answer NotFound (and a
@@ -247,6 +258,8 @@ class TileServer {
   std::uint64_t next_request_ = 1;
   std::uint64_t incarnations_ = 0;
   TileServerCounts counts_;
+  RefusalLog refusals_;  // what was refused, by peer: logged first, then counted (refusal_log.hpp)
+  RefusalLog discards_;  // messages from workers declared lost, by worker: the same
   std::vector<std::string> peer_keys_;  // with keys: the authorized worker keys, sent in WELCOME
   std::vector<std::pair<std::string, EnvelopeKind>> notices_;  // HEARTBEAT/BYE/WELCOME/REFUSED to send, with bodies below
   std::vector<std::vector<std::byte>> notice_bodies_;

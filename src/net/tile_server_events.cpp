@@ -22,6 +22,12 @@ std::string printable(const std::string& id) {
   }
   return out;
 }
+
+// A peer that is no worker, as logs name it: by its address (a stranger that
+// reconnects gets a new routing id each time, but keeps its address).
+std::string unknown_peer(const std::string& routing_id, const std::string& address) {
+  return address.empty() ? "unknown peer " + printable(routing_id) : "unknown peer at " + address;
+}
 }  // namespace
 
 TileServer::Worker* TileServer::find_worker(const std::string& routing_id, unsigned* index) {
@@ -41,14 +47,19 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
   unsigned index = 0;
   Worker* w = find_worker(routing_id, &index);
   if (w != nullptr && w->lost) {
-    // Declared lost: it stays lost, and nothing it sends counts any more.
+    // Declared lost: it stays lost, and nothing it sends counts any more
+    // (logged first, then counted: a hung worker that wakes may send many).
     ++counts_.discarded_late;
+    if (const std::uint64_t n = discards_.refuse("worker '" + w->hello.name + "'"))
+      spdlog::warn("tile server: discarded a message from worker '{}', which is lost{}", w->hello.name, RefusalLog::times(n));
     return;
   }
   if (!read.ok()) {
     ++counts_.refused_messages;
     if (w != nullptr) return unreadable(index, read);
-    spdlog::warn("tile server: refused a message from peer {}: {}", printable(routing_id), read.message());
+    const std::string peer = unknown_peer(routing_id, address);
+    if (const std::uint64_t n = refusals_.refuse(peer))
+      spdlog::warn("tile server: refused a message from {}: {}{}", peer, read.message(), RefusalLog::times(n));
     return;
   }
   if (w != nullptr) w->heard = std::chrono::steady_clock::now();
@@ -56,7 +67,7 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
     case EnvelopeKind::kHello:
       if (w != nullptr) {
         ++counts_.refused_messages;
-        spdlog::warn("tile server: worker '{}' said HELLO twice; ignored", w->hello.name);
+        return declare_lost(index, "said HELLO twice");
       } else {
         on_hello(routing_id, e.body, address);
       }
@@ -79,7 +90,10 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
         return unreadable(index, s);
       }
       counts_.batched_replies += replies.size();
-      for (const BatchEntry& reply : replies) on_reply(*w, reply.request, reply.frame);
+      for (const BatchEntry& reply : replies) {
+        if (w->lost) break;  // an entry out of order lost it: the rest is not trusted
+        on_reply(*w, reply.request, reply.frame);
+      }
       return;
     }
     case EnvelopeKind::kBye:
@@ -99,32 +113,31 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
     default: break;
   }
   ++counts_.refused_messages;
-  spdlog::warn("tile server: refused a {} from {}", envelope_kind_name(e.kind),
-               w != nullptr ? "worker '" + w->hello.name + "'" : "unknown peer " + printable(routing_id));
+  // From a welcomed worker, a message only a driver sends: it no longer
+  // follows the protocol, and what it answers next cannot be trusted.
+  if (w != nullptr) return declare_lost(index, std::string("sent a ") + envelope_kind_name(e.kind) + ", which a welcomed worker never sends");
+  const std::string peer = unknown_peer(routing_id, address);
+  if (const std::uint64_t n = refusals_.refuse(peer))
+    spdlog::warn("tile server: refused a {} from {}{}", envelope_kind_name(e.kind), peer, RefusalLog::times(n));
 }
 
 void TileServer::on_hello(const std::string& routing_id, std::span<const std::byte> body, const std::string& address) {
   HelloMessage hello;
   std::vector<std::byte> answer;
   Status s = decode(body, hello);
-  EnvelopeKind kind = EnvelopeKind::kRefused;
+  std::string why;  // what the worker lacks, told to it (REFUSED) and logged here
   if (!s.ok()) {
     ++counts_.refused_messages;
-    spdlog::warn("tile server: refused a HELLO from peer {}: {}", printable(routing_id), s.message());
-    encode(RefusedMessage{s.message()}, answer);
+    why = s.message();
   } else if (hello.tile_protocol != runtime::kTileProtocolVersion) {
-    encode(RefusedMessage{"tile protocol version " + std::to_string(hello.tile_protocol) + "; the driver speaks " +
-                          std::to_string(runtime::kTileProtocolVersion)},
-           answer);
+    why = "the worker speaks tile protocol version " + std::to_string(hello.tile_protocol) + "; the driver speaks " +
+          std::to_string(runtime::kTileProtocolVersion) + " (run the same redflow version on both)";
   } else if (hello.slots < options_.slots || hello.slot_bytes < options_.slot_bytes) {
-    encode(RefusedMessage{"worker has " + std::to_string(hello.slots) + " slots of " + std::to_string(hello.slot_bytes) +
-                          " bytes; the driver plans with " + std::to_string(options_.slots) + " slots of " +
-                          std::to_string(options_.slot_bytes) + " bytes (give the worker --slots and --slot-bytes at least those)"},
-           answer);
+    why = "worker has " + std::to_string(hello.slots) + " slots of " + std::to_string(hello.slot_bytes) + " bytes; the driver plans with " +
+          std::to_string(options_.slots) + " slots of " + std::to_string(options_.slot_bytes) +
+          " bytes (give the worker --slots and --slot-bytes at least those)";
   } else if (workers_.size() >= capacity()) {
-    encode(RefusedMessage{"the driver has taken the " + std::to_string(capacity()) +
-                          " remote tile(s) it may have (raise --max-tiles for more workers)"},
-           answer);
+    why = "the driver has taken the " + std::to_string(capacity()) + " remote tile(s) it may have (raise --max-tiles for more workers)";
   } else {
     Worker w;
     w.routing_id = routing_id;
@@ -141,27 +154,34 @@ void TileServer::on_hello(const std::string& routing_id, std::span<const std::by
     welcome.heartbeat_timeout_ms = static_cast<std::uint32_t>(options_.heartbeat_timeout_s * 1000);
     welcome.peer_keys = peer_keys_;
     encode(welcome, answer);
-    kind = EnvelopeKind::kWelcome;
     spdlog::info("tile server: worker '{}' ({} pid {}, {} slots of {} bytes) is tile {}", w.hello.name, w.hello.host, w.hello.pid,
                  w.hello.slots, w.hello.slot_bytes, welcome.tile);
     workers_.push_back(std::move(w));
     changed_.notify_all();
     const unsigned index = static_cast<unsigned>(workers_.size() - 1);
     if (index >= options_.workers && options_.on_join) options_.on_join(index);
+    notices_.emplace_back(routing_id, EnvelopeKind::kWelcome);
+    notice_bodies_.push_back(std::move(answer));
+    return;
   }
-  if (kind == EnvelopeKind::kRefused) {
-    ++counts_.refused_workers;
-    spdlog::warn("tile server: refused worker {}", printable(routing_id));
-  }
-  notices_.emplace_back(routing_id, kind);
+  ++counts_.refused_workers;
+  // A worker restarted in a loop is summed up, not logged each time.
+  const std::string peer =
+      s.ok() ? "worker '" + hello.name + "' (" + hello.host + " pid " + std::to_string(hello.pid) + ")" : unknown_peer(routing_id, address);
+  if (const std::uint64_t n = refusals_.refuse(peer)) spdlog::warn("tile server: refused {}: {}{}", peer, why, RefusalLog::times(n));
+  encode(RefusedMessage{std::move(why)}, answer);
+  notices_.emplace_back(routing_id, EnvelopeKind::kRefused);
   notice_bodies_.push_back(std::move(answer));
 }
 
 void TileServer::on_reply(Worker& w, std::uint64_t request, std::span<const std::byte> body, zmq::message_t* whole) {
   auto it = in_flight_.find(request);
   if (it == in_flight_.end() || &workers_[it->second->worker] != &w) {
-    ++counts_.discarded_late;
-    spdlog::warn("tile server: discarded a reply from worker '{}' to request {}, which nobody waits for", w.hello.name, request);
+    // A worker answers each of its requests once, in order: a reply to a
+    // request it was never sent, or sent twice, is out of order, and the
+    // answer it stands for may never come. Lost, its work runs elsewhere.
+    ++counts_.refused_messages;
+    declare_lost(static_cast<unsigned>(&w - workers_.data()), "answered request " + std::to_string(request) + ", which it was not sent");
     return;
   }
   std::shared_ptr<Request> r = std::move(it->second);
@@ -238,6 +258,23 @@ void TileServer::check_answered_through(unsigned w, std::uint64_t through) {
 // worker is lost, so what it had is re-run elsewhere instead of awaited.
 void TileServer::unreadable(unsigned index, const Status& why) {
   declare_lost(index, "sent a message that cannot be read: " + why.message());
+}
+
+void TileServer::refuse(unsigned index, const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (index >= workers_.size() || workers_[index].lost) return;
+    const Worker& w = workers_[index];
+    ++counts_.refused_workers;
+    spdlog::warn("tile server: refused worker '{}' ({} pid {}, tile {}): {}", w.hello.name, w.hello.host, w.hello.pid,
+                 options_.first_tile + index, why);
+    std::vector<std::byte> body;
+    encode(RefusedMessage{why}, body);
+    notices_.emplace_back(w.routing_id, EnvelopeKind::kRefused);
+    notice_bodies_.push_back(std::move(body));
+    declare_lost(index, "refused: " + why);
+  }
+  wake();
 }
 
 void TileServer::declare_lost(unsigned index, const std::string& why) {

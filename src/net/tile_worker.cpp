@@ -349,7 +349,8 @@ void send_replies(zmq::socket_t& driver, PeerLinks& links, Ledger& ledger, std::
 
 Status run_tile_worker(const TileWorkerOptions& options, const Registry& registry, std::string_view origin) {
   zmq::context_t context(1);
-  auto dealer = make_worker_dealer(context, options.connect, options.security);
+  LinkWatch watch;  // what became of the connection, should no WELCOME come
+  auto dealer = make_worker_dealer(context, options.connect, options.security, &watch);
   if (!dealer.ok()) return dealer.status();
   zmq::socket_t& socket = *dealer;
   // On the heap: a busy executor left behind at the end rings it (Executor::abandon).
@@ -375,7 +376,7 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
   encode(hello, body);
   const auto connect_deadline = welcome_deadline(options.connect_timeout_s);
   const bool keyed = !options.security.key_file.empty();
-  if (!send_hello(socket, body, connect_deadline)) return no_welcome(options.connect, options.connect_timeout_s, keyed);
+  if (!send_hello(socket, body, connect_deadline)) return no_welcome(options.connect, options.connect_timeout_s, keyed, &watch);
 
   std::unique_ptr<runtime::LocalTile> tile;
   std::unique_ptr<Executor> executor;
@@ -482,7 +483,7 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
     }
     now = Clock::now();
     if (!tile) {
-      if (now > connect_deadline) return no_welcome(options.connect, options.connect_timeout_s, keyed);
+      if (now > connect_deadline) return no_welcome(options.connect, options.connect_timeout_s, keyed, &watch);
     } else if (now - heard <= std::chrono::milliseconds(welcome.heartbeat_timeout_ms)) {
       grace = Clock::time_point::max();
     } else if (grace == Clock::time_point::max()) {

@@ -29,6 +29,8 @@ ZapAuthenticator::~ZapAuthenticator() {
     spdlog::error("ZAP authenticator: cannot signal its thread to stop: {}", e.what());
   }
   thread_.join();
+  std::lock_guard lock(mu_);
+  for (const auto& [peer, n] : refusal_log_.unlogged()) spdlog::warn("refused {} in all: {} time(s)", peer, n);
 }
 
 Status ZapAuthenticator::start(const std::vector<AuthorizedKey>& keys, const std::string& source) {
@@ -86,10 +88,12 @@ void ZapAuthenticator::refuse(Refusal r) {
   // Called with mu_ held.
   ++refused_;
   // A refused peer reconnects every 100 ms or so: log its 1st, 10th, 100th... refusal, not each one.
-  const std::uint64_t n = ++times_refused_[r.mechanism + " " + r.key_prefix + " " + r.address];
-  const bool log = n == 1 || n == 10 || n == 100 || n % 1000 == 0;
-  const std::string times = n == 1 ? std::string() : fmt::format(" ({} times)", n);
-  if (log && r.mechanism == "handshake")
+  const bool handshake = r.mechanism == "handshake";
+  const std::uint64_t n = refusal_log_.refuse(handshake ? "a peer on " + r.address + " (failed handshake)"
+                                                        : "a " + r.mechanism + " peer from " + r.address + " with key " + r.key_prefix);
+  const bool log = n != 0;
+  const std::string times = RefusalLog::times(n);
+  if (log && handshake)
     spdlog::warn("refused a peer on {}: its handshake failed (plain text, another mechanism, or a key without its secret half){}",
                  r.address, times);
   else if (log)

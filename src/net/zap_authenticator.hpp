@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "net/keys.hpp"
+#include "net/refusal_log.hpp"
 #include "redflow/status.hpp"
 
 namespace redflow::net {
@@ -76,7 +77,7 @@ class ZapAuthenticator {
   std::map<std::string, std::string> names_;  // public key (Z85) -> name; guarded by mu_
   std::string source_;                        // guarded by mu_
   std::vector<Refusal> refusals_;             // guarded by mu_
-  std::map<std::string, std::uint64_t> times_refused_;  // by mechanism, key and address; guarded by mu_
+  RefusalLog refusal_log_;                    // by mechanism, key and address; guarded by mu_
   std::atomic<std::uint64_t> accepted_{0}, refused_{0};
 };
 

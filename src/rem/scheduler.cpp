@@ -57,6 +57,7 @@ class Scheduler {
 
   Result<RunStats> run(const std::map<std::string, std::span<const std::byte>>& inputs) {
     const auto start = Clock::now();
+    REDFLOW_RETURN_IF_ERROR(codec_.bind_instance(true));
     for (const auto& [name, bytes] : inputs) {
       auto l = p_.find_label(name);
       if (!l || p_.task(p_.producer(*l)).computes)
@@ -314,10 +315,17 @@ Result<RunStats> run_scheduler(const Program& program, Store& store, const std::
   return s.run(inputs);
 }
 
+Status bind_instance(const Program& program, Store& store, const std::string& instance) {
+  REDFLOW_RETURN_IF_ERROR(program.validate());
+  REDFLOW_RETURN_IF_ERROR(check_instance(instance));
+  return LabelCodec(store, program, instance).bind_instance(true);
+}
+
 Result<std::map<std::string, Value>> read_results(const Program& program, Store& store, const std::string& instance) {
   REDFLOW_RETURN_IF_ERROR(program.validate());
   REDFLOW_RETURN_IF_ERROR(check_instance(instance));
   LabelCodec codec(store, program, instance);
+  REDFLOW_RETURN_IF_ERROR(codec.bind_instance(false));
   std::map<std::string, Value> out;
   for (LabelId l = 0; l < program.labels().size(); ++l) {
     if (!program.label(l).result) continue;

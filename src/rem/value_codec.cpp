@@ -1,5 +1,6 @@
-// Label values in a store: checksum, chunking, and the manifest that makes a
-// chunked value appear atomically (docs/rem.md, "Key layout").
+// Label values in a store: checksum, chunking, the manifest that makes a
+// chunked value appear atomically, and the binding of every record to its key
+// and program (docs/rem.md, "Key layout").
 #include "rem/value_codec.hpp"
 
 #include <xxhash.h>
@@ -12,23 +13,45 @@ namespace redflow::rem {
 
 namespace {
 
-// Every stored label value starts with this header.
-constexpr char kMagic[4] = {'R', 'F', 'L', '1'};
+// Every stored label value starts with this header, then the key it was
+// written for, then the payload (inline) or a chunk table (chunked).
+constexpr char kMagic[4] = {'R', 'F', 'L', '2'};
+constexpr char kMagicV1[4] = {'R', 'F', 'L', '1'};  // records without key and program
 constexpr std::uint32_t kInline = 0, kChunked = 1;
 struct Header {
   char magic[4];
   std::uint32_t layout;     // kInline: payload follows; kChunked: a chunk table follows
   std::uint64_t size;       // payload bytes
   std::uint64_t checksum;   // XXH3 of the payload
-  std::uint64_t self;       // XXH3 of the bytes above (and, when chunked, of the chunk table): a torn header is caught too
+  std::uint64_t program;    // Program::fingerprint() of the writer
+  std::uint32_t key_bytes;  // length of the key text after the header
+  std::uint32_t reserved;   // zero
+  std::uint64_t self;       // XXH3 of the metadata (header with self = 0, key, chunk table): a torn or moved record is caught too
 };
-static_assert(sizeof(Header) == 32);
+static_assert(sizeof(Header) == 48);
 struct ChunkTable {
   std::uint32_t chunks;
   std::uint32_t chunk_bytes;
 };
 
+// The instance key's value: which program the instance belongs to.
+constexpr char kInstanceMagic[4] = {'R', 'F', 'I', '1'};
+struct InstanceHeader {
+  char magic[4];
+  std::uint32_t name_bytes;  // the program's name follows, for messages
+  std::uint64_t program;
+  std::uint64_t self;        // XXH3 of the record with self = 0
+};
+static_assert(sizeof(InstanceHeader) == 24);
+
 std::uint64_t hash(const void* p, std::size_t n) { return XXH3_64bits(p, n); }
+
+// The hash of `meta` (a record's metadata) with its 8-byte self field at `self_at` taken as zero.
+std::uint64_t self_hash(std::span<const std::byte> meta, std::size_t self_at) {
+  Value copy(meta.begin(), meta.end());
+  std::memset(copy.data() + self_at, 0, 8);
+  return hash(copy.data(), copy.size());
+}
 
 // resize + memcpy, not insert(end, b, b + n): GCC 12 reports a false
 // -Wstringop-overflow for the insert in some unity batches (TSan build).
@@ -39,12 +62,88 @@ void append(Value& v, const T& x) {
   std::memcpy(v.data() + at, &x, sizeof(T));
 }
 
+void append_text(Value& v, std::string_view s) {
+  const std::size_t at = v.size();
+  v.resize(at + s.size());
+  if (!s.empty()) std::memcpy(v.data() + at, s.data(), s.size());
+}
+
+// Text from the store, fit for a message: printable and bounded.
+std::string printable(std::span<const std::byte> bytes) {
+  std::string s;
+  for (std::size_t i = 0; i < bytes.size() && i < 120; ++i) {
+    const char c = static_cast<char>(bytes[i]);
+    s += c >= 0x20 && c < 0x7f ? c : '?';
+  }
+  if (bytes.size() > 120) s += "...";
+  return s;
+}
+
 }  // namespace
 
 LabelCodec::LabelCodec(Store& store, const Program& program, std::string instance)
-    : store_(store), program_(program), prefix_("rf:" + instance + ":") {}
+    : store_(store), program_(program), instance_(std::move(instance)), prefix_("rf:" + instance_ + ":"),
+      program_hash_(program.fingerprint()) {}
 
 std::string LabelCodec::key(LabelId l) const { return prefix_ + "L" + std::to_string(l); }
+
+std::string LabelCodec::label_of_key(std::string_view k) const {
+  if (!k.starts_with(prefix_ + "L")) return "";
+  const std::string_view digits = k.substr(prefix_.size() + 1);
+  if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string_view::npos) return "";
+  const auto l = static_cast<std::size_t>(std::stoul(std::string(digits)));
+  return l < program_.labels().size() ? program_.label(static_cast<LabelId>(l)).name : "";
+}
+
+Status LabelCodec::bind_instance(bool claim) {
+  const std::string k = instance_key();
+  const std::string& name = program_.name();
+  InstanceHeader h{};
+  std::memcpy(h.magic, kInstanceMagic, 4);
+  h.name_bytes = static_cast<std::uint32_t>(name.size());
+  h.program = program_hash_;
+  Value record;
+  append(record, h);
+  append_text(record, name);
+  h.self = self_hash(record, offsetof(InstanceHeader, self));
+  std::memcpy(record.data() + offsetof(InstanceHeader, self), &h.self, 8);
+  if (claim) {
+    auto added = store_.add(k, record);
+    if (!added.ok()) return Status::IOError("binding instance '" + instance_ + "' to its program: " + added.status().message());
+    if (*added) return Status::Ok();
+  }
+  auto got = store_.get(k);
+  if (!got.ok()) return Status::IOError("reading the program of instance '" + instance_ + "': " + got.status().message());
+  if (!*got) return Status::Ok();  // only when !claim: an instance nobody has started
+  const Value& rec = **got;
+  auto corrupt = [&](const std::string& why) {
+    return Status::IOError("instance '" + instance_ + "': its program record (key " + k + ") is corrupted in the store: " + why +
+                           "; use another --instance");
+  };
+  InstanceHeader theirs;
+  if (rec.size() < sizeof theirs) return corrupt(fmt::format("{} bytes, shorter than its header", rec.size()));
+  std::memcpy(&theirs, rec.data(), sizeof theirs);
+  if (std::memcmp(theirs.magic, kInstanceMagic, 4) != 0) return corrupt("bad magic");
+  if (rec.size() != sizeof theirs + theirs.name_bytes) return corrupt("size does not match its header");
+  if (theirs.self != self_hash(rec, offsetof(InstanceHeader, self))) return corrupt("checksum mismatch");
+  if (theirs.program == program_hash_) return Status::Ok();
+  const std::string their_name = printable(std::span<const std::byte>(rec).subspan(sizeof theirs));
+  return Status::InvalidArgument(fmt::format(
+      "instance '{}' belongs to another program: '{}' (program hash {:016x}) started it; this is '{}' (program hash {:016x}). "
+      "A record is used only by the program that wrote it: use another --instance (or omit it: the default id is derived "
+      "from the program and its inputs), or flush the store",
+      instance_, their_name, theirs.program, name, program_hash_));
+}
+
+namespace {
+
+// Fills in the self field of a record whose first `meta_bytes` are its metadata.
+void seal(Value& record, std::size_t meta_bytes) {
+  const std::uint64_t self = self_hash(std::span<const std::byte>(record).first(meta_bytes), offsetof(Header, self));
+  std::memcpy(record.data() + offsetof(Header, self), &self, 8);
+}
+
+}  // namespace
 
 Result<WriteOutcome> LabelCodec::write(LabelId l, std::span<const std::byte> value, std::uint64_t* bytes_written) {
   const std::string k = key(l);
@@ -57,13 +156,17 @@ Result<WriteOutcome> LabelCodec::write(LabelId l, std::span<const std::byte> val
   std::memcpy(h.magic, kMagic, 4);
   h.size = value.size();
   h.checksum = hash(value.data(), value.size());
+  h.program = program_hash_;
+  h.key_bytes = static_cast<std::uint32_t>(k.size());
   Value record;
   const std::size_t limit = store_.max_value_bytes();
-  if (value.size() + sizeof(Header) <= limit) {
+  const std::size_t meta = sizeof(Header) + k.size();
+  if (value.size() + meta <= limit) {
     h.layout = kInline;
-    h.self = hash(&h, offsetof(Header, self));
-    record.reserve(sizeof(Header) + value.size());
+    record.reserve(meta + value.size());
     append(record, h);
+    append_text(record, k);
+    seal(record, meta);
     record.insert(record.end(), value.begin(), value.end());
   } else {
     // Chunks go under keys that name the value's checksum, so two writers of
@@ -80,16 +183,11 @@ Result<WriteOutcome> LabelCodec::write(LabelId l, std::span<const std::byte> val
       if (bytes_written && *added) *bytes_written += part.size();
     }
     h.layout = kChunked;
-    Value body;
-    append(body, table);
-    for (auto s : sums) append(body, s);
-    Value self_input;
-    append(self_input, h);
-    self_input.resize(offsetof(Header, self));
-    self_input.insert(self_input.end(), body.begin(), body.end());
-    h.self = hash(self_input.data(), self_input.size());
     append(record, h);
-    record.insert(record.end(), body.begin(), body.end());
+    append_text(record, k);
+    append(record, table);
+    for (auto s : sums) append(record, s);
+    seal(record, record.size());
   }
   auto added = store_.add(k, record);
   if (!added.ok()) return refused(added.status());
@@ -102,11 +200,14 @@ Result<WriteOutcome> LabelCodec::write(LabelId l, std::span<const std::byte> val
   if (!there.ok()) return there.status();
   if (!*there) return Status::Internal("label '" + program_.label(l).name + "': add found a value that get cannot see");
   const std::uint64_t theirs = hash((*there)->data(), (*there)->size());
-  if (theirs != h.checksum || (*there)->size() != value.size())
-    return Status::Internal(fmt::format("label '{}' already holds a different value in the store (checksum {:016x}, {} bytes; "
-                                        "this one {:016x}, {} bytes): a nondeterministic task, or different inputs under one instance id",
-                                        program_.label(l).name, theirs, (*there)->size(), h.checksum, value.size()));
-  return WriteOutcome::kAlreadyThere;
+  if (theirs == h.checksum && (*there)->size() == value.size()) return WriteOutcome::kAlreadyThere;
+  if (!program_.task(program_.producer(l)).computes)
+    return Status::InvalidArgument(fmt::format("input label '{}' already holds a different value in instance '{}' (checksum {:016x}, {} bytes; "
+                                               "this one {:016x}, {} bytes): the instance was started with other inputs; use another --instance",
+                                               program_.label(l).name, instance_, theirs, (*there)->size(), h.checksum, value.size()));
+  return Status::Internal(fmt::format("label '{}' already holds a different value in the store (checksum {:016x}, {} bytes; "
+                                      "this one {:016x}, {} bytes): a nondeterministic task, or an actor whose code changed under the same name",
+                                      program_.label(l).name, theirs, (*there)->size(), h.checksum, value.size()));
 }
 
 Result<std::optional<Value>> LabelCodec::read(LabelId l) {
@@ -119,33 +220,48 @@ Result<std::optional<Value>> LabelCodec::read(LabelId l) {
   auto corrupt = [&](const std::string& why) {
     return Status::IOError("label '" + name + "' (key " + k + ") is corrupted in the store: " + why + "; refusing to use it");
   };
+  if (rec.size() >= 4 && std::memcmp(rec.data(), kMagicV1, 4) == 0)
+    return Status::IOError("label '" + name + "' (key " + k + ") holds a record of an older format (RFL1, which names neither its key " +
+                           "nor its program), written by an older redflow; refusing to use it: use another --instance or flush the store");
   Header h;
   if (rec.size() < sizeof(Header)) return corrupt(fmt::format("{} bytes, shorter than its header", rec.size()));
   std::memcpy(&h, rec.data(), sizeof h);
   if (std::memcmp(h.magic, kMagic, 4) != 0) return corrupt("bad magic");
+  if (h.key_bytes > rec.size() - sizeof(Header)) return corrupt("truncated key");
+  std::size_t meta = sizeof(Header) + h.key_bytes;
+  ChunkTable table{};
+  if (h.layout == kChunked) {
+    if (rec.size() < meta + sizeof(ChunkTable)) return corrupt("truncated chunk table");
+    std::memcpy(&table, rec.data() + meta, sizeof table);
+    if (table.chunk_bytes == 0 || rec.size() != meta + sizeof(ChunkTable) + std::size_t{table.chunks} * 8 ||
+        std::size_t{table.chunks} * table.chunk_bytes < h.size)
+      return corrupt("inconsistent chunk table");
+    meta = rec.size();
+  } else if (h.layout != kInline) {
+    return corrupt("unknown layout");
+  }
+  if (h.self != self_hash(std::span<const std::byte>(rec).first(meta), offsetof(Header, self)))
+    return corrupt(h.layout == kInline ? "header checksum mismatch" : "manifest checksum mismatch");
+  // A whole, valid record, but is it this key's, written by this program?
+  const std::string_view found(reinterpret_cast<const char*>(rec.data() + sizeof(Header)), h.key_bytes);
+  if (found != k) {
+    const std::string other = label_of_key(found);
+    return corrupt("it holds the record written for key " + printable(std::as_bytes(std::span(found))) +
+                   (other.empty() ? std::string() : " (label '" + other + "')"));
+  }
+  if (h.program != program_hash_)
+    return corrupt(fmt::format("it was written by another program (program hash {:016x}; this program's is {:016x})", h.program, program_hash_));
   if (h.layout == kInline) {
-    if (h.self != hash(&h, offsetof(Header, self))) return corrupt("header checksum mismatch");
-    if (rec.size() - sizeof(Header) != h.size) return corrupt(fmt::format("{} payload bytes, header says {}", rec.size() - sizeof(Header), h.size));
-    if (hash(rec.data() + sizeof(Header), h.size) != h.checksum) return corrupt("checksum mismatch");
-    return std::optional<Value>(Value(rec.begin() + sizeof(Header), rec.end()));
+    if (rec.size() - meta != h.size) return corrupt(fmt::format("{} payload bytes, header says {}", rec.size() - meta, h.size));
+    if (hash(rec.data() + meta, h.size) != h.checksum) return corrupt("checksum mismatch");
+    return std::optional<Value>(Value(rec.begin() + static_cast<std::ptrdiff_t>(meta), rec.end()));
   }
-  if (h.layout != kChunked) return corrupt("unknown layout");
-  if (rec.size() < sizeof(Header) + sizeof(ChunkTable)) return corrupt("truncated chunk table");
-  ChunkTable table;
-  std::memcpy(&table, rec.data() + sizeof(Header), sizeof table);
-  if (table.chunk_bytes == 0 || rec.size() != sizeof(Header) + sizeof(ChunkTable) + std::size_t{table.chunks} * 8 ||
-      std::size_t{table.chunks} * table.chunk_bytes < h.size)
-    return corrupt("inconsistent chunk table");
-  {
-    Value self_input(rec.begin(), rec.begin() + offsetof(Header, self));
-    self_input.insert(self_input.end(), rec.begin() + sizeof(Header), rec.end());
-    if (h.self != hash(self_input.data(), self_input.size())) return corrupt("manifest checksum mismatch");
-  }
+  const std::size_t sums_at = sizeof(Header) + h.key_bytes + sizeof(ChunkTable);
   Value out;
   out.reserve(h.size);
   for (std::uint32_t i = 0; i < table.chunks; ++i) {
     std::uint64_t want;
-    std::memcpy(&want, rec.data() + sizeof(Header) + sizeof(ChunkTable) + 8 * i, 8);
+    std::memcpy(&want, rec.data() + sums_at + 8 * std::size_t{i}, 8);
     auto part = store_.get(fmt::format("{}:{:016x}:{}", k, h.checksum, i));
     if (!part.ok()) return Status::IOError("reading label '" + name + "': " + part.status().message());
     if (!*part) return corrupt(fmt::format("chunk {} of {} is missing", i, table.chunks));

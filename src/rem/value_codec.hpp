@@ -2,6 +2,10 @@
 // reader verifies, and chunks for values larger than the store's item limit.
 // The key under the label's name is the single-assignment point: it is
 // written last, with add, so a reader sees the whole value or nothing.
+// Every record names the key it was written for and the program that wrote
+// it, and an instance key names the program an instance belongs to, so a
+// record is used only where and by whom it was written (docs/rem.md, "Key
+// layout").
 #pragma once
 
 #include <cstdint>
@@ -19,24 +23,38 @@ enum class WriteOutcome : std::uint8_t { kWritten, kAlreadyThere };
 // Reads and writes the labels of one program instance. Label names are not in
 // the keys (they may hold any character); the label's index is, and the
 // instance id makes index collisions across programs impossible.
+// Not thread-safe: each scheduler has its own (the Store below it is shared).
 class LabelCodec {
  public:
   LabelCodec(Store& store, const Program& program, std::string instance);
 
   std::string key(LabelId l) const;
+  // The key that names the program an instance belongs to.
+  std::string instance_key() const { return prefix_ + "program"; }
+  // Binds the instance to this program: writes the program's hash under
+  // instance_key() with add (single assignment) if no one has, and refuses,
+  // naming the instance, if another program's hash is there. With
+  // claim=false only checks (an instance nobody started is fine).
+  Status bind_instance(bool claim);
   // Writes the value (chunks first, then the manifest with add). If a value is
   // already there its checksum must equal this one's: a different value is an
   // error naming the label (a nondeterministic task, or a corrupted store).
   Result<WriteOutcome> write(LabelId l, std::span<const std::byte> value, std::uint64_t* bytes_written = nullptr);
   // nullopt if the label has no value yet; an error naming the label if the
-  // stored value fails its checksum, is truncated or lacks a chunk.
+  // stored value fails its checksum, is truncated, lacks a chunk, or was
+  // written for another key or by another program.
   Result<std::optional<Value>> read(LabelId l);
   Result<bool> present(LabelId l);
 
  private:
+  // The label whose key `k` is in this instance, for messages ("" if none).
+  std::string label_of_key(std::string_view k) const;
+
   Store& store_;
   const Program& program_;
+  std::string instance_;
   std::string prefix_;
+  std::uint64_t program_hash_;
 };
 
 }  // namespace redflow::rem

@@ -145,7 +145,7 @@ Status Engine::start_remote_tiles() {
   return Status::Ok();
 }
 
-Status Engine::check_remote_functions(const Graph& graph, const Registry& registry) const {
+Status Engine::check_remote_functions(const Graph& graph, const Registry& registry) {
   if (!server_) return Status::Ok();
   for (unsigned w = 0; w < server_->welcomed(); ++w) {
     if (server_->lost(w)) continue;
@@ -156,16 +156,20 @@ Status Engine::check_remote_functions(const Graph& graph, const Registry& regist
       const ActorNode& actor = graph.actor(a);
       const ActorSpec* spec = registry.find(actor.function);
       if (spec != nullptr && spec->on_driver) continue;  // runs on the driver, never on a tile
-      if (!has.contains(actor.function))
+      if (!has.contains(actor.function)) {
+        // The worker is told too (it exits naming the function), not only this driver's caller.
+        server_->refuse(w, "it lacks actor function '" + actor.function + "', which actor '" + actor.name + "' of graph '" + graph.name() +
+                               "' needs (start it with the same --lib plugins as the driver)");
         return Status::NotFound("actor '" + actor.name + "' needs actor function '" + actor.function + "', which worker '" + hello.name +
                                 "' (tile " + std::to_string(options_.local_tiles() + w) + ", host " + hello.host +
                                 ") does not have (start it with the same --lib plugins as the driver)");
+      }
     }
   }
   return Status::Ok();
 }
 
-void Engine::report_remote(ExecutionStats& stats, std::vector<std::string>* hosts) {
+void Engine::report_remote(Job& job, ExecutionStats& stats, std::vector<std::string>* hosts) {
   if (hosts) hosts->assign(tiles_in_view(), std::string());
   if (!server_) return;
   const net::TileServerCounts c = server_->counts();
@@ -184,7 +188,16 @@ void Engine::report_remote(ExecutionStats& stats, std::vector<std::string>* host
     t.bytes_sent = traffic.bytes_sent - traffic_seen_[w].first;
     t.bytes_received = traffic.bytes_received - traffic_seen_[w].second;
     traffic_seen_[w] = {traffic.bytes_sent, traffic.bytes_received};
-    t.peer_bytes_in = static_cast<net::RemoteTile&>(*tiles_[first + w]).take_peer_bytes_in();
+    auto& remote = static_cast<net::RemoteTile&>(*tiles_[first + w]);
+    t.peer_bytes_in = remote.take_peer_bytes_in();
+    const std::vector<net::RemoteTile::Corrupted> corrupted = remote.take_corrupted();
+    t.corrupted_transfers = corrupted.size();
+    stats.corrupted_transfers += corrupted.size();
+    for (const net::RemoteTile::Corrupted& c : corrupted) {
+      if (!job.tracing) break;
+      const double at = std::chrono::duration<double>(c.when - job.t0).count();
+      job.marks.push_back(TracedMark{"corrupted-transfer", job.plan->graph->data(c.data).name, static_cast<int>(first + w), at});
+    }
     if (hosts) (*hosts)[first + w] = hello.name + " on " + hello.host;
   }
 }
@@ -415,7 +428,11 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   }
   state.clean = job.plain && !job.aborted.load();
   report(job, stats);
-  if (job.aborted.load()) return job.error_code == Status::Code::kActorFailed ? Status::ActorFailed(job.error) : Status::Internal(job.error);
+  if (job.aborted.load()) {
+    if (job.error_code == Status::Code::kActorFailed) return Status::ActorFailed(job.error);
+    if (job.error_code == Status::Code::kGaveUp) return Status::GaveUp(job.error);
+    return Status::Internal(job.error);
+  }
   return Status::Ok();
 }
 

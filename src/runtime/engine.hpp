@@ -34,6 +34,10 @@ namespace redflow::runtime {
 
 struct TraceBuffer;
 
+// "tile 3", "tiles 0, 2", or "no tile": tile numbers in messages, so that
+// "0" is never read as "none".
+std::string describe_tiles(const std::vector<unsigned>& tiles);
+
 // What one execute() call asks for beyond the plan.
 struct ExecutionRequest {
   Scheduler scheduler = Scheduler::kHeft;
@@ -57,8 +61,9 @@ class Engine {
   // waits for the remote tiles.
   Status start();
   // Every actor function of `graph` that runs on tiles is in each remote
-  // worker's registry (its HELLO); else an error naming actor, function and worker.
-  Status check_remote_functions(const Graph& graph, const Registry& registry) const;
+  // worker's registry (its HELLO); else an error naming actor, function and
+  // worker, and that worker is refused (told what it lacks) and lost.
+  Status check_remote_functions(const Graph& graph, const Registry& registry);
 
   // Per-graph execution state, allocated once per loaded graph.
   std::unique_ptr<GraphState> prepare(const Plan& plan);
@@ -86,6 +91,9 @@ class Engine {
   MachineModel machine() const;
   // Tiles taken out of service (quarantine), for the runtime's whole life.
   std::vector<unsigned> quarantined_tiles() const;
+  // For a give-up's message: "tile 0 quarantined, tiles 1, 2 lost, 1 of 4
+  // compute tiles in service".
+  std::string out_of_service() const;
 
  private:
   struct Job;
@@ -136,7 +144,7 @@ class Engine {
   void report(Job& job, ExecutionStats& stats);  // stats and trace, after the run
   // The tile server's counts, and per remote tile its worker, host, loss and
   // this execution's bytes; `hosts` (a trace's tile_hosts) named by worker (engine.cpp).
-  void report_remote(ExecutionStats& stats, std::vector<std::string>* hosts);
+  void report_remote(Job& job, ExecutionStats& stats, std::vector<std::string>* hosts);
 
   // Places value `d` in one of tile r's slots for actor `a`. False when no
   // slot was free, the tile was lost or the job failed, and also, failing
@@ -151,7 +159,7 @@ class Engine {
   // recompute a value that lived only in a lost tile's slots.
   void lose_tile(Job& job, unsigned t);
   ActorId hand_on_from_lost(Runner& r, Job& job, ActorId a);
-  bool poisoned(Job& job, ActorId a);  // counts a tile lost under `a`; true (and fails the job) at the limit
+  bool poisoned(Job& job, ActorId a, unsigned tile);  // counts tile `tile`, lost under `a`; true (and fails the job) at the limit
   bool recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace);
   bool only_on_lost_tile(const Job& job, DataId d) const;
   bool tile_lost(unsigned t) const { return lost_[t].load(std::memory_order_acquire); }
@@ -170,6 +178,11 @@ class Engine {
   void build_actor_table(const Plan& plan);
   bool ensure_home(Job& job, DataId d);
   bool home_valid(const Job& job, DataId d, std::uint32_t round) const;
+  // The end-to-end check (Tile::checks_values): whether some tile checks
+  // the values it sends and receives, and the checksum this execution's
+  // value of `d` must hash to, where a checked completion reported it.
+  bool checks_values() const;
+  bool known_checksum(const Job& job, DataId d, std::uint64_t& sum) const;
   void fail(Job& job, std::string message, Status::Code code = Status::Code::kInternal);
   bool finished(const Job& job) const;
   void wake_all(Job& job);

@@ -97,7 +97,7 @@ struct Engine::Job {
   // Tiles lost while each actor ran on them: at kPoisonedAfterLostTiles the
   // actor is poisoned (it may be what kills them) and the execution fails.
   std::mutex lost_under_mutex;
-  std::map<ActorId, unsigned> lost_under;
+  std::map<ActorId, std::vector<unsigned>> lost_under;
   // HEFT with places kept for joins (joins.cpp): `claims` (per actor, the
   // number of the execution that claimed it) lets a walker skip what another
   // ran; `schedule` is the newest schedule (null: the plan's), made again when

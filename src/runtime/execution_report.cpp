@@ -17,7 +17,7 @@ void Engine::report(Job& job, ExecutionStats& stats) {
   stats.redundancy = request.redundancy;
   stats.tiles.clear();
   stats.actors_executed = stats.transfers = stats.transfer_bytes = stats.steals = stats.displacements = 0;
-  stats.injected_faults = stats.detected_faults = stats.reexecutions = 0;
+  stats.injected_faults = stats.detected_faults = stats.reexecutions = stats.corrupted_transfers = 0;
   stats.driver = driver_stats_;
   stats.actors_executed += driver_stats_.actors;
   stats.transfers += driver_stats_.transfers_in;
@@ -50,7 +50,7 @@ void Engine::report(Job& job, ExecutionStats& stats) {
   stats.abandoned = job.abandoned.load();
   stats.taken_over = job.taken_over.load();
   std::vector<std::string> hosts;  // only with a trace: a warm execute_into() allocates nothing
-  report_remote(stats, request.trace ? &hosts : nullptr);
+  report_remote(job, stats, request.trace ? &hosts : nullptr);
   stats.transfer_bytes = transfer_bytes_.exchange(0);
   for (auto& r : runners_) stats.transfer_bytes += r->transfer_bytes;
 

@@ -21,7 +21,7 @@ Status read_relayed(const DataNodeMessage& message, std::span<Tile* const> peers
   if (message.source_tile < 0 || static_cast<std::size_t>(message.source_tile) >= peers.size())
     return Status::InvalidArgument("data node message names source tile " + std::to_string(message.source_tile));
   bytes.resize(message.bytes);
-  if (!peers[message.source_tile]->read_slot(ReadSlotMessage{message.source_slot, message.tag, message.bytes}, bytes))
+  if (!peers[message.source_tile]->read_slot(source_read(message), bytes))
     return Status::NotFound("source slot " + std::to_string(message.source_slot) + " of tile " + std::to_string(message.source_tile) +
                             " no longer holds data node " + std::to_string(message.tag.data));
   relayed = message;

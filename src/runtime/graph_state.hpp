@@ -72,8 +72,13 @@ struct GraphState {
   // Redundancy. Written by a producer before it releases its consumers (or
   // by the voter before it releases the compare actor's consumers), so the
   // readers see them through the readiness counters' acquire/release.
-  // Allocated only for a redundant plan (Plan::redundant), except `alias`.
+  // Allocated only for a redundant plan (Plan::redundant), except `alias`
+  // (and `checksum`, also allocated when a tile checks values).
   HugePageVector<std::uint64_t> checksum;          // per data node: XXH3 of the value, when computed
+  // Per data node: 1 + the execution whose value `checksum` holds, for the
+  // end-to-end check of values that cross a process boundary (0: not
+  // known). Allocated when a tile checks values (Tile::checks_values).
+  HugePageVector<std::uint32_t> checksum_of;
   HugePageVector<int> producer_tile;               // per data node: tile that computed it
   HugePageVector<DataId> alias;                    // per data node: the node holding its bytes (a vote's winner)
   HugePageArray<std::atomic<std::uint32_t>> round;  // per data node: voting round, bumped when a replica is re-executed

@@ -211,7 +211,7 @@ Status LocalTile::data_node(const DataNodeMessage& m) {
     if (m.source_tile < 0 || static_cast<std::size_t>(m.source_tile) >= peers_.size() || peers_[m.source_tile] == nullptr)
       return Status::InvalidArgument("data node message names source tile " + std::to_string(m.source_tile) + ", which tile " +
                                      std::to_string(index_) + " cannot reach");
-    if (!peers_[m.source_tile]->read_slot(ReadSlotMessage{m.source_slot, m.tag, m.bytes}, dst))
+    if (!peers_[m.source_tile]->read_slot(source_read(m), dst))
       return Status::NotFound("source slot " + std::to_string(m.source_slot) + " of tile " + std::to_string(m.source_tile) +
                               " no longer holds data node " + std::to_string(m.tag.data));
   }

@@ -6,6 +6,7 @@
 // constants are always there; inner values are read back from a live tile or
 // recomputed in turn), gives the same bytes. The home's writing state is the
 // claim: each value is recomputed once, whoever needs it first.
+#include <algorithm>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -34,15 +35,19 @@ void Engine::lose_tile(Job& job, unsigned t) {
 // An actor under which kPoisonedAfterLostTiles tiles were lost is not
 // retried again: a task that kills every worker it lands on would otherwise
 // take the whole cluster down one worker at a time.
-bool Engine::poisoned(Job& job, ActorId a) {
-  unsigned n;
+bool Engine::poisoned(Job& job, ActorId a, unsigned tile) {
+  std::vector<unsigned> under;
   {
     std::lock_guard<std::mutex> lock(job.lost_under_mutex);
-    n = ++job.lost_under[a];
+    job.lost_under[a].push_back(tile);
+    under = job.lost_under[a];
   }
-  if (n < kPoisonedAfterLostTiles) return false;
-  fail(job, "actor '" + std::string(job.plan->name(a)) + "' is poisoned: " + std::to_string(n) +
-                " tiles were lost while it ran on them; it is not retried");
+  if (under.size() < kPoisonedAfterLostTiles) return false;
+  std::sort(under.begin(), under.end());
+  fail(job,
+       "actor '" + std::string(job.plan->name(a)) + "' is poisoned: " + std::to_string(under.size()) + " tiles were lost while it ran on them (" +
+           describe_tiles(under) + "); it is not retried",
+       Status::Code::kGaveUp);
   return true;
 }
 
@@ -84,6 +89,10 @@ bool Engine::recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace)
     ok = !ctx.failure();
     // A replica's value was voted on: the recomputed bytes must be the ones the vote confirmed.
     if (ok && pa.replica != 0 && s.checksum[d] != XXH3_64bits(s.home_write[d], bytes)) ok = false;
+    // An unreplicated value recomputed here may differ from what its lost
+    // producer reported (a fault injected into that run): its checksum is
+    // no longer known, so whoever moves it next hashes what it moves.
+    if (ok && pa.replica == 0 && !s.checksum_of.empty()) std::atomic_ref<std::uint32_t>(s.checksum_of[d]).store(0, std::memory_order_relaxed);
     job.recomputed_actors.fetch_add(1, std::memory_order_relaxed);
     if (job.tracing) trace.actors.push_back(RawActor{p, kDriverTile, pa.replica, 0, start, job.now(), false, false});
   }

@@ -37,6 +37,10 @@ std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
     s->vote_round.assign(actors, 0);
     s->vote_history.resize(actors);
   }
+  if (checks_values()) {
+    if (!plan.redundant) s->checksum.assign(data, 0);
+    s->checksum_of.assign(data, 0);
+  }
   // HEFT walkers claim actors only where a join can make a new schedule mid-run.
   if (options_.join_places() > 0 && !plan.redundant) s->claim = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
   if (!options_.listen.empty() && options_.speculate_after_s > 0 && !plan.redundant) {
@@ -163,6 +167,22 @@ bool Engine::home_valid(const Job& job, DataId d, std::uint32_t round) const {
   return job.state->home_state[d].load(std::memory_order_acquire) == home_word(round, kHomeValid);
 }
 
+bool Engine::checks_values() const {
+  for (const auto& t : tiles_)
+    if (t->checks_values()) return true;
+  return !options_.listen.empty();  // workers may join later
+}
+
+bool Engine::known_checksum(const Job& job, DataId d, std::uint64_t& sum) const {
+  GraphState& s = *job.state;
+  if (s.checksum_of.empty()) return false;
+  // Atomic: a recompute after a loss may forget the checksum while another runner reads it.
+  const std::uint32_t of = std::atomic_ref<std::uint32_t>(s.checksum_of[d]).load(std::memory_order_relaxed);
+  if (of != job.execution + 1) return false;
+  sum = s.checksum[d];
+  return true;
+}
+
 bool Engine::ensure_home(Job& job, DataId d) {
   const std::uint32_t round = job.round_of(d);
   if (home_valid(job, d, round)) return true;
@@ -191,7 +211,9 @@ void Engine::write_home(Job& job, DataTag tag, Tile& tile, SlotId slot, TileStat
   }
   const std::size_t bytes = job.plan->data[d].bytes;
   const double start = job.tracing ? job.now() : 0;
-  const bool ok = tile.read_slot(ReadSlotMessage{slot, tag, bytes}, std::span<std::byte>(s.home_write[d], bytes));
+  ReadSlotMessage read{slot, tag, bytes};
+  read.checked = known_checksum(job, d, read.checksum);
+  const bool ok = tile.read_slot(read, std::span<std::byte>(s.home_write[d], bytes));
   s.home_state[d].store(home_word(tag.round, ok ? kHomeValid : kHomeInvalid), std::memory_order_release);
   s.home_state[d].notify_all();  // wait_while() sleepers
   if (!ok) return;
@@ -223,7 +245,11 @@ void Engine::copy_voted_home(Job& job, DataId logical, DataId winner, TileStats&
   bool ok = false;
   const double start = job.tracing ? job.now() : 0;
   const std::uint64_t loc = s.location[winner].load(std::memory_order_acquire);
-  if (loc != kNowhere) ok = tiles_[loc >> 32]->read_slot(ReadSlotMessage{static_cast<SlotId>(loc & 0xffffffffu), tag, bytes}, dst);
+  if (loc != kNowhere) {
+    ReadSlotMessage read{static_cast<SlotId>(loc & 0xffffffffu), tag, bytes};
+    read.checked = known_checksum(job, winner, read.checksum);
+    ok = tiles_[loc >> 32]->read_slot(read, dst);
+  }
   if (!ok) {
     // Displaced meanwhile, so written back: copy from main memory (or recompute it, if its tile was lost).
     wait_for_home_writer(s, winner);

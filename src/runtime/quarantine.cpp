@@ -16,6 +16,29 @@ std::vector<unsigned> Engine::quarantined_tiles() const {
   return out;
 }
 
+std::string describe_tiles(const std::vector<unsigned>& tiles) {
+  if (tiles.empty()) return "no tile";
+  std::string out = tiles.size() == 1 ? "tile " : "tiles ";
+  for (std::size_t i = 0; i < tiles.size(); ++i) out += (i ? ", " : "") + std::to_string(tiles[i]);
+  return out;
+}
+
+std::string Engine::out_of_service() const {
+  std::vector<unsigned> lost;
+  unsigned places = 0, in_service = 0;
+  for (unsigned t = 0; t < tiles(); ++t) {
+    if (absent_[t].load(std::memory_order_acquire)) continue;  // a place kept for a join: no tile yet
+    ++places;
+    in_service += healthy(t);
+    if (tile_lost(t)) lost.push_back(t);
+  }
+  const std::vector<unsigned> quarantined = quarantined_tiles();
+  std::string out;
+  if (!quarantined.empty()) out = describe_tiles(quarantined) + " quarantined, ";
+  if (!lost.empty()) out += describe_tiles(lost) + " lost, ";
+  return out + std::to_string(in_service) + " of " + std::to_string(places) + " compute tiles in service";
+}
+
 void Engine::lose_vote(Job& job, int tile) {
   if (tile < 0 || static_cast<unsigned>(tile) >= tiles()) return;
   const std::uint32_t lost = job.lost_votes[tile].fetch_add(1, std::memory_order_acq_rel) + 1;

@@ -3,6 +3,7 @@
 // to its queue, to the driver, to a replica's tile, or to the compare
 // actor's vote.
 #include <mutex>
+#include <string>
 
 #include "runtime/engine_job.hpp"
 
@@ -76,7 +77,8 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
       // After a driver actor, ready work goes to a random compute tile (section 4.2).
       const int t = pick_healthy_tile(driver_rng_, -1);
       if (t < 0) {
-        fail(job, "no compute tile is in service");
+        fail(job, "actor '" + std::string(plan.name(c)) + "' is ready but no compute tile is in service (" + out_of_service() + ")",
+             Status::Code::kGaveUp);
         break;
       }
       push_inbox(*runners_[static_cast<unsigned>(t)], c);

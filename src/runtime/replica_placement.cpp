@@ -124,7 +124,10 @@ void Engine::forward(Job& job, ActorId a, Runner& from) {
   }
   const int t = pick_healthy_tile(from.rng, static_cast<int>(from.index));
   if (t < 0) {
-    fail(job, "actor '" + std::string(job.plan->name(a)) + "' has no compute tile in service to run on");
+    fail(job,
+         "actor '" + std::string(job.plan->name(a)) + "' has no compute tile in service to run on (it was on tile " + std::to_string(from.index) +
+             "; " + out_of_service() + ")",
+         Status::Code::kGaveUp);
     return;
   }
   push_inbox(*runners_[static_cast<unsigned>(t)], a);

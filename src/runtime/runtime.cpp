@@ -408,14 +408,14 @@ std::string ExecutionStats::to_json() const {
                           {"transfers_out", t.transfers_out},
                           {"steals", t.steals}, {"displacements", t.displacements}, {"lost_votes", t.lost_votes},
                           {"quarantined", t.quarantined}, {"worker", t.worker}, {"host", t.host}, {"lost", t.lost},
-                          {"bytes_sent", t.bytes_sent}, {"bytes_received", t.bytes_received}, {"peer_bytes_in", t.peer_bytes_in},
+                          {"bytes_sent", t.bytes_sent}, {"bytes_received", t.bytes_received}, {"peer_bytes_in", t.peer_bytes_in}, {"corrupted_transfers", t.corrupted_transfers},
                           {"most_in_flight", t.most_in_flight}, {"joined", t.joined}, {"speculative", t.speculative}};
   };
   nlohmann::json j{{"makespan_s", makespan_s}, {"actors_executed", actors_executed}, {"transfers", transfers},
                    {"transfer_bytes", transfer_bytes}, {"steals", steals}, {"displacements", displacements},
                    {"scheduler", scheduler}, {"redundancy", redundancy}, {"injected_faults", injected_faults},
                    {"detected_faults", detected_faults}, {"reexecutions", reexecutions},
-                   {"lost_tiles", lost_tiles}, {"recomputed_actors", recomputed_actors}, {"joined_tiles", joined_tiles}, {"replans", replans}, {"speculative_copies", speculative_copies}, {"speculative_wins", speculative_wins}, {"abandoned", abandoned}, {"taken_over", taken_over}, {"late_messages", late_messages}, {"refused_messages", refused_messages}, {"batched_messages", batched_messages},
+                   {"lost_tiles", lost_tiles}, {"recomputed_actors", recomputed_actors}, {"joined_tiles", joined_tiles}, {"replans", replans}, {"speculative_copies", speculative_copies}, {"speculative_wins", speculative_wins}, {"abandoned", abandoned}, {"taken_over", taken_over}, {"late_messages", late_messages}, {"refused_messages", refused_messages}, {"corrupted_transfers", corrupted_transfers}, {"batched_messages", batched_messages},
                    {"quarantined_tiles", quarantined_tiles}, {"unprotected_actors", unprotected_actors}, {"driver", tile_json(driver)}};
   j["tiles"] = nlohmann::json::array();
   for (const auto& t : tiles) j["tiles"].push_back(tile_json(t));

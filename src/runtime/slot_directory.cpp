@@ -95,6 +95,7 @@ bool Engine::place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot)
   m.tag = tag;
   m.slot = slot;
   m.bytes = bytes;
+  m.checked = known_checksum(job, d, m.checksum);
   bool placed = false;
   int from = kDriverTile;
   const double start = job.tracing ? job.now() : 0;
@@ -113,6 +114,12 @@ bool Engine::place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot)
     // (or its tile was lost, and it is recomputed there now).
     from = kDriverTile;
     wait_for_home_writer(s, d);
+    if (!home_valid(job, d, tag.round) && loc != kNowhere && !gone(static_cast<unsigned>(loc >> 32))) {
+      // The producer still holds it, but the copy from its slot failed (its
+      // bytes did not match their checksum on the way, or a relay found the
+      // slot busy): the driver reads it back, checked, and sends it from there.
+      write_home(job, tag, *tiles_[loc >> 32], static_cast<SlotId>(loc & 0xffffffffu), r.stats, &r.trace);
+    }
     if (!home_valid(job, d, tag.round) && only_on_lost_tile(job, d)) recompute(job, d, r.stats, r.trace);
     if (!home_valid(job, d, tag.round)) {
       // Another run of `a` (a speculative copy, or the original it copies)
@@ -123,6 +130,9 @@ bool Engine::place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot)
       return false;
     }
     m.payload = s.home[d];
+    // What main memory holds may have been recomputed after a loss: the
+    // transport hashes the bytes it sends rather than trust the producer's.
+    m.checked = false;
     if (Status st = r.tile->data_node(m); !st.ok()) {
       if (r.tile->lost()) return false;
       fail(job, "transfer of data node '" + job.plan->graph->data(d).name + "' failed: " + st.message());

@@ -222,7 +222,7 @@ bool Engine::speculate_while_idle(Runner& r, Job& job) {
 bool Engine::may_copy(Job& job, ActorId a) {
   std::lock_guard<std::mutex> lock(job.lost_under_mutex);
   auto it = job.lost_under.find(a);
-  return it == job.lost_under.end() || it->second + 2 <= kPoisonedAfterLostTiles;
+  return it == job.lost_under.end() || it->second.size() + 2 <= kPoisonedAfterLostTiles;
 }
 
 bool Engine::stood_for_by_copy(Job& job, ActorId a) {

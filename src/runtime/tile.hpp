@@ -68,6 +68,15 @@ class Tile {
   // The tile is gone (it crashed, or its transport broke) and stays gone.
   virtual bool lost() const = 0;
 
+  // Values to and from this tile cross a process boundary (or are framed as
+  // if they did), so they are checked end to end: the engine asks for the
+  // checksum of every output it makes and hands the checksums it knows along
+  // with every transfer to or from it (DataNodeMessage::checked,
+  // ReadSlotMessage::checked), and the side that receives the bytes verifies
+  // them. An in-process tile's values never leave memory, so it says false
+  // and pays nothing.
+  virtual bool checks_values() const { return false; }
+
   // Pipelining (issue 11): how many actor messages the engine may have sent
   // before it takes the first completion back. A tile behind a link (a
   // worker process) answers in the order it was sent, so keeping several on

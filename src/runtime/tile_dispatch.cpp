@@ -2,6 +2,7 @@
 // output slots, send the actor message, and book the completion (slot
 // directory, write-back of outputs, freeing dead inputs). *-same tiles vote
 // by themselves; a message whose runs all disagree is retried here.
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -20,7 +21,7 @@ namespace redflow::runtime {
 ActorId Engine::hand_on_from_lost(Runner& r, Job& job, ActorId a) {
   lose_tile(job, r.index);
   if (already_booked(job, a)) return kNone;  // a speculative copy's result was used
-  if (poisoned(job, a)) return kNone;
+  if (poisoned(job, a, r.index)) return kNone;
   if (!r.copying && !stood_for_by_copy(job, a)) forward(job, a, r);
   return kNone;
 }
@@ -46,15 +47,21 @@ ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
     ActorId next = run_actor_message(r, job, a, message);
     if (next != kRetry) return next;
     if (!healthy(r.index)) {
-      // Another tile starts over; a tile quarantined for its results has every one of them discarded as faulty.
-      r.counts.detected += r.unconfirmed.size();
+      // Another tile starts over; a tile quarantined for its results has every
+      // one of them discarded. Only the ones known to be wrong count as
+      // detected: in a round of `runs` results no two agreed on, at most one
+      // was right.
+      const unsigned runs = std::max(1u, static_cast<unsigned>(pa.runs));
+      r.counts.detected += r.unconfirmed.size() / runs * (runs - 1);
       r.unconfirmed.clear();
       forward(job, a, r);
       return kNone;
     }
     if (message + 1 >= kMaxSameMessages) {
-      fail(job, "actor '" + std::string(job.plan->original(a)) + "': no two of its " + std::to_string(pa.runs) + " runs on tile " +
-                    std::to_string(r.index) + " agreed in " + std::to_string(kMaxSameMessages * kTileRounds) + " rounds");
+      fail(job,
+           "actor '" + std::string(job.plan->original(a)) + "': no two of its " + std::to_string(pa.runs) + " runs on tile " +
+               std::to_string(r.index) + " agreed in " + std::to_string(kMaxSameMessages * kTileRounds) + " rounds",
+           Status::Code::kGaveUp);
       return kNone;
     }
   }
@@ -133,7 +140,7 @@ bool Engine::describe_actor_message(Runner& r, Job& job, ActorId a, unsigned mes
   m.max_rounds = kTileRounds;
   m.output_tag = DataTag{job.execution, hot.output, job.round_of(hot.output)};
   m.output_bytes = plan.data[hot.output].bytes;
-  m.want_checksum = pa.replica != 0;
+  m.want_checksum = pa.replica != 0 || r.tile->checks_values();
   m.fault_execution = job.request->fault_execution;
   m.replica = pa.replica;
   // Re-executions get fresh fault decisions: a transient fault does not repeat.
@@ -178,11 +185,21 @@ ActorId Engine::finish_actor_message(Runner& r, Job& job, ActorId a, DataTag out
     r.counts.reexecutions += done.executions - pa.runs;
     if (done.rejected > 0) lose_vote(job, static_cast<int>(r.index));
   }
-  if (pa.replica != 0) s.checksum[hot.output] = done.checksum;
+  if (pa.replica != 0) {
+    s.checksum[hot.output] = done.checksum;
+    if (!s.checksum_of.empty())
+      std::atomic_ref<std::uint32_t>(s.checksum_of[hot.output]).store(r.tile->checks_values() ? job.execution + 1 : 0, std::memory_order_relaxed);
+  }
   if (!book_once(r, job, a, done.seconds)) {
     // Speculation: the other run of `a` was booked first; this one's output is dropped.
     if (done.output_slot != kNoSlot) r.tile->clear_slot(done.output_slot);
     return kNone;
+  }
+  if (pa.replica == 0 && !s.checksum_of.empty()) {
+    // Written by the booked run only (a speculative copy's twin may finish at
+    // the same time), before book_completion() releases the consumers.
+    s.checksum[hot.output] = done.checksum;
+    std::atomic_ref<std::uint32_t>(s.checksum_of[hot.output]).store(r.tile->checks_values() ? job.execution + 1 : 0, std::memory_order_relaxed);
   }
   return book_completion(r, job, a, done.output_slot, output_tag);
 }

@@ -168,6 +168,8 @@ void data_node_fields(Writer& w, const DataNodeMessage& m) {
   w.u64(m.bytes);
   w.u32(static_cast<std::uint32_t>(m.source_tile));
   w.u32(m.source_slot);
+  w.u64(m.checksum);
+  w.boolean(m.checked);
 }
 
 }  // namespace
@@ -191,6 +193,8 @@ void encode(const DataNodePieceMessage& m, std::vector<std::byte>& out) {
   w.u32(m.slot);
   w.u64(m.bytes);
   w.u64(m.offset);
+  w.u64(m.checksum);
+  w.boolean(m.checked);
   w.bytes(m.piece);
 }
 
@@ -308,6 +312,8 @@ Status make_status(std::uint8_t code, std::string message, Reader& in) {
     case C::kResourceExhausted: return Status::ResourceExhausted(std::move(message));
     case C::kInternal: return Status::Internal(std::move(message));
     case C::kActorFailed: return Status::ActorFailed(std::move(message));
+    case C::kDataLoss: return Status::DataLoss(std::move(message));
+    case C::kGaveUp: return Status::GaveUp(std::move(message));
   }
   in.fail(ProtocolError::kMalformed, "status code " + std::to_string(code) + " is not a Status::Code");
   return Status::Ok();
@@ -329,6 +335,8 @@ void decode_body(WireKind kind, Reader& in, DecodedFrame& out, bool borrow) {
       m.bytes = in.u64("data node bytes");
       m.source_tile = static_cast<std::int32_t>(in.u32("data node source tile"));
       m.source_slot = in.u32("data node source slot");
+      m.checksum = in.u64("data node checksum");
+      m.checked = in.boolean("data node checked");
       if (kind == WireKind::kDataNode) {
         m.payload = keep(in.bytes("data node payload", kMaxPayload));
         if (!in.failed() && m.source_tile < kFromDriver)
@@ -348,6 +356,8 @@ void decode_body(WireKind kind, Reader& in, DecodedFrame& out, bool borrow) {
       m.slot = in.u32("data node piece slot");
       m.bytes = in.u64("data node piece bytes");
       m.offset = in.u64("data node piece offset");
+      m.checksum = in.u64("data node piece checksum");
+      m.checked = in.boolean("data node piece checked");
       m.piece = keep(in.bytes("data node piece payload", kMaxPayload));
       if (!in.failed() && m.bytes > kMaxPayload) in.fail(ProtocolError::kOversized, "data node piece of a " + std::to_string(m.bytes) + "-byte value");
       if (!in.failed() && (m.offset > m.bytes || m.piece.size() > m.bytes - m.offset))

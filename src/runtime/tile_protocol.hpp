@@ -28,8 +28,9 @@ using SlotId = std::uint32_t;
 // No slot: a 0-byte value on the local fast path needs none (nothing to hold or move).
 inline constexpr SlotId kNoSlot = ~SlotId{0};
 
-// 2: kPeerDataNode; 3: actor table names functions by index; 4: kDataNodePiece
-inline constexpr std::uint16_t kTileProtocolVersion = 4;
+// 2: kPeerDataNode; 3: actor table names functions by index; 4: kDataNodePiece;
+// 5: data nodes carry the checksum the receiver verifies
+inline constexpr std::uint16_t kTileProtocolVersion = 5;
 inline constexpr std::size_t kFrameHeaderBytes = 12;
 // Limits a decoder enforces before it allocates: one frame carries at most a
 // slot's bytes plus a little, a name or args string at most 1 MiB, an actor
@@ -63,6 +64,14 @@ struct DataNodeMessage {
   std::int32_t source_tile = kFromDriver;
   SlotId source_slot = 0;
   std::span<const std::byte> payload;
+  // The end-to-end check (docs/remote.md): when `checked`, the XXH3-64 the
+  // value must hash to, as its producer's completion reported it (or as the
+  // sender computed it over the bytes it sends). A tile that gets the value
+  // from another process verifies it before it publishes it, and answers
+  // DataLoss, holding nothing, when the bytes do not match. A tile in the
+  // driver's process never needs to: the bytes did not cross a wire.
+  std::uint64_t checksum = 0;
+  bool checked = false;
 };
 
 // Where a worker fetches a data node's bytes itself, from another worker's
@@ -89,8 +98,10 @@ struct DataNodePieceMessage {
   std::uint64_t bytes = 0;
   std::uint64_t offset = 0;
   std::span<const std::byte> piece;
+  std::uint64_t checksum = 0;  // of the whole value, as in DataNodeMessage
+  bool checked = false;
   // The same value as a DataNodeMessage from main memory (for the tile's checks).
-  DataNodeMessage data_node() const { return DataNodeMessage{tag, slot, bytes, kFromDriver, 0, piece}; }
+  DataNodeMessage data_node() const { return DataNodeMessage{tag, slot, bytes, kFromDriver, 0, piece, checksum, checked}; }
 };
 
 struct ClearSlotMessage {
@@ -108,8 +119,18 @@ struct ReadSlotMessage {
   std::uint64_t bytes = 0;
   std::uint64_t offset = 0;
   std::uint64_t length = kWholeValue;  // kWholeValue: bytes - offset
+  // When `checked`, what the whole value must hash to (XXH3-64): a reader
+  // that brings the bytes across a process boundary (RemoteTile) verifies
+  // them before it returns them. Not sent: the side that receives checks.
+  std::uint64_t checksum = 0;
+  bool checked = false;
   std::uint64_t range() const { return length == kWholeValue ? bytes - offset : length; }
 };
+
+// The read of a transfer's source slot: the whole value, checked as the transfer is.
+inline ReadSlotMessage source_read(const DataNodeMessage& m) {
+  return ReadSlotMessage{m.source_slot, m.tag, m.bytes, 0, kWholeValue, m.checksum, m.checked};
+}
 
 // One actor of the loaded graph as a tile knows it. Its function is an index
 // into the table's `functions`: a graph uses few functions, so a tile

@@ -1,7 +1,38 @@
 // One frame in, one frame out, on a LocalTile (tile_service.hpp).
 #include "runtime/tile_service.hpp"
 
+#include <cstdio>
+
 namespace redflow::runtime {
+
+namespace {
+
+Status arrived_corrupted(const DataNodeMessage& m, std::uint64_t got) {
+  char sums[64];
+  std::snprintf(sums, sizeof sums, "%016llx, expected %016llx", static_cast<unsigned long long>(got),
+                static_cast<unsigned long long>(m.checksum));
+  return Status::DataLoss("data node " + std::to_string(m.tag.data) + " (execution " + std::to_string(m.tag.execution) + ", " +
+                          std::to_string(m.bytes) + " bytes) for slot " + std::to_string(m.slot) + " arrived with checksum " + sums);
+}
+
+}  // namespace
+
+Status TileService::write_checked(const DataNodeMessage& message, std::uint64_t offset, std::span<const std::byte> piece) {
+  if (!message.checked) return tile_.write_piece(message, offset, piece);
+  auto& state = hashing_[message.slot];
+  if (!state) state.reset(XXH3_createState());
+  if (offset == 0) XXH3_64bits_reset(state.get());
+  XXH3_64bits_update(state.get(), piece.data(), piece.size());
+  if (offset + piece.size() == message.bytes) {
+    // The piece that would publish the value: its bytes must be the producer's.
+    const std::uint64_t got = XXH3_64bits_digest(state.get());
+    if (got != message.checksum) {
+      tile_.clear_slot(message.slot);  // ends the half-placed value: the slot holds nothing
+      return arrived_corrupted(message, got);
+    }
+  }
+  return tile_.write_piece(message, offset, piece);
+}
 
 void TileService::serve(std::span<const std::byte> frame_bytes, const Registry* registry, std::vector<std::byte>& reply) {
   reply.clear();
@@ -11,10 +42,21 @@ void TileService::serve(std::span<const std::byte> frame_bytes, const Registry* 
     return;
   }
   switch (frame->kind) {
-    case WireKind::kDataNode: encode(tile_.data_node(frame->data_node), reply); break;
+    case WireKind::kDataNode: {
+      const DataNodeMessage& m = frame->data_node;
+      if (m.checked && m.source_tile == kFromDriver && m.payload.size() == m.bytes) {
+        const std::uint64_t got = XXH3_64bits(m.payload.data(), m.payload.size());
+        if (got != m.checksum) {
+          encode(arrived_corrupted(m, got), reply);
+          break;
+        }
+      }
+      encode(tile_.data_node(m), reply);
+      break;
+    }
     case WireKind::kDataNodePiece: {
       const DataNodePieceMessage& m = frame->piece;
-      encode(tile_.write_piece(m.data_node(), m.offset, m.piece), reply);  // every piece answered: the sender keeps a window
+      encode(write_checked(m.data_node(), m.offset, m.piece), reply);  // every piece answered: the sender keeps a window
       break;
     }
     case WireKind::kClearSlot: tile_.clear_slot(frame->clear_slot.slot); encode(Status::Ok(), reply); break;
@@ -65,7 +107,7 @@ void TileService::place(const DataNodeMessage& message, std::uint64_t offset, st
     encode_lost(reply);
     return;
   }
-  const Status s = tile_.write_piece(message, offset, piece);
+  const Status s = write_checked(message, offset, piece);
   // Only the piece that ends the value answers the driver's data node (and any piece that failed).
   if (!s.ok() || offset + piece.size() == message.bytes) encode(s, reply);
 }

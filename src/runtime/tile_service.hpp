@@ -3,8 +3,17 @@
 // that touches the tile. WireTile's executor thread (wire_tile.hpp) and a
 // worker process's executor (src/net/tile_worker.cpp) both use it, so a tile
 // answers the same bytes in a thread and across a network.
+//
+// It is also where the end-to-end check meets a value that crossed a
+// process boundary: a data node that carries its checksum (whole, in
+// pieces, or fetched from a peer) is verified before the tile publishes it,
+// and a value whose bytes do not match is answered DataLoss, never placed.
+// Not thread-safe: one executor thread calls it.
 #pragma once
 
+#include <xxhash.h>
+
+#include <map>
 #include <memory>
 #include <span>
 #include <vector>
@@ -32,7 +41,15 @@ class TileService {
   LocalTile& tile() { return tile_; }
 
  private:
+  // A piece of a value into its slot; the piece that ends a checked value
+  // is placed only if the value's bytes hash to its checksum.
+  Status write_checked(const DataNodeMessage& message, std::uint64_t offset, std::span<const std::byte> piece);
+  struct FreeState {
+    void operator()(XXH3_state_t* s) const { XXH3_freeState(s); }
+  };
   LocalTile& tile_;
+  // Per slot: the hash of a checked value arriving in pieces, so far.
+  std::map<SlotId, std::unique_ptr<XXH3_state_t, FreeState>> hashing_;
   std::unique_ptr<DecodedFrame> table_;  // the actor table's strings, in use until the next table
 };
 

@@ -3,6 +3,7 @@
 // the replicas (non-speculative rollback).
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "runtime/engine_job.hpp"
 
@@ -31,9 +32,17 @@ ActorId Engine::vote(Job& job, ActorId v, Runner* from) {
     }
   }
   if (winner < 0 && present < 2) {
-    fail(job, "actor '" + std::string(plan.original(v)) + "' has " + std::to_string(present) +
-                  " replica(s) left to vote on: too few compute tiles are in service (quarantined: " +
-                  std::to_string(quarantined_tiles().size()) + ")");
+    std::vector<unsigned> ran_on;
+    for (std::uint32_t i = 0; i < hot_v.input_count; ++i) {
+      const DataId di = plan.inputs[hot_v.first_input + i];
+      if (!s.skipped[plan.data[di].producer].load(std::memory_order_acquire) && s.producer_tile[di] >= 0)
+        ran_on.push_back(static_cast<unsigned>(s.producer_tile[di]));
+    }
+    fail(job,
+         "actor '" + std::string(plan.original(v)) + "' has " + std::to_string(present) + " of its " + std::to_string(hot_v.input_count) +
+             " replica(s) left to vote on (" + (ran_on.empty() ? std::string("none ran") : "ran on " + describe_tiles(ran_on)) +
+             ") in attempt " + std::to_string(s.vote_round[v] + 1) + ": too few compute tiles are in service (" + out_of_service() + ")",
+         Status::Code::kGaveUp);
     return kNone;
   }
   if (winner < 0) {
@@ -90,8 +99,16 @@ void Engine::redispatch_replicas(Job& job, ActorId v, Runner* from) {
   }
   mark(job, "vote-failed", std::string(plan.original(v)), -1);
   if (++s.vote_round[v] >= kMaxVoteRounds) {
-    fail(job, "actor '" + std::string(plan.original(v)) + "': no two of its " + std::to_string(hot_v.input_count) + " replicas agreed in " +
-                  std::to_string(kMaxVoteRounds) + " attempts");
+    std::vector<unsigned> ran_on;
+    for (const auto& [tile, sum] : s.vote_history[v])
+      if (tile >= 0) ran_on.push_back(static_cast<unsigned>(tile));
+    std::sort(ran_on.begin(), ran_on.end());
+    ran_on.erase(std::unique(ran_on.begin(), ran_on.end()), ran_on.end());
+    fail(job,
+         "actor '" + std::string(plan.original(v)) + "': no two of its " + std::to_string(hot_v.input_count) + " replicas agreed in " +
+             std::to_string(kMaxVoteRounds) + " attempts (" + std::to_string(s.vote_history[v].size()) + " results from " +
+             describe_tiles(ran_on) + ")",
+         Status::Code::kGaveUp);
     return;
   }
   // Reset the vote and the replicas' results, then run every replica again.

@@ -1,6 +1,9 @@
 // A local tile behind the tile protocol's encoding and a queue (wire_tile.hpp).
 #include "runtime/wire_tile.hpp"
 
+#include <spdlog/spdlog.h>
+#include <xxhash.h>
+
 #include <cstring>
 #include <string>
 #include <utility>
@@ -158,7 +161,14 @@ bool WireTile::read_slot(const ReadSlotMessage& message, std::span<std::byte> ou
   encode(message, frame);
   DecodedFrame reply;
   const Status sent = call(std::move(frame), reply);
-  return slot_data_of(sent, reply, out);
+  if (!slot_data_of(sent, reply, out)) return false;
+  if (message.checked && message.offset == 0 && message.range() == message.bytes &&
+      XXH3_64bits(out.data(), out.size()) != message.checksum) {
+    // Nothing crossed a wire: a checksum the engine handed along is wrong.
+    spdlog::error("tile {}: data node {} read back does not hash to the checksum its completion reported", index_, message.tag.data);
+    return false;
+  }
+  return true;
 }
 
 }  // namespace redflow::runtime

@@ -39,6 +39,10 @@ class WireTile final : public Tile {
   Completion actor(const ActorMessage& message) override;
   bool read_slot(const ReadSlotMessage& message, std::span<std::byte> out) override;
   bool lost() const override { return lost_.load(std::memory_order_acquire); }
+  // Framed as a worker's values are, so checked as theirs are: the wire
+  // suites run the end-to-end check's bookkeeping (which checksum each
+  // transfer carries) on every graph they run.
+  bool checks_values() const override { return true; }
 
   // The tiles a transfer may name as its source (relayed through their executors).
   void set_peers(std::span<Tile* const> peers) { peers_ = peers; }

@@ -64,6 +64,7 @@ TaskManagerLink::~TaskManagerLink() {
   stop_.store(true);
   ring();
   if (thread_.joinable()) thread_.join();
+  for (const auto& [peer, n] : refusals_.unlogged()) spdlog::warn("spits: refused {} message(s) from {} in all", n, peer);
 }
 
 void TaskManagerLink::ring() { doorbell_.ring(); }
@@ -134,10 +135,7 @@ void TaskManagerLink::receive(Connection& c) {
 void TaskManagerLink::on_envelope(Connection& c, std::span<const std::span<const std::byte>> parts) {
   net::Envelope e;
   net::NetError error;
-  if (Status s = net::decode_envelope(parts, e, error); !s.ok()) {
-    spdlog::warn("spits: refused a message from Task Manager '{}': {}", c.peer->name, s.message());
-    return;
-  }
+  if (Status s = net::decode_envelope(parts, e, error); !s.ok()) return unreadable(c, "sent a message that cannot be read: " + s.message());
   const auto now = Clock::now();
   c.heard = now;
   Peer& p = *c.peer;
@@ -173,10 +171,8 @@ void TaskManagerLink::on_envelope(Connection& c, std::span<const std::span<const
     case EnvelopeKind::kReply: {
       std::uint32_t capacity = 0;
       std::vector<ResultMessage> results;
-      if (Status s = decode_results(e.body, capacity, results); !s.ok()) {
-        spdlog::warn("spits: Task Manager '{}': {}", p.name, s.message());
-        return;  // not acknowledged: it sends the batch again when it is taken back
-      }
+      // Not acknowledged: it sends the batch again when it is taken back.
+      if (Status s = decode_results(e.body, capacity, results); !s.ok()) return unreadable(c, "sent a result batch that cannot be read: " + s.message());
       {
         std::lock_guard lock(mutex_);
         if (!p.live) return;  // late, from before it was lost; it re-sends once welcomed again
@@ -214,9 +210,23 @@ void TaskManagerLink::on_envelope(Connection& c, std::span<const std::span<const
       p.gone = true;
       break;
     }
-    default: return;
+    default: return unreadable(c, std::string("sent a ") + net::envelope_kind_name(e.kind) + ", which a Task Manager never sends");
   }
   wakeup_.notify();
+}
+
+// The link to a Task Manager is one ordered, reliable stream: a message from
+// it that cannot be read (or that it should never send) may have held
+// results, which it keeps until they are acknowledged. Losing it puts its
+// tasks back in the queue; the HELLO the link keeps saying takes it back,
+// and it sends its unacknowledged results again.
+void TaskManagerLink::unreadable(Connection& c, const std::string& why) {
+  std::lock_guard lock(mutex_);
+  if (!c.peer->live) {
+    spdlog::warn("spits: Task Manager '{}' {}", c.peer->name, why);
+    return;
+  }
+  declare_lost(c, why);
 }
 
 void TaskManagerLink::declare_lost(Connection& c, const std::string& why, bool strikes) {

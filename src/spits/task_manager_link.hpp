@@ -28,6 +28,7 @@
 
 #include "net/doorbell.hpp"
 #include "net/envelope.hpp"
+#include "net/refusal_log.hpp"
 #include "net/security.hpp"
 #include "redflow/spits.hpp"
 #include "spits/net_messages.hpp"
@@ -83,6 +84,8 @@ class TaskManagerLink {
   // Under mutex_. With `strikes`, the oldest held tasks (one per Worker: what
   // it was running) are kLost, a strike each; the rest come back kReturned.
   void declare_lost(Connection& c, const std::string& why, bool strikes = true);
+  // A message from `c` that cannot be read or is out of place: lost, if live.
+  void unreadable(Connection& c, const std::string& why);
   void say_hello(Connection& c);
   bool send(Connection& c, net::EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body);
   void ring();
@@ -93,6 +96,7 @@ class TaskManagerLink {
   std::chrono::milliseconds interval_;
   zmq::context_t context_;
   std::vector<std::unique_ptr<Connection>> connections_;  // I/O thread only
+  net::RefusalLog refusals_;  // I/O thread only: unreadable messages by Task Manager, logged first, then counted
   net::Doorbell doorbell_;
 
   mutable std::mutex mutex_;

@@ -19,6 +19,7 @@
 #include "net/doorbell.hpp"
 #include "net/driver_messages.hpp"
 #include "net/keys.hpp"
+#include "net/refusal_log.hpp"
 #include "net/sockets.hpp"
 #include "spits/announce.hpp"
 #include "spits/job_plugin.hpp"
@@ -60,7 +61,10 @@ class TaskManagerServer {
     info_.name = options.name.empty() ? info_.host + "-" + std::to_string(info_.pid) : options.name;
     info_.workers = options.workers;
   }
-  ~TaskManagerServer() { stop_workers(); }
+  ~TaskManagerServer() {
+    stop_workers();
+    for (const auto& [peer, n] : refusals_.unlogged()) spdlog::warn("spits Task Manager '{}': refused {} message(s) from {} in all", info_.name, n, peer);
+  }
   // Leaving: the Workers finish the tasks they started, their results go out,
   // then BYE. What was only queued here the Job Manager re-queues.
   void leave() {
@@ -84,7 +88,9 @@ class TaskManagerServer {
       net::Envelope e;
       net::NetError error;
       if (Status s = net::decode_envelope(net::part_spans(parts, 1), e, error); !s.ok()) {
-        spdlog::warn("spits Task Manager '{}': refused a message: {}", info_.name, s.message());
+        const std::string peer = routing == jm_ ? "its Job Manager" : "another peer";
+        if (const std::uint64_t n = refusals_.refuse(peer))
+          spdlog::warn("spits Task Manager '{}': refused a message from {}: {}{}", info_.name, peer, s.message(), net::RefusalLog::times(n));
         continue;
       }
       auto bye = on_message(routing, e, now);
@@ -221,6 +227,7 @@ class TaskManagerServer {
   JobHello hello_;
   bool set_up_ = false, serving_ = false;
   std::string jm_;  // the routing id of the Job Manager served
+  net::RefusalLog refusals_;  // unreadable messages: logged first, then counted
   Clock::time_point heard_{}, next_beat_{};
   std::unique_ptr<LocalTaskManager> local_;
   std::vector<TaskMessage> tasks_;
@@ -299,8 +306,14 @@ Status run_task_manager(const TaskManagerProcessOptions& options) {
       break;
     }
     if (!server.serving() && now - start > std::chrono::duration<double>(options.wait_s)) {
+      // A Job Manager refused for its key never reaches this loop: say so, or the wait looks like nobody came.
+      const std::uint64_t refused = zap.refused();
       end = Status::ResourceExhausted("spits Task Manager '" + server.name() + "': no Job Manager came within " +
-                                      std::to_string(static_cast<int>(options.wait_s)) + " s (--wait)");
+                                      std::to_string(static_cast<int>(options.wait_s)) + " s (--wait)" +
+                                      (refused == 0 ? std::string()
+                                                    : "; " + std::to_string(refused) +
+                                                          " connection(s) were refused in their handshake: a Job Manager without a key, or "
+                                                          "with one not in --authorized-keys (the warnings above name them)"));
       break;
     }
     if (server.serving() && now - server.heard() > std::chrono::duration<double>(options.linger_s)) {

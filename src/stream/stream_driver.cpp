@@ -21,6 +21,7 @@
 #include "net/doorbell.hpp"
 #include "net/driver_messages.hpp"
 #include "net/envelope.hpp"
+#include "net/refusal_log.hpp"
 #include "net/sockets.hpp"
 #include "net/worker_messages.hpp"
 #include "net/zap_authenticator.hpp"
@@ -39,6 +40,9 @@ class Hub {
  public:
   Hub(const Program& program, const RunOptions& run, const ClusterOptions& options, std::vector<unsigned> node_of, zmq::socket_t& router)
       : program_(program), run_(run), options_(options), node_of_(std::move(node_of)), router_(router) {}
+  ~Hub() {
+    for (const auto& [peer, n] : refusals_.unlogged()) spdlog::warn("stream driver: refused {} message(s) from {} in all", n, peer);
+  }
 
   Result<RunResult> serve(const std::string& endpoint) {
     const auto joined_by = Clock::now() + std::chrono::duration<double>(options_.wait_s);
@@ -139,7 +143,8 @@ class Hub {
     if (!read.ok()) {
       // From a worker, it may have held tokens: the stream cannot go on without them.
       if (i < peers_.size()) return fail(lost(i, "it sent a message that cannot be read: " + read.message()));
-      spdlog::warn("stream driver: refused a message: {}", read.message());
+      if (const std::uint64_t n = refusals_.refuse("an unknown peer"))
+        spdlog::warn("stream driver: refused a message from an unknown peer: {}{}", read.message(), net::RefusalLog::times(n));
       return;
     }
     if (i == peers_.size()) return on_stranger(id, e);
@@ -155,7 +160,9 @@ class Hub {
         return fail(lost(i, "it could not read a message from this driver: " + (s.ok() ? refused.reason : s.message())));
       }
       case net::EnvelopeKind::kReply: return on_reply(i, e.body);
-      default: spdlog::warn("stream driver: ignored a {} from {}", net::envelope_kind_name(e.kind), who(i));
+      // A HELLO again, a REQUEST, a WELCOME: the node no longer follows the
+      // protocol, and what it sends next (tokens) cannot be trusted.
+      default: return fail(lost(i, std::string("it sent a ") + net::envelope_kind_name(e.kind) + ", which a welcomed node never sends"));
     }
   }
 
@@ -164,7 +171,8 @@ class Hub {
     net::HelloMessage hello;
     std::vector<std::byte> b;
     if (Status s = net::decode(e.body, hello); !s.ok()) {
-      spdlog::warn("stream driver: refused a HELLO: {}", s.message());
+      if (const std::uint64_t n = refusals_.refuse("an unknown peer"))
+        spdlog::warn("stream driver: refused a HELLO from an unknown peer: {}{}", s.message(), net::RefusalLog::times(n));
       return;
     }
     auto refuse = [&](const std::string& why) {
@@ -273,6 +281,7 @@ class Hub {
   std::vector<unsigned> node_of_;
   zmq::socket_t& router_;
   std::vector<Peer> peers_;  // node i is peers_[i], in order of arrival
+  net::RefusalLog refusals_;  // what strangers sent that was refused: logged first, then counted
   unsigned ready_ = 0, done_ = 0;
   std::uint64_t relayed_ = 0;  // TOKENS bytes forwarded
   Clock::time_point start_;

@@ -188,7 +188,8 @@ class NodeRun {
 
 Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegistry& registry) {
   zmq::context_t context(1);
-  auto dealer = net::make_worker_dealer(context, options.connect, options.security);
+  net::LinkWatch watch;  // what became of the connection, should no WELCOME come
+  auto dealer = net::make_worker_dealer(context, options.connect, options.security, &watch);
   if (!dealer.ok()) return dealer.status();
   zmq::socket_t& socket = *dealer;
   const net::Doorbell doorbell;
@@ -208,7 +209,7 @@ Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegis
   encode(hello, body);
   const auto connect_deadline = net::welcome_deadline(options.connect_timeout_s);
   const bool keyed = !options.security.key_file.empty();
-  if (!net::send_hello(socket, body, connect_deadline)) return net::no_welcome(options.connect, options.connect_timeout_s, keyed);
+  if (!net::send_hello(socket, body, connect_deadline)) return net::no_welcome(options.connect, options.connect_timeout_s, keyed, &watch);
 
   std::optional<net::WelcomeMessage> welcome;
   std::unique_ptr<NodeRun> node;
@@ -320,7 +321,7 @@ Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegis
     }
     now = Clock::now();
     if (!welcome) {
-      if (now > connect_deadline) return net::no_welcome(options.connect, options.connect_timeout_s, keyed);
+      if (now > connect_deadline) return net::no_welcome(options.connect, options.connect_timeout_s, keyed, &watch);
     } else if (now - heard > std::chrono::milliseconds(welcome->heartbeat_timeout_ms) + interval) {
       if (node) node->abort(Status::IOError("the driver went silent"));
       return Status::IOError("the driver at " + options.connect + " has been silent for more than " + std::to_string(welcome->heartbeat_timeout_ms) + " ms");

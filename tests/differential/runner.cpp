@@ -124,8 +124,9 @@ Verdict run_case(const Case& c, const Registry& reg) {
       if (!contains(ref.error, "failing on purpose")) return finding(Outcome::kInvalidCase, step, "reference failed: " + ref.error);
       if (out.ok()) return finding(Outcome::kMissingError, step, "reference failed (" + ref.error + ") but execute() succeeded");
       const std::string msg = out.status().ToString();
-      if (!contains(msg, "failing on purpose") && !(flips(*faults) && contains(msg, "agreed in")) &&
-          !(!rt.quarantined_tiles().empty() && contains(msg, "too few compute tiles are in service")))
+      const bool gave_up = out.status().code() == Status::Code::kGaveUp;
+      if (!contains(msg, "failing on purpose") && !(gave_up && flips(*faults) && contains(msg, "agreed in")) &&
+          !(gave_up && !rt.quarantined_tiles().empty() && contains(msg, "too few compute tiles are in service")))
         return finding(Outcome::kUnexpectedError, step, "expected the on-purpose failure, got: " + msg);
       ++v.failed_on_purpose;
       continue;
@@ -141,8 +142,8 @@ Verdict run_case(const Case& c, const Registry& reg) {
       const std::string msg = out.status().ToString();
       // Under faults redundancy may give up, and a quarantine (which only faults cause) may leave too few
       // tiles for a later configuration: both are errors the runtime reports, not wrong results.
-      if ((flips(*faults) && contains(msg, "agreed in")) ||
-          (!rt.quarantined_tiles().empty() && contains(msg, "too few compute tiles are in service"))) {
+      if (out.status().code() == Status::Code::kGaveUp && ((flips(*faults) && contains(msg, "agreed in")) ||
+                                                            (!rt.quarantined_tiles().empty() && contains(msg, "too few compute tiles are in service")))) {
         ++v.gave_up;
         continue;
       }

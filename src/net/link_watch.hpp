@@ -1,0 +1,44 @@
+// LinkWatch: what became of a worker's connection to its driver, for the
+// error of a worker that got no WELCOME. A driver with keys refuses a worker
+// without one (or with an unlisted key) inside ZeroMQ's handshake, without a
+// word to it; this reads the socket's monitor, so the error can say which it
+// was: nothing accepted the connection, the handshake failed on keys (none
+// here but some there, or the reverse), the driver refused this worker's key,
+// or the handshake succeeded and no WELCOME came.
+//
+//   LinkWatch watch;
+//   auto dealer = make_worker_dealer(context, connect, security, &watch);  // attached before connect
+//   ... watch.poll(); ...   // now and then while waiting for the WELCOME
+//   return no_welcome(connect, timeout_s, watch.explain(keyed));
+//
+// Thread-safety: none; the worker's main thread only (the socket's).
+#pragma once
+
+#include <zmq.hpp>
+
+#include <memory>
+#include <string>
+
+namespace redflow::net {
+
+class LinkWatch {
+ public:
+  // Starts watching `socket` (call before it connects: the first
+  // handshake's events come at once). A failure leaves the watch blind; it
+  // then explains nothing.
+  void attach(zmq::context_t& context, zmq::socket_t& socket);
+  // Reads the events come so far, without blocking.
+  void poll();
+  // Why no WELCOME came, as far as the events tell: " (...)" to end the error
+  // with, or "" when they tell nothing. `keyed`: this worker has a key.
+  std::string explain(bool keyed);
+
+ private:
+  std::unique_ptr<zmq::socket_t> monitor_;  // PAIR connected to the socket's monitor
+  bool connected_ = false;
+  bool succeeded_ = false;
+  bool failed_protocol_ = false;  // the mechanisms differ, or the server key is not the driver's
+  bool failed_auth_ = false;      // the driver's authenticator refused this key
+};
+
+}  // namespace redflow::net

@@ -1,0 +1,128 @@
+// Lose the peer, not the job (docs/spits.md, "Over the network"): a real Task
+// Manager reached through a man in the middle (wire_proxy.hpp; the Task
+// Manager listens, so the proxy is announced in its place) whose result
+// batch is garbled, unreadable, or turned into a kind only a Job Manager sends. The Job Manager loses that
+// Task Manager (its tasks go back to the queue), takes it back at its next
+// HELLO (it re-sends what was not acknowledged), and every task is committed
+// exactly once.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "net_workers.hpp"
+#include "redflow/spits.hpp"
+#include "spits/announce.hpp"
+#include "watchdog.hpp"
+#include "wire_proxy.hpp"
+
+namespace redflow::spits {
+namespace {
+
+namespace fs = std::filesystem;
+using net::EnvelopeKind;
+using testing::ProxyAction;
+using testing::ProxyRule;
+using testing::WireProxy;
+
+class SpitsNetProxy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("redflow_spits_proxy_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    out_ = (dir_ / "commits.txt").string();
+    announce_ = (dir_ / "tms").string();
+    behind_ = (dir_ / "behind").string();
+  }
+  void TearDown() override {
+    withdraw(announce_, "proxied");
+    procs_.end_all();
+    fs::remove_all(dir_);
+  }
+  pid_t start_tm(const std::string& dir, const std::string& name) {
+    return procs_.spawn_cli({"spits-worker", REDFLOW_SPITS_TEST_JOB, "--announce", dir, "--name", name, "-w", "1", "--linger", "20", "--wait", "60"});
+  }
+  // The endpoint Task Manager `name` announced in `dir`, once it did.
+  std::string announced(const std::string& dir, const std::string& name) {
+    for (int i = 0; i < 1000; ++i) {
+      for (const Announcement& a : read_announcements(dir))
+        if (a.name == name) return a.record.endpoint;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return {};
+  }
+
+  // One Task Manager announced directly, one through a proxy with `rule`;
+  // the job must commit each of its tasks once, and the proxied one be lost.
+  void run_through_proxy(const ProxyRule& rule) {
+    start_tm(announce_, "direct");
+    start_tm(behind_, "proxied");
+    const std::string target = announced(behind_, "proxied");
+    ASSERT_FALSE(target.empty()) << "the Task Manager behind the proxy did not announce itself";
+    WireProxy proxy(target, testing::WorkerSide::kListens);
+    const std::size_t hit = proxy.add(rule);
+    proxy.start();
+    ASSERT_TRUE(announce(announce_, "proxied", proxy.endpoint(), "").ok());
+    ASSERT_FALSE(announced(announce_, "direct").empty());
+    Options o;
+    o.task_managers = 0;
+    o.announce_dir = announce_;
+    o.heartbeat_timeout_s = 1;
+    o.wait_s = 30;
+    testing::within_seconds(90, "a SPITS job with a Task Manager behind a proxy", [&] {
+      auto report = run_job(REDFLOW_SPITS_TEST_JOB, {"tasks=2000", "work_us=2000", "out=" + out_}, o);
+      ASSERT_TRUE(report.ok()) << report.status().ToString();
+      EXPECT_EQ(report->committed, 2000u);
+      std::map<std::string, int> commits;
+      std::ifstream in(out_);
+      for (std::string line; std::getline(in, line);) ++commits[line];
+      EXPECT_EQ(commits.size(), 2000u);
+      for (int i = 0; i < 2000; ++i) EXPECT_EQ(commits["0:" + std::to_string(i)], 1) << "task 0:" << i;
+      EXPECT_EQ(proxy.applied(hit), 1) << "the proxy hit the Task Manager's results once";
+      for (const TaskManagerCounts& t : report->task_managers) {
+        EXPECT_EQ(t.lost > 0, t.name == "proxied") << t.name;
+        // Taken back a second later (the job lasts two), it re-sent the batch the proxy spoiled.
+        if (t.name == "proxied") {
+          EXPECT_GT(t.late, 0u) << "the Task Manager was not taken back";
+        }
+      }
+    });
+  }
+
+  fs::path dir_;
+  std::string out_, announce_, behind_;
+  testing::WorkerProcesses procs_;
+};
+
+ProxyRule first_results(ProxyAction action) {
+  ProxyRule r;
+  r.action = action;
+  r.envelope = EnvelopeKind::kReply;
+  r.nth = 1;
+  return r;
+}
+
+TEST_F(SpitsNetProxy, AGarbledResultBatchLosesTheTaskManagerAndEveryTaskCommitsOnce) { run_through_proxy(first_results(ProxyAction::kGarbleEnvelope)); }
+
+TEST_F(SpitsNetProxy, AnUnreadableResultBatchLosesTheTaskManagerAndEveryTaskCommitsOnce) {
+  ProxyRule r = first_results(ProxyAction::kReplace);
+  r.replacement = std::vector<std::byte>(3, std::byte{0x5a});  // shorter than a batch's count
+  run_through_proxy(r);
+}
+
+TEST_F(SpitsNetProxy, AMessageATaskManagerNeverSendsLosesItAndEveryTaskCommitsOnce) {
+  ProxyRule r = first_results(ProxyAction::kRewriteKind);
+  r.new_kind = EnvelopeKind::kRequest;
+  run_through_proxy(r);
+}
+
+}  // namespace
+}  // namespace redflow::spits
