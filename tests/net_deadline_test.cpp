@@ -1,7 +1,7 @@
 // Deadlines: heartbeats alone are not progress (docs/remote.md, "Deadlines").
 // A worker stuck on an actor (slow-tile fault injection, 100,000 times
 // slower), a completion dropped on the way or sent under another request id
-// (tests/reply_proxy.hpp between the driver and an honest worker), a worker
+// (tests/wire_proxy.hpp between the driver and an honest worker), a worker
 // that never answers its first request, and a worker whose driver was
 // killed while its executor sleeps in a slow actor: each run finishes right,
 // or the worker exits, within a bound in seconds, in every execution.
@@ -19,15 +19,16 @@
 #include "net_fake_worker.hpp"
 #include "net_workers.hpp"
 #include "redflow/redflow.hpp"
-#include "reply_proxy.hpp"
 #include "spawn_process.hpp"
 #include "watchdog.hpp"
+#include "wire_proxy.hpp"
 
 namespace redflow {
 namespace {
 
 using net::EnvelopeKind;
-using testing::ReplyProxy;
+using testing::ProxyAction;
+using testing::WireProxy;
 using testing::WorkerProcesses;
 
 // The driver's heartbeat timeout in these tests; the least deadline is
@@ -99,17 +100,18 @@ INSTANTIATE_TEST_SUITE_P(Schedulers, NetDeadline, ::testing::Values(Scheduler::k
 // Two workers, one behind the proxy. In execution 2 the proxied worker's
 // next completion goes astray; executions 2 to 4 finish right within the
 // bound, and the proxied worker is lost (its heartbeat said it had answered).
-void answers_astray(ReplyProxy::Tamper how) {
+void answers_astray(ProxyAction how) {
   const Graph g = stuck_fanout(16, 5);
   const auto x0 = testing::seeded_bytes(testing::kNetBytes, 5);
   const Outputs want = testing::plugin_reference(g, {{"X0", x0}});
   for (Scheduler scheduler : {Scheduler::kSteal, Scheduler::kHeft}) {
     SCOPED_TRACE(to_string(scheduler));
     WorkerProcesses workers;
-    std::unique_ptr<ReplyProxy> proxy;
+    std::unique_ptr<WireProxy> proxy;
     RuntimeOptions o = testing::remote_options(0, 2, scheduler, kDeadlineHeartbeat);
     o.on_listening = [&](const std::string& endpoint) {
-      proxy = std::make_unique<ReplyProxy>(endpoint);
+      proxy = std::make_unique<WireProxy>(endpoint);
+      proxy->start();
       workers.spawn(proxy->endpoint(), {"--slots", "8", "--slot-bytes", "65536", "--lib", REDFLOW_TEST_PLUGIN, "--name", "proxied"});
       workers.spawn(endpoint, {"--slots", "8", "--slot-bytes", "65536", "--lib", REDFLOW_TEST_PLUGIN});
     };
@@ -118,9 +120,12 @@ void answers_astray(ReplyProxy::Tamper how) {
       auto loaded = rt.load(g, testing::registry_with_test_plugin());
       ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
       bool lost = false;
+      std::size_t rule = 0;
       for (int e = 1; e <= 4; ++e) {
         SCOPED_TRACE("execution " + std::to_string(e));
-        if (e == 2) proxy->arm(how);
+        // The proxied worker's next answer that holds a completion (a batch's entry, or a lone REPLY).
+        if (e == 2)
+          rule = proxy->add({.action = how, .envelope = EnvelopeKind::kReply, .frame = runtime::WireKind::kCompletion, .nth = 1, .id_delta = 1000000});
         const auto t0 = std::chrono::steady_clock::now();
         auto out = loaded->execute({{"X0", x0}});
         const double took = seconds_between(t0, std::chrono::steady_clock::now());
@@ -129,7 +134,7 @@ void answers_astray(ReplyProxy::Tamper how) {
         EXPECT_LT(took, kDeadlineBound);
         for (const TileStats& t : loaded->last_stats().tiles) lost = lost || (t.worker == "proxied" && t.lost);
         if (e == 2) {
-          EXPECT_EQ(proxy->tampered(), 1u) << "the proxied worker completed no actor in execution 2";
+          EXPECT_EQ(proxy->applied(rule), 1) << "the proxied worker completed no actor in execution 2";
         }
         if (e == 3) std::this_thread::sleep_for(std::chrono::seconds(2));  // a heartbeat after the last answer
       }
@@ -138,10 +143,10 @@ void answers_astray(ReplyProxy::Tamper how) {
   }
 }
 
-TEST(NetDeadlineAstray, ADroppedCompletionLosesItsWorkerAndTheRunFinishesRight) { answers_astray(ReplyProxy::Tamper::kDrop); }
+TEST(NetDeadlineAstray, ADroppedCompletionLosesItsWorkerAndTheRunFinishesRight) { answers_astray(ProxyAction::kDrop); }
 
 TEST(NetDeadlineAstray, AnAnswerUnderAnotherRequestIdLosesItsWorkerAndTheRunFinishesRight) {
-  answers_astray(ReplyProxy::Tamper::kWrongId);
+  answers_astray(ProxyAction::kRewriteId);
 }
 
 // Says HELLO, is welcomed, beats every 100 ms, and answers nothing.
