@@ -221,7 +221,9 @@ Command add_run_command(CLI::App& app) {
       ->capture_default_str();
   run_cmd->add_option("--tile-wait", ra->tile_wait_s, "With --listen: seconds to wait for them")->check(CLI::Range(0.01, 86400.0))->capture_default_str();
   run_cmd->add_option("--heartbeat-timeout", ra->heartbeat_timeout_s,
-                      "With --listen: seconds of silence after which a worker is lost and its work re-run elsewhere")
+                      "With --listen: seconds of silence after which a worker is lost and its work re-run elsewhere; a worker that "
+                      "owes an answer and gives none for 4 times this (an actor: 16 times its fastest run, if longer) is lost too "
+                      "(docs/remote.md, \"Deadlines\")")
       ->check(CLI::Range(0.05, 3600.0))
       ->capture_default_str();
   run_cmd->add_option("--pipeline-depth", ra->pipeline_depth,
