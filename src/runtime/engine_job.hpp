@@ -197,8 +197,8 @@ struct Engine::Runner {
   };
   std::deque<Sent> sent;
   unsigned depth = 1;
-  // The actors of `sent` (and the one whose inputs are being placed),
-  // oldest first, and when the oldest began to run,
+  // The actors of `sent` (and the one waiting for slot room or having its
+  // inputs placed), oldest first, and when the oldest began to run,
   // for idle runners looking for stragglers (only while speculating).
   std::mutex flight_mutex;
   std::vector<ActorId> flight;
