@@ -166,13 +166,14 @@ class Executor {
 };
 
 // Starts the fetch a kPeerDataNode request names, into `slot`; a frame that
-// does not decode is answered at once with the decoder's error (false: no fetch).
+// does not decode is answered at once, DataLoss with the decoder's error
+// (false: no fetch), and the driver places the value another way.
 bool fetch(PeerLinks& links, std::uint64_t request, std::span<const std::byte> frame, zmq::socket_t& driver, Ledger& ledger,
            runtime::SlotId& slot) {
   runtime::DecodedFrame decoded;
   if (Status s = runtime::decode(frame, decoded); !s.ok()) {
     std::vector<std::byte> answer;
-    runtime::encode(s, answer);
+    runtime::encode(Status::DataLoss("a frame from the driver arrived unreadable: " + s.message()), answer);
     ledger.reply(driver, request, answer);
     return false;
   }

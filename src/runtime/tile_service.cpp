@@ -38,7 +38,9 @@ void TileService::serve(std::span<const std::byte> frame_bytes, const Registry* 
   reply.clear();
   auto frame = std::make_unique<DecodedFrame>();
   if (Status s = decode(frame_bytes, *frame, /*borrow=*/true); !s.ok()) {
-    encode(s, reply);
+    // Damaged on its way (the envelope around it was read): the sender
+    // sends a value again, and a worker that cannot read an actor is lost.
+    encode(Status::DataLoss("a frame from the driver arrived unreadable: " + s.message()), reply);
     return;
   }
   switch (frame->kind) {
