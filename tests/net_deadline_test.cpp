@@ -43,20 +43,7 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
   return std::chrono::duration<double>(b - a).count();
 }
 
-// `n` independent pairs: sleep `ms` on K_c, then add X0; each K_c its own,
-// so a result booked for the wrong actor shows in the outputs.
-Graph stuck_fanout(int n, int ms) {
-  Graph g("net_deadline");
-  const DataId x0 = g.input("X0", testing::kNetBytes);
-  for (int c = 0; c < n; ++c) {
-    const std::string i = std::to_string(c);
-    const DataId k = g.constant("K" + i, testing::seeded_bytes(testing::kNetBytes, 300 + c));
-    const DataId slept = g.inner("s" + i, testing::kNetBytes);
-    g.actor("sleep" + i, "test.sleep", {k}, slept).args("ms=" + std::to_string(ms)).work(ms * 1e6);
-    g.actor("add" + i, "i32.add", {slept, x0}, g.output("y" + i, testing::kNetBytes));
-  }
-  return g;
-}
+Graph stuck_fanout(int n, int ms) { return testing::sleep_then_add("net_deadline", n, ms, 300); }
 
 class NetDeadline : public ::testing::TestWithParam<Scheduler> {};
 

@@ -17,20 +17,7 @@ namespace {
 using testing::has_mark;
 using testing::WorkerProcesses;
 
-// `n` independent pairs: sleep(K_c) then add X0, each K_c its own constant,
-// so a result booked for the wrong actor shows in the outputs.
-Graph sleepy_fanout(int n, int ms) {
-  Graph g("net_speculation");
-  const DataId x0 = g.input("X0", testing::kNetBytes);
-  for (int c = 0; c < n; ++c) {
-    const std::string i = std::to_string(c);
-    const DataId k = g.constant("K" + i, testing::seeded_bytes(testing::kNetBytes, 100 + c));
-    const DataId slept = g.inner("s" + i, testing::kNetBytes);
-    g.actor("sleep" + i, "test.sleep", {k}, slept).args("ms=" + std::to_string(ms)).work(ms * 1e6);  // HEFT: ms at 1e9 ops/s
-    g.actor("add" + i, "i32.add", {slept, x0}, g.output("y" + i, testing::kNetBytes));
-  }
-  return g;
-}
+Graph sleepy_fanout(int n, int ms) { return testing::sleep_then_add("net_speculation", n, ms, 100); }
 
 struct StragglerRun {
   Outputs out;

@@ -116,6 +116,22 @@ inline std::vector<std::byte> seeded_bytes(std::size_t n, std::uint32_t seed) {
   return v;
 }
 
+// `n` independent pairs: test.sleep `ms` on K_c then add X0, each K_c its
+// own constant (seeded `seed` + c), so a result booked for the wrong actor
+// shows in the outputs. Needs the test plugin (registry_with_test_plugin).
+inline Graph sleep_then_add(const std::string& name, int n, int ms, std::uint32_t seed) {
+  Graph g(name);
+  const DataId x0 = g.input("X0", kNetBytes);
+  for (int c = 0; c < n; ++c) {
+    const std::string i = std::to_string(c);
+    const DataId k = g.constant("K" + i, seeded_bytes(kNetBytes, seed + static_cast<std::uint32_t>(c)));
+    const DataId slept = g.inner("s" + i, kNetBytes);
+    g.actor("sleep" + i, "test.sleep", {k}, slept).args("ms=" + std::to_string(ms)).work(ms * 1e6);  // HEFT: ms at 1e9 ops/s
+    g.actor("add" + i, "i32.add", {slept, x0}, g.output("y" + i, kNetBytes));
+  }
+  return g;
+}
+
 // What a graph gives in one process on `tiles` local tiles: the outputs the
 // remote runs must equal.
 inline Outputs local_reference(const Graph& g, const Inputs& inputs, unsigned tiles = 1) {
