@@ -179,10 +179,10 @@ class Engine {
   bool ensure_home(Job& job, DataId d);
   bool home_valid(const Job& job, DataId d, std::uint32_t round) const;
   // The end-to-end check (Tile::checks_values): whether some tile checks
-  // the values it sends and receives, and the checksum this execution's
-  // value of `d` must hash to, where a checked completion reported it.
+  // the values it sends and receives, and the checksum the value `tag` must
+  // hash to, where a checked completion of this execution reported it.
   bool checks_values() const;
-  bool known_checksum(const Job& job, DataId d, std::uint64_t& sum) const;
+  bool known_checksum(const Job& job, DataTag tag, std::uint64_t& sum) const;
   void fail(Job& job, std::string message, Status::Code code = Status::Code::kInternal);
   bool finished(const Job& job) const;
   void wake_all(Job& job);

@@ -173,13 +173,17 @@ bool Engine::checks_values() const {
   return !options_.listen.empty();  // workers may join later
 }
 
-bool Engine::known_checksum(const Job& job, DataId d, std::uint64_t& sum) const {
+bool Engine::known_checksum(const Job& job, DataTag tag, std::uint64_t& sum) const {
   GraphState& s = *job.state;
   if (s.checksum_of.empty()) return false;
-  // Atomic: a recompute after a loss may forget the checksum while another runner reads it.
-  const std::uint32_t of = std::atomic_ref<std::uint32_t>(s.checksum_of[d]).load(std::memory_order_relaxed);
+  // A value of an earlier voting round (a displaced copy written back while
+  // its replica runs again) has no checksum kept: only the latest round's is.
+  if (tag.round != job.round_of(tag.data)) return false;
+  // Atomic: a recompute after a loss may forget the checksum, and a replica
+  // of a later round may set it, while another runner reads it.
+  const std::uint32_t of = std::atomic_ref<std::uint32_t>(s.checksum_of[tag.data]).load(std::memory_order_acquire);
   if (of != job.execution + 1) return false;
-  sum = s.checksum[d];
+  sum = std::atomic_ref<std::uint64_t>(s.checksum[tag.data]).load(std::memory_order_relaxed);
   return true;
 }
 
@@ -212,7 +216,7 @@ void Engine::write_home(Job& job, DataTag tag, Tile& tile, SlotId slot, TileStat
   const std::size_t bytes = job.plan->data[d].bytes;
   const double start = job.tracing ? job.now() : 0;
   ReadSlotMessage read{slot, tag, bytes};
-  read.checked = known_checksum(job, d, read.checksum);
+  read.checked = known_checksum(job, tag, read.checksum);
   const bool ok = tile.read_slot(read, std::span<std::byte>(s.home_write[d], bytes));
   s.home_state[d].store(home_word(tag.round, ok ? kHomeValid : kHomeInvalid), std::memory_order_release);
   s.home_state[d].notify_all();  // wait_while() sleepers
@@ -247,7 +251,7 @@ void Engine::copy_voted_home(Job& job, DataId logical, DataId winner, TileStats&
   const std::uint64_t loc = s.location[winner].load(std::memory_order_acquire);
   if (loc != kNowhere) {
     ReadSlotMessage read{static_cast<SlotId>(loc & 0xffffffffu), tag, bytes};
-    read.checked = known_checksum(job, winner, read.checksum);
+    read.checked = known_checksum(job, tag, read.checksum);
     ok = tiles_[loc >> 32]->read_slot(read, dst);
   }
   if (!ok) {

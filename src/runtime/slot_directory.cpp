@@ -95,7 +95,7 @@ bool Engine::place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot)
   m.tag = tag;
   m.slot = slot;
   m.bytes = bytes;
-  m.checked = known_checksum(job, d, m.checksum);
+  m.checked = known_checksum(job, tag, m.checksum);
   bool placed = false;
   int from = kDriverTile;
   const double start = job.tracing ? job.now() : 0;

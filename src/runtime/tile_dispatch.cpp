@@ -186,9 +186,14 @@ ActorId Engine::finish_actor_message(Runner& r, Job& job, ActorId a, DataTag out
     if (done.rejected > 0) lose_vote(job, static_cast<int>(r.index));
   }
   if (pa.replica != 0) {
-    s.checksum[hot.output] = done.checksum;
-    if (!s.checksum_of.empty())
-      std::atomic_ref<std::uint32_t>(s.checksum_of[hot.output]).store(r.tile->checks_values() ? job.execution + 1 : 0, std::memory_order_relaxed);
+    if (s.checksum_of.empty()) {
+      s.checksum[hot.output] = done.checksum;
+    } else {
+      // The end-to-end check may read it from another runner (a copy of an
+      // earlier round written back as this round's replica finishes).
+      std::atomic_ref<std::uint64_t>(s.checksum[hot.output]).store(done.checksum, std::memory_order_relaxed);
+      std::atomic_ref<std::uint32_t>(s.checksum_of[hot.output]).store(r.tile->checks_values() ? job.execution + 1 : 0, std::memory_order_release);
+    }
   }
   if (!book_once(r, job, a, done.seconds)) {
     // Speculation: the other run of `a` was booked first; this one's output is dropped.
@@ -198,8 +203,8 @@ ActorId Engine::finish_actor_message(Runner& r, Job& job, ActorId a, DataTag out
   if (pa.replica == 0 && !s.checksum_of.empty()) {
     // Written by the booked run only (a speculative copy's twin may finish at
     // the same time), before book_completion() releases the consumers.
-    s.checksum[hot.output] = done.checksum;
-    std::atomic_ref<std::uint32_t>(s.checksum_of[hot.output]).store(r.tile->checks_values() ? job.execution + 1 : 0, std::memory_order_relaxed);
+    std::atomic_ref<std::uint64_t>(s.checksum[hot.output]).store(done.checksum, std::memory_order_relaxed);
+    std::atomic_ref<std::uint32_t>(s.checksum_of[hot.output]).store(r.tile->checks_values() ? job.execution + 1 : 0, std::memory_order_release);
   }
   return book_completion(r, job, a, done.output_slot, output_tag);
 }
