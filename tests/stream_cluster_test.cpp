@@ -333,6 +333,7 @@ TEST(StreamClusterKeys, OnlyAuthorizedWorkersJoinAndTheRunIsEncrypted) {
   ASSERT_TRUE(p.ok());
   WorkerProcesses workers;
   pid_t stranger = 0, plain = 0;
+  int stranger_exit = -1, plain_exit = -1;
   ClusterOptions c;
   c.nodes = 1;
   c.key_file = dir + "/driver.key";
@@ -344,13 +345,18 @@ TEST(StreamClusterKeys, OnlyAuthorizedWorkersJoinAndTheRunIsEncrypted) {
     const int log_fd = ::open((dir + "/plain.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     plain = testing::spawn_process({REDFLOW_CLI, "stream-worker", "--connect", ep, "--connect-timeout", "3"}, {.err_fd = log_fd});
     ::close(log_fd);
+    // The node that runs the program comes only once the two were turned
+    // away: a short program could end first and close the socket under
+    // them, and they would say nothing listened there instead of why.
+    stranger_exit = workers.wait_exit(stranger, 20);
+    plain_exit = workers.wait_exit(plain, 20);
     workers.spawn_cli({"stream-worker", "--connect", ep, "--key", dir + "/node1.key", "--server-key", dir + "/driver.pub"});
   };
   auto r = run_cluster(*p, RunOptions{}, c);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->outputs, mix_expected());
-  EXPECT_EQ(workers.wait_exit(stranger, 10), 1) << "the unlisted worker gives up";
-  EXPECT_EQ(workers.wait_exit(plain, 10), 1) << "the worker without a key gives up";
+  EXPECT_EQ(stranger_exit, 1) << "the unlisted worker gives up";
+  EXPECT_EQ(plain_exit, 1) << "the worker without a key gives up";
   std::ifstream in(dir + "/plain.log");
   const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(said.find("it requires keys and this worker has none; give this worker --key FILE"), std::string::npos) << said;
