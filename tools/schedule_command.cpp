@@ -53,7 +53,7 @@ int schedule_main(const ScheduleArgs& a) {
   std::string calibration = "per-actor runtime overhead (about a microsecond) is not modelled (--no-calibrate), so small graphs run longer "
                             "than estimated";
   if (!a.no_calibrate) {
-    // Issue 16: estimates in the range of measured makespans by default; the measurement is cached, so only the first use pays it.
+    // Estimates in the range of measured makespans by default; the measurement is cached, so only the first use pays it.
     auto overhead = actor_overhead(a.calibrate);
     if (!overhead.ok()) return fail(overhead.status());
     o.actor_overhead_s = overhead->seconds;

@@ -1,7 +1,7 @@
 // Every ZeroMQ socket of the driver/worker link is made here, in one place,
 // so that its options (linger, high-water marks, the largest message
 // accepted) are the same everywhere, and so that security (CURVE keys and the
-// ZAP authenticator, src/net/security*, issue 11) plugs in at one spot.
+// ZAP authenticator, src/net/security*) plugs in at one spot.
 #pragma once
 
 #include <zmq.hpp>

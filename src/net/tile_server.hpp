@@ -1,4 +1,4 @@
-// TileServer: the driver's end of the link to worker processes (issue 11).
+// TileServer: the driver's end of the link to worker processes (docs/remote.md).
 // One ROUTER socket bound at RuntimeOptions::listen, owned by one I/O thread;
 // the engine's threads never touch it. They hand requests (tile-protocol
 // frames for one worker) to the I/O thread through a queue and an eventfd,

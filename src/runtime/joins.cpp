@@ -1,4 +1,4 @@
-// Joins (issue 11): a worker that connects after the runtime started fills
+// Joins (docs/remote.md): a worker that connects after the runtime started fills
 // one of the places kept for it (RuntimeOptions::max_remote_tiles). Its own
 // runner (or execute(), between executions) sends it the actor table and the
 // fault configuration and puts it in service: from then on work stealing

@@ -1,4 +1,4 @@
-// Pipelined dispatch (issue 11). A tile in a worker process answers an actor
+// Pipelined dispatch (docs/remote.md). A tile in a worker process answers an actor
 // message a network round trip later, so one message at a time caps a worker
 // at one actor per round trip, however short the actor. A runner whose tile
 // says pipeline_depth() > 1 keeps up to that many actor messages on the

@@ -1,4 +1,4 @@
-// Speculative copies of stragglers (issue 11). A worker can be slow without
+// Speculative copies of stragglers (docs/remote.md). A worker can be slow without
 // being lost: an overloaded machine, a throttled link. Its runner keeps
 // waiting for the answer while the other tiles run out of work, and the
 // execution ends when the slowest actor does (the "9,994 of 10,000 tasks"

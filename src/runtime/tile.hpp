@@ -6,8 +6,8 @@
 // actor message answered by a completion. The engine holds Tiles, never a
 // concrete tile: LocalTile (local_tile.hpp) answers with direct calls on the
 // caller's thread, WireTile (wire_tile.hpp) encodes every message and answer
-// and hands it to the tile's own executor thread; a worker process (issue 11)
-// will speak the same frames. A tile that is gone answers `lost`.
+// and hands it to the tile's own executor thread; a worker process (RemoteTile)
+// speaks the same frames. A tile that is gone answers `lost`.
 #pragma once
 
 #include <cstddef>
@@ -77,7 +77,7 @@ class Tile {
   // and pays nothing.
   virtual bool checks_values() const { return false; }
 
-  // Pipelining (issue 11): how many actor messages the engine may have sent
+  // Pipelining: how many actor messages the engine may have sent
   // before it takes the first completion back. A tile behind a link (a
   // worker process) answers in the order it was sent, so keeping several on
   // the wire hides the round trip; an in-process tile answers at once and
@@ -93,7 +93,7 @@ class Tile {
     answered_.pop_front();
     return c;
   }
-  // Speculation (issue 11): whether the next completion has come (or the
+  // Speculation: whether the next completion has come (or the
   // tile was lost), waiting at most `timeout_s`; and giving up on it: its
   // answer is dropped when it comes, and next_completion() returns the one
   // after. The default answers at once, so it is always there.

@@ -1,7 +1,7 @@
 // The tile protocol by value (section 4.5 of Kühbacher et al.): every message
 // the driver sends a compute tile and every answer it gets back is plain data
 // (ids, sizes, bytes, names), with a byte encoding that a tile in another
-// process can speak (issue 11: the same frames over ZeroMQ). Nothing here is
+// process can speak (the same frames over ZeroMQ, src/net/). Nothing here is
 // a pointer into the driver: a transfer names its source by tile id, an actor
 // by its index in an actor table sent once per load, fault injection by a
 // spec and a seed.
