@@ -96,12 +96,12 @@ TEST(NetBrokenLink, AWorkerWhoseMessageCannotBeReadIsLostAndItsWorkReRunElsewher
 // takes its HELLO, WELCOMEs it, sends it `kind` with `garbage`, and expects
 // REFUSED naming `named` and the worker to exit 1.
 void expect_refused_and_left(const std::vector<std::string>& args, EnvelopeKind kind, std::uint64_t id, const std::vector<std::byte>& garbage,
-                             const std::string& named) {
+                             const std::string& named, net::Role role = net::Role::kTile) {
   zmq::context_t context;
   testing::Router driver(context);
   WorkerProcesses workers;
   pid_t pid = 0;
-  const std::string worker = testing::start_and_welcome(driver, workers, args, pid);
+  const std::string worker = testing::start_and_welcome(driver, workers, args, pid, role);
   ASSERT_FALSE(worker.empty());
   ASSERT_TRUE(net::send_envelope(driver.socket, kind, id, garbage, worker));
   net::Envelope e;
@@ -115,14 +115,14 @@ void expect_refused_and_left(const std::vector<std::string>& args, EnvelopeKind 
 
 TEST(NetBrokenLink, AWorkerThatCannotReadItsDriversMessageSaysWhyAndLeaves) {
   net::BatchWriter writer;
-  std::vector<std::string> args = {"tile"};
+  std::vector<std::string> args = {"worker"};
   args.insert(args.end(), testing::kWorkerSlots.begin(), testing::kWorkerSlots.end());
   expect_refused_and_left(args, EnvelopeKind::kRequests, 3, short_batch(writer, 1), "REQUESTS");
 }
 
 TEST(NetBrokenLink, AStreamWorkerThatCannotReadItsDriversMessageSaysWhyAndLeaves) {
-  expect_refused_and_left({"stream-worker", "--threads", "1"}, EnvelopeKind::kRequest, 0, std::vector<std::byte>{std::byte{0xee}, std::byte{0}},
-                          "type 238");
+  expect_refused_and_left({"worker", "--cores", "1"}, EnvelopeKind::kRequest, 0, std::vector<std::byte>{std::byte{0xee}, std::byte{0}},
+                          "type 238", net::Role::kNode);
 }
 
 // A stream worker that says HELLO as a real one would, with every built-in
@@ -140,12 +140,10 @@ TEST(NetBrokenLink, AStreamWorkerWhoseMessageCannotBeReadEndsTheRunNamingIt) {
   c.on_listening = [&](const std::string& endpoint) {
     garbler = std::thread([&, endpoint] {
       net::HelloMessage hello;
-      hello.tile_protocol = stream::kStreamHelloProtocol;
+      hello.roles = {{net::Role::kNode, stream::kStreamProtocolVersion}};
       hello.name = "stream-garbler";
       hello.host = "test";
-      hello.slots = 2;
-      hello.slot_bytes = 1;
-      for (const auto& op : reg.names()) hello.functions.push_back({op, 0});
+      hello.operators = reg.names();
       zmq::context_t context;
       zmq::socket_t s(context, zmq::socket_type::dealer);
       testing::connect_and_say_hello(s, endpoint, hello);

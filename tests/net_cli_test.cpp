@@ -1,4 +1,4 @@
-// `redflow run --listen ... --min-tiles N` and `redflow tile --connect`, end
+// `redflow run --listen ... --min-tiles N` and `redflow worker --connect`, end
 // to end as a user types them: the driver prints the endpoint it got, two
 // worker processes connect, and the output file equals the one a plain
 // `redflow run` writes; without workers, --tile-wait ends it with a clear error.
@@ -74,14 +74,16 @@ struct Driver {
 };
 
 // The endpoint a driver started with --listen 'tcp://127.0.0.1:*' printed
-// (empty if it printed none within 20 s).
+// (empty if it printed none within 20 s), without the --lib flags it prints after it.
 std::string printed_endpoint(Driver& driver) {
-  const std::string hint = "redflow tile --connect ";
+  const std::string hint = "redflow worker --connect ";
   if (!driver.read_until(hint, 20)) return {};
   const std::size_t at = driver.seen.find(hint) + hint.size();
   for (int i = 0; i < 100 && driver.seen.find('\n', at) == std::string::npos; ++i) driver.read_until("\n", 0.05);
   const std::size_t end = driver.seen.find('\n', at);
-  return end == std::string::npos ? std::string() : driver.seen.substr(at, end - at);
+  if (end == std::string::npos) return {};
+  const std::string line = driver.seen.substr(at, end - at);
+  return line.substr(0, line.find(' '));
 }
 
 // How many times `part` occurs in `text`.
@@ -105,9 +107,8 @@ TEST_F(NetCli, MinTilesWaitsForTwoWorkersAndWritesTheSameOutput) {
   ASSERT_EQ(ref.exit_code, 0) << ref.output;
   Driver driver({REDFLOW_CLI, "run", demo + "pipeline.dot", "--input", "A=" + demo + "A.bin", "--output", "Y=" + remote.string(),
                  "--listen", "tcp://127.0.0.1:*", "--min-tiles", "2", "--slots", "8", "--slot-bytes", "65536"});
-  ASSERT_TRUE(driver.read_until("redflow tile --connect ", 20)) << driver.seen;
-  const std::size_t at = driver.seen.find("redflow tile --connect ") + 23;
-  const std::string endpoint = driver.seen.substr(at, driver.seen.find('\n', at) - at);
+  const std::string endpoint = printed_endpoint(driver);
+  ASSERT_FALSE(endpoint.empty()) << driver.seen;
   testing::WorkerProcesses workers;
   workers.spawn_n(2, endpoint, testing::kWorkerSlots);
   ASSERT_EQ(driver.wait(30), 0) << driver.seen;
@@ -130,11 +131,19 @@ TEST_F(NetCli, ListenWithoutMinTilesAndTileWithoutConnectAreRefused) {
   auto r = testing::run_cli("run " + demo + "pipeline.dot --input A=" + demo + "A.bin --listen 'tcp://127.0.0.1:*'");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("--min-tiles"), std::string::npos) << r.output;
-  r = testing::run_cli("tile");
+  r = testing::run_cli("worker");
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("--connect"), std::string::npos) << r.output;
+  r = testing::run_cli("worker --connect tcp://127.0.0.1:1 --connect-timeout 0.3");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("no WELCOME"), std::string::npos) << r.output;
+  // The old names are aliases that say what to use instead.
   r = testing::run_cli("tile --connect tcp://127.0.0.1:1 --connect-timeout 0.3");
   EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("use `redflow worker`"), std::string::npos) << r.output;
+  r = testing::run_cli("stream-worker --connect tcp://127.0.0.1:1 --connect-timeout 0.3 --threads 1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("use `redflow worker`"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("no WELCOME"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("nothing accepted a connection there"), std::string::npos) << r.output;
 }
@@ -164,23 +173,23 @@ TEST_F(NetCli, AKeyedDriverRefusesAnUnlistedWorkerAndRunsWithAListedOne) {
   Driver driver(args);
   ASSERT_TRUE(driver.read_until("published in", 20)) << driver.seen;
   // The stranger's key is not listed: the driver never welcomes it, and says so.
-  auto stranger = testing::run_cli("tile --address-file " + addr.string() + " --key " + (dir_ / "stranger.key").string() +
+  auto stranger = testing::run_cli("worker --address-file " + addr.string() + " --key " + (dir_ / "stranger.key").string() +
                                    " --slots 8 --slot-bytes 65536 --connect-timeout 2");
   EXPECT_EQ(stranger.exit_code, 1) << stranger.output;
   EXPECT_NE(stranger.output.find("authorized-keys"), std::string::npos) << stranger.output;
   EXPECT_TRUE(driver.read_until("refused a CURVE peer", 5)) << driver.seen;
   // A plain-text worker is refused too.
-  auto plain_worker = testing::run_cli("tile --address-file " + addr.string() + " --slots 8 --slot-bytes 65536 --connect-timeout 2");
+  auto plain_worker = testing::run_cli("worker --address-file " + addr.string() + " --slots 8 --slot-bytes 65536 --connect-timeout 2");
   EXPECT_EQ(plain_worker.exit_code, 1) << plain_worker.output;
   EXPECT_NE(plain_worker.output.find("needs its own key pair"), std::string::npos) << plain_worker.output;
   // Given the endpoint alone, it is told why no WELCOME came: the driver requires keys and it has none.
   const std::size_t at = driver.seen.find("listening on ") + 13;
   const std::string endpoint = driver.seen.substr(at, driver.seen.find(" (published", at) - at);
-  plain_worker = testing::run_cli("tile --connect " + endpoint + " --slots 8 --slot-bytes 65536 --connect-timeout 2");
+  plain_worker = testing::run_cli("worker --connect " + endpoint + " --slots 8 --slot-bytes 65536 --connect-timeout 2");
   EXPECT_EQ(plain_worker.exit_code, 1) << plain_worker.output;
   EXPECT_NE(plain_worker.output.find("it requires keys and this worker has none; give this worker --key FILE"), std::string::npos)
       << plain_worker.output;
-  auto listed = testing::run_cli("tile --address-file " + addr.string() + " --key " + (dir_ / "listed.key").string() + " --slots 8 --slot-bytes 65536");
+  auto listed = testing::run_cli("worker --address-file " + addr.string() + " --key " + (dir_ / "listed.key").string() + " --slots 8 --slot-bytes 65536");
   EXPECT_EQ(listed.exit_code, 0) << listed.output;
   ASSERT_EQ(driver.wait(20), 0) << driver.seen;
   EXPECT_EQ(slurp(keyed), slurp(plain));
@@ -241,7 +250,7 @@ TEST_F(NetCli, TheDriverLogsWhyItRefusedAWorkerAndTheWorkerSaysWhatItLacked) {
   const std::string endpoint = printed_endpoint(driver);
   ASSERT_FALSE(endpoint.empty()) << driver.seen;
   // Too few slots: the worker is told, and the driver's log says it too.
-  auto small = testing::run_cli("tile --connect " + endpoint + " --name small --slots 4 --slot-bytes 65536 --connect-timeout 10");
+  auto small = testing::run_cli("worker --connect " + endpoint + " --name small --slots 4 --slot-bytes 65536 --connect-timeout 10");
   EXPECT_EQ(small.exit_code, 1) << small.output;
   EXPECT_NE(small.output.find("refused this worker: worker has 4 slots of 65536 bytes; the driver plans with 8 slots of 65536 bytes"),
             std::string::npos) << small.output;
@@ -251,7 +260,7 @@ TEST_F(NetCli, TheDriverLogsWhyItRefusedAWorkerAndTheWorkerSaysWhatItLacked) {
   zmq::context_t context;
   zmq::socket_t other(context, zmq::socket_type::dealer);
   net::HelloMessage hello = testing::fake_tile_hello("other-version");
-  ++hello.tile_protocol;
+  ++hello.roles[0].version;
   testing::connect_and_say_hello(other, endpoint, hello);
   std::string reason;
   for (int i = 0; i < 1000 && reason.empty(); ++i) {
@@ -265,11 +274,11 @@ TEST_F(NetCli, TheDriverLogsWhyItRefusedAWorkerAndTheWorkerSaysWhatItLacked) {
       if (net::decode_envelope(net::part_spans(parts), e, error).ok() && e.kind == net::EnvelopeKind::kRefused && net::decode(e.body, refused).ok())
         reason = refused.reason;
   }
-  EXPECT_NE(reason.find("the worker speaks tile protocol version " + std::to_string(hello.tile_protocol)), std::string::npos) << reason;
+  EXPECT_NE(reason.find("it speaks tile protocol version " + std::to_string(hello.roles[0].version)), std::string::npos) << reason;
   EXPECT_TRUE(driver.read_until("tile server: refused worker 'other-version' (test pid ", 5)) << driver.seen;
-  EXPECT_TRUE(driver.read_until("): the worker speaks tile protocol version", 5)) << driver.seen;
+  EXPECT_TRUE(driver.read_until("): it speaks tile protocol version", 5)) << driver.seen;
   // A worker that fits is welcomed, and the run ends.
-  auto fits = testing::run_cli("tile --connect " + endpoint + " --slots 8 --slot-bytes 65536");
+  auto fits = testing::run_cli("worker --connect " + endpoint + " --slots 8 --slot-bytes 65536");
   EXPECT_EQ(fits.exit_code, 0) << fits.output;
   EXPECT_EQ(driver.wait(20), 0) << driver.seen;
 }
@@ -281,7 +290,9 @@ TEST_F(NetCli, AWorkerWithoutTheGraphsPluginIsToldWhichFunctionItLacks) {
                  "--listen", "tcp://127.0.0.1:*", "--min-tiles", "1", "--slots", "8", "--slot-bytes", "65536"});
   const std::string endpoint = printed_endpoint(driver);
   ASSERT_FALSE(endpoint.empty()) << driver.seen;
-  auto bare = testing::run_cli("tile --connect " + endpoint + " --name bare --slots 8 --slot-bytes 65536");
+  // The line the driver printed to paste names its plugin.
+  EXPECT_NE(driver.seen.find("redflow worker --connect " + endpoint + " --lib " + REDFLOW_TEST_PLUGIN), std::string::npos) << driver.seen;
+  auto bare = testing::run_cli("worker --connect " + endpoint + " --name bare --slots 8 --slot-bytes 65536");
   EXPECT_EQ(bare.exit_code, 1) << bare.output;
   EXPECT_NE(bare.output.find("refused this worker: it lacks actor function 'test.negate', which actor 'n' of graph 'g' needs "
                              "(start it with the same --lib plugins as the driver)"),
@@ -303,7 +314,7 @@ TEST_F(NetCli, AFloodOfMalformedMessagesFromOnePeerIsLoggedInABoundedNumberOfLin
   for (int i = 0; i < kSent; ++i) flood.send(zmq::str_buffer("not an envelope"), zmq::send_flags::none);
   ASSERT_TRUE(driver.read_until("(2000 times)", 20)) << driver.seen;
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the last 500 arrive
-  auto worker = testing::run_cli("tile --connect " + endpoint + " --slots 8 --slot-bytes 65536");
+  auto worker = testing::run_cli("worker --connect " + endpoint + " --slots 8 --slot-bytes 65536");
   EXPECT_EQ(worker.exit_code, 0) << worker.output;
   ASSERT_EQ(driver.wait(20), 0) << driver.seen;
   // The 1st, 10th, 100th, 1000th and 2000th, then the total as the driver ends.

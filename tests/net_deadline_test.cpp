@@ -206,7 +206,7 @@ TEST(NetDeadlineOrphan, AWorkerWhoseDriverDiedExitsWhileItsActorStillRuns) {
   const std::string log = dir + "/worker.log";
   const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   ASSERT_GE(log_fd, 0);
-  const pid_t worker = testing::spawn_process({REDFLOW_CLI, "--log-level", "info", "tile", "--address-file", addr, "--lib", REDFLOW_TEST_PLUGIN},
+  const pid_t worker = testing::spawn_process({REDFLOW_CLI, "--log-level", "info", "worker", "--address-file", addr, "--lib", REDFLOW_TEST_PLUGIN},
                                               {.err_fd = log_fd});
   ::close(log_fd);
   ASSERT_GT(worker, 0);

@@ -160,7 +160,7 @@ TEST(NetEnvelope, AnOversizedControlBodyIsRefused) {
 
 TEST(NetMessages, HelloWelcomeAndRefusedRoundTrip) {
   HelloMessage h;
-  h.tile_protocol = 1;
+  h.roles = {{Role::kTile, 1}, {Role::kNode, 2}, {Role::kTaskManager, 3}};
   h.name = "node7";
   h.host = "example";
   h.pid = 4242;
@@ -170,6 +170,7 @@ TEST(NetMessages, HelloWelcomeAndRefusedRoundTrip) {
   h.functions = describe_functions(Registry::with_builtins(), "built-in");
   h.peer_port = 41234;
   h.public_key = std::string(40, 'p');
+  h.operators = {"counter", "collect"};
   ASSERT_FALSE(h.functions.empty());
   std::vector<std::byte> bytes;
   encode(h, bytes);
@@ -181,7 +182,7 @@ TEST(NetMessages, HelloWelcomeAndRefusedRoundTrip) {
   bytes.push_back(std::byte{0});
   EXPECT_FALSE(decode(bytes, back).ok());
 
-  WelcomeMessage w{3, 9, 50, 200, {std::string(40, 'k'), std::string(40, 'q')}};
+  WelcomeMessage w{Role::kTaskManager, 3, 9, 50, 200, {std::string(40, 'k'), std::string(40, 'q')}, {std::byte{1}, std::byte{2}}};
   bytes.clear();
   encode(w, bytes);
   WelcomeMessage wb;
@@ -191,6 +192,13 @@ TEST(NetMessages, HelloWelcomeAndRefusedRoundTrip) {
   bytes.clear();
   encode(w, bytes);
   EXPECT_FALSE(decode(bytes, wb).ok());
+  w.heartbeat_timeout_ms = 200;
+  bytes.clear();
+  encode(w, bytes);
+  bytes[0] = std::byte{kMaxRole + 1};  // a role no worker serves
+  Status unknown = decode(bytes, wb);
+  EXPECT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.message().find("role 4"), std::string::npos) << unknown.message();
 
   RefusedMessage r{"too many"};
   bytes.clear();
@@ -202,7 +210,7 @@ TEST(NetMessages, HelloWelcomeAndRefusedRoundTrip) {
 
 TEST(NetMessages, AHelloWithImpossibleSlotsOrAHugeCountIsRefused) {
   HelloMessage h;
-  h.tile_protocol = 1;
+  h.roles = {{Role::kTile, 1}};
   h.slots = 1;
   h.slot_bytes = 1;
   std::vector<std::byte> bytes;
@@ -216,12 +224,39 @@ TEST(NetMessages, AHelloWithImpossibleSlotsOrAHugeCountIsRefused) {
   bytes.clear();
   encode(h, bytes);
   const std::uint32_t huge = 1u << 15;
-  // The count is the field before the peer port and the (empty) public key.
-  ASSERT_TRUE(h.functions.empty() && h.public_key.empty());
-  std::memcpy(bytes.data() + bytes.size() - 12, &huge, 4);
+  // The count is the field before the (empty) operators, the peer port and the (empty) public key.
+  ASSERT_TRUE(h.functions.empty() && h.operators.empty() && h.public_key.empty());
+  std::memcpy(bytes.data() + bytes.size() - 16, &huge, 4);
   s = decode(bytes, back);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("truncated"), std::string::npos) << s.message();
+}
+
+// Roles: a HELLO offers each at most once, each at a version; a driver's
+// refusal says what the worker serves and what was wanted.
+TEST(NetMessages, AHelloOffersRolesOnceAndADriverSaysWhichItWanted) {
+  HelloMessage h;
+  h.roles = {{Role::kNode, 1}};
+  h.name = "n";
+  std::vector<std::byte> bytes;
+  encode(h, bytes);
+  HelloMessage back;
+  ASSERT_TRUE(decode(bytes, back).ok()) << "a node needs no slots";
+  EXPECT_EQ(role_refusal(back, Role::kNode, 1), "");
+  const std::string other = role_refusal(back, Role::kTile, 5);
+  EXPECT_NE(other.find("it serves stream node (protocol 1), not tile"), std::string::npos) << other;
+  const std::string version = role_refusal(back, Role::kNode, 2);
+  EXPECT_NE(version.find("it speaks stream node protocol version 1; the driver speaks 2"), std::string::npos) << version;
+
+  for (const std::vector<RoleOffer>& bad : {std::vector<RoleOffer>{}, std::vector<RoleOffer>{{Role::kNode, 1}, {Role::kNode, 1}},
+                                           std::vector<RoleOffer>{{Role::kNode, 0}}, std::vector<RoleOffer>{{static_cast<Role>(9), 1}}}) {
+    h.roles = bad;
+    bytes.clear();
+    encode(h, bytes);
+    Status s = decode(bytes, back);
+    EXPECT_FALSE(s.ok()) << describe_roles(bad);
+    EXPECT_NE(s.message().find("malformed"), std::string::npos) << s.message();
+  }
 }
 
 }  // namespace

@@ -56,7 +56,8 @@ struct Router {
 // Starts a real worker, `redflow ARGS[0] --connect <driver> ARGS[1..]`,
 // takes its HELLO and WELCOMEs it as tile 0 (heartbeats every 100 ms, 2 s
 // timeout); its routing id, empty (a failure added) if it said nothing.
-inline std::string start_and_welcome(Router& driver, WorkerProcesses& workers, std::vector<std::string> args, pid_t& pid) {
+inline std::string start_and_welcome(Router& driver, WorkerProcesses& workers, std::vector<std::string> args, pid_t& pid,
+                                     net::Role role = net::Role::kTile) {
   args.insert(args.begin() + 1, {"--connect", driver.endpoint});
   pid = workers.spawn_cli(args);
   net::Envelope e;
@@ -66,7 +67,12 @@ inline std::string start_and_welcome(Router& driver, WorkerProcesses& workers, s
   }
   const std::string worker = driver.sender();
   std::vector<std::byte> body;
-  net::encode(net::WelcomeMessage{0, 1, 100, 2000, {}}, body);
+  net::WelcomeMessage welcome;
+  welcome.role = role;
+  welcome.incarnation = 1;
+  welcome.heartbeat_interval_ms = 100;
+  welcome.heartbeat_timeout_ms = 2000;
+  net::encode(welcome, body);
   EXPECT_TRUE(net::send_envelope(driver.socket, net::EnvelopeKind::kWelcome, 0, body, worker));
   return worker;
 }
@@ -74,7 +80,7 @@ inline std::string start_and_welcome(Router& driver, WorkerProcesses& workers, s
 // HELLO of a worker named `name` with 8 slots of 64 KiB and the built-ins.
 inline net::HelloMessage fake_tile_hello(const std::string& name) {
   net::HelloMessage hello;
-  hello.tile_protocol = runtime::kTileProtocolVersion;
+  hello.roles = {{net::Role::kTile, runtime::kTileProtocolVersion}};
   hello.name = name;
   hello.host = "test";
   hello.pid = static_cast<std::uint32_t>(::getpid());

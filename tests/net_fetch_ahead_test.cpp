@@ -149,7 +149,7 @@ TEST(NetFetchAhead, TheActorBehindAFetchWaitsForItsValueAndAFetchThatFindsNothin
   FakeDriver driver(context);
   FakePeer peer(context);
   WorkerProcesses workers;
-  std::vector<std::string> args = {"tile"};
+  std::vector<std::string> args = {"worker"};
   args.insert(args.end(), testing::kWorkerSlots.begin(), testing::kWorkerSlots.end());
   pid_t pid = 0;
   driver.worker = testing::start_and_welcome(driver.router, workers, args, pid);

@@ -174,8 +174,8 @@ TEST_F(NetLaunchTest, AStaleFileFromADeadDriverIsReportedNotWaitedOn) {
 TEST_F(NetLaunchTest, OnlyTheFirstClaimWinsAndOnlyItsOwnerPublishesOrRemoves) {
   auto first = claim_address_file(path("a.address"));
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  EXPECT_EQ(*first, Role::kDriver);
-  EXPECT_EQ(*claim_address_file(path("a.address")), Role::kWorker);
+  EXPECT_EQ(*first, Claim::kDriver);
+  EXPECT_EQ(*claim_address_file(path("a.address")), Claim::kWorker);
   ASSERT_TRUE(publish_address(path("a.address"), {.endpoint = "tcp://127.0.0.1:7"}).ok());
   auto r = wait_for_address(path("a.address"), 1s);
   ASSERT_TRUE(r.ok()) << r.status().ToString();

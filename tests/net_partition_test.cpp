@@ -58,7 +58,7 @@ TEST(NetPartition, AWorkerCutOffInANamespaceIsLostAndItsWorkReRun) {
   o.key_file = (dir / "driver.key").string();
   o.authorized_keys_file = (dir / "workers.keys").string();
   o.on_listening = [&](const std::string& endpoint) {
-    ns.spawn({REDFLOW_CLI, "tile", "--connect", endpoint, "--slots", "8", "--slot-bytes", "65536", "--key", (dir / "node.key").string(),
+    ns.spawn({REDFLOW_CLI, "worker", "--connect", endpoint, "--slots", "8", "--slot-bytes", "65536", "--key", (dir / "node.key").string(),
               "--server-key", (dir / "driver.pub").string(), "--connect-timeout", "20"},
              (dir / "worker.out").string());
   };

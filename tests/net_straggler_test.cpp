@@ -75,7 +75,7 @@ TEST(NetStraggler, AWorkerBehindAThrottledLinkIsOvertakenByTheIdleTile) {
   };
   o.on_listening = [&](const std::string& endpoint) {
     fast.spawn(endpoint, worker("fast"));
-    std::vector<std::string> argv = {REDFLOW_CLI, "tile", "--connect", endpoint, "--connect-timeout", "20"};
+    std::vector<std::string> argv = {REDFLOW_CLI, "worker", "--connect", endpoint, "--connect-timeout", "20"};
     const auto flags = worker("slow");
     argv.insert(argv.end(), flags.begin(), flags.end());
     ns.spawn(argv, (dir / "slow.out").string());

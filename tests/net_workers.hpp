@@ -1,4 +1,4 @@
-// Real worker processes for the remote-tile tests: `redflow tile --connect`
+// Real worker processes for the remote-tile tests: `redflow worker --connect`
 // started by the test with fork/exec, their PIDs tracked, and every one still
 // running killed (SIGKILL) and reaped when the fixture goes, even after a
 // failed assertion. Plus a graph of built-in actors only, which the workers'
@@ -39,9 +39,9 @@ class WorkerProcesses {
     pids_.clear();
   }
 
-  // Starts `redflow tile --connect endpoint` with `extra` flags; returns its PID.
+  // Starts `redflow worker --connect endpoint` with `extra` flags; returns its PID.
   pid_t spawn(const std::string& endpoint, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {"tile", "--connect", endpoint, "--connect-timeout", "20"};
+    std::vector<std::string> args = {"worker", "--connect", endpoint, "--connect-timeout", "20"};
     args.insert(args.end(), extra.begin(), extra.end());
     return spawn_cli(std::move(args));
   }

@@ -60,7 +60,7 @@ TEST_F(StreamCli, BadInputIsANamedError) {
   auto a = run_cli("place " + kStreams + "sum.dot --algo fastest");
   EXPECT_NE(a.exit_code, 0);
   EXPECT_NE(a.output.find("fastest"), std::string::npos) << a.output;
-  auto w = run_cli("stream-worker --threads 2");
+  auto w = run_cli("worker --cores 2");
   EXPECT_EQ(w.exit_code, 1);
   EXPECT_NE(w.output.find("give the driver's endpoint: --connect ADDR or --address-file FILE"), std::string::npos) << w.output;
   auto l = run_cli("stream " + kStreams + "sum.dot --min-tiles 2");
@@ -72,7 +72,7 @@ TEST_F(StreamCli, BadInputIsANamedError) {
   auto m = run_cli("place " + kStreams + "sum.dot --algo smart_min");
   EXPECT_EQ(m.exit_code, 1);
   EXPECT_NE(m.output.find("give --profile"), std::string::npos) << m.output;
-  for (const char* sub : {"stream", "place", "stream-worker"}) {
+  for (const char* sub : {"stream", "place", "worker"}) {
     auto h = run_cli(std::string(sub) + " --help");
     EXPECT_EQ(h.exit_code, 0);
     EXPECT_NE(h.output.find("Examples:\n  redflow " + std::string(sub)), std::string::npos) << h.output;

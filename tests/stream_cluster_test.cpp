@@ -1,4 +1,4 @@
-// Stream programs over real worker processes (`redflow stream-worker`) on
+// Stream programs over real worker processes (`redflow worker`) on
 // loopback: results equal the local run for every placement algorithm, node
 // count (1-4) and local mode, with and without aggregation and two-level
 // buffering; a worker killed mid-stream is an error naming it; a worker that
@@ -72,7 +72,7 @@ class StreamCluster : public ::testing::TestWithParam<const char*> {
     c.nodes = nodes;
     c.wait_s = 20;
     c.on_listening = [&](const std::string& endpoint) {
-      for (unsigned n = 0; n < nodes; ++n) workers.spawn_cli({"stream-worker", "--connect", endpoint, "--threads", "2", "--name", "w" + std::to_string(n)});
+      for (unsigned n = 0; n < nodes; ++n) workers.spawn_cli({"worker", "--connect", endpoint, "--cores", "2", "--name", "w" + std::to_string(n)});
     };
     RunOptions o;
     o.mode = mode;
@@ -170,7 +170,7 @@ TEST(StreamClusterApps, TheWaveletEncoderOverThreeNodesEqualsTheSequentialEncode
   c.nodes = 3;
   c.place = "smart";
   c.on_listening = [&](const std::string& ep) {
-    for (int n = 0; n < 3; ++n) workers.spawn_cli({"stream-worker", "--connect", ep, "--threads", "1"});
+    for (int n = 0; n < 3; ++n) workers.spawn_cli({"worker", "--connect", ep, "--cores", "1"});
   };
   auto r = run_cluster(*p, RunOptions{}, c);
   std::filesystem::remove_all(dir);
@@ -211,7 +211,7 @@ TEST(StreamClusterSwitches, AggregationAndTwoLevelBufferingCanBeSwitchedOffWitho
     WorkerProcesses workers;
     c.nodes = 3;
     c.on_listening = [&](const std::string& ep) {
-      for (int n = 0; n < 3; ++n) workers.spawn_cli({"stream-worker", "--connect", ep, "--threads", "1"});
+      for (int n = 0; n < 3; ++n) workers.spawn_cli({"worker", "--connect", ep, "--cores", "1"});
     };
     auto r = run_cluster(*p, RunOptions{}, c);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -243,8 +243,8 @@ TEST(StreamClusterFaults, AWorkerKilledMidStreamIsAnErrorNamingIt) {
   c.place = "smart";
   c.heartbeat_timeout_s = 2;
   c.on_listening = [&](const std::string& ep) {
-    survivor = workers.spawn_cli({"stream-worker", "--connect", ep, "--name", "steady"});
-    victim = workers.spawn_cli({"stream-worker", "--connect", ep, "--name", "victim"});
+    survivor = workers.spawn_cli({"worker", "--connect", ep, "--name", "steady"});
+    victim = workers.spawn_cli({"worker", "--connect", ep, "--name", "victim"});
   };
   std::thread killer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
@@ -274,7 +274,7 @@ TEST(StreamClusterFaults, AnOperatorFailingOnANodeIsAnErrorNamingIt) {
   ClusterOptions c;
   c.nodes = 2;
   c.on_listening = [&](const std::string& ep) {
-    for (int n = 0; n < 2; ++n) pids[n] = workers.spawn_cli({"stream-worker", "--connect", ep, "--name", "n" + std::to_string(n)});
+    for (int n = 0; n < 2; ++n) pids[n] = workers.spawn_cli({"worker", "--connect", ep, "--name", "n" + std::to_string(n)});
   };
   auto r = run_cluster(*p, RunOptions{}, c);
   ASSERT_FALSE(r.ok());
@@ -295,10 +295,10 @@ TEST(StreamClusterFaults, MissingWorkersAreANamedErrorAfterTheWait) {
   auto r = run_cluster(*p, RunOptions{}, c);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("0 came"), std::string::npos) << r.status().ToString();
-  EXPECT_NE(r.status().message().find("redflow stream-worker --connect tcp://127.0.0.1:"), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("redflow worker --connect tcp://127.0.0.1:"), std::string::npos) << r.status().ToString();
 }
 
-// `redflow tile` is a worker of graphs, not streams: the driver refuses it by name.
+// `redflow tile` (the worker that serves only as a tile) is refused by a stream driver, by name and role.
 TEST(StreamClusterFaults, ATileWorkerIsRefusedByName) {
   const auto reg = OperatorRegistry::with_builtins();
   auto p = Program::from_dot(kMix, reg);
@@ -311,7 +311,7 @@ TEST(StreamClusterFaults, ATileWorkerIsRefusedByName) {
   auto r = run_cluster(*p, RunOptions{}, c);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("'graph-tile'"), std::string::npos) << r.status().ToString();
-  EXPECT_NE(r.status().message().find("not a stream worker"), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("not stream node"), std::string::npos) << r.status().ToString();
   EXPECT_EQ(workers.wait_exit(tile, 10), 1);
 }
 
@@ -339,18 +339,18 @@ TEST(StreamClusterKeys, OnlyAuthorizedWorkersJoinAndTheRunIsEncrypted) {
   c.key_file = dir + "/driver.key";
   c.authorized_keys_file = dir + "/workers.keys";
   c.on_listening = [&](const std::string& ep) {
-    stranger = workers.spawn_cli({"stream-worker", "--connect", ep, "--key", dir + "/stranger.key", "--server-key", dir + "/driver.pub",
+    stranger = workers.spawn_cli({"worker", "--connect", ep, "--key", dir + "/stranger.key", "--server-key", dir + "/driver.pub",
                                   "--connect-timeout", "3"});
     // One without a key, its stderr kept: it is told why no WELCOME came.
     const int log_fd = ::open((dir + "/plain.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    plain = testing::spawn_process({REDFLOW_CLI, "stream-worker", "--connect", ep, "--connect-timeout", "3"}, {.err_fd = log_fd});
+    plain = testing::spawn_process({REDFLOW_CLI, "worker", "--connect", ep, "--connect-timeout", "3"}, {.err_fd = log_fd});
     ::close(log_fd);
     // The node that runs the program comes only once the two were turned
     // away: a short program could end first and close the socket under
     // them, and they would say nothing listened there instead of why.
     stranger_exit = workers.wait_exit(stranger, 20);
     plain_exit = workers.wait_exit(plain, 20);
-    workers.spawn_cli({"stream-worker", "--connect", ep, "--key", dir + "/node1.key", "--server-key", dir + "/driver.pub"});
+    workers.spawn_cli({"worker", "--connect", ep, "--key", dir + "/node1.key", "--server-key", dir + "/driver.pub"});
   };
   auto r = run_cluster(*p, RunOptions{}, c);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -373,7 +373,7 @@ TEST(StreamClusterTrace, SpansComeBackFromEveryNode) {
   ClusterOptions c;
   c.nodes = 2;
   c.on_listening = [&](const std::string& ep) {
-    for (int n = 0; n < 2; ++n) workers.spawn_cli({"stream-worker", "--connect", ep, "--name", "t" + std::to_string(n)});
+    for (int n = 0; n < 2; ++n) workers.spawn_cli({"worker", "--connect", ep, "--name", "t" + std::to_string(n)});
   };
   RunOptions o;
   o.trace = true;

@@ -47,8 +47,8 @@ Status proxied_stream_error(const ProxyRule& rule, int& applied) {
     proxy = std::make_unique<WireProxy>(ep);
     hit = proxy->add(rule);
     proxy->start();
-    workers.spawn_cli({"stream-worker", "--connect", ep, "--name", "direct"});
-    workers.spawn_cli({"stream-worker", "--connect", proxy->endpoint(), "--name", "proxied"});
+    workers.spawn_cli({"worker", "--connect", ep, "--name", "direct"});
+    workers.spawn_cli({"worker", "--connect", proxy->endpoint(), "--name", "proxied"});
   };
   Status error;
   testing::within_seconds(60, "a stream run with a garbled message", [&] {

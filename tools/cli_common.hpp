@@ -105,6 +105,7 @@ Command add_run_command(CLI::App& app);
 Command add_graph_command(CLI::App& app);
 Command add_actors_command(CLI::App& app);
 Command add_tile_command(CLI::App& app);
+Command add_worker_command(CLI::App& app);
 Command add_schedule_command(CLI::App& app);
 Command add_campaign_command(CLI::App& app);
 Command add_gen_command(CLI::App& app);

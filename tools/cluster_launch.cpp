@@ -58,13 +58,13 @@ Result<LaunchPlan> plan_launch(const LaunchArgs& args) {
     if (driver) {
       auto claim = net::claim_address_file(file);
       if (!claim.ok()) return claim.status();
-      if (*claim != net::Role::kDriver)
+      if (*claim != net::Claim::kDriver)
         return Status::InvalidArgument(fmt::format("{}: the address file {} already exists (left by an earlier job? remove it)", plan.who, file));
     }
   } else if (!file.empty()) {
     auto claim = net::claim_address_file(file);
     if (!claim.ok()) return claim.status();
-    driver = *claim == net::Role::kDriver;
+    driver = *claim == net::Claim::kDriver;
     plan.who = driver ? "the first starter" : "a later starter";
   } else {
     return plan;  // a plain run
@@ -95,8 +95,13 @@ void DriverConnection::add_flags(CLI::App* sub) {
       ->capture_default_str();
 }
 
-Status DriverConnection::resolve() {
+Status DriverConnection::check() const {
   if (connect.empty() == address_file.empty()) return Status::InvalidArgument("give the driver's endpoint: --connect ADDR or --address-file FILE");
+  return Status::Ok();
+}
+
+Status DriverConnection::resolve() {
+  REDFLOW_RETURN_IF_ERROR(check());
   if (address_file.empty()) return Status::Ok();
   auto record = net::wait_for_address(address_file, std::chrono::milliseconds(static_cast<long>(timeout_s * 1000)));
   if (!record.ok()) return record.status();

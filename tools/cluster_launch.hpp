@@ -52,7 +52,7 @@ struct LaunchPlan {
 // Decides this process's part. A worker has waited for the driver's address.
 Result<LaunchPlan> plan_launch(const LaunchArgs& args);
 
-// How a worker process finds its driver (redflow tile, redflow stream-worker):
+// How a worker process finds its driver (redflow worker):
 // the flags --connect or --address-file, --key, --server-key and
 // --connect-timeout, and resolve(), which checks that one of the first two
 // was given and, for --address-file, waits for the driver's record and takes
@@ -62,6 +62,9 @@ struct DriverConnection {
   net::SecurityOptions security;
   double timeout_s = 30;
   void add_flags(CLI::App* sub);
+  // Exactly one of --connect and --address-file was given.
+  Status check() const;
+  // check(), then, with --address-file, waits for the file and reads the endpoint (and key) from it.
   Status resolve();
 };
 

@@ -38,7 +38,7 @@ Command add_keygen_command(CLI::App& app) {
       "  redflow keygen --out driver                      # driver.key, driver.pub\n"
       "  redflow keygen --out node17 && echo \"$(cat node17.pub) node17\" >> workers.keys\n"
       "  redflow run g.dot --listen tcp://0.0.0.0:7000 --key driver.key --authorized-keys workers.keys ...\n"
-      "  redflow tile --connect tcp://head:7000 --key node17.key --server-key driver.pub\n"
+      "  redflow worker --connect tcp://head:7000 --key node17.key --server-key driver.pub\n"
       "See docs/security.md.");
   sub->add_option("--out", a->out, "Path prefix of the two files written")->capture_default_str();
   sub->add_flag("--force", a->force, "Replace an existing key pair (its workers or driver must then get the new .pub)");

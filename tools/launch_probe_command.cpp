@@ -139,7 +139,7 @@ int probe_main(const ProbeArgs& a) {
     if (driver) {
       auto claim = net::claim_address_file(file);
       if (!claim.ok()) return fail(claim.status());
-      if (*claim != net::Role::kDriver)
+      if (*claim != net::Claim::kDriver)
         return fail(Status::InvalidArgument(fmt::format("rank 0: address file {} already exists (left by an earlier job? remove it)", file)));
     }
   } else {
@@ -147,7 +147,7 @@ int probe_main(const ProbeArgs& a) {
       return fail(Status::InvalidArgument("no launcher found (mpirun, srun, PMI) and no --address-file or --connect: nothing to meet through"));
     auto claim = net::claim_address_file(file);
     if (!claim.ok()) return fail(claim.status());
-    driver = *claim == net::Role::kDriver;
+    driver = *claim == net::Claim::kDriver;
     if (tiles < 0) tiles = 1;
   }
   if (driver) {

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
       redflow::cli::add_place_command(app),
       redflow::cli::add_difftest_command(app),
       redflow::cli::add_tile_command(app),
+      redflow::cli::add_worker_command(app),
       redflow::cli::add_keygen_command(app),
       redflow::cli::add_launch_probe_command(app),
   };

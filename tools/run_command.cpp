@@ -95,13 +95,15 @@ int run(const RunArgs& a) {
     options->key_file = a.security.key_file;
     options->authorized_keys_file = a.security.authorized_keys_file;
     PublishedAddress* address = plan->address.get();
-    options->on_listening = [n = min_tiles, address, security = a.security](const std::string& endpoint) {
+    std::string libs;  // the worker needs the driver's plugins to run its actors
+    for (const auto& lib : a.runtime.libs) libs += " --lib " + lib;
+    options->on_listening = [n = min_tiles, address, security = a.security, libs](const std::string& endpoint) {
       if (address != nullptr) {
         if (Status s = address->publish(endpoint, security); !s.ok()) spdlog::error("redflow: {}", s.message());
         fmt::print(stderr, "redflow: listening on {} (published in {}); waiting for {} remote tile(s)\n", endpoint, address->path(), n);
         return;
       }
-      fmt::print(stderr, "redflow: listening on {}; waiting for {} remote tile(s): redflow tile --connect {}\n", endpoint, n, endpoint);
+      fmt::print(stderr, "redflow: listening on {}; waiting for {} remote tile(s): redflow worker --connect {}{}\n", endpoint, n, endpoint, libs);
     };
   }
   auto graph = Graph::from_dot_file(a.graph);
@@ -181,7 +183,7 @@ Command add_run_command(CLI::App& app) {
   run_cmd->footer("Examples:\n"
                   "  redflow run examples/demo/pipeline.dot --input A=examples/demo/A.bin --print\n"
                   "  redflow run g.dot --input X=x.bin --output Y=y.bin --scheduler steal --repeat 100 --stats s.json --trace t.json\n"
-                  "  redflow run g.dot -i X=x.bin --listen 'tcp://127.0.0.1:*' --min-tiles 2 --tiles 1   (then: redflow tile --connect ADDR)\n"
+                  "  redflow run g.dot -i X=x.bin --listen 'tcp://127.0.0.1:*' --min-tiles 2 --tiles 1   (then: redflow worker --connect ADDR)\n"
                   "  redflow run g.dot -i X=x.bin --listen 'tcp://0.0.0.0:7000' --min-tiles 4 --key driver.key --authorized-keys workers.txt\n"
                   "  mpirun -n 3 redflow run g.dot -i X=x.bin -o Y=y.bin --rendezvous-dir $HOME/jobs   (rank 0 drives, 2 tiles)\n"
                   "  redflow run g.dot -i X=x.bin -o Y=y.bin --address-file /shared/job.addr --min-tiles 2   (start it 3 times)\n"
@@ -206,7 +208,7 @@ Command add_run_command(CLI::App& app) {
   run_cmd->add_option("--gantt", ra->gantt, "Write the last execution as a Gantt chart (default: none)")->type_name("FILE.svg");
   run_cmd->add_option("--listen", ra->listen,
                       "Serve remote tiles: bind a ZeroMQ endpoint (e.g. tcp://127.0.0.1:* for a free port, printed) for worker "
-                      "processes (`redflow tile --connect`); --tiles then counts local tiles and defaults to 0 (docs/remote.md; default: none, "
+                      "processes (`redflow worker --connect`); --tiles then counts local tiles and defaults to 0 (docs/remote.md; default: none, "
                       "every tile local)")
       ->type_name("ADDR");
   run_cmd->add_option("--min-tiles", ra->min_tiles, "With --listen (required there): remote tiles to wait for before running")->check(CLI::Range(1u, 1024u));

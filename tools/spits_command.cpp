@@ -112,7 +112,7 @@ void print_report(const spits::Report& r) {
 int rendezvous(SpitsArgs& a, unsigned workers) {
   auto role = net::claim_address_file(a.address_file);
   if (!role.ok()) return fail(role.status());
-  if (*role == net::Role::kDriver) {
+  if (*role == net::Claim::kDriver) {
     a.announce = std::filesystem::absolute(a.address_file + ".tms").string();
     if (Status s = spits::publish_announce_list(a.address_file, a.announce); !s.ok()) return fail(s);
     return -1;

@@ -64,7 +64,7 @@ Command add_stream_command(CLI::App& app) {
               "  redflow stream examples/streams/compute_heavy.dot --trace run.json --gantt run.svg   (open run.json in ui.perfetto.dev)\n"
               "Over worker processes (one node each; tokens that cross nodes go through this driver):\n"
               "  redflow stream examples/streams/sum.dot --listen 'tcp://127.0.0.1:*' --min-tiles 2 --place smart\n"
-              "      (then, twice: redflow stream-worker --connect ADDR)\n"
+              "      (then, twice: redflow worker --connect ADDR)\n"
               "  redflow stream p.dot --address-file /shared/job.addr --min-tiles 3 --place topological   (start it 4 times)\n"
               "  redflow stream p.dot --listen 'tcp://127.0.0.1:*' --min-tiles 4 --place smart_min --place-profile prof.json\n"
               "Exit status: 0 when every operator finished; 1 on an invalid program, an operator error, a deadlock,\n"
@@ -81,7 +81,7 @@ Command add_stream_command(CLI::App& app) {
       ->type_name("FILE.json");
   sub->add_option("--gantt", a->gantt, "Write the same as a Gantt chart (SVG): a row per node, a box per firing span")->type_name("FILE.svg");
   auto* cluster = "Over worker processes";
-  sub->add_option("--listen", a->listen, "Listen here for `redflow stream-worker`s (anything but loopback needs --key and --authorized-keys)")
+  sub->add_option("--listen", a->listen, "Listen here for `redflow worker`s (anything but loopback needs --key and --authorized-keys)")
       ->type_name("ADDR")
       ->group(cluster);
   sub->add_option("--min-tiles", a->min_tiles, "Worker processes (nodes) to wait for and place the operators on")->check(CLI::Range(1u, 1024u))->group(cluster);
@@ -141,7 +141,7 @@ Command add_stream_command(CLI::App& app) {
                   fmt::print(stderr, "redflow: listening on {} (published in {}); waiting for {} stream worker(s)\n", endpoint, address->path(), n);
                   return;
                 }
-                fmt::print(stderr, "redflow: listening on {}; waiting for {} stream worker(s): redflow stream-worker --connect {}\n", endpoint, n, endpoint);
+                fmt::print(stderr, "redflow: listening on {}; waiting for {} stream worker(s): redflow worker --connect {}\n", endpoint, n, endpoint);
               };
               auto bar = std::make_shared<Progress>("stream", c.nodes);
               c.on_progress = [bar, seen = 0u](unsigned done, std::uint64_t relayed) mutable {

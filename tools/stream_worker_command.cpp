@@ -20,21 +20,14 @@ struct StreamWorkerArgs {
 
 Command add_stream_worker_command(CLI::App& app) {
   auto a = std::make_shared<StreamWorkerArgs>();
-  auto* sub = app.add_subcommand("stream-worker", "Serve as one node of a stream program run over worker processes (`redflow stream --listen`).");
-  sub->footer("The driver places operators on its nodes and sends each node its part; this process runs its part on a pool of\n"
-              "--threads (or one thread per operator, as the driver says) and its main thread does all network traffic.\n"
-              "It has the built-in operators; the driver refuses it if the program uses one it lacks.\n"
-              "Exit status: 0 after the driver's BYE once its part finished; 1 when refused, when no driver welcomed it\n"
-              "within --connect-timeout, when its part failed, or when the run ended early (another node failed or was lost).\n"
-              "Examples:\n"
-              "  redflow stream-worker --connect tcp://127.0.0.1:PORT   (the endpoint `redflow stream --listen` printed)\n"
-              "  redflow stream examples/streams/sum.dot --listen 'tcp://127.0.0.1:*' --min-tiles 2 &   (then two workers)\n"
-              "  redflow stream-worker --address-file /shared/job.addr --threads 4 --name node7\n"
-              "  redflow stream-worker --connect tcp://driver:7000 --key node7.key --server-key driver.pub   (docs/security.md)");
+  auto* sub = app.add_subcommand("stream-worker", "Alias of `redflow worker` that serves only as a stream node (use `redflow worker`).");
+  sub->footer("`redflow worker` serves every model (a tile, a stream node); this alias offers only the node. Its --threads\n"
+              "is the worker's --cores. Example: redflow worker --connect tcp://127.0.0.1:5555 --cores 4   (docs/streams.md)");
   a->driver.add_flags(sub);
   sub->add_option("--threads", a->worker.threads, "Pool threads for this node's operators (default: one per hardware thread)")->check(CLI::Range(1u, 1024u));
   sub->add_option("--name", a->worker.name, "How the driver's report and errors name this worker (default: HOST:PID)");
   return {sub, [a] {
+            fmt::print(stderr, "redflow: `redflow stream-worker` serves only as a stream node; use `redflow worker` (--threads is --cores), which serves every model\n");
             if (Status s = a->driver.resolve(); !s.ok()) return fail(s);
             a->worker.connect = a->driver.connect;
             a->worker.security = a->driver.security;

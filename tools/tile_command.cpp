@@ -20,18 +20,9 @@ struct TileArgs {
 
 Command add_tile_command(CLI::App& app) {
   auto a = std::make_shared<TileArgs>();
-  auto* sub = app.add_subcommand("tile", "Serve one remote tile to a driver (`redflow run --listen`) until it says BYE.");
-  sub->footer("The driver prints the endpoint it listens on; start as many workers as its --min-tiles.\n"
-              "A worker has the built-in actors and those of its --lib plugins (give it the driver's).\n"
-              "Its --slots and --slot-bytes must be at least the driver's, or it is refused.\n"
-              "Exit status: 0 after the driver's BYE; 1 when refused, when no driver welcomed it within\n"
-              "--connect-timeout, or when the driver went silent (it does not reconnect by itself).\n"
-              "Examples:\n"
-              "  redflow run g.dot --listen tcp://127.0.0.1:5555 --min-tiles 2 -i X=x.bin &\n"
-              "  redflow tile --connect tcp://127.0.0.1:5555 & redflow tile --connect tcp://127.0.0.1:5555\n"
-              "  redflow tile --connect tcp://127.0.0.1:5555 --cores 4 --lib ./my_actors.so --name node7\n"
-              "  redflow tile --connect tcp://driver:7000 --key node7.key --server-key driver.pub   (docs/security.md)\n"
-              "  redflow tile --address-file /shared/job.addr");
+  auto* sub = app.add_subcommand("tile", "Alias of `redflow worker` that serves only as a tile (use `redflow worker`).");
+  sub->footer("`redflow worker` serves every model (a tile, a stream node) with the same flags; this alias offers only the tile.\n"
+              "Example: redflow worker --connect tcp://127.0.0.1:5555 --lib ./my_actors.so   (docs/remote.md)");
   a->driver.add_flags(sub);
   sub->add_option("--cores", a->worker.cores, "Threads of this tile (width of ctx.parallel_for)")->check(CLI::Range(1u, 256u))->capture_default_str();
   sub->add_option("--slots", a->worker.slots, "Memory slots of this tile")->check(CLI::Range(2u, 1u << 20))->capture_default_str();
@@ -43,6 +34,7 @@ Command add_tile_command(CLI::App& app) {
       ->check(readable_file());
   sub->add_option("--name", a->worker.name, "How the driver's logs and errors name this worker (default: HOST:PID)");
   return {sub, [a] {
+            fmt::print(stderr, "redflow: `redflow tile` serves only as a tile; use `redflow worker` (same flags), which serves every model\n");
             if (Status s = a->driver.resolve(); !s.ok()) return fail(s);
             a->worker.connect = a->driver.connect;
             a->worker.security = a->driver.security;

@@ -142,10 +142,10 @@ bool driver_is_gone(const AddressRecord& r) {
   return r.start_ticks != 0 && ticks != 0 && ticks != r.start_ticks;  // the pid now belongs to another process
 }
 
-Result<Role> claim_address_file(const std::string& path) {
+Result<Claim> claim_address_file(const std::string& path) {
   bool existed = false;
   REDFLOW_RETURN_IF_ERROR(place(path, format_address_record(this_process_record()), false, &existed));
-  return existed ? Role::kWorker : Role::kDriver;
+  return existed ? Claim::kWorker : Claim::kDriver;
 }
 
 Status publish_address(const std::string& path, AddressRecord record) {

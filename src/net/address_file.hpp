@@ -4,7 +4,7 @@
 // and join as workers (docs/security.md, examples/cluster/).
 //
 //   auto claim = claim_address_file(path);       // O_EXCL: exactly one wins
-//   if (*claim == Role::kDriver) { bind ...; publish_address(path, {.endpoint = bound, ...}); ... release_address_file(path); }
+//   if (*claim == Claim::kDriver) { bind ...; publish_address(path, {.endpoint = bound, ...}); ... release_address_file(path); }
 //   else { auto rec = wait_for_address(path, 60s); connect(rec->endpoint); }
 //
 // The file is text, one "field value" per line, written whole: a temporary
@@ -23,7 +23,7 @@
 
 namespace redflow::net {
 
-enum class Role { kDriver, kWorker };
+enum class Claim { kDriver, kWorker };
 
 // What an address file holds. `endpoint` is empty while the driver has
 // claimed the file but not yet bound its socket.
@@ -38,7 +38,7 @@ struct AddressRecord {
 // Creates `path` naming this process (atomically, O_EXCL semantics): kDriver
 // when this call created it, kWorker when it already existed. Does not judge
 // an existing file: wait_for_address() does.
-Result<Role> claim_address_file(const std::string& path);
+Result<Claim> claim_address_file(const std::string& path);
 
 // Replaces the claimed file with the full record (this process's pid, host
 // and start time are filled in). Refuses if the file is not this process's claim.

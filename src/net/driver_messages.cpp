@@ -1,18 +1,22 @@
 // Encoding and decoding of what the driver sends a worker (driver_messages.hpp).
 #include "net/driver_messages.hpp"
 
+#include "net/envelope.hpp"
 #include "net/wire_codec.hpp"
 
 namespace redflow::net {
 
 void encode(const WelcomeMessage& m, std::vector<std::byte>& out) {
   WireWriter w(out);
+  w.u8(static_cast<std::uint8_t>(m.role));
   w.u32(m.tile);
   w.u64(m.incarnation);
   w.u32(m.heartbeat_interval_ms);
   w.u32(m.heartbeat_timeout_ms);
   w.u32(static_cast<std::uint32_t>(m.peer_keys.size()));
   for (const std::string& k : m.peer_keys) w.str(k);
+  w.u32(static_cast<std::uint32_t>(m.service.size()));
+  w.raw(m.service.data(), m.service.size());
 }
 
 void encode(const RefusedMessage& m, std::vector<std::byte>& out) {
@@ -22,6 +26,9 @@ void encode(const RefusedMessage& m, std::vector<std::byte>& out) {
 
 Status decode(std::span<const std::byte> body, WelcomeMessage& out) {
   WireReader r(body);
+  const std::uint8_t role = r.u8("role");
+  if (!r.failed() && (role == 0 || role > kMaxRole)) r.fail(NetError::kMalformed, "role " + std::to_string(role));
+  out.role = static_cast<Role>(role);
   out.tile = r.u32("tile");
   out.incarnation = r.u64("incarnation");
   out.heartbeat_interval_ms = r.u32("heartbeat interval");
@@ -29,6 +36,9 @@ Status decode(std::span<const std::byte> body, WelcomeMessage& out) {
   out.peer_keys.clear();
   const std::size_t keys = r.count("peer keys", kMaxWelcomeKeys, 4);
   for (std::size_t i = 0; i < keys && !r.failed(); ++i) out.peer_keys.push_back(r.str("peer key", 64));
+  const std::size_t service = r.count("service", kMaxControlBytes, 1);
+  const auto bytes = r.bytes("service", service);
+  out.service.assign(bytes.begin(), bytes.end());
   r.finish("WELCOME");
   if (!r.failed() && (out.heartbeat_interval_ms == 0 || out.heartbeat_timeout_ms < out.heartbeat_interval_ms))
     r.fail(NetError::kMalformed, "heartbeat interval " + std::to_string(out.heartbeat_interval_ms) + " ms, timeout " +

@@ -1,6 +1,7 @@
-// What the driver says to a worker process, besides REQUEST frames (the tile
-// protocol's own): WELCOME with the tile id it now is and the heartbeat
-// rhythm both sides keep, or REFUSED with a reason the worker prints.
+// What the driver says to a worker process, besides REQUEST frames (its
+// role's own): WELCOME with the role it is to serve (one its HELLO offered),
+// its id in that role and the heartbeat rhythm both sides keep, or REFUSED
+// with a reason the worker prints.
 #pragma once
 
 #include <cstdint>
@@ -9,12 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "net/worker_messages.hpp"
 #include "redflow/status.hpp"
 
 namespace redflow::net {
 
 struct WelcomeMessage {
-  std::uint32_t tile = 0;
+  Role role = Role::kTile;
+  std::uint32_t tile = 0;  // its id in that role: the tile id, the node index, the Task Manager's number
   // Counts every worker the driver ever welcomed: a worker that comes back is
   // a new incarnation, and nothing from an old one is taken for a new one's.
   std::uint64_t incarnation = 0;
@@ -24,6 +27,9 @@ struct WelcomeMessage {
   // worker's peer socket lets in exactly these (peer_links.hpp), so a peer
   // fetching a value is held to the driver's --authorized-keys.
   std::vector<std::string> peer_keys;
+  // What the role needs to start, in that role's own encoding (a SPITS job:
+  // its plugin, name and arguments); empty for a tile and a node.
+  std::vector<std::byte> service;
   friend bool operator==(const WelcomeMessage&, const WelcomeMessage&) = default;
 };
 

@@ -23,8 +23,8 @@
 
 namespace redflow::net {
 
-// 2: batches (REQUESTS, REPLIES). A peer of another version is refused at its HELLO.
-inline constexpr std::uint16_t kEnvelopeVersion = 2;
+// 3: roles in HELLO and WELCOME. A peer of another version is refused at its HELLO.
+inline constexpr std::uint16_t kEnvelopeVersion = 3;
 inline constexpr std::size_t kEnvelopeHeaderBytes = 16;
 // The largest body: a slot's value plus a tile-protocol header and fields.
 // sockets.cpp sets ZMQ_MAXMSGSIZE from it, so a larger message never reaches

@@ -1,4 +1,4 @@
-// RemoteTile: a tile in a worker process (`redflow tile --connect`), held by
+// RemoteTile: a tile in a worker process (`redflow worker --connect`), held by
 // the engine like any Tile. Every message is encoded as a tile-protocol frame
 // and sent through the TileServer; the worker answers with the same frames a
 // WireTile's executor would. A transfer from another worker with a peer

@@ -18,7 +18,7 @@
 // CURVE-encrypted and the server lets in only authorized keys: a plain peer
 // fails the handshake, an unlisted key is refused by the ZapAuthenticator
 // (logged, counted). The flag names below are the ones `redflow run`,
-// `redflow tile` and `redflow spits*` give, so errors can name them.
+// `redflow worker` and `redflow spits*` give, so errors can name them.
 #pragma once
 
 #include <zmq.hpp>

@@ -60,7 +60,7 @@ Status TileServer::wait_for_workers(double timeout_s) {
   if (workers_.size() >= options_.workers) return Status::Ok();
   return Status::ResourceExhausted("waited " + std::to_string(timeout_s) + " s for " + std::to_string(options_.workers) +
                                    " remote tile(s) at " + endpoint_ + ": " + std::to_string(workers_.size()) +
-                                   " came (start workers with: redflow tile --connect " + endpoint_ + ")");
+                                   " came (start workers with: redflow worker --connect " + endpoint_ + ")");
 }
 
 unsigned TileServer::welcomed() const {

@@ -129,9 +129,7 @@ void TileServer::on_hello(const std::string& routing_id, std::span<const std::by
   if (!s.ok()) {
     ++counts_.refused_messages;
     why = s.message();
-  } else if (hello.tile_protocol != runtime::kTileProtocolVersion) {
-    why = "the worker speaks tile protocol version " + std::to_string(hello.tile_protocol) + "; the driver speaks " +
-          std::to_string(runtime::kTileProtocolVersion) + " (run the same redflow version on both)";
+  } else if (why = role_refusal(hello, Role::kTile, runtime::kTileProtocolVersion); !why.empty()) {
   } else if (hello.slots < options_.slots || hello.slot_bytes < options_.slot_bytes) {
     why = "worker has " + std::to_string(hello.slots) + " slots of " + std::to_string(hello.slot_bytes) + " bytes; the driver plans with " +
           std::to_string(options_.slots) + " slots of " + std::to_string(options_.slot_bytes) +
@@ -148,6 +146,7 @@ void TileServer::on_hello(const std::string& routing_id, std::span<const std::by
       w.peer = {"tcp://" + (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":" + std::to_string(w.hello.peer_port),
                 w.hello.public_key};
     WelcomeMessage welcome;
+    welcome.role = Role::kTile;
     welcome.tile = options_.first_tile + static_cast<unsigned>(workers_.size());
     welcome.incarnation = ++incarnations_;
     welcome.heartbeat_interval_ms = static_cast<std::uint32_t>(interval_.count());

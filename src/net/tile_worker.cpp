@@ -1,5 +1,6 @@
-// A worker process's loop (tile_worker.hpp): the socket and heartbeat on the
-// calling thread, the tile on an executor thread, a queue each way.
+// The tile role of a worker (tile_worker.hpp): the session keeps the socket
+// and the heartbeat on its thread, the tile runs on an executor thread, a
+// queue each way.
 #include "net/tile_worker.hpp"
 
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "net/peer_links.hpp"
 #include "net/sockets.hpp"
 #include "net/worker_messages.hpp"
+#include "net/worker_session.hpp"
 #include "runtime/local_tile.hpp"
 #include "runtime/tile_service.hpp"
 
@@ -50,8 +52,8 @@ class Ledger {
   }
   std::uint64_t answered_through() const { return owed_.empty() ? highest_ : owed_.front().id - 1; }
   // An answer to the driver, noted.
-  void reply(zmq::socket_t& driver, std::uint64_t id, std::span<const std::byte> frame) {
-    send_envelope(driver, EnvelopeKind::kReply, id, frame);
+  void reply(Sender& driver, std::uint64_t id, std::span<const std::byte> frame) {
+    driver.send(EnvelopeKind::kReply, id, frame);
     answered(id);
   }
 
@@ -168,7 +170,7 @@ class Executor {
 // Starts the fetch a kPeerDataNode request names, into `slot`; a frame that
 // does not decode is answered at once, DataLoss with the decoder's error
 // (false: no fetch), and the driver places the value another way.
-bool fetch(PeerLinks& links, std::uint64_t request, std::span<const std::byte> frame, zmq::socket_t& driver, Ledger& ledger,
+bool fetch(PeerLinks& links, std::uint64_t request, std::span<const std::byte> frame, Sender& driver, Ledger& ledger,
            runtime::SlotId& slot) {
   runtime::DecodedFrame decoded;
   if (Status s = runtime::decode(frame, decoded); !s.ok()) {
@@ -218,7 +220,7 @@ bool slots_of(std::span<const std::byte> frame, std::vector<runtime::SlotId>& sl
 // no value and says so instead of reading a stale one.
 class FrameGate {
  public:
-  FrameGate(PeerLinks& links, zmq::socket_t& driver, Ledger& ledger) : links_(links), driver_(driver), ledger_(ledger) {}
+  FrameGate(PeerLinks& links, Sender& driver, Ledger& ledger) : links_(links), driver_(driver), ledger_(ledger) {}
   void take(Executor& executor, std::uint64_t id, ReceivedBytes frame) {
     held_.push_back(Held{id, std::move(frame)});
     release(executor);
@@ -311,7 +313,7 @@ class FrameGate {
   }
 
   PeerLinks& links_;
-  zmq::socket_t& driver_;
+  Sender& driver_;
   Ledger& ledger_;
   std::deque<Held> held_;
   std::vector<runtime::SlotId> fetching_;  // the slots of fetches started and not yet ended (last piece taken, or failed)
@@ -320,11 +322,11 @@ class FrameGate {
 // The executor's answers: to the driver, the small ones that follow each
 // other as one batch (envelope.hpp) and a value alone, in order; to a peer
 // over the peer socket.
-void send_replies(zmq::socket_t& driver, PeerLinks& links, Ledger& ledger, std::deque<Executor::Reply> replies) {
+void send_replies(Sender& driver, PeerLinks& links, Ledger& ledger, std::deque<Executor::Reply> replies) {
   std::vector<Executor::Reply*> batch;
   auto flush = [&] {
     send_batched(std::span<Executor::Reply* const>(batch), EnvelopeKind::kReply,
-                 [&](EnvelopeKind kind, std::uint64_t id, std::vector<std::byte> body) { send_envelope_owned(driver, kind, id, std::move(body)); });
+                 [&](EnvelopeKind kind, std::uint64_t id, std::vector<std::byte> body) { driver.send_owned(kind, id, std::move(body)); });
     for (const Executor::Reply* reply : batch) ledger.answered(reply->id);
     batch.clear();
   };
@@ -339,164 +341,120 @@ void send_replies(zmq::socket_t& driver, PeerLinks& links, Ledger& ledger, std::
       flush();
       // A value read out of a slot: ZeroMQ takes the frame over, so its bytes
       // are copied once on this side (out of the slot into the frame).
-      send_envelope_owned(driver, EnvelopeKind::kReply, reply.id, std::move(reply.frame));
+      driver.send_owned(EnvelopeKind::kReply, reply.id, std::move(reply.frame));
       ledger.answered(reply.id);
     }
   }
   flush();
 }
 
-}  // namespace
+// One driver's tile: WELCOMEd with its tile id, it serves the driver's
+// frames (and the peers' reads of its slots) until the session ends.
+class TileWork final : public WorkerService {
+ public:
+  TileWork(std::unique_ptr<runtime::LocalTile> tile, const Registry& registry, PeerLinks& links, Sender& driver, const Doorbell& doorbell)
+      : tile_(std::move(tile)),
+        links_(links),
+        driver_(driver),
+        executor_(std::make_unique<Executor>(*tile_, registry, doorbell)),
+        gate_(links, driver, ledger_) {}
+  ~TileWork() override = default;
 
-Status run_tile_worker(const TileWorkerOptions& options, const Registry& registry, std::string_view origin) {
-  zmq::context_t context(1);
-  LinkWatch watch;  // what became of the connection, should no WELCOME come
-  auto dealer = make_worker_dealer(context, options.connect, options.security, &watch);
-  if (!dealer.ok()) return dealer.status();
-  zmq::socket_t& socket = *dealer;
-  // On the heap: a busy executor left behind at the end rings it (Executor::abandon).
-  auto doorbell_owner = std::make_unique<Doorbell>();
-  const Doorbell& doorbell = *doorbell_owner;
-  if (!doorbell.ok()) return Status::IOError("eventfd failed");
-
-  HelloMessage hello;
-  hello.tile_protocol = runtime::kTileProtocolVersion;
-  hello.host = host_name();
-  hello.pid = static_cast<std::uint32_t>(getpid());
-  hello.name = options.name.empty() ? hello.host + ":" + std::to_string(hello.pid) : options.name;
-  hello.cores = options.cores;
-  hello.slots = options.slots;
-  hello.slot_bytes = options.slot_bytes;
-  hello.functions = describe_functions(registry, origin);
-  auto peers = PeerLinks::open(context, options.connect, options.security);
-  if (!peers.ok()) return peers.status();
-  PeerLinks& links = **peers;
-  hello.peer_port = links.port();
-  hello.public_key = links.public_key();
-  std::vector<std::byte> body;
-  encode(hello, body);
-  const auto connect_deadline = welcome_deadline(options.connect_timeout_s);
-  const bool keyed = !options.security.key_file.empty();
-  if (!send_hello(socket, body, connect_deadline)) return no_welcome(options.connect, options.connect_timeout_s, keyed, &watch);
-
-  std::unique_ptr<runtime::LocalTile> tile;
-  std::unique_ptr<Executor> executor;
-  WelcomeMessage welcome;
-  auto heard = Clock::now();
-  auto next_beat = heard;
-  auto grace = Clock::time_point::max();  // max: not silent
-  std::vector<zmq::message_t> parts;
-  std::vector<zmq::pollitem_t> items;
-  std::vector<BatchEntry> batch;
-  Ledger ledger;
-  FrameGate gate(links, socket, ledger);  // a kPeerDataNode is fetched by the transport, never seen by the tile
-  auto take_request = [&](std::uint64_t id, ReceivedBytes frame) {
-    if (!executor) {
-      // The driver sends WELCOME before any REQUEST; one before it is a driver's bug.
-      spdlog::warn("tile worker: dropped REQUEST {} that came before the WELCOME", id);
-    } else {
-      ledger.given(id);
-      gate.take(*executor, id, std::move(frame));
-    }
-  };
+  Status on_request(std::uint64_t id, ReceivedBytes frame) override {
+    ledger_.given(id);
+    gate_.take(*executor_, id, std::move(frame));  // a frame that does not decode is answered with the decoder's error
+    return Status::Ok();
+  }
+  void on_cancel(std::uint64_t id) override { gate_.cancel(*executor_, id); }
+  void poll_items(std::vector<zmq::pollitem_t>& items) override { links_.poll_items(items); }
+  Status turn() override {
+    PeerLinks::Request read;
+    while (links_.take_request(read)) executor_->submit(Executor::Job{read.id, std::move(read.route), ReceivedBytes(std::move(read.frame)), nullptr});
+    gate_.take_fetched(*executor_);
+    send_replies(driver_, links_, ledger_, executor_->take_replies());
+    return Status::Ok();
+  }
+  std::uint64_t answered_through() const override { return ledger_.answered_through(); }
   // Leaving with an actor still running: it cannot be stopped, and waiting
   // for it would keep a worker whose driver is gone alive for as long as the
   // actor takes; it is left to end with the process.
-  auto leave = [&](Status why) {
-    if (executor && executor->busy()) {
-      spdlog::warn("tile worker '{}': leaving an actor still running", hello.name);
-      Executor::abandon(std::move(executor));
-      (void)tile.release();
-      (void)doorbell_owner.release();
-    }
-    return why;
-  };
-  for (;;) {
-    const auto interval = std::chrono::milliseconds(tile ? welcome.heartbeat_interval_ms : 100);
-    items = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell.fd(), ZMQ_POLLIN, 0}};
-    links.poll_items(items);
-    if (Status s = poll_for(items, next_beat - Clock::now()); !s.ok()) return leave(s);
-    if (items[1].revents & ZMQ_POLLIN) doorbell.drain();
-    // What is due goes out before anything is read: a worker woken after
-    // being frozen past the timeout beats once (the driver discards it as
-    // late), then reads the driver's BYE.
-    auto now = Clock::now();
-    if (now >= next_beat) {
-      if (tile) send_envelope(socket, EnvelopeKind::kHeartbeat, ledger.answered_through(), {});
-      next_beat = now + interval;
-    }
-    while (receive_message(socket, parts)) {
-      const auto spans = part_spans(parts);
-      Envelope e;
-      NetError error;
-      if (Status s = decode_envelope(spans, e, error); !s.ok()) return leave(refuse_and_leave(socket, options.connect, s));
-      heard = Clock::now();
-      switch (e.kind) {
-        case EnvelopeKind::kWelcome: {
-          if (tile) break;
-          REDFLOW_RETURN_IF_ERROR(decode(e.body, welcome));
-          try {
-            tile = std::make_unique<runtime::LocalTile>(options.slots, options.slot_bytes, options.cores, welcome.tile);
-          } catch (const std::bad_alloc&) {
-            send_envelope(socket, EnvelopeKind::kBye, 0, {});
-            return Status::ResourceExhausted("cannot reserve " + std::to_string(options.slots) + " slots of " +
-                                             std::to_string(options.slot_bytes) + " bytes");
-          }
-          REDFLOW_RETURN_IF_ERROR(links.admit(welcome.peer_keys));
-          executor = std::make_unique<Executor>(*tile, registry, doorbell);
-          spdlog::info("tile worker '{}': welcomed as tile {} by {}", hello.name, welcome.tile, options.connect);
-          break;
-        }
-        case EnvelopeKind::kRefused: {
-          RefusedMessage refused;
-          REDFLOW_RETURN_IF_ERROR(decode(e.body, refused));
-          return Status::InvalidArgument("the driver at " + options.connect + " refused this worker: " + refused.reason);
-        }
-        case EnvelopeKind::kRequest:
-          // The frame stays in the message it came in (a value is then copied
-          // once on this side, into its slot); `e` is not read after this.
-          take_request(e.request, ReceivedBytes(std::move(parts[1])));
-          break;
-        case EnvelopeKind::kRequests:
-          if (Status s = decode_batch(e, batch, error); !s.ok()) return leave(refuse_and_leave(socket, options.connect, s));
-          for (const BatchEntry& request : batch)
-            take_request(request.request, ReceivedBytes(std::vector<std::byte>(request.frame.begin(), request.frame.end())));
-          break;
-        case EnvelopeKind::kBye:
-          // What is due goes out first, as at the top of the loop: a worker
-          // stopped inside this loop (after that check) and woken past the
-          // timeout reads the BYE here without having beaten since.
-          if (tile && Clock::now() >= next_beat) send_envelope(socket, EnvelopeKind::kHeartbeat, ledger.answered_through(), {});
-          socket.set(zmq::sockopt::linger, 500);  // what is already sent still goes out
-          return leave(Status::Ok());
-        case EnvelopeKind::kCancel:
-          if (executor) gate.cancel(*executor, e.request);
-          break;
-        case EnvelopeKind::kHeartbeat: break;
-        default: spdlog::warn("tile worker: ignored a {} from the driver", envelope_kind_name(e.kind)); break;
-      }
-    }
-    if (executor) {
-      PeerLinks::Request read;
-      while (links.take_request(read)) executor->submit(Executor::Job{read.id, std::move(read.route), ReceivedBytes(std::move(read.frame)), nullptr});
-      gate.take_fetched(*executor);
-      send_replies(socket, links, ledger, executor->take_replies());
-    }
-    now = Clock::now();
-    if (!tile) {
-      if (now > connect_deadline) return no_welcome(options.connect, options.connect_timeout_s, keyed, &watch);
-    } else if (now - heard <= std::chrono::milliseconds(welcome.heartbeat_timeout_ms)) {
-      grace = Clock::time_point::max();
-    } else if (grace == Clock::time_point::max()) {
-      // One more interval before giving up: after this process was stopped
-      // (SIGSTOP, a swapped-out machine) the driver's messages may be on the
-      // wire but not yet read by ZeroMQ's own thread.
-      grace = now + interval;
-    } else if (now > grace) {
-      return leave(Status::IOError("the driver at " + options.connect + " has been silent for more than " +
-                                   std::to_string(welcome.heartbeat_timeout_ms) + " ms"));
-    }
+  bool leave() override {
+    if (!executor_->busy()) return false;
+    spdlog::warn("tile worker: leaving an actor still running");
+    Executor::abandon(std::move(executor_));
+    (void)tile_.release();
+    return true;
   }
+
+ private:
+  std::unique_ptr<runtime::LocalTile> tile_;
+  PeerLinks& links_;
+  Sender& driver_;
+  Ledger ledger_;
+  std::unique_ptr<Executor> executor_;
+  FrameGate gate_;  // a kPeerDataNode is fetched by the transport, never seen by the tile
+};
+
+class TileRole final : public WorkerRole {
+ public:
+  TileRole(const TileRoleOptions& options, const Registry& registry, std::string origin)
+      : options_(options), registry_(registry), origin_(std::move(origin)) {}
+  Role role() const override { return Role::kTile; }
+  std::uint16_t version() const override { return runtime::kTileProtocolVersion; }
+  Status describe(zmq::context_t& context, const std::string& connect, HelloMessage& hello) override {
+    // A peer socket per driver: nothing of the last driver's fetches or
+    // admitted keys carries over to the next one's.
+    links_.reset();
+    auto peers = PeerLinks::open(context, connect, security_);
+    if (!peers.ok()) return peers.status();
+    links_ = std::move(*peers);
+    hello.slots = options_.slots;
+    hello.slot_bytes = options_.slot_bytes;
+    hello.functions = describe_functions(registry_, origin_);
+    hello.peer_port = links_->port();
+    hello.public_key = links_->public_key();
+    return Status::Ok();
+  }
+  Result<std::unique_ptr<WorkerService>> start(const WelcomeMessage& welcome, Sender& driver, const Doorbell& doorbell) override {
+    std::unique_ptr<runtime::LocalTile> tile;
+    try {
+      tile = std::make_unique<runtime::LocalTile>(options_.slots, options_.slot_bytes, options_.cores, welcome.tile);
+    } catch (const std::bad_alloc&) {
+      return Status::ResourceExhausted("cannot reserve " + std::to_string(options_.slots) + " slots of " + std::to_string(options_.slot_bytes) +
+                                       " bytes");
+    }
+    REDFLOW_RETURN_IF_ERROR(links_->admit(welcome.peer_keys));
+    return std::unique_ptr<WorkerService>(std::make_unique<TileWork>(std::move(tile), registry_, *links_, driver, doorbell));
+  }
+  void secure(const SecurityOptions& security) { security_ = security; }
+
+ private:
+  TileRoleOptions options_;
+  const Registry& registry_;
+  std::string origin_;
+  SecurityOptions security_;
+  std::unique_ptr<PeerLinks> links_;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkerRole> make_tile_role(const TileRoleOptions& options, const SecurityOptions& security, const Registry& registry,
+                                           std::string_view origin) {
+  auto role = std::make_unique<TileRole>(options, registry, std::string(origin));
+  role->secure(security);
+  return role;
+}
+
+Status run_tile_worker(const TileWorkerOptions& options, const Registry& registry, std::string_view origin) {
+  WorkerSessionOptions session;
+  session.driver = [connect = options.connect]() -> Result<DriverAddress> { return DriverAddress{connect, {}}; };
+  session.security = options.security;
+  session.name = options.name;
+  session.cores = options.cores;
+  session.connect_timeout_s = options.connect_timeout_s;
+  WorkerSession worker(std::move(session));
+  worker.add(make_tile_role(TileRoleOptions{options.cores, options.slots, options.slot_bytes}, options.security, registry, origin));
+  return worker.run();
 }
 
 }  // namespace redflow::net

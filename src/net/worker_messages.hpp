@@ -1,7 +1,11 @@
 // What a worker process says to the driver, besides REPLY frames (which are
-// the tile protocol's own): HELLO, who it is and what it can run. The driver
-// checks a graph's actor functions against `functions` at load, so a graph
-// naming one this worker lacks is a named error before anything runs.
+// its role's own): HELLO, who it is, which roles it can serve (a tile, a
+// SPITS Task Manager, a stream node) with the protocol version of each, and
+// what it can run. The driver WELCOMEs it into one of the roles it offers
+// (driver_messages.hpp) or REFUSES it with a reason. The driver checks a
+// graph's actor functions against `functions` at load, so a graph naming one
+// this worker lacks is a named error before anything runs; a stream driver
+// checks a program's operators against `operators` the same way.
 #pragma once
 
 #include <cstdint>
@@ -23,15 +27,35 @@ struct ActorFunctionInfo {
   friend bool operator==(const ActorFunctionInfo&, const ActorFunctionInfo&) = default;
 };
 
+// What a worker serves once a driver WELCOMEs it. One `redflow worker`
+// offers every role; the driver names the one it wants.
+enum class Role : std::uint8_t {
+  kTile = 1,         // a remote tile of a graph run (`redflow run --listen`; the tile protocol)
+  kTaskManager = 2,  // a SPITS Task Manager (`redflow spits --listen`; spits/net_messages.hpp)
+  kNode = 3,         // a node of a stream program (`redflow stream --listen`; stream/stream_messages.hpp)
+};
+inline constexpr std::uint8_t kMaxRole = 3;
+// "tile", "task manager", "stream node".
+const char* role_name(Role role);
+
+// A role a worker offers, with the version of that role's protocol it speaks.
+struct RoleOffer {
+  Role role = Role::kTile;
+  std::uint16_t version = 0;
+  friend bool operator==(const RoleOffer&, const RoleOffer&) = default;
+};
+
 struct HelloMessage {
-  std::uint16_t tile_protocol = 0;  // the tile protocol version it speaks (kTileProtocolVersion)
+  std::vector<RoleOffer> roles;     // at least one, each role once
   std::string name;                 // --name, or host:pid
   std::string host;
   std::uint32_t pid = 0;
   std::uint32_t cores = 1;
+  // A tile's memory (0 when it does not offer the tile role).
   std::uint32_t slots = 0;
   std::uint64_t slot_bytes = 0;
-  std::vector<ActorFunctionInfo> functions;
+  std::vector<ActorFunctionInfo> functions;  // actor functions (a tile's)
+  std::vector<std::string> operators;        // stream operators (a node's)
   // Its peer socket, where other workers fetch values from its slots (the
   // paper's TLM-to-TLM transfer; peer_links.hpp): the port (0: none, every
   // transfer relays through the driver) and, with keys, the socket's CURVE
@@ -43,6 +67,17 @@ struct HelloMessage {
 
 inline constexpr std::size_t kMaxHelloFunctions = std::size_t{1} << 16;
 inline constexpr std::size_t kMaxHelloString = std::size_t{1} << 12;
+
+// The version of `role`'s protocol `hello` speaks; 0 when it does not offer it.
+std::uint16_t offered_version(const HelloMessage& hello, Role role);
+// What a driver that wants `role` at `version` says: empty when `hello`
+// offers it, else the reason for its REFUSED ("it serves tile (protocol 5)
+// and stream node (protocol 1), not task manager", or "it speaks tile
+// protocol version 4; the driver speaks 5"). Every driver checks a HELLO's
+// role here, so every refusal reads the same.
+std::string role_refusal(const HelloMessage& hello, Role role, std::uint16_t version);
+// "tile (protocol 5), stream node (protocol 1)".
+std::string describe_roles(const std::vector<RoleOffer>& roles);
 
 void encode(const HelloMessage& m, std::vector<std::byte>& out);
 // Refuses anything malformed with a named error ("worker HELLO: <name>: ...").

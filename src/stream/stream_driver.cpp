@@ -65,7 +65,7 @@ class Hub {
       }
       if (peers_.size() < options_.nodes && now > joined_by)
         fail(Status::ResourceExhausted("stream driver: waited " + fmt_seconds(options_.wait_s) + " for " + std::to_string(options_.nodes) +
-                                       " worker(s), " + std::to_string(peers_.size()) + " came (start them: redflow stream-worker --connect " +
+                                       " worker(s), " + std::to_string(peers_.size()) + " came (start them: redflow worker --connect " +
                                        endpoint + ")"));
       // A peer silent past the timeout is lost after one more beat: if this
       // process was the one stalled (a loaded machine), what the peer sent
@@ -180,15 +180,13 @@ class Hub {
       net::send_envelope(router_, net::EnvelopeKind::kRefused, 0, b, id, true);
     };
     if (peers_.size() == options_.nodes) return refuse("this stream program has all the " + std::to_string(options_.nodes) + " nodes it waits for");
-    std::set<std::string> has;
-    for (const auto& f : hello.functions) has.insert(f.name);
+    std::set<std::string> has(hello.operators.begin(), hello.operators.end());
     std::string missing;
     for (const auto& inst : program_.instances())
       if (!has.count(inst.op) && missing.find("'" + inst.op + "'") == std::string::npos) missing += (missing.empty() ? "'" : ", '") + inst.op + "'";
-    if (hello.tile_protocol != kStreamHelloProtocol || !missing.empty()) {
-      const std::string why = hello.tile_protocol != kStreamHelloProtocol
-                                  ? "it is not a stream worker of this version (start `redflow stream-worker`, not `redflow tile`)"
-                                  : "it lacks the operator(s) " + missing + " that the program uses";
+    std::string why = net::role_refusal(hello, net::Role::kNode, kStreamProtocolVersion);
+    if (why.empty() && !missing.empty()) why = "it lacks the operator(s) " + missing + " that the program uses";
+    if (!why.empty()) {
       refuse(why);
       return fail(Status::InvalidArgument("stream worker '" + hello.name + "' on " + hello.host + " was refused: " + why));
     }
@@ -198,6 +196,7 @@ class Hub {
     p.heard = Clock::now();
     peers_.push_back(std::move(p));
     net::WelcomeMessage w;
+    w.role = net::Role::kNode;
     w.tile = static_cast<std::uint32_t>(peers_.size() - 1);
     w.incarnation = peers_.size();
     w.heartbeat_interval_ms = static_cast<std::uint32_t>(kHeartbeat.count());

@@ -1,4 +1,4 @@
-// What the driver of a stream program and its nodes (`redflow stream-worker`)
+// What the driver of a stream program and its nodes (`redflow worker` as a stream node)
 // say to each other over the transport of src/net/ (the envelope, HELLO /
 // WELCOME, heartbeats, keys): the bodies of REQUEST (driver -> node) and
 // REPLY (node -> driver). Each body starts with its type byte.
@@ -28,11 +28,8 @@
 
 namespace redflow::stream {
 
+// The stream node role's protocol version, offered in a worker's HELLO.
 inline constexpr std::uint16_t kStreamProtocolVersion = 1;
-// What a stream worker's HELLO says in its tile-protocol field: 'S' and the
-// version, so a stream driver tells it from a `redflow tile` (which says the
-// tile protocol's version) and a graph driver refuses it.
-inline constexpr std::uint16_t kStreamHelloProtocol = 0x5300 | kStreamProtocolVersion;
 inline constexpr std::size_t kMaxProgramItems = std::size_t{1} << 20;  // operators, streams, args
 inline constexpr std::size_t kMaxNameBytes = std::size_t{1} << 12;
 inline constexpr std::size_t kMaxValueBytes = (std::size_t{1} << 31) - 1;  // an output's bytes

@@ -1,5 +1,6 @@
-// A stream node's process (stream_worker.hpp): the I/O thread's loop, and the
-// node's part of the program on a Runner thread.
+// The stream node role of a worker (stream_worker.hpp): what the session's
+// I/O thread does for a node, and the node's part of the program on a Runner
+// thread.
 #include "stream/stream_worker.hpp"
 
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include "net/envelope.hpp"
 #include "net/sockets.hpp"
 #include "net/worker_messages.hpp"
+#include "net/worker_session.hpp"
 #include "stream/runner.hpp"
 #include "stream/stream_messages.hpp"
 #include "stream/token_queue.hpp"
@@ -95,7 +97,7 @@ class NodeRun {
 
   // Sends what the operators here wrote to streams bound elsewhere. True when
   // every such stream has ended and its end was sent.
-  bool flush(zmq::socket_t& socket) {
+  bool flush(net::Sender& driver) {
     rung_.store(false);  // before draining: a write after this point rings again
     std::map<std::uint32_t, std::vector<std::byte>> bodies;
     std::vector<std::byte> run;
@@ -108,7 +110,7 @@ class NodeRun {
     auto send = [&](std::uint32_t node) {
       auto it = bodies.find(node);
       if (it == bodies.end() || it->second.empty()) return;
-      net::send_envelope(socket, net::EnvelopeKind::kReply, 0, it->second);
+      driver.send(net::EnvelopeKind::kReply, 0, it->second);
       sent_bytes_ += it->second.size();
       ++sent_messages_;
       it->second.clear();
@@ -184,149 +186,133 @@ class NodeRun {
   std::uint64_t sent_bytes_ = 0, sent_messages_ = 0;
 };
 
-}  // namespace
+// One driver's node: SETUP builds its part, START runs it, TOKENS feed its
+// incoming streams; each turn sends what its operators wrote elsewhere, and
+// DONE (or ERROR) once its part ended.
+class NodeWork final : public net::WorkerService {
+ public:
+  NodeWork(const OperatorRegistry& registry, unsigned threads, net::Sender& driver, const net::Doorbell& doorbell)
+      : registry_(registry), threads_(threads), driver_(driver), doorbell_(doorbell) {}
 
-Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegistry& registry) {
-  zmq::context_t context(1);
-  net::LinkWatch watch;  // what became of the connection, should no WELCOME come
-  auto dealer = net::make_worker_dealer(context, options.connect, options.security, &watch);
-  if (!dealer.ok()) return dealer.status();
-  zmq::socket_t& socket = *dealer;
-  const net::Doorbell doorbell;
-  if (!doorbell.ok()) return Status::IOError("eventfd failed");
+  Status on_request(std::uint64_t, net::ReceivedBytes frame) override {
+    const std::span<const std::byte> body = frame.bytes();
+    auto type = message_type(body);
+    if (!type.ok()) return type.status();
+    if (*type == StreamMessage::kSetup) {
+      if (node_) {
+        spdlog::warn("stream worker: ignored a second SETUP");
+        return Status::Ok();
+      }
+      SetupMessage setup;
+      Status s = decode(body, setup);
+      Result<Program> program = s.ok() ? program_of(setup, registry_) : Result<Program>(s);
+      if (!program.ok()) return report_error(program.status());
+      node_ = std::make_unique<NodeRun>(std::move(setup), std::move(*program), threads_, doorbell_);
+      if (Status p = node_->prepare(); !p.ok()) return report_error(p);
+      std::vector<std::byte> b;
+      encode_type(StreamMessage::kReady, b);
+      reply(b);
+    } else if (*type == StreamMessage::kStart) {
+      if (node_ && failure_.ok() && !node_->started()) node_->start();
+    } else if (*type == StreamMessage::kTokens) {
+      if (!node_ || !failure_.ok()) return Status::Ok();
+      // Tokens that do not fit this node's part are refused whole: a
+      // stream program cannot go on with a hole in a stream.
+      if (Status s = node_->deliver(body); !s.ok()) {
+        node_->abort(s);
+        return report_error(s);
+      }
+    } else {
+      spdlog::warn("stream worker: ignored a {} from the driver", stream_message_name(*type));
+    }
+    return Status::Ok();
+  }
 
-  net::HelloMessage hello;
-  hello.tile_protocol = kStreamHelloProtocol;
-  hello.host = net::this_process_record().host;
-  hello.pid = static_cast<std::uint32_t>(getpid());
-  hello.name = options.name.empty() ? hello.host + ":" + std::to_string(hello.pid) : options.name;
-  hello.cores = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  // A node has no slots; the HELLO's tile fields say the least a tile may have.
-  hello.slots = 2;
-  hello.slot_bytes = 1;
-  for (const auto& op : registry.names()) hello.functions.push_back({op, 0});
-  std::vector<std::byte> body;
-  encode(hello, body);
-  const auto connect_deadline = net::welcome_deadline(options.connect_timeout_s);
-  const bool keyed = !options.security.key_file.empty();
-  if (!net::send_hello(socket, body, connect_deadline)) return net::no_welcome(options.connect, options.connect_timeout_s, keyed, &watch);
+  Status turn() override {
+    if (!node_ || !node_->started() || done_sent_ || !failure_.ok()) return Status::Ok();
+    const bool all_sent = node_->flush(driver_);
+    if (!node_->finished()) return Status::Ok();
+    if (!outcome_) outcome_ = node_->take_result();  // joins: the runner is done
+    if (!outcome_->ok()) {
+      report_error(outcome_->status());
+    } else if (all_sent) {
+      std::vector<std::byte> b;
+      encode_done(**outcome_, b);
+      reply(b);
+      done_sent_ = true;
+    }
+    // Else what the operators wrote before they finished is still going
+    // out, a share per turn (flush rang the doorbell for the next one).
+    return Status::Ok();
+  }
 
-  std::optional<net::WelcomeMessage> welcome;
-  std::unique_ptr<NodeRun> node;
-  Status failure;  // why this node's part failed; reported, then returned at BYE
-  std::optional<Result<RunResult>> outcome;  // the node's part, once it finished
-  bool done_sent = false;
-  auto heard = Clock::now();
-  auto next_beat = heard;
-  std::vector<zmq::message_t> parts;
-  zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell.fd(), ZMQ_POLLIN, 0}};
-  auto reply = [&](const std::vector<std::byte>& b) { net::send_envelope(socket, net::EnvelopeKind::kReply, 0, b); };
-  auto report_error = [&](const Status& s) {
-    if (!failure.ok()) return;
-    failure = s;
+  Status on_bye() override {
+    if (!failure_.ok()) return failure_;
+    if (!done_sent_) return Status::IOError("the driver ended the run before this node's part finished (another node failed or was lost)");
+    return Status::Ok();
+  }
+  bool leave() override {
+    if (node_ && !done_sent_) node_->abort(Status::IOError("the driver went silent or the run ended"));
+    return false;
+  }
+
+ private:
+  void reply(const std::vector<std::byte>& b) { driver_.send(net::EnvelopeKind::kReply, 0, b); }
+  // Why this node's part failed: reported once (Ok: the session goes on
+  // until the driver's BYE), then returned at BYE.
+  Status report_error(const Status& s) {
+    if (!failure_.ok()) return Status::Ok();
+    failure_ = s;
     std::vector<std::byte> b;
     encode_error(s.ToString(), b);
     reply(b);
-  };
-  for (;;) {
-    const auto interval = std::chrono::milliseconds(welcome ? welcome->heartbeat_interval_ms : 100);
-    REDFLOW_RETURN_IF_ERROR(net::poll_for(items, next_beat - Clock::now()));
-    if (items[1].revents & ZMQ_POLLIN) doorbell.drain();
-    auto now = Clock::now();
-    if (now >= next_beat) {
-      if (welcome) net::send_envelope(socket, net::EnvelopeKind::kHeartbeat, 0, {});
-      next_beat = now + interval;
-    }
-    while (net::receive_message(socket, parts)) {
-      net::Envelope e;
-      net::NetError error;
-      if (Status s = net::decode_envelope(net::part_spans(parts), e, error); !s.ok()) return net::refuse_and_leave(socket, options.connect, s);
-      heard = Clock::now();
-      switch (e.kind) {
-        case net::EnvelopeKind::kWelcome: {
-          net::WelcomeMessage w;
-          REDFLOW_RETURN_IF_ERROR(decode(e.body, w));
-          if (!welcome) spdlog::info("stream worker '{}': welcomed as node {} by {}", hello.name, w.tile, options.connect);
-          welcome = w;
-          break;
-        }
-        case net::EnvelopeKind::kRefused: {
-          net::RefusedMessage refused;
-          REDFLOW_RETURN_IF_ERROR(decode(e.body, refused));
-          return Status::InvalidArgument("the driver at " + options.connect + " refused this worker: " + refused.reason);
-        }
-        case net::EnvelopeKind::kRequest: {
-          auto type = message_type(e.body);
-          if (!type.ok()) return net::refuse_and_leave(socket, options.connect, type.status());
-          if (*type == StreamMessage::kSetup) {
-            if (node) {
-              spdlog::warn("stream worker: ignored a second SETUP");
-              break;
-            }
-            SetupMessage setup;
-            Status s = decode(e.body, setup);
-            Result<Program> program = s.ok() ? program_of(setup, registry) : Result<Program>(s);
-            if (!program.ok()) {
-              report_error(program.status());
-              break;
-            }
-            node = std::make_unique<NodeRun>(std::move(setup), std::move(*program), options.threads, doorbell);
-            if (Status p = node->prepare(); !p.ok()) {
-              report_error(p);
-              break;
-            }
-            std::vector<std::byte> b;
-            encode_type(StreamMessage::kReady, b);
-            reply(b);
-          } else if (*type == StreamMessage::kStart) {
-            if (node && failure.ok() && !node->started()) node->start();
-          } else if (*type == StreamMessage::kTokens) {
-            if (!node || !failure.ok()) break;
-            // Tokens that do not fit this node's part are refused whole: a
-            // stream program cannot go on with a hole in a stream.
-            if (Status s = node->deliver(e.body); !s.ok()) {
-              node->abort(s);
-              report_error(s);
-            }
-          } else {
-            spdlog::warn("stream worker: ignored a {} from the driver", stream_message_name(*type));
-          }
-          break;
-        }
-        case net::EnvelopeKind::kBye:
-          socket.set(zmq::sockopt::linger, 500);  // what is already sent still goes out
-          if (!failure.ok()) return failure;
-          if (!done_sent)
-            return Status::IOError("the driver at " + options.connect + " ended the run before this node's part finished (another node failed or was lost)");
-          return Status::Ok();
-        case net::EnvelopeKind::kHeartbeat: break;
-        default: spdlog::warn("stream worker: ignored a {} from the driver", net::envelope_kind_name(e.kind)); break;
-      }
-    }
-    if (node && node->started() && !done_sent && failure.ok()) {
-      const bool all_sent = node->flush(socket);
-      if (node->finished()) {
-        if (!outcome) outcome = node->take_result();  // joins: the runner is done
-        if (!outcome->ok()) {
-          report_error(outcome->status());
-        } else if (all_sent) {
-          std::vector<std::byte> b;
-          encode_done(**outcome, b);
-          reply(b);
-          done_sent = true;
-        }
-        // Else what the operators wrote before they finished is still going
-        // out, a share per turn (flush rang the doorbell for the next one).
-      }
-    }
-    now = Clock::now();
-    if (!welcome) {
-      if (now > connect_deadline) return net::no_welcome(options.connect, options.connect_timeout_s, keyed, &watch);
-    } else if (now - heard > std::chrono::milliseconds(welcome->heartbeat_timeout_ms) + interval) {
-      if (node) node->abort(Status::IOError("the driver went silent"));
-      return Status::IOError("the driver at " + options.connect + " has been silent for more than " + std::to_string(welcome->heartbeat_timeout_ms) + " ms");
-    }
+    return Status::Ok();
   }
+
+  const OperatorRegistry& registry_;
+  unsigned threads_;
+  net::Sender& driver_;
+  const net::Doorbell& doorbell_;
+  std::unique_ptr<NodeRun> node_;
+  Status failure_;
+  std::optional<Result<RunResult>> outcome_;  // the node's part, once it finished
+  bool done_sent_ = false;
+};
+
+class NodeRole final : public net::WorkerRole {
+ public:
+  NodeRole(const OperatorRegistry& registry, unsigned threads) : registry_(registry), threads_(threads) {}
+  net::Role role() const override { return net::Role::kNode; }
+  std::uint16_t version() const override { return kStreamProtocolVersion; }
+  Status describe(zmq::context_t&, const std::string&, net::HelloMessage& hello) override {
+    hello.operators = registry_.names();
+    return Status::Ok();
+  }
+  Result<std::unique_ptr<net::WorkerService>> start(const net::WelcomeMessage&, net::Sender& driver, const net::Doorbell& doorbell) override {
+    return std::unique_ptr<net::WorkerService>(std::make_unique<NodeWork>(registry_, threads_, driver, doorbell));
+  }
+
+ private:
+  const OperatorRegistry& registry_;
+  unsigned threads_;
+};
+
+}  // namespace
+
+std::unique_ptr<net::WorkerRole> make_node_role(const OperatorRegistry& registry, unsigned threads) {
+  return std::make_unique<NodeRole>(registry, threads);
+}
+
+Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegistry& registry) {
+  net::WorkerSessionOptions session;
+  session.driver = [connect = options.connect]() -> Result<net::DriverAddress> { return net::DriverAddress{connect, {}}; };
+  session.security = options.security;
+  session.name = options.name;
+  session.cores = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  session.connect_timeout_s = options.connect_timeout_s;
+  net::WorkerSession worker(std::move(session));
+  worker.add(make_node_role(registry, options.threads));
+  return worker.run();
 }
 
 }  // namespace redflow::stream

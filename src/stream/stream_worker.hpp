@@ -1,6 +1,6 @@
-// A node of a stream program in a cluster (`redflow stream-worker`): a worker
-// process that connects to the driver (`redflow stream --listen`), says HELLO
-// with the operators it has, is given its part of the program (SETUP), and
+// The stream node role of a worker process (`redflow worker`, worker_session.hpp):
+// WELCOMEd as a node by a stream driver (`redflow stream --listen`; its HELLO
+// listed the operators it has), it is given its part of the program (SETUP), and
 // runs it with a local Runner (runner.hpp) while its main thread is the
 // process's one I/O thread (SCORE, "SCORE on Millennium" section 3): it sends
 // the tokens its operators write to streams bound for other nodes, aggregated
@@ -12,9 +12,11 @@
 // REFUSED, when its part could not be built, or when the driver went silent.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "net/security.hpp"
+#include "net/worker_session.hpp"
 #include "redflow/status.hpp"
 #include "redflow/stream.hpp"
 
@@ -28,6 +30,12 @@ struct StreamWorkerOptions {
   net::SecurityOptions security{};  // its key pair and the driver's public key (none: plain text)
 };
 
+// The node role, for a WorkerSession; `registry` outlives it. `threads`: the
+// pool's threads (0: one per hardware thread).
+std::unique_ptr<net::WorkerRole> make_node_role(const OperatorRegistry& registry, unsigned threads);
+
+// A session that offers only the node role, for one driver (a rank of
+// `mpirun redflow stream`).
 Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegistry& registry);
 
 }  // namespace redflow::stream

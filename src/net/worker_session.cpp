@@ -1,0 +1,206 @@
+// The worker's session loop (worker_session.hpp): one driver at a time, on
+// the calling thread; the role's service does the work.
+#include "net/worker_session.hpp"
+
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <thread>
+
+#include "net/address_file.hpp"
+#include "net/link_watch.hpp"
+
+namespace redflow::net {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A session's Sender: the DEALER to its driver.
+class DealerSender final : public Sender {
+ public:
+  explicit DealerSender(zmq::socket_t& socket) : socket_(socket) {}
+  bool send(EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) override {
+    return send_envelope(socket_, kind, request, body);
+  }
+  bool send_owned(EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body) override {
+    return send_envelope_owned(socket_, kind, request, std::move(body));
+  }
+
+ private:
+  zmq::socket_t& socket_;
+};
+
+}  // namespace
+
+WorkerRole* WorkerSession::role_for(Role role) const {
+  for (const auto& r : roles_)
+    if (r->role() == role) return r.get();
+  return nullptr;
+}
+
+Status WorkerSession::run() {
+  if (roles_.empty()) return Status::InvalidArgument("a worker needs at least one role to offer");
+  for (unsigned session = 0;; ++session) {
+    auto driver = options_.driver();
+    if (!driver.ok()) return driver.status();
+    Outcome outcome = Outcome::kNoWelcome;
+    Status s = serve_one(*driver, outcome);
+    // A persistent worker waits for the next driver after a session that
+    // reached one; one that heard nothing within the timeout stops (nothing
+    // is there to serve), with the error that says so.
+    if (!options_.persist || outcome == Outcome::kNoWelcome) return s;
+    spdlog::info("worker: the session with the driver at {} ended ({}); waiting for the next driver", driver->endpoint, s.ok() ? "BYE" : s.ToString());
+    // A driver that refused this worker (it had all the workers it wanted)
+    // is asked again only after a pause, not in a tight loop.
+    if (outcome == Outcome::kRefused) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+Status WorkerSession::serve_one(const DriverAddress& driver, Outcome& outcome) {
+  const std::string& connect = driver.endpoint;
+  SecurityOptions security = options_.security;
+  if (!driver.server_public_key.empty() && security.server_public_key_file.empty()) security.server_public_key = driver.server_public_key;
+  LinkWatch watch;  // what became of the connection, should no WELCOME come
+  auto dealer = make_worker_dealer(context_, connect, security, &watch);
+  if (!dealer.ok()) return dealer.status();
+  zmq::socket_t& socket = *dealer;
+  // On the heap: a service that leaves a thread running at the end may still ring it.
+  auto doorbell_owner = std::make_unique<Doorbell>();
+  const Doorbell& doorbell = *doorbell_owner;
+  if (!doorbell.ok()) return Status::IOError("eventfd failed");
+
+  HelloMessage hello;
+  hello.host = host_name();
+  hello.pid = static_cast<std::uint32_t>(getpid());
+  hello.name = options_.name.empty() ? hello.host + ":" + std::to_string(hello.pid) : options_.name;
+  hello.cores = options_.cores;
+  for (const auto& role : roles_) {
+    hello.roles.push_back({role->role(), role->version()});
+    REDFLOW_RETURN_IF_ERROR(role->describe(context_, connect, hello));
+  }
+  std::vector<std::byte> body;
+  encode(hello, body);
+  const auto connect_deadline = welcome_deadline(options_.connect_timeout_s);
+  const bool keyed = !security.key_file.empty();
+  if (!send_hello(socket, body, connect_deadline)) return no_welcome(connect, options_.connect_timeout_s, keyed, &watch);
+
+  DealerSender sender(socket);
+  std::unique_ptr<WorkerService> service;
+  WelcomeMessage welcome;
+  auto heard = Clock::now();
+  auto next_beat = heard;
+  auto grace = Clock::time_point::max();  // max: not silent
+  std::vector<zmq::message_t> parts;
+  std::vector<zmq::pollitem_t> items;
+  std::vector<BatchEntry> batch;
+  auto leave = [&](Status why) {
+    if (service && service->leave()) (void)doorbell_owner.release();
+    return why;
+  };
+  auto beat = [&] { send_envelope(socket, EnvelopeKind::kHeartbeat, service->answered_through(), {}); };
+  for (;;) {
+    const auto interval = std::chrono::milliseconds(service ? welcome.heartbeat_interval_ms : 100);
+    items = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, doorbell.fd(), ZMQ_POLLIN, 0}};
+    if (service) service->poll_items(items);
+    if (Status s = poll_for(items, next_beat - Clock::now()); !s.ok()) return leave(s);
+    if (items[1].revents & ZMQ_POLLIN) doorbell.drain();
+    // What is due goes out before anything is read: a worker woken after
+    // being frozen past the timeout beats once (the driver discards it as
+    // late), then reads the driver's BYE.
+    auto now = Clock::now();
+    if (now >= next_beat) {
+      if (service) beat();
+      next_beat = now + interval;
+    }
+    while (receive_message(socket, parts)) {
+      Envelope e;
+      NetError error;
+      if (Status s = decode_envelope(part_spans(parts), e, error); !s.ok()) return leave(refuse_and_leave(socket, connect, s));
+      heard = Clock::now();
+      switch (e.kind) {
+        case EnvelopeKind::kWelcome: {
+          if (service) break;
+          if (Status s = decode(e.body, welcome); !s.ok()) return refuse_and_leave(socket, connect, s);
+          WorkerRole* role = role_for(welcome.role);
+          if (role == nullptr)
+            return refuse_and_leave(socket, connect,
+                                    Status::InvalidArgument(std::string("the driver welcomed this worker as a ") + role_name(welcome.role) +
+                                                            ", which it does not offer (it offers " + describe_roles(hello.roles) + ")"));
+          auto started = role->start(welcome, sender, doorbell);
+          if (!started.ok()) {
+            send_envelope(socket, EnvelopeKind::kBye, 0, {});
+            return started.status();
+          }
+          service = std::move(*started);
+          outcome = Outcome::kWelcomed;
+          spdlog::info("worker '{}': welcomed as {} {} by {}", hello.name, role_name(welcome.role), welcome.tile, connect);
+          if (options_.on_welcome) options_.on_welcome(welcome);
+          break;
+        }
+        case EnvelopeKind::kRefused: {
+          RefusedMessage refused;
+          REDFLOW_RETURN_IF_ERROR(decode(e.body, refused));
+          if (outcome == Outcome::kNoWelcome) outcome = Outcome::kRefused;
+          return leave(Status::InvalidArgument("the driver at " + connect + " refused this worker: " + refused.reason));
+        }
+        case EnvelopeKind::kRequest:
+          // The frame stays in the message it came in (a value is then copied
+          // once on this side, into its slot); `e` is not read after this.
+          if (!service) {
+            // The driver sends WELCOME before any REQUEST; one before it is a driver's bug.
+            spdlog::warn("worker '{}': dropped REQUEST {} that came before the WELCOME", hello.name, e.request);
+            break;
+          }
+          if (Status s = service->on_request(e.request, ReceivedBytes(std::move(parts[1]))); !s.ok())
+            return leave(refuse_and_leave(socket, connect, s));
+          break;
+        case EnvelopeKind::kRequests:
+          if (Status s = decode_batch(e, batch, error); !s.ok()) return leave(refuse_and_leave(socket, connect, s));
+          if (!service) break;
+          for (const BatchEntry& request : batch)
+            if (Status s = service->on_request(request.request, ReceivedBytes(std::vector<std::byte>(request.frame.begin(), request.frame.end())));
+                !s.ok())
+              return leave(refuse_and_leave(socket, connect, s));
+          break;
+        case EnvelopeKind::kBye: {
+          // What is due goes out first, as at the top of the loop: a worker
+          // stopped inside this loop (after that check) and woken past the
+          // timeout reads the BYE here without having beaten since.
+          if (service && Clock::now() >= next_beat) beat();
+          socket.set(zmq::sockopt::linger, 500);  // what is already sent still goes out
+          Status ended = service ? service->on_bye() : Status::Ok();
+          return leave(std::move(ended));
+        }
+        case EnvelopeKind::kCancel:
+          if (service) service->on_cancel(e.request);
+          break;
+        case EnvelopeKind::kAck:
+          if (service) service->on_ack(e.request);
+          break;
+        case EnvelopeKind::kHeartbeat: break;
+        default: spdlog::warn("worker '{}': ignored a {} from the driver", hello.name, envelope_kind_name(e.kind)); break;
+      }
+    }
+    if (service)
+      if (Status s = service->turn(); !s.ok()) return leave(s);
+    now = Clock::now();
+    if (!service) {
+      if (now > connect_deadline) return no_welcome(connect, options_.connect_timeout_s, keyed, &watch);
+    } else if (now - heard <= std::chrono::milliseconds(welcome.heartbeat_timeout_ms)) {
+      grace = Clock::time_point::max();
+    } else if (grace == Clock::time_point::max()) {
+      // One more interval before giving up: after this process was stopped
+      // (SIGSTOP, a swapped-out machine) the driver's messages may be on the
+      // wire but not yet read by ZeroMQ's own thread.
+      grace = now + interval;
+    } else if (now > grace) {
+      return leave(Status::IOError("the driver at " + connect + " has been silent for more than " + std::to_string(welcome.heartbeat_timeout_ms) +
+                                   " ms"));
+    }
+  }
+}
+
+}  // namespace redflow::net

@@ -1,0 +1,73 @@
+// `redflow worker --connect ADDR`: the one worker process. It serves
+// whichever role each driver's WELCOME names: a tile (`redflow run
+// --listen`), a stream node (`redflow stream --listen`). The loop is
+// src/net/worker_session.cpp; the roles are composed in src/worker/.
+#include <fmt/format.h>
+
+#include "cli_common.hpp"
+#include "cluster_launch.hpp"
+#include "worker/run_worker.hpp"
+
+namespace redflow::cli {
+
+namespace {
+struct WorkerArgs {
+  WorkerOptions worker;
+  DriverConnection driver;
+  std::vector<std::string> libs;
+};
+}  // namespace
+
+Command add_worker_command(CLI::App& app) {
+  auto a = std::make_shared<WorkerArgs>();
+  auto* sub = app.add_subcommand("worker", "Serve drivers as whatever they need: a tile of a graph run, a node of a stream program.");
+  sub->footer("A driver started with --listen prints its endpoint (or publishes it in --address-file); a worker connects,\n"
+              "says which roles it can serve and is given one: a remote tile for `redflow run --listen`, a node for\n"
+              "`redflow stream --listen`. With --persist it serves driver after driver (the same process for a graph run,\n"
+              "then a stream program); without, it ends after the first driver's BYE.\n"
+              "Its tiles have the built-in actors and those of its --lib plugins (give it the driver's); its nodes have the\n"
+              "built-in operators. --slots/--slot-bytes must be at least a graph driver's, or that driver refuses it.\n"
+              "Exit status: 0 after the (last) driver's BYE; 1 when refused, when no driver welcomed it within\n"
+              "--connect-timeout, when a driver went silent, or when its part of a stream program failed.\n"
+              "Examples:\n"
+              "  redflow worker --connect tcp://127.0.0.1:5555 & redflow worker --connect tcp://127.0.0.1:5555 &\n"
+              "  redflow run g.dot --listen tcp://127.0.0.1:5555 --min-tiles 2 -i X=x.bin   (the two serve as its tiles)\n"
+              "  redflow worker --connect tcp://127.0.0.1:5555 --persist --cores 4 --lib ./my_actors.so --name node7\n"
+              "  redflow worker --connect tcp://driver:7000 --key node7.key --server-key driver.pub   (docs/security.md)\n"
+              "  redflow worker --address-file /shared/job.addr --persist");
+  a->driver.add_flags(sub);
+  sub->add_option("--cores", a->worker.cores, "Cores it offers: a tile's ctx.parallel_for width, a stream node's pool threads")
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  sub->add_option("--slots", a->worker.slots, "A tile's memory slots")->check(CLI::Range(2u, 1u << 20))->capture_default_str();
+  sub->add_option("--slot-bytes", a->worker.slot_bytes, "Bytes per slot")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40))
+      ->capture_default_str();
+  sub->add_option("--lib", a->libs, "Actor plugin .so its tiles load (repeatable; default: built-in actors only)")
+      ->type_name("PLUGIN.so")
+      ->check(readable_file());
+  sub->add_option("--name", a->worker.name, "How drivers' logs, errors and reports name this worker (default: HOST:PID)");
+  sub->add_flag("--persist", a->worker.persist, "After a driver's BYE, wait for the next driver (at most --connect-timeout each)");
+  return {sub, [a] {
+            if (Status s = a->driver.check(); !s.ok()) return fail(s);
+            a->worker.connect = a->driver.connect;
+            a->worker.address_file = a->driver.address_file;
+            a->worker.key_file = a->driver.security.key_file;
+            a->worker.server_key_file = a->driver.security.server_public_key_file;
+            a->worker.connect_timeout_s = a->driver.timeout_s;
+            // Never destroyed (a static holds it, so leak checkers see it
+            // reachable): a worker that leaves with an actor still running
+            // (its driver went silent) leaves that actor running on these
+            // functions until the process has ended.
+            static Registry* const kept = new Registry(cli_registry());
+            Registry& reg = *kept;
+            if (Status s = load_libs(reg, a->libs); !s.ok()) return fail(s);
+            std::string origin = "built-in";
+            for (const auto& lib : a->libs) origin += "," + lib;
+            static const stream::OperatorRegistry* const operators = new stream::OperatorRegistry(stream::OperatorRegistry::with_builtins());
+            if (Status s = worker::run(a->worker, reg, *operators, origin); !s.ok()) return fail(s);
+            return 0;
+          }};
+}
+
+}  // namespace redflow::cli
