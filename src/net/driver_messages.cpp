@@ -1,12 +1,12 @@
 // Encoding and decoding of what the driver sends a worker (driver_messages.hpp).
 #include "net/driver_messages.hpp"
 
-#include "net/wire_codec.hpp"
+#include "wire/codec.hpp"
 
 namespace redflow::net {
 
 void encode(const WelcomeMessage& m, std::vector<std::byte>& out) {
-  WireWriter w(out);
+  wire::Writer w(out);
   w.u32(m.tile);
   w.u64(m.incarnation);
   w.u32(m.heartbeat_interval_ms);
@@ -16,12 +16,12 @@ void encode(const WelcomeMessage& m, std::vector<std::byte>& out) {
 }
 
 void encode(const RefusedMessage& m, std::vector<std::byte>& out) {
-  WireWriter w(out);
+  wire::Writer w(out);
   w.str(m.reason);
 }
 
 Status decode(std::span<const std::byte> body, WelcomeMessage& out) {
-  WireReader r(body);
+  wire::Reader r(body);
   out.tile = r.u32("tile");
   out.incarnation = r.u64("incarnation");
   out.heartbeat_interval_ms = r.u32("heartbeat interval");
@@ -31,17 +31,17 @@ Status decode(std::span<const std::byte> body, WelcomeMessage& out) {
   for (std::size_t i = 0; i < keys && !r.failed(); ++i) out.peer_keys.push_back(r.str("peer key", 64));
   r.finish("WELCOME");
   if (!r.failed() && (out.heartbeat_interval_ms == 0 || out.heartbeat_timeout_ms < out.heartbeat_interval_ms))
-    r.fail(NetError::kMalformed, "heartbeat interval " + std::to_string(out.heartbeat_interval_ms) + " ms, timeout " +
+    r.fail(wire::Error::kMalformed, "heartbeat interval " + std::to_string(out.heartbeat_interval_ms) + " ms, timeout " +
                                      std::to_string(out.heartbeat_timeout_ms) + " ms");
-  if (r.failed()) return net_status("driver WELCOME", r.error(), r.what());
+  if (r.failed()) return wire::status("driver WELCOME", r.error(), r.what());
   return Status::Ok();
 }
 
 Status decode(std::span<const std::byte> body, RefusedMessage& out) {
-  WireReader r(body);
+  wire::Reader r(body);
   out.reason = r.str("reason", std::size_t{1} << 16);
   r.finish("REFUSED");
-  if (r.failed()) return net_status("driver REFUSED", r.error(), r.what());
+  if (r.failed()) return wire::status("driver REFUSED", r.error(), r.what());
   return Status::Ok();
 }
 

@@ -428,7 +428,7 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
     while (receive_message(socket, parts)) {
       const auto spans = part_spans(parts);
       Envelope e;
-      NetError error;
+      wire::Error error;
       if (Status s = decode_envelope(spans, e, error); !s.ok()) return leave(refuse_and_leave(socket, options.connect, s));
       heard = Clock::now();
       switch (e.kind) {

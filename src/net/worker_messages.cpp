@@ -3,12 +3,12 @@
 
 #include <xxhash.h>
 
-#include "net/wire_codec.hpp"
+#include "wire/codec.hpp"
 
 namespace redflow::net {
 
 void encode(const HelloMessage& m, std::vector<std::byte>& out) {
-  WireWriter w(out);
+  wire::Writer w(out);
   w.u16(m.tile_protocol);
   w.str(m.name);
   w.str(m.host);
@@ -26,7 +26,7 @@ void encode(const HelloMessage& m, std::vector<std::byte>& out) {
 }
 
 Status decode(std::span<const std::byte> body, HelloMessage& out) {
-  WireReader r(body);
+  wire::Reader r(body);
   out = HelloMessage{};
   out.tile_protocol = r.u16("tile protocol version");
   out.name = r.str("name", kMaxHelloString);
@@ -45,11 +45,11 @@ Status decode(std::span<const std::byte> body, HelloMessage& out) {
   out.peer_port = r.u32("peer port");
   out.public_key = r.str("public key", kMaxHelloString);
   r.finish("HELLO");
-  if (!r.failed() && out.peer_port > 65535) r.fail(NetError::kMalformed, "peer port " + std::to_string(out.peer_port));
+  if (!r.failed() && out.peer_port > 65535) r.fail(wire::Error::kMalformed, "peer port " + std::to_string(out.peer_port));
   if (!r.failed() && (out.cores == 0 || out.slots < 2 || out.slot_bytes == 0))
-    r.fail(NetError::kMalformed, "cores " + std::to_string(out.cores) + ", slots " + std::to_string(out.slots) + ", slot bytes " +
+    r.fail(wire::Error::kMalformed, "cores " + std::to_string(out.cores) + ", slots " + std::to_string(out.slots) + ", slot bytes " +
                                      std::to_string(out.slot_bytes) + " (a tile needs >= 1 core, >= 2 slots, slots of >= 1 byte)");
-  if (r.failed()) return net_status("worker HELLO", r.error(), r.what());
+  if (r.failed()) return wire::status("worker HELLO", r.error(), r.what());
   return Status::Ok();
 }
 

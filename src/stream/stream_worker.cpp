@@ -239,7 +239,7 @@ Status run_stream_worker(const StreamWorkerOptions& options, const OperatorRegis
     }
     while (net::receive_message(socket, parts)) {
       net::Envelope e;
-      net::NetError error;
+      wire::Error error;
       if (Status s = net::decode_envelope(net::part_spans(parts), e, error); !s.ok()) return net::refuse_and_leave(socket, options.connect, s);
       heard = Clock::now();
       switch (e.kind) {
