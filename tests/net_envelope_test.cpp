@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "byte_literals.hpp"
 #include "net/driver_messages.hpp"
 #include "net/envelope.hpp"
 #include "net/worker_messages.hpp"
@@ -75,11 +76,7 @@ TEST(NetEnvelope, MalformedHeadersAreRefusedByName) {
   EXPECT_FALSE(decode_envelope({}, e, error).ok());
 }
 
-std::vector<std::byte> bytes_of(std::initializer_list<int> values) {
-  std::vector<std::byte> out;
-  for (int v : values) out.push_back(static_cast<std::byte>(v));
-  return out;
-}
+using testing::bytes_of;
 
 TEST(NetEnvelope, ABatchHoldsItsEntriesInOrder) {
   const auto a = bytes_of({1, 2, 3});

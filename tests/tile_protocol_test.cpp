@@ -8,21 +8,18 @@
 #include <fstream>
 #include <iterator>
 
+#include "byte_literals.hpp"
 #include "runtime/tile_protocol.hpp"
 
 namespace redflow::runtime {
 namespace {
 
-std::vector<std::byte> bytes(std::initializer_list<int> v) {
-  std::vector<std::byte> b;
-  for (int x : v) b.push_back(static_cast<std::byte>(x));
-  return b;
-}
+using testing::bytes_of;
 
 void expect_tag(const DataTag& a, const DataTag& b) { EXPECT_TRUE(a == b) << a.execution << "/" << a.data << "/" << a.round; }
 
 TEST(TileProtocolCodecTest, DataNodeRoundTrips) {
-  const auto payload = bytes({1, 2, 3, 250});
+  const auto payload = bytes_of({1, 2, 3, 250});
   DataNodeMessage m;
   m.tag = DataTag{7, 9, 2};
   m.slot = 3;
@@ -216,7 +213,7 @@ TEST(TileProtocolCodecTest, AnswersRoundTrip) {
   EXPECT_EQ(s.status.message(), "slot 3 is empty");
 
   frame.clear();
-  const auto payload = bytes({9, 8, 7});
+  const auto payload = bytes_of({9, 8, 7});
   encode_slot_data(true, payload, frame);
   DecodedFrame t;
   ASSERT_TRUE(decode(frame, t).ok());
@@ -228,7 +225,7 @@ TEST(TileProtocolCodecTest, AnswersRoundTrip) {
 // Encodes one frame of every kind, for the refusal tests below.
 std::vector<std::vector<std::byte>> every_kind() {
   std::vector<std::vector<std::byte>> frames(13);
-  const auto payload = bytes({1, 2, 3});
+  const auto payload = bytes_of({1, 2, 3});
   DataNodeMessage dn;
   dn.bytes = 3;
   dn.payload = payload;
@@ -441,7 +438,7 @@ TEST(TileProtocolCodecTest, APeerDataNodeNamesItsSourceAndCarriesNoBytes) {
 // A piece of a large value from the driver: where it goes in the value, and
 // nothing that would reach past the value's end.
 TEST(TileProtocolCodecTest, ADataNodePieceSaysWhereItGoesAndStaysInsideTheValue) {
-  const auto piece = bytes({9, 8, 7});
+  const auto piece = bytes_of({9, 8, 7});
   std::vector<std::byte> frame;
   encode(DataNodePieceMessage{DataTag{3, 4, 1}, 2, 10, 7, piece, 0x55aa55aa55aa55aaULL, true}, frame);
   DecodedFrame d;
@@ -471,7 +468,7 @@ TEST(TileProtocolCodecTest, ADataNodePieceSaysWhereItGoesAndStaysInsideTheValue)
 }
 
 TEST(TileProtocolCodecTest, ABorrowingDecodePointsIntoTheFrameInsteadOfCopying) {
-  const auto payload = bytes({9, 8, 7, 6});
+  const auto payload = bytes_of({9, 8, 7, 6});
   std::vector<std::byte> frame;
   encode_slot_data(true, payload, frame);
   DecodedFrame copied, borrowed;
