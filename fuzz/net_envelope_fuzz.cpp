@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   parts.push_back(in);
   redflow::net::Envelope e;
-  redflow::net::NetError error;
+  redflow::wire::Error error;
   if (redflow::net::decode_envelope(parts, e, error).ok()) {
     redflow::net::HelloMessage hello;
     (void)redflow::net::decode(e.body, hello);

@@ -1,7 +1,7 @@
 // libFuzzer target: the tile protocol's decoder (runtime/tile_protocol.hpp),
 // the bytes a worker process will receive over the wire (issue 11). Any input
 // either decodes, and then re-encodes to the very same bytes, or is refused
-// with a named ProtocolError in a "tile protocol: <name>" message.
+// with a named wire::Error in a "tile protocol: <name>" message.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -50,11 +50,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   DecodedFrame frame;
   const redflow::Status s = decode(bytes, frame);
   if (!s.ok()) {
-    if (frame.error == ProtocolError::kNone) fail("a refusal without a named error");
-    if (s.message().rfind(std::string("tile protocol: ") + protocol_error_name(frame.error), 0) != 0) fail("a refusal whose message does not name it");
+    if (frame.error == redflow::wire::Error::kNone) fail("a refusal without a named error");
+    if (s.message().rfind(std::string("tile protocol: ") + redflow::wire::error_name(frame.error), 0) != 0) fail("a refusal whose message does not name it");
     return 0;
   }
-  if (frame.error != ProtocolError::kNone) fail("an accepted frame with an error set");
+  if (frame.error != redflow::wire::Error::kNone) fail("an accepted frame with an error set");
   // NaN doubles re-encode bit for bit too (the encoder copies the bits), so the round trip is exact.
   const std::vector<std::byte> again = reencode(frame);
   if (again.size() != size || (size != 0 && std::memcmp(again.data(), data, size) != 0)) fail("an accepted frame does not re-encode to its bytes");

@@ -155,7 +155,7 @@ TEST(NetBrokenLink, AStreamWorkerWhoseMessageCannotBeReadEndsTheRunNamingIt) {
         net::send_envelope(s, EnvelopeKind::kHeartbeat, 0, {});
         while (net::receive_message(s, parts)) {
           net::Envelope e;
-          net::NetError error;
+          wire::Error error;
           if (garbled || !net::decode_envelope(net::part_spans(parts), e, error).ok() || e.kind != EnvelopeKind::kWelcome) continue;
           std::vector<std::byte> header;
           net::encode_header(EnvelopeKind::kReply, 0, header);

@@ -268,7 +268,7 @@ TEST_F(NetCli, TheDriverLogsWhyItRefusedAWorkerAndTheWorkerSaysWhatItLacked) {
     zmq::poll(&item, 1, std::chrono::milliseconds(10));
     std::vector<zmq::message_t> parts;
     net::Envelope e;
-    net::NetError error;
+    wire::Error error;
     net::RefusedMessage refused;
     while (net::receive_message(other, parts))
       if (net::decode_envelope(net::part_spans(parts), e, error).ok() && e.kind == net::EnvelopeKind::kRefused && net::decode(e.body, refused).ok())

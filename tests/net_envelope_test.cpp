@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "byte_literals.hpp"
 #include "net/driver_messages.hpp"
 #include "net/envelope.hpp"
 #include "net/worker_messages.hpp"
@@ -32,14 +33,14 @@ TEST(NetEnvelope, EveryKindRoundTrips) {
     const bool with_body = k != EnvelopeKind::kHeartbeat && k != EnvelopeKind::kBye && k != EnvelopeKind::kAck;
     EXPECT_EQ(envelope_has_body(k), with_body) << envelope_kind_name(k);
     Envelope e;
-    NetError error;
+    wire::Error error;
     ASSERT_TRUE(decode_envelope(parts_of(header, with_body ? &body : nullptr), e, error).ok()) << envelope_kind_name(k);
     EXPECT_EQ(e.kind, k);
     EXPECT_EQ(e.request, 0x0123456789abcdefULL);
     EXPECT_EQ(e.body.size(), with_body ? body.size() : 0u);
     // The wrong number of parts is refused.
     EXPECT_FALSE(decode_envelope(parts_of(header, with_body ? nullptr : &body), e, error).ok());
-    EXPECT_EQ(error, NetError::kMalformed);
+    EXPECT_EQ(error, wire::Error::kMalformed);
   }
 }
 
@@ -48,38 +49,34 @@ TEST(NetEnvelope, MalformedHeadersAreRefusedByName) {
   encode_header(EnvelopeKind::kHeartbeat, 7, good);
   auto refused = [](std::vector<std::byte> header) {
     Envelope e;
-    NetError error = NetError::kNone;
+    wire::Error error = wire::Error::kNone;
     const Status s = decode_envelope(parts_of(header, nullptr), e, error);
     EXPECT_FALSE(s.ok());
-    EXPECT_NE(s.message().find(net_error_name(error)), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find(wire::error_name(error)), std::string::npos) << s.message();
     return error;
   };
-  EXPECT_EQ(refused(std::vector<std::byte>(good.begin(), good.begin() + 5)), NetError::kTruncated);
+  EXPECT_EQ(refused(std::vector<std::byte>(good.begin(), good.begin() + 5)), wire::Error::kTruncated);
   auto bad = good;
   bad[0] = std::byte{'X'};
-  EXPECT_EQ(refused(bad), NetError::kBadMagic);
+  EXPECT_EQ(refused(bad), wire::Error::kBadMagic);
   bad = good;
   bad[4] = std::byte{9};
-  EXPECT_EQ(refused(bad), NetError::kWrongVersion);
+  EXPECT_EQ(refused(bad), wire::Error::kWrongVersion);
   bad = good;
   bad[6] = std::byte{0};
-  EXPECT_EQ(refused(bad), NetError::kUnknownKind);
+  EXPECT_EQ(refused(bad), wire::Error::kUnknownKind);
   bad = good;
   bad[7] = std::byte{1};
-  EXPECT_EQ(refused(bad), NetError::kMalformed);
+  EXPECT_EQ(refused(bad), wire::Error::kMalformed);
   bad = good;
   bad.push_back(std::byte{0});
-  EXPECT_EQ(refused(bad), NetError::kMalformed);
+  EXPECT_EQ(refused(bad), wire::Error::kMalformed);
   Envelope e;
-  NetError error;
+  wire::Error error;
   EXPECT_FALSE(decode_envelope({}, e, error).ok());
 }
 
-std::vector<std::byte> bytes_of(std::initializer_list<int> values) {
-  std::vector<std::byte> out;
-  for (int v : values) out.push_back(static_cast<std::byte>(v));
-  return out;
-}
+using testing::bytes_of;
 
 TEST(NetEnvelope, ABatchHoldsItsEntriesInOrder) {
   const auto a = bytes_of({1, 2, 3});
@@ -97,7 +94,7 @@ TEST(NetEnvelope, ABatchHoldsItsEntriesInOrder) {
   EXPECT_TRUE(writer.take().empty());
   for (EnvelopeKind k : {EnvelopeKind::kRequests, EnvelopeKind::kReplies}) {
     std::vector<BatchEntry> entries;
-    NetError error;
+    wire::Error error;
     ASSERT_TRUE(decode_batch(Envelope{k, 3, body}, entries, error).ok());
     ASSERT_EQ(entries.size(), 3u);
     EXPECT_EQ(entries[0].request, 41u);
@@ -119,23 +116,23 @@ TEST(NetEnvelope, ABatchThatDoesNotHoldItsCountIsRefusedWhole) {
   const std::vector<std::byte> body = writer.take();
   auto refused = [](EnvelopeKind k, std::uint64_t count, std::span<const std::byte> b) {
     std::vector<BatchEntry> entries{BatchEntry{99, {}}};
-    NetError error = NetError::kNone;
+    wire::Error error = wire::Error::kNone;
     const Status s = decode_batch(Envelope{k, count, b}, entries, error);
     EXPECT_FALSE(s.ok());
     EXPECT_TRUE(entries.empty()) << "nothing of a refused batch is acted on";
-    EXPECT_NE(s.message().find(net_error_name(error)), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find(wire::error_name(error)), std::string::npos) << s.message();
     return error;
   };
-  EXPECT_EQ(refused(EnvelopeKind::kRequests, 3, body), NetError::kTruncated);      // fewer entries than the count
-  EXPECT_EQ(refused(EnvelopeKind::kRequests, 1, body), NetError::kMalformed);      // a batch of one is a REQUEST
-  EXPECT_EQ(refused(EnvelopeKind::kRequests, 0, {}), NetError::kMalformed);
-  EXPECT_EQ(refused(EnvelopeKind::kReplies, kMaxBatchEntries + 1, body), NetError::kOversized);
-  EXPECT_EQ(refused(EnvelopeKind::kRequest, 2, body), NetError::kMalformed);       // not a batch kind
+  EXPECT_EQ(refused(EnvelopeKind::kRequests, 3, body), wire::Error::kTruncated);      // fewer entries than the count
+  EXPECT_EQ(refused(EnvelopeKind::kRequests, 1, body), wire::Error::kMalformed);      // a batch of one is a REQUEST
+  EXPECT_EQ(refused(EnvelopeKind::kRequests, 0, {}), wire::Error::kMalformed);
+  EXPECT_EQ(refused(EnvelopeKind::kReplies, kMaxBatchEntries + 1, body), wire::Error::kOversized);
+  EXPECT_EQ(refused(EnvelopeKind::kRequest, 2, body), wire::Error::kMalformed);       // not a batch kind
   for (std::size_t cut = 0; cut < body.size(); ++cut)                             // every truncation
-    EXPECT_EQ(refused(EnvelopeKind::kReplies, 2, std::span(body).first(cut)), NetError::kTruncated) << cut;
+    EXPECT_EQ(refused(EnvelopeKind::kReplies, 2, std::span(body).first(cut)), wire::Error::kTruncated) << cut;
   auto longer = body;
   longer.push_back(std::byte{0});
-  EXPECT_EQ(refused(EnvelopeKind::kReplies, 2, longer), NetError::kTrailingBytes);
+  EXPECT_EQ(refused(EnvelopeKind::kReplies, 2, longer), wire::Error::kTrailingBytes);
   // An entry claiming more than a batched frame may hold, though the bytes are there.
   std::vector<std::byte> big;
   BatchWriter w2;
@@ -145,7 +142,7 @@ TEST(NetEnvelope, ABatchThatDoesNotHoldItsCountIsRefusedWhole) {
   big.insert(big.end(), 8, std::byte{0});
   big.insert(big.end(), reinterpret_cast<const std::byte*>(&huge), reinterpret_cast<const std::byte*>(&huge) + 4);
   big.resize(big.size() + huge);
-  EXPECT_EQ(refused(EnvelopeKind::kReplies, 2, big), NetError::kOversized);
+  EXPECT_EQ(refused(EnvelopeKind::kReplies, 2, big), wire::Error::kOversized);
 }
 
 TEST(NetEnvelope, AnOversizedControlBodyIsRefused) {
@@ -153,9 +150,9 @@ TEST(NetEnvelope, AnOversizedControlBodyIsRefused) {
   encode_header(EnvelopeKind::kHello, 0, header);
   const std::vector<std::byte> body(kMaxControlBytes + 1);
   Envelope e;
-  NetError error;
+  wire::Error error;
   EXPECT_FALSE(decode_envelope(parts_of(header, &body), e, error).ok());
-  EXPECT_EQ(error, NetError::kOversized);
+  EXPECT_EQ(error, wire::Error::kOversized);
 }
 
 TEST(NetMessages, HelloWelcomeAndRefusedRoundTrip) {

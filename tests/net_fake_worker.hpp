@@ -43,7 +43,7 @@ struct Router {
       zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
       zmq::poll(items, 1, std::chrono::milliseconds(10));
       while (net::receive_message(socket, parts)) {
-        net::NetError error;
+        wire::Error error;
         if (!net::decode_envelope(net::part_spans(parts, 1), e, error).ok()) continue;
         if (e.kind != net::EnvelopeKind::kHeartbeat) return true;
       }
@@ -121,7 +121,7 @@ class FakeWorker {
   }
   // The next envelope already come on `s` that decodes (its parts in `parts`); false when none.
   static bool next_envelope(zmq::socket_t& s, std::vector<zmq::message_t>& parts, net::Envelope& e) {
-    net::NetError error;
+    wire::Error error;
     while (net::receive_message(s, parts))
       if (net::decode_envelope(net::part_spans(parts), e, error).ok()) return true;
     return false;

@@ -73,7 +73,7 @@ struct FakeDriver {
         replies[e.request].assign(e.body.begin(), e.body.end());
       } else if (e.kind == EnvelopeKind::kReplies) {
         std::vector<net::BatchEntry> batch;
-        net::NetError error;
+        wire::Error error;
         EXPECT_TRUE(net::decode_batch(e, batch, error).ok());
         for (const net::BatchEntry& b : batch) replies[b.request].assign(b.frame.begin(), b.frame.end());
       } else {
@@ -307,7 +307,7 @@ struct ForgetfulWorker : testing::FakeWorker {
     };
     std::vector<zmq::message_t> parts;
     std::vector<net::BatchEntry> batch;
-    net::NetError error;
+    wire::Error error;
     while (!stop) {
       zmq::pollitem_t items[] = {{s.handle(), 0, ZMQ_POLLIN, 0}, {peer.socket.handle(), 0, ZMQ_POLLIN, 0}};
       zmq::poll(items, 2, std::chrono::milliseconds(10));

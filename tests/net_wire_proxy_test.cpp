@@ -58,7 +58,7 @@ struct ProxiedPair {
       if (e.kind == EnvelopeKind::kReply) got.emplace_back(e.request, std::vector<std::byte>(e.body.begin(), e.body.end()));
       if (e.kind == EnvelopeKind::kReplies) {
         std::vector<net::BatchEntry> entries;
-        net::NetError error;
+        wire::Error error;
         EXPECT_TRUE(net::decode_batch(e, entries, error).ok());
         for (const auto& x : entries) got.emplace_back(x.request, std::vector<std::byte>(x.frame.begin(), x.frame.end()));
       }
@@ -187,9 +187,9 @@ TEST(WireProxy, PicksByDirection) {
   std::vector<zmq::message_t> parts;
   ASSERT_TRUE(net::receive_message(p.worker, parts));
   net::Envelope e;
-  net::NetError error;
+  wire::Error error;
   EXPECT_FALSE(net::decode_envelope(net::part_spans(parts), e, error).ok());
-  EXPECT_EQ(error, net::NetError::kBadMagic);
+  EXPECT_EQ(error, wire::Error::kBadMagic);
   EXPECT_EQ(p.proxy.applied(0), 1);
 }
 
@@ -227,7 +227,7 @@ TEST(WireProxy, WorksWhenTheWorkerListens) {
   zmq::poll(&item, 1, std::chrono::milliseconds(3000));
   std::vector<zmq::message_t> parts;
   ASSERT_TRUE(net::receive_message(driver, parts));
-  net::NetError error;
+  wire::Error error;
   ASSERT_TRUE(net::decode_envelope(net::part_spans(parts), e, error).ok());
   EXPECT_EQ(e.kind, EnvelopeKind::kReply);
   EXPECT_FALSE(frame_reads(std::vector<std::byte>(e.body.begin(), e.body.end())));

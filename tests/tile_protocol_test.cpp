@@ -8,21 +8,18 @@
 #include <fstream>
 #include <iterator>
 
+#include "byte_literals.hpp"
 #include "runtime/tile_protocol.hpp"
 
 namespace redflow::runtime {
 namespace {
 
-std::vector<std::byte> bytes(std::initializer_list<int> v) {
-  std::vector<std::byte> b;
-  for (int x : v) b.push_back(static_cast<std::byte>(x));
-  return b;
-}
+using testing::bytes_of;
 
 void expect_tag(const DataTag& a, const DataTag& b) { EXPECT_TRUE(a == b) << a.execution << "/" << a.data << "/" << a.round; }
 
 TEST(TileProtocolCodecTest, DataNodeRoundTrips) {
-  const auto payload = bytes({1, 2, 3, 250});
+  const auto payload = bytes_of({1, 2, 3, 250});
   DataNodeMessage m;
   m.tag = DataTag{7, 9, 2};
   m.slot = 3;
@@ -98,7 +95,7 @@ TEST(TileProtocolCodecTest, SmallMessagesRoundTrip) {
   frame.clear();
   encode(chunk, frame);
   EXPECT_FALSE(decode(frame, c2).ok());
-  EXPECT_EQ(c2.error, ProtocolError::kMalformed);
+  EXPECT_EQ(c2.error, wire::Error::kMalformed);
 
   frame.clear();
   FaultConfigMessage f;
@@ -216,7 +213,7 @@ TEST(TileProtocolCodecTest, AnswersRoundTrip) {
   EXPECT_EQ(s.status.message(), "slot 3 is empty");
 
   frame.clear();
-  const auto payload = bytes({9, 8, 7});
+  const auto payload = bytes_of({9, 8, 7});
   encode_slot_data(true, payload, frame);
   DecodedFrame t;
   ASSERT_TRUE(decode(frame, t).ok());
@@ -228,7 +225,7 @@ TEST(TileProtocolCodecTest, AnswersRoundTrip) {
 // Encodes one frame of every kind, for the refusal tests below.
 std::vector<std::vector<std::byte>> every_kind() {
   std::vector<std::vector<std::byte>> frames(13);
-  const auto payload = bytes({1, 2, 3});
+  const auto payload = bytes_of({1, 2, 3});
   DataNodeMessage dn;
   dn.bytes = 3;
   dn.payload = payload;
@@ -257,13 +254,13 @@ std::vector<std::vector<std::byte>> every_kind() {
   return frames;
 }
 
-ProtocolError refusal(std::span<const std::byte> frame) {
+wire::Error refusal(std::span<const std::byte> frame) {
   DecodedFrame d;
   const Status s = decode(frame, d);
   EXPECT_FALSE(s.ok());
   if (!s.ok()) {
     EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
-    EXPECT_NE(s.message().find(std::string("tile protocol: ") + protocol_error_name(d.error)), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find(std::string("tile protocol: ") + wire::error_name(d.error)), std::string::npos) << s.message();
   }
   return d.error;
 }
@@ -300,7 +297,7 @@ TEST(TileProtocolCodecTest, EveryTruncationIsRefusedAsTruncated) {
     ASSERT_TRUE(decode(frame, whole).ok());
     for (std::size_t n = 0; n < frame.size(); ++n) {
       const auto cut = std::span<const std::byte>(frame).first(n);
-      EXPECT_EQ(refusal(cut), ProtocolError::kTruncated) << "kind " << int(frame[6]) << " cut at " << n;
+      EXPECT_EQ(refusal(cut), wire::Error::kTruncated) << "kind " << int(frame[6]) << " cut at " << n;
     }
   }
 }
@@ -308,13 +305,13 @@ TEST(TileProtocolCodecTest, EveryTruncationIsRefusedAsTruncated) {
 TEST(TileProtocolCodecTest, TrailingBytesAreRefused) {
   for (auto frame : every_kind()) {
     frame.push_back(std::byte{0});
-    EXPECT_EQ(refusal(frame), ProtocolError::kTrailingBytes);
+    EXPECT_EQ(refusal(frame), wire::Error::kTrailingBytes);
     // Also when the header's length covers the extra byte: the body then has a byte no field reads.
     std::uint32_t body;
     std::memcpy(&body, frame.data() + 8, 4);
     ++body;
     std::memcpy(frame.data() + 8, &body, 4);
-    EXPECT_EQ(refusal(frame), ProtocolError::kTrailingBytes);
+    EXPECT_EQ(refusal(frame), wire::Error::kTrailingBytes);
   }
 }
 
@@ -322,16 +319,16 @@ TEST(TileProtocolCodecTest, WrongVersionMagicAndKindAreRefusedByName) {
   auto frame = every_kind()[6];
   auto v = frame;
   v[4] = std::byte{kTileProtocolVersion + 1};
-  EXPECT_EQ(refusal(v), ProtocolError::kWrongVersion);
+  EXPECT_EQ(refusal(v), wire::Error::kWrongVersion);
   auto m = frame;
   m[0] = std::byte{'X'};
-  EXPECT_EQ(refusal(m), ProtocolError::kBadMagic);
+  EXPECT_EQ(refusal(m), wire::Error::kBadMagic);
   auto k = frame;
   k[6] = std::byte{10};  // the first kind after kDataNodePiece
-  EXPECT_EQ(refusal(k), ProtocolError::kUnknownKind);
+  EXPECT_EQ(refusal(k), wire::Error::kUnknownKind);
   auto r = frame;
   r[7] = std::byte{1};
-  EXPECT_EQ(refusal(r), ProtocolError::kMalformed);
+  EXPECT_EQ(refusal(r), wire::Error::kMalformed);
 }
 
 TEST(TileProtocolCodecTest, OversizedLengthsAreRefusedBeforeAllocating) {
@@ -341,23 +338,23 @@ TEST(TileProtocolCodecTest, OversizedLengthsAreRefusedBeforeAllocating) {
   const ActorTableEntry e[] = {{long_name, "", 0, 1}};
   std::vector<std::byte> frame;
   encode(ActorTableMessage{1, fs, e}, frame);
-  EXPECT_EQ(refusal(frame), ProtocolError::kOversized);
+  EXPECT_EQ(refusal(frame), wire::Error::kOversized);
   // A list count beyond the limit: the decoder must not reserve for it.
   frame.clear();
   ActorMessage am;
   encode(am, frame);
   const std::uint32_t huge = 0xFFFFFFFFu;
   std::memcpy(frame.data() + kFrameHeaderBytes + 8, &huge, 4);  // the input slot count
-  EXPECT_EQ(refusal(frame), ProtocolError::kOversized);
+  EXPECT_EQ(refusal(frame), wire::Error::kOversized);
   // A count within the limit that runs past the end is truncation, not a big allocation.
   const std::uint32_t many = 60000;
   std::memcpy(frame.data() + kFrameHeaderBytes + 8, &many, 4);
-  EXPECT_EQ(refusal(frame), ProtocolError::kTruncated);
+  EXPECT_EQ(refusal(frame), wire::Error::kTruncated);
   // A body length beyond the frame limit.
   frame.clear();
   encode_lost(frame);
   std::memcpy(frame.data() + 8, &huge, 4);
-  EXPECT_EQ(refusal(frame), ProtocolError::kOversized);
+  EXPECT_EQ(refusal(frame), wire::Error::kOversized);
 }
 
 TEST(TileProtocolCodecTest, CorruptedFieldsAreRefusedAsMalformed) {
@@ -367,29 +364,29 @@ TEST(TileProtocolCodecTest, CorruptedFieldsAreRefusedAsMalformed) {
   encode(am, frame);
   // header, actor, execution, inputs count (0), output slot, tag (12), output bytes (8): then want_checksum.
   frame[kFrameHeaderBytes + 4 + 4 + 4 + 4 + 12 + 8] = std::byte{2};
-  EXPECT_EQ(refusal(frame), ProtocolError::kMalformed);
+  EXPECT_EQ(refusal(frame), wire::Error::kMalformed);
   // A status code Status does not have.
   frame.clear();
   encode(Status::Internal("x"), frame);
   frame[kFrameHeaderBytes] = std::byte{200};
-  EXPECT_EQ(refusal(frame), ProtocolError::kMalformed);
+  EXPECT_EQ(refusal(frame), wire::Error::kMalformed);
   // A probability outside [0, 1].
   frame.clear();
   FaultConfigMessage f;
   f.bitflip_probability = 2;
   encode(f, frame);
-  EXPECT_EQ(refusal(frame), ProtocolError::kMalformed);
+  EXPECT_EQ(refusal(frame), wire::Error::kMalformed);
   // A table entry with 0 runs.
   frame.clear();
   const std::string_view fs[] = {"f"};
   const ActorTableEntry e[] = {{"a", "", 0, 0}};
   encode(ActorTableMessage{1, fs, e}, frame);
-  EXPECT_EQ(refusal(frame), ProtocolError::kMalformed);
+  EXPECT_EQ(refusal(frame), wire::Error::kMalformed);
   // A table entry naming a function the table does not have.
   frame.clear();
   const ActorTableEntry beyond[] = {{"a", "", 1, 1}};
   encode(ActorTableMessage{1, fs, beyond}, frame);
-  EXPECT_EQ(refusal(frame), ProtocolError::kMalformed);
+  EXPECT_EQ(refusal(frame), wire::Error::kMalformed);
 }
 
 TEST(TileProtocolCodecTest, EverySingleBitFlipDecodesOrIsRefusedByName) {
@@ -402,7 +399,7 @@ TEST(TileProtocolCodecTest, EverySingleBitFlipDecodesOrIsRefusedByName) {
       DecodedFrame d;
       const Status s = decode(f, d);
       if (!s.ok()) {
-        EXPECT_NE(d.error, ProtocolError::kNone) << s.message();
+        EXPECT_NE(d.error, wire::Error::kNone) << s.message();
       }
     }
   }
@@ -435,13 +432,13 @@ TEST(TileProtocolCodecTest, APeerDataNodeNamesItsSourceAndCarriesNoBytes) {
   m.source_tile = kFromDriver;
   frame.clear();
   encode(m, PeerSource{"tcp://10.0.0.2:1", ""}, frame);
-  EXPECT_EQ(refusal(frame), ProtocolError::kMalformed);
+  EXPECT_EQ(refusal(frame), wire::Error::kMalformed);
 }
 
 // A piece of a large value from the driver: where it goes in the value, and
 // nothing that would reach past the value's end.
 TEST(TileProtocolCodecTest, ADataNodePieceSaysWhereItGoesAndStaysInsideTheValue) {
-  const auto piece = bytes({9, 8, 7});
+  const auto piece = bytes_of({9, 8, 7});
   std::vector<std::byte> frame;
   encode(DataNodePieceMessage{DataTag{3, 4, 1}, 2, 10, 7, piece, 0x55aa55aa55aa55aaULL, true}, frame);
   DecodedFrame d;
@@ -462,16 +459,16 @@ TEST(TileProtocolCodecTest, ADataNodePieceSaysWhereItGoesAndStaysInsideTheValue)
   for (const std::uint64_t offset : {std::uint64_t{8}, std::uint64_t{11}, ~std::uint64_t{0}}) {
     frame.clear();
     encode(DataNodePieceMessage{DataTag{}, 0, 10, offset, piece}, frame);
-    EXPECT_EQ(refusal(frame), ProtocolError::kMalformed) << "offset " << offset;
+    EXPECT_EQ(refusal(frame), wire::Error::kMalformed) << "offset " << offset;
   }
   // A value larger than any frame could carry.
   frame.clear();
   encode(DataNodePieceMessage{DataTag{}, 0, kMaxFrameBytes, 0, piece}, frame);
-  EXPECT_EQ(refusal(frame), ProtocolError::kOversized);
+  EXPECT_EQ(refusal(frame), wire::Error::kOversized);
 }
 
 TEST(TileProtocolCodecTest, ABorrowingDecodePointsIntoTheFrameInsteadOfCopying) {
-  const auto payload = bytes({9, 8, 7, 6});
+  const auto payload = bytes_of({9, 8, 7, 6});
   std::vector<std::byte> frame;
   encode_slot_data(true, payload, frame);
   DecodedFrame copied, borrowed;

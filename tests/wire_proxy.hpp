@@ -174,7 +174,7 @@ class WireProxy {
     (from_worker(up) ? from_worker_ : to_worker_)++;
     const auto spans = net::part_spans(parts, skip);
     net::Envelope e;
-    net::NetError error;
+    wire::Error error;
     if (!net::decode_envelope(spans, e, error).ok()) {
       forward_raw(link, up, spans);  // not ours to judge: the receiver refuses it
       return;

@@ -2,12 +2,12 @@
 #include "net/driver_messages.hpp"
 
 #include "net/envelope.hpp"
-#include "net/wire_codec.hpp"
+#include "wire/codec.hpp"
 
 namespace redflow::net {
 
 void encode(const WelcomeMessage& m, std::vector<std::byte>& out) {
-  WireWriter w(out);
+  wire::Writer w(out);
   w.u8(static_cast<std::uint8_t>(m.role));
   w.u32(m.tile);
   w.u64(m.incarnation);
@@ -20,14 +20,14 @@ void encode(const WelcomeMessage& m, std::vector<std::byte>& out) {
 }
 
 void encode(const RefusedMessage& m, std::vector<std::byte>& out) {
-  WireWriter w(out);
+  wire::Writer w(out);
   w.str(m.reason);
 }
 
 Status decode(std::span<const std::byte> body, WelcomeMessage& out) {
-  WireReader r(body);
+  wire::Reader r(body);
   const std::uint8_t role = r.u8("role");
-  if (!r.failed() && (role == 0 || role > kMaxRole)) r.fail(NetError::kMalformed, "role " + std::to_string(role));
+  if (!r.failed() && (role == 0 || role > kMaxRole)) r.fail(wire::Error::kMalformed, "role " + std::to_string(role));
   out.role = static_cast<Role>(role);
   out.tile = r.u32("tile");
   out.incarnation = r.u64("incarnation");
@@ -36,22 +36,21 @@ Status decode(std::span<const std::byte> body, WelcomeMessage& out) {
   out.peer_keys.clear();
   const std::size_t keys = r.count("peer keys", kMaxWelcomeKeys, 4);
   for (std::size_t i = 0; i < keys && !r.failed(); ++i) out.peer_keys.push_back(r.str("peer key", 64));
-  const std::size_t service = r.count("service", kMaxControlBytes, 1);
-  const auto bytes = r.bytes("service", service);
+  const auto bytes = r.bytes("service", kMaxControlBytes);
   out.service.assign(bytes.begin(), bytes.end());
   r.finish("WELCOME");
   if (!r.failed() && (out.heartbeat_interval_ms == 0 || out.heartbeat_timeout_ms < out.heartbeat_interval_ms))
-    r.fail(NetError::kMalformed, "heartbeat interval " + std::to_string(out.heartbeat_interval_ms) + " ms, timeout " +
+    r.fail(wire::Error::kMalformed, "heartbeat interval " + std::to_string(out.heartbeat_interval_ms) + " ms, timeout " +
                                      std::to_string(out.heartbeat_timeout_ms) + " ms");
-  if (r.failed()) return net_status("driver WELCOME", r.error(), r.what());
+  if (r.failed()) return wire::status("driver WELCOME", r.error(), r.what());
   return Status::Ok();
 }
 
 Status decode(std::span<const std::byte> body, RefusedMessage& out) {
-  WireReader r(body);
+  wire::Reader r(body);
   out.reason = r.str("reason", std::size_t{1} << 16);
   r.finish("REFUSED");
-  if (r.failed()) return net_status("driver REFUSED", r.error(), r.what());
+  if (r.failed()) return wire::status("driver REFUSED", r.error(), r.what());
   return Status::Ok();
 }
 

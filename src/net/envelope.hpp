@@ -10,7 +10,7 @@
 // request id pairs a REPLY with its REQUEST, so requests can be pipelined and
 // a late reply to a request the driver gave up on (a worker declared lost)
 // is recognised and discarded. Decoding refuses anything malformed with a
-// named NetError and never reads past the bytes it was given.
+// named wire::Error and never reads past the bytes it was given.
 #pragma once
 
 #include <cstddef>
@@ -18,8 +18,8 @@
 #include <span>
 #include <vector>
 
-#include "net/net_error.hpp"
 #include "redflow/status.hpp"
+#include "wire/codec.hpp"
 
 namespace redflow::net {
 
@@ -111,11 +111,11 @@ std::size_t send_batched(std::span<Entry* const> run, EnvelopeKind one, Send&& s
 // The entries of a REQUESTS or REPLIES envelope, in order; a body that does
 // not hold exactly the header's count of well-formed entries is refused
 // with a named error (and `out` is left empty: nothing of it is acted on).
-Status decode_batch(const Envelope& batch, std::vector<BatchEntry>& out, NetError& error);
+Status decode_batch(const Envelope& batch, std::vector<BatchEntry>& out, wire::Error& error);
 
 // Decodes one envelope from its parts (without any routing id): the header
 // and, if the kind has one, the body. On failure `error` names the rule
 // broken and the Status ("net envelope: <name>: ...") says where.
-Status decode_envelope(std::span<const std::span<const std::byte>> parts, Envelope& out, NetError& error);
+Status decode_envelope(std::span<const std::span<const std::byte>> parts, Envelope& out, wire::Error& error);
 
 }  // namespace redflow::net

@@ -61,7 +61,7 @@ bool PeerLinks::take_request(Request& out) {
     const std::string route(static_cast<const char*>(parts[0].data()), parts[0].size());
     const auto spans = part_spans(parts, 1);
     Envelope e;
-    NetError error;
+    wire::Error error;
     Status s = decode_envelope(spans, e, error);
     if (s.ok() && e.kind != EnvelopeKind::kRequest) s = Status::InvalidArgument(std::string("a ") + envelope_kind_name(e.kind));
     // Peers only read: anything but one ReadSlot frame is refused before the executor sees it.
@@ -150,7 +150,7 @@ bool PeerLinks::take_fetched(Fetched& out) {
     while (receive_message(socket, parts)) {
       const auto spans = part_spans(parts);
       Envelope e;
-      NetError error;
+      wire::Error error;
       if (!decode_envelope(spans, e, error).ok() || e.kind != EnvelopeKind::kReply) {
         spdlog::warn("tile worker: dropped a garbled answer from peer {}", endpoint);
         continue;

@@ -42,7 +42,7 @@ TileServer::Worker* TileServer::find_worker(const std::string& routing_id, unsig
 void TileServer::on_message(const std::string& routing_id, std::span<const std::span<const std::byte>> parts, const std::string& address,
                             zmq::message_t* body_part) {
   Envelope e;
-  NetError error;
+  wire::Error error;
   const Status read = decode_envelope(parts, e, error);
   unsigned index = 0;
   Worker* w = find_worker(routing_id, &index);

@@ -3,7 +3,7 @@
 
 #include <xxhash.h>
 
-#include "net/wire_codec.hpp"
+#include "wire/codec.hpp"
 
 namespace redflow::net {
 
@@ -38,7 +38,7 @@ std::string role_refusal(const HelloMessage& hello, Role role, std::uint16_t ver
 }
 
 void encode(const HelloMessage& m, std::vector<std::byte>& out) {
-  WireWriter w(out);
+  wire::Writer w(out);
   w.u32(static_cast<std::uint32_t>(m.roles.size()));
   for (const RoleOffer& r : m.roles) {
     w.u8(static_cast<std::uint8_t>(r.role));
@@ -62,7 +62,7 @@ void encode(const HelloMessage& m, std::vector<std::byte>& out) {
 }
 
 Status decode(std::span<const std::byte> body, HelloMessage& out) {
-  WireReader r(body);
+  wire::Reader r(body);
   out = HelloMessage{};
   const std::size_t roles = r.count("roles", kMaxRole, 3);
   for (std::size_t i = 0; i < roles && !r.failed(); ++i) {
@@ -71,9 +71,9 @@ Status decode(std::span<const std::byte> body, HelloMessage& out) {
     offer.version = r.u16("role protocol version");
     if (r.failed()) break;
     if (role == 0 || role > kMaxRole) {
-      r.fail(NetError::kMalformed, "role " + std::to_string(role) + " (a worker serves roles 1 to " + std::to_string(kMaxRole) + ")");
+      r.fail(wire::Error::kMalformed, "role " + std::to_string(role) + " (a worker serves roles 1 to " + std::to_string(kMaxRole) + ")");
     } else if (offered_version(out, static_cast<Role>(role)) != 0 || offer.version == 0) {
-      r.fail(NetError::kMalformed, std::string("role ") + role_name(static_cast<Role>(role)) + " offered twice or at version 0");
+      r.fail(wire::Error::kMalformed, std::string("role ") + role_name(static_cast<Role>(role)) + " offered twice or at version 0");
     }
     offer.role = static_cast<Role>(role);
     out.roles.push_back(offer);
@@ -96,13 +96,13 @@ Status decode(std::span<const std::byte> body, HelloMessage& out) {
   out.peer_port = r.u32("peer port");
   out.public_key = r.str("public key", kMaxHelloString);
   r.finish("HELLO");
-  if (!r.failed() && out.peer_port > 65535) r.fail(NetError::kMalformed, "peer port " + std::to_string(out.peer_port));
-  if (!r.failed() && out.roles.empty()) r.fail(NetError::kMalformed, "no role offered");
-  if (!r.failed() && out.cores == 0) r.fail(NetError::kMalformed, "cores 0");
+  if (!r.failed() && out.peer_port > 65535) r.fail(wire::Error::kMalformed, "peer port " + std::to_string(out.peer_port));
+  if (!r.failed() && out.roles.empty()) r.fail(wire::Error::kMalformed, "no role offered");
+  if (!r.failed() && out.cores == 0) r.fail(wire::Error::kMalformed, "cores 0");
   if (!r.failed() && offered_version(out, Role::kTile) != 0 && (out.slots < 2 || out.slot_bytes == 0))
-    r.fail(NetError::kMalformed, "cores " + std::to_string(out.cores) + ", slots " + std::to_string(out.slots) + ", slot bytes " +
+    r.fail(wire::Error::kMalformed, "cores " + std::to_string(out.cores) + ", slots " + std::to_string(out.slots) + ", slot bytes " +
                                      std::to_string(out.slot_bytes) + " (a tile needs >= 1 core, >= 2 slots, slots of >= 1 byte)");
-  if (r.failed()) return net_status("worker HELLO", r.error(), r.what());
+  if (r.failed()) return wire::status("worker HELLO", r.error(), r.what());
   return Status::Ok();
 }
 

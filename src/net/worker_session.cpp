@@ -117,7 +117,7 @@ Status WorkerSession::serve_one(const DriverAddress& driver, Outcome& outcome) {
     }
     while (receive_message(socket, parts)) {
       Envelope e;
-      NetError error;
+      wire::Error error;
       if (Status s = decode_envelope(part_spans(parts), e, error); !s.ok()) return leave(refuse_and_leave(socket, connect, s));
       heard = Clock::now();
       switch (e.kind) {

@@ -1,66 +1,38 @@
-// Encoding and decoding of the tile protocol's frames (tile_protocol.hpp).
-// Little-endian fixed-width fields, u32 length prefixes for bytes, strings and
-// lists; every length is checked against the protocol's limits and against
-// the bytes left before anything is allocated or copied.
+// Encoding and decoding of the tile protocol's frames (tile_protocol.hpp):
+// the frame header here, the fields through the shared codec
+// (src/wire/codec.hpp), whose reader checks every length against the
+// protocol's limits and against the bytes left before anything is allocated
+// or copied.
 #include "runtime/tile_protocol.hpp"
 
-#include <bit>
 #include <cstring>
 #include <string>
 
+#include "wire/codec.hpp"
+
 namespace redflow::runtime {
-
-static_assert(std::endian::native == std::endian::little, "the tile protocol's encoder assumes a little-endian host");
-
-const char* protocol_error_name(ProtocolError e) {
-  switch (e) {
-    case ProtocolError::kNone: return "none";
-    case ProtocolError::kTruncated: return "truncated";
-    case ProtocolError::kBadMagic: return "bad magic";
-    case ProtocolError::kWrongVersion: return "wrong version";
-    case ProtocolError::kOversized: return "oversized";
-    case ProtocolError::kUnknownKind: return "unknown kind";
-    case ProtocolError::kMalformed: return "malformed";
-    case ProtocolError::kTrailingBytes: return "trailing bytes";
-  }
-  return "unknown error";
-}
 
 namespace {
 
 constexpr char kMagic[4] = {'R', 'F', 'T', 'P'};
 
-class Writer {
+// One frame appended to a byte vector: the header on construction, the
+// body's length patched in on destruction; fields through wire::Writer.
+class FrameWriter : public wire::Writer {
  public:
-  Writer(std::vector<std::byte>& out, WireKind kind) : out_(out), start_(out.size()) {
+  FrameWriter(std::vector<std::byte>& out, WireKind kind) : wire::Writer(out), start_(out.size()) {
     raw(kMagic, 4);
     u16(kTileProtocolVersion);
     u8(static_cast<std::uint8_t>(kind));
     u8(0);
     u32(0);  // body length, patched by the destructor
   }
-  ~Writer() {
-    const auto body = static_cast<std::uint32_t>(out_.size() - start_ - kFrameHeaderBytes);
-    std::memcpy(out_.data() + start_ + 8, &body, 4);
+  ~FrameWriter() {
+    const auto body = static_cast<std::uint32_t>(out().size() - start_ - kFrameHeaderBytes);
+    std::memcpy(out().data() + start_ + 8, &body, 4);
   }
-  void raw(const void* p, std::size_t n) {
-    const auto* b = static_cast<const std::byte*>(p);
-    out_.insert(out_.end(), b, b + n);
-  }
-  void u8(std::uint8_t v) { raw(&v, 1); }
-  void u16(std::uint16_t v) { raw(&v, 2); }
-  void u32(std::uint32_t v) { raw(&v, 4); }
-  void u64(std::uint64_t v) { raw(&v, 8); }
-  void f64(double v) { raw(&v, 8); }
-  void boolean(bool v) { u8(v ? 1 : 0); }
-  void bytes(std::span<const std::byte> b) {
-    u32(static_cast<std::uint32_t>(b.size()));
-    raw(b.data(), b.size());
-  }
-  void str(std::string_view s) {
-    u32(static_cast<std::uint32_t>(s.size()));
-    raw(s.data(), s.size());
-  }
+  FrameWriter(const FrameWriter&) = delete;
+  FrameWriter& operator=(const FrameWriter&) = delete;
   void slots(std::span<const SlotId> s) {
     u32(static_cast<std::uint32_t>(s.size()));
     for (SlotId v : s) u32(v);
@@ -72,76 +44,16 @@ class Writer {
   }
 
  private:
-  std::vector<std::byte>& out_;
   std::size_t start_;
 };
 
-// Bounds-checked cursor: the first failure sticks, later reads return zeros.
-class Reader {
+// wire::Reader over one frame, with the tile protocol's compound fields.
+class FrameReader : public wire::Reader {
  public:
-  explicit Reader(std::span<const std::byte> in) : in_(in) {}
-  bool failed() const { return error_ != ProtocolError::kNone; }
-  ProtocolError error() const { return error_; }
-  const std::string& what() const { return what_; }
-  std::size_t left() const { return in_.size() - at_; }
-  void fail(ProtocolError e, std::string what) {
-    if (failed()) return;
-    error_ = e;
-    what_ = std::move(what);
-  }
-  bool take(void* p, std::size_t n, const char* field) {
-    if (failed()) return false;
-    if (n > left()) {
-      fail(ProtocolError::kTruncated, std::string(field) + " needs " + std::to_string(n) + " bytes, " + std::to_string(left()) + " left");
-      std::memset(p, 0, n);
-      return false;
-    }
-    std::memcpy(p, in_.data() + at_, n);
-    at_ += n;
-    return true;
-  }
-  template <typename T>
-  T get(const char* field) {
-    T v{};
-    if (!take(&v, sizeof v, field)) return T{};
-    return v;
-  }
-  std::uint8_t u8(const char* f) { return get<std::uint8_t>(f); }
-  std::uint32_t u32(const char* f) { return get<std::uint32_t>(f); }
-  std::uint64_t u64(const char* f) { return get<std::uint64_t>(f); }
-  double f64(const char* f) { return get<double>(f); }
-  bool boolean(const char* field) {
-    const std::uint8_t v = u8(field);
-    if (v > 1) fail(ProtocolError::kMalformed, std::string(field) + " is " + std::to_string(v) + ", not 0 or 1");
-    return v == 1;
-  }
-  // A length prefix, checked against `limit` and against the bytes left (`unit` bytes per element).
-  std::size_t length(const char* field, std::size_t limit, std::size_t unit) {
-    const std::uint32_t n = u32(field);
-    if (failed()) return 0;
-    if (n > limit) {
-      fail(ProtocolError::kOversized, std::string(field) + " of " + std::to_string(n) + " exceeds the limit of " + std::to_string(limit));
-      return 0;
-    }
-    if (std::size_t{n} * unit > left()) {
-      fail(ProtocolError::kTruncated, std::string(field) + " of " + std::to_string(n) + " runs past the frame's end");
-      return 0;
-    }
-    return n;
-  }
-  std::span<const std::byte> bytes(const char* field, std::size_t limit) {
-    const std::size_t n = length(field, limit, 1);
-    if (failed()) return {};
-    std::span<const std::byte> out = in_.subspan(at_, n);
-    at_ += n;
-    return out;
-  }
-  std::string str(const char* field) {
-    auto b = bytes(field, kMaxWireString);
-    return std::string(reinterpret_cast<const char*>(b.data()), b.size());
-  }
+  explicit FrameReader(std::span<const std::byte> in) : wire::Reader(in, "frame") {}
+  std::string str(const char* field) { return wire::Reader::str(field, kMaxWireString); }
   void slots(const char* field, std::vector<SlotId>& into) {
-    const std::size_t n = length(field, kMaxWireSlots, 4);
+    const std::size_t n = count(field, kMaxWireSlots, 4);
     for (std::size_t i = 0; i < n && !failed(); ++i) into.push_back(u32(field));
   }
   DataTag tag(const char* field) {
@@ -151,18 +63,12 @@ class Reader {
     t.round = u32(field);
     return t;
   }
-
- private:
-  std::span<const std::byte> in_;
-  std::size_t at_ = 0;
-  ProtocolError error_ = ProtocolError::kNone;
-  std::string what_;
 };
 
 constexpr std::size_t kMaxPayload = kMaxFrameBytes - 64;
 
 // The fields a data node and a peer data node share.
-void data_node_fields(Writer& w, const DataNodeMessage& m) {
+void data_node_fields(FrameWriter& w, const DataNodeMessage& m) {
   w.tag(m.tag);
   w.u32(m.slot);
   w.u64(m.bytes);
@@ -175,20 +81,20 @@ void data_node_fields(Writer& w, const DataNodeMessage& m) {
 }  // namespace
 
 void encode(const DataNodeMessage& m, std::vector<std::byte>& out) {
-  Writer w(out, WireKind::kDataNode);
+  FrameWriter w(out, WireKind::kDataNode);
   data_node_fields(w, m);
   w.bytes(m.payload);
 }
 
 void encode(const DataNodeMessage& m, const PeerSource& from, std::vector<std::byte>& out) {
-  Writer w(out, WireKind::kPeerDataNode);
+  FrameWriter w(out, WireKind::kPeerDataNode);
   data_node_fields(w, m);
   w.str(from.endpoint);
   w.str(from.public_key);
 }
 
 void encode(const DataNodePieceMessage& m, std::vector<std::byte>& out) {
-  Writer w(out, WireKind::kDataNodePiece);
+  FrameWriter w(out, WireKind::kDataNodePiece);
   w.tag(m.tag);
   w.u32(m.slot);
   w.u64(m.bytes);
@@ -199,14 +105,14 @@ void encode(const DataNodePieceMessage& m, std::vector<std::byte>& out) {
 }
 
 void encode(const ClearSlotMessage& m, std::vector<std::byte>& out) {
-  Writer w(out, WireKind::kClearSlot);
+  FrameWriter w(out, WireKind::kClearSlot);
   w.u32(m.slot);
 }
 
-void encode_clear_all(std::vector<std::byte>& out) { Writer w(out, WireKind::kClearAll); }
+void encode_clear_all(std::vector<std::byte>& out) { FrameWriter w(out, WireKind::kClearAll); }
 
 void encode(const ReadSlotMessage& m, std::vector<std::byte>& out) {
-  Writer w(out, WireKind::kReadSlot);
+  FrameWriter w(out, WireKind::kReadSlot);
   w.u32(m.slot);
   w.tag(m.tag);
   w.u64(m.bytes);
@@ -215,7 +121,7 @@ void encode(const ReadSlotMessage& m, std::vector<std::byte>& out) {
 }
 
 void encode(const ActorTableMessage& m, std::vector<std::byte>& out) {
-  Writer w(out, WireKind::kActorTable);
+  FrameWriter w(out, WireKind::kActorTable);
   w.u32(m.table);
   w.u32(static_cast<std::uint32_t>(m.functions.size()));
   for (std::string_view f : m.functions) w.str(f);
@@ -229,7 +135,7 @@ void encode(const ActorTableMessage& m, std::vector<std::byte>& out) {
 }
 
 void encode(const FaultConfigMessage& m, std::vector<std::byte>& out) {
-  Writer w(out, WireKind::kFaultConfig);
+  FrameWriter w(out, WireKind::kFaultConfig);
   w.f64(m.bitflip_probability);
   w.u64(m.seed);
   w.boolean(m.faulty);
@@ -238,7 +144,7 @@ void encode(const FaultConfigMessage& m, std::vector<std::byte>& out) {
 }
 
 void encode(const ActorMessage& m, std::vector<std::byte>& out) {
-  Writer w(out, WireKind::kActor);
+  FrameWriter w(out, WireKind::kActor);
   w.u32(m.actor);
   w.u32(m.execution);
   w.slots(m.input_slots);
@@ -254,7 +160,7 @@ void encode(const ActorMessage& m, std::vector<std::byte>& out) {
 }
 
 void encode(const Completion& c, std::vector<std::byte>& out) {
-  Writer w(out, WireKind::kCompletion);
+  FrameWriter w(out, WireKind::kCompletion);
   w.u32(c.actor);
   w.boolean(c.ok);
   w.boolean(c.lost);
@@ -273,13 +179,13 @@ void encode(const Completion& c, std::vector<std::byte>& out) {
 }
 
 void encode(const Status& s, std::vector<std::byte>& out) {
-  Writer w(out, WireKind::kStatus);
+  FrameWriter w(out, WireKind::kStatus);
   w.u8(static_cast<std::uint8_t>(s.code()));
   w.str(s.message());
 }
 
 void encode_slot_data(bool found, std::span<const std::byte> bytes, std::vector<std::byte>& out) {
-  Writer w(out, WireKind::kSlotData);
+  FrameWriter w(out, WireKind::kSlotData);
   w.boolean(found);
   w.bytes(bytes);
 }
@@ -287,7 +193,7 @@ void encode_slot_data(bool found, std::span<const std::byte> bytes, std::vector<
 std::span<std::byte> encode_slot_data_in_place(std::uint64_t bytes, std::vector<std::byte>& out) {
   const std::size_t at = out.size() + kFrameHeaderBytes + 1 + 4;
   {
-    Writer w(out, WireKind::kSlotData);
+    FrameWriter w(out, WireKind::kSlotData);
     w.boolean(true);
     w.u32(static_cast<std::uint32_t>(bytes));
     out.resize(at + bytes);
@@ -295,15 +201,15 @@ std::span<std::byte> encode_slot_data_in_place(std::uint64_t bytes, std::vector<
   return std::span<std::byte>(out).subspan(at, bytes);
 }
 
-void encode_lost(std::vector<std::byte>& out) { Writer w(out, WireKind::kLost); }
+void encode_lost(std::vector<std::byte>& out) { FrameWriter w(out, WireKind::kLost); }
 
 namespace {
 
-Status make_status(std::uint8_t code, std::string message, Reader& in) {
+Status make_status(std::uint8_t code, std::string message, FrameReader& in) {
   using C = Status::Code;
   switch (static_cast<C>(code)) {
     case C::kOk:
-      if (!message.empty()) in.fail(ProtocolError::kMalformed, "an OK status with a message");
+      if (!message.empty()) in.fail(wire::Error::kMalformed, "an OK status with a message");
       return Status::Ok();
     case C::kInvalidArgument: return Status::InvalidArgument(std::move(message));
     case C::kNotFound: return Status::NotFound(std::move(message));
@@ -315,11 +221,11 @@ Status make_status(std::uint8_t code, std::string message, Reader& in) {
     case C::kDataLoss: return Status::DataLoss(std::move(message));
     case C::kGaveUp: return Status::GaveUp(std::move(message));
   }
-  in.fail(ProtocolError::kMalformed, "status code " + std::to_string(code) + " is not a Status::Code");
+  in.fail(wire::Error::kMalformed, "status code " + std::to_string(code) + " is not a Status::Code");
   return Status::Ok();
 }
 
-void decode_body(WireKind kind, Reader& in, DecodedFrame& out, bool borrow) {
+void decode_body(WireKind kind, FrameReader& in, DecodedFrame& out, bool borrow) {
   // The bytes of a value: views into the frame when borrowing, else copies.
   auto keep = [&](std::span<const std::byte> b) -> std::span<const std::byte> {
     if (borrow) return b;
@@ -340,14 +246,14 @@ void decode_body(WireKind kind, Reader& in, DecodedFrame& out, bool borrow) {
       if (kind == WireKind::kDataNode) {
         m.payload = keep(in.bytes("data node payload", kMaxPayload));
         if (!in.failed() && m.source_tile < kFromDriver)
-          in.fail(ProtocolError::kMalformed, "data node source tile " + std::to_string(m.source_tile));
+          in.fail(wire::Error::kMalformed, "data node source tile " + std::to_string(m.source_tile));
         return;
       }
       out.strings.push_back(in.str("peer endpoint"));
       out.strings.push_back(in.str("peer public key"));
       out.peer = PeerSource{out.strings[out.strings.size() - 2], out.strings.back()};
-      if (!in.failed() && m.source_tile < 0) in.fail(ProtocolError::kMalformed, "peer data node source tile " + std::to_string(m.source_tile));
-      if (!in.failed() && m.bytes > kMaxPayload) in.fail(ProtocolError::kOversized, "peer data node of " + std::to_string(m.bytes) + " bytes");
+      if (!in.failed() && m.source_tile < 0) in.fail(wire::Error::kMalformed, "peer data node source tile " + std::to_string(m.source_tile));
+      if (!in.failed() && m.bytes > kMaxPayload) in.fail(wire::Error::kOversized, "peer data node of " + std::to_string(m.bytes) + " bytes");
       return;
     }
     case WireKind::kDataNodePiece: {
@@ -359,9 +265,9 @@ void decode_body(WireKind kind, Reader& in, DecodedFrame& out, bool borrow) {
       m.checksum = in.u64("data node piece checksum");
       m.checked = in.boolean("data node piece checked");
       m.piece = keep(in.bytes("data node piece payload", kMaxPayload));
-      if (!in.failed() && m.bytes > kMaxPayload) in.fail(ProtocolError::kOversized, "data node piece of a " + std::to_string(m.bytes) + "-byte value");
+      if (!in.failed() && m.bytes > kMaxPayload) in.fail(wire::Error::kOversized, "data node piece of a " + std::to_string(m.bytes) + "-byte value");
       if (!in.failed() && (m.offset > m.bytes || m.piece.size() > m.bytes - m.offset))
-        in.fail(ProtocolError::kMalformed, "a piece of " + std::to_string(m.piece.size()) + " bytes at " + std::to_string(m.offset) + " of a " +
+        in.fail(wire::Error::kMalformed, "a piece of " + std::to_string(m.piece.size()) + " bytes at " + std::to_string(m.offset) + " of a " +
                                                std::to_string(m.bytes) + "-byte data node");
       return;
     }
@@ -374,20 +280,20 @@ void decode_body(WireKind kind, Reader& in, DecodedFrame& out, bool borrow) {
       out.read_slot.offset = in.u64("read slot offset");
       out.read_slot.length = in.u64("read slot length");
       if (!in.failed() && out.read_slot.bytes > kMaxPayload)
-        in.fail(ProtocolError::kOversized, "read slot of " + std::to_string(out.read_slot.bytes) + " bytes");
+        in.fail(wire::Error::kOversized, "read slot of " + std::to_string(out.read_slot.bytes) + " bytes");
       if (!in.failed() && (out.read_slot.offset > out.read_slot.bytes ||
                            (out.read_slot.length != kWholeValue && out.read_slot.length > out.read_slot.bytes - out.read_slot.offset)))
-        in.fail(ProtocolError::kMalformed, "read of " + std::to_string(out.read_slot.length) + " bytes at " +
+        in.fail(wire::Error::kMalformed, "read of " + std::to_string(out.read_slot.length) + " bytes at " +
                                                std::to_string(out.read_slot.offset) + " of a " + std::to_string(out.read_slot.bytes) + "-byte value");
       return;
     case WireKind::kActorTable: {
       out.table.table = in.u32("actor table id");
       // A function name is at least its 4-byte length; an entry at least 13
       // bytes (two empty strings, the function index and `runs`).
-      const std::size_t f = in.length("actor table functions", kMaxWireTableEntries, 4);
+      const std::size_t f = in.count("actor table functions", kMaxWireTableEntries, 4);
       out.strings.reserve(f);
       for (std::size_t i = 0; i < f && !in.failed(); ++i) out.strings.push_back(in.str("actor function"));
-      const std::size_t actors = in.failed() ? 0 : in.length("actor table entries", kMaxWireTableEntries, 13);
+      const std::size_t actors = in.failed() ? 0 : in.count("actor table entries", kMaxWireTableEntries, 13);
       out.strings.reserve(f + 2 * actors);  // no reallocation below: the entries view these strings
       out.functions.assign(out.strings.begin(), out.strings.end());
       out.entries.reserve(actors);
@@ -397,8 +303,8 @@ void decode_body(WireKind kind, Reader& in, DecodedFrame& out, bool borrow) {
         const std::uint32_t function = in.u32("actor function index");
         const std::uint8_t runs = in.u8("actor runs");
         if (!in.failed() && function >= f)
-          in.fail(ProtocolError::kMalformed, "actor function " + std::to_string(function) + " of a table of " + std::to_string(f) + " functions");
-        if (!in.failed() && (runs < 1 || runs > 3)) in.fail(ProtocolError::kMalformed, "actor runs " + std::to_string(runs) + " (1 to 3)");
+          in.fail(wire::Error::kMalformed, "actor function " + std::to_string(function) + " of a table of " + std::to_string(f) + " functions");
+        if (!in.failed() && (runs < 1 || runs > 3)) in.fail(wire::Error::kMalformed, "actor runs " + std::to_string(runs) + " (1 to 3)");
         const std::size_t s = out.strings.size();
         out.entries.push_back(ActorTableEntry{out.strings[s - 2], out.strings[s - 1], function, runs});
       }
@@ -414,8 +320,8 @@ void decode_body(WireKind kind, Reader& in, DecodedFrame& out, bool borrow) {
       f.slow_factor = in.f64("slow factor");
       f.crash_after = in.u64("crash after");
       if (!in.failed() && !(f.bitflip_probability >= 0 && f.bitflip_probability <= 1))
-        in.fail(ProtocolError::kMalformed, "bit-flip probability outside [0, 1]");
-      if (!in.failed() && !(f.slow_factor >= 1 && f.slow_factor <= 1e6)) in.fail(ProtocolError::kMalformed, "slow factor outside [1, 1e6]");
+        in.fail(wire::Error::kMalformed, "bit-flip probability outside [0, 1]");
+      if (!in.failed() && !(f.slow_factor >= 1 && f.slow_factor <= 1e6)) in.fail(wire::Error::kMalformed, "slow factor outside [1, 1e6]");
       return;
     }
     case WireKind::kActor: {
@@ -435,7 +341,7 @@ void decode_body(WireKind kind, Reader& in, DecodedFrame& out, bool borrow) {
       m.fault_execution = in.u64("actor fault execution");
       m.replica = in.u32("actor replica");
       m.attempt = in.u32("actor attempt");
-      if (!in.failed() && m.output_bytes > kMaxPayload) in.fail(ProtocolError::kOversized, "actor output of " + std::to_string(m.output_bytes) + " bytes");
+      if (!in.failed() && m.output_bytes > kMaxPayload) in.fail(wire::Error::kOversized, "actor output of " + std::to_string(m.output_bytes) + " bytes");
       return;
     }
     case WireKind::kCompletion: {
@@ -453,7 +359,7 @@ void decode_body(WireKind kind, Reader& in, DecodedFrame& out, bool borrow) {
       c.executions = in.u32("completion executions");
       c.rejected = in.u32("completion rejected");
       c.injected = in.u32("completion injected");
-      const std::size_t n = in.length("completion unconfirmed checksums", kMaxWireChecksums, 8);
+      const std::size_t n = in.count("completion unconfirmed checksums", kMaxWireChecksums, 8);
       for (std::size_t i = 0; i < n && !in.failed(); ++i) c.unconfirmed.push_back(in.u64("unconfirmed checksum"));
       return;
     }
@@ -470,7 +376,7 @@ void decode_body(WireKind kind, Reader& in, DecodedFrame& out, bool borrow) {
     }
     case WireKind::kLost: return;
   }
-  in.fail(ProtocolError::kUnknownKind, "kind " + std::to_string(static_cast<unsigned>(kind)));
+  in.fail(wire::Error::kUnknownKind, "kind " + std::to_string(static_cast<unsigned>(kind)));
 }
 
 bool known_kind(std::uint8_t k) { return (k >= 1 && k <= 9) || (k >= 64 && k <= 67); }
@@ -482,28 +388,28 @@ bool frame_is(std::span<const std::byte> frame, WireKind kind) {
 }
 
 Status decode(std::span<const std::byte> frame, DecodedFrame& out, bool borrow) {
-  Reader in(frame);
+  FrameReader in(frame);
   char magic[4] = {0, 0, 0, 0};
   in.take(magic, 4, "magic");
-  if (!in.failed() && std::memcmp(magic, kMagic, 4) != 0) in.fail(ProtocolError::kBadMagic, "the frame does not start with RFTP");
-  const std::uint16_t version = in.get<std::uint16_t>("version");
+  if (!in.failed() && std::memcmp(magic, kMagic, 4) != 0) in.fail(wire::Error::kBadMagic, "the frame does not start with RFTP");
+  const std::uint16_t version = in.u16("version");
   if (!in.failed() && version != kTileProtocolVersion)
-    in.fail(ProtocolError::kWrongVersion, "version " + std::to_string(version) + ", this build speaks " + std::to_string(kTileProtocolVersion));
+    in.fail(wire::Error::kWrongVersion, "version " + std::to_string(version) + ", this build speaks " + std::to_string(kTileProtocolVersion));
   const std::uint8_t kind = in.u8("kind");
-  if (!in.failed() && !known_kind(kind)) in.fail(ProtocolError::kUnknownKind, "kind " + std::to_string(kind));
-  if (in.u8("reserved") != 0 && !in.failed()) in.fail(ProtocolError::kMalformed, "reserved header byte is not 0");
+  if (!in.failed() && !known_kind(kind)) in.fail(wire::Error::kUnknownKind, "kind " + std::to_string(kind));
+  if (in.u8("reserved") != 0 && !in.failed()) in.fail(wire::Error::kMalformed, "reserved header byte is not 0");
   const std::uint32_t body = in.u32("body length");
-  if (!in.failed() && body > kMaxFrameBytes - kFrameHeaderBytes) in.fail(ProtocolError::kOversized, "body of " + std::to_string(body) + " bytes");
-  if (!in.failed() && body < in.left()) in.fail(ProtocolError::kTrailingBytes, std::to_string(in.left() - body) + " bytes after the frame");
-  if (!in.failed() && body > in.left()) in.fail(ProtocolError::kTruncated, "body of " + std::to_string(body) + " bytes, " + std::to_string(in.left()) + " present");
+  if (!in.failed() && body > kMaxFrameBytes - kFrameHeaderBytes) in.fail(wire::Error::kOversized, "body of " + std::to_string(body) + " bytes");
+  if (!in.failed() && body < in.left()) in.fail(wire::Error::kTrailingBytes, std::to_string(in.left() - body) + " bytes after the frame");
+  if (!in.failed() && body > in.left()) in.fail(wire::Error::kTruncated, "body of " + std::to_string(body) + " bytes, " + std::to_string(in.left()) + " present");
   if (!in.failed()) {
     out.kind = static_cast<WireKind>(kind);
     decode_body(out.kind, in, out, borrow);
   }
-  if (!in.failed() && in.left() != 0) in.fail(ProtocolError::kTrailingBytes, std::to_string(in.left()) + " bytes after the last field");
+  in.finish("the frame");
   out.error = in.error();
   if (!in.failed()) return Status::Ok();
-  return Status::InvalidArgument(std::string("tile protocol: ") + protocol_error_name(in.error()) + ": " + in.what());
+  return wire::status("tile protocol", in.error(), in.what());
 }
 
 }  // namespace redflow::runtime

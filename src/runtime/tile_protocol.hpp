@@ -8,7 +8,7 @@
 //
 // Frame: "RFTP" | u16 version | u8 kind | u8 0 | u32 body length | body,
 // little-endian. Decoding refuses anything malformed with a named error
-// (ProtocolError) and never reads past the bytes it was given.
+// (wire::Error, src/wire/codec.hpp) and never reads past the bytes it was given.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +21,7 @@
 
 #include "redflow/graph.hpp"
 #include "redflow/status.hpp"
+#include "wire/codec.hpp"
 
 namespace redflow::runtime {
 
@@ -228,18 +229,6 @@ enum class WireKind : std::uint8_t {
   kLost = 67,        // the tile is gone: any request may be answered so
 };
 
-enum class ProtocolError {
-  kNone,
-  kTruncated,        // fewer bytes than the header or a field needs
-  kBadMagic,         // not a tile protocol frame
-  kWrongVersion,     // a version this build does not speak
-  kOversized,        // a length beyond the protocol's limits
-  kUnknownKind,      // a kind byte no message has
-  kMalformed,        // a field out of range (a bool not 0/1, a bad status code)
-  kTrailingBytes,    // bytes after the message's last field
-};
-const char* protocol_error_name(ProtocolError e);
-
 // Appends one encoded frame to `out`.
 void encode(const DataNodeMessage& m, std::vector<std::byte>& out);
 void encode(const DataNodeMessage& m, const PeerSource& from, std::vector<std::byte>& out);  // kPeerDataNode, no payload
@@ -274,7 +263,7 @@ struct DecodedFrame {
   Status status;
   bool found = false;  // kSlotData
   std::span<const std::byte> slot_bytes;  // kSlotData
-  ProtocolError error = ProtocolError::kNone;
+  wire::Error error = wire::Error::kNone;
 
   DecodedFrame() = default;
   DecodedFrame(const DecodedFrame&) = delete;

@@ -1,17 +1,13 @@
 // Encoding and decoding of the SPITS messages (net_messages.hpp), with the
-// field rules of src/net/wire_codec.hpp.
+// field codec of src/wire/codec.hpp.
 #include "spits/net_messages.hpp"
 
-#include "net/wire_codec.hpp"
+#include "wire/codec.hpp"
 
 namespace redflow::spits {
 
-using net::NetError;
-using net::WireReader;
-using net::WireWriter;
-
 void encode(const JobHello& m, std::vector<std::byte>& out) {
-  WireWriter w(out);
+  wire::Writer w(out);
   w.u16(m.protocol);
   w.u64(m.incarnation);
   w.str(m.job);
@@ -22,7 +18,7 @@ void encode(const JobHello& m, std::vector<std::byte>& out) {
 }
 
 void encode(const TaskManagerInfo& m, std::vector<std::byte>& out) {
-  WireWriter w(out);
+  wire::Writer w(out);
   w.str(m.name);
   w.str(m.host);
   w.u32(m.pid);
@@ -34,7 +30,7 @@ void encode_tasks(std::span<const TaskMessage> tasks, std::vector<std::byte>& ou
   std::size_t bytes = 4;
   for (const auto& t : tasks) bytes += 12 + t.bytes.size();
   out.reserve(out.size() + bytes);
-  WireWriter w(out);
+  wire::Writer w(out);
   w.u32(static_cast<std::uint32_t>(tasks.size()));
   for (const auto& t : tasks) {
     w.u64(t.id);
@@ -46,7 +42,7 @@ void encode_results(std::uint32_t capacity, std::span<const ResultMessage> resul
   std::size_t bytes = 8;
   for (const auto& r : results) bytes += 13 + r.bytes.size();
   out.reserve(out.size() + bytes);
-  WireWriter w(out);
+  wire::Writer w(out);
   w.u32(capacity);
   w.u32(static_cast<std::uint32_t>(results.size()));
   for (const auto& r : results) {
@@ -57,7 +53,7 @@ void encode_results(std::uint32_t capacity, std::span<const ResultMessage> resul
 }
 
 Status decode(std::span<const std::byte> body, JobHello& out) {
-  WireReader r(body);
+  wire::Reader r(body);
   JobHello m;
   m.protocol = r.u16("protocol version");
   m.incarnation = r.u64("incarnation");
@@ -68,17 +64,17 @@ Status decode(std::span<const std::byte> body, JobHello& out) {
   m.heartbeat_timeout_ms = r.u32("heartbeat timeout");
   r.finish("HELLO");
   if (!r.failed() && m.protocol != kSpitsProtocolVersion)
-    r.fail(NetError::kWrongVersion, "SPITS protocol " + std::to_string(m.protocol) + ", this build speaks " + std::to_string(kSpitsProtocolVersion));
+    r.fail(wire::Error::kWrongVersion, "SPITS protocol " + std::to_string(m.protocol) + ", this build speaks " + std::to_string(kSpitsProtocolVersion));
   if (!r.failed() && (m.heartbeat_interval_ms == 0 || m.heartbeat_timeout_ms < m.heartbeat_interval_ms))
-    r.fail(NetError::kMalformed, "heartbeat interval " + std::to_string(m.heartbeat_interval_ms) + " ms, timeout " +
+    r.fail(wire::Error::kMalformed, "heartbeat interval " + std::to_string(m.heartbeat_interval_ms) + " ms, timeout " +
                                      std::to_string(m.heartbeat_timeout_ms) + " ms");
-  if (r.failed()) return net::net_status("spits HELLO", r.error(), r.what());
+  if (r.failed()) return wire::status("spits HELLO", r.error(), r.what());
   out = std::move(m);
   return Status::Ok();
 }
 
 Status decode(std::span<const std::byte> body, TaskManagerInfo& out) {
-  WireReader r(body);
+  wire::Reader r(body);
   TaskManagerInfo m;
   m.name = r.str("name", kMaxNameBytes);
   m.host = r.str("host", kMaxNameBytes);
@@ -87,14 +83,14 @@ Status decode(std::span<const std::byte> body, TaskManagerInfo& out) {
   m.capacity = r.u32("capacity");
   r.finish("WELCOME");
   if (!r.failed() && (m.workers == 0 || m.capacity < m.workers))
-    r.fail(NetError::kMalformed, std::to_string(m.workers) + " workers, capacity " + std::to_string(m.capacity) + " (need >= 1 and capacity >= workers)");
-  if (r.failed()) return net::net_status("spits WELCOME", r.error(), r.what());
+    r.fail(wire::Error::kMalformed, std::to_string(m.workers) + " workers, capacity " + std::to_string(m.capacity) + " (need >= 1 and capacity >= workers)");
+  if (r.failed()) return wire::status("spits WELCOME", r.error(), r.what());
   out = std::move(m);
   return Status::Ok();
 }
 
 Status decode_tasks(std::span<const std::byte> body, std::vector<TaskMessage>& out) {
-  WireReader r(body);
+  wire::Reader r(body);
   std::vector<TaskMessage> tasks;
   const std::size_t n = r.count("tasks", kMaxBatch, 12);
   tasks.reserve(n);
@@ -104,13 +100,13 @@ Status decode_tasks(std::span<const std::byte> body, std::vector<TaskMessage>& o
     t.bytes = r.str("task bytes", kMaxItemBytes);
   }
   r.finish("task batch");
-  if (r.failed()) return net::net_status("spits REQUEST", r.error(), r.what());
+  if (r.failed()) return wire::status("spits REQUEST", r.error(), r.what());
   for (auto& t : tasks) out.push_back(std::move(t));
   return Status::Ok();
 }
 
 Status decode_results(std::span<const std::byte> body, std::uint32_t& capacity, std::vector<ResultMessage>& out) {
-  WireReader r(body);
+  wire::Reader r(body);
   std::vector<ResultMessage> results;
   const std::uint32_t cap = r.u32("capacity");
   const std::size_t n = r.count("results", kMaxBatch, 13);
@@ -120,13 +116,13 @@ Status decode_results(std::span<const std::byte> body, std::uint32_t& capacity, 
     m.id = r.u64("task id");
     const std::uint8_t outcome = r.u8("outcome");
     if (outcome > static_cast<std::uint8_t>(ResultMessage::Outcome::kFailed))
-      r.fail(NetError::kMalformed, "outcome " + std::to_string(outcome) + " of task " + std::to_string(m.id) + " (a Task Manager sends ok or failed)");
+      r.fail(wire::Error::kMalformed, "outcome " + std::to_string(outcome) + " of task " + std::to_string(m.id) + " (a Task Manager sends ok or failed)");
     m.outcome = static_cast<ResultMessage::Outcome>(outcome);
     m.bytes = r.str("result bytes", kMaxItemBytes);
   }
   r.finish("result batch");
-  if (!r.failed() && cap == 0) r.fail(NetError::kMalformed, "capacity 0");
-  if (r.failed()) return net::net_status("spits REPLY", r.error(), r.what());
+  if (!r.failed() && cap == 0) r.fail(wire::Error::kMalformed, "capacity 0");
+  if (r.failed()) return wire::status("spits REPLY", r.error(), r.what());
   capacity = cap;
   for (auto& m : results) out.push_back(std::move(m));
   return Status::Ok();

@@ -134,7 +134,7 @@ void TaskManagerLink::receive(Connection& c) {
 
 void TaskManagerLink::on_envelope(Connection& c, std::span<const std::span<const std::byte>> parts) {
   net::Envelope e;
-  net::NetError error;
+  wire::Error error;
   if (Status s = net::decode_envelope(parts, e, error); !s.ok()) return unreadable(c, "sent a message that cannot be read: " + s.message());
   const auto now = Clock::now();
   c.heard = now;

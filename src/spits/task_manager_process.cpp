@@ -86,7 +86,7 @@ class TaskManagerServer {
       if (parts.size() < 2) continue;
       const std::string routing(static_cast<const char*>(parts[0].data()), parts[0].size());
       net::Envelope e;
-      net::NetError error;
+      wire::Error error;
       if (Status s = net::decode_envelope(net::part_spans(parts, 1), e, error); !s.ok()) {
         const std::string peer = routing == jm_ ? "its Job Manager" : "another peer";
         if (const std::uint64_t n = refusals_.refuse(peer))

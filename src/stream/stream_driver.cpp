@@ -136,7 +136,7 @@ class Hub {
     if (parts.empty()) return;
     const std::string id(static_cast<const char*>(parts[0].data()), parts[0].size());
     net::Envelope e;
-    net::NetError error;
+    wire::Error error;
     const Status read = net::decode_envelope(net::part_spans(parts, 1), e, error);
     std::size_t i = 0;
     while (i < peers_.size() && peers_[i].id != id) ++i;

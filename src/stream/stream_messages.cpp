@@ -1,22 +1,14 @@
 // Encoding and decoding of the stream messages (stream_messages.hpp), with the
-// field rules of src/net/wire_codec.hpp.
+// field codec of src/wire/codec.hpp.
 #include "stream/stream_messages.hpp"
 
-#include <bit>
 #include <cstring>
 
-#include "net/wire_codec.hpp"
+#include "wire/codec.hpp"
 
 namespace redflow::stream {
 
-using net::NetError;
-using net::WireReader;
-using net::WireWriter;
-
 namespace {
-
-void f64(WireWriter& w, double v) { w.u64(std::bit_cast<std::uint64_t>(v)); }
-double f64(WireReader& r, const char* field) { return std::bit_cast<double>(r.u64(field)); }
 
 bool same_streams(const std::vector<Program::Stream>& a, const std::vector<Program::Stream>& b) {
   if (a.size() != b.size()) return false;
@@ -28,11 +20,11 @@ bool same_streams(const std::vector<Program::Stream>& a, const std::vector<Progr
 }
 
 // Decoding starts after the type byte, which must be `want`.
-WireReader reader_for(std::span<const std::byte> body, StreamMessage want) {
-  WireReader r(body);
+wire::Reader reader_for(std::span<const std::byte> body, StreamMessage want) {
+  wire::Reader r(body);
   const auto t = static_cast<StreamMessage>(r.u8("type"));
   if (!r.failed() && t != want)
-    r.fail(NetError::kUnknownKind, std::string("a ") + stream_message_name(t) + " body where a " + stream_message_name(want) + " was expected");
+    r.fail(wire::Error::kUnknownKind, std::string("a ") + stream_message_name(t) + " body where a " + stream_message_name(want) + " was expected");
   return r;
 }
 
@@ -78,16 +70,16 @@ Result<Program> program_of(const SetupMessage& m, const OperatorRegistry& regist
   return p;
 }
 
-void encode_type(StreamMessage t, std::vector<std::byte>& out) { WireWriter(out).u8(static_cast<std::uint8_t>(t)); }
+void encode_type(StreamMessage t, std::vector<std::byte>& out) { wire::Writer(out).u8(static_cast<std::uint8_t>(t)); }
 
 void encode_error(const std::string& what, std::vector<std::byte>& out) {
-  WireWriter w(out);
+  wire::Writer w(out);
   w.u8(static_cast<std::uint8_t>(StreamMessage::kError));
   w.str(what.substr(0, kMaxNameBytes * 4));
 }
 
 void encode(const SetupMessage& m, std::vector<std::byte>& out) {
-  WireWriter w(out);
+  wire::Writer w(out);
   w.u8(static_cast<std::uint8_t>(StreamMessage::kSetup));
   w.u16(m.protocol);
   w.u32(m.node);
@@ -119,11 +111,11 @@ void encode(const SetupMessage& m, std::vector<std::byte>& out) {
 }
 
 Status decode(std::span<const std::byte> body, SetupMessage& out) {
-  WireReader r = reader_for(body, StreamMessage::kSetup);
+  wire::Reader r = reader_for(body, StreamMessage::kSetup);
   SetupMessage m;
   m.protocol = r.u16("protocol version");
   if (!r.failed() && m.protocol != kStreamProtocolVersion)
-    r.fail(NetError::kWrongVersion, "stream protocol " + std::to_string(m.protocol) + ", this build speaks " + std::to_string(kStreamProtocolVersion));
+    r.fail(wire::Error::kWrongVersion, "stream protocol " + std::to_string(m.protocol) + ", this build speaks " + std::to_string(kStreamProtocolVersion));
   m.node = r.u32("node");
   m.nodes = r.u32("nodes");
   const std::uint8_t mode = r.u8("mode");
@@ -132,7 +124,7 @@ Status decode(std::span<const std::byte> body, SetupMessage& out) {
   m.two_level = two_level != 0;
   m.aggregate = aggregate != 0;
   m.trace = trace != 0;
-  if (!r.failed() && (mode > 1 || two_level > 1 || aggregate > 1 || trace > 1)) r.fail(NetError::kMalformed, "a mode or switch byte above 1");
+  if (!r.failed() && (mode > 1 || two_level > 1 || aggregate > 1 || trace > 1)) r.fail(wire::Error::kMalformed, "a mode or switch byte above 1");
   const std::size_t n = r.count("operators", kMaxProgramItems, 12);
   for (std::size_t i = 0; i < n && !r.failed(); ++i) {
     SetupMessage::Instance inst;
@@ -154,28 +146,28 @@ Status decode(std::span<const std::byte> body, SetupMessage& out) {
     st.to_port = r.u32("stream to_port");
     st.token_bytes = r.u64("stream token");
     if (!r.failed() && (st.from >= m.instances.size() || st.to >= m.instances.size()))
-      r.fail(NetError::kMalformed, "stream " + std::to_string(i) + " names an operator beyond the " + std::to_string(m.instances.size()) + " given");
+      r.fail(wire::Error::kMalformed, "stream " + std::to_string(i) + " names an operator beyond the " + std::to_string(m.instances.size()) + " given");
     m.streams.push_back(st);
   }
   const std::size_t placed = r.count("placement", kMaxProgramItems, 4);
   for (std::size_t i = 0; i < placed && !r.failed(); ++i) m.node_of.push_back(r.u32("node of"));
   r.finish("SETUP");
   if (!r.failed() && (m.nodes == 0 || m.node >= m.nodes))
-    r.fail(NetError::kMalformed, "node " + std::to_string(m.node) + " of " + std::to_string(m.nodes));
+    r.fail(wire::Error::kMalformed, "node " + std::to_string(m.node) + " of " + std::to_string(m.nodes));
   if (!r.failed() && m.node_of.size() != m.instances.size())
-    r.fail(NetError::kMalformed, "a placement of " + std::to_string(m.node_of.size()) + " operators for " + std::to_string(m.instances.size()));
+    r.fail(wire::Error::kMalformed, "a placement of " + std::to_string(m.node_of.size()) + " operators for " + std::to_string(m.instances.size()));
   for (std::size_t i = 0; i < m.node_of.size() && !r.failed(); ++i)
     if (m.node_of[i] >= m.nodes)
-      r.fail(NetError::kMalformed, "operator " + std::to_string(i) + " placed on node " + std::to_string(m.node_of[i]) + " of " + std::to_string(m.nodes));
-  if (r.failed()) return net::net_status("stream SETUP", r.error(), r.what());
+      r.fail(wire::Error::kMalformed, "operator " + std::to_string(i) + " placed on node " + std::to_string(m.node_of[i]) + " of " + std::to_string(m.nodes));
+  if (r.failed()) return wire::status("stream SETUP", r.error(), r.what());
   out = std::move(m);
   return Status::Ok();
 }
 
 void encode_done(const RunResult& result, std::vector<std::byte>& out) {
-  WireWriter w(out);
+  wire::Writer w(out);
   w.u8(static_cast<std::uint8_t>(StreamMessage::kDone));
-  f64(w, result.seconds);
+  w.f64(result.seconds);
   w.u32(static_cast<std::uint32_t>(result.outputs.size()));
   for (const auto& [name, bytes] : result.outputs) {
     w.str(name);
@@ -185,11 +177,11 @@ void encode_done(const RunResult& result, std::vector<std::byte>& out) {
   for (const auto& o : result.operators) {
     w.str(o.name);
     w.u64(o.firings);
-    f64(w, o.busy_s);
+    w.f64(o.busy_s);
     w.u32(static_cast<std::uint32_t>(o.spans.size()));
     for (const auto& sp : o.spans) {
-      f64(w, sp.start_s);
-      f64(w, sp.end_s);
+      w.f64(sp.start_s);
+      w.f64(sp.end_s);
     }
   }
   w.u32(static_cast<std::uint32_t>(result.streams.size()));
@@ -201,9 +193,9 @@ void encode_done(const RunResult& result, std::vector<std::byte>& out) {
 }
 
 Status decode_done(std::span<const std::byte> body, RunResult& out) {
-  WireReader r = reader_for(body, StreamMessage::kDone);
+  wire::Reader r = reader_for(body, StreamMessage::kDone);
   RunResult m;
-  m.seconds = f64(r, "seconds");
+  m.seconds = r.f64("seconds");
   const std::size_t outputs = r.count("outputs", kMaxProgramItems, 8);
   for (std::size_t i = 0; i < outputs && !r.failed(); ++i) {
     std::string name = r.str("output name", kMaxNameBytes);
@@ -214,12 +206,12 @@ Status decode_done(std::span<const std::byte> body, RunResult& out) {
     OperatorProfile o;
     o.name = r.str("operator name", kMaxNameBytes);
     o.firings = r.u64("firings");
-    o.busy_s = f64(r, "busy");
+    o.busy_s = r.f64("busy");
     const std::size_t spans = r.count("spans", kMaxProgramItems, 16);
     for (std::size_t k = 0; k < spans && !r.failed(); ++k) {
       FiringSpan sp;
-      sp.start_s = f64(r, "span start");
-      sp.end_s = f64(r, "span end");
+      sp.start_s = r.f64("span start");
+      sp.end_s = r.f64("span end");
       o.spans.push_back(sp);
     }
     m.operators.push_back(std::move(o));
@@ -233,35 +225,35 @@ Status decode_done(std::span<const std::byte> body, RunResult& out) {
     m.streams.push_back(std::move(s));
   }
   r.finish("DONE");
-  if (r.failed()) return net::net_status("stream DONE", r.error(), r.what());
+  if (r.failed()) return wire::status("stream DONE", r.error(), r.what());
   out = std::move(m);
   return Status::Ok();
 }
 
 Status decode_error(std::span<const std::byte> body, std::string& out) {
-  WireReader r = reader_for(body, StreamMessage::kError);
+  wire::Reader r = reader_for(body, StreamMessage::kError);
   std::string what = r.str("error", kMaxNameBytes * 4);
   r.finish("ERROR");
-  if (r.failed()) return net::net_status("stream ERROR", r.error(), r.what());
+  if (r.failed()) return wire::status("stream ERROR", r.error(), r.what());
   out = std::move(what);
   return Status::Ok();
 }
 
 Result<StreamMessage> message_type(std::span<const std::byte> body) {
-  if (body.empty()) return net::net_status("stream message", NetError::kTruncated, "an empty body");
+  if (body.empty()) return wire::status("stream message", wire::Error::kTruncated, "an empty body");
   const auto t = static_cast<std::uint8_t>(body[0]);
-  if (t < 1 || t > 6) return net::net_status("stream message", NetError::kUnknownKind, "type " + std::to_string(t));
+  if (t < 1 || t > 6) return wire::status("stream message", wire::Error::kUnknownKind, "type " + std::to_string(t));
   return static_cast<StreamMessage>(t);
 }
 
 void TokenBatchWriter::begin(std::uint32_t node) {
-  WireWriter w(out_);
+  wire::Writer w(out_);
   w.u8(static_cast<std::uint8_t>(StreamMessage::kTokens));
   w.u32(node);
 }
 
 void TokenBatchWriter::add(std::uint32_t stream, bool close, std::span<const std::byte> tokens, std::size_t count) {
-  WireWriter w(out_);
+  wire::Writer w(out_);
   w.u32(stream);
   w.u8(close);
   w.u32(static_cast<std::uint32_t>(count));
@@ -269,9 +261,9 @@ void TokenBatchWriter::add(std::uint32_t stream, bool close, std::span<const std
 }
 
 Result<std::uint32_t> tokens_node(std::span<const std::byte> body) {
-  WireReader r = reader_for(body, StreamMessage::kTokens);
+  wire::Reader r = reader_for(body, StreamMessage::kTokens);
   const std::uint32_t node = r.u32("node");
-  if (r.failed()) return net::net_status("stream TOKENS", r.error(), r.what());
+  if (r.failed()) return wire::status("stream TOKENS", r.error(), r.what());
   return node;
 }
 
@@ -279,7 +271,7 @@ Status decode_tokens(std::span<const std::byte> body, const std::function<std::s
                      const std::function<void(std::uint32_t, bool, std::span<const std::byte>, std::size_t)>& entry) {
   // Two passes: check everything, then deliver, so a bad entry delivers nothing.
   for (int pass = 0; pass < 2; ++pass) {
-    WireReader r = reader_for(body, StreamMessage::kTokens);
+    wire::Reader r = reader_for(body, StreamMessage::kTokens);
     r.u32("node");
     while (!r.failed() && r.left() > 0) {
       const std::uint32_t stream = r.u32("stream");
@@ -288,21 +280,21 @@ Status decode_tokens(std::span<const std::byte> body, const std::function<std::s
       if (r.failed()) break;
       const std::size_t size = token_bytes(stream);
       if (size == 0) {
-        r.fail(NetError::kMalformed, "stream " + std::to_string(stream) + " does not come to this node");
+        r.fail(wire::Error::kMalformed, "stream " + std::to_string(stream) + " does not come to this node");
         break;
       }
       if (close > 1) {
-        r.fail(NetError::kMalformed, "a close byte of " + std::to_string(close));
+        r.fail(wire::Error::kMalformed, "a close byte of " + std::to_string(close));
         break;
       }
       if (count > r.left() / size) {
-        r.fail(NetError::kTruncated, std::to_string(count) + " tokens of " + std::to_string(size) + " bytes run past the message's end");
+        r.fail(wire::Error::kTruncated, std::to_string(count) + " tokens of " + std::to_string(size) + " bytes run past the message's end");
         break;
       }
-      const auto tokens = r.bytes("tokens", std::size_t{count} * size);
+      const auto tokens = r.view("tokens", std::size_t{count} * size);
       if (pass == 1) entry(stream, close != 0, tokens, count);
     }
-    if (r.failed()) return net::net_status("stream TOKENS", r.error(), r.what());
+    if (r.failed()) return wire::status("stream TOKENS", r.error(), r.what());
   }
   return Status::Ok();
 }
