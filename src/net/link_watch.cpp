@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -13,8 +14,12 @@
 namespace redflow::net {
 
 void LinkWatch::attach(zmq::context_t& context, zmq::socket_t& socket) {
-  const std::string endpoint = fmt::format("inproc://redflow.link-watch.{}", static_cast<const void*>(this));
-  constexpr int kEvents = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+  // A name of its own: a persistent worker's next session may watch a new
+  // socket at this same address while the last one's monitor, lingering
+  // with its socket, still holds the old name.
+  static std::atomic<std::uint64_t> watches{0};
+  const std::string endpoint = fmt::format("inproc://redflow.link-watch.{}", watches.fetch_add(1));
+  constexpr int kEvents = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                           ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
   if (zmq_socket_monitor(socket.handle(), endpoint.c_str(), kEvents) != 0) {
     spdlog::debug("worker: cannot monitor the driver socket's handshakes: {}", zmq_strerror(zmq_errno()));
@@ -25,9 +30,15 @@ void LinkWatch::attach(zmq::context_t& context, zmq::socket_t& socket) {
     pair->set(zmq::sockopt::linger, 0);
     pair->connect(endpoint);
     monitor_ = std::move(pair);
+    socket_ = socket.handle();
   } catch (const zmq::error_t& e) {
     spdlog::debug("worker: cannot read the driver socket's monitor: {}", e.what());
   }
+}
+
+void LinkWatch::detach() {
+  if (socket_ != nullptr) zmq_socket_monitor(socket_, nullptr, 0);
+  socket_ = nullptr;
 }
 
 void LinkWatch::poll() {
@@ -44,6 +55,8 @@ void LinkWatch::poll() {
     succeeded_ |= id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED;
     failed_protocol_ |= id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL || id == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
     failed_auth_ |= id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+    if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) up_ = true;
+    if (id == ZMQ_EVENT_DISCONNECTED && up_) ++lost_connections_, up_ = false;
   }
 }
 

@@ -27,18 +27,31 @@ class LinkWatch {
   // handshake's events come at once). A failure leaves the watch blind; it
   // then explains nothing.
   void attach(zmq::context_t& context, zmq::socket_t& socket);
+  // Stops the socket's monitor; call before the socket closes when its
+  // context lives on (a persistent worker's next session): a monitor whose
+  // reader is gone blocks the context's I/O thread on its next event.
+  void detach();
   // Reads the events come so far, without blocking.
   void poll();
+  // Connections that ended after their handshake, so far (as of the last
+  // poll). A HELLO sent on one went with it (to a driver closing its
+  // socket): the worker says it again on the next connection. A connection
+  // that ended before its handshake took nothing: what was queued waits for
+  // the next one.
+  std::uint64_t lost_connections() const { return lost_connections_; }
   // Why no WELCOME came, as far as the events tell: " (...)" to end the error
   // with, or "" when they tell nothing. `keyed`: this worker has a key.
   std::string explain(bool keyed);
 
  private:
   std::unique_ptr<zmq::socket_t> monitor_;  // PAIR connected to the socket's monitor
+  void* socket_ = nullptr;                  // the socket watched, until detach()
   bool connected_ = false;
   bool succeeded_ = false;
   bool failed_protocol_ = false;  // the mechanisms differ, or the server key is not the driver's
   bool failed_auth_ = false;      // the driver's authenticator refused this key
+  bool up_ = false;  // the current connection finished its handshake
+  std::uint64_t lost_connections_ = 0;
 };
 
 }  // namespace redflow::net

@@ -67,6 +67,11 @@ Status WorkerSession::serve_one(const DriverAddress& driver, Outcome& outcome) {
   auto dealer = make_worker_dealer(context_, connect, security, &watch);
   if (!dealer.ok()) return dealer.status();
   zmq::socket_t& socket = *dealer;
+  // Before the socket closes (this is destroyed first): the context outlives this session.
+  struct Unwatch {
+    LinkWatch& watch;
+    ~Unwatch() { watch.detach(); }
+  } unwatch{watch};
   // On the heap: a service that leaves a thread running at the end may still ring it.
   auto doorbell_owner = std::make_unique<Doorbell>();
   const Doorbell& doorbell = *doorbell_owner;
@@ -86,6 +91,9 @@ Status WorkerSession::serve_one(const DriverAddress& driver, Outcome& outcome) {
   const auto connect_deadline = welcome_deadline(options_.connect_timeout_s);
   const bool keyed = !security.key_file.empty();
   if (!send_hello(socket, body, connect_deadline)) return no_welcome(connect, options_.connect_timeout_s, keyed, &watch);
+  watch.poll();
+  std::uint64_t hello_drops = watch.lost_connections();
+  bool hello_again = false;
 
   DealerSender sender(socket);
   std::unique_ptr<WorkerService> service;
@@ -188,6 +196,15 @@ Status WorkerSession::serve_one(const DriverAddress& driver, Outcome& outcome) {
       if (Status s = service->turn(); !s.ok()) return leave(s);
     now = Clock::now();
     if (!service) {
+      // The connection the HELLO went on ended before a WELCOME came (a
+      // driver closing as this worker reached it, with --persist): say it
+      // again on the next one.
+      watch.poll();
+      if (watch.lost_connections() != hello_drops) hello_drops = watch.lost_connections(), hello_again = true;
+      if (hello_again && send_envelope(socket, EnvelopeKind::kHello, 0, body, {}, true)) {
+        hello_again = false;
+        spdlog::info("worker '{}': said HELLO again (the connection it went on ended)", hello.name);
+      }
       if (now > connect_deadline) return no_welcome(connect, options_.connect_timeout_s, keyed, &watch);
     } else if (now - heard <= std::chrono::milliseconds(welcome.heartbeat_timeout_ms)) {
       grace = Clock::time_point::max();
