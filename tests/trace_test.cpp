@@ -210,5 +210,28 @@ TEST(ChromeTrace, NamesAreEscaped) {
   EXPECT_TRUE(found);
 }
 
+// One naming for every model (visualize.hpp): redflow::to_chrome_trace and
+// redflow::to_gantt_svg take a SPITS report and a stream run as they take an
+// ExecutionTrace.
+TEST(ChromeTrace, EveryModelsResultIsWrittenUnderTheSameNames) {
+  spits::Report report;
+  report.job = "pi";
+  report.task_managers.push_back(spits::TaskManagerCounts{});
+  report.task_managers[0].name = "tm-a";
+  report.trace.push_back(spits::TracedTask{42, 0, 0.001, 0.002, spits::TracedTask::Outcome::kCommitted});
+  stream::RunResult run;
+  run.seconds = 0.01;
+  run.operators.push_back(stream::OperatorProfile{"summer", 3, 0.002, 0, {stream::FiringSpan{0.001, 0.003}}});
+
+  const nlohmann::json spits_trace = nlohmann::json::parse(redflow::to_chrome_trace(report));
+  EXPECT_NE(spits_trace.dump().find("task 42"), std::string::npos) << spits_trace.dump();
+  const nlohmann::json stream_trace = nlohmann::json::parse(redflow::to_chrome_trace(run));
+  EXPECT_NE(stream_trace.dump().find("summer"), std::string::npos) << stream_trace.dump();
+  const std::string svg = redflow::to_gantt_svg(run, {.title = "sum.dot"});
+  EXPECT_NE(svg.find("sum.dot"), std::string::npos);
+  EXPECT_NE(svg.find("summer"), std::string::npos);
+  EXPECT_NE(redflow::to_gantt_svg(run).find("stream run: 1 operators on 1 node(s)"), std::string::npos);  // the default title
+}
+
 }  // namespace
 }  // namespace redflow
