@@ -18,7 +18,7 @@
 #include <string>
 
 #include "redflow/rem.hpp"
-#include "redflow/rem_stencil.hpp"
+#include "rem/stencil.hpp"
 
 using namespace redflow;
 using namespace redflow::rem;

@@ -57,7 +57,7 @@ TEST(ChartsAndCounts, SuccessfulVotesAreGreenOnTheDriverAndQuarantinedRowsAreLab
   }
   ASSERT_TRUE(voted);
   ASSERT_TRUE(quarantined);
-  const std::string svg = redflow::gantt_svg(trace, *loaded->executed_graph(redflow::Redundancy::kTripleDiff));
+  const std::string svg = redflow::to_gantt_svg(trace, *loaded->executed_graph(redflow::Redundancy::kTripleDiff));
   EXPECT_NE(svg.find("tile 1 (quarantined)"), std::string::npos);
   // Each mark: its title names what it is, then its line's colour.
   for (std::size_t at = svg.find("<g class=\"mark\"><title>"); at != std::string::npos; at = svg.find("<g class=\"mark\"><title>", at + 1)) {

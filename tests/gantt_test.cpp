@@ -1,4 +1,4 @@
-// gantt_svg: Gantt charts of an execution trace and of a HEFT schedule. The
+// to_gantt_svg: Gantt charts of an execution trace and of a HEFT schedule. The
 // tests read the SVG back as XML and check rows, boxes, colours and marks,
 // and render it with rsvg-convert.
 #include <gtest/gtest.h>
@@ -59,7 +59,7 @@ double attr_num(const XmlElement* e, const char* key) { return std::stod(e->attr
 
 TEST(GanttTrace, WellFormedWithARowPerTileAndTheDriverAndABoxPerExecution) {
   const ExecutionTrace t = testing::sample_trace();
-  const std::string svg = gantt_svg(t);
+  const std::string svg = to_gantt_svg(t);
   const XmlDocument d = parse_xml(svg);
   ASSERT_EQ(d.error, "") << svg;
   ASSERT_EQ(d.elements[0].name, "svg");
@@ -80,7 +80,7 @@ TEST(GanttTrace, WellFormedWithARowPerTileAndTheDriverAndABoxPerExecution) {
 
 TEST(GanttTrace, BoxesSitInTheirRowAndScaleWithTime) {
   const ExecutionTrace t = testing::sample_trace();
-  const XmlDocument d = parse_xml(gantt_svg(t));
+  const XmlDocument d = parse_xml(to_gantt_svg(t));
   ASSERT_EQ(d.error, "");
   std::map<std::string, std::pair<double, double>> row_y;  // row -> [top, bottom)
   for (const auto* r : d.find("g", "class", "row"))
@@ -103,7 +103,7 @@ TEST(GanttTrace, BoxesSitInTheirRowAndScaleWithTime) {
 
 TEST(GanttTrace, ReplicasAreHatchedAndReexecutionsStealsAndFaultsMarked) {
   const ExecutionTrace t = testing::sample_trace();
-  const XmlDocument d = parse_xml(gantt_svg(t));
+  const XmlDocument d = parse_xml(to_gantt_svg(t));
   ASSERT_EQ(d.error, "");
   std::size_t hatched = 0, replicas = 0;
   for (const auto& a : t.actors) replicas += a.replica > 0;
@@ -138,7 +138,7 @@ TEST(GanttTrace, ColoursFollowTheFunctionWhenTheGraphIsKnown) {
   for (ActorId i = 0; i < 3; ++i)
     t.actors.push_back(TracedActor{.actor = i, .name = g.actor(i).name, .original = g.actor(i).name, .tile = 0,
                                    .start_s = i * 1e-3, .end_s = (i + 1) * 1e-3});
-  const XmlDocument d = parse_xml(gantt_svg(t, &g));
+  const XmlDocument d = parse_xml(to_gantt_svg(t, &g));
   ASSERT_EQ(d.error, "");
   const auto groups = actor_groups(d);
   ASSERT_EQ(groups.size(), 3u);
@@ -156,11 +156,11 @@ TEST(GanttTrace, AwkwardNamesStayWellFormed) {
   ExecutionTrace t = testing::sample_trace();
   t.actors[0].name = "<a&b> \"quoted\" 'x'";
   t.marks[0].detail = "</svg>";
-  const std::string svg = gantt_svg(t, nullptr, {.title = "a < b & c"});
+  const std::string svg = to_gantt_svg(t, nullptr, {.title = "a < b & c"});
   const XmlDocument d = parse_xml(svg);
   EXPECT_EQ(d.error, "");
   EXPECT_TRUE(renders(svg, "gantt_names"));
-  const std::string empty = gantt_svg(ExecutionTrace{});
+  const std::string empty = to_gantt_svg(ExecutionTrace{});
   EXPECT_EQ(parse_xml(empty).error, "");
 }
 
@@ -171,7 +171,7 @@ TEST(GanttSchedule, TheDemoScheduleHasABoxPerActorInItsScheduledRow) {
   auto loaded = rt.load(*g, Registry::with_builtins());
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   const Schedule& s = loaded->heft_schedule();
-  const std::string svg = gantt_svg(s, loaded->graph(), 2);
+  const std::string svg = to_gantt_svg(s, loaded->graph(), 2);
   const XmlDocument d = parse_xml(svg);
   ASSERT_EQ(d.error, "") << svg;
   EXPECT_EQ(d.find("g", "class", "row").size(), 3u);
@@ -211,7 +211,7 @@ TEST(GanttSchedule, ReplicasOfTheRedundancyTransformationAreHatched) {
   s.tile_order = {{0}, {1}};
   s.driver_order = {2};
   s.makespan = 1.2e-6;
-  const XmlDocument d = parse_xml(gantt_svg(s, g));
+  const XmlDocument d = parse_xml(to_gantt_svg(s, g));
   ASSERT_EQ(d.error, "");
   std::size_t hatched = 0;
   for (const auto& e : d.elements) hatched += e.attr("fill") == "url(#hatch)" && !e.ancestors.empty() &&

@@ -99,8 +99,8 @@ TEST(NetRemote, StatsAndTracesNameEachRemoteTilesWorkerHostAndTraffic) {
       const ExecutionTrace& trace = loaded->last_trace();
       ASSERT_EQ(trace.tile_hosts.size(), 2u);
       EXPECT_EQ(trace.tile_hosts[1], "node-b on " + std::string(host));
-      EXPECT_NE(chrome_trace_json(trace, &ref.graph).find("tile 1 (node-b on " + std::string(host) + ")"), std::string::npos);
-      EXPECT_NE(gantt_svg(trace, &ref.graph).find("tile 1 (node-b on " + std::string(host) + ")"), std::string::npos);
+      EXPECT_NE(to_chrome_trace(trace, &ref.graph).find("tile 1 (node-b on " + std::string(host) + ")"), std::string::npos);
+      EXPECT_NE(to_gantt_svg(trace, &ref.graph).find("tile 1 (node-b on " + std::string(host) + ")"), std::string::npos);
     }
   });
 }

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "redflow/rem.hpp"
-#include "redflow/rem_stencil.hpp"
+#include "rem/stencil.hpp"
 #include "rem/value_codec.hpp"
 #include "test_graphs.hpp"
 

@@ -31,6 +31,7 @@
 #include "net_workers.hpp"
 #include "netns.hpp"
 #include "redflow/spits.hpp"
+#include "redflow/visualize.hpp"
 
 namespace redflow::spits {
 namespace {
@@ -185,7 +186,7 @@ TEST_F(SpitsNet, TheTraceShowsEveryTaskOnTheTaskManagerThatRanIt) {
   }
   EXPECT_EQ(committed.size(), 200u);
   for (auto& [id, n] : committed) EXPECT_EQ(n, 1) << "task " << id << " traced as committed " << n << " times";
-  const auto doc = nlohmann::json::parse(chrome_trace_json(*report));
+  const auto doc = nlohmann::json::parse(to_chrome_trace(*report));
   std::set<std::string> processes;
   std::size_t slices = 0;
   for (const auto& e : doc["traceEvents"]) {

@@ -19,6 +19,7 @@
 
 #include "net_workers.hpp"
 #include "redflow/stream.hpp"
+#include "redflow/visualize.hpp"
 #include "net/keys.hpp"
 #include "stream/apps/wavelet.hpp"
 #include "stream/profile.hpp"
@@ -386,10 +387,10 @@ TEST(StreamClusterTrace, SpansComeBackFromEveryNode) {
       EXPECT_LE(s.end_s, r->nodes.at(op.node).seconds + 1e-3) << op.name;
     }
   }
-  const std::string json = stream_trace_json(*r);
+  const std::string json = to_chrome_trace(*r);
   EXPECT_NE(json.find("node 0 (t"), std::string::npos);
   EXPECT_NE(json.find("node 1 (t"), std::string::npos);
-  const std::string svg = stream_gantt_svg(*r);
+  const std::string svg = to_gantt_svg(*r);
   EXPECT_NE(svg.find("on 2 node(s)"), std::string::npos);
 }
 

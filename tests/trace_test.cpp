@@ -1,4 +1,4 @@
-// chrome_trace_json: the Chrome Trace Event file that Perfetto opens. These
+// to_chrome_trace: the Chrome Trace Event file that Perfetto opens. These
 // tests parse it and check its structure against the trace it came from.
 #include <gtest/gtest.h>
 
@@ -51,7 +51,7 @@ int pid_named(const Parsed& p, const std::string& name) {
 
 TEST(ChromeTrace, OneProcessPerTileAndTheDriverEachWithACoreTrack) {
   const ExecutionTrace t = testing::sample_trace();
-  const Parsed p = parse(chrome_trace_json(t));
+  const Parsed p = parse(to_chrome_trace(t));
   EXPECT_EQ(p.process.size(), 3u);
   std::set<int> pids;
   for (const char* name : {"driver (main memory)", "tile 0", "tile 1"}) pids.insert(pid_named(p, name));
@@ -70,7 +70,7 @@ TEST(ChromeTrace, OneProcessPerTileAndTheDriverEachWithACoreTrack) {
 
 TEST(ChromeTrace, OneSlicePerActorExecutionNamedAfterTheActorOnItsTile) {
   const ExecutionTrace t = testing::sample_trace();
-  const Parsed p = parse(chrome_trace_json(t));
+  const Parsed p = parse(to_chrome_trace(t));
   std::vector<json> actor_slices;
   for (const auto& s : p.slices)
     if (s["cat"].get<std::string>().rfind("actor", 0) == 0) actor_slices.push_back(s);
@@ -96,7 +96,7 @@ TEST(ChromeTrace, SlicesOnOneTrackNeverPartlyOverlap) {
   extra.start_s = 20e-6;
   extra.end_s = 60e-6;
   t.actors.push_back(extra);
-  const Parsed p = parse(chrome_trace_json(t));
+  const Parsed p = parse(to_chrome_trace(t));
   std::map<int, std::vector<std::pair<double, double>>> by_track;
   for (const auto& s : p.slices) by_track[s["tid"]].emplace_back(s["ts"].get<double>(), s["ts"].get<double>() + s["dur"].get<double>());
   for (auto& [tid, spans] : by_track) {
@@ -112,7 +112,7 @@ TEST(ChromeTrace, SlicesOnOneTrackNeverPartlyOverlap) {
 
 TEST(ChromeTrace, EveryTransferIsAPairedFlowBetweenSlicesOfItsTwoEnds) {
   const ExecutionTrace t = testing::sample_trace();
-  const Parsed p = parse(chrome_trace_json(t));
+  const Parsed p = parse(to_chrome_trace(t));
   ASSERT_EQ(p.flows_s.size(), t.transfers.size());
   ASSERT_EQ(p.flows_f.size(), t.transfers.size());
   std::map<std::uint64_t, json> starts;
@@ -143,7 +143,7 @@ TEST(ChromeTrace, EveryTransferIsAPairedFlowBetweenSlicesOfItsTwoEnds) {
 
 TEST(ChromeTrace, SlotCountersPerTileStartAtZeroAndFollowTheTrace) {
   const ExecutionTrace t = testing::sample_trace();
-  const Parsed p = parse(chrome_trace_json(t));
+  const Parsed p = parse(to_chrome_trace(t));
   std::map<int, std::vector<std::pair<double, unsigned>>> by_pid;
   for (const auto& c : p.counters) {
     EXPECT_EQ(c["name"], "slots");
@@ -159,7 +159,7 @@ TEST(ChromeTrace, SlotCountersPerTileStartAtZeroAndFollowTheTrace) {
 
 TEST(ChromeTrace, StealsReexecutionsFaultsAndMarksAreInstantEvents) {
   const ExecutionTrace t = testing::sample_trace();
-  const Parsed p = parse(chrome_trace_json(t));
+  const Parsed p = parse(to_chrome_trace(t));
   std::multiset<std::string> names;
   for (const auto& i : p.instants) names.insert(i["name"].get<std::string>());
   EXPECT_EQ(names.count("steal"), 1u);
@@ -189,14 +189,14 @@ TEST(ChromeTrace, FunctionsComeFromTheExecutedGraph) {
   ExecutionTrace t;
   t.tiles = 1;
   t.actors.push_back(TracedActor{.actor = 0, .name = "sort", .original = "sort", .tile = 0, .start_s = 0, .end_s = 1e-6});
-  const Parsed p = parse(chrome_trace_json(t, &g));
+  const Parsed p = parse(to_chrome_trace(t, &g));
   ASSERT_EQ(p.slices.size(), 1u);
   EXPECT_EQ(p.slices[0]["args"]["function"], "i32.sort");
 }
 
 TEST(ChromeTrace, AnEmptyTraceIsStillAValidFile) {
   ExecutionTrace t;
-  const Parsed p = parse(chrome_trace_json(t));
+  const Parsed p = parse(to_chrome_trace(t));
   EXPECT_EQ(p.process.size(), 1u);  // the driver
   EXPECT_TRUE(p.slices.empty());
 }
@@ -204,10 +204,33 @@ TEST(ChromeTrace, AnEmptyTraceIsStillAValidFile) {
 TEST(ChromeTrace, NamesAreEscaped) {
   ExecutionTrace t = testing::sample_trace();
   t.actors[0].name = "we\"ird\\name\n";
-  const Parsed p = parse(chrome_trace_json(t));
+  const Parsed p = parse(to_chrome_trace(t));
   bool found = false;
   for (const auto& s : p.slices) found |= s["name"] == "we\"ird\\name\n";
   EXPECT_TRUE(found);
+}
+
+// One naming for every model (visualize.hpp): redflow::to_chrome_trace and
+// redflow::to_gantt_svg take a SPITS report and a stream run as they take an
+// ExecutionTrace.
+TEST(ChromeTrace, EveryModelsResultIsWrittenUnderTheSameNames) {
+  spits::Report report;
+  report.job = "pi";
+  report.task_managers.push_back(spits::TaskManagerCounts{});
+  report.task_managers[0].name = "tm-a";
+  report.trace.push_back(spits::TracedTask{42, 0, 0.001, 0.002, spits::TracedTask::Outcome::kCommitted});
+  stream::RunResult run;
+  run.seconds = 0.01;
+  run.operators.push_back(stream::OperatorProfile{"summer", 3, 0.002, 0, {stream::FiringSpan{0.001, 0.003}}});
+
+  const nlohmann::json spits_trace = nlohmann::json::parse(redflow::to_chrome_trace(report));
+  EXPECT_NE(spits_trace.dump().find("task 42"), std::string::npos) << spits_trace.dump();
+  const nlohmann::json stream_trace = nlohmann::json::parse(redflow::to_chrome_trace(run));
+  EXPECT_NE(stream_trace.dump().find("summer"), std::string::npos) << stream_trace.dump();
+  const std::string svg = redflow::to_gantt_svg(run, {.title = "sum.dot"});
+  EXPECT_NE(svg.find("sum.dot"), std::string::npos);
+  EXPECT_NE(svg.find("summer"), std::string::npos);
+  EXPECT_NE(redflow::to_gantt_svg(run).find("stream run: 1 operators on 1 node(s)"), std::string::npos);  // the default title
 }
 
 }  // namespace

@@ -93,7 +93,7 @@ int schedule_main(const ScheduleArgs& a) {
   if (!a.svg.empty()) {
     GanttOptions go;
     go.title = "HEFT schedule of '" + executed.name() + "'" + (*redundancy == Redundancy::kNone ? "" : ", redundancy " + a.redundancy);
-    const std::string svg = gantt_svg(schedule, executed, a.tiles, go);
+    const std::string svg = to_gantt_svg(schedule, executed, a.tiles, go);
     if (Status s = write_file(a.svg, svg.data(), svg.size()); !s.ok()) return fail(s);
     spdlog::info("wrote the Gantt chart of the schedule to {}", a.svg);
   }

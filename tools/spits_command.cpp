@@ -13,6 +13,7 @@
 #include "cli_common.hpp"
 #include "net/address_file.hpp"
 #include "redflow/spits.hpp"
+#include "redflow/visualize.hpp"
 #include "spits/announce.hpp"
 #include "spits/task_manager_process.hpp"
 
@@ -163,7 +164,7 @@ int spits_main(SpitsArgs& a, bool task_managers_given) {
     if (Status s = write_file(a.stats, text.data(), text.size()); !s.ok()) return fail(s);
   }
   if (!a.trace.empty()) {
-    std::string json = spits::chrome_trace_json(*report);
+    std::string json = to_chrome_trace(*report);
     if (Status s = write_file(a.trace, json.data(), json.size()); !s.ok()) return fail(s);
     if (report->trace_truncated)
       fmt::print(stderr, "spits: the trace holds the first {} task stays only\n", spits::Report::kMaxTracedTasks);

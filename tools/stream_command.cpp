@@ -10,6 +10,7 @@
 #include "cluster_launch.hpp"
 #include "progress.hpp"
 #include "redflow/stream.hpp"
+#include "redflow/visualize.hpp"
 #include "stream/profile.hpp"
 #include "stream/stream_worker.hpp"
 
@@ -181,8 +182,8 @@ Command add_stream_command(CLI::App& app) {
                 }
                 fmt::print("\n");
               }
-            for (const auto& [file, text] : {std::pair{a->trace, o.trace ? stream::stream_trace_json(*result) : ""},
-                                             std::pair{a->gantt, o.trace && !a->gantt.empty() ? stream::stream_gantt_svg(*result, a->program) : ""}})
+            for (const auto& [file, text] : {std::pair{a->trace, o.trace ? to_chrome_trace(*result) : ""},
+                                             std::pair{a->gantt, o.trace && !a->gantt.empty() ? to_gantt_svg(*result, {.title = a->program}) : ""}})
               if (!file.empty())
                 if (Status s = write_file(file, text.data(), text.size()); !s.ok()) return fail(s);
             if (!a->profile.empty()) {

@@ -16,12 +16,12 @@ Status write_trace_files(const LoadedGraph& loaded, const std::string& trace_pat
   if (trace.actors.empty() && !graph.actors().empty())
     spdlog::warn("the execution trace is empty: this runtime did not record what it ran");
   if (!trace_path.empty()) {
-    const std::string json = chrome_trace_json(trace, &graph);
+    const std::string json = to_chrome_trace(trace, &graph);
     REDFLOW_RETURN_IF_ERROR(write_file(trace_path, json.data(), json.size()));
     spdlog::info("wrote the trace of the last execution to {} (open it in ui.perfetto.dev or chrome://tracing)", trace_path);
   }
   if (!gantt_path.empty()) {
-    const std::string svg = gantt_svg(trace, &graph);
+    const std::string svg = to_gantt_svg(trace, &graph);
     REDFLOW_RETURN_IF_ERROR(write_file(gantt_path, svg.data(), svg.size()));
     spdlog::info("wrote the Gantt chart of the last execution to {}", gantt_path);
   }

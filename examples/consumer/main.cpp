@@ -52,8 +52,8 @@ int main(int argc, char** argv) {
       return 1;
     }
   if (argc == 3) {
-    std::ofstream(argv[1]) << redflow::chrome_trace_json(loaded->last_trace(), &loaded->graph());
-    std::ofstream(argv[2]) << redflow::gantt_svg(loaded->last_trace(), &loaded->graph());
+    std::ofstream(argv[1]) << redflow::to_chrome_trace(loaded->last_trace(), &loaded->graph());
+    std::ofstream(argv[2]) << redflow::to_gantt_svg(loaded->last_trace(), &loaded->graph());
   }
   std::printf("consumer: ok, %llu actors in %.3f ms\n", static_cast<unsigned long long>(loaded->last_stats().actors_executed),
               loaded->last_stats().makespan_s * 1e3);

@@ -1,4 +1,9 @@
-// The one header a redflow user includes.
+// The one header a redflow user includes: every model and what reads their
+// results. Graphs of actors with redundancy (graph.hpp, runtime.hpp,
+// redundancy.hpp, schedule.hpp), SPITS bags of tasks (spits.hpp), REM
+// programs over a key-value store (rem.hpp), SCORE stream programs
+// (stream.hpp), and their traces as Chrome traces and Gantt charts
+// (trace.hpp, visualize.hpp). docs/guide.md walks through them.
 #pragma once
 
 #include "redflow/actor_context.hpp"
@@ -6,8 +11,12 @@
 #include "redflow/npy.hpp"
 #include "redflow/redundancy.hpp"
 #include "redflow/registry.hpp"
+#include "redflow/rem.hpp"
 #include "redflow/runtime.hpp"
 #include "redflow/schedule.hpp"
+#include "redflow/spits.hpp"
 #include "redflow/status.hpp"
+#include "redflow/stream.hpp"
 #include "redflow/trace.hpp"
 #include "redflow/visualize.hpp"
+#include "redflow/worker.hpp"

@@ -117,7 +117,8 @@ struct Options {
   std::string key_file;               // this Job Manager's CURVE key pair, for Task Managers that require keys
   double heartbeat_timeout_s = 2;     // a Task Manager silent this long is lost; its tasks go back to the queue
   double wait_s = 60;                 // with announce_dir: an error when no Task Manager is live this long
-  // Record each task's time on each Task Manager for Report::trace (--trace).
+  // Record each task's time on each Task Manager for Report::trace (--trace;
+  // seen with to_chrome_trace(report), visualize.hpp).
   bool trace = false;
   // Called on the Job Manager thread after each batch of commits.
   std::function<void(std::uint64_t committed)> on_commits;
@@ -171,11 +172,6 @@ struct Report {
   bool trace_truncated = false;      // more stays than that happened
   static constexpr std::size_t kMaxTracedTasks = 200000;
 };
-
-// The report's trace as Chrome/Perfetto JSON: one process per Task Manager
-// (its name and host), a slice per task stay named after the task and its
-// outcome, lanes so that tasks held at once do not overlap.
-std::string chrome_trace_json(const Report& report);
 
 // Loads JOB.so, runs it to the end with embedded Task Managers, and reports.
 // Errors name the plugin and what failed ("job 'x.so': generate_task failed

@@ -171,7 +171,7 @@ enum class Mode { kThreadPerOperator, kPool };
 struct RunOptions {
   Mode mode = Mode::kPool;
   unsigned threads = 0;  // kPool: worker threads (0: one per hardware thread)
-  bool trace = false;    // record when each operator fired (OperatorProfile::spans; stream_trace_json)
+  bool trace = false;    // record when each operator fired (OperatorProfile::spans; to_chrome_trace, to_gantt_svg)
 };
 
 // When an operator was firing, in seconds from the start of its node's run.
@@ -238,12 +238,5 @@ struct ClusterOptions {
 };
 // `node_options.mode` and `.trace` hold on every node; threads is each worker's own.
 Result<RunResult> run_cluster(const Program& program, const RunOptions& node_options, const ClusterOptions& cluster);
-
-// A traced run (RunOptions::trace) seen: as Chrome/Perfetto trace JSON, one
-// process per node (one for a local run), one thread per operator, a slice
-// per firing span; and as a Gantt chart in SVG, one row per node, a box per
-// span coloured by operator kind (docs/streams.md, "Seeing a run").
-std::string stream_trace_json(const RunResult& result);
-std::string stream_gantt_svg(const RunResult& result, const std::string& title = "");
 
 }  // namespace redflow::stream

@@ -1,5 +1,6 @@
 // RemoteTile: a tile in a worker process (`redflow worker --connect`), held by
-// the engine like any Tile. Every message is encoded as a tile-protocol frame
+// the engine as a WorkerTile (runtime/remote_tiles.hpp), which ServerTiles
+// (server_tiles.cpp) makes. Every message is encoded as a tile-protocol frame
 // and sent through the TileServer; the worker answers with the same frames a
 // WireTile's executor would. A transfer from another worker with a peer
 // socket is fetched by this worker straight from that one (kPeerDataNode,
@@ -18,19 +19,19 @@
 #include <string>
 
 #include "net/tile_server.hpp"
-#include "runtime/tile.hpp"
+#include "runtime/remote_tiles.hpp"
 
 namespace redflow::net {
 
-class RemoteTile final : public runtime::Tile {
+class RemoteTile final : public runtime::WorkerTile {
  public:
   // `worker` may not have come yet (a place kept for a join): the tile is
   // lost() until it does, and attach() then reads what its HELLO said.
   RemoteTile(TileServer& server, unsigned worker, unsigned index);
-  void attach();
+  void attach() override;
 
   unsigned index() const override { return index_; }
-  const std::string& name() const { return name_; }
+  const std::string& name() const override { return name_; }
 
   // The registry is not used: the worker resolves the table in its own.
   Status load_actors(const runtime::ActorTableMessage& table, const Registry& registry) override;
@@ -58,21 +59,12 @@ class RemoteTile final : public runtime::Tile {
   void bound_completion(std::size_t i, double seconds) override;
   void set_pipeline_depth(unsigned depth) { depth_ = depth < 1 ? 1 : depth; }
 
-  // The tiles a transfer may name as its source.
-  void set_peers(std::span<runtime::Tile* const> peers) { peers_ = peers; }
-  // false: every transfer relays through the driver (RuntimeOptions::peer_transfers).
-  void set_peer_transfers(bool on) { peer_transfers_ = on; }
+  void set_peers(std::span<runtime::Tile* const> peers) override { peers_ = peers; }
+  void set_peer_transfers(bool on) override { peer_transfers_ = on; }
   // Bytes fetched straight from another worker since the last call (a
   // pipelined fetch counts from when it is sent until it fails, if it does).
-  std::uint64_t take_peer_bytes_in() { return peer_bytes_in_.exchange(0); }
-  // The end-to-end check: values to or from this worker whose bytes did not
-  // match their checksum since the last call (each was fetched again,
-  // placed again or recomputed), with the data node of each.
-  struct Corrupted {
-    DataId data = 0;
-    std::chrono::steady_clock::time_point when;
-  };
-  std::vector<Corrupted> take_corrupted();
+  std::uint64_t take_peer_bytes_in() override { return peer_bytes_in_.exchange(0); }
+  std::vector<Corrupted> take_corrupted() override;
   // A worker whose values arrive corrupted this many times in a row is lost:
   // a transient flip on the wire passes with one more try, a link or memory
   // that keeps flipping bits must not hold the run.

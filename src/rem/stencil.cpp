@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "redflow/rem_stencil.hpp"
+#include "rem/stencil.hpp"
 
 namespace redflow::rem::stencil {
 

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "actors/multiversion.hpp"
-#include "redflow/rem_stencil.hpp"
+#include "rem/stencil.hpp"
 
 namespace redflow::rem::stencil {
 

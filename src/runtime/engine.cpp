@@ -18,8 +18,6 @@
 
 #include "fault/injector.hpp"
 #include "runtime/engine_job.hpp"
-#include "net/remote_tile.hpp"
-#include "net/tile_server.hpp"
 #include "runtime/wire_tile.hpp"
 
 namespace redflow::runtime {
@@ -32,9 +30,9 @@ std::unique_ptr<std::atomic<T>[]> per_place(const RuntimeOptions& o) {
 }
 }  // namespace
 
-Engine::Engine(const RuntimeOptions& options)
-    : options_(options), lost_(per_place<bool>(options)), absent_(per_place<bool>(options)), joined_(per_place<bool>(options)),
-      quarantined_(per_place<bool>(options)), lost_votes_(per_place<std::uint32_t>(options)),
+Engine::Engine(const RuntimeOptions& options, RemoteTilesFactory remote_tiles)
+    : options_(options), remote_factory_(std::move(remote_tiles)), lost_(per_place<bool>(options)), absent_(per_place<bool>(options)),
+      joined_(per_place<bool>(options)), quarantined_(per_place<bool>(options)), lost_votes_(per_place<std::uint32_t>(options)),
       driver_trace_(std::make_unique<DriverTrace>()) {}
 
 
@@ -81,23 +79,16 @@ Status Engine::start() {
     if (Status s = start_remote_tiles(); !s.ok()) {
       tiles_.clear();
       runners_.clear();
-      server_.reset();
+      worker_tiles_.clear();
+      remote_.reset();
       return s;
     }
   }
   all_local_ = !wire && options_.listen.empty();
   // A transfer names its source by tile id; the transport reaches the peer.
   for (auto& t : tiles_) tile_ptrs_.push_back(t.get());
-  for (auto& t : tiles_) {
-    if (auto* remote = dynamic_cast<net::RemoteTile*>(t.get())) {
-      remote->set_peers(tile_ptrs_);
-      remote->set_peer_transfers(options_.peer_transfers);
-    } else if (wire) {
-      static_cast<WireTile&>(*t).set_peers(tile_ptrs_);
-    } else {
-      static_cast<LocalTile&>(*t).set_peers(tile_ptrs_);
-    }
-  }
+  for (auto& t : tiles_) t->set_peers(tile_ptrs_);
+  for (WorkerTile* t : worker_tiles_) t->set_peer_transfers(options_.peer_transfers);
   tile_table_.assign(tiles_.size(), 0);
   tile_faults_.assign(tiles_.size(), FaultConfigMessage{});
   for (unsigned t = 0; t < tiles(); ++t) threads_.emplace_back([this, t] { runner_main(t); });
@@ -105,34 +96,35 @@ Status Engine::start() {
   return Status::Ok();
 }
 
-// Remote tiles (src/net/): the tile server binds, and the engine waits for
-// its workers; they become tiles local_tiles()..tiles-1, each with a runner.
+// Remote tiles (the factory's; in a Runtime, src/net's tile server): they
+// bind, and the engine waits for their workers; they become tiles
+// local_tiles()..tiles-1, each with a runner.
 // Places for workers that join later follow, each with its runner, out of
 // service until a worker fills it (joins.cpp).
 Status Engine::start_remote_tiles() {
   const unsigned remote = options_.min_remote_tiles;
   if (remote == 0) return Status::InvalidArgument("--listen " + options_.listen + " needs --min-tiles >= 1 (how many workers to wait for)");
-  net::TileServerOptions so;
-  so.listen = options_.listen;
-  so.workers = remote;
-  so.capacity = remote + options_.join_places();
-  so.on_join = [this](unsigned w) { note_join(w); };
-  so.first_tile = options_.local_tiles();
-  so.heartbeat_timeout_s = options_.heartbeat_timeout_s;
-  so.slots = options_.slots;
-  so.slot_bytes = options_.slot_bytes;
-  so.security.key_file = options_.key_file;
-  so.security.authorized_keys_file = options_.authorized_keys_file;
-  auto server = net::TileServer::start(so);
-  if (!server.ok()) return server.status();
-  server_ = std::move(*server);
-  spdlog::info("redflow: listening on {}; waiting for {} remote tile(s)", server_->endpoint(), remote);
-  if (options_.on_listening) options_.on_listening(server_->endpoint());
-  REDFLOW_RETURN_IF_ERROR(server_->wait_for_workers(options_.tile_wait_s));
-  for (unsigned w = 0; w < so.capacity; ++w) {
-    const unsigned t = so.first_tile + w;
-    auto tile = std::make_unique<net::RemoteTile>(*server_, w, t);
-    tile->set_pipeline_depth(options_.pipeline_depth);
+  RemoteTilesOptions ro;
+  ro.listen = options_.listen;
+  ro.workers = remote;
+  ro.capacity = remote + options_.join_places();
+  ro.on_join = [this](unsigned w) { note_join(w); };
+  ro.first_tile = options_.local_tiles();
+  ro.heartbeat_timeout_s = options_.heartbeat_timeout_s;
+  ro.slots = options_.slots;
+  ro.slot_bytes = options_.slot_bytes;
+  ro.key_file = options_.key_file;
+  ro.authorized_keys_file = options_.authorized_keys_file;
+  auto source = remote_factory_(ro);
+  if (!source.ok()) return source.status();
+  remote_ = std::move(*source);
+  spdlog::info("redflow: listening on {}; waiting for {} remote tile(s)", remote_->endpoint(), remote);
+  if (options_.on_listening) options_.on_listening(remote_->endpoint());
+  REDFLOW_RETURN_IF_ERROR(remote_->wait_for_workers(options_.tile_wait_s));
+  for (unsigned w = 0; w < ro.capacity; ++w) {
+    const unsigned t = ro.first_tile + w;
+    std::unique_ptr<WorkerTile> tile = remote_->make_tile(w, t, options_.pipeline_depth);
+    worker_tiles_.push_back(tile.get());
     tiles_.push_back(std::move(tile));
     auto r = std::make_unique<Runner>();
     r->index = t;
@@ -146,19 +138,18 @@ Status Engine::start_remote_tiles() {
 }
 
 Status Engine::check_remote_functions(const Graph& graph, const Registry& registry) {
-  if (!server_) return Status::Ok();
-  for (unsigned w = 0; w < server_->welcomed(); ++w) {
-    if (server_->lost(w)) continue;
-    const net::HelloMessage hello = server_->hello(w);
-    std::set<std::string_view> has;
-    for (const auto& f : hello.functions) has.insert(f.name);
+  if (!remote_) return Status::Ok();
+  for (unsigned w = 0; w < remote_->welcomed(); ++w) {
+    if (remote_->lost(w)) continue;
+    const RemoteWorker hello = remote_->worker(w);
+    const std::set<std::string_view> has(hello.functions.begin(), hello.functions.end());
     for (ActorId a = 0; a < graph.actors().size(); ++a) {
       const ActorNode& actor = graph.actor(a);
       const ActorSpec* spec = registry.find(actor.function);
       if (spec != nullptr && spec->on_driver) continue;  // runs on the driver, never on a tile
       if (!has.contains(actor.function)) {
         // The worker is told too (it exits naming the function), not only this driver's caller.
-        server_->refuse(w, "it lacks actor function '" + actor.function + "', which actor '" + actor.name + "' of graph '" + graph.name() +
+        remote_->refuse(w, "it lacks actor function '" + actor.function + "', which actor '" + actor.name + "' of graph '" + graph.name() +
                                "' needs (start it with the same --lib plugins as the driver)");
         return Status::NotFound("actor '" + actor.name + "' needs actor function '" + actor.function + "', which worker '" + hello.name +
                                 "' (tile " + std::to_string(options_.local_tiles() + w) + ", host " + hello.host +
@@ -171,29 +162,29 @@ Status Engine::check_remote_functions(const Graph& graph, const Registry& regist
 
 void Engine::report_remote(Job& job, ExecutionStats& stats, std::vector<std::string>* hosts) {
   if (hosts) hosts->assign(tiles_in_view(), std::string());
-  if (!server_) return;
-  const net::TileServerCounts c = server_->counts();
-  stats.late_messages = c.discarded_late;
+  if (!remote_) return;
+  const RemoteCounts c = remote_->counts();
+  stats.late_messages = c.late_messages;
   stats.refused_messages = c.refused_messages;
-  stats.batched_messages = c.batched_requests + c.batched_replies;
+  stats.batched_messages = c.batched_messages;
   const unsigned first = options_.local_tiles();
   traffic_seen_.resize(tiles() - first);
   for (unsigned w = 0; first + w < stats.tiles.size(); ++w) {
     TileStats& t = stats.tiles[first + w];
-    const net::HelloMessage hello = server_->hello(w);
-    const net::WorkerTraffic traffic = server_->traffic(w);
+    const RemoteWorker hello = remote_->worker(w);
+    const RemoteTraffic traffic = remote_->traffic(w);
     t.worker = hello.name;
     t.host = hello.host;
-    t.lost = server_->lost(w);
+    t.lost = remote_->lost(w);
     t.bytes_sent = traffic.bytes_sent - traffic_seen_[w].first;
     t.bytes_received = traffic.bytes_received - traffic_seen_[w].second;
     traffic_seen_[w] = {traffic.bytes_sent, traffic.bytes_received};
-    auto& remote = static_cast<net::RemoteTile&>(*tiles_[first + w]);
+    WorkerTile& remote = *worker_tiles_[w];
     t.peer_bytes_in = remote.take_peer_bytes_in();
-    const std::vector<net::RemoteTile::Corrupted> corrupted = remote.take_corrupted();
+    const std::vector<WorkerTile::Corrupted> corrupted = remote.take_corrupted();
     t.corrupted_transfers = corrupted.size();
     stats.corrupted_transfers += corrupted.size();
-    for (const net::RemoteTile::Corrupted& c : corrupted) {
+    for (const WorkerTile::Corrupted& c : corrupted) {
       if (!job.tracing) break;
       const double at = std::chrono::duration<double>(c.when - job.t0).count();
       job.marks.push_back(TracedMark{"corrupted-transfer", job.plan->graph->data(c.data).name, static_cast<int>(first + w), at});
@@ -310,7 +301,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   // once a tile was lost: the lost-tile path needs the messages' answers.
   job.plain = !plan.redundant && request.faults == nullptr && all_local_ && !any_tile_lost();
   job.in_place = job.plain && !job.tracing;
-  job.speculating = state.booked != nullptr && server_ != nullptr && !plan.redundant;
+  job.speculating = state.booked != nullptr && remote_ != nullptr && !plan.redundant;
   job.remaining_actors.store(static_cast<std::uint32_t>(plan.actors.size()));
   job.lost_votes = lost_votes_.get();
   for (std::size_t t = 0; t < runners_.size(); ++t) lost_votes_[t].store(0, std::memory_order_relaxed);

@@ -21,13 +21,11 @@
 #include "runtime/tile.hpp"
 #include "runtime/notifier.hpp"
 #include "runtime/plan.hpp"
+#include "runtime/remote_tiles.hpp"
 #include "runtime/work_deque.hpp"
 
 namespace redflow::fault {
 class FaultInjector;
-}
-namespace redflow::net {
-class TileServer;
 }
 
 namespace redflow::runtime {
@@ -51,14 +49,16 @@ struct ExecutionRequest {
 
 class Engine {
  public:
-  explicit Engine(const RuntimeOptions& options);  // options with defaults resolved
+  // `options` with defaults resolved; with RuntimeOptions::listen, start()
+  // takes the remote tiles from `remote_tiles`.
+  explicit Engine(const RuntimeOptions& options, RemoteTilesFactory remote_tiles = listen_for_tiles);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
   // Reserves tile memory and starts the tile threads (once; later calls do
-  // nothing). With RuntimeOptions::listen, first starts the tile server and
-  // waits for the remote tiles.
+  // nothing). With RuntimeOptions::listen, first binds (the factory's
+  // RemoteTiles) and waits for the remote tiles.
   Status start();
   // Every actor function of `graph` that runs on tiles is in each remote
   // worker's registry (its HELLO); else an error naming actor, function and
@@ -142,7 +142,7 @@ class Engine {
   void copy_voted_home(Job& job, DataId logical, DataId winner, TileStats& stats);
   void mark(Job& job, std::string what, std::string detail, int tile);
   void report(Job& job, ExecutionStats& stats);  // stats and trace, after the run
-  // The tile server's counts, and per remote tile its worker, host, loss and
+  // The remote tiles' counts, and per remote tile its worker, host, loss and
   // this execution's bytes; `hosts` (a trace's tile_hosts) named by worker (engine.cpp).
   void report_remote(Job& job, ExecutionStats& stats, std::vector<std::string>* hosts);
 
@@ -237,7 +237,9 @@ class Engine {
   void walk_order(Job& job, std::span<const ActorId> order, std::uint32_t epoch, Wait&& wait, Run&& run);
 
   RuntimeOptions options_;
-  std::unique_ptr<net::TileServer> server_;         // remote tiles only; outlives tiles_
+  RemoteTilesFactory remote_factory_;
+  std::unique_ptr<RemoteTiles> remote_;              // remote tiles only; outlives tiles_
+  std::vector<WorkerTile*> worker_tiles_;            // per worker place: its tile in tiles_ (local_tiles() + place)
   std::vector<std::pair<std::uint64_t, std::uint64_t>> traffic_seen_;  // per worker: bytes sent, received by the last report
   bool all_local_ = true;                            // every tile is a LocalTile called directly (the fast path may run)
   std::vector<std::unique_ptr<Tile>> tiles_;

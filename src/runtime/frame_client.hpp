@@ -1,5 +1,5 @@
 // The caller's side of a tile reached only through frames (WireTile in this
-// process, net::RemoteTile in a worker process): building a data node's
+// process, a WorkerTile in a worker process): building a data node's
 // frame, relaying the bytes through the driver when they sit on another tile,
 // and reading an actor's completion or a slot's bytes out of an answer. One
 // place, so both transports answer the engine the same way.

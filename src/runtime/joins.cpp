@@ -13,13 +13,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include "net/remote_tile.hpp"
 #include "runtime/engine_job.hpp"
 #include "schedule/heft.hpp"
 
 namespace redflow::runtime {
 
-// The tile server's I/O thread, under its lock: only note it and wake the place's runner.
+// The remote tiles' I/O thread, under its lock: only note it and wake the place's runner.
 void Engine::note_join(unsigned worker) {
   const unsigned t = options_.local_tiles() + worker;
   joined_[t].store(true, std::memory_order_release);
@@ -28,7 +27,7 @@ void Engine::note_join(unsigned worker) {
 }
 
 bool Engine::admit_joined(unsigned t, const Plan& plan, const ExecutionRequest& request, Job* job) {
-  auto& remote = static_cast<net::RemoteTile&>(*tiles_[t]);
+  WorkerTile& remote = *worker_tiles_[t - options_.local_tiles()];
   remote.attach();
   const Status s = configure_tile(t, plan, request);
   if (!s.ok() || remote.lost()) {

@@ -60,7 +60,7 @@ class LocalTile final : public Tile {
   // Direct transport: the tiles a data node message may name as its source
   // (this tile pulls from the peer's pinned slot). Without peers such a
   // message is refused: a transport that relays sends the bytes along.
-  void set_peers(std::span<Tile* const> peers) { peers_ = peers; }
+  void set_peers(std::span<Tile* const> peers) override { peers_ = peers; }
 
   // The local fast path (no redundancy, no fault injection): runs the actor
   // on `inputs` (this tile's slot memory, or main memory read in place) into

@@ -6,8 +6,9 @@
 // actor message answered by a completion. The engine holds Tiles, never a
 // concrete tile: LocalTile (local_tile.hpp) answers with direct calls on the
 // caller's thread, WireTile (wire_tile.hpp) encodes every message and answer
-// and hands it to the tile's own executor thread; a worker process (RemoteTile)
-// speaks the same frames. A tile that is gone answers `lost`.
+// and hands it to the tile's own executor thread; a tile in a worker process
+// (WorkerTile, remote_tiles.hpp) speaks the same frames. A tile that is gone
+// answers `lost`.
 #pragma once
 
 #include <cstddef>
@@ -45,6 +46,9 @@ class Tile {
   // The tile's id: what a transfer from it names. (Its slot count and size
   // are the RuntimeOptions the engine made it with; nothing asks the tile.)
   virtual unsigned index() const = 0;
+  // The tiles a transfer to this one may name as its source, by id: the
+  // engine's tiles, set once before any message and valid for the tile's life.
+  virtual void set_peers(std::span<Tile* const> peers) = 0;
 
   // Once per loaded graph (and again when another graph runs): the actor
   // table, resolved in `registry`, the Registry of the process the tile runs

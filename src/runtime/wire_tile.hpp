@@ -45,7 +45,7 @@ class WireTile final : public Tile {
   bool checks_values() const override { return true; }
 
   // The tiles a transfer may name as its source (relayed through their executors).
-  void set_peers(std::span<Tile* const> peers) { peers_ = peers; }
+  void set_peers(std::span<Tile* const> peers) override { peers_ = peers; }
 
   // Frames sent and answered so far (tests: the wire really carried the run).
   std::uint64_t frames() const { return frames_.load(std::memory_order_relaxed); }

@@ -1,10 +1,11 @@
-// A SPITS job's trace as Chrome/Perfetto JSON (include/redflow/spits.hpp,
-// chrome_trace_json(Report)): where each task stayed and how it ended.
+// A SPITS job's trace as Chrome/Perfetto JSON (include/redflow/visualize.hpp,
+// spits::to_chrome_trace(Report)): where each task stayed and how it ended.
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 
 #include "redflow/spits.hpp"
+#include "redflow/visualize.hpp"
 #include "trace/lanes.hpp"
 
 namespace redflow::spits {
@@ -23,7 +24,7 @@ const char* outcome_name(TracedTask::Outcome o) {
 double us(double s) { return std::round(s * 1e9) / 1e3; }
 }  // namespace
 
-std::string chrome_trace_json(const Report& report) {
+std::string to_chrome_trace(const Report& report) {
   using nlohmann::json;
   json events = json::array();
   std::vector<trace::LanePacker> lanes(report.task_managers.size());

@@ -1,4 +1,4 @@
-// Seeing a traced stream run (stream.hpp: stream_trace_json, stream_gantt_svg).
+// Seeing a traced stream run (visualize.hpp: to_chrome_trace, to_gantt_svg).
 // The Gantt chart is the graph runtime's own (src/trace/gantt_svg.cpp): a node
 // stands where a tile stands there, and an operator's firing spans are its
 // boxes, so one chart code draws both kinds of program.
@@ -24,7 +24,7 @@ std::string node_label(const RunResult& r, unsigned n) {
 
 }  // namespace
 
-std::string stream_trace_json(const RunResult& r) {
+std::string to_chrome_trace(const RunResult& r) {
   nlohmann::json events = nlohmann::json::array();
   for (unsigned n = 0; n < node_count(r); ++n)
     events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", n}, {"tid", 0}, {"args", {{"name", node_label(r, n)}}}});
@@ -39,7 +39,7 @@ std::string stream_trace_json(const RunResult& r) {
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump();
 }
 
-std::string stream_gantt_svg(const RunResult& r, const std::string& title) {
+std::string to_gantt_svg(const RunResult& r, const GanttOptions& options) {
   ExecutionTrace t;
   t.tiles = node_count(r);
   t.makespan_s = r.seconds;
@@ -55,9 +55,9 @@ std::string stream_gantt_svg(const RunResult& r, const std::string& title) {
       a.end_s = s.end_s;
       t.actors.push_back(std::move(a));
     }
-  GanttOptions g;
-  g.title = title.empty() ? "stream run: " + std::to_string(r.operators.size()) + " operators on " + std::to_string(t.tiles) + " node(s)" : title;
-  return gantt_svg(t, nullptr, g);
+  GanttOptions g = options;
+  if (g.title.empty()) g.title = "stream run: " + std::to_string(r.operators.size()) + " operators on " + std::to_string(t.tiles) + " node(s)";
+  return redflow::to_gantt_svg(t, nullptr, g);
 }
 
 }  // namespace redflow::stream

@@ -57,7 +57,7 @@ json meta(const char* name, int pid, int tid, json args) {
 
 }  // namespace
 
-std::string chrome_trace_json(const ExecutionTrace& trace, const Graph* graph) {
+std::string to_chrome_trace(const ExecutionTrace& trace, const Graph* graph) {
   Writer w;
   std::vector<int> places = {-1};
   for (unsigned t = 0; t < trace.tiles; ++t) places.push_back(static_cast<int>(t));

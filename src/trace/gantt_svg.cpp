@@ -411,7 +411,7 @@ int row_of(int tile) { return tile < 0 ? 0 : tile + 1; }
 
 }  // namespace
 
-std::string gantt_svg(const ExecutionTrace& trace, const Graph* graph, const GanttOptions& options) {
+std::string to_gantt_svg(const ExecutionTrace& trace, const Graph* graph, const GanttOptions& options) {
   Model m;
   m.tiles = trace.tiles;
   m.makespan = trace.makespan_s;
@@ -473,7 +473,7 @@ std::string gantt_svg(const ExecutionTrace& trace, const Graph* graph, const Gan
   return render(m, options);
 }
 
-std::string gantt_svg(const Schedule& schedule, const Graph& graph, unsigned tiles, const GanttOptions& options) {
+std::string to_gantt_svg(const Schedule& schedule, const Graph& graph, unsigned tiles, const GanttOptions& options) {
   Model m;
   m.tiles = tiles > 0 ? tiles : static_cast<unsigned>(schedule.tile_order.size());
   m.makespan = schedule.makespan;

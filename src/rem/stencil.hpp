@@ -4,6 +4,8 @@
 // four edges, which are all its neighbours need (a task may produce several
 // labels). Also the plain std::thread version of the same stencil and the
 // triad bandwidth it is compared against.
+// A benchmark, not API: bench/rem_stencil.cpp and the tests use it, and it
+// is not installed.
 #pragma once
 
 #include <cstddef>
