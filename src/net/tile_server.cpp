@@ -90,26 +90,19 @@ bool TileServer::lost(unsigned w) const {
   return hub_->lost(w);
 }
 
-void TileServer::lose(unsigned w, const std::string& why) {
-  std::vector<std::shared_ptr<Request>> answered;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!hub_->lose(w, why)) return;
-    hub_->take_answered(answered);
-  }
-  wake_answered(answered);
-  wake();  // its BYE goes out
-}
+void TileServer::lose(unsigned w, const std::string& why) { drop(&TileHub::lose, w, why); }
 
-void TileServer::refuse(unsigned w, const std::string& why) {
+void TileServer::refuse(unsigned w, const std::string& why) { drop(&TileHub::refuse, w, why); }
+
+void TileServer::drop(bool (TileHub::*how)(unsigned, const std::string&), unsigned w, const std::string& why) {
   std::vector<std::shared_ptr<Request>> answered;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!hub_->refuse(w, why)) return;
+    if (!((*hub_).*how)(w, why)) return;
     hub_->take_answered(answered);
   }
   wake_answered(answered);
-  wake();  // its REFUSED goes out
+  wake();  // its BYE (and REFUSED) go out
 }
 
 WorkerTraffic TileServer::traffic(unsigned w) const {
@@ -130,11 +123,13 @@ TileServer::PeerAddress TileServer::peer(unsigned w) const {
 std::shared_ptr<TileServer::Request> TileServer::submit(unsigned w, std::vector<std::byte> frame, bool wants_reply, int fetch_from,
                                                         double budget_s) {
   std::shared_ptr<Request> r;
+  bool queued = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     r = hub_->submit(w, std::move(frame), wants_reply, fetch_from, budget_s);
+    queued = !r->done;  // read here: once queued, the I/O thread may answer it any time
   }
-  if (!r->done) wake();
+  if (queued) wake();
   return r;
 }
 

@@ -112,6 +112,8 @@ class TileServer {
  private:
   explicit TileServer(const TileServerOptions& options) : options_(options), context_(1) {}
   std::shared_ptr<Request> submit(unsigned w, std::vector<std::byte> frame, bool wants_reply, int fetch_from = -1, double budget_s = kFloor);
+  // lose() and refuse(): the hub's `how`, then its waiters and the I/O thread woken.
+  void drop(bool (TileHub::*how)(unsigned, const std::string&), unsigned w, const std::string& why);
 
   // I/O thread only.
   void io_main();
