@@ -1,12 +1,14 @@
-// What the tile server does on each event (tile_server.hpp): a HELLO, a
-// REPLY, a HEARTBEAT, a BYE, a message it cannot read, and the clock's tick
-// that sends heartbeats and finds silent workers. Runs on the I/O thread
-// under the state's mutex; it only queues what is to be sent.
+// What the tile hub does on each event (tile_hub.hpp): a HELLO, a REPLY, a
+// HEARTBEAT, a BYE, a message it cannot read, the clock's tick that sends
+// heartbeats and finds silent workers and missed deadlines, and a worker the
+// engine loses or refuses. It only queues what is to be sent.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <cmath>
+
 #include "net/driver_messages.hpp"
-#include "net/tile_server.hpp"
+#include "net/tile_hub.hpp"
 #include "runtime/tile_protocol.hpp"
 
 namespace redflow::net {
@@ -30,7 +32,17 @@ std::string unknown_peer(const std::string& routing_id, const std::string& addre
 }
 }  // namespace
 
-TileServer::Worker* TileServer::find_worker(const std::string& routing_id, unsigned* index) {
+TileHub::TileHub(const TileServerOptions& options, std::vector<std::string> peer_keys)
+    : options_(options),
+      interval_(std::max<long>(10, std::lround(options.heartbeat_timeout_s * 1000 / 4))),
+      peer_keys_(std::move(peer_keys)) {}
+
+TileHub::~TileHub() {
+  for (const auto& [peer, n] : refusals_.unlogged()) spdlog::warn("tile server: refused {} message(s) from {} in all", n, peer);
+  for (const auto& [peer, n] : discards_.unlogged()) spdlog::warn("tile server: discarded {} message(s) from {} after it was lost, in all", n, peer);
+}
+
+TileHub::Worker* TileHub::find_worker(const std::string& routing_id, unsigned* index) {
   for (unsigned w = 0; w < workers_.size(); ++w)
     if (workers_[w].routing_id == routing_id) {
       if (index != nullptr) *index = w;
@@ -39,8 +51,18 @@ TileServer::Worker* TileServer::find_worker(const std::string& routing_id, unsig
   return nullptr;
 }
 
-void TileServer::on_message(const std::string& routing_id, std::span<const std::span<const std::byte>> parts, const std::string& address,
-                            zmq::message_t* body_part) {
+void TileHub::notice(const std::string& routing_id, EnvelopeKind kind, std::vector<std::byte> body) {
+  notices_.push_back({routing_id, kind, std::move(body)});
+}
+
+void TileHub::received(const std::string& routing_id, std::size_t bytes) {
+  counts_.bytes_received += bytes;
+  counts_.largest_message_bytes = std::max<std::uint64_t>(counts_.largest_message_bytes, bytes);
+  if (Worker* w = find_worker(routing_id)) w->traffic.bytes_received += bytes;
+}
+
+void TileHub::on_message(const std::string& routing_id, std::span<const std::span<const std::byte>> parts, const std::string& address,
+                         Time now, zmq::message_t* body_part) {
   Envelope e;
   wire::Error error;
   const Status read = decode_envelope(parts, e, error);
@@ -62,14 +84,14 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
       spdlog::warn("tile server: refused a message from {}: {}{}", peer, read.message(), RefusalLog::times(n));
     return;
   }
-  if (w != nullptr) w->heard = std::chrono::steady_clock::now();
+  if (w != nullptr) w->heard = now;
   switch (e.kind) {
     case EnvelopeKind::kHello:
       if (w != nullptr) {
         ++counts_.refused_messages;
         return declare_lost(index, "said HELLO twice");
       } else {
-        on_hello(routing_id, e.body, address);
+        on_hello(routing_id, e.body, address, now);
       }
       return;
     case EnvelopeKind::kHeartbeat:
@@ -78,7 +100,7 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
       return;
     case EnvelopeKind::kReply:
       if (w != nullptr) {
-        on_reply(*w, e.request, e.body, body_part);
+        on_reply(index, e.request, e.body, now, body_part);
         return;
       }
       break;
@@ -91,8 +113,8 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
       }
       counts_.batched_replies += replies.size();
       for (const BatchEntry& reply : replies) {
-        if (w->lost) break;  // an entry out of order lost it: the rest is not trusted
-        on_reply(*w, reply.request, reply.frame);
+        if (workers_[index].lost) break;  // an entry out of order lost it: the rest is not trusted
+        on_reply(index, reply.request, reply.frame, now);
       }
       return;
     }
@@ -121,7 +143,7 @@ void TileServer::on_message(const std::string& routing_id, std::span<const std::
     spdlog::warn("tile server: refused a {} from {}{}", envelope_kind_name(e.kind), peer, RefusalLog::times(n));
 }
 
-void TileServer::on_hello(const std::string& routing_id, std::span<const std::byte> body, const std::string& address) {
+void TileHub::on_hello(const std::string& routing_id, std::span<const std::byte> body, const std::string& address, Time now) {
   HelloMessage hello;
   std::vector<std::byte> answer;
   Status s = decode(body, hello);
@@ -140,7 +162,7 @@ void TileServer::on_hello(const std::string& routing_id, std::span<const std::by
     Worker w;
     w.routing_id = routing_id;
     w.hello = std::move(hello);
-    w.heard = w.progress = std::chrono::steady_clock::now();
+    w.heard = w.progress = now;
     // Its peers reach it where the driver sees it (a worker may not know its own routable address).
     if (w.hello.peer_port != 0 && !address.empty())
       w.peer = {"tcp://" + (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":" + std::to_string(w.hello.peer_port),
@@ -156,11 +178,9 @@ void TileServer::on_hello(const std::string& routing_id, std::span<const std::by
     spdlog::info("tile server: worker '{}' ({} pid {}, {} slots of {} bytes) is tile {}", w.hello.name, w.hello.host, w.hello.pid,
                  w.hello.slots, w.hello.slot_bytes, welcome.tile);
     workers_.push_back(std::move(w));
-    changed_.notify_all();
     const unsigned index = static_cast<unsigned>(workers_.size() - 1);
     if (index >= options_.workers && options_.on_join) options_.on_join(index);
-    notices_.emplace_back(routing_id, EnvelopeKind::kWelcome);
-    notice_bodies_.push_back(std::move(answer));
+    notice(routing_id, EnvelopeKind::kWelcome, std::move(answer));
     return;
   }
   ++counts_.refused_workers;
@@ -169,23 +189,22 @@ void TileServer::on_hello(const std::string& routing_id, std::span<const std::by
       s.ok() ? "worker '" + hello.name + "' (" + hello.host + " pid " + std::to_string(hello.pid) + ")" : unknown_peer(routing_id, address);
   if (const std::uint64_t n = refusals_.refuse(peer)) spdlog::warn("tile server: refused {}: {}{}", peer, why, RefusalLog::times(n));
   encode(RefusedMessage{std::move(why)}, answer);
-  notices_.emplace_back(routing_id, EnvelopeKind::kRefused);
-  notice_bodies_.push_back(std::move(answer));
+  notice(routing_id, EnvelopeKind::kRefused, std::move(answer));
 }
 
-void TileServer::on_reply(Worker& w, std::uint64_t request, std::span<const std::byte> body, zmq::message_t* whole) {
+void TileHub::on_reply(unsigned w, std::uint64_t request, std::span<const std::byte> body, Time now, zmq::message_t* whole) {
   auto it = in_flight_.find(request);
-  if (it == in_flight_.end() || &workers_[it->second->worker] != &w) {
+  if (it == in_flight_.end() || it->second->worker != w) {
     // A worker answers each of its requests once, in order: a reply to a
     // request it was never sent, or sent twice, is out of order, and the
     // answer it stands for may never come. Lost, its work runs elsewhere.
     ++counts_.refused_messages;
-    declare_lost(static_cast<unsigned>(&w - workers_.data()), "answered request " + std::to_string(request) + ", which it was not sent");
+    declare_lost(w, "answered request " + std::to_string(request) + ", which it was not sent");
     return;
   }
   std::shared_ptr<Request> r = std::move(it->second);
   in_flight_.erase(it);
-  w.progress = std::chrono::steady_clock::now();
+  workers_[w].progress = now;
   if (!r->wants_reply) return;
   if (whole != nullptr) {
     // A lone REPLY (a value, or a frame that came alone): kept in the
@@ -196,11 +215,10 @@ void TileServer::on_reply(Worker& w, std::uint64_t request, std::span<const std:
     r->reply = ReceivedBytes(std::vector<std::byte>(body.begin(), body.end()));
   }
   r->done = true;
-  answered_.push_back(std::move(r));  // woken by receive_one() once the lock is released
+  answered_.push_back(std::move(r));
 }
 
-void TileServer::on_tick() {
-  const auto now = std::chrono::steady_clock::now();
+void TileHub::on_tick(Time now) {
   const auto timeout = std::chrono::duration<double>(options_.heartbeat_timeout_s);
   for (unsigned i = 0; i < workers_.size(); ++i) {
     Worker& w = workers_[i];
@@ -209,8 +227,7 @@ void TileServer::on_tick() {
       declare_lost(i, "silent for more than " + std::to_string(options_.heartbeat_timeout_s) + " s");
       continue;
     }
-    notices_.emplace_back(w.routing_id, EnvelopeKind::kHeartbeat);
-    notice_bodies_.emplace_back();
+    notice(w.routing_id, EnvelopeKind::kHeartbeat);
   }
   check_progress(now);
 }
@@ -220,7 +237,7 @@ void TileServer::on_tick() {
 // answered within its deadline of the worker's last answer. A fetch is not
 // judged: it waits for its source, and a worker whose fetch waits for a
 // source that owes answers itself is not judged either (the source is).
-void TileServer::check_progress(std::chrono::steady_clock::time_point now) {
+void TileHub::check_progress(Time now) {
   std::vector<const Request*> oldest(workers_.size(), nullptr);
   std::vector<bool> owes(workers_.size(), false);
   for (const auto& [id, r] : in_flight_) {
@@ -245,7 +262,7 @@ void TileServer::check_progress(std::chrono::steady_clock::time_point now) {
 
 // The worker answered every request up to `through`; one still awaited
 // there had its answer dropped, or sent under another id.
-void TileServer::check_answered_through(unsigned w, std::uint64_t through) {
+void TileHub::check_answered_through(unsigned w, std::uint64_t through) {
   for (auto it = in_flight_.begin(); it != in_flight_.end() && it->first <= through; ++it)
     if (it->second->worker == w)
       return declare_lost(w, "its heartbeat says it answered request " + std::to_string(it->first) +
@@ -255,28 +272,36 @@ void TileServer::check_answered_through(unsigned w, std::uint64_t through) {
 // A worker's message that cannot be read may have held an answer a runner
 // waits for, over a link that stays alive (its heartbeats come on): the
 // worker is lost, so what it had is re-run elsewhere instead of awaited.
-void TileServer::unreadable(unsigned index, const Status& why) {
+void TileHub::unreadable(unsigned index, const Status& why) {
   declare_lost(index, "sent a message that cannot be read: " + why.message());
 }
 
-void TileServer::refuse(unsigned index, const std::string& why) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (index >= workers_.size() || workers_[index].lost) return;
-    const Worker& w = workers_[index];
-    ++counts_.refused_workers;
-    spdlog::warn("tile server: refused worker '{}' ({} pid {}, tile {}): {}", w.hello.name, w.hello.host, w.hello.pid,
-                 options_.first_tile + index, why);
-    std::vector<std::byte> body;
-    encode(RefusedMessage{why}, body);
-    notices_.emplace_back(w.routing_id, EnvelopeKind::kRefused);
-    notice_bodies_.push_back(std::move(body));
-    declare_lost(index, "refused: " + why);
-  }
-  wake();
+bool TileHub::lose(unsigned index, const std::string& why) {
+  if (lost(index)) return false;
+  ++counts_.refused_messages;
+  declare_lost(index, why);
+  return true;
 }
 
-void TileServer::declare_lost(unsigned index, const std::string& why) {
+bool TileHub::refuse(unsigned index, const std::string& why) {
+  if (lost(index)) return false;
+  const Worker& w = workers_[index];
+  ++counts_.refused_workers;
+  spdlog::warn("tile server: refused worker '{}' ({} pid {}, tile {}): {}", w.hello.name, w.hello.host, w.hello.pid,
+               options_.first_tile + index, why);
+  std::vector<std::byte> body;
+  encode(RefusedMessage{why}, body);
+  notice(w.routing_id, EnvelopeKind::kRefused, std::move(body));
+  declare_lost(index, "refused: " + why);
+  return true;
+}
+
+void TileHub::leave() {
+  for (const Worker& w : workers_)
+    if (!w.lost) notice(w.routing_id, EnvelopeKind::kBye);
+}
+
+void TileHub::declare_lost(unsigned index, const std::string& why) {
   Worker& w = workers_[index];
   if (w.lost) return;
   w.lost = true;
@@ -284,7 +309,7 @@ void TileServer::declare_lost(unsigned index, const std::string& why) {
   for (auto it = in_flight_.begin(); it != in_flight_.end();) {
     if (it->second->worker == index) {
       it->second->done = it->second->lost = true;
-      it->second->answered.notify_one();
+      answered_.push_back(std::move(it->second));
       it = in_flight_.erase(it);
     } else {
       ++it;
@@ -293,9 +318,7 @@ void TileServer::declare_lost(unsigned index, const std::string& why) {
   // Fetches from its peer socket may never be answered now.
   cancel_fetches_from(index);
   // In case it is only hung: when it wakes, it leaves.
-  notices_.emplace_back(w.routing_id, EnvelopeKind::kBye);
-  notice_bodies_.emplace_back();
-  changed_.notify_all();
+  notice(w.routing_id, EnvelopeKind::kBye);
 }
 
 }  // namespace redflow::net
