@@ -197,9 +197,13 @@ TEST(NetIntegrity, ValuesInPiecesAreCheckedBothWays) {
 // magic) is answered "data loss" like one whose bytes do not match, and
 // sent again: the run finishes right and the worker stays in service.
 TEST(NetIntegrity, AnUnreadableValueToAWorkerIsSentAgain) {
+  // Whether a value reaches the proxied worker through the driver (not from
+  // a peer) depends on the schedule a loaded machine makes: trials go on,
+  // up to 8 seeds per scheduler, until each has garbled two values.
   int garbled = 0;
   for (Scheduler scheduler : {Scheduler::kSteal, Scheduler::kHeft}) {
-    for (std::uint32_t seed = 1; seed <= 3; ++seed) {
+    int here = 0;
+    for (std::uint32_t seed = 1; seed <= 8 && here < 2; ++seed) {
       SCOPED_TRACE(std::string(to_string(scheduler)) + ", seed " + std::to_string(seed));
       const Graph g = testing::random_builtin_dag(40, 800 + seed);
       const std::vector<std::byte> x0 = testing::seeded_bytes(testing::kNetBytes, seed), x1 = testing::seeded_bytes(testing::kNetBytes, seed + 3);
@@ -218,6 +222,7 @@ TEST(NetIntegrity, AnUnreadableValueToAWorkerIsSentAgain) {
         }
         EXPECT_FALSE(t.proxied_lost) << "one damaged value must cost one more send, not the worker";
         garbled += t.applied;
+        here += t.applied;
       });
     }
   }
