@@ -144,8 +144,11 @@ TEST(NetIntegrity, AFlippedBitInAValueReadBackNeverReachesAnOutput) {
 // loss", and the driver sends them again.
 TEST(NetIntegrity, AFlippedBitInAValueSentToAWorkerIsCaughtThere) {
   for (Scheduler scheduler : {Scheduler::kSteal, Scheduler::kHeft}) {
+    // The proxy flips a value that travels alone, not one batched with other
+    // frames; how values travel depends on the schedule a loaded machine
+    // makes, so trials go on (up to 14 seeds) until four flipped.
     int flipped = 0;
-    for (std::uint32_t seed = 1; seed <= 6; ++seed) {
+    for (std::uint32_t seed = 1; seed <= 14 && flipped < 4; ++seed) {
       SCOPED_TRACE(std::string(to_string(scheduler)) + ", seed " + std::to_string(seed));
       const Graph g = testing::random_builtin_dag(40, 500 + seed);
       const std::vector<std::byte> x0 = testing::seeded_bytes(testing::kNetBytes, seed), x1 = testing::seeded_bytes(testing::kNetBytes, seed + 5);
