@@ -36,6 +36,12 @@ Status load_libs(Registry& reg, const std::vector<std::string>& libs);
 // The actors every subcommand offers: the built-ins and the benchmark
 // applications' actors (apps/), so that `redflow gen` graphs run as written.
 Registry cli_registry();
+// A worker's actors: cli_registry() and the `libs` plugins, in a Registry
+// never destroyed (a static holds it, so leak checkers see it reachable): a
+// worker that leaves with an actor still running (its driver went silent)
+// leaves that actor running on these functions until the process has ended.
+// `origin` names where they came from ("built-in,LIB...") for HELLO.
+Result<const Registry*> worker_actors(const std::vector<std::string>& libs, std::string& origin);
 // `run --trace FILE.json --gantt FILE.svg`: writes the last execution's trace
 // (Chrome/Perfetto JSON) and Gantt chart (SVG); an empty path skips that file.
 Status write_trace_files(const LoadedGraph& loaded, const std::string& trace_path, const std::string& gantt_path);

@@ -39,16 +39,10 @@ Command add_tile_command(CLI::App& app) {
             a->worker.connect = a->driver.connect;
             a->worker.security = a->driver.security;
             a->worker.connect_timeout_s = a->driver.timeout_s;
-            // Never destroyed (a static holds it, so leak checkers see it
-            // reachable): a worker that leaves with an actor still running
-            // (its driver went silent) leaves that actor running on these
-            // functions until the process has ended.
-            static Registry* const kept = new Registry(cli_registry());
-            Registry& reg = *kept;
-            if (Status s = load_libs(reg, a->libs); !s.ok()) return fail(s);
-            std::string origin = "built-in";
-            for (const auto& lib : a->libs) origin += "," + lib;
-            if (Status s = net::run_tile_worker(a->worker, reg, origin); !s.ok()) return fail(s);
+            std::string origin;
+            auto actors = worker_actors(a->libs, origin);
+            if (!actors.ok()) return fail(actors.status());
+            if (Status s = net::run_tile_worker(a->worker, **actors, origin); !s.ok()) return fail(s);
             return 0;
           }};
 }

@@ -18,6 +18,14 @@ struct WorkerArgs {
 };
 }  // namespace
 
+Result<const Registry*> worker_actors(const std::vector<std::string>& libs, std::string& origin) {
+  static Registry* const kept = new Registry(cli_registry());
+  REDFLOW_RETURN_IF_ERROR(load_libs(*kept, libs));
+  origin = "built-in";
+  for (const auto& lib : libs) origin += "," + lib;
+  return kept;
+}
+
 Command add_worker_command(CLI::App& app) {
   auto a = std::make_shared<WorkerArgs>();
   auto* sub = app.add_subcommand("worker", "Serve drivers as whatever they need: a tile of a graph run, a node of a stream program.");
@@ -55,17 +63,11 @@ Command add_worker_command(CLI::App& app) {
             a->worker.key_file = a->driver.security.key_file;
             a->worker.server_key_file = a->driver.security.server_public_key_file;
             a->worker.connect_timeout_s = a->driver.timeout_s;
-            // Never destroyed (a static holds it, so leak checkers see it
-            // reachable): a worker that leaves with an actor still running
-            // (its driver went silent) leaves that actor running on these
-            // functions until the process has ended.
-            static Registry* const kept = new Registry(cli_registry());
-            Registry& reg = *kept;
-            if (Status s = load_libs(reg, a->libs); !s.ok()) return fail(s);
-            std::string origin = "built-in";
-            for (const auto& lib : a->libs) origin += "," + lib;
+            std::string origin;
+            auto actors = worker_actors(a->libs, origin);
+            if (!actors.ok()) return fail(actors.status());
             static const stream::OperatorRegistry* const operators = new stream::OperatorRegistry(stream::OperatorRegistry::with_builtins());
-            if (Status s = worker::run(a->worker, reg, *operators, origin); !s.ok()) return fail(s);
+            if (Status s = worker::run(a->worker, **actors, *operators, origin); !s.ok()) return fail(s);
             return 0;
           }};
 }
