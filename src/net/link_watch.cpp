@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -13,8 +14,11 @@
 namespace redflow::net {
 
 void LinkWatch::attach(zmq::context_t& context, zmq::socket_t& socket) {
-  const std::string endpoint = fmt::format("inproc://redflow.link-watch.{}", static_cast<const void*>(this));
-  constexpr int kEvents = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+  // One endpoint per watch ever made: a session's watch may sit where the
+  // last one did, whose monitor endpoint may not be unbound yet.
+  static std::atomic<std::uint64_t> watches{0};
+  const std::string endpoint = fmt::format("inproc://redflow.link-watch.{}", watches.fetch_add(1));
+  constexpr int kEvents = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                           ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
   if (zmq_socket_monitor(socket.handle(), endpoint.c_str(), kEvents) != 0) {
     spdlog::debug("worker: cannot monitor the driver socket's handshakes: {}", zmq_strerror(zmq_errno()));
@@ -44,6 +48,8 @@ void LinkWatch::poll() {
     succeeded_ |= id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED;
     failed_protocol_ |= id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL || id == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
     failed_auth_ |= id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+    dropped_ |= id == ZMQ_EVENT_DISCONNECTED && up_;
+    up_ = (up_ || id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) && id != ZMQ_EVENT_DISCONNECTED;
   }
 }
 

@@ -29,6 +29,12 @@ class LinkWatch {
   void attach(zmq::context_t& context, zmq::socket_t& socket);
   // Reads the events come so far, without blocking.
   void poll();
+  // A connection whose handshake had succeeded dropped: what was sent over
+  // it and not yet answered may be lost (a HELLO to a driver going away).
+  bool dropped() {
+    poll();
+    return dropped_;
+  }
   // Why no WELCOME came, as far as the events tell: " (...)" to end the error
   // with, or "" when they tell nothing. `keyed`: this worker has a key.
   std::string explain(bool keyed);
@@ -39,6 +45,8 @@ class LinkWatch {
   bool succeeded_ = false;
   bool failed_protocol_ = false;  // the mechanisms differ, or the server key is not the driver's
   bool failed_auth_ = false;      // the driver's authenticator refused this key
+  bool up_ = false;               // a handshake succeeded, and the connection has not dropped since
+  bool dropped_ = false;
 };
 
 }  // namespace redflow::net
