@@ -2,6 +2,8 @@
 # SPITS over the network, measured (docs/spits.md, "Measured over the network"):
 #   bench/spits_net.sh trivial [BUILD_DIR] [N]   trivial tasks/s, 2 Task Manager processes on loopback,
 #                                                beside Work Queue and Dask in the same run (bench/spits_baselines/)
+#   bench/spits_net.sh dialin [BUILD_DIR] [N] [REPS]   trivial tasks/s with 2 Task Managers of 1 Worker, announce list
+#                                                (`spits-worker`) against dial-in (`redflow worker`), REPS runs each, alternating
 #   bench/spits_net.sh fig1 [BUILD_DIR]          the paper's Fig. 1 scaled: Workers 1 -> 2 -> 14, then the
 #                                                12-Worker Task Manager cut off (SIGSTOP: silent); commit rate per phase
 #   bench/spits_net.sh fig2 [BUILD_DIR]          the paper's Fig. 2 scaled: N tasks of T and S on W Workers over a
@@ -53,6 +55,26 @@ trivial)
   ratio() { awk -v a="$1" -v b="$2" 'BEGIN { print a / b }'; }
   [ -n "$wq" ] && printf 'CCTools Work Queue, 2 workers, %s tasks: %.0f tasks/s; redflow / Work Queue = %.0fx\n' "$nb" "$wq" "$(ratio "$ours" "$wq")"
   [ -n "$dk" ] && printf 'Dask distributed, 2 worker processes, %s tasks: %.0f tasks/s; redflow / Dask = %.0fx\n' "$nb" "$dk" "$(ratio "$ours" "$dk")"
+  ;;
+dialin)
+  n=${3:-1000000}
+  reps=${4:-3}
+  for r in $(seq "$reps"); do
+    rm -rf "$work/tms"
+    tm a 1
+    tm b 1
+    wait_tms 2
+    "$cli" spits "$job" tasks="$n" quiet=1 --announce "$work/tms" --stats "$work/a.json" >/dev/null
+    printf 'run %s: announce list (2 spits-worker x 1 Worker), %s trivial tasks: %.0f tasks/s\n' "$r" "$n" "$(jq .commits_per_second "$work/a.json")"
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    for w in a b; do
+      "$cli" --log-level error worker --connect "tcp://127.0.0.1:$port" --cores 1 --name "$w" --connect-timeout 60 &
+      pids+=($!)
+    done
+    "$cli" spits "$job" tasks="$n" quiet=1 --listen "tcp://127.0.0.1:$port" --min-tiles 2 --stats "$work/d.json" >/dev/null 2>&1
+    printf 'run %s: dial-in (2 redflow worker --cores 1), %s trivial tasks: %.0f tasks/s\n' "$r" "$n" "$(jq .commits_per_second "$work/d.json")"
+    wait
+  done
   ;;
 fig1)
   # Tasks sleep T = 50 ms: one Worker commits 20 tasks/s.

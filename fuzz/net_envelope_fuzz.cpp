@@ -64,6 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)redflow::spits::decode(body, job_hello);
   redflow::spits::TaskManagerInfo info;
   (void)redflow::spits::decode(body, info);
+  redflow::spits::JobWelcome job_welcome;
+  (void)redflow::spits::decode(body, job_welcome);
   std::vector<redflow::spits::TaskMessage> tasks;
   (void)redflow::spits::decode_tasks(body, tasks);
   std::vector<redflow::spits::ResultMessage> results;

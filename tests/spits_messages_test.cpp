@@ -24,6 +24,13 @@ TEST(SpitsMessages, EachRoundTrips) {
   ASSERT_TRUE(decode(bytes, info_back).ok());
   EXPECT_EQ(info_back, info);
 
+  JobWelcome job{"/shared/jobs/pi.so", "pi", {"tasks=10", "out=x"}};
+  bytes.clear();
+  encode(job, bytes);
+  JobWelcome job_back;
+  ASSERT_TRUE(decode(bytes, job_back).ok());
+  EXPECT_EQ(job_back, job);
+
   std::vector<TaskMessage> tasks = {{1, "one"}, {2, ""}, {1ull << 40, std::string(70000, 'x')}};
   bytes.clear();
   encode_tasks(tasks, bytes);
@@ -88,6 +95,19 @@ TEST(SpitsMessages, TruncatedTrailingAndOutOfRangeAreNamed) {
   encode(info, bytes);
   TaskManagerInfo info_back;
   EXPECT_FALSE(decode(bytes, info_back).ok()) << "a Task Manager with no Workers was welcomed";
+
+  const JobWelcome untouched{"/kept.so", "kept", {}};
+  JobWelcome job = untouched;
+  bytes.clear();
+  encode(JobWelcome{"", "pi", {}}, bytes);
+  Status no_path = decode(bytes, job);
+  EXPECT_NE(no_path.message().find("spits WELCOME"), std::string::npos) << no_path.message();
+  EXPECT_NE(no_path.message().find("empty plugin path"), std::string::npos) << no_path.message();
+  bytes.clear();
+  encode(JobWelcome{"/j.so", "pi", {"a"}}, bytes);
+  bytes.pop_back();
+  EXPECT_FALSE(decode(bytes, job).ok()) << "a truncated job was read";
+  EXPECT_EQ(job, untouched) << "a failed decode changed its output";
 }
 
 }  // namespace

@@ -20,7 +20,7 @@
 namespace redflow::runtime {
 namespace {
 
-std::vector<std::byte> words_as_bytes(std::vector<std::uint32_t> v) {
+std::vector<std::byte> u32_bytes(std::vector<std::uint32_t> v) {
   std::vector<std::byte> b(v.size() * 4);
   std::memcpy(b.data(), v.data(), b.size());
   return b;
@@ -103,7 +103,7 @@ INSTANTIATE_TEST_SUITE_P(Transports, TileTest, ::testing::Values(Transport::kDir
 
 TEST_P(TileTest, DataNodeThenActorReturnsChecksumOfOutput) {
   Tile& tile = make(4, 64, 2);
-  auto a = words_as_bytes({1, 2, 3, 4}), b = words_as_bytes({10, 20, 30, 40});
+  auto a = u32_bytes({1, 2, 3, 4}), b = u32_bytes({10, 20, 30, 40});
   ASSERT_TRUE(tile.data_node(from_driver(DataTag{1, 0}, 0, a)).ok());
   ASSERT_TRUE(tile.data_node(from_driver(DataTag{1, 1}, 1, b)).ok());
   Table table({ActorFunction(testing::mix)}, "salt=5");
@@ -118,7 +118,7 @@ TEST_P(TileTest, DataNodeThenActorReturnsChecksumOfOutput) {
   EXPECT_EQ(c.executions, 1u);
   std::vector<std::byte> out(16);
   ASSERT_TRUE(read(tile, 2, DataTag{1, 2}, out));
-  const auto expected = words_as_bytes({5 + 1 + 20, 5 + 2 + 40, 5 + 3 + 60, 5 + 4 + 80});
+  const auto expected = u32_bytes({5 + 1 + 20, 5 + 2 + 40, 5 + 3 + 60, 5 + 4 + 80});
   EXPECT_EQ(out, expected);
   EXPECT_EQ(c.checksum, XXH3_64bits(expected.data(), expected.size()));
   // Asking for the wrong value of the slot fails instead of returning stale bytes.
@@ -127,7 +127,7 @@ TEST_P(TileTest, DataNodeThenActorReturnsChecksumOfOutput) {
 
 TEST_P(TileTest, ClearSlotAndClearAllForgetData) {
   Tile& tile = make(3, 16, 1);
-  auto a = words_as_bytes({1, 2});
+  auto a = u32_bytes({1, 2});
   for (SlotId s = 0; s < 3; ++s) ASSERT_TRUE(tile.data_node(from_driver(DataTag{1, s}, s, a)).ok());
   std::vector<std::byte> out(8);
   tile.clear_slot(1);
@@ -140,7 +140,7 @@ TEST_P(TileTest, ClearSlotAndClearAllForgetData) {
 TEST_P(TileTest, FetchFromAnotherTileNamedById) {
   Tile& a = make(2, 32, 1);
   Tile& b = make(2, 32, 1);
-  auto v = words_as_bytes({9, 8, 7});
+  auto v = u32_bytes({9, 8, 7});
   ASSERT_TRUE(a.data_node(from_driver(DataTag{3, 5}, 1, v)).ok());
   DataNodeMessage fetch;
   fetch.tag = DataTag{3, 5};
@@ -169,7 +169,7 @@ TEST_P(TileTest, AnActorWhoseInputSlotHoldsNoValueRunsNothing) {
   std::atomic<int> runs{0};
   Table table({ActorFunction([&](ActorContext&) { ++runs; })});
   ASSERT_TRUE(table.load(tile).ok());
-  auto v = words_as_bytes({1, 2});
+  auto v = u32_bytes({1, 2});
   ASSERT_TRUE(tile.data_node(from_driver(DataTag{1, 0}, 0, v)).ok());
   ASSERT_TRUE(tile.data_node(from_driver(DataTag{1, 1}, 1, v)).ok());
   tile.clear_slot(1);
@@ -268,7 +268,7 @@ TEST_P(TileTest, CrashTileDiesAfterKActorsAndAnswersLost) {
   int runs = 0;
   Table table({[&](ActorContext&) { ++runs; }});
   ASSERT_TRUE(table.load(tile).ok());
-  auto v = words_as_bytes({1});
+  auto v = u32_bytes({1});
   ASSERT_TRUE(tile.data_node(from_driver(DataTag{1, 0}, 1, v)).ok());
   FaultConfigMessage f;
   f.crash_after = 2;
@@ -339,7 +339,7 @@ TEST_P(TileTest, ParallelLoopsShorterThanTheCoresRunEachChunkOnce) {
 
 TEST(WireTileTest, EveryCallCrossesAsAFrame) {
   WireTile tile(std::make_unique<LocalTile>(2, 16, 1, 0));
-  auto v = words_as_bytes({4, 5});
+  auto v = u32_bytes({4, 5});
   const std::uint64_t before = tile.frames();
   ASSERT_TRUE(tile.data_node(from_driver(DataTag{1, 0}, 0, v)).ok());
   std::vector<std::byte> out(v.size());
@@ -392,7 +392,7 @@ TEST(LocalTileTest, ConcurrentReadersAndClearNeverSeeTornData) {
 // holds it.
 TEST(LocalTileTest, PiecesArePublishedByTheLastAndRangesReadBack) {
   LocalTile tile(2, 64, 1, 0);
-  const auto value = words_as_bytes({1, 2, 3, 4, 5, 6, 7, 8, 9, 10});  // 40 bytes
+  const auto value = u32_bytes({1, 2, 3, 4, 5, 6, 7, 8, 9, 10});  // 40 bytes
   DataNodeMessage m = from_driver(DataTag{1, 3, 0}, 1, {});
   m.bytes = value.size();
   m.payload = {};
@@ -459,7 +459,7 @@ Status served_status(TileService& service, const std::vector<std::byte>& frame) 
 TEST(TileServiceTest, AValueWhoseBytesDoNotMatchItsChecksumIsNeverPlaced) {
   LocalTile tile(2, 64, 1, 0);
   TileService service(tile);
-  const auto value = words_as_bytes({1, 2, 3, 4, 5, 6, 7, 8, 9, 10});  // 40 bytes
+  const auto value = u32_bytes({1, 2, 3, 4, 5, 6, 7, 8, 9, 10});  // 40 bytes
   std::vector<std::byte> back(value.size());
   DataNodeMessage m = from_driver(DataTag{1, 3, 0}, 1, value);
   m.checksum = XXH3_64bits(value.data(), value.size());

@@ -1,6 +1,7 @@
 // `redflow worker --connect ADDR`: the one worker process. It serves
 // whichever role each driver's WELCOME names: a tile (`redflow run
-// --listen`), a stream node (`redflow stream --listen`). The loop is
+// --listen`), a stream node (`redflow stream --listen`), a SPITS Task
+// Manager (`redflow spits --listen`). The loop is
 // src/net/worker_session.cpp; the roles are composed in src/worker/.
 #include <fmt/format.h>
 
@@ -28,23 +29,28 @@ Result<const Registry*> worker_actors(const std::vector<std::string>& libs, std:
 
 Command add_worker_command(CLI::App& app) {
   auto a = std::make_shared<WorkerArgs>();
-  auto* sub = app.add_subcommand("worker", "Serve drivers as whatever they need: a tile of a graph run, a node of a stream program.");
+  auto* sub = app.add_subcommand("worker",
+                                 "Serve drivers as whatever they need: a tile of a graph run, a node of a stream program, a SPITS Task Manager.");
   sub->footer("A driver started with --listen prints its endpoint (or publishes it in --address-file); a worker connects,\n"
               "says which roles it can serve and is given one: a remote tile for `redflow run --listen`, a node for\n"
-              "`redflow stream --listen`. With --persist it serves driver after driver (the same process for a graph run,\n"
-              "then a stream program); without, it ends after the first driver's BYE.\n"
+              "`redflow stream --listen`, a Task Manager for `redflow spits JOB.so --listen`. With --persist it serves driver\n"
+              "after driver (the same process for a graph run, then a SPITS job, then a stream program); without, it ends\n"
+              "after the first driver's BYE.\n"
               "Its tiles have the built-in actors and those of its --lib plugins (give it the driver's); its nodes have the\n"
-              "built-in operators. --slots/--slot-bytes must be at least a graph driver's, or that driver refuses it.\n"
+              "built-in operators; as a Task Manager it runs --cores Workers of the job the driver names, loading the job's\n"
+              ".so from the driver's path (it must exist here too: a shared file system). --slots/--slot-bytes must be at\n"
+              "least a graph driver's, or that driver refuses it.\n"
               "Exit status: 0 after the (last) driver's BYE; 1 when refused, when no driver welcomed it within\n"
               "--connect-timeout, when a driver went silent, or when its part of a stream program failed.\n"
               "Examples:\n"
               "  redflow worker --connect tcp://127.0.0.1:5555 & redflow worker --connect tcp://127.0.0.1:5555 &\n"
               "  redflow run g.dot --listen tcp://127.0.0.1:5555 --min-tiles 2 -i X=x.bin   (the two serve as its tiles)\n"
+              "  redflow spits /shared/job.so tasks=1000 --listen tcp://127.0.0.1:5555 --min-tiles 2   (or as its Task Managers)\n"
               "  redflow worker --connect tcp://127.0.0.1:5555 --persist --cores 4 --lib ./my_actors.so --name node7\n"
               "  redflow worker --connect tcp://driver:7000 --key node7.key --server-key driver.pub   (docs/security.md)\n"
               "  redflow worker --address-file /shared/job.addr --persist");
   a->driver.add_flags(sub);
-  sub->add_option("--cores", a->worker.cores, "Cores it offers: a tile's ctx.parallel_for width, a stream node's pool threads")
+  sub->add_option("--cores", a->worker.cores, "Cores it offers: a tile's ctx.parallel_for width, a stream node's pool threads, a Task Manager's Workers")
       ->check(CLI::Range(1u, 1024u))
       ->capture_default_str();
   sub->add_option("--slots", a->worker.slots, "A tile's memory slots")->check(CLI::Range(2u, 1u << 20))->capture_default_str();

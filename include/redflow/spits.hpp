@@ -110,13 +110,23 @@ struct Options {
   unsigned prefetch = 0;                // 0: adaptive, from max(workers, 4) up to 1024 for ~10 ms of queued work
   unsigned strikes = 3;                 // failures before a task is poisoned
   std::string log_path;                 // empty: no commit log
-  // Over the network (docs/spits.md): Task Manager processes (`redflow
-  // spits-worker`) announce themselves in this directory and join the job
-  // whenever they appear; with it, task_managers (embedded ones) may be 0.
+  // Over the network (docs/spits.md, "Over the network"), with either or
+  // both; task_managers (embedded ones) may then be 0. Task Managers join
+  // whenever they come, mid-job too.
+  // Dial-in: `redflow worker --connect ADDR` processes connect here and are
+  // WELCOMEd as Task Managers with the job (its plugin's path, which must
+  // exist on their machines too). Anything but loopback needs key_file and
+  // authorized_keys_file.
+  std::string listen;
+  // Announce list: Task Manager processes (`redflow spits-worker`) listen
+  // and announce themselves in this directory; the Job Manager connects.
   std::string announce_dir;
   std::string key_file;               // this Job Manager's CURVE key pair, for Task Managers that require keys
+  std::string authorized_keys_file;   // with listen and key_file: the workers' public keys (docs/security.md)
+  unsigned min_task_managers = 0;     // over the network: Task Managers to wait for (within wait_s) before the first phase
   double heartbeat_timeout_s = 2;     // a Task Manager silent this long is lost; its tasks go back to the queue
-  double wait_s = 60;                 // with announce_dir: an error when no Task Manager is live this long
+  double wait_s = 60;                 // over the network: for min_task_managers, and an error when none is live this long
+  std::function<void(const std::string& endpoint)> on_listening;  // with listen: the bound endpoint, before waiting
   // Record each task's time on each Task Manager for Report::trace (--trace;
   // seen with to_chrome_trace(report), visualize.hpp).
   bool trace = false;

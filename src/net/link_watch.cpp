@@ -55,8 +55,8 @@ void LinkWatch::poll() {
     succeeded_ |= id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED;
     failed_protocol_ |= id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL || id == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
     failed_auth_ |= id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
-    if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) up_ = true;
-    if (id == ZMQ_EVENT_DISCONNECTED && up_) ++lost_connections_, up_ = false;
+    dropped_ |= id == ZMQ_EVENT_DISCONNECTED && up_;
+    up_ = (up_ || id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) && id != ZMQ_EVENT_DISCONNECTED;
   }
 }
 

@@ -33,12 +33,12 @@ class LinkWatch {
   void detach();
   // Reads the events come so far, without blocking.
   void poll();
-  // Connections that ended after their handshake, so far (as of the last
-  // poll). A HELLO sent on one went with it (to a driver closing its
-  // socket): the worker says it again on the next connection. A connection
-  // that ended before its handshake took nothing: what was queued waits for
-  // the next one.
-  std::uint64_t lost_connections() const { return lost_connections_; }
+  // A connection whose handshake had succeeded dropped: what was sent over
+  // it and not yet answered may be lost (a HELLO to a driver going away).
+  bool dropped() {
+    poll();
+    return dropped_;
+  }
   // Why no WELCOME came, as far as the events tell: " (...)" to end the error
   // with, or "" when they tell nothing. `keyed`: this worker has a key.
   std::string explain(bool keyed);
@@ -50,8 +50,8 @@ class LinkWatch {
   bool succeeded_ = false;
   bool failed_protocol_ = false;  // the mechanisms differ, or the server key is not the driver's
   bool failed_auth_ = false;      // the driver's authenticator refused this key
-  bool up_ = false;  // the current connection finished its handshake
-  std::uint64_t lost_connections_ = 0;
+  bool up_ = false;               // a handshake succeeded, and the connection has not dropped since
+  bool dropped_ = false;
 };
 
 }  // namespace redflow::net

@@ -43,15 +43,24 @@ WorkerRole* WorkerSession::role_for(Role role) const {
 
 Status WorkerSession::run() {
   if (roles_.empty()) return Status::InvalidArgument("a worker needs at least one role to offer");
+  auto started = Clock::now();  // of the attempts at the current session
   for (unsigned session = 0;; ++session) {
     auto driver = options_.driver();
     if (!driver.ok()) return driver.status();
     Outcome outcome = Outcome::kNoWelcome;
     Status s = serve_one(*driver, outcome);
+    // The HELLO went to a driver that went away before answering it (the
+    // last one, closing after its BYE): say it again on a fresh socket.
+    if (outcome == Outcome::kDropped && Clock::now() - started < std::chrono::duration<double>(options_.connect_timeout_s)) {
+      spdlog::debug("worker: {}; saying HELLO again", s.ToString());
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    started = Clock::now();
     // A persistent worker waits for the next driver after a session that
     // reached one; one that heard nothing within the timeout stops (nothing
     // is there to serve), with the error that says so.
-    if (!options_.persist || outcome == Outcome::kNoWelcome) return s;
+    if (!options_.persist || outcome == Outcome::kNoWelcome || outcome == Outcome::kDropped) return s;
     spdlog::info("worker: the session with the driver at {} ended ({}); waiting for the next driver", driver->endpoint, s.ok() ? "BYE" : s.ToString());
     // A driver that refused this worker (it had all the workers it wanted)
     // is asked again only after a pause, not in a tight loop.
@@ -91,9 +100,6 @@ Status WorkerSession::serve_one(const DriverAddress& driver, Outcome& outcome) {
   const auto connect_deadline = welcome_deadline(options_.connect_timeout_s);
   const bool keyed = !security.key_file.empty();
   if (!send_hello(socket, body, connect_deadline)) return no_welcome(connect, options_.connect_timeout_s, keyed, &watch);
-  watch.poll();
-  std::uint64_t hello_drops = watch.lost_connections();
-  bool hello_again = false;
 
   DealerSender sender(socket);
   std::unique_ptr<WorkerService> service;
@@ -196,16 +202,12 @@ Status WorkerSession::serve_one(const DriverAddress& driver, Outcome& outcome) {
       if (Status s = service->turn(); !s.ok()) return leave(s);
     now = Clock::now();
     if (!service) {
-      // The connection the HELLO went on ended before a WELCOME came (a
-      // driver closing as this worker reached it, with --persist): say it
-      // again on the next one.
-      watch.poll();
-      if (watch.lost_connections() != hello_drops) hello_drops = watch.lost_connections(), hello_again = true;
-      if (hello_again && send_envelope(socket, EnvelopeKind::kHello, 0, body, {}, true)) {
-        hello_again = false;
-        spdlog::info("worker '{}': said HELLO again (the connection it went on ended)", hello.name);
-      }
       if (now > connect_deadline) return no_welcome(connect, options_.connect_timeout_s, keyed, &watch);
+      if (watch.dropped()) {
+        socket.set(zmq::sockopt::linger, 0);  // a HELLO still queued here is not sent twice
+        outcome = Outcome::kDropped;
+        return Status::IOError("the connection to the driver at " + connect + " dropped before its WELCOME");
+      }
     } else if (now - heard <= std::chrono::milliseconds(welcome.heartbeat_timeout_ms)) {
       grace = Clock::time_point::max();
     } else if (grace == Clock::time_point::max()) {

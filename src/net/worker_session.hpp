@@ -16,6 +16,10 @@
 //     no WELCOME within connect_timeout_s: the session ends with an error
 //     that says which.
 //
+// A connection that drops before the WELCOME (a persistent worker's HELLO
+// reached the last driver, closing after its BYE) is started over on a fresh
+// socket with a fresh HELLO, within connect_timeout_s.
+//
 // With `persist`, a session that ended after a WELCOME is followed by the
 // next one on a fresh socket: the same process serves driver after driver
 // (a graph run, then a SPITS job, then a stream program), whatever role each
@@ -123,7 +127,7 @@ class WorkerSession {
   Status run();
 
  private:
-  enum class Outcome { kNoWelcome, kRefused, kWelcomed };
+  enum class Outcome { kNoWelcome, kRefused, kWelcomed, kDropped };
   Status serve_one(const DriverAddress& driver, Outcome& outcome);
   WorkerRole* role_for(Role role) const;
 

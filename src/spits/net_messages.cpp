@@ -26,6 +26,14 @@ void encode(const TaskManagerInfo& m, std::vector<std::byte>& out) {
   w.u32(m.capacity);
 }
 
+void encode(const JobWelcome& m, std::vector<std::byte>& out) {
+  wire::Writer w(out);
+  w.str(m.plugin);
+  w.str(m.job);
+  w.u32(static_cast<std::uint32_t>(m.args.size()));
+  for (const auto& a : m.args) w.str(a);
+}
+
 void encode_tasks(std::span<const TaskMessage> tasks, std::vector<std::byte>& out) {
   std::size_t bytes = 4;
   for (const auto& t : tasks) bytes += 12 + t.bytes.size();
@@ -84,6 +92,20 @@ Status decode(std::span<const std::byte> body, TaskManagerInfo& out) {
   r.finish("WELCOME");
   if (!r.failed() && (m.workers == 0 || m.capacity < m.workers))
     r.fail(wire::Error::kMalformed, std::to_string(m.workers) + " workers, capacity " + std::to_string(m.capacity) + " (need >= 1 and capacity >= workers)");
+  if (r.failed()) return wire::status("spits WELCOME", r.error(), r.what());
+  out = std::move(m);
+  return Status::Ok();
+}
+
+Status decode(std::span<const std::byte> body, JobWelcome& out) {
+  wire::Reader r(body);
+  JobWelcome m;
+  m.plugin = r.str("plugin path", kMaxNameBytes);
+  m.job = r.str("job name", kMaxNameBytes);
+  const std::size_t n = r.count("args", kMaxJobArgs, 4);
+  for (std::size_t i = 0; i < n && !r.failed(); ++i) m.args.push_back(r.str("arg", kMaxNameBytes));
+  r.finish("job");
+  if (!r.failed() && m.plugin.empty()) r.fail(wire::Error::kMalformed, "an empty plugin path");
   if (r.failed()) return wire::status("spits WELCOME", r.error(), r.what());
   out = std::move(m);
   return Status::Ok();

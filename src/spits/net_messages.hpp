@@ -3,9 +3,20 @@
 // of HELLO, WELCOME, REQUEST and REPLY when the peers are SPITS ones
 // (docs/spits.md, "Over the network").
 //
+// Dial-in (the Task Manager is a role of `redflow worker`, which connects):
+//
+//   Task Manager -> Job Manager   HELLO    net::HelloMessage offering the task manager role
+//   Job Manager -> Task Manager   WELCOME  net::WelcomeMessage whose `service` is a JobWelcome:
+//                                          the job's plugin path, name and args
+//
+// Announce list (the Task Manager listens, the Job Manager connects, as in PY-PITS):
+//
 //   Job Manager -> Task Manager   HELLO    JobHello: which job, its args, the heartbeat rhythm
 //   Task Manager -> Job Manager   WELCOME  TaskManagerInfo: who it is, how many Workers
 //                                 REFUSED  why not (it serves another live Job Manager)
+//
+// Then, either way:
+//
 //   Job Manager -> Task Manager   REQUEST  a batch of tasks; answered by ACK with the same id
 //   Task Manager -> Job Manager   REPLY    a batch of results and its capacity now;
 //                                          kept until the ACK with the same id comes back
@@ -29,6 +40,9 @@ inline constexpr std::size_t kMaxBatch = std::size_t{1} << 24;        // tasks o
 inline constexpr std::size_t kMaxJobArgs = 4096;
 inline constexpr std::size_t kMaxNameBytes = std::size_t{1} << 12;
 inline constexpr std::size_t kMaxItemBytes = (std::size_t{1} << 31) - 1;  // one task's or result's bytes
+// A Task Manager across the network takes twice what its Workers need, so
+// the round trip to the Job Manager is hidden behind work already there.
+inline constexpr std::size_t kNetworkMargin = 2;
 
 struct JobHello {
   std::uint16_t protocol = kSpitsProtocolVersion;
@@ -43,6 +57,15 @@ struct JobHello {
   friend bool operator==(const JobHello&, const JobHello&) = default;
 };
 
+// What a dial-in Task Manager needs to start: the job to load and set up.
+// `plugin` is a path on the worker's machine (a shared file system).
+struct JobWelcome {
+  std::string plugin;
+  std::string job;  // the job's name, checked against the plugin's
+  std::vector<std::string> args;
+  friend bool operator==(const JobWelcome&, const JobWelcome&) = default;
+};
+
 struct TaskManagerInfo {
   std::string name;
   std::string host;
@@ -54,6 +77,7 @@ struct TaskManagerInfo {
 
 void encode(const JobHello& m, std::vector<std::byte>& out);
 void encode(const TaskManagerInfo& m, std::vector<std::byte>& out);
+void encode(const JobWelcome& m, std::vector<std::byte>& out);
 void encode_tasks(std::span<const TaskMessage> tasks, std::vector<std::byte>& out);
 void encode_results(std::uint32_t capacity, std::span<const ResultMessage> results, std::vector<std::byte>& out);
 
@@ -61,6 +85,7 @@ void encode_results(std::uint32_t capacity, std::span<const ResultMessage> resul
 // and leaves nothing half-decoded in `out` on failure.
 Status decode(std::span<const std::byte> body, JobHello& out);
 Status decode(std::span<const std::byte> body, TaskManagerInfo& out);
+Status decode(std::span<const std::byte> body, JobWelcome& out);
 Status decode_tasks(std::span<const std::byte> body, std::vector<TaskMessage>& out);
 Status decode_results(std::span<const std::byte> body, std::uint32_t& capacity, std::vector<ResultMessage>& out);
 

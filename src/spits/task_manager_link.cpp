@@ -11,6 +11,7 @@
 
 #include "net/driver_messages.hpp"
 #include "net/sockets.hpp"
+#include "net/worker_messages.hpp"
 #include "spits/announce.hpp"
 
 namespace redflow::spits {
@@ -27,7 +28,9 @@ constexpr std::size_t kBatchBytes = std::size_t{4} << 20;
 
 struct TaskManagerLink::Connection {
   std::shared_ptr<Peer> peer;
-  zmq::socket_t socket;
+  bool dialled_in = false;
+  zmq::socket_t socket;  // an announced Task Manager's own DEALER
+  std::string route;     // a dial-in one's routing id on the ROUTER
   Clock::time_point heard{}, last_hello{}, next_beat{};
   std::set<std::uint64_t> unacked;  // task batches sent and not yet acknowledged, by sequence number
   std::uint64_t next_seq = 1;
@@ -38,16 +41,45 @@ struct TaskManagerLink::Connection {
 // failed CURVE handshake) would otherwise hold the I/O thread, and with it
 // every heartbeat. What cannot go now is a heartbeat or HELLO to a peer that
 // is not there; a task batch that cannot go makes the peer lost.
-bool TaskManagerLink::send(Connection& c, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) {
+// A dial-in Task Manager is on the ROUTER, which cannot reach a routing id
+// whose connection is gone (router_mandatory): a message that cannot go to
+// it means it is lost.
+bool TaskManagerLink::send_only(Connection& c, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) {
+  if (c.dialled_in) return net::send_envelope(router_, kind, request, body, c.route, true);
   return net::send_envelope(c.socket, kind, request, body, {}, true);
 }
 
+bool TaskManagerLink::send(Connection& c, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) {
+  if (send_only(c, kind, request, body)) return true;
+  if (c.dialled_in) {
+    std::lock_guard lock(mutex_);
+    if (c.peer->live) declare_lost(c, "its connection dropped");
+  }
+  return false;
+}
+
 Result<std::unique_ptr<TaskManagerLink>> TaskManagerLink::start(const LinkOptions& options, Wakeup& wakeup) {
-  if (options.announce_dir.empty()) return Status::InvalidArgument("spits: the announce list is not set");
+  if (options.announce_dir.empty() && options.listen.empty())
+    return Status::InvalidArgument("spits: Task Managers need somewhere to be found: an announce list or an address to listen at");
   std::unique_ptr<TaskManagerLink> link(new TaskManagerLink(options, wakeup));
   if (!link->doorbell_.ok()) return Status::IOError("eventfd failed");
+  if (!options.listen.empty()) REDFLOW_RETURN_IF_ERROR(link->listen());
   link->thread_ = std::thread([l = link.get()] { l->io_main(); });
   return link;
+}
+
+// Bound here, on the caller's thread, so a bad address or key file is the
+// caller's error; the I/O thread takes the socket over when it starts.
+Status TaskManagerLink::listen() {
+  net::SecurityOptions security;
+  security.key_file = options_.key_file;
+  security.authorized_keys_file = options_.authorized_keys_file;
+  zap_ = std::make_unique<net::ZapAuthenticator>(context_);
+  auto router = net::make_driver_router(context_, options_.listen, endpoint_, security, *zap_);
+  if (!router.ok()) return router.status();
+  router_ = std::move(*router);
+  encode(JobWelcome{options_.plugin, options_.job, options_.args}, job_welcome_);
+  return Status::Ok();
 }
 
 TaskManagerLink::TaskManagerLink(const LinkOptions& options, Wakeup& wakeup)
@@ -82,12 +114,27 @@ std::vector<std::unique_ptr<TaskManager>> TaskManagerLink::take_joined() {
 
 unsigned TaskManagerLink::live() const {
   std::lock_guard lock(mutex_);
+  return live_locked();
+}
+
+unsigned TaskManagerLink::live_locked() const {
   unsigned n = 0;
   for (const auto& c : connections_) n += c->peer->live ? 1 : 0;
   return n;
 }
 
+Status TaskManagerLink::wait_for(unsigned n, double wait_s) const {
+  std::unique_lock lock(mutex_);
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait_s));
+  if (changed_.wait_until(lock, deadline, [&] { return live_locked() >= n; })) return Status::Ok();
+  std::string start = "redflow worker --connect " + (endpoint_.empty() ? std::string("ADDR") : endpoint_);
+  if (!options_.announce_dir.empty()) start += ", or redflow spits-worker JOB.so --announce " + options_.announce_dir;
+  return Status::ResourceExhausted("spits: waited " + std::to_string(static_cast<int>(wait_s)) + " s for " + std::to_string(n) +
+                                   " Task Manager(s), " + std::to_string(live_locked()) + " came (start them: " + start + ")");
+}
+
 void TaskManagerLink::scan_announcements() {
+  if (options_.announce_dir.empty()) return;
   for (Announcement& a : read_announcements(options_.announce_dir)) {
     bool known = false;
     for (const auto& c : connections_) known |= c->peer->name == a.name && c->peer->endpoint == a.record.endpoint;
@@ -132,6 +179,90 @@ void TaskManagerLink::receive(Connection& c) {
   for (int i = 0; i < 256 && net::receive_message(c.socket, parts); ++i) on_envelope(c, net::part_spans(parts));
 }
 
+void TaskManagerLink::receive_dialled_in() {
+  std::vector<zmq::message_t> parts;
+  for (int i = 0; i < 256 && net::receive_message(router_, parts); ++i) {
+    if (parts.size() < 2) continue;
+    const std::string route(static_cast<const char*>(parts[0].data()), parts[0].size());
+    Connection* c = nullptr;
+    for (auto& cp : connections_)
+      if (cp->dialled_in && cp->route == route) c = cp.get();
+    if (c != nullptr) {
+      on_envelope(*c, net::part_spans(parts, 1));
+      continue;
+    }
+    net::Envelope e;
+    wire::Error error;
+    if (Status s = net::decode_envelope(net::part_spans(parts, 1), e, error); !s.ok()) {
+      if (const std::uint64_t n = refusals_.refuse("an unknown peer"))
+        spdlog::warn("spits: refused a message from an unknown peer: {}{}", s.message(), net::RefusalLog::times(n));
+    } else if (e.kind == EnvelopeKind::kHello) {
+      on_hello(route, e.body);
+    }  // else a late message of a worker whose connection is gone
+  }
+}
+
+// A worker dials in: welcomed with the job if it offers the task manager
+// role, refused with the reason if not. One that comes back under the name
+// of a Task Manager lost before is that Task Manager again.
+void TaskManagerLink::on_hello(const std::string& route, std::span<const std::byte> body) {
+  net::HelloMessage hello;
+  std::string why;
+  if (Status s = net::decode(body, hello); !s.ok()) why = s.message();
+  else why = net::role_refusal(hello, net::Role::kTaskManager, kSpitsProtocolVersion);
+  Connection* c = nullptr;
+  for (auto& cp : connections_)
+    if (why.empty() && cp->dialled_in && cp->peer->name == hello.name) c = cp.get();
+  if (c != nullptr && c->peer->live) why = "a Task Manager named '" + hello.name + "' serves this job already (give each worker its own --name)";
+  if (!why.empty()) {
+    const std::string who = hello.name.empty() ? "a worker" : "worker '" + hello.name + "' (" + hello.host + " pid " + std::to_string(hello.pid) + ")";
+    if (const std::uint64_t n = refusals_.refuse(who)) spdlog::warn("spits: refused {}: {}{}", who, why, net::RefusalLog::times(n));
+    std::vector<std::byte> b;
+    net::encode(net::RefusedMessage{why}, b);
+    net::send_envelope(router_, EnvelopeKind::kRefused, 0, b, route, true);
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  if (c == nullptr) {
+    auto& added = connections_.emplace_back(std::make_unique<Connection>());
+    added->dialled_in = true;
+    added->peer = std::make_shared<Peer>();
+    added->peer->name = hello.name;
+    c = added.get();
+  }
+  c->route = route;
+  c->peer->gone = false;
+  const std::uint32_t workers = std::max<std::uint32_t>(1, hello.cores);
+  net::WelcomeMessage w;
+  w.role = net::Role::kTaskManager;
+  for (std::size_t i = 0; i < connections_.size(); ++i)
+    if (connections_[i].get() == c) w.tile = static_cast<std::uint32_t>(i);
+  w.incarnation = ++incarnations_;
+  w.heartbeat_interval_ms = hello_.heartbeat_interval_ms;
+  w.heartbeat_timeout_ms = hello_.heartbeat_timeout_ms;
+  w.service = job_welcome_;
+  std::vector<std::byte> b;
+  net::encode(w, b);
+  send_only(*c, EnvelopeKind::kWelcome, 0, b);
+  welcomed(*c, TaskManagerInfo{hello.name, hello.host, hello.pid, workers,
+                               static_cast<std::uint32_t>(std::min<std::size_t>(workers * kNetworkMargin, kMaxBatch))});
+  wakeup_.notify();
+}
+
+void TaskManagerLink::welcomed(Connection& c, TaskManagerInfo info) {
+  Peer& p = *c.peer;
+  p.info = std::move(info);
+  p.capacity = p.info.capacity;
+  p.live = true;
+  c.unacked.clear();
+  c.heard = c.next_beat = Clock::now();
+  c.last_refusal.clear();
+  spdlog::info("spits: Task Manager '{}' ({} Workers on {}) {}", p.name, p.info.workers, p.info.host, p.welcomed_once ? "is back" : "joined");
+  if (!p.welcomed_once) joined_.push_back(c.peer);
+  p.welcomed_once = true;
+  changed_.notify_all();
+}
+
 void TaskManagerLink::on_envelope(Connection& c, std::span<const std::span<const std::byte>> parts) {
   net::Envelope e;
   wire::Error error;
@@ -141,6 +272,7 @@ void TaskManagerLink::on_envelope(Connection& c, std::span<const std::span<const
   Peer& p = *c.peer;
   switch (e.kind) {
     case EnvelopeKind::kWelcome: {
+      if (c.dialled_in) return unreadable(c, "sent a WELCOME, which a Task Manager that dialled in never sends");
       TaskManagerInfo info;
       if (Status s = decode(e.body, info); !s.ok()) {
         spdlog::warn("spits: Task Manager '{}': {}", p.name, s.message());
@@ -148,15 +280,7 @@ void TaskManagerLink::on_envelope(Connection& c, std::span<const std::span<const
       }
       std::lock_guard lock(mutex_);
       if (p.live || p.gone) return;  // an answer to a HELLO repeated while it was away
-      p.info = std::move(info);
-      p.capacity = p.info.capacity;
-      p.live = true;
-      c.unacked.clear();
-      c.next_beat = now;
-      c.last_refusal.clear();
-      spdlog::info("spits: Task Manager '{}' ({} Workers on {}) {}", p.name, p.info.workers, p.info.host, p.welcomed_once ? "is back" : "joined");
-      if (!p.welcomed_once) joined_.push_back(c.peer);
-      p.welcomed_once = true;
+      welcomed(c, std::move(info));
       break;
     }
     case EnvelopeKind::kRefused: {
@@ -192,11 +316,13 @@ void TaskManagerLink::on_envelope(Connection& c, std::span<const std::span<const
     }
     case EnvelopeKind::kAck: c.unacked.erase(e.request); return;
     case EnvelopeKind::kHeartbeat: {
-      // It echoes the request id of our last heartbeat it heard, i.e. the
-      // last task batch we had sent before that heartbeat. Both directions
-      // are in order, so that batch's ACK would have come before this: a
-      // batch up to there still unacknowledged never reached it (a dropped
-      // connection). No timeout: a large batch on a slow link is not lost.
+      // An announced Task Manager echoes the request id of our last
+      // heartbeat it heard, i.e. the last task batch we had sent before that
+      // heartbeat; one that dialled in names the last task batch it took.
+      // Both directions are in order, so that batch's ACK would have come
+      // before this: a batch up to there still unacknowledged never reached
+      // it (a dropped connection). No timeout: a large batch on a slow link
+      // is not lost.
       std::lock_guard lock(mutex_);
       if (p.live && !c.unacked.empty() && *c.unacked.begin() <= e.request)
         declare_lost(c, "never received task batch " + std::to_string(*c.unacked.begin()) + " (its connection dropped)");
@@ -247,6 +373,9 @@ void TaskManagerLink::declare_lost(Connection& c, const std::string& why, bool s
   p.outbox.clear();
   c.unacked.clear();
   c.last_hello = Clock::now();
+  // In case it is only hung: when it wakes, it leaves (a dial-in one cannot
+  // be taken back on this connection; as a persistent worker it comes back).
+  if (c.dialled_in) send_only(c, EnvelopeKind::kBye, 0, {});
   wakeup_.notify();
 }
 
@@ -298,7 +427,7 @@ void TaskManagerLink::tick(Clock::time_point now) {
       // Its request id: the last task batch sent before it (see kHeartbeat in on_envelope).
       send(c, EnvelopeKind::kHeartbeat, c.next_seq - 1, {});
       c.next_beat = now + interval_;
-    } else if (!live && now - c.last_hello >= kHelloEvery) {
+    } else if (!live && !c.dialled_in && now - c.last_hello >= kHelloEvery) {
       say_hello(c);
     }
   }
@@ -307,13 +436,23 @@ void TaskManagerLink::tick(Clock::time_point now) {
 void TaskManagerLink::io_main() {
   auto next_scan = Clock::now();
   std::vector<zmq::pollitem_t> items;
+  std::vector<Connection*> polled;  // the announced Task Managers, after the doorbell and the ROUTER
+  const bool listening = router_.handle() != nullptr;
   while (!stop_.load()) {
     items.assign(1, zmq::pollitem_t{nullptr, doorbell_.fd(), ZMQ_POLLIN, 0});
-    for (auto& c : connections_) items.push_back(zmq::pollitem_t{c->socket.handle(), 0, ZMQ_POLLIN, 0});
+    if (listening) items.push_back(zmq::pollitem_t{router_.handle(), 0, ZMQ_POLLIN, 0});
+    const std::size_t first = items.size();
+    polled.clear();
+    for (auto& c : connections_)
+      if (!c->dialled_in) {
+        items.push_back(zmq::pollitem_t{c->socket.handle(), 0, ZMQ_POLLIN, 0});
+        polled.push_back(c.get());
+      }
     if (Status s = net::poll_for(items, interval_ / 2); !s.ok()) spdlog::error("spits: {}", s.message());
     if (items[0].revents & ZMQ_POLLIN) doorbell_.drain();
-    for (std::size_t i = 1; i < items.size(); ++i)
-      if (items[i].revents & ZMQ_POLLIN) receive(*connections_[i - 1]);
+    if (listening && (items[1].revents & ZMQ_POLLIN)) receive_dialled_in();
+    for (std::size_t i = first; i < items.size(); ++i)
+      if (items[i].revents & ZMQ_POLLIN) receive(*polled[i - first]);
     flush_outboxes();
     const auto now = Clock::now();
     if (now >= next_scan) {
@@ -324,10 +463,11 @@ void TaskManagerLink::io_main() {
   }
   // The job is over: BYE to each Task Manager still here, given a moment to go out.
   for (auto& c : connections_) {
-    if (c->peer->gone) continue;
-    send(*c, EnvelopeKind::kBye, 0, {});
-    c->socket.set(zmq::sockopt::linger, 500);
+    if (c->peer->gone || (c->dialled_in && !c->peer->live)) continue;  // a lost dial-in one was told BYE then
+    send_only(*c, EnvelopeKind::kBye, 0, {});
+    if (!c->dialled_in) c->socket.set(zmq::sockopt::linger, 500);
   }
+  if (listening) router_.set(zmq::sockopt::linger, 500);
   std::lock_guard lock(mutex_);
   connections_.clear();
 }

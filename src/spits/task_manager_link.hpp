@@ -1,8 +1,18 @@
-// TaskManagerLink: the Job Manager's end of the network (PY-PITS's mode: the
-// Task Managers listen, the Job Manager connects). One I/O thread owns every
-// socket: it reads the announce list, connects a DEALER to each Task Manager
-// it finds and says HELLO, keeps heartbeats both ways, sends the task batches
-// the Job Manager pushed and acknowledges the result batches that come back.
+// TaskManagerLink: the Job Manager's end of the network. Task Managers reach
+// it two ways, and from the WELCOME on both are the same to it:
+//
+//   - dial-in: a ROUTER bound at `listen`, where `redflow worker --connect`
+//     processes say HELLO offering the task manager role; the link WELCOMEs
+//     each with the job (a JobWelcome: plugin path, name, args);
+//   - the announce list (PY-PITS's mode): Task Manager processes listen and
+//     announce themselves in a directory; the link connects a DEALER to each
+//     it finds and says HELLO, and the Task Manager WELCOMEs it.
+//
+// One I/O thread owns every socket: it keeps heartbeats both ways, sends the
+// task batches the Job Manager pushed and acknowledges the result batches
+// that come back; what a Task Manager says after its WELCOME is handled in
+// one place whichever socket it came on (a Connection: its own DEALER, or
+// its routing id on the ROUTER).
 //
 // The Job Manager's thread sees each welcomed Task Manager as a TaskManager
 // (RemoteTaskManager) whose room, push and pull touch only shared state
@@ -11,11 +21,14 @@
 // held come back from pull() as kLost (the oldest, one per Worker: what it
 // was running) or kReturned (queued behind them), and the link keeps saying
 // HELLO, so one that comes back after a partition is taken again and
-// delivers the results it buffered.
+// delivers the results it buffered. A dial-in Task Manager that is lost is
+// told BYE (in case it is only hung); a worker that comes back under the same
+// name (`redflow worker --persist`) is that Task Manager again, starting afresh.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -30,17 +43,22 @@
 #include "net/envelope.hpp"
 #include "net/refusal_log.hpp"
 #include "net/security.hpp"
+#include "net/zap_authenticator.hpp"
 #include "redflow/spits.hpp"
 #include "spits/net_messages.hpp"
 #include "spits/task_manager.hpp"
 
 namespace redflow::spits {
 
+// At least one of announce_dir and listen.
 struct LinkOptions {
-  std::string announce_dir;
+  std::string announce_dir;            // where listening Task Managers announce themselves
+  std::string listen;                  // where Task Managers dial in (anything but loopback needs keys)
+  std::string plugin;                  // the job's .so as dial-in Task Managers load it: a path on their machines
   std::string job;                     // the job's name (Task Managers check it)
-  std::vector<std::string> args;       // sent in HELLO: Task Managers set the job up with them
-  std::string key_file;                // this Job Manager's key pair (CURVE; Task Managers' keys come from the announce list)
+  std::vector<std::string> args;       // Task Managers set the job up with them
+  std::string key_file;                // this Job Manager's key pair (CURVE; announced Task Managers' keys come from the list)
+  std::string authorized_keys_file;    // with listen and keys: the workers let in
   double heartbeat_timeout_s = 2;
 };
 
@@ -51,10 +69,14 @@ class TaskManagerLink {
   TaskManagerLink(const TaskManagerLink&) = delete;
   TaskManagerLink& operator=(const TaskManagerLink&) = delete;
 
+  // Where dial-in Task Managers connect (the bound endpoint; empty without listen).
+  const std::string& endpoint() const { return endpoint_; }
   // Task Managers welcomed for the first time since the last call.
   std::vector<std::unique_ptr<TaskManager>> take_joined();
   // How many are welcomed and not lost now.
   unsigned live() const;
+  // Waits until `n` are live; after `wait_s` an error saying how many came.
+  Status wait_for(unsigned n, double wait_s) const;
 
   // Per Task Manager, shared by the I/O thread and its RemoteTaskManager.
   struct Peer {
@@ -73,12 +95,17 @@ class TaskManagerLink {
   };
 
  private:
-  struct Connection;  // the I/O thread's side of a Peer: socket, clocks, unacknowledged batches
+  struct Connection;  // the I/O thread's side of a Peer: its socket or route, clocks, unacknowledged batches
   explicit TaskManagerLink(const LinkOptions& options, Wakeup& wakeup);
+  Status listen();
   void io_main();
   void scan_announcements();
   void receive(Connection& c);
+  void receive_dialled_in();
+  void on_hello(const std::string& route, std::span<const std::byte> body);
   void on_envelope(Connection& c, std::span<const std::span<const std::byte>> parts);
+  // Under mutex_: `c` serves the job from now on.
+  void welcomed(Connection& c, TaskManagerInfo info);
   void tick(std::chrono::steady_clock::time_point now);
   void flush_outboxes();
   // Under mutex_. With `strikes`, the oldest held tasks (one per Worker: what
@@ -87,7 +114,11 @@ class TaskManagerLink {
   // A message from `c` that cannot be read or is out of place: lost, if live.
   void unreadable(Connection& c, const std::string& why);
   void say_hello(Connection& c);
+  // False when it could not go; a dial-in Task Manager is then lost (its connection is gone).
   bool send(Connection& c, net::EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body);
+  // The same without the loss: for what goes out while losing it, or at the end.
+  bool send_only(Connection& c, net::EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body);
+  unsigned live_locked() const;
   void ring();
 
   LinkOptions options_;
@@ -95,11 +126,17 @@ class TaskManagerLink {
   JobHello hello_;
   std::chrono::milliseconds interval_;
   zmq::context_t context_;
-  std::vector<std::unique_ptr<Connection>> connections_;  // I/O thread only
+  std::unique_ptr<net::ZapAuthenticator> zap_;  // with listen: lets in the authorized keys (before router_: outlives it)
+  zmq::socket_t router_;                        // with listen: where Task Managers dial in
+  std::string endpoint_;
+  std::vector<std::byte> job_welcome_;          // a WELCOME's service bytes: the JobWelcome
+  std::uint64_t incarnations_ = 0;              // I/O thread only
+  std::vector<std::unique_ptr<Connection>> connections_;  // changed on the I/O thread, under mutex_
   net::RefusalLog refusals_;  // I/O thread only: unreadable messages by Task Manager, logged first, then counted
   net::Doorbell doorbell_;
 
   mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;  // a Task Manager was welcomed
   std::vector<std::shared_ptr<Peer>> joined_;  // welcomed, not yet taken
   std::atomic<bool> stop_{false};
   std::thread thread_;

@@ -1,6 +1,7 @@
-// A Task Manager process's loop (task_manager_process.hpp): the socket, the
-// heartbeats and the result buffer on the calling thread, the Workers in a
-// LocalTaskManager that rings an eventfd when results are ready.
+// A Task Manager process's loop (task_manager_process.hpp): the socket and
+// the heartbeats on the calling thread, the job's part (the Workers and the
+// result batches kept until acknowledged) in a TaskManagerWork that rings
+// the doorbell when results are ready.
 #include "spits/task_manager_process.hpp"
 
 #include <signal.h>
@@ -11,7 +12,6 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <map>
 #include <memory>
 #include <zmq.hpp>
 
@@ -23,8 +23,8 @@
 #include "net/sockets.hpp"
 #include "spits/announce.hpp"
 #include "spits/job_plugin.hpp"
-#include "spits/local_task_manager.hpp"
 #include "spits/net_messages.hpp"
+#include "spits/task_manager_work.hpp"
 
 namespace redflow::spits {
 
@@ -38,24 +38,26 @@ volatile std::sig_atomic_t leave_requested = 0;
 void request_leave(int) { leave_requested = 1; }
 using net::EnvelopeKind;
 
-// The Workers ring this when results are ready.
-class EventfdWakeup final : public Wakeup {
+// The Job Manager served, as a Sender: the ROUTER to its routing id.
+class RouterSender final : public net::Sender {
  public:
-  explicit EventfdWakeup(const net::Doorbell& doorbell) : doorbell_(doorbell) {}
-  void notify() override { doorbell_.ring(); }
+  RouterSender(zmq::socket_t& socket, const std::string& routing) : socket_(socket), routing_(routing) {}
+  bool send(EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) override {
+    return net::send_envelope(socket_, kind, request, body, routing_);
+  }
+  bool send_owned(EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body) override {
+    return net::send_envelope_owned(socket_, kind, request, std::move(body), routing_);
+  }
 
  private:
-  const net::Doorbell& doorbell_;
+  zmq::socket_t& socket_;
+  const std::string& routing_;
 };
-
-// A network Task Manager keeps twice what its Workers need queued, so the
-// round trip to the Job Manager is hidden behind work already here.
-constexpr std::size_t kNetworkMargin = 2;
 
 class TaskManagerServer {
  public:
   TaskManagerServer(const TaskManagerProcessOptions& options, JobPlugin& job, zmq::socket_t& socket, const net::Doorbell& doorbell)
-      : options_(options), job_(job), socket_(socket), wakeup_(doorbell) {
+      : options_(options), job_(job), socket_(socket), doorbell_(doorbell), to_jm_(socket, jm_) {
     info_.host = net::this_process_record().host;
     info_.pid = static_cast<std::uint32_t>(::getpid());
     info_.name = options.name.empty() ? info_.host + "-" + std::to_string(info_.pid) : options.name;
@@ -69,12 +71,12 @@ class TaskManagerServer {
   // then BYE. What was only queued here the Job Manager re-queues.
   void leave() {
     stop_workers();
-    send_results();
+    if (work_) work_->send_results(to_jm_);
     if (serving_) net::send_envelope(socket_, EnvelopeKind::kBye, 0, {}, jm_);
   }
   // Before teardown: no Worker may still be inside execute_task.
   void stop_workers() {
-    if (local_) local_->stop();
+    if (work_) work_->stop();
   }
   const std::string& name() const { return info_.name; }
 
@@ -96,7 +98,9 @@ class TaskManagerServer {
       auto bye = on_message(routing, e, now);
       if (!bye.ok() || *bye) return bye;
     }
-    send_results();
+    // Results go out as one batch per pass, even while the Job Manager
+    // seems silent (see below); they are kept until acknowledged.
+    if (work_) work_->send_results(to_jm_);
     // Heartbeats go out even while the Job Manager seems silent: on a slow
     // link its own heartbeats may only be queued behind a large task batch,
     // and it judges this side by what arrives from here. Each carries the
@@ -133,17 +137,11 @@ class TaskManagerServer {
     }
     heard_ = now;
     switch (e.kind) {
-      case EnvelopeKind::kRequest: {
-        tasks_.clear();
-        if (Status s = decode_tasks(e.body, tasks_); !s.ok()) {
-          spdlog::warn("spits Task Manager '{}': {}", info_.name, s.message());
-          return false;  // not acknowledged: the Job Manager declares the batch lost
-        }
-        local_->push(tasks_);
-        net::send_envelope(socket_, EnvelopeKind::kAck, e.request, {}, jm_);
+      case EnvelopeKind::kRequest:
+        // Not acknowledged when unreadable: the Job Manager declares the batch lost.
+        if (Status s = work_->take(to_jm_, e.request, e.body); !s.ok()) spdlog::warn("spits Task Manager '{}': {}", info_.name, s.message());
         return false;
-      }
-      case EnvelopeKind::kAck: unacked_.erase(e.request); return false;
+      case EnvelopeKind::kAck: work_->acknowledged(e.request); return false;
       case EnvelopeKind::kHeartbeat: echo_ = e.request; return false;
       case EnvelopeKind::kBye: return true;
       default: return false;
@@ -180,12 +178,11 @@ class TaskManagerServer {
     }
     if (!same) {
       // A new Job Manager: what the old one pushed is its business no more.
-      if (local_) local_->stop();
-      unacked_.clear();
-      local_ = std::make_unique<LocalTaskManager>(info_.name, job_, options_.workers, options_.prefetch, options_.prefetch == 0, wakeup_);
+      work_.reset();
+      work_ = std::make_unique<TaskManagerWork>(info_.name, job_, options_.workers, options_.prefetch, doorbell_);
       spdlog::info("spits Task Manager '{}': serving job '{}' ({} Workers)", info_.name, hello.job, options_.workers);
     } else {
-      spdlog::info("spits Task Manager '{}': the Job Manager is back; re-sending {} result batches", info_.name, unacked_.size());
+      spdlog::info("spits Task Manager '{}': the Job Manager is back; re-sending {} result batches", info_.name, work_->kept());
     }
     hello_ = std::move(hello);
     jm_ = routing;
@@ -193,47 +190,25 @@ class TaskManagerServer {
     serving_ = true;
     heard_ = now;
     next_beat_ = now + interval();
-    info_.capacity = capacity();
+    info_.capacity = work_->capacity();
     std::vector<std::byte> welcome;
     encode(info_, welcome);
-    net::send_envelope(socket_, EnvelopeKind::kWelcome, 0, welcome, jm_);
-    for (const auto& [seq, batch] : unacked_) net::send_envelope(socket_, EnvelopeKind::kReply, seq, batch, jm_);
-  }
-
-  std::uint32_t capacity() const {
-    const std::size_t c = local_ ? local_->capacity() * kNetworkMargin : options_.workers;
-    return static_cast<std::uint32_t>(std::min<std::size_t>(c, kMaxBatch));
-  }
-
-  // Results go out as one batch per pass, and are kept until acknowledged;
-  // while the Job Manager is silent they only pile up here.
-  void send_results() {
-    if (!local_ || local_->pull(results_) == 0) return;
-    std::vector<std::byte> body;
-    encode_results(capacity(), results_, body);
-    results_.clear();
-    const std::uint64_t seq = next_seq_++;
-    auto& kept = unacked_[seq] = std::move(body);
-    // Sent even when the Job Manager seems silent (see step()); if it is
-    // really gone, the batch is re-sent when it (or its successor) says HELLO.
-    net::send_envelope(socket_, EnvelopeKind::kReply, seq, kept, jm_);
+    to_jm_.send(EnvelopeKind::kWelcome, 0, welcome);
+    work_->resend(to_jm_);
   }
 
   const TaskManagerProcessOptions& options_;
   JobPlugin& job_;
   zmq::socket_t& socket_;
-  EventfdWakeup wakeup_;
+  const net::Doorbell& doorbell_;
   TaskManagerInfo info_;
   JobHello hello_;
   bool set_up_ = false, serving_ = false;
   std::string jm_;  // the routing id of the Job Manager served
+  RouterSender to_jm_;
   net::RefusalLog refusals_;  // unreadable messages: logged first, then counted
   Clock::time_point heard_{}, next_beat_{};
-  std::unique_ptr<LocalTaskManager> local_;
-  std::vector<TaskMessage> tasks_;
-  std::vector<ResultMessage> results_;
-  std::map<std::uint64_t, std::vector<std::byte>> unacked_;  // result batches by sequence number
-  std::uint64_t next_seq_ = 1;
+  std::unique_ptr<TaskManagerWork> work_;
   std::uint64_t echo_ = 0;  // the request id of the Job Manager's last heartbeat
 
  public:

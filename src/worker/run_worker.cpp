@@ -6,6 +6,7 @@
 #include "net/address_file.hpp"
 #include "net/tile_worker.hpp"
 #include "net/worker_session.hpp"
+#include "spits/task_manager_role.hpp"
 #include "stream/stream_worker.hpp"
 
 namespace redflow {
@@ -40,6 +41,7 @@ Status run(const WorkerOptions& options, const Registry& actors, const stream::O
   net::WorkerSession worker(std::move(session));
   worker.add(net::make_tile_role(net::TileRoleOptions{options.cores, options.slots, options.slot_bytes}, security, actors, origin));
   worker.add(stream::make_node_role(operators, options.cores));
+  worker.add(spits::make_task_manager_role(options.cores));
   return worker.run();
 }
 

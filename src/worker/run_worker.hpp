@@ -1,6 +1,7 @@
 // The one worker (redflow/worker.hpp), composed of every role a worker can
 // serve: the tile (src/net/tile_worker.*), the stream node
-// (src/stream/stream_worker.*), on one WorkerSession (src/net/worker_session.*).
+// (src/stream/stream_worker.*), the SPITS Task Manager
+// (src/spits/task_manager_role.*), on one WorkerSession (src/net/worker_session.*).
 #pragma once
 
 #include <string_view>
