@@ -65,7 +65,7 @@ pid_t spawn_worker(const std::string& endpoint, std::size_t slot_bytes, unsigned
   const pid_t pid = fork();
   if (pid == 0) {
     const std::string sb = std::to_string(slot_bytes), sl = std::to_string(slots);
-    execl(g_cli.c_str(), g_cli.c_str(), "--log-level", "error", "tile", "--connect", endpoint.c_str(), "--slots", sl.c_str(),
+    execl(g_cli.c_str(), g_cli.c_str(), "--log-level", "error", "worker", "--connect", endpoint.c_str(), "--slots", sl.c_str(),
           "--slot-bytes", sb.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
