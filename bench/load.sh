@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Load time and peak resident memory of a chain of N empty actors (0-byte
 # data nodes, steal scheduler, 2 tiles) at 10^4, 10^5 and 10^6 actors: the
-# figures of issue 10, item 5. Each size runs in its own process (the peak is
-# the process's) with bench/load_scale.cpp; one JSON line per run on stdout
+# load figures of docs/performance.md. Each size runs in its own process (the
+# peak is the process's) with bench/load_scale.cpp; one JSON line per run on stdout
 # (keys: load_scale.cpp). Lazy (the default: the runtime's configuration at
 # load) at every size, each also with malloc's huge pages
 # (GLIBC_TUNABLES=glibc.malloc.hugetlb=1); eager (--eager-schedules: all five configurations at

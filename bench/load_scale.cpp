@@ -1,4 +1,4 @@
-// Load time and resident memory of a large graph (issue 10, item 5): builds
+// Load time and resident memory of a large graph (docs/performance.md): builds
 // the overhead benchmark's chain of N empty actors with 0-byte data nodes,
 // loads it (steal scheduler, 2 tiles, the default configuration), executes it
 // once, and prints one JSON line: the graph build, load and execute times and

@@ -1,4 +1,4 @@
-// Remote tiles, measured (issue 11; docs/remote.md, "Figures"). Starts its
+// Remote tiles, measured (docs/remote.md, "Figures"). Starts its
 // own `redflow tile` worker processes on loopback and prints one JSON line:
 //   dispatch   empty actors (independent chains of 4-byte nodes) on 2 worker
 //              processes: actors/s; the same graph on 2 local tiles beside it

@@ -1,5 +1,5 @@
 // libFuzzer target: the tile protocol's decoder (runtime/tile_protocol.hpp),
-// the bytes a worker process will receive over the wire (issue 11). Any input
+// the bytes a worker process receives over the wire. Any input
 // either decodes, and then re-encodes to the very same bytes, or is refused
 // with a named wire::Error in a "tile protocol: <name>" message.
 #include <cstddef>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/bootstrap, as a user runs it (issue 16, item 10): it refuses an
+# scripts/bootstrap, as a user runs it: it refuses an
 # unknown option by name, `--no-tests` builds the library and the command but
 # not the tests, and a build shows progress instead of one line in minutes.
 # Run against the build directory bootstrap itself made (CMakeLists.txt adds

@@ -1,7 +1,7 @@
 // Compare actors (rf.compare) in a user's graph: the transformed graph of
 // Fig. 3 written as DOT runs as written and votes; a compare over graph inputs
 // or over a mix of actors and inputs votes on the bytes as docs/actors.md
-// says. And per-actor *-diff inside a graph-wide *-same run (issue 9).
+// says. And per-actor *-diff inside a graph-wide *-same run.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The lean per-actor path and bytes that move once (issue 10, items 4 and 6):
+// The lean per-actor path and bytes that move once (docs/performance.md):
 // execute_into() writes outputs into the caller's buffers and refuses bad
 // ones before running; 0-byte data nodes and main-memory inputs read in place
 // are not transfers; per-tile transfers_in counts only copies into the tile

@@ -1,5 +1,5 @@
 // HEFT's tie-breaking (depth-first) and the per-transfer latency of its
-// machine model (issue 10, item 4): zero-cost work is listed a path at a
+// machine model: zero-cost work is listed a path at a
 // time, and a transfer between tiles costs time even when it moves no bytes.
 #include <gtest/gtest.h>
 

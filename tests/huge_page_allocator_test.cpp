@@ -1,7 +1,8 @@
 // HugePageAllocator: large per-actor arrays are their own 2 MiB-aligned
 // mappings advised for huge pages, and filling one costs a few page faults
-// where 4 KiB pages cost one per page (docs/performance.md, issue 10's load
-// figures rest on it); small arrays stay malloc's.
+// where 4 KiB pages cost one per page (docs/performance.md, "Load under 1 s,
+// large arrays on huge pages": the load figures rest on it); small arrays
+// stay malloc's.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 

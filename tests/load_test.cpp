@@ -1,4 +1,4 @@
-// Load (issue 10, item 5 and item 7): configurations other than the runtime's
+// Load: configurations other than the runtime's
 // are built on first use unless eager_schedules asks for all at load; the
 // accessors of a configuration that cannot run say why instead of answering
 // for another; execute() from two threads keeps each its own inputs; checked

@@ -1,4 +1,4 @@
-// A link that cannot be read from any more ends (issue 11; docs/remote.md
+// A link that cannot be read from any more ends (docs/remote.md
 // "The wire"; the stream driver and worker alike, docs/streams.md). Driver and worker talk over one ordered, reliable stream, so
 // a message from the other end that cannot be read may have held a request
 // or its answer. Logging it and going on, as for a stranger's garbage, left

@@ -1,5 +1,5 @@
 // Values fetched from other workers go ahead of the actor that reads them
-// (issue 11; docs/remote.md, "Pipelined dispatch"). The driver sends a
+// (docs/remote.md, "Pipelined dispatch"). The driver sends a
 // worker the fetch and, without waiting for its answer, the actor; so the
 // worker must hold the actor back until the value is in its slot, and when
 // the fetch finds nothing (the source displaced the value, or was lost and

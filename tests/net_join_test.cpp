@@ -1,4 +1,4 @@
-// Joins (issue 11; src/runtime/joins.cpp): a worker process that connects
+// Joins (src/runtime/joins.cpp): a worker process that connects
 // after the runtime started fills a place kept for it and is used at once:
 // work stealing steals with it, HEFT schedules the unstarted part again for
 // the tiles now in service. The outputs are those of a one-process run, and a

@@ -1,4 +1,4 @@
-// Pipelined dispatch to remote tiles (issue 11; src/runtime/pipeline.cpp):
+// Pipelined dispatch to remote tiles (src/runtime/pipeline.cpp):
 // several actor messages on the wire to one worker at once, completions
 // booked in order, slots of actors in flight never reused, and the outputs
 // those of a one-process run, with many slots or few, under both schedulers.

@@ -1,4 +1,4 @@
-// Speculative copies of stragglers (issue 11; src/runtime/speculation.cpp):
+// Speculative copies of stragglers (src/runtime/speculation.cpp):
 // a worker made slow (slow-tile fault injection: its actors take 30 times as
 // long) keeps actors on the wire while the other tile runs out of work; the
 // idle tile runs copies, the first result of each actor is used, and the

@@ -1,4 +1,4 @@
-// Executions after a failed one (issue 9): an execution that stops because an
+// Executions after a failed one: an execution that stops because an
 // actor fails leaves nothing behind (queued work, slot claims) that a later
 // execution of the same loaded graph could trip over. A watchdog turns a hang
 // into a test failure instead of a stuck CI job.

@@ -80,7 +80,8 @@ TEST_F(CliTest, CampaignCountsSilentCorruptionOnlyWithoutRedundancy) {
 
 // The campaign's "silent" count sees a wrong output that the stats do not
 // flag: many split -> sort blocks gathered by a collect, with few slots, where
-// a rejected replica result could once reach the output (issue 9).
+// a rejected replica result displaced to main memory must never reach the
+// output.
 TEST_F(CliTest, CampaignCountsSilentRunsWithFewSlots) {
   std::string dot = "digraph sorts {\n  X [kind=input, bytes=16384];\n  Y [kind=output, bytes=16384];\n  join [actor=\"rf.collect\"];\n";
   for (int i = 0; i < 16; ++i) {

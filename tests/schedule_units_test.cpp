@@ -61,7 +61,7 @@ class CacheHome {
   std::string saved_;
 };
 
-// Issue 16, item 9: the default model is calibrated against this machine, measured at first use and cached.
+// The default model is calibrated against this machine, measured at first use and cached.
 TEST_F(CliTest, ScheduleCalibratesByDefaultMeasuringOnceAndCaching) {
   CacheHome cache(path("cache"));
   auto bare = run_cli("schedule " + kDemo + "pipeline.dot --tiles 2 --no-calibrate");

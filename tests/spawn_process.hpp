@@ -3,7 +3,7 @@
 // execs: a child of a process with other threads running (a driver's I/O
 // thread, ZeroMQ's) must not allocate, since a lock another thread held at
 // the fork stays held in the child for good. Under ASan a child that
-// allocated there hung now and then before its exec (CI, stop 32).
+// allocated there hung now and then before its exec (seen in CI).
 #pragma once
 
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // Redundancy where replicas are re-executed (voting rounds): with few slots,
 // results of a rejected round are displaced to main memory, and nothing may
-// ever hand those stale bytes out again (issue 9). Campaigns with split and
+// ever hand those stale bytes out again. Campaigns with split and
 // collect, 2-4 slots, both schedulers, every redundant configuration.
 #include <gtest/gtest.h>
 

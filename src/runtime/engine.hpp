@@ -1,10 +1,10 @@
 // Engine: the driver and the local compute tiles of one Runtime, and the
 // execution of a Plan on them. The driver is a role, not a thread on the hot
-// path (DESIGN.md, "Fast on one machine"): a tile that finishes an actor
-// resolves its successors' readiness itself with atomic counters, keeps the
-// driver's bookkeeping for its own slots, and moves data with the tile
-// messages of tile.hpp. The thread that calls execute() plays the driver tile:
-// it runs special and oversized actors on main memory.
+// path: a tile that finishes an actor resolves its successors' readiness
+// itself with atomic counters, keeps the driver's bookkeeping for its own
+// slots, and moves data with the tile messages of tile.hpp. The thread that
+// calls execute() plays the driver tile: it runs special and oversized actors
+// on main memory.
 #pragma once
 
 #include <array>

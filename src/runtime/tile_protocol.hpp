@@ -144,7 +144,7 @@ struct ActorTableEntry {
   std::uint8_t runs = 1;       // *-same: runs back to back, voted on the tile
   friend bool operator==(const ActorTableEntry&, const ActorTableEntry&) = default;
 };
-static_assert(sizeof(ActorTableEntry) <= 40);  // the engine keeps one per actor (docs/performance.md, fourth pass)
+static_assert(sizeof(ActorTableEntry) <= 40);  // the engine keeps one per actor (docs/performance.md, memory per actor)
 
 // Sent once per loaded graph (before its first actor message reaches the
 // tile): actor messages name actors by index into `actors`.
