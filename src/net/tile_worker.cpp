@@ -114,15 +114,23 @@ class Executor {
     return running_;
   }
   // Leaving while busy: the thread is left to end with the process, and
-  // this object (and what it uses) is never destroyed, so it never waits
-  // for an actor that may run for hours.
-  static void abandon(std::unique_ptr<Executor> executor) {
+  // this object (and the tile it runs on) is never destroyed, so it never
+  // waits for an actor that may run for hours. Both are kept where the
+  // process can still reach them (a leak checker sees them reachable, also
+  // after the thread ended).
+  static void abandon(std::unique_ptr<Executor> executor, std::unique_ptr<runtime::LocalTile> tile) {
     {
       std::lock_guard<std::mutex> lock(executor->mutex_);
       executor->stop_ = true;
     }
     executor->thread_.detach();
-    (void)executor.release();
+    struct Left {
+      std::vector<std::unique_ptr<Executor>> executors;
+      std::vector<std::unique_ptr<runtime::LocalTile>> tiles;
+    };
+    static Left* const left = new Left;  // session thread only
+    left->executors.push_back(std::move(executor));
+    left->tiles.push_back(std::move(tile));
   }
 
  private:
@@ -381,8 +389,7 @@ class TileWork final : public WorkerService {
   bool leave() override {
     if (!executor_->busy()) return false;
     spdlog::warn("tile worker: leaving an actor still running");
-    Executor::abandon(std::move(executor_));
-    (void)tile_.release();
+    Executor::abandon(std::move(executor_), std::move(tile_));
     return true;
   }
 
