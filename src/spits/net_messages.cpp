@@ -6,13 +6,28 @@
 
 namespace redflow::spits {
 
+namespace {
+
+// A job's args, as HELLO (announce list) and the role's WELCOME both carry them.
+void write_args(wire::Writer& w, const std::vector<std::string>& args) {
+  w.u32(static_cast<std::uint32_t>(args.size()));
+  for (const auto& a : args) w.str(a);
+}
+std::vector<std::string> read_args(wire::Reader& r) {
+  std::vector<std::string> args;
+  const std::size_t n = r.count("args", kMaxJobArgs, 4);
+  for (std::size_t i = 0; i < n && !r.failed(); ++i) args.push_back(r.str("arg", kMaxNameBytes));
+  return args;
+}
+
+}  // namespace
+
 void encode(const JobHello& m, std::vector<std::byte>& out) {
   wire::Writer w(out);
   w.u16(m.protocol);
   w.u64(m.incarnation);
   w.str(m.job);
-  w.u32(static_cast<std::uint32_t>(m.args.size()));
-  for (const auto& a : m.args) w.str(a);
+  write_args(w, m.args);
   w.u32(m.heartbeat_interval_ms);
   w.u32(m.heartbeat_timeout_ms);
 }
@@ -30,8 +45,7 @@ void encode(const JobWelcome& m, std::vector<std::byte>& out) {
   wire::Writer w(out);
   w.str(m.plugin);
   w.str(m.job);
-  w.u32(static_cast<std::uint32_t>(m.args.size()));
-  for (const auto& a : m.args) w.str(a);
+  write_args(w, m.args);
 }
 
 void encode_tasks(std::span<const TaskMessage> tasks, std::vector<std::byte>& out) {
@@ -66,8 +80,7 @@ Status decode(std::span<const std::byte> body, JobHello& out) {
   m.protocol = r.u16("protocol version");
   m.incarnation = r.u64("incarnation");
   m.job = r.str("job name", kMaxNameBytes);
-  const std::size_t n = r.count("args", kMaxJobArgs, 4);
-  for (std::size_t i = 0; i < n && !r.failed(); ++i) m.args.push_back(r.str("arg", kMaxNameBytes));
+  m.args = read_args(r);
   m.heartbeat_interval_ms = r.u32("heartbeat interval");
   m.heartbeat_timeout_ms = r.u32("heartbeat timeout");
   r.finish("HELLO");
@@ -102,8 +115,7 @@ Status decode(std::span<const std::byte> body, JobWelcome& out) {
   JobWelcome m;
   m.plugin = r.str("plugin path", kMaxNameBytes);
   m.job = r.str("job name", kMaxNameBytes);
-  const std::size_t n = r.count("args", kMaxJobArgs, 4);
-  for (std::size_t i = 0; i < n && !r.failed(); ++i) m.args.push_back(r.str("arg", kMaxNameBytes));
+  m.args = read_args(r);
   r.finish("job");
   if (!r.failed() && m.plugin.empty()) r.fail(wire::Error::kMalformed, "an empty plugin path");
   if (r.failed()) return wire::status("spits WELCOME", r.error(), r.what());
