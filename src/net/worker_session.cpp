@@ -44,7 +44,7 @@ WorkerRole* WorkerSession::role_for(Role role) const {
 Status WorkerSession::run() {
   if (roles_.empty()) return Status::InvalidArgument("a worker needs at least one role to offer");
   auto started = Clock::now();  // of the attempts at the current session
-  for (unsigned session = 0;; ++session) {
+  for (;;) {
     auto driver = options_.driver();
     if (!driver.ok()) return driver.status();
     Outcome outcome = Outcome::kNoWelcome;
