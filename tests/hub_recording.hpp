@@ -4,6 +4,9 @@
 // hub, the tile hub, the stream node service and the SPITS dial-in service.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <functional>
 #include <set>
 #include <span>
 #include <string>
@@ -13,6 +16,7 @@
 #include "net/driver_messages.hpp"
 #include "net/envelope.hpp"
 #include "net/peer_hub.hpp"
+#include "net/worker_messages.hpp"
 
 namespace redflow::testing {
 
@@ -72,5 +76,61 @@ inline std::string refusal_to(const std::vector<HubSent>& sent, const std::strin
   if (refused.size() != 1 || !net::decode(refused[0].body, m).ok()) return {};
   return m.reason;
 }
+
+// A HELLO of worker `name` on "host" offering `role` at `version`.
+inline net::HelloMessage hello_offering(net::Role role, std::uint16_t version, const std::string& name) {
+  net::HelloMessage h;
+  h.roles = {{role, version}};
+  h.name = name;
+  h.host = "host";
+  h.pid = 9;
+  h.cores = 1;
+  return h;
+}
+
+// The one WELCOME in `sent` to `to`, decoded (a failure added if there is not exactly one).
+inline net::WelcomeMessage welcome_to(const std::vector<HubSent>& sent, const std::string& to) {
+  const std::vector<HubSent> welcomes = of_kind(sent, to, net::EnvelopeKind::kWelcome);
+  net::WelcomeMessage w;
+  if (welcomes.size() != 1) ADD_FAILURE() << welcomes.size() << " WELCOME to " << to << " in " << sent.size() << " message(s)";
+  else EXPECT_TRUE(net::decode(welcomes[0].body, w).ok());
+  return w;
+}
+
+// Hands a service's hub what its peers say and records what it sends.
+// `flush` sends what the hub queued (the service's own flush, if it has one).
+class HubDriver {
+ public:
+  using Flush = std::function<void(net::HubSender&)>;
+  HubDriver(net::PeerHub& hub, Flush flush = {}) : hub_(hub), flush_(std::move(flush)) {}
+
+  // `from` says `kind` (with `request` and `body`) at `at`; what that made the driver send.
+  std::vector<HubSent> say(const std::string& from, net::EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body,
+                           net::PeerHub::Time at) {
+    const EnvelopeParts m(kind, request, std::move(body));
+    hub_.on_message(from, m.parts, "10.0.0.9", at);
+    return flush();
+  }
+  std::vector<HubSent> say_hello(const std::string& from, const net::HelloMessage& hello, net::PeerHub::Time at) {
+    std::vector<std::byte> body;
+    net::encode(hello, body);
+    return say(from, net::EnvelopeKind::kHello, 0, std::move(body), at);
+  }
+  std::vector<HubSent> tick(net::PeerHub::Time at) {
+    hub_.on_tick(at);
+    return flush();
+  }
+  std::vector<HubSent> flush() {
+    if (flush_) flush_(out);
+    else hub_.flush(out);
+    return out.take();
+  }
+
+  RecordingSender out;
+
+ private:
+  net::PeerHub& hub_;
+  Flush flush_;
+};
 
 }  // namespace redflow::testing

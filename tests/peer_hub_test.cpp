@@ -53,12 +53,7 @@ class RecordingService final : public PeerService {
 };
 
 HelloMessage node_hello(const std::string& name, std::uint16_t version = kVersion) {
-  HelloMessage h;
-  h.roles = {{Role::kNode, version}};
-  h.name = name;
-  h.host = "host";
-  h.pid = 7;
-  return h;
+  return testing::hello_offering(Role::kNode, version, name);
 }
 
 class PeerHubTest : public ::testing::Test {
@@ -77,28 +72,20 @@ class PeerHubTest : public ::testing::Test {
 
   std::vector<HubSent> say(const std::string& from, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body,
                            PeerHub::Time at) {
-    const testing::EnvelopeParts m(kind, request, std::move(body));
-    hub_.on_message(from, m.parts, "10.0.0.9", at);
-    hub_.flush(out_);
-    return out_.take();
+    return driver_.say(from, kind, request, std::move(body), at);
   }
   std::vector<HubSent> say_hello(const std::string& from, const HelloMessage& hello, PeerHub::Time at) {
-    std::vector<std::byte> body;
-    encode(hello, body);
-    return say(from, EnvelopeKind::kHello, 0, std::move(body), at);
+    return driver_.say_hello(from, hello, at);
   }
   void welcome(const std::string& from, PeerHub::Time at) {
     ASSERT_EQ(of_kind(say_hello(from, node_hello(from), at), from, EnvelopeKind::kWelcome).size(), 1u) << "no WELCOME to " << from;
   }
-  std::vector<HubSent> tick(PeerHub::Time at) {
-    hub_.on_tick(at);
-    hub_.flush(out_);
-    return out_.take();
-  }
+  std::vector<HubSent> tick(PeerHub::Time at) { return driver_.tick(at); }
 
   RecordingService service_;
   PeerHub hub_;
-  testing::RecordingSender out_;
+  testing::HubDriver driver_{hub_};
+  testing::RecordingSender& out_ = driver_.out;
   const PeerHub::Time t0_ = PeerHub::Time{} + 1000s;
 };
 
@@ -118,9 +105,7 @@ TEST(PeerHubPolicy, TheIntervalIsAQuarterOfTheTimeoutAndAtLeastTenMilliseconds) 
 TEST_F(PeerHubTest, AWelcomeNamesTheRoleTheIdTheHeartbeatAndTheServicesBytes) {
   welcome("a", t0_);
   const std::vector<HubSent> sent = say_hello("b", node_hello("b"), t0_);
-  ASSERT_EQ(of_kind(sent, "b", EnvelopeKind::kWelcome).size(), 1u);
-  WelcomeMessage w;
-  ASSERT_TRUE(decode(of_kind(sent, "b", EnvelopeKind::kWelcome)[0].body, w).ok());
+  const WelcomeMessage w = testing::welcome_to(sent, "b");
   EXPECT_EQ(w.role, Role::kNode);
   EXPECT_EQ(w.tile, 1u);
   EXPECT_EQ(w.incarnation, 2u);

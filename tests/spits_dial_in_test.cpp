@@ -30,37 +30,26 @@ class CountingWakeup final : public Wakeup {
 };
 
 net::HelloMessage task_manager_hello(const std::string& name) {
-  net::HelloMessage h;
-  h.roles = {{net::Role::kTaskManager, kSpitsProtocolVersion}};
-  h.name = name;
-  h.host = "host";
-  h.pid = 11;
-  h.cores = 1;
-  return h;
+  return testing::hello_offering(net::Role::kTaskManager, kSpitsProtocolVersion, name);
 }
 
 class SpitsDialInTest : public ::testing::Test {
  protected:
-  SpitsDialInTest() {
+  static std::unique_ptr<TaskManagerLink> make_link(Wakeup& wakeup) {
     LinkOptions o;
     o.listen = "tcp://127.0.0.1:*";
     o.plugin = "/jobs/job.so";
     o.job = "job";
     o.args = {"a=1"};
     o.heartbeat_timeout_s = 2;
-    link_ = TaskManagerLink::without_sockets(o, wakeup_);
+    return TaskManagerLink::without_sockets(o, wakeup);
   }
   std::vector<HubSent> say(const std::string& from, net::EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body,
                            net::PeerHub::Time at) {
-    const testing::EnvelopeParts m(kind, request, std::move(body));
-    link_->hub()->on_message(from, m.parts, {}, at);
-    link_->flush(out_);
-    return out_.take();
+    return driver_.say(from, kind, request, std::move(body), at);
   }
   std::vector<HubSent> say_hello(const std::string& from, const net::HelloMessage& hello, net::PeerHub::Time at) {
-    std::vector<std::byte> body;
-    net::encode(hello, body);
-    return say(from, net::EnvelopeKind::kHello, 0, std::move(body), at);
+    return driver_.say_hello(from, hello, at);
   }
   // `from` dials in as Task Manager `name`; the Task Manager the Job Manager gets.
   std::unique_ptr<TaskManager> join(const std::string& from, const std::string& name, net::PeerHub::Time at) {
@@ -74,14 +63,9 @@ class SpitsDialInTest : public ::testing::Test {
     std::vector<TaskMessage> tasks;
     for (unsigned i = 1; i <= n; ++i) tasks.push_back({i, "t" + std::to_string(i)});
     tm.push(tasks);
-    link_->flush(out_);
-    return out_.take();
+    return driver_.flush();
   }
-  std::vector<HubSent> tick(net::PeerHub::Time at) {
-    link_->hub()->on_tick(at);
-    link_->flush(out_);
-    return out_.take();
-  }
+  std::vector<HubSent> tick(net::PeerHub::Time at) { return driver_.tick(at); }
   static std::vector<ResultMessage> pull(TaskManager& tm) {
     std::vector<ResultMessage> out;
     tm.pull(out);
@@ -89,16 +73,15 @@ class SpitsDialInTest : public ::testing::Test {
   }
 
   CountingWakeup wakeup_;
-  std::unique_ptr<TaskManagerLink> link_;
-  testing::RecordingSender out_;
+  std::unique_ptr<TaskManagerLink> link_ = make_link(wakeup_);
+  testing::HubDriver driver_{*link_->hub(), [this](net::HubSender& out) { link_->flush(out); }};
+  testing::RecordingSender& out_ = driver_.out;
   const net::PeerHub::Time t0_ = net::PeerHub::Time{} + 1000s;
 };
 
 TEST_F(SpitsDialInTest, ATaskManagerIsWelcomedWithTheJobAndASecondOfTheSameNameIsRefused) {
   const std::vector<HubSent> sent = say_hello("r1", task_manager_hello("tm"), t0_);
-  ASSERT_EQ(of_kind(sent, "r1", net::EnvelopeKind::kWelcome).size(), 1u);
-  net::WelcomeMessage w;
-  ASSERT_TRUE(net::decode(of_kind(sent, "r1", net::EnvelopeKind::kWelcome)[0].body, w).ok());
+  const net::WelcomeMessage w = testing::welcome_to(sent, "r1");
   EXPECT_EQ(w.role, net::Role::kTaskManager);
   EXPECT_EQ(w.heartbeat_interval_ms, 500u);  // the one policy: a quarter of the timeout
   JobWelcome job;

@@ -30,12 +30,7 @@ constexpr const char* kCountAndCollect = R"(digraph g {
 })";
 
 net::HelloMessage node_hello(const std::string& name, std::vector<std::string> operators = {"counter", "collect"}) {
-  net::HelloMessage h;
-  h.roles = {{net::Role::kNode, kStreamProtocolVersion}};
-  h.name = name;
-  h.host = "host";
-  h.pid = 9;
-  h.cores = 2;
+  net::HelloMessage h = testing::hello_offering(net::Role::kNode, kStreamProtocolVersion, name);
   h.operators = std::move(operators);
   return h;
 }
@@ -53,24 +48,20 @@ class StreamNodeServiceTest : public ::testing::Test {
     options_.nodes = nodes;
     options_.heartbeat_timeout_s = 2;
     service_ = std::make_unique<NodeService>(program_, run_, options_, std::vector<unsigned>{0, 0});
+    driver_ = std::make_unique<testing::HubDriver>(service_->hub());
   }
   std::vector<HubSent> say(const std::string& from, net::EnvelopeKind kind, std::vector<std::byte> body, net::PeerHub::Time at) {
-    const testing::EnvelopeParts m(kind, 0, std::move(body));
-    service_->hub().on_message(from, m.parts, {}, at);
-    service_->hub().flush(out_);
-    return out_.take();
+    return driver_->say(from, kind, 0, std::move(body), at);
   }
   std::vector<HubSent> say_hello(const std::string& from, const net::HelloMessage& hello, net::PeerHub::Time at) {
-    std::vector<std::byte> body;
-    net::encode(hello, body);
-    return say(from, net::EnvelopeKind::kHello, std::move(body), at);
+    return driver_->say_hello(from, hello, at);
   }
 
   Program program_;
   RunOptions run_;
   ClusterOptions options_;
   std::unique_ptr<NodeService> service_;
-  testing::RecordingSender out_;
+  std::unique_ptr<testing::HubDriver> driver_;
   const net::PeerHub::Time t0_ = net::PeerHub::Time{} + 1000s;
 };
 
@@ -113,18 +104,17 @@ TEST_F(StreamNodeServiceTest, ASilentNodeEndsTheRunWithAnErrorNamingItsOperators
   say_hello("w", node_hello("w"), t0_);
   service_->hub().on_tick(t0_ + 1s);
   EXPECT_TRUE(service_->error().ok());
-  service_->hub().on_tick(t0_ + 2500ms);
-  service_->hub().flush(out_);
+  const std::vector<HubSent> sent = driver_->tick(t0_ + 2500ms);
   ASSERT_FALSE(service_->error().ok());
   EXPECT_NE(service_->error().message().find("stream worker 'w' (node 0 on host, operators src, out) was lost mid-stream: silent for more than 2 s"),
             std::string::npos)
       << service_->error().ToString();
-  EXPECT_EQ(of_kind(out_.take(), "w", net::EnvelopeKind::kBye).size(), 1u);
+  EXPECT_EQ(of_kind(sent, "w", net::EnvelopeKind::kBye).size(), 1u);
 }
 
 TEST_F(StreamNodeServiceTest, ADroppedConnectionEndsTheRun) {
   start(1);
-  out_.unreachable.insert("w");
+  driver_->out.unreachable.insert("w");
   say_hello("w", node_hello("w"), t0_);  // its WELCOME cannot be routed
   ASSERT_FALSE(service_->error().ok());
   EXPECT_NE(service_->error().message().find("its connection dropped"), std::string::npos) << service_->error().ToString();

@@ -121,9 +121,7 @@ TEST_F(TileHubTest, AHelloOfAnotherTileProtocolVersionIsRefusedWithTheVersionRea
   EXPECT_EQ(hub_.counts().refused_workers, 1u);
   // The same worker at the driver's version is welcomed as tile 0.
   const std::vector<HubSent> welcomed = say_hello("o2", testing::fake_tile_hello("new"), t0_);
-  ASSERT_EQ(of_kind(welcomed, "o2", EnvelopeKind::kWelcome).size(), 1u);
-  WelcomeMessage welcome;
-  ASSERT_TRUE(decode(of_kind(welcomed, "o2", EnvelopeKind::kWelcome)[0].body, welcome).ok());
+  const WelcomeMessage welcome = testing::welcome_to(welcomed, "o2");
   EXPECT_EQ(welcome.role, Role::kTile);
   EXPECT_EQ(welcome.tile, 0u);
   EXPECT_EQ(welcome.heartbeat_timeout_ms, 2000u);
