@@ -111,7 +111,7 @@ class TaskManagerLink final : private net::PeerService {
   };
 
  private:
-  struct Connection;  // the I/O thread's side of a Peer: its socket or route, clocks, unacknowledged batches
+  struct Connection;  // the I/O thread's side of a Peer: its socket or hub peer, clocks, unacknowledged batches
   explicit TaskManagerLink(const LinkOptions& options, Wakeup& wakeup);
   Status listen();
   void make_hub();
