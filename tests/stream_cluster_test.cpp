@@ -299,7 +299,9 @@ TEST(StreamClusterFaults, MissingWorkersAreANamedErrorAfterTheWait) {
   EXPECT_NE(r.status().message().find("redflow worker --connect tcp://127.0.0.1:"), std::string::npos) << r.status().ToString();
 }
 
-// `redflow tile` (the worker that serves only as a tile) is refused by a stream driver, by name and role.
+// `redflow tile` (the worker that serves only as a tile) is refused by a
+// stream driver, by name and role; the driver waits on for a node, and its
+// error at the end of the wait names the refusal.
 TEST(StreamClusterFaults, ATileWorkerIsRefusedByName) {
   const auto reg = OperatorRegistry::with_builtins();
   auto p = Program::from_dot(kMix, reg);
@@ -308,11 +310,13 @@ TEST(StreamClusterFaults, ATileWorkerIsRefusedByName) {
   pid_t tile = 0;
   ClusterOptions c;
   c.nodes = 1;
+  c.wait_s = 3;
   c.on_listening = [&](const std::string& ep) { tile = workers.spawn_cli({"tile", "--connect", ep, "--name", "graph-tile"}); };
   auto r = run_cluster(*p, RunOptions{}, c);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("'graph-tile'"), std::string::npos) << r.status().ToString();
   EXPECT_NE(r.status().message().find("not stream node"), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("0 came"), std::string::npos) << r.status().ToString();
   EXPECT_EQ(workers.wait_exit(tile, 10), 1);
 }
 

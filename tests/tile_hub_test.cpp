@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "net/envelope.hpp"
 #include "net/tile_hub.hpp"
 #include "net/worker_messages.hpp"
+#include "hub_recording.hpp"
 #include "net_fake_worker.hpp"
 #include "runtime/tile_protocol.hpp"
 
@@ -24,43 +24,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// One envelope the hub sent.
-struct HubSent {
-  std::string to;
-  EnvelopeKind kind = EnvelopeKind::kHeartbeat;
-  std::uint64_t request = 0;
-  std::vector<std::byte> body;
-};
-
-// Records what the hub sends; a routing id in `unreachable` cannot be sent
-// to (its connection dropped, as ZeroMQ's ROUTER_MANDATORY says).
-class RecordingSender final : public HubSender {
- public:
-  bool send(const std::string& to, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) override {
-    return record(to, kind, request, std::vector<std::byte>(body.begin(), body.end()));
-  }
-  bool send_owned(const std::string& to, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body) override {
-    return record(to, kind, request, std::move(body));
-  }
-  std::vector<HubSent> take() { return std::exchange(sent_, {}); }
-  std::set<std::string> unreachable;
-
- private:
-  bool record(const std::string& to, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body) {
-    if (unreachable.count(to) != 0) return false;
-    sent_.push_back({to, kind, request, std::move(body)});
-    return true;
-  }
-  std::vector<HubSent> sent_;
-};
-
-// What `sent` holds of `kind` for `to`.
-std::vector<HubSent> of_kind(const std::vector<HubSent>& sent, const std::string& to, EnvelopeKind kind) {
-  std::vector<HubSent> out;
-  for (const HubSent& s : sent)
-    if (s.to == to && s.kind == kind) out.push_back(s);
-  return out;
-}
+using testing::HubSent;
+using testing::of_kind;
+using testing::RecordingSender;
 
 std::vector<std::byte> some_frame() { return {std::byte{1}, std::byte{2}, std::byte{3}}; }
 
@@ -78,11 +44,8 @@ class TileHubTest : public ::testing::Test {
   // `from` says `kind` (with `request` and `body`) at `at`; then the hub flushes what that made it send.
   std::vector<HubSent> say(const std::string& from, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body,
                            TileHub::Time at) {
-    std::vector<std::byte> header;
-    encode_header(kind, request, header);
-    std::vector<std::span<const std::byte>> parts{header};
-    if (envelope_has_body(kind)) parts.emplace_back(body);
-    hub_.on_message(from, parts, "10.0.0.7", at);
+    const testing::EnvelopeParts message(kind, request, std::move(body));
+    hub_.on_message(from, message.parts, "10.0.0.7", at);
     hub_.flush(at, out_);
     return out_.take();
   }
@@ -158,9 +121,7 @@ TEST_F(TileHubTest, AHelloOfAnotherTileProtocolVersionIsRefusedWithTheVersionRea
   EXPECT_EQ(hub_.counts().refused_workers, 1u);
   // The same worker at the driver's version is welcomed as tile 0.
   const std::vector<HubSent> welcomed = say_hello("o2", testing::fake_tile_hello("new"), t0_);
-  ASSERT_EQ(of_kind(welcomed, "o2", EnvelopeKind::kWelcome).size(), 1u);
-  WelcomeMessage welcome;
-  ASSERT_TRUE(decode(of_kind(welcomed, "o2", EnvelopeKind::kWelcome)[0].body, welcome).ok());
+  const WelcomeMessage welcome = testing::welcome_to(welcomed, "o2");
   EXPECT_EQ(welcome.role, Role::kTile);
   EXPECT_EQ(welcome.tile, 0u);
   EXPECT_EQ(welcome.heartbeat_timeout_ms, 2000u);

@@ -1,7 +1,8 @@
-// What the tile hub does on each event (tile_hub.hpp): a HELLO, a REPLY, a
-// HEARTBEAT, a BYE, a message it cannot read, the clock's tick that sends
-// heartbeats and finds silent workers and missed deadlines, and a worker the
-// engine loses or refuses. It only queues what is to be sent.
+// What the tile hub does on each event (tile_hub.hpp): the tile's side of a
+// session event of the peer hub (a HELLO's slots, a WELCOME's tile id and
+// keys, a worker lost), a REPLY, a HEARTBEAT's answered-through line, the
+// clock's tick that finds missed deadlines, and a worker the engine loses or
+// refuses. It only queues what is to be sent.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -14,182 +15,98 @@
 namespace redflow::net {
 
 namespace {
-// A routing id is binary; logs show it in hex.
-std::string printable(const std::string& id) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : id) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
-}
-
-// A peer that is no worker, as logs name it: by its address (a stranger that
-// reconnects gets a new routing id each time, but keeps its address).
-std::string unknown_peer(const std::string& routing_id, const std::string& address) {
-  return address.empty() ? "unknown peer " + printable(routing_id) : "unknown peer at " + address;
+PeerHubOptions tile_session_options(const TileServerOptions& options) {
+  PeerHubOptions o;
+  o.log_name = "tile server";
+  o.role = Role::kTile;
+  o.version = runtime::kTileProtocolVersion;
+  o.heartbeat_timeout_s = options.heartbeat_timeout_s;
+  o.capacity = std::max(options.capacity, options.workers);
+  o.full_reason =
+      "the driver has taken the " + std::to_string(o.capacity) + " remote tile(s) it may have (raise --max-tiles for more workers)";
+  return o;
 }
 }  // namespace
 
 TileHub::TileHub(const TileServerOptions& options, std::vector<std::string> peer_keys)
-    : options_(options),
-      interval_(std::max<long>(10, std::lround(options.heartbeat_timeout_s * 1000 / 4))),
-      peer_keys_(std::move(peer_keys)) {}
+    : options_(options), peer_keys_(std::move(peer_keys)), hub_(tile_session_options(options), *this) {}
 
-TileHub::~TileHub() {
-  for (const auto& [peer, n] : refusals_.unlogged()) spdlog::warn("tile server: refused {} message(s) from {} in all", n, peer);
-  for (const auto& [peer, n] : discards_.unlogged()) spdlog::warn("tile server: discarded {} message(s) from {} after it was lost, in all", n, peer);
-}
+TileHub::~TileHub() = default;
 
-TileHub::Worker* TileHub::find_worker(const std::string& routing_id, unsigned* index) {
-  for (unsigned w = 0; w < workers_.size(); ++w)
-    if (workers_[w].routing_id == routing_id) {
-      if (index != nullptr) *index = w;
-      return &workers_[w];
-    }
-  return nullptr;
-}
-
-void TileHub::notice(const std::string& routing_id, EnvelopeKind kind, std::vector<std::byte> body) {
-  notices_.push_back({routing_id, kind, std::move(body)});
+TileServerCounts TileHub::counts() const {
+  TileServerCounts c = counts_;
+  c.refused_messages = hub_.counts().refused_messages;
+  c.discarded_late = hub_.counts().discarded_late;
+  c.refused_workers = hub_.counts().refused_workers;
+  return c;
 }
 
 void TileHub::received(const std::string& routing_id, std::size_t bytes) {
   counts_.bytes_received += bytes;
   counts_.largest_message_bytes = std::max<std::uint64_t>(counts_.largest_message_bytes, bytes);
-  if (Worker* w = find_worker(routing_id)) w->traffic.bytes_received += bytes;
+  if (const int w = hub_.find(routing_id); w >= 0) workers_[w].traffic.bytes_received += bytes;
 }
 
 void TileHub::on_message(const std::string& routing_id, std::span<const std::span<const std::byte>> parts, const std::string& address,
                          Time now, zmq::message_t* body_part) {
-  Envelope e;
-  wire::Error error;
-  const Status read = decode_envelope(parts, e, error);
-  unsigned index = 0;
-  Worker* w = find_worker(routing_id, &index);
-  if (w != nullptr && w->lost) {
-    // Declared lost: it stays lost, and nothing it sends counts any more
-    // (logged first, then counted: a hung worker that wakes may send many).
-    ++counts_.discarded_late;
-    if (const std::uint64_t n = discards_.refuse("worker '" + w->hello.name + "'"))
-      spdlog::warn("tile server: discarded a message from worker '{}', which is lost{}", w->hello.name, RefusalLog::times(n));
-    return;
-  }
-  if (!read.ok()) {
-    ++counts_.refused_messages;
-    if (w != nullptr) return unreadable(index, read);
-    const std::string peer = unknown_peer(routing_id, address);
-    if (const std::uint64_t n = refusals_.refuse(peer))
-      spdlog::warn("tile server: refused a message from {}: {}{}", peer, read.message(), RefusalLog::times(n));
-    return;
-  }
-  if (w != nullptr) w->heard = now;
+  hub_.on_message(routing_id, parts, address, now, body_part);
+}
+
+bool TileHub::message(unsigned w, const Envelope& e, Time now, zmq::message_t* body_part) {
   switch (e.kind) {
-    case EnvelopeKind::kHello:
-      if (w != nullptr) {
-        ++counts_.refused_messages;
-        return declare_lost(index, "said HELLO twice");
-      } else {
-        on_hello(routing_id, e.body, address, now);
-      }
-      return;
-    case EnvelopeKind::kHeartbeat:
-      // Its id: every request up to it was answered (0 from a worker that does not say).
-      if (w != nullptr && e.request != 0) check_answered_through(index, e.request);
-      return;
-    case EnvelopeKind::kReply:
-      if (w != nullptr) {
-        on_reply(index, e.request, e.body, now, body_part);
-        return;
-      }
-      break;
+    case EnvelopeKind::kReply: on_reply(w, e.request, e.body, now, body_part); return true;
     case EnvelopeKind::kReplies: {
-      if (w == nullptr) break;
       std::vector<BatchEntry> replies;
+      wire::Error error;
       if (Status s = decode_batch(e, replies, error); !s.ok()) {
-        ++counts_.refused_messages;
-        return unreadable(index, s);
+        hub_.lose(w, "sent a message that cannot be read: " + s.message());
+        return true;
       }
       counts_.batched_replies += replies.size();
       for (const BatchEntry& reply : replies) {
-        if (workers_[index].lost) break;  // an entry out of order lost it: the rest is not trusted
-        on_reply(index, reply.request, reply.frame, now);
+        if (hub_.lost(w)) break;  // an entry out of order lost it: the rest is not trusted
+        on_reply(w, reply.request, reply.frame, now);
       }
-      return;
+      return true;
     }
-    case EnvelopeKind::kBye:
-      if (w != nullptr) {
-        declare_lost(index, "said BYE");
-        return;
-      }
-      break;
-    case EnvelopeKind::kRefused:
-      if (w != nullptr) {
-        RefusedMessage refused;
-        const Status s = decode(e.body, refused);
-        declare_lost(index, "it could not read a message from this driver: " + (s.ok() ? refused.reason : s.message()));
-        return;
-      }
-      break;
-    default: break;
+    default: return false;
   }
-  ++counts_.refused_messages;
-  // From a welcomed worker, a message only a driver sends: it no longer
-  // follows the protocol, and what it answers next cannot be trusted.
-  if (w != nullptr) return declare_lost(index, std::string("sent a ") + envelope_kind_name(e.kind) + ", which a welcomed worker never sends");
-  const std::string peer = unknown_peer(routing_id, address);
-  if (const std::uint64_t n = refusals_.refuse(peer))
-    spdlog::warn("tile server: refused a {} from {}{}", envelope_kind_name(e.kind), peer, RefusalLog::times(n));
 }
 
-void TileHub::on_hello(const std::string& routing_id, std::span<const std::byte> body, const std::string& address, Time now) {
-  HelloMessage hello;
-  std::vector<std::byte> answer;
-  Status s = decode(body, hello);
-  std::string why;  // what the worker lacks, told to it (REFUSED) and logged here
-  if (!s.ok()) {
-    ++counts_.refused_messages;
-    why = s.message();
-  } else if (why = role_refusal(hello, Role::kTile, runtime::kTileProtocolVersion); !why.empty()) {
-  } else if (hello.slots < options_.slots || hello.slot_bytes < options_.slot_bytes) {
-    why = "worker has " + std::to_string(hello.slots) + " slots of " + std::to_string(hello.slot_bytes) + " bytes; the driver plans with " +
-          std::to_string(options_.slots) + " slots of " + std::to_string(options_.slot_bytes) +
-          " bytes (give the worker --slots and --slot-bytes at least those)";
-  } else if (workers_.size() >= capacity()) {
-    why = "the driver has taken the " + std::to_string(capacity()) + " remote tile(s) it may have (raise --max-tiles for more workers)";
-  } else {
-    Worker w;
-    w.routing_id = routing_id;
-    w.hello = std::move(hello);
-    w.heard = w.progress = now;
-    // Its peers reach it where the driver sees it (a worker may not know its own routable address).
-    if (w.hello.peer_port != 0 && !address.empty())
-      w.peer = {"tcp://" + (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":" + std::to_string(w.hello.peer_port),
-                w.hello.public_key};
-    WelcomeMessage welcome;
-    welcome.role = Role::kTile;
-    welcome.tile = options_.first_tile + static_cast<unsigned>(workers_.size());
-    welcome.incarnation = ++incarnations_;
-    welcome.heartbeat_interval_ms = static_cast<std::uint32_t>(interval_.count());
-    welcome.heartbeat_timeout_ms = static_cast<std::uint32_t>(options_.heartbeat_timeout_s * 1000);
-    welcome.peer_keys = peer_keys_;
-    encode(welcome, answer);
-    spdlog::info("tile server: worker '{}' ({} pid {}, {} slots of {} bytes) is tile {}", w.hello.name, w.hello.host, w.hello.pid,
-                 w.hello.slots, w.hello.slot_bytes, welcome.tile);
-    workers_.push_back(std::move(w));
-    const unsigned index = static_cast<unsigned>(workers_.size() - 1);
-    if (index >= options_.workers && options_.on_join) options_.on_join(index);
-    notice(routing_id, EnvelopeKind::kWelcome, std::move(answer));
-    return;
-  }
-  ++counts_.refused_workers;
-  // A worker restarted in a loop is summed up, not logged each time.
-  const std::string peer =
-      s.ok() ? "worker '" + hello.name + "' (" + hello.host + " pid " + std::to_string(hello.pid) + ")" : unknown_peer(routing_id, address);
-  if (const std::uint64_t n = refusals_.refuse(peer)) spdlog::warn("tile server: refused {}: {}{}", peer, why, RefusalLog::times(n));
-  encode(RefusedMessage{std::move(why)}, answer);
-  notice(routing_id, EnvelopeKind::kRefused, std::move(answer));
+// Its id: every request up to it was answered (0 from a worker that does not say).
+void TileHub::heartbeat(unsigned w, std::uint64_t request) {
+  if (request != 0) check_answered_through(w, request);
+}
+
+std::string TileHub::admit(const HelloMessage& hello) {
+  if (hello.slots >= options_.slots && hello.slot_bytes >= options_.slot_bytes) return {};
+  return "worker has " + std::to_string(hello.slots) + " slots of " + std::to_string(hello.slot_bytes) + " bytes; the driver plans with " +
+         std::to_string(options_.slots) + " slots of " + std::to_string(options_.slot_bytes) +
+         " bytes (give the worker --slots and --slot-bytes at least those)";
+}
+
+void TileHub::welcome(unsigned w, WelcomeMessage& welcome) {
+  welcome.tile = options_.first_tile + w;
+  welcome.peer_keys = peer_keys_;
+}
+
+void TileHub::welcomed(unsigned index, Time now) {
+  const PeerHub::Peer& p = hub_.peer(index);
+  Worker w;
+  w.progress = now;
+  // Its peers reach it where the driver sees it (a worker may not know its own routable address).
+  const std::string& address = p.address;
+  if (p.hello.peer_port != 0 && !address.empty())
+    w.peer = {"tcp://" + (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":" + std::to_string(p.hello.peer_port),
+              p.hello.public_key};
+  spdlog::info("tile server: worker '{}' ({} pid {}, {} slots of {} bytes) is tile {}", p.hello.name, p.hello.host, p.hello.pid,
+               p.hello.slots, p.hello.slot_bytes, options_.first_tile + index);
+  workers_.push_back(std::move(w));
+  if (index >= options_.workers && options_.on_join) options_.on_join(index);
+}
+
+std::string TileHub::describe(unsigned w, const HelloMessage& hello) const {
+  return "worker '" + hello.name + "' (tile " + std::to_string(options_.first_tile + w) + ")";
 }
 
 void TileHub::on_reply(unsigned w, std::uint64_t request, std::span<const std::byte> body, Time now, zmq::message_t* whole) {
@@ -198,8 +115,7 @@ void TileHub::on_reply(unsigned w, std::uint64_t request, std::span<const std::b
     // A worker answers each of its requests once, in order: a reply to a
     // request it was never sent, or sent twice, is out of order, and the
     // answer it stands for may never come. Lost, its work runs elsewhere.
-    ++counts_.refused_messages;
-    declare_lost(w, "answered request " + std::to_string(request) + ", which it was not sent");
+    hub_.lose(w, "answered request " + std::to_string(request) + ", which it was not sent");
     return;
   }
   std::shared_ptr<Request> r = std::move(it->second);
@@ -219,16 +135,7 @@ void TileHub::on_reply(unsigned w, std::uint64_t request, std::span<const std::b
 }
 
 void TileHub::on_tick(Time now) {
-  const auto timeout = std::chrono::duration<double>(options_.heartbeat_timeout_s);
-  for (unsigned i = 0; i < workers_.size(); ++i) {
-    Worker& w = workers_[i];
-    if (w.lost) continue;
-    if (now - w.heard > timeout) {
-      declare_lost(i, "silent for more than " + std::to_string(options_.heartbeat_timeout_s) + " s");
-      continue;
-    }
-    notice(w.routing_id, EnvelopeKind::kHeartbeat);
-  }
+  hub_.on_tick(now);
   check_progress(now);
 }
 
@@ -246,15 +153,15 @@ void TileHub::check_progress(Time now) {
   }
   for (const auto& [id, r] : in_flight_) {
     const auto source = static_cast<unsigned>(r->fetch_from);
-    if (r->fetch_from >= 0 && source < workers_.size() && !workers_[source].lost && owes[source]) workers_[r->worker].progress = now;
+    if (r->fetch_from >= 0 && source < workers_.size() && !hub_.lost(source) && owes[source]) workers_[r->worker].progress = now;
   }
   for (unsigned i = 0; i < workers_.size(); ++i) {
     const Request* r = oldest[i];
-    if (workers_[i].lost || r == nullptr || r->budget_s == kUnbounded) continue;
+    if (hub_.lost(i) || r == nullptr || r->budget_s == kUnbounded) continue;
     const double deadline = std::max(floor_s(), r->budget_s);
     const double waited = std::chrono::duration<double>(now - std::max(r->sent_at, workers_[i].progress)).count();
     if (waited > deadline)
-      declare_lost(i, fmt::format("it owes the answer to request {} and answered nothing for {:.1f} s (its deadline: {:.1f} s), though "
+      hub_.drop(i, fmt::format("it owes the answer to request {} and answered nothing for {:.1f} s (its deadline: {:.1f} s), though "
                                   "its heartbeats come",
                                   r->id, waited, deadline));
   }
@@ -264,48 +171,21 @@ void TileHub::check_progress(Time now) {
 // there had its answer dropped, or sent under another id.
 void TileHub::check_answered_through(unsigned w, std::uint64_t through) {
   for (auto it = in_flight_.begin(); it != in_flight_.end() && it->first <= through; ++it)
-    if (it->second->worker == w)
-      return declare_lost(w, "its heartbeat says it answered request " + std::to_string(it->first) +
-                                 ", but no answer came (dropped on the way, or sent under another request id)");
+    if (it->second->worker == w) {
+      hub_.drop(w, "its heartbeat says it answered request " + std::to_string(it->first) +
+                       ", but no answer came (dropped on the way, or sent under another request id)");
+      return;
+    }
 }
 
-// A worker's message that cannot be read may have held an answer a runner
-// waits for, over a link that stays alive (its heartbeats come on): the
-// worker is lost, so what it had is re-run elsewhere instead of awaited.
-void TileHub::unreadable(unsigned index, const Status& why) {
-  declare_lost(index, "sent a message that cannot be read: " + why.message());
-}
+bool TileHub::lose(unsigned w, const std::string& why) { return hub_.lose(w, why); }
 
-bool TileHub::lose(unsigned index, const std::string& why) {
-  if (lost(index)) return false;
-  ++counts_.refused_messages;
-  declare_lost(index, why);
-  return true;
-}
+bool TileHub::refuse(unsigned w, const std::string& why) { return hub_.refuse(w, why); }
 
-bool TileHub::refuse(unsigned index, const std::string& why) {
-  if (lost(index)) return false;
-  const Worker& w = workers_[index];
-  ++counts_.refused_workers;
-  spdlog::warn("tile server: refused worker '{}' ({} pid {}, tile {}): {}", w.hello.name, w.hello.host, w.hello.pid,
-               options_.first_tile + index, why);
-  std::vector<std::byte> body;
-  encode(RefusedMessage{why}, body);
-  notice(w.routing_id, EnvelopeKind::kRefused, std::move(body));
-  declare_lost(index, "refused: " + why);
-  return true;
-}
+void TileHub::leave() { hub_.leave(); }
 
-void TileHub::leave() {
-  for (const Worker& w : workers_)
-    if (!w.lost) notice(w.routing_id, EnvelopeKind::kBye);
-}
-
-void TileHub::declare_lost(unsigned index, const std::string& why) {
-  Worker& w = workers_[index];
-  if (w.lost) return;
-  w.lost = true;
-  spdlog::warn("tile server: worker '{}' (tile {}) is lost: {}", w.hello.name, options_.first_tile + index, why);
+// Every request in flight to it is answered lost.
+void TileHub::lost(unsigned index, const std::string&, bool) {
   for (auto it = in_flight_.begin(); it != in_flight_.end();) {
     if (it->second->worker == index) {
       it->second->done = it->second->lost = true;
@@ -317,8 +197,6 @@ void TileHub::declare_lost(unsigned index, const std::string& why) {
   }
   // Fetches from its peer socket may never be answered now.
   cancel_fetches_from(index);
-  // In case it is only hung: when it wakes, it leaves.
-  notice(w.routing_id, EnvelopeKind::kBye);
 }
 
 }  // namespace redflow::net

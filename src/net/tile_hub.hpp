@@ -14,14 +14,14 @@
 // submitting meanwhile), sent() under it again (bytes counted, a worker whose
 // connection dropped declared lost).
 //
-// Liveness is the ZeroMQ guide's Paranoid Pirate: both sides send HEARTBEAT
-// every interval and take any message as a sign of life; a worker silent for
-// heartbeat_timeout_s is declared lost: every request in flight to it, and
-// every later one, is answered `lost`. A worker is never taken back: anything
-// a lost worker still sends is discarded and counted. Workers beyond the
-// ones waited for are welcomed up to `capacity` at any time, mid-run too
-// (a join: `on_join` tells the engine); a process that comes back after being
-// declared lost is such a new worker, with a new tile id.
+// The session with each worker (HELLO admission, WELCOME, heartbeats,
+// silence, BYE, what a lost worker still sends) is the PeerHub's
+// (peer_hub.hpp), the same for every model's driver; the tile is a service
+// on it. A worker lost (silent, gone, or lost by the engine) has every
+// request in flight to it, and every later one, answered `lost`. Workers
+// beyond the ones waited for are welcomed up to `capacity` at any time,
+// mid-run too (a join: `on_join` tells the engine); a process that comes back
+// after being declared lost is such a new worker, with a new tile id.
 //
 // Heartbeats alone are not progress (docs/remote.md, "Deadlines"). A worker
 // that owes answers must give one within the deadline of the oldest request
@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "net/envelope.hpp"
+#include "net/peer_hub.hpp"
 #include "net/refusal_log.hpp"
 #include "net/security.hpp"
 #include "net/sockets.hpp"
@@ -101,21 +102,9 @@ struct WorkerTraffic {
   std::uint64_t bytes_received = 0;  // worker -> driver
 };
 
-// What a driver's hub sends through: one envelope to one peer, named by its
-// routing id. The tile server's writes to its ROUTER socket; a unit test's
-// records. Thread-safety: the caller's (one thread at a time).
-class HubSender {
+class TileHub final : private PeerService {
  public:
-  virtual ~HubSender() = default;
-  // False when the peer cannot be reached any more (its connection dropped).
-  virtual bool send(const std::string& routing_id, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) = 0;
-  // The same, with `body` taken over (ZeroMQ sends it without a copy).
-  virtual bool send_owned(const std::string& routing_id, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body) = 0;
-};
-
-class TileHub {
- public:
-  using Clock = std::chrono::steady_clock;
+  using Clock = HubClock;
   using Time = Clock::time_point;
 
   // A request's budget (Request::budget_s): kFloor for what takes no user
@@ -165,18 +154,13 @@ class TileHub {
 
    private:
     friend class TileHub;
-    struct Notice {
-      std::string routing_id;
-      EnvelopeKind kind;
-      std::vector<std::byte> body;
-    };
     struct Sent {
       std::string routing_id;
       std::size_t bytes = 0;  // the body's
       bool ok = false;
     };
     void note(const std::string& routing_id, std::size_t bytes, bool ok) { sent_.push_back({routing_id, bytes, ok}); }
-    std::vector<Notice> notices_;
+    std::vector<PeerHub::Notice> notices_;
     std::deque<std::shared_ptr<Request>> queued_;
     std::vector<std::string> routes_;  // by worker index, of the workers with a request here
     std::vector<Sent> sent_;
@@ -185,13 +169,12 @@ class TileHub {
 
   // `peer_keys`: with keys, the authorized workers' public keys, sent in WELCOME.
   TileHub(const TileServerOptions& options, std::vector<std::string> peer_keys);
-  ~TileHub();  // logs the refusals and discards counted but not yet logged
+  ~TileHub() override;
   TileHub(const TileHub&) = delete;
   TileHub& operator=(const TileHub&) = delete;
 
-  // How often the owner calls on_tick(): a quarter of the heartbeat timeout
-  // (one late or lost beat never makes a worker lost), at least 10 ms.
-  std::chrono::milliseconds interval() const { return interval_; }
+  // How often the owner calls on_tick() (heartbeat_interval()).
+  std::chrono::milliseconds interval() const { return hub_.interval(); }
   double floor_s() const { return kFloorBeats * options_.heartbeat_timeout_s; }
 
   // ---- Events ----
@@ -228,52 +211,48 @@ class TileHub {
   void take_answered(std::vector<std::shared_ptr<Request>>& out) { out.swap(answered_); }
 
   // ---- State ----
-  unsigned welcomed() const { return static_cast<unsigned>(workers_.size()); }
-  bool lost(unsigned w) const { return w >= workers_.size() || workers_[w].lost; }
+  unsigned welcomed() const { return hub_.size(); }
+  bool lost(unsigned w) const { return hub_.lost(w); }
   // What worker `w` (0-based, in order of arrival) said in its HELLO.
-  HelloMessage hello(unsigned w) const { return w < workers_.size() ? workers_[w].hello : HelloMessage{}; }
+  HelloMessage hello(unsigned w) const { return w < workers_.size() ? hub_.peer(w).hello : HelloMessage{}; }
   PeerAddress peer(unsigned w) const { return w < workers_.size() ? workers_[w].peer : PeerAddress{}; }
   WorkerTraffic traffic(unsigned w) const { return w < workers_.size() ? workers_[w].traffic : WorkerTraffic{}; }
-  const TileServerCounts& counts() const { return counts_; }
+  TileServerCounts counts() const;
 
  private:
+  // A worker's tile state; its session (HELLO, liveness) is the hub's peer of the same index.
   struct Worker {
-    std::string routing_id;
-    HelloMessage hello;
     PeerAddress peer;
-    Time heard;
     // Its last answer (or the last moment it waited for a busy peer's value): deadlines count from here.
     Time progress;
-    bool lost = false;
     WorkerTraffic traffic;
   };
 
-  unsigned capacity() const { return std::max(options_.capacity, options_.workers); }
-  void notice(const std::string& routing_id, EnvelopeKind kind, std::vector<std::byte> body = {});
-  void on_hello(const std::string& routing_id, std::span<const std::byte> body, const std::string& address, Time now);
+  // PeerService: the tile's side of each session event.
+  std::string admit(const HelloMessage& hello) override;
+  void welcome(unsigned w, WelcomeMessage& welcome) override;
+  void welcomed(unsigned w, Time now) override;
+  bool message(unsigned w, const Envelope& e, Time now, zmq::message_t* body_part) override;
+  void heartbeat(unsigned w, std::uint64_t request) override;
+  void lost(unsigned w, const std::string& why, bool left) override;
+  std::string describe(unsigned w, const HelloMessage& hello) const override;
+
   void on_reply(unsigned w, std::uint64_t request, std::span<const std::byte> body, Time now, zmq::message_t* whole = nullptr);
   // Deadlines: a worker that owes answers and gave none in time, or whose heartbeat says it answered what never came.
   void check_progress(Time now);
   void check_answered_through(unsigned w, std::uint64_t through);
-  void declare_lost(unsigned w, const std::string& why);
-  void unreadable(unsigned w, const Status& why);
   // Queues CANCEL for every fetch from `source`'s peer socket.
   void cancel_fetches_from(unsigned source);
-  Worker* find_worker(const std::string& routing_id, unsigned* index = nullptr);
 
   TileServerOptions options_;
-  std::chrono::milliseconds interval_;
   std::vector<std::string> peer_keys_;
+  PeerHub hub_;
   std::vector<Worker> workers_;
   std::deque<std::shared_ptr<Request>> outbox_;
   std::map<std::uint64_t, std::shared_ptr<Request>> in_flight_;
   std::vector<std::shared_ptr<Request>> answered_;  // to wake (take_answered())
-  std::vector<Outbox::Notice> notices_;
   std::uint64_t next_request_ = 1;
-  std::uint64_t incarnations_ = 0;
-  TileServerCounts counts_;
-  RefusalLog refusals_;  // what was refused, by peer: logged first, then counted (refusal_log.hpp)
-  RefusalLog discards_;  // messages from workers declared lost, by worker: the same
+  TileServerCounts counts_;  // the tile's own; the session's are the hub's
 };
 
 }  // namespace redflow::net

@@ -39,7 +39,7 @@ std::shared_ptr<TileHub::Request> TileHub::submit(unsigned w, std::vector<std::b
 void TileHub::cancel_fetches_from(unsigned source) {
   std::vector<std::shared_ptr<Request>> cancels;
   auto cancel = [&](const std::shared_ptr<Request>& fetch) {
-    if (fetch->fetch_from != static_cast<int>(source) || fetch->kind != EnvelopeKind::kRequest || workers_[fetch->worker].lost) return;
+    if (fetch->fetch_from != static_cast<int>(source) || fetch->kind != EnvelopeKind::kRequest || hub_.lost(fetch->worker)) return;
     auto c = std::make_shared<Request>();
     c->worker = fetch->worker;
     c->id = fetch->id;
@@ -57,18 +57,18 @@ void TileHub::cancel_fetches_from(unsigned source) {
 // or the worker, without a tile yet, would have to drop it.
 TileHub::Outbox TileHub::take_outbox(Time now) {
   Outbox out;
-  out.notices_.swap(notices_);
+  out.notices_ = hub_.take_notices();
   out.queued_.swap(outbox_);
-  out.routes_.resize(workers_.size());
+  out.routes_.resize(hub_.size());
   for (auto it = out.queued_.begin(); it != out.queued_.end();) {
     const std::shared_ptr<Request>& r = *it;
-    if (workers_[r->worker].lost) {
+    if (hub_.lost(r->worker)) {
       r->done = r->lost = true;
       answered_.push_back(r);
       it = out.queued_.erase(it);
       continue;
     }
-    out.routes_[r->worker] = workers_[r->worker].routing_id;
+    out.routes_[r->worker] = hub_.peer(r->worker).routing_id;
     if (r->kind == EnvelopeKind::kRequest) {
       r->sent_at = now;
       in_flight_.emplace(r->id, r);
@@ -81,7 +81,7 @@ TileHub::Outbox TileHub::take_outbox(Time now) {
 // Each worker's requests in the order they were queued: the small ones that
 // follow each other go as one batch (envelope.hpp), a value or a CANCEL alone.
 void TileHub::Outbox::emit(HubSender& out) {
-  for (const Notice& n : notices_) note(n.routing_id, n.body.size(), out.send(n.routing_id, n.kind, 0, n.body));
+  for (const PeerHub::Notice& n : notices_) note(n.routing_id, n.body.size(), out.send(n.routing_id, n.kind, n.request, n.body));
   std::vector<std::vector<Request*>> batches(routes_.size());
   auto flush = [&](unsigned w) {
     batched_ += send_batched(std::span<Request* const>(batches[w]), EnvelopeKind::kRequest,
@@ -115,8 +115,8 @@ void TileHub::Outbox::emit(HubSender& out) {
 void TileHub::sent(const Outbox& out) {
   counts_.batched_requests += out.batched_;
   for (const Outbox::Sent& s : out.sent_) {
-    unsigned index = 0;
-    Worker* w = find_worker(s.routing_id, &index);
+    const int index = hub_.find(s.routing_id);
+    Worker* w = index >= 0 ? &workers_[index] : nullptr;
     if (s.ok) {
       const std::uint64_t bytes = kEnvelopeHeaderBytes + s.bytes;
       counts_.bytes_sent += bytes;
@@ -124,10 +124,7 @@ void TileHub::sent(const Outbox& out) {
       if (w != nullptr) w->traffic.bytes_sent += bytes;
       continue;
     }
-    // ROUTER_MANDATORY: the peer's connection is gone (the process died, the
-    // link broke). Its routing id will not come back (a reconnecting DEALER
-    // is a new peer), so the worker is lost now, not a heartbeat timeout later.
-    if (w != nullptr) declare_lost(index, "its connection dropped");
+    hub_.unreachable(s.routing_id);
   }
 }
 

@@ -8,27 +8,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include "net/router_sender.hpp"
 #include "net/sockets.hpp"
 
 namespace redflow::net {
-
-namespace {
-// The hub's sends, on the ROUTER socket (ROUTER_MANDATORY: false when the
-// peer's connection is gone).
-class RouterSender final : public HubSender {
- public:
-  explicit RouterSender(zmq::socket_t& router) : router_(router) {}
-  bool send(const std::string& routing_id, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) override {
-    return send_envelope(router_, kind, request, body, routing_id);
-  }
-  bool send_owned(const std::string& routing_id, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body) override {
-    return send_envelope_owned(router_, kind, request, std::move(body), routing_id);
-  }
-
- private:
-  zmq::socket_t& router_;
-};
-}  // namespace
 
 Result<std::unique_ptr<TileServer>> TileServer::start(const TileServerOptions& options) {
   if (!(options.heartbeat_timeout_s > 0)) return Status::InvalidArgument("heartbeat timeout must be > 0 seconds");

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "net/driver_messages.hpp"
+#include "net/router_sender.hpp"
 #include "net/sockets.hpp"
 #include "net/worker_messages.hpp"
 #include "spits/announce.hpp"
@@ -30,7 +31,7 @@ struct TaskManagerLink::Connection {
   std::shared_ptr<Peer> peer;
   bool dialled_in = false;
   zmq::socket_t socket;  // an announced Task Manager's own DEALER
-  std::string route;     // a dial-in one's routing id on the ROUTER
+  unsigned hub_peer = 0;  // a dial-in one's peer on the hub (its latest session)
   Clock::time_point heard{}, last_hello{}, next_beat{};
   std::set<std::uint64_t> unacked;  // task batches sent and not yet acknowledged, by sequence number
   std::uint64_t next_seq = 1;
@@ -41,21 +42,16 @@ struct TaskManagerLink::Connection {
 // failed CURVE handshake) would otherwise hold the I/O thread, and with it
 // every heartbeat. What cannot go now is a heartbeat or HELLO to a peer that
 // is not there; a task batch that cannot go makes the peer lost.
-// A dial-in Task Manager is on the ROUTER, which cannot reach a routing id
-// whose connection is gone (router_mandatory): a message that cannot go to
-// it means it is lost.
+// A dial-in Task Manager's messages are queued on the hub, which sends them
+// on the ROUTER and loses the peer if its connection is gone.
 bool TaskManagerLink::send_only(Connection& c, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) {
-  if (c.dialled_in) return net::send_envelope(router_, kind, request, body, c.route, true);
-  return net::send_envelope(c.socket, kind, request, body, {}, true);
+  if (!c.dialled_in) return net::send_envelope(c.socket, kind, request, body, {}, true);
+  hub_->send(c.hub_peer, kind, request, std::vector<std::byte>(body.begin(), body.end()));
+  return true;
 }
 
 bool TaskManagerLink::send(Connection& c, EnvelopeKind kind, std::uint64_t request, std::span<const std::byte> body) {
-  if (send_only(c, kind, request, body)) return true;
-  if (c.dialled_in) {
-    std::lock_guard lock(mutex_);
-    if (c.peer->live) declare_lost(c, "its connection dropped");
-  }
-  return false;
+  return send_only(c, kind, request, body);
 }
 
 Result<std::unique_ptr<TaskManagerLink>> TaskManagerLink::start(const LinkOptions& options, Wakeup& wakeup) {
@@ -64,6 +60,7 @@ Result<std::unique_ptr<TaskManagerLink>> TaskManagerLink::start(const LinkOption
   std::unique_ptr<TaskManagerLink> link(new TaskManagerLink(options, wakeup));
   if (!link->doorbell_.ok()) return Status::IOError("eventfd failed");
   if (!options.listen.empty()) REDFLOW_RETURN_IF_ERROR(link->listen());
+  if (link->hub_) link->router_sender_ = std::make_unique<net::RouterSender>(link->router_, /*dontwait=*/true);
   link->thread_ = std::thread([l = link.get()] { l->io_main(); });
   return link;
 }
@@ -78,12 +75,28 @@ Status TaskManagerLink::listen() {
   auto router = net::make_driver_router(context_, options_.listen, endpoint_, security, *zap_);
   if (!router.ok()) return router.status();
   router_ = std::move(*router);
-  encode(JobWelcome{options_.plugin, options_.job, options_.args}, job_welcome_);
+  make_hub();
   return Status::Ok();
 }
 
+void TaskManagerLink::make_hub() {
+  encode(JobWelcome{options_.plugin, options_.job, options_.args}, job_welcome_);
+  net::PeerHubOptions o;
+  o.log_name = "spits";
+  o.role = net::Role::kTaskManager;
+  o.version = kSpitsProtocolVersion;
+  o.heartbeat_timeout_s = options_.heartbeat_timeout_s;
+  hub_ = std::make_unique<net::PeerHub>(std::move(o), static_cast<net::PeerService&>(*this));
+}
+
+std::unique_ptr<TaskManagerLink> TaskManagerLink::without_sockets(const LinkOptions& options, Wakeup& wakeup) {
+  std::unique_ptr<TaskManagerLink> link(new TaskManagerLink(options, wakeup));
+  link->make_hub();
+  return link;
+}
+
 TaskManagerLink::TaskManagerLink(const LinkOptions& options, Wakeup& wakeup)
-    : options_(options), wakeup_(wakeup), interval_(std::max<long>(10, static_cast<long>(options.heartbeat_timeout_s * 1000 / 8))), context_(1) {
+    : options_(options), wakeup_(wakeup), interval_(net::heartbeat_interval(options.heartbeat_timeout_s)), context_(1) {
   hello_.incarnation = std::random_device{}() ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^
                        static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
   hello_.job = options.job;
@@ -96,7 +109,6 @@ TaskManagerLink::~TaskManagerLink() {
   stop_.store(true);
   ring();
   if (thread_.joinable()) thread_.join();
-  for (const auto& [peer, n] : refusals_.unlogged()) spdlog::warn("spits: refused {} message(s) from {} in all", n, peer);
 }
 
 void TaskManagerLink::ring() { doorbell_.ring(); }
@@ -181,73 +193,80 @@ void TaskManagerLink::receive(Connection& c) {
 
 void TaskManagerLink::receive_dialled_in() {
   std::vector<zmq::message_t> parts;
-  for (int i = 0; i < 256 && net::receive_message(router_, parts); ++i) {
-    if (parts.size() < 2) continue;
-    const std::string route(static_cast<const char*>(parts[0].data()), parts[0].size());
-    Connection* c = nullptr;
-    for (auto& cp : connections_)
-      if (cp->dialled_in && cp->route == route) c = cp.get();
-    if (c != nullptr) {
-      on_envelope(*c, net::part_spans(parts, 1));
-      continue;
-    }
-    net::Envelope e;
-    wire::Error error;
-    if (Status s = net::decode_envelope(net::part_spans(parts, 1), e, error); !s.ok()) {
-      if (const std::uint64_t n = refusals_.refuse("an unknown peer"))
-        spdlog::warn("spits: refused a message from an unknown peer: {}{}", s.message(), net::RefusalLog::times(n));
-    } else if (e.kind == EnvelopeKind::kHello) {
-      on_hello(route, e.body);
-    }  // else a late message of a worker whose connection is gone
-  }
+  for (int i = 0; i < 256 && net::receive_message(router_, parts); ++i)
+    if (!parts.empty()) hub_->on_message(parts[0].to_string(), net::part_spans(parts, 1), {}, Clock::now());
 }
 
-// A worker dials in: welcomed with the job if it offers the task manager
-// role, refused with the reason if not. One that comes back under the name
-// of a Task Manager lost before is that Task Manager again.
-void TaskManagerLink::on_hello(const std::string& route, std::span<const std::byte> body) {
-  net::HelloMessage hello;
-  std::string why;
-  if (Status s = net::decode(body, hello); !s.ok()) why = s.message();
-  else why = net::role_refusal(hello, net::Role::kTaskManager, kSpitsProtocolVersion);
-  Connection* c = nullptr;
-  for (auto& cp : connections_)
-    if (why.empty() && cp->dialled_in && cp->peer->name == hello.name) c = cp.get();
-  if (c != nullptr && c->peer->live) why = "a Task Manager named '" + hello.name + "' serves this job already (give each worker its own --name)";
-  if (!why.empty()) {
-    const std::string who = hello.name.empty() ? "a worker" : "worker '" + hello.name + "' (" + hello.host + " pid " + std::to_string(hello.pid) + ")";
-    if (const std::uint64_t n = refusals_.refuse(who)) spdlog::warn("spits: refused {}: {}{}", who, why, net::RefusalLog::times(n));
-    std::vector<std::byte> b;
-    net::encode(net::RefusedMessage{why}, b);
-    net::send_envelope(router_, EnvelopeKind::kRefused, 0, b, route, true);
-    return;
-  }
+TaskManagerLink::Connection* TaskManagerLink::dialled_in(const std::string& name) {
+  for (auto& c : connections_)
+    if (c->dialled_in && c->peer->name == name) return c.get();
+  return nullptr;
+}
+
+// A worker that dials in under the name of a Task Manager lost before is
+// that Task Manager again (`redflow worker --persist`); one under the name
+// of a Task Manager serving is refused.
+std::string TaskManagerLink::admit(const net::HelloMessage& hello) {
+  if (Connection* c = dialled_in(hello.name); c != nullptr && c->peer->live)
+    return "a Task Manager named '" + hello.name + "' serves this job already (give each worker its own --name)";
+  return {};
+}
+
+void TaskManagerLink::welcome(unsigned peer, net::WelcomeMessage& w) {
+  const std::string& name = hub_->peer(peer).hello.name;
+  Connection* c = dialled_in(name);
   std::lock_guard lock(mutex_);
   if (c == nullptr) {
     auto& added = connections_.emplace_back(std::make_unique<Connection>());
     added->dialled_in = true;
     added->peer = std::make_shared<Peer>();
-    added->peer->name = hello.name;
+    added->peer->name = name;
     c = added.get();
   }
-  c->route = route;
-  c->peer->gone = false;
-  const std::uint32_t workers = std::max<std::uint32_t>(1, hello.cores);
-  net::WelcomeMessage w;
-  w.role = net::Role::kTaskManager;
+  c->hub_peer = peer;
+  if (by_peer_.size() <= peer) by_peer_.resize(peer + 1, nullptr);
+  by_peer_[peer] = c;
   for (std::size_t i = 0; i < connections_.size(); ++i)
     if (connections_[i].get() == c) w.tile = static_cast<std::uint32_t>(i);
-  w.incarnation = ++incarnations_;
-  w.heartbeat_interval_ms = hello_.heartbeat_interval_ms;
-  w.heartbeat_timeout_ms = hello_.heartbeat_timeout_ms;
   w.service = job_welcome_;
-  std::vector<std::byte> b;
-  net::encode(w, b);
-  send_only(*c, EnvelopeKind::kWelcome, 0, b);
-  welcomed(*c, TaskManagerInfo{hello.name, hello.host, hello.pid, workers,
-                               static_cast<std::uint32_t>(std::min<std::size_t>(workers * kNetworkMargin, kMaxBatch))});
+}
+
+void TaskManagerLink::welcomed(unsigned peer, Time) {
+  Connection& c = *by_peer_[peer];
+  const net::HelloMessage& hello = hub_->peer(peer).hello;
+  const std::uint32_t workers = std::max<std::uint32_t>(1, hello.cores);
+  {
+    std::lock_guard lock(mutex_);
+    c.peer->gone = false;
+    welcomed(c, TaskManagerInfo{hello.name, hello.host, hello.pid, workers,
+                                static_cast<std::uint32_t>(std::min<std::size_t>(workers * kNetworkMargin, kMaxBatch))});
+  }
   wakeup_.notify();
 }
+
+bool TaskManagerLink::message(unsigned peer, const net::Envelope& e, Time, zmq::message_t*) {
+  if (!on_role_message(*by_peer_[peer], e)) return false;
+  wakeup_.notify();
+  return true;
+}
+
+void TaskManagerLink::heartbeat(unsigned peer, std::uint64_t request) {
+  if (const std::string why = batch_never_reached(*by_peer_[peer], request); !why.empty()) hub_->drop(peer, why);
+}
+
+// Its request id: the last task batch sent before it (see batch_never_reached()).
+std::uint64_t TaskManagerLink::beat_request(unsigned peer) { return by_peer_[peer]->next_seq - 1; }
+
+// A Task Manager that leaves says so after its last results: what it still
+// held was never run there, so it goes back without strikes.
+void TaskManagerLink::lost(unsigned peer, const std::string& why, bool left) {
+  Connection& c = *by_peer_[peer];
+  std::lock_guard lock(mutex_);
+  if (c.peer->live) declare_lost(c, why, !left);
+  if (left) c.peer->gone = true;
+}
+
+std::string TaskManagerLink::describe(unsigned, const net::HelloMessage& hello) const { return "Task Manager '" + hello.name + "'"; }
 
 void TaskManagerLink::welcomed(Connection& c, TaskManagerInfo info) {
   Peer& p = *c.peer;
@@ -263,16 +282,15 @@ void TaskManagerLink::welcomed(Connection& c, TaskManagerInfo info) {
   changed_.notify_all();
 }
 
+// What an announced Task Manager says, on its own DEALER.
 void TaskManagerLink::on_envelope(Connection& c, std::span<const std::span<const std::byte>> parts) {
   net::Envelope e;
   wire::Error error;
   if (Status s = net::decode_envelope(parts, e, error); !s.ok()) return unreadable(c, "sent a message that cannot be read: " + s.message());
-  const auto now = Clock::now();
-  c.heard = now;
+  c.heard = Clock::now();
   Peer& p = *c.peer;
   switch (e.kind) {
     case EnvelopeKind::kWelcome: {
-      if (c.dialled_in) return unreadable(c, "sent a WELCOME, which a Task Manager that dialled in never sends");
       TaskManagerInfo info;
       if (Status s = decode(e.body, info); !s.ok()) {
         spdlog::warn("spits: Task Manager '{}': {}", p.name, s.message());
@@ -292,14 +310,53 @@ void TaskManagerLink::on_envelope(Connection& c, std::span<const std::span<const
       if (p.live) declare_lost(c, "it refused: " + refused.reason);
       return;
     }
+    case EnvelopeKind::kHeartbeat: {
+      const std::string why = batch_never_reached(c, e.request);
+      std::lock_guard lock(mutex_);
+      if (!why.empty() && p.live) declare_lost(c, why);
+      return;
+    }
+    case EnvelopeKind::kBye: {
+      std::lock_guard lock(mutex_);
+      // A Task Manager that leaves says so after its last results: what it
+      // still held was never run there, so it goes back without strikes.
+      if (p.live) declare_lost(c, "said BYE", false);
+      p.gone = true;
+      break;
+    }
+    default:
+      if (!on_role_message(c, e)) return unreadable(c, std::string("sent a ") + net::envelope_kind_name(e.kind) + ", which a Task Manager never sends");
+      break;
+  }
+  wakeup_.notify();
+}
+
+// An announced Task Manager echoes the request id of our last heartbeat it
+// heard, i.e. the last task batch we had sent before that heartbeat; one
+// that dialled in names the last task batch it took. Both directions are in
+// order, so that batch's ACK would have come before this: a batch up to
+// there still unacknowledged never reached it (a dropped connection). No
+// timeout: a large batch on a slow link is not lost.
+std::string TaskManagerLink::batch_never_reached(Connection& c, std::uint64_t request) {
+  std::lock_guard lock(mutex_);
+  if (!c.peer->live || c.unacked.empty() || *c.unacked.begin() > request) return {};
+  return "never received task batch " + std::to_string(*c.unacked.begin()) + " (its connection dropped)";
+}
+
+bool TaskManagerLink::on_role_message(Connection& c, const net::Envelope& e) {
+  Peer& p = *c.peer;
+  switch (e.kind) {
     case EnvelopeKind::kReply: {
       std::uint32_t capacity = 0;
       std::vector<ResultMessage> results;
       // Not acknowledged: it sends the batch again when it is taken back.
-      if (Status s = decode_results(e.body, capacity, results); !s.ok()) return unreadable(c, "sent a result batch that cannot be read: " + s.message());
+      if (Status s = decode_results(e.body, capacity, results); !s.ok()) {
+        unreadable(c, "sent a result batch that cannot be read: " + s.message());
+        return true;
+      }
       {
         std::lock_guard lock(mutex_);
-        if (!p.live) return;  // late, from before it was lost; it re-sends once welcomed again
+        if (!p.live) return true;  // late, from before it was lost; it re-sends once welcomed again
         p.capacity = capacity;
         for (ResultMessage& r : results) {
           if (auto it = p.held.find(r.id); it != p.held.end()) {
@@ -312,33 +369,11 @@ void TaskManagerLink::on_envelope(Connection& c, std::span<const std::span<const
         }
       }
       send(c, EnvelopeKind::kAck, e.request, {});
-      break;
+      return true;
     }
-    case EnvelopeKind::kAck: c.unacked.erase(e.request); return;
-    case EnvelopeKind::kHeartbeat: {
-      // An announced Task Manager echoes the request id of our last
-      // heartbeat it heard, i.e. the last task batch we had sent before that
-      // heartbeat; one that dialled in names the last task batch it took.
-      // Both directions are in order, so that batch's ACK would have come
-      // before this: a batch up to there still unacknowledged never reached
-      // it (a dropped connection). No timeout: a large batch on a slow link
-      // is not lost.
-      std::lock_guard lock(mutex_);
-      if (p.live && !c.unacked.empty() && *c.unacked.begin() <= e.request)
-        declare_lost(c, "never received task batch " + std::to_string(*c.unacked.begin()) + " (its connection dropped)");
-      return;
-    }
-    case EnvelopeKind::kBye: {
-      std::lock_guard lock(mutex_);
-      // A Task Manager that leaves says so after its last results: what it
-      // still held was never run there, so it goes back without strikes.
-      if (p.live) declare_lost(c, "left (BYE)", false);
-      p.gone = true;
-      break;
-    }
-    default: return unreadable(c, std::string("sent a ") + net::envelope_kind_name(e.kind) + ", which a Task Manager never sends");
+    case EnvelopeKind::kAck: c.unacked.erase(e.request); return true;
+    default: return false;
   }
-  wakeup_.notify();
 }
 
 // The link to a Task Manager is one ordered, reliable stream: a message from
@@ -347,6 +382,10 @@ void TaskManagerLink::on_envelope(Connection& c, std::span<const std::span<const
 // tasks back in the queue; the HELLO the link keeps saying takes it back,
 // and it sends its unacknowledged results again.
 void TaskManagerLink::unreadable(Connection& c, const std::string& why) {
+  if (c.dialled_in) {
+    hub_->lose(c.hub_peer, why);  // the hub's peer lost: lost() below
+    return;
+  }
   std::lock_guard lock(mutex_);
   if (!c.peer->live) {
     spdlog::warn("spits: Task Manager '{}' {}", c.peer->name, why);
@@ -367,16 +406,19 @@ void TaskManagerLink::declare_lost(Connection& c, const std::string& why, bool s
     r.bytes = "Task Manager '" + p.name + "' " + why;
     if (running > 0) --running;
   }
-  spdlog::warn("spits: Task Manager '{}' is lost: {}; its {} tasks go back to the queue", p.name, why, p.held.size());
+  if (c.dialled_in) spdlog::warn("spits: the {} tasks Task Manager '{}' held go back to the queue", p.held.size(), p.name);
+  else spdlog::warn("spits: Task Manager '{}' is lost: {}; its {} tasks go back to the queue", p.name, why, p.held.size());
   p.held.clear();
   p.held_by_order.clear();
   p.outbox.clear();
   c.unacked.clear();
   c.last_hello = Clock::now();
-  // In case it is only hung: when it wakes, it leaves (a dial-in one cannot
-  // be taken back on this connection; as a persistent worker it comes back).
-  if (c.dialled_in) send_only(c, EnvelopeKind::kBye, 0, {});
   wakeup_.notify();
+}
+
+void TaskManagerLink::flush(net::HubSender& dialled_in) {
+  flush_outboxes();
+  if (hub_) hub_->flush(dialled_in);
 }
 
 void TaskManagerLink::flush_outboxes() {
@@ -409,17 +451,19 @@ void TaskManagerLink::flush_outboxes() {
   }
 }
 
+// The announced Task Managers' heartbeats and silence, by the hub's policy
+// (the dial-in ones are the hub's own).
 void TaskManagerLink::tick(Clock::time_point now) {
-  const auto timeout = std::chrono::milliseconds(hello_.heartbeat_timeout_ms);
   for (auto& cp : connections_) {
     Connection& c = *cp;
+    if (c.dialled_in) continue;
     bool live;
     {
       std::lock_guard lock(mutex_);
       if (c.peer->gone) continue;
       live = c.peer->live;
-      if (live && now - c.heard > timeout) {
-        declare_lost(c, "was silent for more than " + std::to_string(timeout.count()) + " ms");
+      if (live && net::silent(c.heard, now, options_.heartbeat_timeout_s)) {
+        declare_lost(c, net::silence_reason(options_.heartbeat_timeout_s));
         continue;
       }
     }
@@ -427,14 +471,14 @@ void TaskManagerLink::tick(Clock::time_point now) {
       // Its request id: the last task batch sent before it (see kHeartbeat in on_envelope).
       send(c, EnvelopeKind::kHeartbeat, c.next_seq - 1, {});
       c.next_beat = now + interval_;
-    } else if (!live && !c.dialled_in && now - c.last_hello >= kHelloEvery) {
+    } else if (!live && now - c.last_hello >= kHelloEvery) {
       say_hello(c);
     }
   }
 }
 
 void TaskManagerLink::io_main() {
-  auto next_scan = Clock::now();
+  auto next_scan = Clock::now(), next_hub_tick = Clock::now();
   std::vector<zmq::pollitem_t> items;
   std::vector<Connection*> polled;  // the announced Task Managers, after the doorbell and the ROUTER
   const bool listening = router_.handle() != nullptr;
@@ -453,21 +497,29 @@ void TaskManagerLink::io_main() {
     if (listening && (items[1].revents & ZMQ_POLLIN)) receive_dialled_in();
     for (std::size_t i = first; i < items.size(); ++i)
       if (items[i].revents & ZMQ_POLLIN) receive(*polled[i - first]);
-    flush_outboxes();
     const auto now = Clock::now();
     if (now >= next_scan) {
       scan_announcements();
       next_scan = now + kScanEvery;
     }
+    if (listening && now >= next_hub_tick) {
+      hub_->on_tick(now);
+      next_hub_tick = now + hub_->interval();
+    }
     tick(now);
+    flush(*router_sender_);
   }
   // The job is over: BYE to each Task Manager still here, given a moment to go out.
   for (auto& c : connections_) {
-    if (c->peer->gone || (c->dialled_in && !c->peer->live)) continue;  // a lost dial-in one was told BYE then
+    if (c->peer->gone || c->dialled_in) continue;
     send_only(*c, EnvelopeKind::kBye, 0, {});
-    if (!c->dialled_in) c->socket.set(zmq::sockopt::linger, 500);
+    c->socket.set(zmq::sockopt::linger, 500);
   }
-  if (listening) router_.set(zmq::sockopt::linger, 500);
+  if (listening) {
+    hub_->leave();
+    hub_->flush(*router_sender_);
+    router_.set(zmq::sockopt::linger, 500);
+  }
   std::lock_guard lock(mutex_);
   connections_.clear();
 }

@@ -8,11 +8,17 @@
 //     announce themselves in a directory; the link connects a DEALER to each
 //     it finds and says HELLO, and the Task Manager WELCOMEs it.
 //
-// One I/O thread owns every socket: it keeps heartbeats both ways, sends the
-// task batches the Job Manager pushed and acknowledges the result batches
-// that come back; what a Task Manager says after its WELCOME is handled in
-// one place whichever socket it came on (a Connection: its own DEALER, or
-// its routing id on the ROUTER).
+// The dial-in side is a service on the driver's peer hub (net/peer_hub.hpp),
+// as the tile and the stream node are: the hub admits each HELLO (the role
+// and protocol version, then a name not already serving), WELCOMEs it, keeps
+// its heartbeats and finds it silent, gone or unreadable, the same as in
+// every model. The announce list is the other direction (this side says
+// HELLO); it keeps its own sockets but the hub's heartbeat policy and
+// silence rule. One I/O thread owns every socket: it keeps heartbeats both
+// ways, sends the task batches the Job Manager pushed and acknowledges the
+// result batches that come back; what a Task Manager says after its WELCOME
+// is handled in one place whichever socket it came on (a Connection: its
+// own DEALER, or its peer on the hub).
 //
 // The Job Manager's thread sees each welcomed Task Manager as a TaskManager
 // (RemoteTaskManager) whose room, push and pull touch only shared state
@@ -41,7 +47,7 @@
 
 #include "net/doorbell.hpp"
 #include "net/envelope.hpp"
-#include "net/refusal_log.hpp"
+#include "net/peer_hub.hpp"
 #include "net/security.hpp"
 #include "net/zap_authenticator.hpp"
 #include "redflow/spits.hpp"
@@ -62,10 +68,14 @@ struct LinkOptions {
   double heartbeat_timeout_s = 2;
 };
 
-class TaskManagerLink {
+class TaskManagerLink final : private net::PeerService {
  public:
   static Result<std::unique_ptr<TaskManagerLink>> start(const LinkOptions& options, Wakeup& wakeup);
-  ~TaskManagerLink();  // BYE to every Task Manager, then stops the I/O thread
+  // A dial-in link with no socket and no thread: the caller (a unit test)
+  // hands events to hub() and sends what it queued with flush(), as the I/O
+  // thread does with the ROUTER socket.
+  static std::unique_ptr<TaskManagerLink> without_sockets(const LinkOptions& options, Wakeup& wakeup);
+  ~TaskManagerLink() override;  // BYE to every Task Manager, then stops the I/O thread
   TaskManagerLink(const TaskManagerLink&) = delete;
   TaskManagerLink& operator=(const TaskManagerLink&) = delete;
 
@@ -77,6 +87,12 @@ class TaskManagerLink {
   unsigned live() const;
   // Waits until `n` are live; after `wait_s` an error saying how many came.
   Status wait_for(unsigned n, double wait_s) const;
+
+  // The dial-in hub (null without listen) and what the I/O thread does after
+  // each round of events: task batches queued, then the hub's queue sent.
+  // I/O thread only (or the caller of a link without_sockets()).
+  net::PeerHub* hub() { return hub_.get(); }
+  void flush(net::HubSender& dialled_in);
 
   // Per Task Manager, shared by the I/O thread and its RemoteTaskManager.
   struct Peer {
@@ -95,15 +111,31 @@ class TaskManagerLink {
   };
 
  private:
-  struct Connection;  // the I/O thread's side of a Peer: its socket or route, clocks, unacknowledged batches
+  struct Connection;  // the I/O thread's side of a Peer: its socket or hub peer, clocks, unacknowledged batches
   explicit TaskManagerLink(const LinkOptions& options, Wakeup& wakeup);
   Status listen();
+  void make_hub();
   void io_main();
   void scan_announcements();
   void receive(Connection& c);
   void receive_dialled_in();
-  void on_hello(const std::string& route, std::span<const std::byte> body);
   void on_envelope(Connection& c, std::span<const std::span<const std::byte>> parts);
+  // A message of a welcomed Task Manager's role, whichever way it came.
+  // False when a Task Manager never sends it.
+  bool on_role_message(Connection& c, const net::Envelope& e);
+  // Whether a heartbeat naming task batch `request` shows one that never reached `c`, and which.
+  std::string batch_never_reached(Connection& c, std::uint64_t request);
+
+  // PeerService: the dial-in Task Managers' side of each session event.
+  std::string admit(const net::HelloMessage& hello) override;
+  void welcome(unsigned peer, net::WelcomeMessage& welcome) override;
+  void welcomed(unsigned peer, Time now) override;
+  bool message(unsigned peer, const net::Envelope& e, Time now, zmq::message_t* body_part) override;
+  void heartbeat(unsigned peer, std::uint64_t request) override;
+  std::uint64_t beat_request(unsigned peer) override;
+  void lost(unsigned peer, const std::string& why, bool left) override;
+  std::string describe(unsigned peer, const net::HelloMessage& hello) const override;
+  Connection* dialled_in(const std::string& name);
   // Under mutex_: `c` serves the job from now on.
   void welcomed(Connection& c, TaskManagerInfo info);
   void tick(std::chrono::steady_clock::time_point now);
@@ -130,9 +162,10 @@ class TaskManagerLink {
   zmq::socket_t router_;                        // with listen: where Task Managers dial in
   std::string endpoint_;
   std::vector<std::byte> job_welcome_;          // a WELCOME's service bytes: the JobWelcome
-  std::uint64_t incarnations_ = 0;              // I/O thread only
   std::vector<std::unique_ptr<Connection>> connections_;  // changed on the I/O thread, under mutex_
-  net::RefusalLog refusals_;  // I/O thread only: unreadable messages by Task Manager, logged first, then counted
+  std::unique_ptr<net::PeerHub> hub_;  // with listen: the dial-in Task Managers' sessions (I/O thread only)
+  std::vector<Connection*> by_peer_;   // the hub's peer -> its Connection (I/O thread only)
+  std::unique_ptr<net::HubSender> router_sender_;  // the hub's sends on router_ (with listen)
   net::Doorbell doorbell_;
 
   mutable std::mutex mutex_;

@@ -1,0 +1,78 @@
+// NodeService: the stream node as a service on the driver's peer hub
+// (net/peer_hub.hpp). The hub owns each worker's session (admission,
+// WELCOME, heartbeats, silence, BYE); this owns what a stream program does
+// with its nodes: admission by the operators the program uses (a worker
+// lacking one is refused with the reason, and the driver waits on for
+// another), each node's SETUP once all came, START once all are READY, the
+// TOKENS it relays from node to node, the DONEs it gathers into a RunResult,
+// and the error that ends the run (a node lost, failed or off the protocol).
+// It has no socket and no clock: run_cluster() (stream_driver.cpp) is its
+// effects, and a unit test drives it with a recording sender.
+//
+// Thread-safety: none; the driver's one thread (or the test's).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "net/peer_hub.hpp"
+#include "redflow/stream.hpp"
+#include "stream/stream_messages.hpp"
+
+namespace redflow::stream {
+
+class NodeService final : public net::PeerService {
+ public:
+  NodeService(const Program& program, const RunOptions& run, const ClusterOptions& options, std::vector<unsigned> node_of);
+
+  net::PeerHub& hub() { return hub_; }
+  // The run's error (Ok while it goes on).
+  const Status& error() const { return error_; }
+  // Every node said DONE: finish() has the result.
+  bool done() const { return done_ == options_.nodes; }
+  bool started() const { return ready_ == options_.nodes; }
+  unsigned nodes_done() const { return done_; }
+  std::uint64_t relayed() const { return relayed_; }
+  // The error when fewer than `nodes` came within the wait, with what was refused.
+  Status none_came(const std::string& endpoint) const;
+  // What the nodes reported, gathered (once done()).
+  RunResult finish();
+
+ private:
+  struct Node {
+    bool ready = false, done = false;
+    RunResult result;
+    std::uint64_t bytes_in = 0, bytes_out = 0;
+  };
+
+  std::string who(std::size_t i) const;
+  void fail(Status s) {
+    if (error_.ok()) error_ = std::move(s);
+  }
+  void send(std::size_t i, std::span<const std::byte> body);
+  void send_all(StreamMessage type);
+  void on_reply(std::size_t i, std::span<const std::byte> body);
+
+  // PeerService
+  std::string admit(const net::HelloMessage& hello) override;
+  void welcomed(unsigned n, Time now) override;
+  bool message(unsigned n, const net::Envelope& e, Time now, zmq::message_t* body_part) override;
+  void lost(unsigned n, const std::string& why, bool left) override;
+  std::string describe(unsigned n, const net::HelloMessage& hello) const override;
+
+  const Program& program_;
+  const RunOptions& run_;
+  const ClusterOptions& options_;
+  std::vector<unsigned> node_of_;
+  net::PeerHub hub_;
+  std::vector<Node> nodes_;  // node i is the hub's peer i, in order of arrival
+  unsigned ready_ = 0, done_ = 0;
+  std::uint64_t relayed_ = 0;  // TOKENS bytes forwarded
+  std::chrono::steady_clock::time_point start_;
+  Status error_;
+};
+
+}  // namespace redflow::stream
