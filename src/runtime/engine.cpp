@@ -22,17 +22,9 @@
 
 namespace redflow::runtime {
 
-namespace {
-// One flag per tile place: the tiles, and the places kept for workers that may join.
-template <typename T>
-std::unique_ptr<std::atomic<T>[]> per_place(const RuntimeOptions& o) {
-  return std::make_unique<std::atomic<T>[]>(o.tiles + o.join_places());
-}
-}  // namespace
-
 Engine::Engine(const RuntimeOptions& options, RemoteTilesFactory remote_tiles)
-    : options_(options), remote_factory_(std::move(remote_tiles)), lost_(per_place<bool>(options)), absent_(per_place<bool>(options)),
-      joined_(per_place<bool>(options)), quarantined_(per_place<bool>(options)), lost_votes_(per_place<std::uint32_t>(options)),
+    : options_(options), remote_factory_(std::move(remote_tiles)),
+      places_(options.tiles + options.join_places(), options.quarantine_after),  // the tiles, and the places kept for joins
       driver_trace_(std::make_unique<DriverTrace>()) {}
 
 
@@ -132,7 +124,7 @@ Status Engine::start_remote_tiles() {
     r->depth = r->tile->pipeline_depth();
     r->local = nullptr;
     runners_.push_back(std::move(r));
-    if (w >= remote) absent_[t].store(true), quarantined_[t].store(true);  // out of service until a worker comes
+    if (w >= remote) places_.keep_for_join(t);  // out of service until a worker comes
   }
   return Status::Ok();
 }
@@ -218,7 +210,7 @@ Status Engine::configure_tiles(const Plan& plan, const ExecutionRequest& request
   for (unsigned t = 0; t < tiles(); ++t) {
     // Out of service for good (lost, quarantined, a joiner that could not
     // take the graph) or not filled yet: it gets no work, so no table either.
-    if (tile_lost(t) || absent_[t].load(std::memory_order_acquire) || !healthy(t)) continue;
+    if (places_.lost(t) || places_.absent(t) || !places_.healthy(t)) continue;
     REDFLOW_RETURN_IF_ERROR(configure_tile(t, plan, request));
   }
   return Status::Ok();
@@ -286,7 +278,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
                             " and " + std::to_string(state.outputs.size()));
   build_actor_table(plan);
   std::uint32_t joined_before = 0;  // workers that came since the last execution
-  for (unsigned t = 0; t < tiles(); ++t) joined_before += join_pending(t) && admit_joined(t, plan, request, nullptr);
+  for (unsigned t = 0; t < tiles(); ++t) joined_before += places_.join_pending(t) && admit_joined(t, plan, request, nullptr);
   REDFLOW_RETURN_IF_ERROR(configure_tiles(plan, request));
   Job job;
   job.joined_tiles.store(joined_before, std::memory_order_relaxed);
@@ -303,8 +295,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   job.in_place = job.plain && !job.tracing;
   job.speculating = state.booked != nullptr && remote_ != nullptr && !plan.redundant;
   job.remaining_actors.store(static_cast<std::uint32_t>(plan.actors.size()));
-  job.lost_votes = lost_votes_.get();
-  for (std::size_t t = 0; t < runners_.size(); ++t) lost_votes_[t].store(0, std::memory_order_relaxed);
+  places_.reset_votes(static_cast<unsigned>(runners_.size()));
   bool has_replicas = false;
   if (plan.redundant)
     for (const PlanActor& pa : plan.actors) has_replicas = has_replicas || pa.replica != 0;

@@ -22,6 +22,7 @@
 #include "runtime/notifier.hpp"
 #include "runtime/plan.hpp"
 #include "runtime/remote_tiles.hpp"
+#include "runtime/tile_places.hpp"
 #include "runtime/work_deque.hpp"
 
 namespace redflow::fault {
@@ -31,10 +32,6 @@ class FaultInjector;
 namespace redflow::runtime {
 
 struct TraceBuffer;
-
-// "tile 3", "tiles 0, 2", or "no tile": tile numbers in messages, so that
-// "0" is never read as "none".
-std::string describe_tiles(const std::vector<unsigned>& tiles);
 
 // What one execute() call asks for beyond the plan.
 struct ExecutionRequest {
@@ -90,10 +87,10 @@ class Engine {
   // The machine HEFT plans for (RuntimeOptions' tiles, cores, slots, costs).
   MachineModel machine() const;
   // Tiles taken out of service (quarantine), for the runtime's whole life.
-  std::vector<unsigned> quarantined_tiles() const;
+  std::vector<unsigned> quarantined_tiles() const { return places_.quarantined(tiles()); }
   // For a give-up's message: "tile 0 quarantined, tiles 1, 2 lost, 1 of 4
   // compute tiles in service".
-  std::string out_of_service() const;
+  std::string out_of_service() const { return places_.out_of_service(tiles()); }
 
  private:
   struct Job;
@@ -136,7 +133,6 @@ class Engine {
   bool may_take(const Job& job, ActorId a, unsigned tile) const;
   void forward(Job& job, ActorId a, Runner& from);
   void lose_vote(Job& job, int tile);
-  bool healthy(unsigned t) const { return !quarantined_[t].load(std::memory_order_acquire); }
   void push_inbox(Runner& target, ActorId a);
   ActorId take_inbox(Runner& victim, Job& job, unsigned taker);
   void copy_voted_home(Job& job, DataId logical, DataId winner, TileStats& stats);
@@ -162,16 +158,15 @@ class Engine {
   bool poisoned(Job& job, ActorId a, unsigned tile);  // counts tile `tile`, lost under `a`; true (and fails the job) at the limit
   bool recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace);
   bool only_on_lost_tile(const Job& job, DataId d) const;
-  bool tile_lost(unsigned t) const { return lost_[t].load(std::memory_order_acquire); }
   // A tile is gone (lost, or dead though not yet declared); places kept for
   // joins that no worker filled do not count (their tile says lost()).
   bool any_tile_lost() const {
     for (unsigned t = 0; t < tiles(); ++t)
-      if (!absent_[t].load(std::memory_order_acquire) && gone(t)) return true;
+      if (!places_.absent(t) && gone(t)) return true;
     return false;
   }
   // Lost, or dead already though its runner has not told the engine yet.
-  bool gone(unsigned t) const { return tile_lost(t) || tiles_[t]->lost(); }
+  bool gone(unsigned t) const { return places_.lost(t) || tiles_[t]->lost(); }
   // Sends each tile the plan's actor table and this execution's fault configuration when they changed.
   Status configure_tiles(const Plan& plan, const ExecutionRequest& request);
   Status configure_tile(unsigned t, const Plan& plan, const ExecutionRequest& request);
@@ -195,9 +190,6 @@ class Engine {
   // configures it and puts it in service, and under HEFT the unstarted part
   // of the schedule is made again for the tiles now in service.
   void note_join(unsigned worker);
-  bool join_pending(unsigned t) const {
-    return joined_[t].load(std::memory_order_acquire) && absent_[t].load(std::memory_order_acquire);
-  }
   bool admit_joined(unsigned t, const Plan& plan, const ExecutionRequest& request, Job* job);  // job: null between executions
   bool in_service(unsigned t) const;
   unsigned tiles_in_view() const;           // places up to the last one a worker ever filled
@@ -252,9 +244,7 @@ class Engine {
   std::vector<std::string_view> actor_functions_;  // the table's distinct function names
   std::uint64_t actor_table_plan_ = 0;
   std::vector<FaultConfigMessage> tile_faults_;      // per tile: the fault configuration it was sent
-  std::unique_ptr<std::atomic<bool>[]> lost_;        // per tile, for the runtime's life
-  std::unique_ptr<std::atomic<bool>[]> absent_;      // per tile: a place kept for a join, no worker in it yet
-  std::unique_ptr<std::atomic<bool>[]> joined_;      // per tile: a worker came for this place (note_join)
+  TilePlaces places_;                                // per place: in service, lost, kept for a join; lost votes
   std::atomic<bool> runners_ready_{false};           // runners_ is built: a join may wake them
   // Between executions: the schedule made for the tiles in service (and which).
   std::uint64_t replan_plan_ = 0;
@@ -276,14 +266,11 @@ class Engine {
   TileStats driver_stats_;
   std::uint64_t driver_rng_ = 1;                     // driver thread only
   std::atomic<std::uint64_t> transfer_bytes_{0};
-  std::unique_ptr<std::atomic<bool>[]> quarantined_;  // per tile, for the runtime's life
-  std::unique_ptr<std::atomic<std::uint32_t>[]> lost_votes_;  // per tile, this execution (Job::lost_votes)
   // Claims of *-diff replicas on tiles, striped by compare actor: checking
   // "no sibling here" and recording the claim must be one step.
   std::array<std::mutex, 64> placement_locks_;
   std::mutex& placement_lock(ActorId vote) { return placement_locks_[vote % placement_locks_.size()]; }
   std::mutex voted_mutex_;
-  std::mutex quarantine_mutex_;  // one quarantine at a time, per engine (not per process)
   struct DriverTrace;
   std::unique_ptr<DriverTrace> driver_trace_;
 };

@@ -90,7 +90,6 @@ struct Engine::Job {
   // needs no message, no completion and no checksum, and a 0-byte value no slot.
   bool plain = false;
   bool in_place = false;  // plain and no trace: Engine::run_in_place may run an actor
-  std::atomic<std::uint32_t>* lost_votes = nullptr;  // per tile, this execution (the engine's, reused)
   unsigned min_healthy = 1;   // quarantine never leaves fewer tiles in service
   std::atomic<std::uint32_t> lost_tiles{0};         // tiles lost during this execution
   std::atomic<std::uint64_t> recomputed_actors{0};  // producers re-run for values only a lost tile held

@@ -30,9 +30,9 @@ void Engine::report(Job& job, ExecutionStats& stats) {
   const unsigned view = tiles_in_view();  // not the places kept for joins that no worker filled
   for (unsigned t = 0; t < view; ++t) {
     Runner* r = runners_[t].get();
-    r->stats.lost_votes = job.lost_votes[r->index].load();
+    r->stats.lost_votes = places_.lost_votes(r->index);
     r->stats.joined = t >= options_.tiles;
-    r->stats.quarantined = !healthy(r->index);
+    r->stats.quarantined = !places_.healthy(r->index);
     stats.tiles.push_back(r->stats);
     stats.actors_executed += r->stats.actors;
     stats.transfers += r->stats.transfers_in + r->stats.transfers_out;

@@ -55,7 +55,7 @@ void Engine::heft_loop(Runner& r, Job& job) {
   };
   std::uint32_t walked = ~std::uint32_t{0};  // the schedule whose order this tile walked
   for (;;) {
-    if (join_pending(r.index)) admit_joined(r.index, *job.plan, *job.request, &job);
+    if (places_.join_pending(r.index)) admit_joined(r.index, *job.plan, *job.request, &job);
     const std::uint32_t epoch = job.epoch.load(std::memory_order_acquire);
     if (epoch != walked && !job.aborted.load()) {
       walked = epoch;
@@ -74,7 +74,7 @@ void Engine::heft_loop(Runner& r, Job& job) {
     flush_completed(r, job);
     const std::uint32_t token = r.notifier.prepare();
     if (finished(job) || r.inbox_size.load(std::memory_order_acquire) != 0 || job.epoch.load(std::memory_order_acquire) != walked ||
-        join_pending(r.index)) {
+        places_.join_pending(r.index)) {
       r.notifier.cancel();
       continue;
     }

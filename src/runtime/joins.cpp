@@ -21,7 +21,7 @@ namespace redflow::runtime {
 // The remote tiles' I/O thread, under its lock: only note it and wake the place's runner.
 void Engine::note_join(unsigned worker) {
   const unsigned t = options_.local_tiles() + worker;
-  joined_[t].store(true, std::memory_order_release);
+  places_.note_join(t);
   if (!runners_ready_.load(std::memory_order_acquire)) return;  // the first execution admits it
   runners_[t]->notifier.notify_all();
 }
@@ -33,16 +33,12 @@ bool Engine::admit_joined(unsigned t, const Plan& plan, const ExecutionRequest& 
   if (!s.ok() || remote.lost()) {
     // It cannot run this graph (a missing --lib), or it died at once: the
     // place stays out of service, quarantined, and the run goes on without it.
-    absent_[t].store(false, std::memory_order_release);
+    places_.refuse_join(t);
     spdlog::warn("redflow: worker '{}' joined as tile {} and is not used: {}", remote.name(), t,
                  s.ok() ? std::string("it was lost at once") : s.message());
     return false;
   }
-  {
-    std::lock_guard<std::mutex> lock(quarantine_mutex_);
-    absent_[t].store(false, std::memory_order_release);
-    quarantined_[t].store(false, std::memory_order_release);
-  }
+  places_.admit(t);
   spdlog::info("redflow: worker '{}' joined as tile {}{}", remote.name(), t, job != nullptr ? ", mid-run" : "");
   if (job == nullptr) return true;
   job->joined_tiles.fetch_add(1, std::memory_order_relaxed);
@@ -55,7 +51,7 @@ bool Engine::admit_joined(unsigned t, const Plan& plan, const ExecutionRequest& 
 unsigned Engine::tiles_in_view() const {
   unsigned view = std::min(options_.tiles, tiles());
   for (unsigned t = view; t < tiles(); ++t)
-    if (!absent_[t].load(std::memory_order_acquire)) view = t + 1;
+    if (!places_.absent(t)) view = t + 1;
   return view;
 }
 
@@ -85,7 +81,7 @@ bool Engine::claimed(const Job& job, ActorId a) const {
   return job.claims != nullptr && job.claims[a].load(std::memory_order_acquire) == job.execution;
 }
 
-bool Engine::in_service(unsigned t) const { return healthy(t) && !absent_[t].load(std::memory_order_acquire) && !gone(t); }
+bool Engine::in_service(unsigned t) const { return places_.healthy(t) && !places_.absent(t) && !gone(t); }
 
 // HEFT over every tile place: the ones out of service cost +inf, so nothing
 // new goes there; a claimed actor is forced where it runs (or ran) at no

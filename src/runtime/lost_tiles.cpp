@@ -20,12 +20,7 @@
 namespace redflow::runtime {
 
 void Engine::lose_tile(Job& job, unsigned t) {
-  {
-    std::lock_guard<std::mutex> lock(quarantine_mutex_);
-    if (lost_[t].load(std::memory_order_acquire)) return;
-    lost_[t].store(true, std::memory_order_release);
-    quarantined_[t].store(true, std::memory_order_release);  // out of service: its queue moves to the others
-  }
+  if (!places_.lose(t)) return;  // lost already
   job.lost_tiles.fetch_add(1, std::memory_order_relaxed);
   mark(job, "tile-lost", "tile " + std::to_string(t), static_cast<int>(t));
   runners_[t]->notifier.notify_all();

@@ -26,7 +26,7 @@ bool Engine::pipelines(const Job& job, ActorId a) const {
 // (work-first), or kNone: then the caller looks for more work, and takes a
 // completion back when it finds none.
 ActorId Engine::dispatch(Runner& r, Job& job, ActorId a) {
-  if (!pipelines(job, a) || !healthy(r.index)) {
+  if (!pipelines(job, a) || !places_.healthy(r.index)) {
     drain_pipeline(r, job);
     return run_on_tile(r, job, a);
   }
