@@ -293,7 +293,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   // once a tile was lost: the lost-tile path needs the messages' answers.
   job.plain = !plan.redundant && request.faults == nullptr && all_local_ && !any_tile_lost();
   job.in_place = job.plain && !job.tracing;
-  job.speculating = state.booked != nullptr && remote_ != nullptr && !plan.redundant;
+  job.speculation.set_on(state.booked != nullptr && remote_ != nullptr && !plan.redundant);
   job.remaining_actors.store(static_cast<std::uint32_t>(plan.actors.size()));
   places_.reset_votes(static_cast<unsigned>(runners_.size()));
   bool has_replicas = false;

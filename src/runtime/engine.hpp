@@ -216,9 +216,6 @@ class Engine {
   bool inputs_without(const Job& job, ActorId a, unsigned v) const;
   ActorId find_straggler(Runner& r, Job& job);
   bool speculate_while_idle(Runner& r, Job& job);
-  // The run of `a` that tile's loss ended has a copy still running: the copy
-  // stands for it, and hands `a` on itself should it end without a result.
-  bool stood_for_by_copy(Job& job, ActorId a);
   bool may_copy(Job& job, ActorId a);  // not when a copy and its original dying too would pass the poisoning limit
   bool straggling_locked(const Job& job, const Runner& v, double now) const;
   bool straggling(Runner& r, Job& job);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "runtime/engine.hpp"
+#include "runtime/speculative_copies.hpp"
 
 namespace redflow::runtime {
 
@@ -107,14 +108,7 @@ struct Engine::Job {
   std::mutex replan_mutex;
   std::vector<std::unique_ptr<Schedule>> schedules;
   std::atomic<std::uint32_t> joined_tiles{0};
-  // Speculation (speculation.cpp): on for remote tiles without redundancy.
-  bool speculating = false;
-  std::atomic<std::uint64_t> speculative_copies{0}, speculative_wins{0}, abandoned{0}, taken_over{0};
-  // Copies running now, by actor: whether the run each copies was lost
-  // meanwhile (then the copy, if it ends without a result, hands the actor
-  // on; speculation.cpp, "One run stands for both"). Copies are rare: a map.
-  std::mutex copies_mutex;
-  std::map<ActorId, bool> running_copies;
+  SpeculativeCopies speculation;  // on for remote tiles without redundancy (speculation.cpp)
   std::atomic<std::uint32_t> replans{0};
   std::mutex mark_mutex;      // marks are rare: failed votes, quarantines
   std::vector<TracedMark> marks;

@@ -45,10 +45,10 @@ void Engine::report(Job& job, ExecutionStats& stats) {
   stats.recomputed_actors = job.recomputed_actors.load();
   stats.joined_tiles = job.joined_tiles.load();
   stats.replans = job.replans.load();
-  stats.speculative_copies = job.speculative_copies.load();
-  stats.speculative_wins = job.speculative_wins.load();
-  stats.abandoned = job.abandoned.load();
-  stats.taken_over = job.taken_over.load();
+  stats.speculative_copies = job.speculation.copies();
+  stats.speculative_wins = job.speculation.wins();
+  stats.abandoned = job.speculation.abandoned();
+  stats.taken_over = job.speculation.taken_over();
   std::vector<std::string> hosts;  // only with a trace: a warm execute_into() allocates nothing
   report_remote(job, stats, request.trace ? &hosts : nullptr);
   stats.transfer_bytes = transfer_bytes_.exchange(0);

@@ -22,7 +22,7 @@ ActorId Engine::hand_on_from_lost(Runner& r, Job& job, ActorId a) {
   lose_tile(job, r.index);
   if (already_booked(job, a)) return kNone;  // a speculative copy's result was used
   if (poisoned(job, a, r.index)) return kNone;
-  if (!r.copying && !stood_for_by_copy(job, a)) forward(job, a, r);
+  if (!r.copying && !job.speculation.stand_for(a)) forward(job, a, r);
   return kNone;
 }
 
