@@ -216,7 +216,6 @@ class Engine {
   bool inputs_without(const Job& job, ActorId a, unsigned v) const;
   ActorId find_straggler(Runner& r, Job& job);
   bool speculate_while_idle(Runner& r, Job& job);
-  bool may_copy(Job& job, ActorId a);  // not when a copy and its original dying too would pass the poisoning limit
   bool straggling_locked(const Job& job, const Runner& v, double now) const;
   bool straggling(Runner& r, Job& job);
   bool take_over(Runner& r, Job& job);

@@ -18,6 +18,7 @@
 
 #include "runtime/engine.hpp"
 #include "runtime/speculative_copies.hpp"
+#include "runtime/tile_losses.hpp"
 
 namespace redflow::runtime {
 
@@ -38,7 +39,6 @@ inline constexpr std::uint32_t home_state_of(std::uint32_t word) { return word &
 inline constexpr std::uint32_t kMaxVoteRounds = 8;
 inline constexpr unsigned kTileRounds = 4;
 inline constexpr unsigned kMaxSameMessages = 8;
-inline constexpr unsigned kPoisonedAfterLostTiles = 3;
 
 // Spins a little, then sleeps until `word` changes from `busy` (the writer
 // notifies). A bounded spin: with more tiles than cores the thread we wait
@@ -92,12 +92,7 @@ struct Engine::Job {
   bool plain = false;
   bool in_place = false;  // plain and no trace: Engine::run_in_place may run an actor
   unsigned min_healthy = 1;   // quarantine never leaves fewer tiles in service
-  std::atomic<std::uint32_t> lost_tiles{0};         // tiles lost during this execution
-  std::atomic<std::uint64_t> recomputed_actors{0};  // producers re-run for values only a lost tile held
-  // Tiles lost while each actor ran on them: at kPoisonedAfterLostTiles the
-  // actor is poisoned (it may be what kills them) and the execution fails.
-  std::mutex lost_under_mutex;
-  std::map<ActorId, std::vector<unsigned>> lost_under;
+  TileLosses losses;           // tiles lost, values recomputed, actors poisoned (lost_tiles.cpp)
   // HEFT with places kept for joins (joins.cpp): `claims` (per actor, the
   // number of the execution that claimed it) lets a walker skip what another
   // ran; `schedule` is the newest schedule (null: the plan's), made again when

@@ -41,8 +41,8 @@ void Engine::report(Job& job, ExecutionStats& stats) {
     add_counts(r->counts);
   }
   stats.quarantined_tiles = quarantined_tiles();
-  stats.lost_tiles = job.lost_tiles.load();
-  stats.recomputed_actors = job.recomputed_actors.load();
+  stats.lost_tiles = job.losses.lost_tiles();
+  stats.recomputed_actors = job.losses.recomputed();
   stats.joined_tiles = job.joined_tiles.load();
   stats.replans = job.replans.load();
   stats.speculative_copies = job.speculation.copies();

@@ -165,7 +165,7 @@ ActorId Engine::find_straggler(Runner& r, Job& job) {
     for (ActorId a : v.flight) {
       if (s.booked[a].load(std::memory_order_acquire) == job.execution) continue;
       if (s.copied[a].load(std::memory_order_acquire) == job.execution) continue;
-      if (!inputs_without(job, a, v.index) || !may_copy(job, a)) continue;
+      if (!inputs_without(job, a, v.index) || !job.losses.may_run_twice(a)) continue;
       if (s.copied[a].exchange(job.execution, std::memory_order_acq_rel) == job.execution) continue;
       return a;
     }
@@ -205,16 +205,6 @@ bool Engine::speculate_while_idle(Runner& r, Job& job) {
     steal_notifier_.notify_one();
   }
   return true;
-}
-
-// Two runs at once may both die: an actor under which all but one of the
-// tiles poisoning allows were lost already is not copied, or the copy and
-// its original together would take down one tile beyond that limit (the
-// fourth of four workers, 1 run in about 15 under TSan on a loaded machine).
-bool Engine::may_copy(Job& job, ActorId a) {
-  std::lock_guard<std::mutex> lock(job.lost_under_mutex);
-  auto it = job.lost_under.find(a);
-  return it == job.lost_under.end() || it->second.size() + 2 <= kPoisonedAfterLostTiles;
 }
 
 // HEFT: a straggler's walker takes no new actor, so an idle tile claims the
