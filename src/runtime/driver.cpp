@@ -26,7 +26,7 @@ void Engine::driver_loop(Job& job) {
     auto run = [&](ActorId a) { run_on_driver(job, a); };
     // A join mid-run may make a new schedule: walk its driver order then (what was run is claimed).
     for (std::uint32_t walked = ~std::uint32_t{0}; !job.aborted.load();) {
-      const std::uint32_t epoch = job.epoch.load(std::memory_order_acquire);
+      const std::uint32_t epoch = job.joins.epoch();
       if (epoch == walked) break;
       walked = epoch;
       walk_order(job, orders(job).driver_order, epoch, wait, run);

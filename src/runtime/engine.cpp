@@ -281,7 +281,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   for (unsigned t = 0; t < tiles(); ++t) joined_before += places_.join_pending(t) && admit_joined(t, plan, request, nullptr);
   REDFLOW_RETURN_IF_ERROR(configure_tiles(plan, request));
   Job job;
-  job.joined_tiles.store(joined_before, std::memory_order_relaxed);
+  job.joins.set_joins(joined_before);
   job.plan = &plan;
   job.state = &state;
   job.scheduler = request.scheduler;
@@ -369,10 +369,10 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     if (r->rng == 0) r->rng = 1;
   }
   if (replannable(job)) {
-    job.claims = state.claim.get();
+    job.joins.use_claims(state.claim.get(), job.execution);
     // The plan's schedule is for the tiles in service at load: made again
     // when a worker has joined or a tile is out of service since.
-    job.schedule.store(start_schedule(job), std::memory_order_relaxed);
+    job.joins.start_with(start_schedule(job));
   }
   job.t0 = std::chrono::steady_clock::now();
   if (job.scheduler == Scheduler::kSteal) {

@@ -202,8 +202,6 @@ class Engine {
   const Schedule* start_schedule(Job& job);  // null: the plan's own fits the tiles in service
   std::vector<bool> tiles_in_service() const;
   std::unique_ptr<Schedule> make_schedule(const Job& job, const std::vector<bool>& service) const;
-  bool claim(Job& job, ActorId a);          // HEFT with joins: one walker runs `a`
-  bool claimed(const Job& job, ActorId a) const;
   // Speculative copies of stragglers (speculation.cpp).
   bool book_once(Runner& r, Job& job, ActorId a, double seconds);  // false: another run of `a` was booked first
   bool already_booked(const Job& job, ActorId a) const;

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "runtime/engine.hpp"
+#include "runtime/join_schedule.hpp"
 #include "runtime/speculative_copies.hpp"
 #include "runtime/tile_losses.hpp"
 
@@ -93,18 +93,8 @@ struct Engine::Job {
   bool in_place = false;  // plain and no trace: Engine::run_in_place may run an actor
   unsigned min_healthy = 1;   // quarantine never leaves fewer tiles in service
   TileLosses losses;           // tiles lost, values recomputed, actors poisoned (lost_tiles.cpp)
-  // HEFT with places kept for joins (joins.cpp): `claims` (per actor, the
-  // number of the execution that claimed it) lets a walker skip what another
-  // ran; `schedule` is the newest schedule (null: the plan's), made again when
-  // a worker joins; `epoch` counts them; made ones live until the job ends.
-  std::atomic<std::uint32_t>* claims = nullptr;
-  std::atomic<const Schedule*> schedule{nullptr};
-  std::atomic<std::uint32_t> epoch{0};
-  std::mutex replan_mutex;
-  std::vector<std::unique_ptr<Schedule>> schedules;
-  std::atomic<std::uint32_t> joined_tiles{0};
+  JoinSchedule joins;              // HEFT's schedule made again when a worker joins, claims (joins.cpp)
   SpeculativeCopies speculation;  // on for remote tiles without redundancy (speculation.cpp)
-  std::atomic<std::uint32_t> replans{0};
   std::mutex mark_mutex;      // marks are rare: failed votes, quarantines
   std::vector<TracedMark> marks;
 
@@ -229,13 +219,13 @@ struct Engine::Runner {
 // actor is not waited for: it is voted where its last replica finishes.
 template <typename Wait, typename Run>
 void Engine::walk_order(Job& job, std::span<const ActorId> order, std::uint32_t epoch, Wait&& wait, Run&& run) {
-  auto moved_on = [&] { return job.aborted.load(std::memory_order_acquire) || job.epoch.load(std::memory_order_acquire) != epoch; };
+  auto moved_on = [&] { return job.aborted.load(std::memory_order_acquire) || job.joins.epoch() != epoch; };
   for (ActorId a : order) {
-    if (claimed(job, a) || (job.plan->hot[a].flags & ActorHot::kIsVote) != 0) continue;
+    if (job.joins.claimed(a) || (job.plan->hot[a].flags & ActorHot::kIsVote) != 0) continue;
     auto ready = [&] { return job.state->pending[a].load(std::memory_order_acquire) == 0 || moved_on(); };
     wait(ready);
     if (moved_on()) return;
-    if (claim(job, a)) run(a);
+    if (job.joins.claim(a)) run(a);
   }
 }
 

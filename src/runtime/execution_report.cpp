@@ -43,8 +43,8 @@ void Engine::report(Job& job, ExecutionStats& stats) {
   stats.quarantined_tiles = quarantined_tiles();
   stats.lost_tiles = job.losses.lost_tiles();
   stats.recomputed_actors = job.losses.recomputed();
-  stats.joined_tiles = job.joined_tiles.load();
-  stats.replans = job.replans.load();
+  stats.joined_tiles = job.joins.joins();
+  stats.replans = job.joins.replans();
   stats.speculative_copies = job.speculation.copies();
   stats.speculative_wins = job.speculation.wins();
   stats.abandoned = job.speculation.abandoned();

@@ -45,7 +45,7 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
     }
     if (job.scheduler == Scheduler::kHeft) {
       int owner = pc.heft_tile;
-      if (job.claims != nullptr) {
+      if (job.joins.claiming()) {
         // A join may have made a new schedule: its owner of `c`. The fence
         // orders the pending count above before the schedule's load, so a
         // walker that took the new schedule after this load sees `c` ready.

@@ -210,14 +210,14 @@ bool Engine::speculate_while_idle(Runner& r, Job& job) {
 // HEFT: a straggler's walker takes no new actor, so an idle tile claims the
 // next ready one of its order (not a copy: the straggler will skip it).
 bool Engine::take_over(Runner& r, Job& job) {
-  if (job.claims == nullptr) return false;
+  if (!job.joins.claiming()) return false;
   const Schedule& s = orders(job);
   for (auto& vp : runners_) {
     Runner& v = *vp;
     if (&v == &r || v.index >= s.tile_order.size() || !straggling(v, job)) continue;
     for (ActorId a : s.tile_order[v.index]) {
-      if (claimed(job, a) || job.state->pending[a].load(std::memory_order_acquire) != 0) continue;
-      if (!inputs_without(job, a, v.index) || !claim(job, a)) continue;
+      if (job.joins.claimed(a) || job.state->pending[a].load(std::memory_order_acquire) != 0) continue;
+      if (!inputs_without(job, a, v.index) || !job.joins.claim(a)) continue;
       mark(job, "taken-over", std::string(job.plan->name(a)), static_cast<int>(r.index));
       job.speculation.count_taken_over();
       drain_pipeline(r, job);
