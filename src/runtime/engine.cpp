@@ -6,7 +6,6 @@
 #include "runtime/engine.hpp"
 
 #include <algorithm>
-#include <unordered_map>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -81,8 +80,7 @@ Status Engine::start() {
   for (auto& t : tiles_) tile_ptrs_.push_back(t.get());
   for (auto& t : tiles_) t->set_peers(tile_ptrs_);
   for (WorkerTile* t : worker_tiles_) t->set_peer_transfers(options_.peer_transfers);
-  tile_table_.assign(tiles_.size(), 0);
-  tile_faults_.assign(tiles_.size(), FaultConfigMessage{});
+  configuration_.reset(tiles());
   for (unsigned t = 0; t < tiles(); ++t) threads_.emplace_back([this, t] { runner_main(t); });
   runners_ready_.store(true, std::memory_order_release);
   return Status::Ok();
@@ -211,62 +209,9 @@ Status Engine::configure_tiles(const Plan& plan, const ExecutionRequest& request
     // Out of service for good (lost, quarantined, a joiner that could not
     // take the graph) or not filled yet: it gets no work, so no table either.
     if (places_.lost(t) || places_.absent(t) || !places_.healthy(t)) continue;
-    REDFLOW_RETURN_IF_ERROR(configure_tile(t, plan, request));
+    REDFLOW_RETURN_IF_ERROR(configuration_.configure(t, *tiles_[t], plan, request.fault_spec));
   }
   return Status::Ok();
-}
-
-// Tile t: the plan's actor table when it holds another's, the request's
-// fault configuration when it changed. Only while no thread but the caller
-// talks to tile t (before an execution, or t's own runner).
-Status Engine::configure_tile(unsigned t, const Plan& plan, const ExecutionRequest& request) {
-  if (tile_table_[t] != plan.id) {
-    if (plan.registry == nullptr) return Status::Internal("internal error: a plan without its registry");
-    if (actor_table_plan_ != plan.id) return Status::Internal("internal error: the actor table was not built for this plan");
-    const Status s = tiles_[t]->load_actors(ActorTableMessage{static_cast<std::uint32_t>(plan.id), actor_functions_, actor_table_}, *plan.registry);
-    tile_table_[t] = s.ok() ? plan.id : 0;
-    if (!s.ok() && !tiles_[t]->lost()) return s;
-    // Nothing in its slots belongs to this graph: the directory of the graph
-    // that ran before is not this one's, so the slots start empty.
-    tiles_[t]->clear_all();
-  }
-  FaultConfigMessage f;
-  if (const FaultInjection* spec = request.fault_spec) {
-    f.bitflip_probability = spec->bitflip_probability;
-    f.seed = spec->seed;
-    for (unsigned x : spec->faulty_tiles) f.faulty = f.faulty || x == t;
-    for (const auto& [x, factor] : spec->slow_tiles)
-      if (x == t) f.slow_factor = std::max(f.slow_factor, factor);
-    for (const auto& [x, after] : spec->crash_tiles)
-      if (x == t) f.crash_after = std::min(f.crash_after, after);
-  }
-  if (!(f == tile_faults_[t])) {
-    const Status s = tiles_[t]->configure_faults(f);
-    if (!s.ok() && !tiles_[t]->lost()) return s;
-    tile_faults_[t] = f;
-  }
-  return Status::Ok();
-}
-
-// Once per plan, for every tile, before any runner starts: runners that
-// admit a joining worker mid-run (configure_tile) only read it, and local
-// tiles keep views of it until the next plan's.
-void Engine::build_actor_table(const Plan& plan) {
-  if (actor_table_plan_ == plan.id) return;
-  actor_table_.resize(plan.actors.size());
-  actor_functions_.clear();
-  std::unordered_map<std::string_view, std::uint32_t> index;
-  std::uint32_t last = 0;
-  for (ActorId a = 0; a < plan.actors.size(); ++a) {
-    const std::string_view f = plan.graph->actor(a).function;
-    if (actor_functions_.empty() || f != actor_functions_[last]) {  // graphs use few functions, often in runs
-      auto [it, added] = index.emplace(f, static_cast<std::uint32_t>(actor_functions_.size()));
-      if (added) actor_functions_.push_back(f);
-      last = it->second;
-    }
-    actor_table_[a] = ActorTableEntry{plan.name(a), plan.args(a), last, plan.actors[a].runs};
-  }
-  actor_table_plan_ = plan.id;
 }
 
 Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionRequest& request,
@@ -276,7 +221,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     return Status::Internal("internal error: execute() was given " + std::to_string(given.size()) + " inputs and constants and " +
                             std::to_string(output_to.size()) + " output buffers for a graph of " + std::to_string(state.given.size()) +
                             " and " + std::to_string(state.outputs.size()));
-  build_actor_table(plan);
+  configuration_.build(plan);
   std::uint32_t joined_before = 0;  // workers that came since the last execution
   for (unsigned t = 0; t < tiles(); ++t) joined_before += places_.join_pending(t) && admit_joined(t, plan, request, nullptr);
   REDFLOW_RETURN_IF_ERROR(configure_tiles(plan, request));

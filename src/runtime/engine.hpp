@@ -22,6 +22,7 @@
 #include "runtime/notifier.hpp"
 #include "runtime/plan.hpp"
 #include "runtime/remote_tiles.hpp"
+#include "runtime/tile_configuration.hpp"
 #include "runtime/tile_places.hpp"
 #include "runtime/work_deque.hpp"
 
@@ -169,8 +170,6 @@ class Engine {
   bool gone(unsigned t) const { return places_.lost(t) || tiles_[t]->lost(); }
   // Sends each tile the plan's actor table and this execution's fault configuration when they changed.
   Status configure_tiles(const Plan& plan, const ExecutionRequest& request);
-  Status configure_tile(unsigned t, const Plan& plan, const ExecutionRequest& request);
-  void build_actor_table(const Plan& plan);
   bool ensure_home(Job& job, DataId d);
   bool home_valid(const Job& job, DataId d, std::uint32_t round) const;
   // The end-to-end check (Tile::checks_values): whether some tile checks
@@ -230,14 +229,7 @@ class Engine {
   bool all_local_ = true;                            // every tile is a LocalTile called directly (the fast path may run)
   std::vector<std::unique_ptr<Tile>> tiles_;
   std::vector<Tile*> tile_ptrs_;                     // the tiles' peers (a transfer's source)
-  std::vector<std::uint64_t> tile_table_;            // per tile: Plan::id of the actor table it holds (0: none)
-  // The actor table of plan `actor_table_plan_`, built once for all tiles at
-  // the start of an execution (build_actor_table) and kept: a local tile
-  // reads names and arguments from it until the next table.
-  HugePageVector<ActorTableEntry> actor_table_;
-  std::vector<std::string_view> actor_functions_;  // the table's distinct function names
-  std::uint64_t actor_table_plan_ = 0;
-  std::vector<FaultConfigMessage> tile_faults_;      // per tile: the fault configuration it was sent
+  TileConfiguration configuration_;                  // the actor table and fault configuration each tile holds
   TilePlaces places_;                                // per place: in service, lost, kept for a join; lost votes
   std::atomic<bool> runners_ready_{false};           // runners_ is built: a join may wake them
   // Between executions: the schedule made for the tiles in service (and which).

@@ -29,7 +29,7 @@ void Engine::note_join(unsigned worker) {
 bool Engine::admit_joined(unsigned t, const Plan& plan, const ExecutionRequest& request, Job* job) {
   WorkerTile& remote = *worker_tiles_[t - options_.local_tiles()];
   remote.attach();
-  const Status s = configure_tile(t, plan, request);
+  const Status s = configuration_.configure(t, *tiles_[t], plan, request.fault_spec);
   if (!s.ok() || remote.lost()) {
     // It cannot run this graph (a missing --lib), or it died at once: the
     // place stays out of service, quarantined, and the run goes on without it.
