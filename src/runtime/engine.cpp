@@ -23,8 +23,7 @@ namespace redflow::runtime {
 
 Engine::Engine(const RuntimeOptions& options, RemoteTilesFactory remote_tiles)
     : options_(options), remote_factory_(std::move(remote_tiles)),
-      places_(options.tiles + options.join_places(), options.quarantine_after),  // the tiles, and the places kept for joins
-      driver_trace_(std::make_unique<DriverTrace>()) {}
+      places_(options.tiles + options.join_places(), options.quarantine_after) {}  // the tiles, and the places kept for joins
 
 
 Status Engine::start() {
@@ -286,13 +285,13 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   }
   // Values of earlier executions are never read again: every slot starts free.
   for (auto& dir : state.dirs) std::fill(dir.occupied_bits.begin(), dir.occupied_bits.end(), 0);
-  driver_stats_ = TileStats{};
-  driver_trace_->buffer.clear();
-  driver_trace_->counts = RedundancyCounts{};
-  driver_rng_ = (options_.seed ^ 0x5DEECE66DULL) + job.execution;
+  driver_.stats = TileStats{};
+  driver_.trace.clear();
+  driver_.counts = RedundancyCounts{};
+  driver_.rng = (options_.seed ^ 0x5DEECE66DULL) + job.execution;
   transfer_bytes_.store(0);
-  driver_queue_.clear();
-  driver_queue_.reserve(plan.actors.size());
+  driver_.queue.clear();
+  driver_.queue.reserve(plan.actors.size());
   for (auto& r : runners_) {
     r->stats = TileStats{};
     r->counts = RedundancyCounts{};
@@ -326,7 +325,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     if (rng == 0) rng = 1;
     for (ActorId a : plan.initially_ready) {
       if (plan.actors[a].on_driver) {
-        driver_queue_.push_back(a);
+        driver_.queue.push_back(a);
       } else if (plan.actors[a].replica != 0) {
         // The runners are parked until the generation bump below, so pushing into their queues is safe here.
         place_replica(job, a, nullptr, false);
@@ -404,7 +403,7 @@ void Engine::flush_completed(Runner& r, Job& job) {
 
 void Engine::wake_all(Job&) {
   steal_notifier_.notify_all();
-  driver_notifier_.notify_all();
+  driver_.notifier.notify_all();
   for (auto& r : runners_) r->notifier.notify_all();
 }
 

@@ -21,6 +21,7 @@
 #include "runtime/tile.hpp"
 #include "runtime/notifier.hpp"
 #include "runtime/plan.hpp"
+#include "runtime/driver_role.hpp"
 #include "runtime/remote_tiles.hpp"
 #include "runtime/tile_configuration.hpp"
 #include "runtime/tile_places.hpp"
@@ -31,8 +32,6 @@ class FaultInjector;
 }
 
 namespace redflow::runtime {
-
-struct TraceBuffer;
 
 // What one execute() call asks for beyond the plan.
 struct ExecutionRequest {
@@ -246,19 +245,13 @@ class Engine {
   std::uint32_t execution_counter_ = 0;
 
   Notifier steal_notifier_;   // idle stealing tiles
-  Notifier driver_notifier_;  // the driver waiting for work or for the end
-  std::mutex driver_mutex_;
-  std::vector<ActorId> driver_queue_;
-  TileStats driver_stats_;
-  std::uint64_t driver_rng_ = 1;                     // driver thread only
+  DriverRole driver_;         // the thread that calls execute(): its queue, stats, trace
   std::atomic<std::uint64_t> transfer_bytes_{0};
   // Claims of *-diff replicas on tiles, striped by compare actor: checking
   // "no sibling here" and recording the claim must be one step.
   std::array<std::mutex, 64> placement_locks_;
   std::mutex& placement_lock(ActorId vote) { return placement_locks_[vote % placement_locks_.size()]; }
   std::mutex voted_mutex_;
-  struct DriverTrace;
-  std::unique_ptr<DriverTrace> driver_trace_;
 };
 
 }  // namespace redflow::runtime

@@ -1,8 +1,9 @@
 // The state of one execution that the engine's parts share (one file per
 // part, docs/architecture.md: the scheduler loops, readiness, slot directory,
-// main memory, tile dispatch, lost tiles, voting...): the Job, each tile's
-// Runner, per-thread trace buffers and redundancy counters, and the engine's
-// constants. Internal to src/runtime.
+// main memory, tile dispatch, lost tiles, voting...): the Job, with the
+// per-execution parts it holds (JoinSchedule, SpeculativeCopies,
+// TileLosses), each tile's Runner, and the engine's constants. Internal to
+// src/runtime.
 #pragma once
 
 #include <atomic>
@@ -102,47 +103,6 @@ struct Engine::Job {
   // identity in slots and main memory (0 without redundancy).
   std::uint32_t round_of(DataId d) const { return plan->redundant ? state->round[d].load(std::memory_order_acquire) : 0; }
   double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
-};
-
-// Trace records and redundancy counters, kept per thread and merged after the run.
-struct RawActor {
-  ActorId actor;
-  int tile;
-  unsigned replica, attempt;
-  double start, end;
-  bool stolen, faulty;
-};
-struct RawTransfer {
-  DataId data;
-  int from, to;
-  std::size_t bytes;
-  double start, end;
-};
-struct RawSlots {
-  double time;
-  unsigned used;
-};
-
-// Per-thread trace buffers, merged into the ExecutionTrace after the run.
-struct TraceBuffer {
-  std::vector<RawActor> actors;
-  std::vector<RawTransfer> transfers;
-  std::vector<RawSlots> slots;
-  void clear() {
-    actors.clear();
-    transfers.clear();
-    slots.clear();
-  }
-};
-
-// Counters of the redundancy mechanism, per thread.
-struct RedundancyCounts {
-  std::uint64_t injected = 0, detected = 0, reexecutions = 0;
-};
-
-struct Engine::DriverTrace {
-  TraceBuffer buffer;
-  RedundancyCounts counts;
 };
 
 // A compute tile's runner thread: its queues, slot bookkeeping scratch, stats and trace.

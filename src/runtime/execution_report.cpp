@@ -18,15 +18,15 @@ void Engine::report(Job& job, ExecutionStats& stats) {
   stats.tiles.clear();
   stats.actors_executed = stats.transfers = stats.transfer_bytes = stats.steals = stats.displacements = 0;
   stats.injected_faults = stats.detected_faults = stats.reexecutions = stats.corrupted_transfers = 0;
-  stats.driver = driver_stats_;
-  stats.actors_executed += driver_stats_.actors;
-  stats.transfers += driver_stats_.transfers_in;
+  stats.driver = driver_.stats;
+  stats.actors_executed += driver_.stats.actors;
+  stats.transfers += driver_.stats.transfers_in;
   auto add_counts = [&](const RedundancyCounts& c) {
     stats.injected_faults += c.injected;
     stats.detected_faults += c.detected;
     stats.reexecutions += c.reexecutions;
   };
-  add_counts(driver_trace_->counts);
+  add_counts(driver_.counts);
   const unsigned view = tiles_in_view();  // not the places kept for joins that no worker filled
   for (unsigned t = 0; t < view; ++t) {
     Runner* r = runners_[t].get();
@@ -71,7 +71,7 @@ void Engine::report(Job& job, ExecutionStats& stats) {
         trace->transfers.push_back(TracedTransfer{g.data(x.data).name, x.from, x.to, x.bytes, x.start, x.end});
       for (const RawSlots& x : b.slots) trace->slot_use.push_back(TracedSlots{tile, x.time, x.used});
     };
-    merge(driver_trace_->buffer, kDriverTile);
+    merge(driver_.trace, kDriverTile);
     for (unsigned t = 0; t < view; ++t) merge(runners_[t]->trace, static_cast<int>(t));
     auto by_start = [](const auto& a, const auto& b) { return a.start_s < b.start_s; };
     std::stable_sort(trace->actors.begin(), trace->actors.end(), by_start);

@@ -84,7 +84,7 @@ ActorId Engine::place_replica(Job& job, ActorId c, Runner* from, bool may_run_he
       s.replica_tile[c].store(static_cast<int>(from->index), std::memory_order_release);
       return c;
     }
-    std::uint64_t& rng = from != nullptr ? from->rng : driver_rng_;
+    std::uint64_t& rng = from != nullptr ? from->rng : driver_.rng;
     t = pick_replica_tile(job, c, rng, s.vote_round[v] > 0);
     if (t >= 0) s.replica_tile[c].store(t, std::memory_order_release);
   }
