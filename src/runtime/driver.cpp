@@ -15,18 +15,18 @@ void Engine::driver_loop(Job& job) {
   if (job.scheduler == Scheduler::kHeft) {
     auto wait = [&](auto& ready) {
       while (!ready()) {
-        const std::uint32_t token = driver_notifier_.prepare();
+        const std::uint32_t token = driver_.notifier.prepare();
         if (ready()) {
-          driver_notifier_.cancel();
+          driver_.notifier.cancel();
           break;
         }
-        driver_notifier_.wait(token);
+        driver_.notifier.wait(token);
       }
     };
     auto run = [&](ActorId a) { run_on_driver(job, a); };
     // A join mid-run may make a new schedule: walk its driver order then (what was run is claimed).
     for (std::uint32_t walked = ~std::uint32_t{0}; !job.aborted.load();) {
-      const std::uint32_t epoch = job.epoch.load(std::memory_order_acquire);
+      const std::uint32_t epoch = job.joins.epoch();
       if (epoch == walked) break;
       walked = epoch;
       walk_order(job, orders(job).driver_order, epoch, wait, run);
@@ -35,10 +35,10 @@ void Engine::driver_loop(Job& job) {
     for (;;) {
       ActorId a = kNone;
       {
-        std::lock_guard<std::mutex> lock(driver_mutex_);
-        if (!driver_queue_.empty()) {
-          a = driver_queue_.back();
-          driver_queue_.pop_back();
+        std::lock_guard<std::mutex> lock(driver_.mutex);
+        if (!driver_.queue.empty()) {
+          a = driver_.queue.back();
+          driver_.queue.pop_back();
         }
       }
       if (a != kNone) {
@@ -46,27 +46,27 @@ void Engine::driver_loop(Job& job) {
         continue;
       }
       if (finished(job)) break;
-      const std::uint32_t token = driver_notifier_.prepare();
+      const std::uint32_t token = driver_.notifier.prepare();
       bool has_work;
       {
-        std::lock_guard<std::mutex> lock(driver_mutex_);
-        has_work = !driver_queue_.empty();
+        std::lock_guard<std::mutex> lock(driver_.mutex);
+        has_work = !driver_.queue.empty();
       }
       if (has_work || finished(job)) {
-        driver_notifier_.cancel();
+        driver_.notifier.cancel();
         continue;
       }
-      driver_notifier_.wait(token);
+      driver_.notifier.wait(token);
     }
   }
   // Wait for the tiles to finish the rest.
   while (!finished(job)) {
-    const std::uint32_t token = driver_notifier_.prepare();
+    const std::uint32_t token = driver_.notifier.prepare();
     if (finished(job)) {
-      driver_notifier_.cancel();
+      driver_.notifier.cancel();
       break;
     }
-    driver_notifier_.wait(token);
+    driver_.notifier.wait(token);
   }
 }
 
@@ -111,9 +111,9 @@ void Engine::run_on_driver(Job& job, ActorId a) {
       return;
     }
   }
-  if (job.timed) driver_stats_.busy_s += seconds_since(t0);
-  ++driver_stats_.actors;
-  if (job.tracing) driver_trace_->buffer.actors.push_back(RawActor{a, kDriverTile, 0, 0, trace_start, job.now(), false, false});
+  if (job.timed) driver_.stats.busy_s += seconds_since(t0);
+  ++driver_.stats.actors;
+  if (job.tracing) driver_.trace.actors.push_back(RawActor{a, kDriverTile, 0, 0, trace_start, job.now(), false, false});
   s.home_state[hot.output].store(home_word(0, kHomeValid), std::memory_order_release);
   // Main memory needs no slot freeing: the inputs' consumer counts just drop.
   for (std::uint32_t i = 0; i < hot.input_count; ++i)

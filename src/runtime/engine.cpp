@@ -6,7 +6,6 @@
 #include "runtime/engine.hpp"
 
 #include <algorithm>
-#include <unordered_map>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -22,18 +21,9 @@
 
 namespace redflow::runtime {
 
-namespace {
-// One flag per tile place: the tiles, and the places kept for workers that may join.
-template <typename T>
-std::unique_ptr<std::atomic<T>[]> per_place(const RuntimeOptions& o) {
-  return std::make_unique<std::atomic<T>[]>(o.tiles + o.join_places());
-}
-}  // namespace
-
 Engine::Engine(const RuntimeOptions& options, RemoteTilesFactory remote_tiles)
-    : options_(options), remote_factory_(std::move(remote_tiles)), lost_(per_place<bool>(options)), absent_(per_place<bool>(options)),
-      joined_(per_place<bool>(options)), quarantined_(per_place<bool>(options)), lost_votes_(per_place<std::uint32_t>(options)),
-      driver_trace_(std::make_unique<DriverTrace>()) {}
+    : options_(options), remote_factory_(std::move(remote_tiles)),
+      places_(options.tiles + options.join_places(), options.quarantine_after) {}  // the tiles, and the places kept for joins
 
 
 Status Engine::start() {
@@ -89,8 +79,7 @@ Status Engine::start() {
   for (auto& t : tiles_) tile_ptrs_.push_back(t.get());
   for (auto& t : tiles_) t->set_peers(tile_ptrs_);
   for (WorkerTile* t : worker_tiles_) t->set_peer_transfers(options_.peer_transfers);
-  tile_table_.assign(tiles_.size(), 0);
-  tile_faults_.assign(tiles_.size(), FaultConfigMessage{});
+  configuration_.reset(tiles());
   for (unsigned t = 0; t < tiles(); ++t) threads_.emplace_back([this, t] { runner_main(t); });
   runners_ready_.store(true, std::memory_order_release);
   return Status::Ok();
@@ -132,7 +121,7 @@ Status Engine::start_remote_tiles() {
     r->depth = r->tile->pipeline_depth();
     r->local = nullptr;
     runners_.push_back(std::move(r));
-    if (w >= remote) absent_[t].store(true), quarantined_[t].store(true);  // out of service until a worker comes
+    if (w >= remote) places_.keep_for_join(t);  // out of service until a worker comes
   }
   return Status::Ok();
 }
@@ -218,63 +207,10 @@ Status Engine::configure_tiles(const Plan& plan, const ExecutionRequest& request
   for (unsigned t = 0; t < tiles(); ++t) {
     // Out of service for good (lost, quarantined, a joiner that could not
     // take the graph) or not filled yet: it gets no work, so no table either.
-    if (tile_lost(t) || absent_[t].load(std::memory_order_acquire) || !healthy(t)) continue;
-    REDFLOW_RETURN_IF_ERROR(configure_tile(t, plan, request));
+    if (places_.lost(t) || places_.absent(t) || !places_.healthy(t)) continue;
+    REDFLOW_RETURN_IF_ERROR(configuration_.configure(t, *tiles_[t], plan, request.fault_spec));
   }
   return Status::Ok();
-}
-
-// Tile t: the plan's actor table when it holds another's, the request's
-// fault configuration when it changed. Only while no thread but the caller
-// talks to tile t (before an execution, or t's own runner).
-Status Engine::configure_tile(unsigned t, const Plan& plan, const ExecutionRequest& request) {
-  if (tile_table_[t] != plan.id) {
-    if (plan.registry == nullptr) return Status::Internal("internal error: a plan without its registry");
-    if (actor_table_plan_ != plan.id) return Status::Internal("internal error: the actor table was not built for this plan");
-    const Status s = tiles_[t]->load_actors(ActorTableMessage{static_cast<std::uint32_t>(plan.id), actor_functions_, actor_table_}, *plan.registry);
-    tile_table_[t] = s.ok() ? plan.id : 0;
-    if (!s.ok() && !tiles_[t]->lost()) return s;
-    // Nothing in its slots belongs to this graph: the directory of the graph
-    // that ran before is not this one's, so the slots start empty.
-    tiles_[t]->clear_all();
-  }
-  FaultConfigMessage f;
-  if (const FaultInjection* spec = request.fault_spec) {
-    f.bitflip_probability = spec->bitflip_probability;
-    f.seed = spec->seed;
-    for (unsigned x : spec->faulty_tiles) f.faulty = f.faulty || x == t;
-    for (const auto& [x, factor] : spec->slow_tiles)
-      if (x == t) f.slow_factor = std::max(f.slow_factor, factor);
-    for (const auto& [x, after] : spec->crash_tiles)
-      if (x == t) f.crash_after = std::min(f.crash_after, after);
-  }
-  if (!(f == tile_faults_[t])) {
-    const Status s = tiles_[t]->configure_faults(f);
-    if (!s.ok() && !tiles_[t]->lost()) return s;
-    tile_faults_[t] = f;
-  }
-  return Status::Ok();
-}
-
-// Once per plan, for every tile, before any runner starts: runners that
-// admit a joining worker mid-run (configure_tile) only read it, and local
-// tiles keep views of it until the next plan's.
-void Engine::build_actor_table(const Plan& plan) {
-  if (actor_table_plan_ == plan.id) return;
-  actor_table_.resize(plan.actors.size());
-  actor_functions_.clear();
-  std::unordered_map<std::string_view, std::uint32_t> index;
-  std::uint32_t last = 0;
-  for (ActorId a = 0; a < plan.actors.size(); ++a) {
-    const std::string_view f = plan.graph->actor(a).function;
-    if (actor_functions_.empty() || f != actor_functions_[last]) {  // graphs use few functions, often in runs
-      auto [it, added] = index.emplace(f, static_cast<std::uint32_t>(actor_functions_.size()));
-      if (added) actor_functions_.push_back(f);
-      last = it->second;
-    }
-    actor_table_[a] = ActorTableEntry{plan.name(a), plan.args(a), last, plan.actors[a].runs};
-  }
-  actor_table_plan_ = plan.id;
 }
 
 Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionRequest& request,
@@ -284,12 +220,12 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     return Status::Internal("internal error: execute() was given " + std::to_string(given.size()) + " inputs and constants and " +
                             std::to_string(output_to.size()) + " output buffers for a graph of " + std::to_string(state.given.size()) +
                             " and " + std::to_string(state.outputs.size()));
-  build_actor_table(plan);
+  configuration_.build(plan);
   std::uint32_t joined_before = 0;  // workers that came since the last execution
-  for (unsigned t = 0; t < tiles(); ++t) joined_before += join_pending(t) && admit_joined(t, plan, request, nullptr);
+  for (unsigned t = 0; t < tiles(); ++t) joined_before += places_.join_pending(t) && admit_joined(t, plan, request, nullptr);
   REDFLOW_RETURN_IF_ERROR(configure_tiles(plan, request));
   Job job;
-  job.joined_tiles.store(joined_before, std::memory_order_relaxed);
+  job.joins.set_joins(joined_before);
   job.plan = &plan;
   job.state = &state;
   job.scheduler = request.scheduler;
@@ -301,10 +237,9 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   // once a tile was lost: the lost-tile path needs the messages' answers.
   job.plain = !plan.redundant && request.faults == nullptr && all_local_ && !any_tile_lost();
   job.in_place = job.plain && !job.tracing;
-  job.speculating = state.booked != nullptr && remote_ != nullptr && !plan.redundant;
+  job.speculation.set_on(state.booked != nullptr && remote_ != nullptr && !plan.redundant);
   job.remaining_actors.store(static_cast<std::uint32_t>(plan.actors.size()));
-  job.lost_votes = lost_votes_.get();
-  for (std::size_t t = 0; t < runners_.size(); ++t) lost_votes_[t].store(0, std::memory_order_relaxed);
+  places_.reset_votes(static_cast<unsigned>(runners_.size()));
   bool has_replicas = false;
   if (plan.redundant)
     for (const PlanActor& pa : plan.actors) has_replicas = has_replicas || pa.replica != 0;
@@ -350,13 +285,13 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   }
   // Values of earlier executions are never read again: every slot starts free.
   for (auto& dir : state.dirs) std::fill(dir.occupied_bits.begin(), dir.occupied_bits.end(), 0);
-  driver_stats_ = TileStats{};
-  driver_trace_->buffer.clear();
-  driver_trace_->counts = RedundancyCounts{};
-  driver_rng_ = (options_.seed ^ 0x5DEECE66DULL) + job.execution;
+  driver_.stats = TileStats{};
+  driver_.trace.clear();
+  driver_.counts = RedundancyCounts{};
+  driver_.rng = (options_.seed ^ 0x5DEECE66DULL) + job.execution;
   transfer_bytes_.store(0);
-  driver_queue_.clear();
-  driver_queue_.reserve(plan.actors.size());
+  driver_.queue.clear();
+  driver_.queue.reserve(plan.actors.size());
   for (auto& r : runners_) {
     r->stats = TileStats{};
     r->counts = RedundancyCounts{};
@@ -378,10 +313,10 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     if (r->rng == 0) r->rng = 1;
   }
   if (replannable(job)) {
-    job.claims = state.claim.get();
+    job.joins.use_claims(state.claim.get(), job.execution);
     // The plan's schedule is for the tiles in service at load: made again
     // when a worker has joined or a tile is out of service since.
-    job.schedule.store(start_schedule(job), std::memory_order_relaxed);
+    job.joins.start_with(start_schedule(job));
   }
   job.t0 = std::chrono::steady_clock::now();
   if (job.scheduler == Scheduler::kSteal) {
@@ -390,7 +325,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     if (rng == 0) rng = 1;
     for (ActorId a : plan.initially_ready) {
       if (plan.actors[a].on_driver) {
-        driver_queue_.push_back(a);
+        driver_.queue.push_back(a);
       } else if (plan.actors[a].replica != 0) {
         // The runners are parked until the generation bump below, so pushing into their queues is safe here.
         place_replica(job, a, nullptr, false);
@@ -468,7 +403,7 @@ void Engine::flush_completed(Runner& r, Job& job) {
 
 void Engine::wake_all(Job&) {
   steal_notifier_.notify_all();
-  driver_notifier_.notify_all();
+  driver_.notifier.notify_all();
   for (auto& r : runners_) r->notifier.notify_all();
 }
 

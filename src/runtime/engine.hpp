@@ -21,7 +21,10 @@
 #include "runtime/tile.hpp"
 #include "runtime/notifier.hpp"
 #include "runtime/plan.hpp"
+#include "runtime/driver_role.hpp"
 #include "runtime/remote_tiles.hpp"
+#include "runtime/tile_configuration.hpp"
+#include "runtime/tile_places.hpp"
 #include "runtime/work_deque.hpp"
 
 namespace redflow::fault {
@@ -29,12 +32,6 @@ class FaultInjector;
 }
 
 namespace redflow::runtime {
-
-struct TraceBuffer;
-
-// "tile 3", "tiles 0, 2", or "no tile": tile numbers in messages, so that
-// "0" is never read as "none".
-std::string describe_tiles(const std::vector<unsigned>& tiles);
 
 // What one execute() call asks for beyond the plan.
 struct ExecutionRequest {
@@ -90,10 +87,10 @@ class Engine {
   // The machine HEFT plans for (RuntimeOptions' tiles, cores, slots, costs).
   MachineModel machine() const;
   // Tiles taken out of service (quarantine), for the runtime's whole life.
-  std::vector<unsigned> quarantined_tiles() const;
+  std::vector<unsigned> quarantined_tiles() const { return places_.quarantined(tiles()); }
   // For a give-up's message: "tile 0 quarantined, tiles 1, 2 lost, 1 of 4
   // compute tiles in service".
-  std::string out_of_service() const;
+  std::string out_of_service() const { return places_.out_of_service(tiles()); }
 
  private:
   struct Job;
@@ -136,7 +133,6 @@ class Engine {
   bool may_take(const Job& job, ActorId a, unsigned tile) const;
   void forward(Job& job, ActorId a, Runner& from);
   void lose_vote(Job& job, int tile);
-  bool healthy(unsigned t) const { return !quarantined_[t].load(std::memory_order_acquire); }
   void push_inbox(Runner& target, ActorId a);
   ActorId take_inbox(Runner& victim, Job& job, unsigned taker);
   void copy_voted_home(Job& job, DataId logical, DataId winner, TileStats& stats);
@@ -162,20 +158,17 @@ class Engine {
   bool poisoned(Job& job, ActorId a, unsigned tile);  // counts tile `tile`, lost under `a`; true (and fails the job) at the limit
   bool recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace);
   bool only_on_lost_tile(const Job& job, DataId d) const;
-  bool tile_lost(unsigned t) const { return lost_[t].load(std::memory_order_acquire); }
   // A tile is gone (lost, or dead though not yet declared); places kept for
   // joins that no worker filled do not count (their tile says lost()).
   bool any_tile_lost() const {
     for (unsigned t = 0; t < tiles(); ++t)
-      if (!absent_[t].load(std::memory_order_acquire) && gone(t)) return true;
+      if (!places_.absent(t) && gone(t)) return true;
     return false;
   }
   // Lost, or dead already though its runner has not told the engine yet.
-  bool gone(unsigned t) const { return tile_lost(t) || tiles_[t]->lost(); }
+  bool gone(unsigned t) const { return places_.lost(t) || tiles_[t]->lost(); }
   // Sends each tile the plan's actor table and this execution's fault configuration when they changed.
   Status configure_tiles(const Plan& plan, const ExecutionRequest& request);
-  Status configure_tile(unsigned t, const Plan& plan, const ExecutionRequest& request);
-  void build_actor_table(const Plan& plan);
   bool ensure_home(Job& job, DataId d);
   bool home_valid(const Job& job, DataId d, std::uint32_t round) const;
   // The end-to-end check (Tile::checks_values): whether some tile checks
@@ -195,9 +188,6 @@ class Engine {
   // configures it and puts it in service, and under HEFT the unstarted part
   // of the schedule is made again for the tiles now in service.
   void note_join(unsigned worker);
-  bool join_pending(unsigned t) const {
-    return joined_[t].load(std::memory_order_acquire) && absent_[t].load(std::memory_order_acquire);
-  }
   bool admit_joined(unsigned t, const Plan& plan, const ExecutionRequest& request, Job* job);  // job: null between executions
   bool in_service(unsigned t) const;
   unsigned tiles_in_view() const;           // places up to the last one a worker ever filled
@@ -210,8 +200,6 @@ class Engine {
   const Schedule* start_schedule(Job& job);  // null: the plan's own fits the tiles in service
   std::vector<bool> tiles_in_service() const;
   std::unique_ptr<Schedule> make_schedule(const Job& job, const std::vector<bool>& service) const;
-  bool claim(Job& job, ActorId a);          // HEFT with joins: one walker runs `a`
-  bool claimed(const Job& job, ActorId a) const;
   // Speculative copies of stragglers (speculation.cpp).
   bool book_once(Runner& r, Job& job, ActorId a, double seconds);  // false: another run of `a` was booked first
   bool already_booked(const Job& job, ActorId a) const;
@@ -224,10 +212,6 @@ class Engine {
   bool inputs_without(const Job& job, ActorId a, unsigned v) const;
   ActorId find_straggler(Runner& r, Job& job);
   bool speculate_while_idle(Runner& r, Job& job);
-  // The run of `a` that tile's loss ended has a copy still running: the copy
-  // stands for it, and hands `a` on itself should it end without a result.
-  bool stood_for_by_copy(Job& job, ActorId a);
-  bool may_copy(Job& job, ActorId a);  // not when a copy and its original dying too would pass the poisoning limit
   bool straggling_locked(const Job& job, const Runner& v, double now) const;
   bool straggling(Runner& r, Job& job);
   bool take_over(Runner& r, Job& job);
@@ -244,17 +228,8 @@ class Engine {
   bool all_local_ = true;                            // every tile is a LocalTile called directly (the fast path may run)
   std::vector<std::unique_ptr<Tile>> tiles_;
   std::vector<Tile*> tile_ptrs_;                     // the tiles' peers (a transfer's source)
-  std::vector<std::uint64_t> tile_table_;            // per tile: Plan::id of the actor table it holds (0: none)
-  // The actor table of plan `actor_table_plan_`, built once for all tiles at
-  // the start of an execution (build_actor_table) and kept: a local tile
-  // reads names and arguments from it until the next table.
-  HugePageVector<ActorTableEntry> actor_table_;
-  std::vector<std::string_view> actor_functions_;  // the table's distinct function names
-  std::uint64_t actor_table_plan_ = 0;
-  std::vector<FaultConfigMessage> tile_faults_;      // per tile: the fault configuration it was sent
-  std::unique_ptr<std::atomic<bool>[]> lost_;        // per tile, for the runtime's life
-  std::unique_ptr<std::atomic<bool>[]> absent_;      // per tile: a place kept for a join, no worker in it yet
-  std::unique_ptr<std::atomic<bool>[]> joined_;      // per tile: a worker came for this place (note_join)
+  TileConfiguration configuration_;                  // the actor table and fault configuration each tile holds
+  TilePlaces places_;                                // per place: in service, lost, kept for a join; lost votes
   std::atomic<bool> runners_ready_{false};           // runners_ is built: a join may wake them
   // Between executions: the schedule made for the tiles in service (and which).
   std::uint64_t replan_plan_ = 0;
@@ -270,22 +245,13 @@ class Engine {
   std::uint32_t execution_counter_ = 0;
 
   Notifier steal_notifier_;   // idle stealing tiles
-  Notifier driver_notifier_;  // the driver waiting for work or for the end
-  std::mutex driver_mutex_;
-  std::vector<ActorId> driver_queue_;
-  TileStats driver_stats_;
-  std::uint64_t driver_rng_ = 1;                     // driver thread only
+  DriverRole driver_;         // the thread that calls execute(): its queue, stats, trace
   std::atomic<std::uint64_t> transfer_bytes_{0};
-  std::unique_ptr<std::atomic<bool>[]> quarantined_;  // per tile, for the runtime's life
-  std::unique_ptr<std::atomic<std::uint32_t>[]> lost_votes_;  // per tile, this execution (Job::lost_votes)
   // Claims of *-diff replicas on tiles, striped by compare actor: checking
   // "no sibling here" and recording the claim must be one step.
   std::array<std::mutex, 64> placement_locks_;
   std::mutex& placement_lock(ActorId vote) { return placement_locks_[vote % placement_locks_.size()]; }
   std::mutex voted_mutex_;
-  std::mutex quarantine_mutex_;  // one quarantine at a time, per engine (not per process)
-  struct DriverTrace;
-  std::unique_ptr<DriverTrace> driver_trace_;
 };
 
 }  // namespace redflow::runtime

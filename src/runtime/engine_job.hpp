@@ -1,15 +1,15 @@
 // The state of one execution that the engine's parts share (one file per
 // part, docs/architecture.md: the scheduler loops, readiness, slot directory,
-// main memory, tile dispatch, lost tiles, voting...): the Job, each tile's
-// Runner, per-thread trace buffers and redundancy counters, and the engine's
-// constants. Internal to src/runtime.
+// main memory, tile dispatch, lost tiles, voting...): the Job, with the
+// per-execution parts it holds (JoinSchedule, SpeculativeCopies,
+// TileLosses), each tile's Runner, and the engine's constants. Internal to
+// src/runtime.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,6 +17,9 @@
 #include <vector>
 
 #include "runtime/engine.hpp"
+#include "runtime/join_schedule.hpp"
+#include "runtime/speculative_copies.hpp"
+#include "runtime/tile_losses.hpp"
 
 namespace redflow::runtime {
 
@@ -37,7 +40,6 @@ inline constexpr std::uint32_t home_state_of(std::uint32_t word) { return word &
 inline constexpr std::uint32_t kMaxVoteRounds = 8;
 inline constexpr unsigned kTileRounds = 4;
 inline constexpr unsigned kMaxSameMessages = 8;
-inline constexpr unsigned kPoisonedAfterLostTiles = 3;
 
 // Spins a little, then sleeps until `word` changes from `busy` (the writer
 // notifies). A bounded spin: with more tiles than cores the thread we wait
@@ -90,33 +92,10 @@ struct Engine::Job {
   // needs no message, no completion and no checksum, and a 0-byte value no slot.
   bool plain = false;
   bool in_place = false;  // plain and no trace: Engine::run_in_place may run an actor
-  std::atomic<std::uint32_t>* lost_votes = nullptr;  // per tile, this execution (the engine's, reused)
   unsigned min_healthy = 1;   // quarantine never leaves fewer tiles in service
-  std::atomic<std::uint32_t> lost_tiles{0};         // tiles lost during this execution
-  std::atomic<std::uint64_t> recomputed_actors{0};  // producers re-run for values only a lost tile held
-  // Tiles lost while each actor ran on them: at kPoisonedAfterLostTiles the
-  // actor is poisoned (it may be what kills them) and the execution fails.
-  std::mutex lost_under_mutex;
-  std::map<ActorId, std::vector<unsigned>> lost_under;
-  // HEFT with places kept for joins (joins.cpp): `claims` (per actor, the
-  // number of the execution that claimed it) lets a walker skip what another
-  // ran; `schedule` is the newest schedule (null: the plan's), made again when
-  // a worker joins; `epoch` counts them; made ones live until the job ends.
-  std::atomic<std::uint32_t>* claims = nullptr;
-  std::atomic<const Schedule*> schedule{nullptr};
-  std::atomic<std::uint32_t> epoch{0};
-  std::mutex replan_mutex;
-  std::vector<std::unique_ptr<Schedule>> schedules;
-  std::atomic<std::uint32_t> joined_tiles{0};
-  // Speculation (speculation.cpp): on for remote tiles without redundancy.
-  bool speculating = false;
-  std::atomic<std::uint64_t> speculative_copies{0}, speculative_wins{0}, abandoned{0}, taken_over{0};
-  // Copies running now, by actor: whether the run each copies was lost
-  // meanwhile (then the copy, if it ends without a result, hands the actor
-  // on; speculation.cpp, "One run stands for both"). Copies are rare: a map.
-  std::mutex copies_mutex;
-  std::map<ActorId, bool> running_copies;
-  std::atomic<std::uint32_t> replans{0};
+  TileLosses losses;           // tiles lost, values recomputed, actors poisoned (lost_tiles.cpp)
+  JoinSchedule joins;              // HEFT's schedule made again when a worker joins, claims (joins.cpp)
+  SpeculativeCopies speculation;  // on for remote tiles without redundancy (speculation.cpp)
   std::mutex mark_mutex;      // marks are rare: failed votes, quarantines
   std::vector<TracedMark> marks;
 
@@ -124,47 +103,6 @@ struct Engine::Job {
   // identity in slots and main memory (0 without redundancy).
   std::uint32_t round_of(DataId d) const { return plan->redundant ? state->round[d].load(std::memory_order_acquire) : 0; }
   double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
-};
-
-// Trace records and redundancy counters, kept per thread and merged after the run.
-struct RawActor {
-  ActorId actor;
-  int tile;
-  unsigned replica, attempt;
-  double start, end;
-  bool stolen, faulty;
-};
-struct RawTransfer {
-  DataId data;
-  int from, to;
-  std::size_t bytes;
-  double start, end;
-};
-struct RawSlots {
-  double time;
-  unsigned used;
-};
-
-// Per-thread trace buffers, merged into the ExecutionTrace after the run.
-struct TraceBuffer {
-  std::vector<RawActor> actors;
-  std::vector<RawTransfer> transfers;
-  std::vector<RawSlots> slots;
-  void clear() {
-    actors.clear();
-    transfers.clear();
-    slots.clear();
-  }
-};
-
-// Counters of the redundancy mechanism, per thread.
-struct RedundancyCounts {
-  std::uint64_t injected = 0, detected = 0, reexecutions = 0;
-};
-
-struct Engine::DriverTrace {
-  TraceBuffer buffer;
-  RedundancyCounts counts;
 };
 
 // A compute tile's runner thread: its queues, slot bookkeeping scratch, stats and trace.
@@ -241,13 +179,13 @@ struct Engine::Runner {
 // actor is not waited for: it is voted where its last replica finishes.
 template <typename Wait, typename Run>
 void Engine::walk_order(Job& job, std::span<const ActorId> order, std::uint32_t epoch, Wait&& wait, Run&& run) {
-  auto moved_on = [&] { return job.aborted.load(std::memory_order_acquire) || job.epoch.load(std::memory_order_acquire) != epoch; };
+  auto moved_on = [&] { return job.aborted.load(std::memory_order_acquire) || job.joins.epoch() != epoch; };
   for (ActorId a : order) {
-    if (claimed(job, a) || (job.plan->hot[a].flags & ActorHot::kIsVote) != 0) continue;
+    if (job.joins.claimed(a) || (job.plan->hot[a].flags & ActorHot::kIsVote) != 0) continue;
     auto ready = [&] { return job.state->pending[a].load(std::memory_order_acquire) == 0 || moved_on(); };
     wait(ready);
     if (moved_on()) return;
-    if (claim(job, a)) run(a);
+    if (job.joins.claim(a)) run(a);
   }
 }
 

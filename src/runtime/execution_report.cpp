@@ -18,21 +18,21 @@ void Engine::report(Job& job, ExecutionStats& stats) {
   stats.tiles.clear();
   stats.actors_executed = stats.transfers = stats.transfer_bytes = stats.steals = stats.displacements = 0;
   stats.injected_faults = stats.detected_faults = stats.reexecutions = stats.corrupted_transfers = 0;
-  stats.driver = driver_stats_;
-  stats.actors_executed += driver_stats_.actors;
-  stats.transfers += driver_stats_.transfers_in;
+  stats.driver = driver_.stats;
+  stats.actors_executed += driver_.stats.actors;
+  stats.transfers += driver_.stats.transfers_in;
   auto add_counts = [&](const RedundancyCounts& c) {
     stats.injected_faults += c.injected;
     stats.detected_faults += c.detected;
     stats.reexecutions += c.reexecutions;
   };
-  add_counts(driver_trace_->counts);
+  add_counts(driver_.counts);
   const unsigned view = tiles_in_view();  // not the places kept for joins that no worker filled
   for (unsigned t = 0; t < view; ++t) {
     Runner* r = runners_[t].get();
-    r->stats.lost_votes = job.lost_votes[r->index].load();
+    r->stats.lost_votes = places_.lost_votes(r->index);
     r->stats.joined = t >= options_.tiles;
-    r->stats.quarantined = !healthy(r->index);
+    r->stats.quarantined = !places_.healthy(r->index);
     stats.tiles.push_back(r->stats);
     stats.actors_executed += r->stats.actors;
     stats.transfers += r->stats.transfers_in + r->stats.transfers_out;
@@ -41,14 +41,14 @@ void Engine::report(Job& job, ExecutionStats& stats) {
     add_counts(r->counts);
   }
   stats.quarantined_tiles = quarantined_tiles();
-  stats.lost_tiles = job.lost_tiles.load();
-  stats.recomputed_actors = job.recomputed_actors.load();
-  stats.joined_tiles = job.joined_tiles.load();
-  stats.replans = job.replans.load();
-  stats.speculative_copies = job.speculative_copies.load();
-  stats.speculative_wins = job.speculative_wins.load();
-  stats.abandoned = job.abandoned.load();
-  stats.taken_over = job.taken_over.load();
+  stats.lost_tiles = job.losses.lost_tiles();
+  stats.recomputed_actors = job.losses.recomputed();
+  stats.joined_tiles = job.joins.joins();
+  stats.replans = job.joins.replans();
+  stats.speculative_copies = job.speculation.copies();
+  stats.speculative_wins = job.speculation.wins();
+  stats.abandoned = job.speculation.abandoned();
+  stats.taken_over = job.speculation.taken_over();
   std::vector<std::string> hosts;  // only with a trace: a warm execute_into() allocates nothing
   report_remote(job, stats, request.trace ? &hosts : nullptr);
   stats.transfer_bytes = transfer_bytes_.exchange(0);
@@ -71,7 +71,7 @@ void Engine::report(Job& job, ExecutionStats& stats) {
         trace->transfers.push_back(TracedTransfer{g.data(x.data).name, x.from, x.to, x.bytes, x.start, x.end});
       for (const RawSlots& x : b.slots) trace->slot_use.push_back(TracedSlots{tile, x.time, x.used});
     };
-    merge(driver_trace_->buffer, kDriverTile);
+    merge(driver_.trace, kDriverTile);
     for (unsigned t = 0; t < view; ++t) merge(runners_[t]->trace, static_cast<int>(t));
     auto by_start = [](const auto& a, const auto& b) { return a.start_s < b.start_s; };
     std::stable_sort(trace->actors.begin(), trace->actors.end(), by_start);

@@ -55,8 +55,8 @@ void Engine::heft_loop(Runner& r, Job& job) {
   };
   std::uint32_t walked = ~std::uint32_t{0};  // the schedule whose order this tile walked
   for (;;) {
-    if (join_pending(r.index)) admit_joined(r.index, *job.plan, *job.request, &job);
-    const std::uint32_t epoch = job.epoch.load(std::memory_order_acquire);
+    if (places_.join_pending(r.index)) admit_joined(r.index, *job.plan, *job.request, &job);
+    const std::uint32_t epoch = job.joins.epoch();
     if (epoch != walked && !job.aborted.load()) {
       walked = epoch;
       const Schedule& s = orders(job);
@@ -73,8 +73,8 @@ void Engine::heft_loop(Runner& r, Job& job) {
     if (speculate_while_idle(r, job)) continue;
     flush_completed(r, job);
     const std::uint32_t token = r.notifier.prepare();
-    if (finished(job) || r.inbox_size.load(std::memory_order_acquire) != 0 || job.epoch.load(std::memory_order_acquire) != walked ||
-        join_pending(r.index)) {
+    if (finished(job) || r.inbox_size.load(std::memory_order_acquire) != 0 || job.joins.epoch() != walked ||
+        places_.join_pending(r.index)) {
       r.notifier.cancel();
       continue;
     }

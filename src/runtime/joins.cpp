@@ -21,7 +21,7 @@ namespace redflow::runtime {
 // The remote tiles' I/O thread, under its lock: only note it and wake the place's runner.
 void Engine::note_join(unsigned worker) {
   const unsigned t = options_.local_tiles() + worker;
-  joined_[t].store(true, std::memory_order_release);
+  places_.note_join(t);
   if (!runners_ready_.load(std::memory_order_acquire)) return;  // the first execution admits it
   runners_[t]->notifier.notify_all();
 }
@@ -29,23 +29,19 @@ void Engine::note_join(unsigned worker) {
 bool Engine::admit_joined(unsigned t, const Plan& plan, const ExecutionRequest& request, Job* job) {
   WorkerTile& remote = *worker_tiles_[t - options_.local_tiles()];
   remote.attach();
-  const Status s = configure_tile(t, plan, request);
+  const Status s = configuration_.configure(t, *tiles_[t], plan, request.fault_spec);
   if (!s.ok() || remote.lost()) {
     // It cannot run this graph (a missing --lib), or it died at once: the
     // place stays out of service, quarantined, and the run goes on without it.
-    absent_[t].store(false, std::memory_order_release);
+    places_.refuse_join(t);
     spdlog::warn("redflow: worker '{}' joined as tile {} and is not used: {}", remote.name(), t,
                  s.ok() ? std::string("it was lost at once") : s.message());
     return false;
   }
-  {
-    std::lock_guard<std::mutex> lock(quarantine_mutex_);
-    absent_[t].store(false, std::memory_order_release);
-    quarantined_[t].store(false, std::memory_order_release);
-  }
+  places_.admit(t);
   spdlog::info("redflow: worker '{}' joined as tile {}{}", remote.name(), t, job != nullptr ? ", mid-run" : "");
   if (job == nullptr) return true;
-  job->joined_tiles.fetch_add(1, std::memory_order_relaxed);
+  job->joins.count_join();
   mark(*job, "tile-joined", "tile " + std::to_string(t) + " (worker '" + remote.name() + "')", static_cast<int>(t));
   if (replannable(*job)) replan(*job);
   steal_notifier_.notify_all();
@@ -55,7 +51,7 @@ bool Engine::admit_joined(unsigned t, const Plan& plan, const ExecutionRequest& 
 unsigned Engine::tiles_in_view() const {
   unsigned view = std::min(options_.tiles, tiles());
   for (unsigned t = view; t < tiles(); ++t)
-    if (!absent_[t].load(std::memory_order_acquire)) view = t + 1;
+    if (!places_.absent(t)) view = t + 1;
   return view;
 }
 
@@ -65,7 +61,7 @@ bool Engine::replannable(const Job& job) const {
 }
 
 const Schedule& Engine::orders(const Job& job) const {
-  const Schedule* s = job.schedule.load(std::memory_order_acquire);
+  const Schedule* s = job.joins.current();
   return s != nullptr ? *s : job.plan->heft;
 }
 
@@ -77,15 +73,7 @@ int tile_in(const Schedule& s, const Plan& plan, ActorId a) { return &s == &plan
 
 int Engine::scheduled_tile(const Job& job, ActorId a) const { return tile_in(orders(job), *job.plan, a); }
 
-bool Engine::claim(Job& job, ActorId a) {
-  return job.claims == nullptr || job.claims[a].exchange(job.execution, std::memory_order_acq_rel) != job.execution;
-}
-
-bool Engine::claimed(const Job& job, ActorId a) const {
-  return job.claims != nullptr && job.claims[a].load(std::memory_order_acquire) == job.execution;
-}
-
-bool Engine::in_service(unsigned t) const { return healthy(t) && !absent_[t].load(std::memory_order_acquire) && !gone(t); }
+bool Engine::in_service(unsigned t) const { return places_.healthy(t) && !places_.absent(t) && !gone(t); }
 
 // HEFT over every tile place: the ones out of service cost +inf, so nothing
 // new goes there; a claimed actor is forced where it runs (or ran) at no
@@ -105,7 +93,7 @@ std::unique_ptr<Schedule> Engine::make_schedule(const Job& job, const std::vecto
   const Schedule& now = orders(job);
   const std::size_t driver = tiles();
   for (ActorId a = 0; a < plan.actors.size(); ++a) {
-    if (claimed(job, a)) {
+    if (job.joins.claimed(a)) {
       const int tile = tile_in(now, plan, a);
       const std::size_t proc = tile < 0 ? driver : static_cast<std::size_t>(tile);
       p.forced[a] = static_cast<int>(proc);
@@ -129,7 +117,7 @@ const Schedule* Engine::start_schedule(Job& job) {
     replan_cache_ = make_schedule(job, service);
     replan_plan_ = job.plan->id;
     replan_service_ = std::move(service);
-    job.replans.fetch_add(1, std::memory_order_relaxed);
+    job.joins.count_replan();
   }
   return replan_cache_.get();
 }
@@ -137,11 +125,7 @@ const Schedule* Engine::start_schedule(Job& job) {
 // Mid-run, on the joined tile's runner: the walkers switch to the new
 // schedule at their next actor (Job::epoch), skipping what was claimed.
 void Engine::replan(Job& job) {
-  std::lock_guard<std::mutex> lock(job.replan_mutex);
-  job.schedules.push_back(make_schedule(job, tiles_in_service()));
-  job.schedule.store(job.schedules.back().get(), std::memory_order_seq_cst);
-  job.epoch.fetch_add(1, std::memory_order_seq_cst);
-  job.replans.fetch_add(1, std::memory_order_relaxed);
+  job.joins.replace([&] { return make_schedule(job, tiles_in_service()); });
   mark(job, "replan", "HEFT for " + std::to_string(tiles_in_view()) + " tile places", kDriverTile);
   wake_all(job);
 }

@@ -20,13 +20,8 @@
 namespace redflow::runtime {
 
 void Engine::lose_tile(Job& job, unsigned t) {
-  {
-    std::lock_guard<std::mutex> lock(quarantine_mutex_);
-    if (lost_[t].load(std::memory_order_acquire)) return;
-    lost_[t].store(true, std::memory_order_release);
-    quarantined_[t].store(true, std::memory_order_release);  // out of service: its queue moves to the others
-  }
-  job.lost_tiles.fetch_add(1, std::memory_order_relaxed);
+  if (!places_.lose(t)) return;  // lost already
+  job.losses.count_lost_tile();
   mark(job, "tile-lost", "tile " + std::to_string(t), static_cast<int>(t));
   runners_[t]->notifier.notify_all();
   steal_notifier_.notify_all();
@@ -36,12 +31,7 @@ void Engine::lose_tile(Job& job, unsigned t) {
 // retried again: a task that kills every worker it lands on would otherwise
 // take the whole cluster down one worker at a time.
 bool Engine::poisoned(Job& job, ActorId a, unsigned tile) {
-  std::vector<unsigned> under;
-  {
-    std::lock_guard<std::mutex> lock(job.lost_under_mutex);
-    job.lost_under[a].push_back(tile);
-    under = job.lost_under[a];
-  }
+  std::vector<unsigned> under = job.losses.lost_under(a, tile);
   if (under.size() < kPoisonedAfterLostTiles) return false;
   std::sort(under.begin(), under.end());
   fail(job,
@@ -93,7 +83,7 @@ bool Engine::recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace)
     // producer reported (a fault injected into that run): its checksum is
     // no longer known, so whoever moves it next hashes what it moves.
     if (ok && pa.replica == 0 && !s.checksum_of.empty()) std::atomic_ref<std::uint32_t>(s.checksum_of[d]).store(0, std::memory_order_relaxed);
-    job.recomputed_actors.fetch_add(1, std::memory_order_relaxed);
+    job.losses.count_recomputed();
     if (job.tracing) trace.actors.push_back(RawActor{p, kDriverTile, pa.replica, 0, start, job.now(), false, false});
   }
   // s.home[d] already names home_write[d]: every inner and output node's home is set at prepare().

@@ -193,8 +193,8 @@ bool Engine::ensure_home(Job& job, DataId d) {
   const std::uint64_t loc = job.state->location[d].load(std::memory_order_acquire);
   if (loc == kNowhere) return false;
   const unsigned t = static_cast<unsigned>(loc >> 32);
-  if (!gone(t)) write_home(job, DataTag{job.execution, d, round}, *tiles_[t], static_cast<SlotId>(loc & 0xffffffffu), driver_stats_);
-  if (!home_valid(job, d, round) && gone(t)) return recompute(job, d, driver_stats_, driver_trace_->buffer);
+  if (!gone(t)) write_home(job, DataTag{job.execution, d, round}, *tiles_[t], static_cast<SlotId>(loc & 0xffffffffu), driver_.stats);
+  if (!home_valid(job, d, round) && gone(t)) return recompute(job, d, driver_.stats, driver_.trace);
   return home_valid(job, d, round);
 }
 
@@ -222,7 +222,7 @@ void Engine::write_home(Job& job, DataTag tag, Tile& tile, SlotId slot, TileStat
   s.home_state[d].notify_all();  // wait_while() sleepers
   if (!ok) return;
   // Into main memory: the driver's transfer when it pulled the value, the tile's write-back otherwise.
-  if (&stats == &driver_stats_) {
+  if (&stats == &driver_.stats) {
     ++stats.transfers_in;
     transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
   } else {
@@ -235,7 +235,7 @@ void Engine::write_home(Job& job, DataTag tag, Tile& tile, SlotId slot, TileStat
   }
   if (job.tracing) {
     // Recorded by the thread that moved the bytes: the tile's own runner, or the driver.
-    TraceBuffer& buffer = trace != nullptr ? *trace : &stats == &driver_stats_ ? driver_trace_->buffer : runners_[tile.index()]->trace;
+    TraceBuffer& buffer = trace != nullptr ? *trace : &stats == &driver_.stats ? driver_.trace : runners_[tile.index()]->trace;
     buffer.transfers.push_back(RawTransfer{d, static_cast<int>(tile.index()), kDriverTile, bytes, start, job.now()});
   }
 }
@@ -258,7 +258,7 @@ void Engine::copy_voted_home(Job& job, DataId logical, DataId winner, TileStats&
     // Displaced meanwhile, so written back: copy from main memory (or recompute it, if its tile was lost).
     wait_for_home_writer(s, winner);
     if (!home_valid(job, winner, tag.round) && only_on_lost_tile(job, winner)) {
-      TraceBuffer* buffer = &driver_trace_->buffer;
+      TraceBuffer* buffer = &driver_.trace;
       for (auto& r : runners_)
         if (&stats == &r->stats) buffer = &r->trace;
       recompute(job, winner, stats, *buffer);
@@ -269,11 +269,11 @@ void Engine::copy_voted_home(Job& job, DataId logical, DataId winner, TileStats&
     }
     if (bytes != 0) std::memcpy(dst.data(), s.home[winner].data(), bytes);
   }
-  ++(&stats == &driver_stats_ ? stats.transfers_in : stats.transfers_out);
+  ++(&stats == &driver_.stats ? stats.transfers_in : stats.transfers_out);
   transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
   if (job.tracing) {
     // Counted above, so traced too: stats and trace must agree on the transfers. Recorded by the calling thread.
-    TraceBuffer* buffer = &driver_trace_->buffer;
+    TraceBuffer* buffer = &driver_.trace;
     for (auto& r : runners_)
       if (&stats == &r->stats) buffer = &r->trace;
     buffer->transfers.push_back(RawTransfer{logical, ok ? static_cast<int>(loc >> 32) : kDriverTile, kDriverTile, bytes, start, job.now()});

@@ -26,7 +26,7 @@ bool Engine::pipelines(const Job& job, ActorId a) const {
 // (work-first), or kNone: then the caller looks for more work, and takes a
 // completion back when it finds none.
 ActorId Engine::dispatch(Runner& r, Job& job, ActorId a) {
-  if (!pipelines(job, a) || !healthy(r.index)) {
+  if (!pipelines(job, a) || !places_.healthy(r.index)) {
     drain_pipeline(r, job);
     return run_on_tile(r, job, a);
   }
@@ -83,7 +83,7 @@ void Engine::send_actor_message(Runner& r, Job& job, ActorId a) {
   const double trace_start = job.tracing ? job.now() : 0;
   if (r.sent.empty()) r.emptied.clear();  // nothing on the wire reads them (the pipeline was drained, or given up)
   r.tile->send_actor(m);
-  if (const double budget = job.speculating ? answer_budget(job, a) : 0; budget > 0) r.tile->bound_completion(r.sent.size(), budget);
+  if (const double budget = job.speculation.on() ? answer_budget(job, a) : 0; budget > 0) r.tile->bound_completion(r.sent.size(), budget);
   r.sent.push_back(Runner::Sent{a, r.clock, r.input_slots, m.output_tag, m.attempt, trace_start, r.stolen});
   r.stats.most_in_flight = std::max<std::uint64_t>(r.stats.most_in_flight, r.sent.size());
 }

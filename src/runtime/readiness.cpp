@@ -45,7 +45,7 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
     }
     if (job.scheduler == Scheduler::kHeft) {
       int owner = pc.heft_tile;
-      if (job.claims != nullptr) {
+      if (job.joins.claiming()) {
         // A join may have made a new schedule: its owner of `c`. The fence
         // orders the pending count above before the schedule's load, so a
         // walker that took the new schedule after this load sees `c` ready.
@@ -60,8 +60,8 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
       continue;
     }
     if (pc.flags & ActorHot::kOnDriver) {
-      std::lock_guard<std::mutex> lock(driver_mutex_);
-      driver_queue_.push_back(c);
+      std::lock_guard<std::mutex> lock(driver_.mutex);
+      driver_.queue.push_back(c);
       pushed_driver = true;
     } else if (pc.flags & ActorHot::kReplica) {
       adopt(place_replica(job, c, from, next == kNone));
@@ -75,7 +75,7 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
       }
     } else {
       // After a driver actor, ready work goes to a random compute tile (section 4.2).
-      const int t = pick_healthy_tile(driver_rng_, -1);
+      const int t = pick_healthy_tile(driver_.rng, -1);
       if (t < 0) {
         fail(job, "actor '" + std::string(plan.name(c)) + "' is ready but no compute tile is in service (" + out_of_service() + ")",
              Status::Code::kGaveUp);
@@ -85,7 +85,7 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
     }
   }
   if (pushed_tile) steal_notifier_.notify_one();
-  if (pushed_driver) driver_notifier_.notify_one();
+  if (pushed_driver) driver_.notifier.notify_one();
   if (from != nullptr) {
     ++from->unflushed;
   } else if (job.remaining_actors.fetch_sub(1, std::memory_order_acq_rel) == 1) {

@@ -22,7 +22,7 @@ bool Engine::sibling_on(const Job& job, ActorId a, unsigned tile) const {
 }
 
 bool Engine::may_take(const Job& job, ActorId a, unsigned tile) const {
-  if (!healthy(tile)) return false;
+  if (!places_.healthy(tile)) return false;
   return job.plan->actors[a].replica == 0 || !sibling_on(job, a, tile);
 }
 
@@ -31,7 +31,7 @@ int Engine::pick_healthy_tile(std::uint64_t& rng, int except) {
   const unsigned start = static_cast<unsigned>(next_random(rng) % n);
   for (unsigned k = 0; k < n; ++k) {
     const unsigned t = (start + k) % n;
-    if (healthy(t) && static_cast<int>(t) != except) return static_cast<int>(t);
+    if (places_.healthy(t) && static_cast<int>(t) != except) return static_cast<int>(t);
   }
   return -1;
 }
@@ -84,7 +84,7 @@ ActorId Engine::place_replica(Job& job, ActorId c, Runner* from, bool may_run_he
       s.replica_tile[c].store(static_cast<int>(from->index), std::memory_order_release);
       return c;
     }
-    std::uint64_t& rng = from != nullptr ? from->rng : driver_rng_;
+    std::uint64_t& rng = from != nullptr ? from->rng : driver_.rng;
     t = pick_replica_tile(job, c, rng, s.vote_round[v] > 0);
     if (t >= 0) s.replica_tile[c].store(t, std::memory_order_release);
   }

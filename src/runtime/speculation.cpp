@@ -37,10 +37,10 @@ constexpr double kLostAfter = 16;
 }  // namespace
 
 bool Engine::book_once(Runner& r, Job& job, ActorId a, double seconds) {
-  if (!job.speculating) return true;
+  if (!job.speculation.on()) return true;
   GraphState& s = *job.state;
   if (s.booked[a].exchange(job.execution, std::memory_order_acq_rel) == job.execution) return false;
-  if (r.copying) job.speculative_wins.fetch_add(1, std::memory_order_relaxed);
+  if (r.copying) job.speculation.count_win();
   // The fastest run seen: a straggler's own times must not raise the bar it is measured against.
   const float was = s.measured_s[a].load(std::memory_order_relaxed);
   if (was <= 0 || seconds < was) s.measured_s[a].store(static_cast<float>(seconds), std::memory_order_relaxed);
@@ -50,24 +50,24 @@ bool Engine::book_once(Runner& r, Job& job, ActorId a, double seconds) {
 }
 
 bool Engine::already_booked(const Job& job, ActorId a) const {
-  return job.speculating && job.state->booked[a].load(std::memory_order_acquire) == job.execution;
+  return job.speculation.on() && job.state->booked[a].load(std::memory_order_acquire) == job.execution;
 }
 
 void Engine::note_sent(Runner& r, Job& job, ActorId a) {
-  if (!job.speculating) return;
+  if (!job.speculation.on()) return;
   std::lock_guard<std::mutex> lock(r.flight_mutex);
   if (r.flight.empty()) r.flight_since = job.now();
   r.flight.push_back(a);
 }
 
 void Engine::note_unsent(Runner& r, Job& job) {
-  if (!job.speculating) return;
+  if (!job.speculation.on()) return;
   std::lock_guard<std::mutex> lock(r.flight_mutex);
   if (!r.flight.empty()) r.flight.pop_back();
 }
 
 void Engine::note_answered(Runner& r, Job& job) {
-  if (!job.speculating) return;
+  if (!job.speculation.on()) return;
   std::lock_guard<std::mutex> lock(r.flight_mutex);
   if (!r.flight.empty()) r.flight.erase(r.flight.begin());
   r.flight_since = job.now();  // the next one in line starts now
@@ -77,7 +77,7 @@ void Engine::note_answered(Runner& r, Job& job) {
 // every actor is booked (copies overtook what is on the wire here), the
 // answers still to come are abandoned. False then.
 bool Engine::await_completion(Runner& r, Job& job) {
-  if (!job.speculating) return true;
+  if (!job.speculation.on()) return true;
   while (!r.tile->completion_within(0.02)) {
     flush_completed(r, job);  // what this runner booked counts before anyone can see the end
     // A copy's run, once booked, is what the oldest is measured against.
@@ -89,7 +89,7 @@ bool Engine::await_completion(Runner& r, Job& job) {
       if (const double budget = answer_budget(job, r.sent.front().actor); budget > 0) r.tile->bound_completion(0, budget);
       r.sent.pop_front();
       r.tile->abandon_completion();
-      job.abandoned.fetch_add(1, std::memory_order_relaxed);
+      job.speculation.count_abandoned();
     }
     std::lock_guard<std::mutex> lock(r.flight_mutex);
     r.flight.clear();
@@ -146,7 +146,7 @@ bool Engine::straggling_locked(const Job& job, const Runner& v, double now) cons
 // back, which it may give up at the end), so idle tiles take that work
 // instead of it waiting behind r's queue.
 bool Engine::straggling(Runner& r, Job& job) {
-  if (!job.speculating) return false;
+  if (!job.speculation.on()) return false;
   std::lock_guard<std::mutex> lock(r.flight_mutex);
   return straggling_locked(job, r, job.now());
 }
@@ -165,7 +165,7 @@ ActorId Engine::find_straggler(Runner& r, Job& job) {
     for (ActorId a : v.flight) {
       if (s.booked[a].load(std::memory_order_acquire) == job.execution) continue;
       if (s.copied[a].load(std::memory_order_acquire) == job.execution) continue;
-      if (!inputs_without(job, a, v.index) || !may_copy(job, a)) continue;
+      if (!inputs_without(job, a, v.index) || !job.losses.may_run_twice(a)) continue;
       if (s.copied[a].exchange(job.execution, std::memory_order_acq_rel) == job.execution) continue;
       return a;
     }
@@ -177,7 +177,7 @@ ActorId Engine::find_straggler(Runner& r, Job& job) {
 // straggler's actor, or, until the execution ends, naps instead
 // of sleeping until woken (a straggler shows only with time). False: sleep.
 bool Engine::speculate_while_idle(Runner& r, Job& job) {
-  if (!job.speculating || !in_service(r.index) || finished(job)) return false;
+  if (!job.speculation.on() || !in_service(r.index) || finished(job)) return false;
   const ActorId a = find_straggler(r, job);
   if (a == kNone && take_over(r, job)) return true;
   if (a == kNone) {
@@ -191,22 +191,14 @@ bool Engine::speculate_while_idle(Runner& r, Job& job) {
     return true;
   }
   ++r.stats.speculative;
-  job.speculative_copies.fetch_add(1, std::memory_order_relaxed);
+  job.speculation.count_copy();
   mark(job, "speculative-copy", std::string(job.plan->name(a)), static_cast<int>(r.index));
   drain_pipeline(r, job);
-  {
-    std::lock_guard<std::mutex> lock(job.copies_mutex);
-    job.running_copies[a] = false;
-  }
+  job.speculation.started(a);
   r.copying = true;
   const ActorId next = run_on_tile(r, job, a);
   r.copying = false;
-  bool original_lost;
-  {
-    std::lock_guard<std::mutex> lock(job.copies_mutex);
-    original_lost = job.running_copies[a];
-    job.running_copies.erase(a);
-  }
+  const bool original_lost = job.speculation.ended(a);
   if (original_lost && !already_booked(job, a) && !job.aborted.load(std::memory_order_acquire)) forward(job, a, r);
   if (next != kNone) {
     r.deque.push(next);
@@ -215,37 +207,19 @@ bool Engine::speculate_while_idle(Runner& r, Job& job) {
   return true;
 }
 
-// Two runs at once may both die: an actor under which all but one of the
-// tiles poisoning allows were lost already is not copied, or the copy and
-// its original together would take down one tile beyond that limit (the
-// fourth of four workers, 1 run in about 15 under TSan on a loaded machine).
-bool Engine::may_copy(Job& job, ActorId a) {
-  std::lock_guard<std::mutex> lock(job.lost_under_mutex);
-  auto it = job.lost_under.find(a);
-  return it == job.lost_under.end() || it->second.size() + 2 <= kPoisonedAfterLostTiles;
-}
-
-bool Engine::stood_for_by_copy(Job& job, ActorId a) {
-  std::lock_guard<std::mutex> lock(job.copies_mutex);
-  auto it = job.running_copies.find(a);
-  if (it == job.running_copies.end()) return false;
-  it->second = true;  // the original is gone: the copy's end hands `a` on if it has no result
-  return true;
-}
-
 // HEFT: a straggler's walker takes no new actor, so an idle tile claims the
 // next ready one of its order (not a copy: the straggler will skip it).
 bool Engine::take_over(Runner& r, Job& job) {
-  if (job.claims == nullptr) return false;
+  if (!job.joins.claiming()) return false;
   const Schedule& s = orders(job);
   for (auto& vp : runners_) {
     Runner& v = *vp;
     if (&v == &r || v.index >= s.tile_order.size() || !straggling(v, job)) continue;
     for (ActorId a : s.tile_order[v.index]) {
-      if (claimed(job, a) || job.state->pending[a].load(std::memory_order_acquire) != 0) continue;
-      if (!inputs_without(job, a, v.index) || !claim(job, a)) continue;
+      if (job.joins.claimed(a) || job.state->pending[a].load(std::memory_order_acquire) != 0) continue;
+      if (!inputs_without(job, a, v.index) || !job.joins.claim(a)) continue;
       mark(job, "taken-over", std::string(job.plan->name(a)), static_cast<int>(r.index));
-      job.taken_over.fetch_add(1, std::memory_order_relaxed);
+      job.speculation.count_taken_over();
       drain_pipeline(r, job);
       const ActorId next = run_on_tile(r, job, a);
       if (next != kNone) r.deque.push(next);

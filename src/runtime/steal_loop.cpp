@@ -24,7 +24,7 @@ void Engine::steal_loop(Runner& r, Job& job) {
     if (auto a = r.deque.pop()) return *a;
     if (ActorId a = take_inbox(r, job, r.index); a != kNone) return a;
     // A quarantined tile hands its queue to others and never steals.
-    if (n == 1 || !healthy(r.index)) return kNone;
+    if (n == 1 || !places_.healthy(r.index)) return kNone;
     // Section 4.2: take from the back of a random victim's queue.
     for (std::size_t attempt = 0; attempt < 2 * n; ++attempt)
       if (ActorId a = steal_from(*runners_[next_random(r.rng) % n]); a != kNone) return a;
@@ -34,19 +34,19 @@ void Engine::steal_loop(Runner& r, Job& job) {
     return kNone;
   };
   auto any_work = [&]() {
-    if (!healthy(r.index)) return !r.deque.empty() || r.inbox_size.load(std::memory_order_acquire) != 0;
+    if (!places_.healthy(r.index)) return !r.deque.empty() || r.inbox_size.load(std::memory_order_acquire) != 0;
     for (auto& v : runners_)
       if (!v->deque.empty() || v->inbox_size.load(std::memory_order_acquire) != 0) return true;
     return false;
   };
 
   while (!finished(job)) {
-    if (absent_[r.index].load(std::memory_order_acquire)) {
+    if (places_.absent(r.index)) {
       // A place kept for a join: nothing to do until a worker fills it (its
       // own notifier, so a steal's notify_one never wakes a place instead of a tile).
-      if (join_pending(r.index) && admit_joined(r.index, *job.plan, *job.request, &job)) continue;
+      if (places_.join_pending(r.index) && admit_joined(r.index, *job.plan, *job.request, &job)) continue;
       const std::uint32_t token = r.notifier.prepare();
-      if (finished(job) || join_pending(r.index) || !absent_[r.index].load(std::memory_order_acquire)) {
+      if (finished(job) || places_.join_pending(r.index) || !places_.absent(r.index)) {
         r.notifier.cancel();
         continue;
       }

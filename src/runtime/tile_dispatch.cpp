@@ -22,7 +22,7 @@ ActorId Engine::hand_on_from_lost(Runner& r, Job& job, ActorId a) {
   lose_tile(job, r.index);
   if (already_booked(job, a)) return kNone;  // a speculative copy's result was used
   if (poisoned(job, a, r.index)) return kNone;
-  if (!r.copying && !stood_for_by_copy(job, a)) forward(job, a, r);
+  if (!r.copying && !job.speculation.stand_for(a)) forward(job, a, r);
   return kNone;
 }
 
@@ -37,7 +37,7 @@ ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
     fail(job, "internal error: driver actor '" + std::string(job.plan->name(a)) + "' scheduled on tile " + std::to_string(r.index));
     return kNone;
   }
-  if (!healthy(r.index)) {
+  if (!places_.healthy(r.index)) {
     if (!r.copying) forward(job, a, r);  // a copy's end hands on, if its original is gone (speculation.cpp)
     return kNone;
   }
@@ -46,7 +46,7 @@ ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
   for (unsigned message = 0;; ++message) {
     ActorId next = run_actor_message(r, job, a, message);
     if (next != kRetry) return next;
-    if (!healthy(r.index)) {
+    if (!places_.healthy(r.index)) {
       // Another tile starts over; a tile quarantined for its results has every
       // one of them discarded. Only the ones known to be wrong count as
       // detected: in a round of `runs` results no two agreed on, at most one
@@ -256,7 +256,7 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
   if ((h.flags & ActorHot::kOnDriver) ||
       !((h.flags & (ActorHot::kSmallInner | ActorHot::kDeadInner)) || s.write_through[h.output]))
     return false;
-  if (!healthy(r.index)) return false;
+  if (!places_.healthy(r.index)) return false;
   r.input_bytes.clear();
   for (std::uint32_t i = 0; i < h.input_count; ++i) {
     // Without redundancy there are no votes, so no aliases (GraphState::alias[d] == d).

@@ -33,7 +33,7 @@ ActorId Engine::take_inbox(Runner& victim, Job& job, unsigned taker) {
       std::lock_guard<std::mutex> claim(placement_lock(pa.vote));
       if (victim.index != taker && !may_take(job, a, taker)) continue;
       job.state->replica_tile[a].store(static_cast<int>(taker), std::memory_order_release);
-    } else if (victim.index != taker && !healthy(taker)) {
+    } else if (victim.index != taker && !places_.healthy(taker)) {
       continue;
     }
     victim.inbox.erase(victim.inbox.begin() + static_cast<std::ptrdiff_t>(i));

@@ -18,7 +18,7 @@ ActorId Engine::vote(Job& job, ActorId v, Runner* from) {
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
   const ActorHot& hot_v = plan.hot[v];
-  RedundancyCounts& counts = from != nullptr ? from->counts : driver_trace_->counts;
+  RedundancyCounts& counts = from != nullptr ? from->counts : driver_.counts;
   int winner = -1;
   unsigned present = 0;
   for (std::uint32_t i = 0; i < hot_v.input_count; ++i) {
@@ -72,7 +72,7 @@ ActorId Engine::vote(Job& job, ActorId v, Runner* from) {
   s.checksum[o] = confirmed;
   s.producer_tile[o] = s.producer_tile[won];
   s.remaining[won].fetch_add(plan.data[o].consumer_count, std::memory_order_acq_rel);
-  if (plan.data[o].kind == DataKind::kOutput) copy_voted_home(job, o, won, from != nullptr ? from->stats : driver_stats_);
+  if (plan.data[o].kind == DataKind::kOutput) copy_voted_home(job, o, won, from != nullptr ? from->stats : driver_.stats);
   // Only now are the replicas' inputs and the losing results consumed.
   for (std::uint32_t i = 0; i < hot_v.input_count; ++i) {
     const DataId di = plan.inputs[hot_v.first_input + i];
@@ -88,7 +88,7 @@ void Engine::redispatch_replicas(Job& job, ActorId v, Runner* from) {
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
   const ActorHot& hot_v = plan.hot[v];
-  RedundancyCounts& counts = from != nullptr ? from->counts : driver_trace_->counts;
+  RedundancyCounts& counts = from != nullptr ? from->counts : driver_.counts;
   if (s.vote_round[v] == 0) {
     std::lock_guard<std::mutex> lock(voted_mutex_);  // failed votes of different actors can race here
     s.voted.push_back(v);
@@ -124,7 +124,7 @@ void Engine::redispatch_replicas(Job& job, ActorId v, Runner* from) {
     s.skipped[rep].store(0, std::memory_order_release);
   }
   counts.reexecutions += hot_v.input_count;
-  std::uint64_t& rng = from != nullptr ? from->rng : driver_rng_;
+  std::uint64_t& rng = from != nullptr ? from->rng : driver_.rng;
   for (std::uint32_t i = 0; i < hot_v.input_count; ++i) {
     const ActorId rep = plan.data[plan.inputs[hot_v.first_input + i]].producer;
     int t = -1;
