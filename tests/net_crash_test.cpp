@@ -42,7 +42,7 @@ TEST(NetCrash, KillNineOfAWorkerAtARandomMomentTwentyTrials) {
       WorkerProcesses workers;
       // One local tile so that a run always has a tile left; two workers, one of which dies.
       RuntimeOptions o = testing::remote_options(1, 2, scheduler, 0.3);
-      o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, testing::kWorkerSlots); };
+      o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, testing::kWorkerSlots); };
       Runtime rt(o);
       auto loaded = rt.load(g, Registry::with_builtins());
       ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -93,7 +93,7 @@ TEST(NetCrash, KillNineWhileLargeValuesCrossInPieces) {
       // Two workers and no local tile: every value crosses to a worker.
       RuntimeOptions o = testing::remote_options(0, 2, trial % 2 == 0 ? Scheduler::kSteal : Scheduler::kHeft, 0.3);
       o.slot_bytes = 4 << 20;
-      o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, slots); };
+      o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, slots); };
       Runtime rt(o);
       auto loaded = rt.load(g, Registry::with_builtins());
       ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -144,7 +144,7 @@ TEST(NetCrash, AFrozenWorkerIsLostAndWhatItSendsWhenWokenIsDiscarded) {
   // declared lost (its inputs go ahead of its actors without a round trip,
   // so its runner is not stuck sending them).
   o.speculate_after_s = 0;
-  o.on_listening = [&](const std::string& endpoint) { workers.spawn(endpoint, testing::kWorkerSlots); };
+  o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn(endpoint, testing::kWorkerSlots); };
   testing::within_seconds(30, "frozen worker", [&] {
     Runtime rt(o);
     auto loaded = rt.load(g, Registry::with_builtins());
@@ -193,7 +193,7 @@ void expect_poisoned_after_three(const std::string& args, double speculate_after
   extra.insert(extra.end(), {"--lib", REDFLOW_TEST_PLUGIN});
   RuntimeOptions o = testing::remote_options(0, 4, Scheduler::kSteal, 0.3);
   o.speculate_after_s = speculate_after_s;
-  o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(4, endpoint, extra); };
+  o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(4, endpoint, extra); };
   testing::within_seconds(30, "poisoned actor", [&] {
     Runtime rt(o);
     auto loaded = rt.load(g, reg);
@@ -273,7 +273,7 @@ TEST(NetCrash, GarbageOnTheDriversSocketIsRefusedWhileARealRunContinues) {
   WorkerProcesses workers;
   std::string endpoint;
   RuntimeOptions o = testing::remote_options(0, 2, Scheduler::kSteal);
-  o.on_listening = [&](const std::string& e) {
+  o.cluster.on_listening = [&](const std::string& e) {
     endpoint = e;
     workers.spawn_n(2, e, testing::kWorkerSlots);
   };

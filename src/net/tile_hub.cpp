@@ -157,7 +157,7 @@ void TileHub::on_hello(const std::string& routing_id, std::span<const std::byte>
           std::to_string(options_.slots) + " slots of " + std::to_string(options_.slot_bytes) +
           " bytes (give the worker --slots and --slot-bytes at least those)";
   } else if (workers_.size() >= capacity()) {
-    why = "the driver has taken the " + std::to_string(capacity()) + " remote tile(s) it may have (raise --max-tiles for more workers)";
+    why = "the driver has taken the " + std::to_string(capacity()) + " remote tile(s) it may have (raise --max-workers for more workers)";
   } else {
     Worker w;
     w.routing_id = routing_id;

@@ -45,7 +45,7 @@ class Hub {
   }
 
   Result<RunResult> serve(const std::string& endpoint) {
-    const auto joined_by = Clock::now() + std::chrono::duration<double>(options_.wait_s);
+    const auto joined_by = Clock::now() + std::chrono::duration<double>(options_.cluster.wait_s);
     auto next_beat = Clock::now(), next_progress = Clock::now();
     std::vector<zmq::message_t> parts;
     zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
@@ -58,13 +58,13 @@ class Hub {
         next_beat = now + kHeartbeat;
       }
       if (!error_.ok()) break;
-      if (done_ == options_.nodes) return finish();
-      if (options_.on_progress && ready_ == options_.nodes && now >= next_progress) {
+      if (done_ == options_.cluster.min_workers) return finish();
+      if (options_.on_progress && ready_ == options_.cluster.min_workers && now >= next_progress) {
         options_.on_progress(done_, relayed_);
         next_progress = now + std::chrono::milliseconds(100);
       }
-      if (peers_.size() < options_.nodes && now > joined_by)
-        fail(Status::ResourceExhausted("stream driver: waited " + fmt_seconds(options_.wait_s) + " for " + std::to_string(options_.nodes) +
+      if (peers_.size() < options_.cluster.min_workers && now > joined_by)
+        fail(Status::ResourceExhausted("stream driver: waited " + fmt_seconds(options_.cluster.wait_s) + " for " + std::to_string(options_.cluster.min_workers) +
                                        " worker(s), " + std::to_string(peers_.size()) + " came (start them: redflow worker --connect " +
                                        endpoint + ")"));
       // A peer silent past the timeout is lost after one more beat: if this
@@ -72,12 +72,12 @@ class Hub {
       // meanwhile may still be in ZeroMQ's hands, not yet read.
       for (std::size_t i = 0; i < peers_.size() && error_.ok(); ++i) {
         Peer& p = peers_[i];
-        if (now - p.heard <= std::chrono::duration<double>(options_.heartbeat_timeout_s)) {
+        if (now - p.heard <= std::chrono::duration<double>(options_.cluster.heartbeat_timeout_s)) {
           p.suspect_since = Clock::time_point::max();
         } else if (p.suspect_since == Clock::time_point::max()) {
           p.suspect_since = now;
         } else if (now - p.suspect_since >= kHeartbeat) {
-          fail(lost(i, "silent for more than " + fmt_seconds(options_.heartbeat_timeout_s)));
+          fail(lost(i, "silent for more than " + fmt_seconds(options_.cluster.heartbeat_timeout_s)));
         }
       }
     }
@@ -179,7 +179,7 @@ class Hub {
       net::encode(net::RefusedMessage{why}, b);
       net::send_envelope(router_, net::EnvelopeKind::kRefused, 0, b, id, true);
     };
-    if (peers_.size() == options_.nodes) return refuse("this stream program has all the " + std::to_string(options_.nodes) + " nodes it waits for");
+    if (peers_.size() == options_.cluster.min_workers) return refuse("this stream program has all the " + std::to_string(options_.cluster.min_workers) + " nodes it waits for");
     std::set<std::string> has(hello.operators.begin(), hello.operators.end());
     std::string missing;
     for (const auto& inst : program_.instances())
@@ -200,13 +200,13 @@ class Hub {
     w.tile = static_cast<std::uint32_t>(peers_.size() - 1);
     w.incarnation = peers_.size();
     w.heartbeat_interval_ms = static_cast<std::uint32_t>(kHeartbeat.count());
-    w.heartbeat_timeout_ms = static_cast<std::uint32_t>(options_.heartbeat_timeout_s * 1000);
+    w.heartbeat_timeout_ms = static_cast<std::uint32_t>(options_.cluster.heartbeat_timeout_s * 1000);
     net::encode(w, b);
     notice(peers_.back(), net::EnvelopeKind::kWelcome, b);
     spdlog::info("stream driver: {} joined as node {}", peers_.back().hello.name, w.tile);
-    if (peers_.size() == options_.nodes)
-      for (unsigned n = 0; n < options_.nodes; ++n) {
-        SetupMessage setup = make_setup(program_, node_of_, n, options_.nodes);
+    if (peers_.size() == options_.cluster.min_workers)
+      for (unsigned n = 0; n < options_.cluster.min_workers; ++n) {
+        SetupMessage setup = make_setup(program_, node_of_, n, options_.cluster.min_workers);
         setup.mode = run_.mode;
         setup.aggregate = options_.aggregate;
         setup.two_level = options_.two_level;
@@ -222,7 +222,7 @@ class Hub {
     if (!type.ok()) return fail(Status::IOError(who(i) + " sent a malformed message: " + type.status().message()));
     switch (*type) {
       case StreamMessage::kReady:
-        if (!peers_[i].ready && ++ready_ == options_.nodes) {
+        if (!peers_[i].ready && ++ready_ == options_.cluster.min_workers) {
           start_ = Clock::now();
           send_all(StreamMessage::kStart);
         }
@@ -291,19 +291,20 @@ class Hub {
 
 Result<RunResult> run_cluster(const Program& program, const RunOptions& node_options, const ClusterOptions& options) {
   REDFLOW_RETURN_IF_ERROR(program.validate());
-  if (options.nodes == 0) return Status::InvalidArgument("run_cluster: nodes must be at least 1");
-  if (!(options.heartbeat_timeout_s >= 0.5)) return Status::InvalidArgument("run_cluster: a heartbeat timeout under 0.5 s would lose healthy workers");
-  auto placed = place_program(program, options.nodes, options.place, options.profile_json, "the profile", options.seed);
+  REDFLOW_RETURN_IF_ERROR(options.cluster.validate());
+  if (options.cluster.min_workers == 0) return Status::InvalidArgument("run_cluster: cluster.min_workers (the nodes) must be at least 1");
+  if (!(options.cluster.heartbeat_timeout_s >= 0.5)) return Status::InvalidArgument("run_cluster: a heartbeat timeout under 0.5 s would lose healthy workers");
+  auto placed = place_program(program, options.cluster.min_workers, options.place, options.profile_json, "the profile", options.seed);
   if (!placed.ok()) return placed.status();
   net::SecurityOptions security;
-  security.key_file = options.key_file;
-  security.authorized_keys_file = options.authorized_keys_file;
+  security.key_file = options.cluster.key_file;
+  security.authorized_keys_file = options.cluster.authorized_keys_file;
   zmq::context_t context(1);
   net::ZapAuthenticator zap(context);
   std::string bound;
-  auto router = net::make_driver_router(context, options.listen, bound, security, zap);
+  auto router = net::make_driver_router(context, options.cluster.listen, bound, security, zap);
   if (!router.ok()) return router.status();
-  if (options.on_listening) options.on_listening(bound);
+  if (options.cluster.on_listening) options.cluster.on_listening(bound);
   Hub hub(program, node_options, options, placed->placement.node_of, *router);
   return hub.serve(bound);
 }
