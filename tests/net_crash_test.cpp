@@ -5,6 +5,8 @@
 // while a real run goes on. Every time the outputs equal the reference.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <signal.h>
 
 #include <unistd.h>
@@ -158,6 +160,14 @@ TEST(NetCrash, AFrozenWorkerIsLostAndWhatItSendsWhenWokenIsDiscarded) {
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     EXPECT_EQ(*out, want);
     EXPECT_EQ(loaded->last_stats().lost_tiles, 1u);
+    {  // The one report shape shows the loss under "failed" and the lost worker by name.
+      const auto j = nlohmann::json::parse(to_json(report(loaded->last_stats())));
+      EXPECT_EQ(j["failed"]["workers_lost"].get<std::uint64_t>(), 1u);
+      EXPECT_EQ(j["recovered"]["recomputed"].get<std::uint64_t>(), loaded->last_stats().recomputed_actors);
+      ASSERT_EQ(j["places"].size(), loaded->last_stats().tiles.size() + (loaded->last_stats().driver.actors > 0 ? 1 : 0));
+      EXPECT_TRUE(j["places"].back()["lost"].get<bool>()) << j.dump(2);
+      EXPECT_EQ(j["places"].back()["name"], loaded->last_stats().tiles[1].worker);
+    }
     ::kill(frozen, SIGCONT);
     // Woken, it beats its heart (late; tile_worker.cpp sends a due beat even
     // when the BYE is read in the same pass), may answer requests it had, and

@@ -9,6 +9,7 @@
 // stream program one after another, the same PIDs throughout, each driver
 // naming them and each result equal to its one-process run.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -157,6 +158,15 @@ TEST_F(SpitsWorker, AWorkerKilledAfterItsFirstResultsLosesNoTaskAndCommitsNoneTw
   for (const auto& t : report->task_managers) {
     EXPECT_GT(t.committed, 0u) << t.name;
     EXPECT_EQ(t.lost, t.name == "victim" ? 1u : 0u) << t.name;
+  }
+  {  // The one report shape: the loss under "failed", what it delivered late under "recovered".
+    const auto j = nlohmann::json::parse(to_json(redflow::report(*report)));
+    EXPECT_EQ(j["failed"]["workers_lost"].get<std::uint64_t>(), 1u);
+    EXPECT_EQ(j["units"].get<std::uint64_t>(), report->committed);
+    std::uint64_t late = 0;
+    for (const auto& t : report->task_managers) late += t.late;
+    EXPECT_EQ(j["recovered"]["late_results"].get<std::uint64_t>(), late);
+    for (const auto& p : j["places"]) EXPECT_EQ(p["lost"].get<bool>(), p["name"] == "victim") << p.dump();
   }
   EXPECT_EQ(procs_.wait_exit(victim, 5), -2) << "the victim was not killed by a signal";
 }

@@ -12,6 +12,7 @@
 #include "cluster_launch.hpp"
 #include "net/tile_worker.hpp"
 #include "progress.hpp"
+#include "report_flag.hpp"
 
 namespace redflow::cli {
 
@@ -23,7 +24,7 @@ struct RunArgs {
   RuntimeArgs runtime;
   std::string redundancy = "none";
   unsigned repeat = 1;
-  std::string stats, trace, gantt;
+  std::string stats, trace, gantt, report_json;
   bool print = false;
   ClusterOptions cluster;  // --listen, --min-workers, --max-workers, --wait, --heartbeat-timeout, --key, --authorized-keys
   unsigned pipeline_depth = 32;
@@ -147,6 +148,7 @@ int run(const RunArgs& a) {
     if (Status s = write_file(a.stats, json.data(), json.size()); !s.ok()) return fail(s);
   }
   if (Status s = write_trace_files(*loaded, a.trace, a.gantt); !s.ok()) return fail(s);
+  if (Status s = write_report(a.report_json, report(st, graph->name())); !s.ok()) return fail(s);
   if (a.print)
     for (const auto& [name, bytes] : outputs) print_values(name, bytes, graph->data(*graph->find_data(name)).type);
   fmt::print(stderr, "redflow: {} actors on {} tiles ({}, redundancy {}{}), {} run(s), last {:.3f} ms, mean {:.3f} ms, {} transfers, {} steals\n",
@@ -194,6 +196,7 @@ Command add_run_command(CLI::App& app) {
       ->type_name("FILE.json");
   run_cmd->add_option("--trace", ra->trace, "Write the last execution as a Chrome trace for ui.perfetto.dev (docs/guide.md; default: none)")
       ->type_name("FILE.json");
+  add_report_flag(run_cmd, ra->report_json);
   run_cmd->add_option("--gantt", ra->gantt, "Write the last execution as a Gantt chart (default: none)")->type_name("FILE.svg");
   add_cluster_flags(run_cmd, ra->cluster, {.workers = "remote tiles (worker processes)", .joins = true});
   run_cmd->add_option("--speculate-after", ra->speculate_after_s,

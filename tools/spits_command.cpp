@@ -12,6 +12,7 @@
 
 #include "cli_common.hpp"
 #include "cluster_flags.hpp"
+#include "report_flag.hpp"
 #include "net/address_file.hpp"
 #include "redflow/spits.hpp"
 #include "redflow/visualize.hpp"
@@ -29,7 +30,7 @@ struct SpitsArgs {
   unsigned task_managers = 1;
   unsigned prefetch = 0;
   unsigned strikes = 3;
-  std::string log, stats;
+  std::string log, stats, report_json;
   bool progress = false;
   std::string announce, address_file, trace;
   // --listen, --min-workers (Task Managers to wait for, with --announce too), --wait, --heartbeat-timeout, --key, --authorized-keys
@@ -169,6 +170,7 @@ int spits_main(SpitsArgs& a, bool task_managers_given) {
     std::string text = stats_json(*report).dump(2) + "\n";
     if (Status s = write_file(a.stats, text.data(), text.size()); !s.ok()) return fail(s);
   }
+  if (Status s = write_report(a.report_json, redflow::report(*report)); !s.ok()) return fail(s);
   if (!a.trace.empty()) {
     std::string json = to_chrome_trace(*report);
     if (Status s = write_file(a.trace, json.data(), json.size()); !s.ok()) return fail(s);
@@ -216,6 +218,7 @@ Command add_spits_command(CLI::App& app) {
   cmd->add_option("--log", a->log,
                   "Append-only commit log: a Job Manager killed and restarted with the same log and args resumes, committing nothing twice");
   cmd->add_option("--stats", a->stats, "Write the final report as JSON to this file");
+  add_report_flag(cmd, a->report_json);
   cmd->add_flag("--progress", a->progress, "Show the live commit count and rate on stderr");
   cmd->add_option("--trace", a->trace,
                   "Write where each task stayed (a lane per Task Manager, a slice per task from push to result, coloured by outcome) "

@@ -10,6 +10,7 @@
 #include "cluster_flags.hpp"
 #include "cluster_launch.hpp"
 #include "progress.hpp"
+#include "report_flag.hpp"
 #include "redflow/stream.hpp"
 #include "redflow/visualize.hpp"
 #include "stream/profile.hpp"
@@ -19,7 +20,7 @@ namespace redflow::cli {
 
 namespace {
 struct StreamArgs {
-  std::string program, mode = "pool", profile, trace, gantt;
+  std::string program, mode = "pool", profile, trace, gantt, report_json;
   unsigned threads = 0;
   bool print = false;
   // Over worker processes:
@@ -80,6 +81,7 @@ Command add_stream_command(CLI::App& app) {
       ->type_name("FILE.json");
   sub->add_option("--trace", a->trace, "Write when each operator fired as Chrome/Perfetto trace JSON: a process per node, a thread per operator")
       ->type_name("FILE.json");
+  add_report_flag(sub, a->report_json);
   sub->add_option("--gantt", a->gantt, "Write the same as a Gantt chart (SVG): a row per node, a box per firing span")->type_name("FILE.svg");
   auto* cluster = "Over worker processes";
   a->cluster.cluster.listen.clear();  // the flag's default: run in this process
@@ -179,6 +181,7 @@ Command add_stream_command(CLI::App& app) {
                                              std::pair{a->gantt, o.trace && !a->gantt.empty() ? to_gantt_svg(*result, {.title = a->program}) : ""}})
               if (!file.empty())
                 if (Status s = write_file(file, text.data(), text.size()); !s.ok()) return fail(s);
+            if (Status s = write_report(a->report_json, report(*result, a->program)); !s.ok()) return fail(s);
             if (!a->profile.empty()) {
               const std::string text = stream::profile_json(*result);
               if (Status s = write_file(a->profile, text.data(), text.size()); !s.ok()) return fail(s);

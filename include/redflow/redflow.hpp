@@ -4,7 +4,8 @@
 // programs over a key-value store (rem.hpp), SCORE stream programs
 // (stream.hpp), and their traces as Chrome traces and Gantt charts
 // (trace.hpp, visualize.hpp). What they share: the options of a driver that
-// meets worker processes (cluster.hpp) and the worker (worker.hpp).
+// meets worker processes (cluster.hpp), one report shape with a JSON form
+// (report.hpp), and the worker (worker.hpp).
 // docs/guide.md walks through them.
 #pragma once
 
@@ -14,6 +15,7 @@
 #include "redflow/npy.hpp"
 #include "redflow/redundancy.hpp"
 #include "redflow/registry.hpp"
+#include "redflow/report.hpp"
 #include "redflow/rem.hpp"
 #include "redflow/runtime.hpp"
 #include "redflow/schedule.hpp"
