@@ -5,11 +5,12 @@
 // (stream.hpp), and their traces as Chrome traces and Gantt charts
 // (trace.hpp, visualize.hpp). What they share: the options of a driver that
 // meets worker processes (cluster.hpp), one report shape with a JSON form
-// (report.hpp), and the worker (worker.hpp).
+// (report.hpp), named byte values (bytes.hpp), and the worker (worker.hpp).
 // docs/guide.md walks through them.
 #pragma once
 
 #include "redflow/actor_context.hpp"
+#include "redflow/bytes.hpp"
 #include "redflow/cluster.hpp"
 #include "redflow/graph.hpp"
 #include "redflow/npy.hpp"

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "redflow/bytes.hpp"
 #include "redflow/cluster.hpp"
 #include "redflow/graph.hpp"
 #include "redflow/redundancy.hpp"
@@ -109,7 +110,7 @@ struct ExecuteOptions {
 
 // Bytes handed to or returned from an execution, by data-node name.
 using Inputs = std::map<std::string, std::span<const std::byte>>;
-using Outputs = std::map<std::string, std::vector<std::byte>>;
+using Outputs = ByteMap;
 // Caller-provided memory for an execution's outputs, by data-node name.
 using OutputBuffers = std::map<std::string, std::span<std::byte>>;
 
