@@ -135,9 +135,9 @@ RuntimeOptions options(unsigned local, unsigned remote, std::size_t slot_bytes, 
   o.slot_bytes = slot_bytes;
   o.scheduler = s;
   if (remote > 0) {
-    o.listen = "tcp://127.0.0.1:*";
-    o.min_remote_tiles = remote;
-    o.on_listening = [=](const std::string& e) {
+    o.cluster.listen = "tcp://127.0.0.1:*";
+    o.cluster.min_workers = remote;
+    o.cluster.on_listening = [=](const std::string& e) {
       for (unsigned i = 0; i < remote; ++i) spawn_worker(e, slot_bytes, slots);
     };
   }
@@ -205,8 +205,8 @@ Elastic elastic_run(Scheduler s, unsigned remote, bool join, double slow, double
   RuntimeOptions o = options(0, remote, bytes, 8, s);
   o.speculate_after_s = speculate_after_s;
   std::string endpoint;
-  auto spawn = o.on_listening;
-  o.on_listening = [&](const std::string& e) {
+  auto spawn = o.cluster.on_listening;
+  o.cluster.on_listening = [&](const std::string& e) {
     endpoint = e;
     spawn(e);
   };
@@ -404,7 +404,7 @@ std::pair<double, double> recovery(double hb, double at, std::uint64_t& lost, st
   const std::vector<std::byte> in(bytes, std::byte{1});
   auto run = [&](bool kill_one) {
     RuntimeOptions o = options(1, 2, bytes, 16, Scheduler::kSteal);
-    o.heartbeat_timeout_s = hb;
+    o.cluster.heartbeat_timeout_s = hb;
     Runtime rt(o);
     auto loaded = rt.load(g, bench_registry());
     if (!loaded.ok()) {

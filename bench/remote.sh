@@ -20,7 +20,7 @@ trap 'rm -rf "$work"' EXIT
 local_ms=$("$cli" run "$work/mm/matmul.dot" --input A="$work/mm/A.bin" --input B="$work/mm/B.bin" --output C="$work/local.bin" \
   --tiles 2 --repeat 3 2>&1 | sed -n 's/.*mean \([0-9.]*\) ms.*/\1/p')
 "$cli" run "$work/mm/matmul.dot" --input A="$work/mm/A.bin" --input B="$work/mm/B.bin" --output C="$work/remote.bin" \
-  --listen 'tcp://127.0.0.1:*' --min-tiles 2 --repeat 3 2>"$work/driver.log" &
+  --listen 'tcp://127.0.0.1:*' --min-workers 2 --repeat 3 2>"$work/driver.log" &
 driver=$!
 endpoint=""
 while [ -z "$endpoint" ]; do

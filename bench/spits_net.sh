@@ -71,7 +71,7 @@ dialin)
       "$cli" --log-level error worker --connect "tcp://127.0.0.1:$port" --cores 1 --name "$w" --connect-timeout 60 &
       pids+=($!)
     done
-    "$cli" spits "$job" tasks="$n" quiet=1 --listen "tcp://127.0.0.1:$port" --min-tiles 2 --stats "$work/d.json" >/dev/null 2>&1
+    "$cli" spits "$job" tasks="$n" quiet=1 --listen "tcp://127.0.0.1:$port" --min-workers 2 --stats "$work/d.json" >/dev/null 2>&1
     printf 'run %s: dial-in (2 redflow worker --cores 1), %s trivial tasks: %.0f tasks/s\n' "$r" "$n" "$(jq .commits_per_second "$work/d.json")"
     wait
   done

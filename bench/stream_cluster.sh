@@ -199,8 +199,8 @@ cluster_run() {  # cluster_run DOT N ALGO EXPECTED_TOKENS [driver flags...] -> r
   local prof=()
   case $algo in smart_min|smart_max) prof=(--place-profile "$work/$(basename "$dot" .dot).prof.json") ;; esac
   rm -f "$work/drv.out" "$work/drv.err" "$work"/w*.log
-  timeout "$tmo" "$cli" stream "$dot" --listen 'tcp://0.0.0.0:*' --min-tiles "$n" --place "$algo" "${prof[@]}" \
-    --key "$work/driver.key" --authorized-keys "$work/workers.keys" --tile-wait 20 "$@" >"$work/drv.out" 2>"$work/drv.err" &
+  timeout "$tmo" "$cli" stream "$dot" --listen 'tcp://0.0.0.0:*' --min-workers "$n" --place "$algo" "${prof[@]}" \
+    --key "$work/driver.key" --authorized-keys "$work/workers.keys" --wait 20 "$@" >"$work/drv.out" 2>"$work/drv.err" &
   local drv=$! port="" i
   pids+=("$drv")
   for _ in $(seq 400); do

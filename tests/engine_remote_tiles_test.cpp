@@ -106,18 +106,18 @@ RuntimeOptions in_process_remote_options() {
   o.slots = 8;
   o.slot_bytes = 64 << 10;
   o.driver_bytes = 64 << 20;
-  o.listen = "inproc://engine-test";
-  o.min_remote_tiles = 2;
-  o.max_remote_tiles = 2;
+  o.cluster.listen = "inproc://engine-test";
+  o.cluster.min_workers = 2;
+  o.cluster.max_workers = 2;
   return o;
 }
 
 TEST(EngineRemoteTiles, TheFactoryIsGivenTheEnginesOptionsAndItsErrorIsStartsError) {
   RuntimeOptions o = in_process_remote_options();
-  o.max_remote_tiles = 3;  // one place kept for a join
-  o.heartbeat_timeout_s = 5;
-  o.key_file = "driver.key";
-  o.authorized_keys_file = "workers.keys";
+  o.cluster.max_workers = 3;  // one place kept for a join
+  o.cluster.heartbeat_timeout_s = 5;
+  o.cluster.key_file = "driver.key";
+  o.cluster.authorized_keys_file = "workers.keys";
   std::optional<RemoteTilesOptions> given;
   Engine engine(o, [&](const RemoteTilesOptions& ro) -> Result<std::unique_ptr<RemoteTiles>> {
     given = ro;

@@ -135,9 +135,9 @@ TEST(NetBrokenLink, AStreamWorkerWhoseMessageCannotBeReadEndsTheRunNamingIt) {
   std::atomic<bool> stop{false};
   std::thread garbler;
   stream::ClusterOptions c;
-  c.nodes = 1;
-  c.wait_s = 20;
-  c.on_listening = [&](const std::string& endpoint) {
+  c.cluster.min_workers = 1;
+  c.cluster.wait_s = 20;
+  c.cluster.on_listening = [&](const std::string& endpoint) {
     garbler = std::thread([&, endpoint] {
       net::HelloMessage hello;
       hello.roles = {{net::Role::kNode, stream::kStreamProtocolVersion}};

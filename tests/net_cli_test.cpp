@@ -1,7 +1,7 @@
-// `redflow run --listen ... --min-tiles N` and `redflow worker --connect`, end
+// `redflow run --listen ... --min-workers N` and `redflow worker --connect`, end
 // to end as a user types them: the driver prints the endpoint it got, two
 // worker processes connect, and the output file equals the one a plain
-// `redflow run` writes; without workers, --tile-wait ends it with a clear error.
+// `redflow run` writes; without workers, --wait ends it with a clear error.
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -106,7 +106,7 @@ TEST_F(NetCli, MinTilesWaitsForTwoWorkersAndWritesTheSameOutput) {
   auto ref = testing::run_cli("run " + demo + "pipeline.dot --input A=" + demo + "A.bin --output Y=" + plain.string());
   ASSERT_EQ(ref.exit_code, 0) << ref.output;
   Driver driver({REDFLOW_CLI, "run", demo + "pipeline.dot", "--input", "A=" + demo + "A.bin", "--output", "Y=" + remote.string(),
-                 "--listen", "tcp://127.0.0.1:*", "--min-tiles", "2", "--slots", "8", "--slot-bytes", "65536"});
+                 "--listen", "tcp://127.0.0.1:*", "--min-workers", "2", "--slots", "8", "--slot-bytes", "65536"});
   const std::string endpoint = printed_endpoint(driver);
   ASSERT_FALSE(endpoint.empty()) << driver.seen;
   testing::WorkerProcesses workers;
@@ -117,20 +117,20 @@ TEST_F(NetCli, MinTilesWaitsForTwoWorkersAndWritesTheSameOutput) {
   for (pid_t p : std::vector<pid_t>(workers.pids())) EXPECT_EQ(workers.wait_exit(p, 10), 0) << "workers leave on BYE";
 }
 
-TEST_F(NetCli, WithoutWorkersTileWaitEndsWithAClearError) {
+TEST_F(NetCli, WithoutWorkersWaitEndsWithAClearError) {
   const std::string demo = std::string(REDFLOW_SOURCE_DIR) + "/examples/demo/";
   auto r = testing::run_cli("run " + demo + "pipeline.dot --input A=" + demo +
-                            "A.bin --listen 'tcp://127.0.0.1:*' --min-tiles 2 --tile-wait 0.5");
+                            "A.bin --listen 'tcp://127.0.0.1:*' --min-workers 2 --wait 0.5");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("2 remote tile(s)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("0 came"), std::string::npos) << r.output;
 }
 
-TEST_F(NetCli, ListenWithoutMinTilesAndTileWithoutConnectAreRefused) {
+TEST_F(NetCli, ListenWithoutMinWorkersAndTileWithoutConnectAreRefused) {
   const std::string demo = std::string(REDFLOW_SOURCE_DIR) + "/examples/demo/";
   auto r = testing::run_cli("run " + demo + "pipeline.dot --input A=" + demo + "A.bin --listen 'tcp://127.0.0.1:*'");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("--min-tiles"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--min-workers"), std::string::npos) << r.output;
   r = testing::run_cli("worker");
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("--connect"), std::string::npos) << r.output;
@@ -166,7 +166,7 @@ TEST_F(NetCli, AKeyedDriverRefusesAnUnlistedWorkerAndRunsWithAListedOne) {
   std::vector<std::string> args = {REDFLOW_CLI, "run"};
   std::istringstream split(demo.run_args(keyed));
   for (std::string a; split >> a;) args.push_back(a);
-  const std::vector<std::string> extra = {"--listen", "tcp://127.0.0.1:*", "--min-tiles", "1", "--tile-wait", "20",
+  const std::vector<std::string> extra = {"--listen", "tcp://127.0.0.1:*", "--min-workers", "1", "--wait", "20",
                                           "--key", (dir_ / "driver.key").string(), "--authorized-keys", (dir_ / "workers.txt").string(),
                                           "--address-file", addr.string()};
   args.insert(args.end(), extra.begin(), extra.end());
@@ -198,7 +198,7 @@ TEST_F(NetCli, AKeyedDriverRefusesAnUnlistedWorkerAndRunsWithAListedOne) {
 
 TEST_F(NetCli, ListeningBeyondLoopbackWithoutKeysIsRefused) {
   const Demo demo;
-  auto r = testing::run_cli("run " + demo.run_args(dir_ / "y.bin") + " --listen tcp://0.0.0.0:0 --min-tiles 1");
+  auto r = testing::run_cli("run " + demo.run_args(dir_ / "y.bin") + " --listen tcp://0.0.0.0:0 --min-workers 1");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("without keys"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("--authorized-keys"), std::string::npos) << r.output;
@@ -215,7 +215,7 @@ TEST_F(NetCli, ThreeStartersOfOneCommandMeetThroughAnAddressFile) {
     std::vector<std::string> args = {REDFLOW_CLI, "run"};
     std::istringstream split(demo.run_args(dir_ / ("out" + std::to_string(i) + ".bin")));
     for (std::string a; split >> a;) args.push_back(a);
-    for (const std::string& a : {std::string("--address-file"), addr, std::string("--min-tiles"), std::string("2")}) args.push_back(a);
+    for (const std::string& a : {std::string("--address-file"), addr, std::string("--min-workers"), std::string("2")}) args.push_back(a);
     starters.push_back(std::make_unique<Driver>(args));
   }
   int drivers = 0;
@@ -241,7 +241,7 @@ std::vector<std::string> listening_demo(const fs::path& out) {
   std::vector<std::string> args = {REDFLOW_CLI, "run"};
   std::istringstream split(demo.run_args(out));
   for (std::string a; split >> a;) args.push_back(a);
-  for (const char* a : {"--listen", "tcp://127.0.0.1:*", "--min-tiles", "1", "--tile-wait", "30"}) args.push_back(a);
+  for (const char* a : {"--listen", "tcp://127.0.0.1:*", "--min-workers", "1", "--wait", "30"}) args.push_back(a);
   return args;
 }
 
@@ -287,7 +287,7 @@ TEST_F(NetCli, AWorkerWithoutTheGraphsPluginIsToldWhichFunctionItLacks) {
   std::ofstream(dir_ / "neg.dot") << R"(digraph g { X [kind=input, bytes=8]; Y [kind=output, bytes=8]; n [actor="test.negate"]; X -> n [port=0]; n -> Y; })";
   std::ofstream(dir_ / "x.bin", std::ios::binary) << std::string(8, '\1');
   Driver driver({REDFLOW_CLI, "run", (dir_ / "neg.dot").string(), "--input", "X=" + (dir_ / "x.bin").string(), "--lib", REDFLOW_TEST_PLUGIN,
-                 "--listen", "tcp://127.0.0.1:*", "--min-tiles", "1", "--slots", "8", "--slot-bytes", "65536"});
+                 "--listen", "tcp://127.0.0.1:*", "--min-workers", "1", "--slots", "8", "--slot-bytes", "65536"});
   const std::string endpoint = printed_endpoint(driver);
   ASSERT_FALSE(endpoint.empty()) << driver.seen;
   // The line the driver printed to paste names its plugin.

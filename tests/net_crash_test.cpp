@@ -5,6 +5,8 @@
 // while a real run goes on. Every time the outputs equal the reference.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <signal.h>
 
 #include <unistd.h>
@@ -42,7 +44,7 @@ TEST(NetCrash, KillNineOfAWorkerAtARandomMomentTwentyTrials) {
       WorkerProcesses workers;
       // One local tile so that a run always has a tile left; two workers, one of which dies.
       RuntimeOptions o = testing::remote_options(1, 2, scheduler, 0.3);
-      o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, testing::kWorkerSlots); };
+      o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, testing::kWorkerSlots); };
       Runtime rt(o);
       auto loaded = rt.load(g, Registry::with_builtins());
       ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -93,7 +95,7 @@ TEST(NetCrash, KillNineWhileLargeValuesCrossInPieces) {
       // Two workers and no local tile: every value crosses to a worker.
       RuntimeOptions o = testing::remote_options(0, 2, trial % 2 == 0 ? Scheduler::kSteal : Scheduler::kHeft, 0.3);
       o.slot_bytes = 4 << 20;
-      o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, slots); };
+      o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, slots); };
       Runtime rt(o);
       auto loaded = rt.load(g, Registry::with_builtins());
       ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -144,7 +146,7 @@ TEST(NetCrash, AFrozenWorkerIsLostAndWhatItSendsWhenWokenIsDiscarded) {
   // declared lost (its inputs go ahead of its actors without a round trip,
   // so its runner is not stuck sending them).
   o.speculate_after_s = 0;
-  o.on_listening = [&](const std::string& endpoint) { workers.spawn(endpoint, testing::kWorkerSlots); };
+  o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn(endpoint, testing::kWorkerSlots); };
   testing::within_seconds(30, "frozen worker", [&] {
     Runtime rt(o);
     auto loaded = rt.load(g, Registry::with_builtins());
@@ -158,6 +160,14 @@ TEST(NetCrash, AFrozenWorkerIsLostAndWhatItSendsWhenWokenIsDiscarded) {
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     EXPECT_EQ(*out, want);
     EXPECT_EQ(loaded->last_stats().lost_tiles, 1u);
+    {  // The one report shape shows the loss under "failed" and the lost worker by name.
+      const auto j = nlohmann::json::parse(to_json(report(loaded->last_stats())));
+      EXPECT_EQ(j["failed"]["workers_lost"].get<std::uint64_t>(), 1u);
+      EXPECT_EQ(j["recovered"]["recomputed"].get<std::uint64_t>(), loaded->last_stats().recomputed_actors);
+      ASSERT_EQ(j["places"].size(), loaded->last_stats().tiles.size() + (loaded->last_stats().driver.actors > 0 ? 1 : 0));
+      EXPECT_TRUE(j["places"].back()["lost"].get<bool>()) << j.dump(2);
+      EXPECT_EQ(j["places"].back()["name"], loaded->last_stats().tiles[1].worker);
+    }
     ::kill(frozen, SIGCONT);
     // Woken, it beats its heart (late; tile_worker.cpp sends a due beat even
     // when the BYE is read in the same pass), may answer requests it had, and
@@ -193,7 +203,7 @@ void expect_poisoned_after_three(const std::string& args, double speculate_after
   extra.insert(extra.end(), {"--lib", REDFLOW_TEST_PLUGIN});
   RuntimeOptions o = testing::remote_options(0, 4, Scheduler::kSteal, 0.3);
   o.speculate_after_s = speculate_after_s;
-  o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(4, endpoint, extra); };
+  o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(4, endpoint, extra); };
   testing::within_seconds(30, "poisoned actor", [&] {
     Runtime rt(o);
     auto loaded = rt.load(g, reg);
@@ -273,7 +283,7 @@ TEST(NetCrash, GarbageOnTheDriversSocketIsRefusedWhileARealRunContinues) {
   WorkerProcesses workers;
   std::string endpoint;
   RuntimeOptions o = testing::remote_options(0, 2, Scheduler::kSteal);
-  o.on_listening = [&](const std::string& e) {
+  o.cluster.on_listening = [&](const std::string& e) {
     endpoint = e;
     workers.spawn_n(2, e, testing::kWorkerSlots);
   };

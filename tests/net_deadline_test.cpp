@@ -58,7 +58,7 @@ TEST_P(NetDeadline, AWorkerStuckOnAnActorStallsNoExecution) {
   std::vector<std::string> extra = testing::kWorkerSlots;
   extra.insert(extra.end(), {"--lib", REDFLOW_TEST_PLUGIN});
   RuntimeOptions o = testing::remote_options(0, 3, GetParam(), kDeadlineHeartbeat);
-  o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(3, endpoint, extra); };
+  o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(3, endpoint, extra); };
   testing::within_seconds(150, "executions beside a stuck worker", [&] {
     Runtime rt(o);
     auto loaded = rt.load(g, testing::registry_with_test_plugin());
@@ -100,7 +100,7 @@ void answers_astray(ProxyAction how) {
     WorkerProcesses workers;
     std::unique_ptr<WireProxy> proxy;
     RuntimeOptions o = testing::remote_options(0, 2, scheduler, 4);
-    o.on_listening = [&](const std::string& endpoint) {
+    o.cluster.on_listening = [&](const std::string& endpoint) {
       proxy = std::make_unique<WireProxy>(endpoint);
       proxy->start();
       workers.spawn(proxy->endpoint(), {"--slots", "8", "--slot-bytes", "65536", "--lib", REDFLOW_TEST_PLUGIN, "--name", "proxied"});
@@ -200,7 +200,7 @@ TEST(NetDeadlineOrphan, AWorkerWhoseDriverDiedExitsWhileItsActorStillRuns) {
   const std::string addr = dir + "/driver.addr";
   WorkerProcesses driver;
   const pid_t driver_pid = driver.spawn_cli({"run", dir + "/orphan.dot", "--lib", REDFLOW_TEST_PLUGIN, "-i", "X=" + dir + "/x.bin", "--listen",
-                                             "tcp://127.0.0.1:*", "--min-tiles", "1", "--address-file", addr, "--heartbeat-timeout", "1"});
+                                             "tcp://127.0.0.1:*", "--min-workers", "1", "--address-file", addr, "--heartbeat-timeout", "1"});
   for (int i = 0; i < 400 && !std::filesystem::exists(addr); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_TRUE(std::filesystem::exists(addr)) << "the driver wrote no address file";
   const std::string log = dir + "/worker.log";

@@ -65,7 +65,7 @@ Trial run_through_proxy(const Graph& g, const Inputs& inputs, const Outputs& wan
   o.slot_bytes = slot_bytes;
   o.peer_transfers = peer_transfers;  // off: values between workers are relayed, read back through the proxy too
   const std::vector<std::string> slots = {"--slots", "8", "--slot-bytes", std::to_string(slot_bytes)};
-  o.on_listening = [&](const std::string& endpoint) {
+  o.cluster.on_listening = [&](const std::string& endpoint) {
     proxy = std::make_unique<WireProxy>(endpoint);
     for (const ProxyRule& r : rules) hits.push_back(proxy->add(r));
     proxy->start();

@@ -59,7 +59,7 @@ TEST_P(NetJoin, AWorkerJoiningMidRunTakesActorsAndTheOutputsEqualTheLocalRun) {
   // Each actor runs once here: no speculative copy of a link a loaded
   // machine (TSan, 1 run in about 60) made 0.1 s late counts twice.
   o.speculate_after_s = 0;
-  o.on_listening = [&](const std::string& e) {
+  o.cluster.on_listening = [&](const std::string& e) {
     endpoint = e;
     workers.spawn(e, worker_flags());
   };
@@ -111,7 +111,7 @@ TEST(NetJoinBetween, AWorkerThatCameBetweenExecutionsIsInTheNextHeftSchedule) {
   WorkerProcesses workers;
   std::string endpoint;
   RuntimeOptions o = testing::remote_options(0, 1, Scheduler::kHeft);
-  o.on_listening = [&](const std::string& e) {
+  o.cluster.on_listening = [&](const std::string& e) {
     endpoint = e;
     workers.spawn(e, worker_flags());
   };
@@ -154,7 +154,7 @@ TEST(NetJoinBetween, AWorkerWithoutTheGraphsActorFunctionsIsLeftOutOfService) {
   WorkerProcesses workers;
   std::string endpoint;
   RuntimeOptions o = testing::remote_options(0, 1, Scheduler::kSteal);
-  o.on_listening = [&](const std::string& e) {
+  o.cluster.on_listening = [&](const std::string& e) {
     endpoint = e;
     workers.spawn(e, worker_flags());
   };
@@ -181,8 +181,8 @@ TEST(NetJoinBetween, AWorkerBeyondMaxRemoteTilesIsRefused) {
   WorkerProcesses workers;
   std::string endpoint;
   RuntimeOptions o = testing::remote_options(0, 1, Scheduler::kSteal);
-  o.max_remote_tiles = 1;
-  o.on_listening = [&](const std::string& e) {
+  o.cluster.max_workers = 1;
+  o.cluster.on_listening = [&](const std::string& e) {
     endpoint = e;
     workers.spawn(e, testing::kWorkerSlots);
   };
@@ -199,11 +199,11 @@ TEST(NetJoinBetween, AWorkerBeyondMaxRemoteTilesIsRefused) {
     EXPECT_EQ(loaded->last_stats().tiles.size(), 1u);
   });
   RuntimeOptions bad = testing::remote_options(0, 2, Scheduler::kSteal);
-  bad.max_remote_tiles = 1;
+  bad.cluster.max_workers = 1;
   Runtime rt(bad);
   auto loaded = rt.load(testing::random_builtin_dag(4, 1), Registry::with_builtins());
   ASSERT_FALSE(loaded.ok());
-  EXPECT_NE(loaded.status().message().find("max_remote_tiles 1 is below min_remote_tiles 2"), std::string::npos) << loaded.status().message();
+  EXPECT_NE(loaded.status().message().find("max_workers (--max-workers) 1 is below min_workers (--min-workers) 2"), std::string::npos) << loaded.status().message();
 }
 
 }  // namespace

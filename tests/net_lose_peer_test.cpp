@@ -57,7 +57,7 @@ void proxied_trials(const std::string& what, unsigned seeds, const std::function
       std::unique_ptr<WireProxy> proxy;
       std::size_t hit = 0;
       RuntimeOptions o = testing::remote_options(0, 3, scheduler);
-      o.on_listening = [&](const std::string& endpoint) {
+      o.cluster.on_listening = [&](const std::string& endpoint) {
         proxy = std::make_unique<WireProxy>(endpoint);
         hit = proxy->add(rule(seed));
         proxy->start();

@@ -48,16 +48,16 @@ TEST(NetPartition, AWorkerCutOffInANamespaceIsLostAndItsWorkReRun) {
   // worker's actors itself and the execution end before the heartbeat
   // timeout declares the worker lost; this test is about that declaration.
   o.speculate_after_s = 0;
-  o.listen = "tcp://" + ns.host_address() + ":*";
+  o.cluster.listen = "tcp://" + ns.host_address() + ":*";
   {
     Runtime without_keys(o);
     auto refused = without_keys.load(g, Registry::with_builtins());
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.status().message().find("without keys"), std::string::npos) << refused.status().ToString();
   }
-  o.key_file = (dir / "driver.key").string();
-  o.authorized_keys_file = (dir / "workers.keys").string();
-  o.on_listening = [&](const std::string& endpoint) {
+  o.cluster.key_file = (dir / "driver.key").string();
+  o.cluster.authorized_keys_file = (dir / "workers.keys").string();
+  o.cluster.on_listening = [&](const std::string& endpoint) {
     ns.spawn({REDFLOW_CLI, "worker", "--connect", endpoint, "--slots", "8", "--slot-bytes", "65536", "--key", (dir / "node.key").string(),
               "--server-key", (dir / "driver.pub").string(), "--connect-timeout", "20"},
              (dir / "worker.out").string());

@@ -48,7 +48,7 @@ std::uint64_t run_remote(const Graph& g, const Case& c, std::uint64_t* batched =
   o.slots = c.slots;
   o.pipeline_depth = c.depth;
   const std::vector<std::string> slots{"--slots", std::to_string(c.slots), "--slot-bytes", std::to_string(o.slot_bytes)};
-  o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, slots); };
+  o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, slots); };
   std::uint64_t most = 0;
   testing::within_seconds(60, "a pipelined run", [&] {
     Runtime rt(o);

@@ -35,7 +35,7 @@ TEST_P(RemoteEqualsLocal, EveryRedundancyConfiguration) {
   const Reference ref;
   WorkerProcesses workers;
   RuntimeOptions o = testing::remote_options(local, remote, scheduler);
-  o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(remote, endpoint, testing::kWorkerSlots); };
+  o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(remote, endpoint, testing::kWorkerSlots); };
   testing::within_seconds(60, "remote runs", [&] {
     Runtime rt(o);
     auto loaded = rt.load(ref.graph, Registry::with_builtins());
@@ -72,7 +72,7 @@ TEST(NetRemote, StatsAndTracesNameEachRemoteTilesWorkerHostAndTraffic) {
   RuntimeOptions o = testing::remote_options(1, 1, Scheduler::kHeft);
   std::vector<std::string> extra = testing::kWorkerSlots;
   extra.insert(extra.end(), {"--name", "node-b"});
-  o.on_listening = [&](const std::string& endpoint) { workers.spawn(endpoint, extra); };
+  o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn(endpoint, extra); };
   testing::within_seconds(60, "a remote run", [&] {
     Runtime rt(o);
     auto loaded = rt.load(ref.graph, Registry::with_builtins());
@@ -113,7 +113,7 @@ TEST(NetRemote, AMissingActorFunctionOnAWorkerIsANamedErrorAtLoad) {
   ASSERT_TRUE(reg.load_plugin(REDFLOW_TEST_PLUGIN).ok());
   WorkerProcesses workers;
   RuntimeOptions o = testing::remote_options(0, 1, Scheduler::kSteal);
-  o.on_listening = [&](const std::string& endpoint) { workers.spawn(endpoint, testing::kWorkerSlots); };  // no --lib
+  o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn(endpoint, testing::kWorkerSlots); };  // no --lib
   testing::within_seconds(30, "load", [&] {
     Runtime rt(o);
     auto loaded = rt.load(g, reg);
@@ -136,7 +136,7 @@ TEST(NetRemote, AWorkerWithThePluginRunsItsActors) {
   RuntimeOptions o = testing::remote_options(0, 1, Scheduler::kSteal);
   std::vector<std::string> extra = testing::kWorkerSlots;
   extra.insert(extra.end(), {"--lib", REDFLOW_TEST_PLUGIN});
-  o.on_listening = [&](const std::string& endpoint) { workers.spawn(endpoint, extra); };
+  o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn(endpoint, extra); };
   testing::within_seconds(30, "run", [&] {
     Runtime rt(o);
     auto loaded = rt.load(g, reg);
@@ -153,8 +153,8 @@ TEST(NetRemote, AWorkerWithThePluginRunsItsActors) {
 TEST(NetRemote, AWorkerThatNeverComesIsATimeoutNamingHowManyCame) {
   WorkerProcesses workers;
   RuntimeOptions o = testing::remote_options(0, 2, Scheduler::kSteal);
-  o.tile_wait_s = 1;
-  o.on_listening = [&](const std::string& endpoint) { workers.spawn(endpoint, testing::kWorkerSlots); };  // one of two
+  o.cluster.wait_s = 1;
+  o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn(endpoint, testing::kWorkerSlots); };  // one of two
   testing::within_seconds(30, "load", [&] {
     Runtime rt(o);
     auto loaded = rt.load(testing::random_builtin_dag(5, 1), Registry::with_builtins());
@@ -169,9 +169,9 @@ TEST(NetRemote, AWorkerWithTooFewSlotsIsRefusedAndSaysWhy) {
   WorkerProcesses workers;
   workers.set_quiet(false);
   RuntimeOptions o = testing::remote_options(0, 1, Scheduler::kSteal);
-  o.tile_wait_s = 2;
+  o.cluster.wait_s = 2;
   pid_t small = 0;
-  o.on_listening = [&](const std::string& endpoint) { small = workers.spawn(endpoint, {"--slots", "2", "--slot-bytes", "65536"}); };
+  o.cluster.on_listening = [&](const std::string& endpoint) { small = workers.spawn(endpoint, {"--slots", "2", "--slot-bytes", "65536"}); };
   testing::within_seconds(30, "load", [&] {
     Runtime rt(o);
     auto loaded = rt.load(testing::random_builtin_dag(5, 1), Registry::with_builtins());
@@ -183,7 +183,7 @@ TEST(NetRemote, AWorkerWithTooFewSlotsIsRefusedAndSaysWhy) {
 TEST(NetRemote, WorkersLeaveOnTheDriversByeWithStatusZero) {
   WorkerProcesses workers;
   RuntimeOptions o = testing::remote_options(0, 2, Scheduler::kHeft);
-  o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, testing::kWorkerSlots); };
+  o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, testing::kWorkerSlots); };
   testing::within_seconds(30, "run", [&] {
     {
       Runtime rt(o);

@@ -33,7 +33,7 @@ StragglerRun run_with_straggler(const Graph& g, Scheduler scheduler, double spec
   extra.insert(extra.end(), {"--lib", REDFLOW_TEST_PLUGIN});
   RuntimeOptions o = testing::remote_options(0, 2, scheduler);
   o.speculate_after_s = speculate_after_s;
-  o.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, extra); };
+  o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, extra); };
   StragglerRun run;
   testing::within_seconds(60, "a run with a straggler", [&] {
     Runtime rt(o);

@@ -65,15 +65,15 @@ TEST(NetStraggler, AWorkerBehindAThrottledLinkIsOvertakenByTheIdleTile) {
 
   RuntimeOptions o = testing::remote_options(0, 2, Scheduler::kHeft, 20);  // slow, not lost
   o.slot_bytes = kStragglerBytes;
-  o.listen = "tcp://" + ns.host_address() + ":*";
-  o.key_file = (dir / "driver.key").string();
-  o.authorized_keys_file = (dir / "workers.keys").string();
+  o.cluster.listen = "tcp://" + ns.host_address() + ":*";
+  o.cluster.key_file = (dir / "driver.key").string();
+  o.cluster.authorized_keys_file = (dir / "workers.keys").string();
   testing::WorkerProcesses fast;
   auto worker = [&](const char* who) {
     return std::vector<std::string>{"--slots", "8", "--slot-bytes", std::to_string(kStragglerBytes), "--key", (dir / (std::string(who) + ".key")).string(),
                                     "--server-key", (dir / "driver.pub").string(), "--name", who};
   };
-  o.on_listening = [&](const std::string& endpoint) {
+  o.cluster.on_listening = [&](const std::string& endpoint) {
     fast.spawn(endpoint, worker("fast"));
     std::vector<std::string> argv = {REDFLOW_CLI, "worker", "--connect", endpoint, "--connect-timeout", "20"};
     const auto flags = worker("slow");

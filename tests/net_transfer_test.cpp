@@ -40,7 +40,7 @@ Moved run_on_two_workers(const Graph& g, const Inputs& inputs, RuntimeOptions o,
                          int executions) {
   const Outputs want = testing::local_reference(g, inputs, 2);
   WorkerProcesses workers;
-  o.on_listening = [&](const std::string& endpoint) {
+  o.cluster.on_listening = [&](const std::string& endpoint) {
     for (const auto& args : worker_args) workers.spawn(endpoint, args);
   };
   Moved moved;
@@ -145,8 +145,8 @@ TEST(NetTransferKeyed, WorkersWithKeysFetchFromEachOtherOverCurve) {
   }
   authorized.close();
   RuntimeOptions o = testing::remote_options(0, 2, Scheduler::kHeft);
-  o.key_file = (dir / "driver.key").string();
-  o.authorized_keys_file = (dir / "workers.keys").string();
+  o.cluster.key_file = (dir / "driver.key").string();
+  o.cluster.authorized_keys_file = (dir / "workers.keys").string();
   // Each worker its own key.
   std::vector<std::string> w1 = testing::kWorkerSlots, w2 = testing::kWorkerSlots;
   w1.insert(w1.end(), {"--key", (dir / "w1.key").string(), "--server-key", (dir / "driver.pub").string()});

@@ -173,10 +173,10 @@ inline RuntimeOptions remote_options(unsigned local, unsigned remote, Scheduler 
   o.slots = 8;
   o.slot_bytes = 64 << 10;
   o.scheduler = scheduler;
-  o.listen = "tcp://127.0.0.1:*";
-  o.min_remote_tiles = remote;
-  o.tile_wait_s = 20;
-  o.heartbeat_timeout_s = heartbeat_timeout_s;
+  o.cluster.listen = "tcp://127.0.0.1:*";
+  o.cluster.min_workers = remote;
+  o.cluster.wait_s = 20;
+  o.cluster.heartbeat_timeout_s = heartbeat_timeout_s;
   return o;
 }
 inline const std::vector<std::string> kWorkerSlots = {"--slots", "8", "--slot-bytes", "65536"};
@@ -214,7 +214,7 @@ void each_scheduler_beside_a_fake_worker(const Graph& g, int limit_s, const std:
     WorkerProcesses workers;
     Fake fake;
     RuntimeOptions o = remote_options(0, 2, scheduler);
-    o.on_listening = [&](const std::string& endpoint) {
+    o.cluster.on_listening = [&](const std::string& endpoint) {
       fake.start(endpoint);
       workers.spawn(endpoint, kWorkerSlots);
     };

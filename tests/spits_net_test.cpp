@@ -126,8 +126,8 @@ class SpitsNet : public ::testing::Test {
     Options o;
     o.task_managers = 0;
     o.announce_dir = announce_;
-    o.heartbeat_timeout_s = 1;
-    o.wait_s = 30;
+    o.cluster.heartbeat_timeout_s = 1;
+    o.cluster.wait_s = 30;
     return o;
   }
   Result<Report> run(std::vector<std::string> args, const Options& o) {
@@ -343,7 +343,7 @@ TEST_F(SpitsNet, ATaskThatCrashesEveryTaskManagerItReachesIsPoisonedAndNamed) {
 TEST_F(SpitsNet, NoTaskManagerIsANamedErrorAfterTheWait) {
   Deadline dog(30s);
   Options o = remote_options();
-  o.wait_s = 0.5;
+  o.cluster.wait_s = 0.5;
   auto report = run({"tasks=10"}, o);
   ASSERT_FALSE(report.ok());
   EXPECT_NE(report.status().message().find("no Task Manager has been live"), std::string::npos) << report.status().message();
@@ -386,8 +386,8 @@ TEST_F(SpitsNet, AJobManagerWhoseKeyIsNotAuthorizedIsNeverWelcomed) {
   ::close(log_fd);
   ASSERT_TRUE(wait_announced(1));
   Options o = remote_options();
-  o.key_file = jm_prefix + ".key";
-  o.wait_s = 2;
+  o.cluster.key_file = jm_prefix + ".key";
+  o.cluster.wait_s = 2;
   auto report = run({"tasks=10"}, o);
   ASSERT_FALSE(report.ok()) << "a Task Manager served a Job Manager whose key it does not authorize";
   EXPECT_NE(report.status().message().find("no Task Manager has been live"), std::string::npos) << report.status().message();
@@ -417,7 +417,7 @@ TEST_F(SpitsNet, ATaskManagerCutOffInANamespaceComesBackAndItsBufferedResultsCom
            (dir_ / "far.log").string());
   ASSERT_TRUE(wait_announced(2));
   Options o = remote_options();
-  o.key_file = jm_prefix + ".key";
+  o.cluster.key_file = jm_prefix + ".key";
   // The cut comes once the far Task Manager serves the job (its log says
   // so), not at a fixed time: under ThreadSanitizer on a loaded machine its
   // CURVE handshake took over 3 s, and a cut before the join cut nothing.

@@ -75,8 +75,8 @@ class SpitsNetProxy : public ::testing::Test {
     Options o;
     o.task_managers = 0;
     o.announce_dir = announce_;
-    o.heartbeat_timeout_s = 1;
-    o.wait_s = 30;
+    o.cluster.heartbeat_timeout_s = 1;
+    o.cluster.wait_s = 30;
     testing::within_seconds(90, "a SPITS job with a Task Manager behind a proxy", [&] {
       auto report = run_job(REDFLOW_SPITS_TEST_JOB, {"tasks=2000", "work_us=2000", "out=" + out_}, o);
       ASSERT_TRUE(report.ok()) << report.status().ToString();

@@ -9,6 +9,7 @@
 // stream program one after another, the same PIDs throughout, each driver
 // naming them and each result equal to its one-process run.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -78,10 +79,10 @@ class SpitsWorker : public ::testing::Test {
   Options listening(unsigned min_task_managers) const {
     Options o;
     o.task_managers = 0;
-    o.listen = "tcp://127.0.0.1:*";
-    o.min_task_managers = min_task_managers;
-    o.heartbeat_timeout_s = 1;
-    o.wait_s = 20;
+    o.cluster.listen = "tcp://127.0.0.1:*";
+    o.cluster.min_workers = min_task_managers;
+    o.cluster.heartbeat_timeout_s = 1;
+    o.cluster.wait_s = 20;
     return o;
   }
   // What the same job commits in one process.
@@ -106,7 +107,7 @@ TEST_F(SpitsWorker, TwoWorkersCommitEveryTaskOnceAndEqualTheLocalRun) {
   const auto expected = local_commits(args);
   ASSERT_EQ(expected.size(), 400u);
   Options o = listening(2);
-  o.on_listening = [&](const std::string& endpoint) {
+  o.cluster.on_listening = [&](const std::string& endpoint) {
     for (const char* name : {"w0", "w1"}) procs_.spawn(endpoint, {"--cores", "2", "--name", name});
   };
   std::vector<std::string> a = args;
@@ -137,7 +138,7 @@ TEST_F(SpitsWorker, AWorkerKilledAfterItsFirstResultsLosesNoTaskAndCommitsNoneTw
   pid_t victim = -1;
   std::atomic<bool> killed{false};
   Options o = listening(1);
-  o.on_listening = [&](const std::string& e) {
+  o.cluster.on_listening = [&](const std::string& e) {
     endpoint = e;
     victim = procs_.spawn(e, {"--cores", "2", "--name", "victim"});
   };
@@ -158,6 +159,15 @@ TEST_F(SpitsWorker, AWorkerKilledAfterItsFirstResultsLosesNoTaskAndCommitsNoneTw
     EXPECT_GT(t.committed, 0u) << t.name;
     EXPECT_EQ(t.lost, t.name == "victim" ? 1u : 0u) << t.name;
   }
+  {  // The one report shape: the loss under "failed", what it delivered late under "recovered".
+    const auto j = nlohmann::json::parse(to_json(redflow::report(*report)));
+    EXPECT_EQ(j["failed"]["workers_lost"].get<std::uint64_t>(), 1u);
+    EXPECT_EQ(j["units"].get<std::uint64_t>(), report->committed);
+    std::uint64_t late = 0;
+    for (const auto& t : report->task_managers) late += t.late;
+    EXPECT_EQ(j["recovered"]["late_results"].get<std::uint64_t>(), late);
+    for (const auto& p : j["places"]) EXPECT_EQ(p["lost"].get<bool>(), p["name"] == "victim") << p.dump();
+  }
   EXPECT_EQ(procs_.wait_exit(victim, 5), -2) << "the victim was not killed by a signal";
 }
 
@@ -166,7 +176,7 @@ TEST_F(SpitsWorker, AWorkerOfferingOnlyTheTileRoleIsRefusedByName) {
   ASSERT_GE(fd, 0);
   int tile_exit = -3;
   Options o = listening(1);
-  o.on_listening = [&](const std::string& endpoint) {
+  o.cluster.on_listening = [&](const std::string& endpoint) {
     // The tile first, alone: the Job Manager's I/O thread answers its HELLO
     // while this waits for it to end; then a worker that serves the job.
     const pid_t tile = testing::spawn_process({REDFLOW_CLI, "tile", "--connect", endpoint, "--name", "graph-only", "--connect-timeout", "20"},
@@ -200,8 +210,8 @@ TEST_F(SpitsWorker, APluginPathTheWorkerCannotOpenIsAnErrorNamingIt) {
   pid_t worker = -1;
   std::string endpoint;
   Options o = listening(1);
-  o.wait_s = 3;
-  o.on_listening = [&](const std::string& e) {
+  o.cluster.wait_s = 3;
+  o.cluster.on_listening = [&](const std::string& e) {
     endpoint = e;
     fs::remove(job);
     worker = testing::spawn_process({REDFLOW_CLI, "worker", "--connect", endpoint, "--name", "no-shared-fs", "--connect-timeout", "20"},
@@ -244,7 +254,7 @@ TEST_F(SpitsWorker, ThreePersistentWorkersServeAGraphRunASpitsJobAndAStreamProgr
   const Outputs graph_expected = testing::local_reference(g, inputs);
   testing::within_seconds(60, "the graph run", [&] {
     RuntimeOptions o = testing::remote_options(0, 3, Scheduler::kHeft);
-    o.listen = endpoint;
+    o.cluster.listen = endpoint;
     Runtime rt(o);
     auto loaded = rt.load(g, Registry::with_builtins());
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -261,7 +271,7 @@ TEST_F(SpitsWorker, ThreePersistentWorkersServeAGraphRunASpitsJobAndAStreamProgr
   const std::vector<std::string> args = {"tasks=300", "work_us=2000"};
   const auto spits_expected = local_commits(args);
   Options so = listening(3);
-  so.listen = endpoint;
+  so.cluster.listen = endpoint;
   std::vector<std::string> a = args;
   a.push_back("out=" + (dir_ / "net.txt").string());
   auto report = testing::within_seconds(60, "the SPITS job", [&] { return run_job(REDFLOW_SPITS_TEST_JOB, a, so); });
@@ -289,9 +299,9 @@ TEST_F(SpitsWorker, ThreePersistentWorkersServeAGraphRunASpitsJobAndAStreamProgr
   auto stream_expected = stream::run(*program, stream::RunOptions{stream::Mode::kPool, 2});
   ASSERT_TRUE(stream_expected.ok()) << stream_expected.status().ToString();
   stream::ClusterOptions c;
-  c.listen = endpoint;
-  c.nodes = 3;
-  c.wait_s = 20;
+  c.cluster.listen = endpoint;
+  c.cluster.min_workers = 3;
+  c.cluster.wait_s = 20;
   c.place = "naive";
   auto streamed = testing::within_seconds(60, "the stream program", [&] { return stream::run_cluster(*program, stream::RunOptions{}, c); });
   ASSERT_TRUE(streamed.ok()) << streamed.status().ToString();

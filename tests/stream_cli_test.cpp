@@ -63,10 +63,10 @@ TEST_F(StreamCli, BadInputIsANamedError) {
   auto w = run_cli("worker --cores 2");
   EXPECT_EQ(w.exit_code, 1);
   EXPECT_NE(w.output.find("give the driver's endpoint: --connect ADDR or --address-file FILE"), std::string::npos) << w.output;
-  auto l = run_cli("stream " + kStreams + "sum.dot --min-tiles 2");
+  auto l = run_cli("stream " + kStreams + "sum.dot --min-workers 2");
   EXPECT_EQ(l.exit_code, 1);
-  EXPECT_NE(l.output.find("--min-tiles needs --listen ADDR or --address-file FILE"), std::string::npos) << l.output;
-  auto far = run_cli("stream " + kStreams + "sum.dot --listen tcp://0.0.0.0:7000 --min-tiles 2");
+  EXPECT_NE(l.output.find("--min-workers needs --listen ADDR or --address-file FILE"), std::string::npos) << l.output;
+  auto far = run_cli("stream " + kStreams + "sum.dot --listen tcp://0.0.0.0:7000 --min-workers 2");
   EXPECT_EQ(far.exit_code, 1);
   EXPECT_NE(far.output.find("--key"), std::string::npos) << "listening beyond loopback needs keys\n" << far.output;
   auto m = run_cli("place " + kStreams + "sum.dot --algo smart_min");
@@ -83,7 +83,7 @@ TEST_F(StreamCli, BadInputIsANamedError) {
 // driver, the two others its nodes; the driver prints the same result as a
 // local run, and which operators ran on which node.
 TEST_F(StreamCli, AnAddressFileMakesOneStarterTheDriverAndTheOthersItsNodes) {
-  const std::string cmd = "stream " + kStreams + "sum.dot --print --address-file " + path("job.addr") + " --min-tiles 2 --place topological";
+  const std::string cmd = "stream " + kStreams + "sum.dot --print --address-file " + path("job.addr") + " --min-workers 2 --place topological";
   auto r = run_cli(cmd + " > " + path("o1") + " 2>&1 & " + REDFLOW_CLI + " " + cmd + " > " + path("o2") + " 2>&1 & " + REDFLOW_CLI + " " + cmd +
                    " > " + path("o3") + " 2>&1; wait");
   int drivers = 0;

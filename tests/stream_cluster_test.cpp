@@ -70,9 +70,9 @@ class StreamCluster : public ::testing::TestWithParam<const char*> {
   // Runs over `nodes` fresh worker processes, each named w0, w1, ...
   static Result<RunResult> run_on(const Program& p, unsigned nodes, ClusterOptions c, Mode mode = Mode::kPool) {
     WorkerProcesses workers;
-    c.nodes = nodes;
-    c.wait_s = 20;
-    c.on_listening = [&](const std::string& endpoint) {
+    c.cluster.min_workers = nodes;
+    c.cluster.wait_s = 20;
+    c.cluster.on_listening = [&](const std::string& endpoint) {
       for (unsigned n = 0; n < nodes; ++n) workers.spawn_cli({"worker", "--connect", endpoint, "--cores", "2", "--name", "w" + std::to_string(n)});
     };
     RunOptions o;
@@ -168,9 +168,9 @@ TEST(StreamClusterApps, TheWaveletEncoderOverThreeNodesEqualsTheSequentialEncode
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   WorkerProcesses workers;
   ClusterOptions c;
-  c.nodes = 3;
+  c.cluster.min_workers = 3;
   c.place = "smart";
-  c.on_listening = [&](const std::string& ep) {
+  c.cluster.on_listening = [&](const std::string& ep) {
     for (int n = 0; n < 3; ++n) workers.spawn_cli({"worker", "--connect", ep, "--cores", "1"});
   };
   auto r = run_cluster(*p, RunOptions{}, c);
@@ -210,8 +210,8 @@ TEST(StreamClusterSwitches, AggregationAndTwoLevelBufferingCanBeSwitchedOffWitho
     c.aggregate = off == 0;
     c.two_level = off == 0;
     WorkerProcesses workers;
-    c.nodes = 3;
-    c.on_listening = [&](const std::string& ep) {
+    c.cluster.min_workers = 3;
+    c.cluster.on_listening = [&](const std::string& ep) {
       for (int n = 0; n < 3; ++n) workers.spawn_cli({"worker", "--connect", ep, "--cores", "1"});
     };
     auto r = run_cluster(*p, RunOptions{}, c);
@@ -240,10 +240,10 @@ TEST(StreamClusterFaults, AWorkerKilledMidStreamIsAnErrorNamingIt) {
   pid_t survivor = 0;
   std::atomic<pid_t> victim{0};  // written here, read by the killer thread
   ClusterOptions c;
-  c.nodes = 2;
+  c.cluster.min_workers = 2;
   c.place = "smart";
-  c.heartbeat_timeout_s = 2;
-  c.on_listening = [&](const std::string& ep) {
+  c.cluster.heartbeat_timeout_s = 2;
+  c.cluster.on_listening = [&](const std::string& ep) {
     survivor = workers.spawn_cli({"worker", "--connect", ep, "--name", "steady"});
     victim = workers.spawn_cli({"worker", "--connect", ep, "--name", "victim"});
   };
@@ -273,8 +273,8 @@ TEST(StreamClusterFaults, AnOperatorFailingOnANodeIsAnErrorNamingIt) {
   WorkerProcesses workers;
   pid_t pids[2] = {0, 0};
   ClusterOptions c;
-  c.nodes = 2;
-  c.on_listening = [&](const std::string& ep) {
+  c.cluster.min_workers = 2;
+  c.cluster.on_listening = [&](const std::string& ep) {
     for (int n = 0; n < 2; ++n) pids[n] = workers.spawn_cli({"worker", "--connect", ep, "--name", "n" + std::to_string(n)});
   };
   auto r = run_cluster(*p, RunOptions{}, c);
@@ -291,8 +291,8 @@ TEST(StreamClusterFaults, MissingWorkersAreANamedErrorAfterTheWait) {
   auto p = Program::from_dot(kMix, reg);
   ASSERT_TRUE(p.ok());
   ClusterOptions c;
-  c.nodes = 2;
-  c.wait_s = 0.5;
+  c.cluster.min_workers = 2;
+  c.cluster.wait_s = 0.5;
   auto r = run_cluster(*p, RunOptions{}, c);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("0 came"), std::string::npos) << r.status().ToString();
@@ -309,9 +309,9 @@ TEST(StreamClusterFaults, ATileWorkerIsRefusedByName) {
   WorkerProcesses workers;
   pid_t tile = 0;
   ClusterOptions c;
-  c.nodes = 1;
-  c.wait_s = 3;
-  c.on_listening = [&](const std::string& ep) { tile = workers.spawn_cli({"tile", "--connect", ep, "--name", "graph-tile"}); };
+  c.cluster.min_workers = 1;
+  c.cluster.wait_s = 3;
+  c.cluster.on_listening = [&](const std::string& ep) { tile = workers.spawn_cli({"tile", "--connect", ep, "--name", "graph-tile"}); };
   auto r = run_cluster(*p, RunOptions{}, c);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("'graph-tile'"), std::string::npos) << r.status().ToString();
@@ -340,10 +340,10 @@ TEST(StreamClusterKeys, OnlyAuthorizedWorkersJoinAndTheRunIsEncrypted) {
   pid_t stranger = 0, plain = 0;
   int stranger_exit = -1, plain_exit = -1;
   ClusterOptions c;
-  c.nodes = 1;
-  c.key_file = dir + "/driver.key";
-  c.authorized_keys_file = dir + "/workers.keys";
-  c.on_listening = [&](const std::string& ep) {
+  c.cluster.min_workers = 1;
+  c.cluster.key_file = dir + "/driver.key";
+  c.cluster.authorized_keys_file = dir + "/workers.keys";
+  c.cluster.on_listening = [&](const std::string& ep) {
     stranger = workers.spawn_cli({"worker", "--connect", ep, "--key", dir + "/stranger.key", "--server-key", dir + "/driver.pub",
                                   "--connect-timeout", "3"});
     // One without a key, its stderr kept: it is told why no WELCOME came.
@@ -376,8 +376,8 @@ TEST(StreamClusterTrace, SpansComeBackFromEveryNode) {
   ASSERT_TRUE(p.ok());
   WorkerProcesses workers;
   ClusterOptions c;
-  c.nodes = 2;
-  c.on_listening = [&](const std::string& ep) {
+  c.cluster.min_workers = 2;
+  c.cluster.on_listening = [&](const std::string& ep) {
     for (int n = 0; n < 2; ++n) workers.spawn_cli({"worker", "--connect", ep, "--name", "t" + std::to_string(n)});
   };
   RunOptions o;

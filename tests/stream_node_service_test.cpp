@@ -45,8 +45,8 @@ class StreamNodeServiceTest : public ::testing::Test {
   }
   // A service for `nodes` nodes, both operators on node 0.
   void start(unsigned nodes) {
-    options_.nodes = nodes;
-    options_.heartbeat_timeout_s = 2;
+    options_.cluster.min_workers = nodes;
+    options_.cluster.heartbeat_timeout_s = 2;
     service_ = std::make_unique<NodeService>(program_, run_, options_, std::vector<unsigned>{0, 0});
     driver_ = std::make_unique<testing::HubDriver>(service_->hub());
   }

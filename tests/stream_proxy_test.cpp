@@ -40,10 +40,10 @@ Status proxied_stream_error(const ProxyRule& rule, int& applied) {
   std::unique_ptr<WireProxy> proxy;
   std::size_t hit = 0;
   ClusterOptions c;
-  c.nodes = 2;
+  c.cluster.min_workers = 2;
   c.place = "smart";
-  c.wait_s = 20;
-  c.on_listening = [&](const std::string& ep) {
+  c.cluster.wait_s = 20;
+  c.cluster.on_listening = [&](const std::string& ep) {
     proxy = std::make_unique<WireProxy>(ep);
     hit = proxy->add(rule);
     proxy->start();

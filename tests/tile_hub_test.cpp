@@ -131,7 +131,7 @@ TEST_F(TileHubTest, AHelloOfAnotherTileProtocolVersionIsRefusedWithTheVersionRea
 TEST_F(TileHubFullTest, AWorkerBeyondCapacityIsRefusedWithTheReason) {
   welcome("w1", t0_);
   const std::vector<HubSent> sent = say_hello("w2", testing::fake_tile_hello("w2"), t0_);
-  EXPECT_EQ(refusal(sent, "w2"), "the driver has taken the 1 remote tile(s) it may have (raise --max-tiles for more workers)");
+  EXPECT_EQ(refusal(sent, "w2"), "the driver has taken the 1 remote tile(s) it may have (raise --max-workers for more workers)");
   EXPECT_EQ(hub_.welcomed(), 1u);
   EXPECT_EQ(hub_.counts().refused_workers, 1u);
 }

@@ -75,12 +75,12 @@ void graph_then_stream() {
     // The graph driver: one remote tile, none local. The worker is started
     // once it listens, and only it has app.triple.
     RuntimeOptions o;
-    o.listen = "tcp://127.0.0.1:*";
-    o.min_remote_tiles = 1;
+    o.cluster.listen = "tcp://127.0.0.1:*";
+    o.cluster.min_workers = 1;
     o.tiles = 1;
     o.slots = 4;
     o.slot_bytes = 4096;
-    o.on_listening = start_worker;
+    o.cluster.on_listening = start_worker;
     Runtime rt(o);
     auto loaded = rt.load(triple_graph(), actors);
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -101,9 +101,9 @@ void graph_then_stream() {
   auto local = stream::run(*program);
   ASSERT_TRUE(local.ok()) << local.status().ToString();
   stream::ClusterOptions c;
-  c.listen = endpoint;  // where the persistent worker dials
-  c.nodes = 1;
-  c.wait_s = 20;
+  c.cluster.listen = endpoint;  // where the persistent worker dials
+  c.cluster.min_workers = 1;
+  c.cluster.wait_s = 20;
   auto remote = stream::run_cluster(*program, stream::RunOptions{}, c);
   ASSERT_TRUE(remote.ok()) << remote.status().ToString();
   EXPECT_EQ(remote->outputs, local->outputs);

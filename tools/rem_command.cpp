@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "cli_common.hpp"
+#include "report_flag.hpp"
 #include "redflow/rem.hpp"
 
 namespace redflow::cli {
@@ -24,7 +25,7 @@ struct RemArgs {
   bool coalesce_labels = false;
   std::uint64_t seed = 0;
   double timeout_s = 0;
-  std::string stats;
+  std::string stats, report_json;
 };
 
 std::string stats_line(const rem::RunStats& s) {
@@ -135,6 +136,7 @@ int rem_main(const RemArgs& a) {
         stats->skipped, stats->polls, stats->bytes_written, stats->bytes_read, stats->seconds);
     if (Status s = write_file(a.stats, json.data(), json.size()); !s.ok()) return fail(s);
   }
+  if (Status s = write_report(a.report_json, report(*stats, program.name())); !s.ok()) return fail(s);
   fmt::print(stderr, "redflow rem: done in {:.3f} s: {}\n", stats->seconds, stats_line(*stats));
   return 0;
 }
@@ -166,6 +168,7 @@ Command add_rem_command(CLI::App& app) {
   cmd->add_option("--seed", ra->seed, "Seed of the random task choices (default: the process id)");
   cmd->add_option("--timeout", ra->timeout_s, "Give up with an error after this many seconds (default: 0, never)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--stats", ra->stats, "Write the summed scheduler statistics as JSON")->type_name("FILE.json");
+  add_report_flag(cmd, ra->report_json);
   cmd->add_option("--lib", ra->libs, "Actor plugin .so to load (repeatable)")->type_name("PLUGIN.so")->check(CLI::ExistingFile);
   return {cmd, [ra] { return rem_main(*ra); }};
 }

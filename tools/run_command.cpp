@@ -8,9 +8,11 @@
 #include <thread>
 
 #include "cli_common.hpp"
+#include "cluster_flags.hpp"
 #include "cluster_launch.hpp"
 #include "net/tile_worker.hpp"
 #include "progress.hpp"
+#include "report_flag.hpp"
 
 namespace redflow::cli {
 
@@ -22,17 +24,14 @@ struct RunArgs {
   RuntimeArgs runtime;
   std::string redundancy = "none";
   unsigned repeat = 1;
-  std::string stats, trace, gantt;
+  std::string stats, trace, gantt, report_json;
   bool print = false;
-  std::string listen;
-  unsigned min_tiles = 0;
-  double tile_wait_s = 30, heartbeat_timeout_s = 2;
+  ClusterOptions cluster;  // --listen, --min-workers, --max-workers, --wait, --heartbeat-timeout, --key, --authorized-keys
   unsigned pipeline_depth = 32;
   bool no_peer_transfers = false;
-  unsigned max_tiles = 0;  // 0: min_tiles + 8
   double speculate_after_s = 0.1;
   bool tiles_given = false;
-  net::SecurityOptions security;  // --key, --authorized-keys (driver), --server-key (a launched worker)
+  std::string server_key_file;  // --server-key (a launched worker)
   LaunchArgs launch;
 };
 
@@ -44,7 +43,7 @@ int serve_tile(const RunArgs& a, const LaunchPlan& plan, const Registry& reg) {
   w.cores = a.runtime.cores_per_tile;
   w.slots = a.runtime.slots;
   w.slot_bytes = a.runtime.slot_bytes;
-  w.security = a.security;
+  w.security = {.key_file = a.cluster.key_file, .server_public_key_file = a.server_key_file};
   if (w.security.server_public_key_file.empty()) w.security.server_public_key = plan.driver.server_public_key;
   std::string origin = "built-in";
   for (const auto& lib : a.runtime.libs) origin += "," + lib;
@@ -57,18 +56,16 @@ int run(const RunArgs& a) {
   Registry reg = cli_registry();
   if (Status s = load_libs(reg, a.runtime.libs); !s.ok()) return fail(s);
   // Any starter may become the driver: refuse a bad --listen before the race for the address file.
-  if (!a.listen.empty())
-    if (Status s = net::check_listen_address(a.listen, a.security); !s.ok()) return fail(s);
+  if (Status s = a.cluster.validate(); !s.ok()) return fail(s);
   auto plan = plan_launch(a.launch);
   if (!plan.ok()) return fail(plan.status());
   if (plan->worker) return serve_tile(a, *plan, reg);
-  std::string listen = a.listen;
-  unsigned min_tiles = a.min_tiles;
+  ClusterOptions cluster = a.cluster;
   if (plan->launched) {
-    if (listen.empty()) listen = "tcp://127.0.0.1:*";
-    if (min_tiles == 0) min_tiles = plan->tiles;
-    if (min_tiles == 0)
-      return fail(Status::InvalidArgument("--address-file needs --min-tiles N: how many other starters of this command to wait for"));
+    if (cluster.listen.empty()) cluster.listen = "tcp://127.0.0.1:*";
+    if (cluster.min_workers == 0) cluster.min_workers = plan->tiles;
+    if (cluster.min_workers == 0)
+      return fail(Status::InvalidArgument("--address-file needs --min-workers N: how many other starters of this command to wait for"));
   }
   auto configs = parse_redundancy_list(a.redundancy);
   if (!configs.ok()) return fail(Status::InvalidArgument("--redundancy: " + configs.status().message()));
@@ -77,27 +74,18 @@ int run(const RunArgs& a) {
   options->redundancy = configs->front();
   options->trace = !a.trace.empty() || !a.gantt.empty();
   options->time_actors = !a.stats.empty();  // busy_s is in the stats
-  if (!listen.empty()) {
-    if (min_tiles == 0) return fail(Status::InvalidArgument("--listen needs --min-tiles N (how many worker processes to wait for)"));
+  if (!cluster.listen.empty()) {
+    if (cluster.min_workers == 0) return fail(Status::InvalidArgument("--listen needs --min-workers N (how many worker processes to wait for)"));
     // --tiles counts local tiles here (default none): the runtime counts remote ones too.
-    options->tiles = (a.tiles_given ? a.runtime.tiles : 0) + min_tiles;
-    options->listen = listen;
-    options->min_remote_tiles = min_tiles;
-    options->tile_wait_s = a.tile_wait_s;
-    options->heartbeat_timeout_s = a.heartbeat_timeout_s;
+    options->tiles = (a.tiles_given ? a.runtime.tiles : 0) + cluster.min_workers;
     options->pipeline_depth = a.pipeline_depth;
     options->peer_transfers = !a.no_peer_transfers;
-    if (a.max_tiles != 0 && a.max_tiles < min_tiles)
-      return fail(Status::InvalidArgument("--max-tiles " + std::to_string(a.max_tiles) + " is below --min-tiles " + std::to_string(min_tiles) +
-                                          " (it counts every remote tile, the ones waited for too)"));
-    options->max_remote_tiles = a.max_tiles;
     options->speculate_after_s = a.speculate_after_s;
-    options->key_file = a.security.key_file;
-    options->authorized_keys_file = a.security.authorized_keys_file;
     PublishedAddress* address = plan->address.get();
     std::string libs;  // the worker needs the driver's plugins to run its actors
     for (const auto& lib : a.runtime.libs) libs += " --lib " + lib;
-    options->on_listening = [n = min_tiles, address, security = a.security, libs](const std::string& endpoint) {
+    const net::SecurityOptions security{.key_file = cluster.key_file, .authorized_keys_file = cluster.authorized_keys_file};
+    cluster.on_listening = [n = cluster.min_workers, address, security, libs](const std::string& endpoint) {
       if (address != nullptr) {
         if (Status s = address->publish(endpoint, security); !s.ok()) spdlog::error("redflow: {}", s.message());
         fmt::print(stderr, "redflow: listening on {} (published in {}); waiting for {} remote tile(s)\n", endpoint, address->path(), n);
@@ -105,6 +93,7 @@ int run(const RunArgs& a) {
       }
       fmt::print(stderr, "redflow: listening on {}; waiting for {} remote tile(s): redflow worker --connect {}{}\n", endpoint, n, endpoint, libs);
     };
+    options->cluster = cluster;
   }
   auto graph = Graph::from_dot_file(a.graph);
   if (!graph.ok()) return fail(graph.status());
@@ -159,6 +148,7 @@ int run(const RunArgs& a) {
     if (Status s = write_file(a.stats, json.data(), json.size()); !s.ok()) return fail(s);
   }
   if (Status s = write_trace_files(*loaded, a.trace, a.gantt); !s.ok()) return fail(s);
+  if (Status s = write_report(a.report_json, report(st, graph->name())); !s.ok()) return fail(s);
   if (a.print)
     for (const auto& [name, bytes] : outputs) print_values(name, bytes, graph->data(*graph->find_data(name)).type);
   fmt::print(stderr, "redflow: {} actors on {} tiles ({}, redundancy {}{}), {} run(s), last {:.3f} ms, mean {:.3f} ms, {} transfers, {} steals\n",
@@ -183,10 +173,11 @@ Command add_run_command(CLI::App& app) {
   run_cmd->footer("Examples:\n"
                   "  redflow run examples/demo/pipeline.dot --input A=examples/demo/A.bin --print\n"
                   "  redflow run g.dot --input X=x.bin --output Y=y.bin --scheduler steal --repeat 100 --stats s.json --trace t.json\n"
-                  "  redflow run g.dot -i X=x.bin --listen 'tcp://127.0.0.1:*' --min-tiles 2 --tiles 1   (then: redflow worker --connect ADDR)\n"
-                  "  redflow run g.dot -i X=x.bin --listen 'tcp://0.0.0.0:7000' --min-tiles 4 --key driver.key --authorized-keys workers.txt\n"
+                  "  redflow run g.dot -i X=x.bin --listen 'tcp://127.0.0.1:*' --min-workers 2 --tiles 1   (then: redflow worker --connect ADDR)\n"
+                  "  redflow run g.dot -i X=x.bin --listen 'tcp://0.0.0.0:7000' --min-workers 4 --key driver.key --authorized-keys workers.txt\n"
                   "  mpirun -n 3 redflow run g.dot -i X=x.bin -o Y=y.bin --rendezvous-dir $HOME/jobs   (rank 0 drives, 2 tiles)\n"
-                  "  redflow run g.dot -i X=x.bin -o Y=y.bin --address-file /shared/job.addr --min-tiles 2   (start it 3 times)\n"
+                  "  redflow run g.dot -i X=x.bin -o Y=y.bin --address-file /shared/job.addr --min-workers 2   (start it 3 times)\n"
+                  "With --listen, --tiles counts the local tiles beside the remote ones, and defaults to 0 (docs/remote.md).\n"
                   "Exit status: 0 every execution succeeded; 3 fault tolerance gave up (\"gave up under faults: ...\": replicas\n"
                   "that never agreed, too few tiles in service, a poisoned actor; docs/redundancy.md); 1 any other error.");
   run_cmd->add_option("graph", ra->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(readable_file());
@@ -205,28 +196,13 @@ Command add_run_command(CLI::App& app) {
       ->type_name("FILE.json");
   run_cmd->add_option("--trace", ra->trace, "Write the last execution as a Chrome trace for ui.perfetto.dev (docs/guide.md; default: none)")
       ->type_name("FILE.json");
+  add_report_flag(run_cmd, ra->report_json);
   run_cmd->add_option("--gantt", ra->gantt, "Write the last execution as a Gantt chart (default: none)")->type_name("FILE.svg");
-  run_cmd->add_option("--listen", ra->listen,
-                      "Serve remote tiles: bind a ZeroMQ endpoint (e.g. tcp://127.0.0.1:* for a free port, printed) for worker "
-                      "processes (`redflow worker --connect`); --tiles then counts local tiles and defaults to 0 (docs/remote.md; default: none, "
-                      "every tile local)")
-      ->type_name("ADDR");
-  run_cmd->add_option("--min-tiles", ra->min_tiles, "With --listen (required there): remote tiles to wait for before running")->check(CLI::Range(1u, 1024u));
-  run_cmd->add_option("--max-tiles", ra->max_tiles,
-                      "With --listen: remote tiles in all, counting --min-tiles; workers beyond --min-tiles may join at any time, "
-                      "mid-run too, and are used at once (docs/remote.md, \"Joins\"; default: --min-tiles + 8)")
-      ->check(CLI::Range(1u, 1024u));
+  add_cluster_flags(run_cmd, ra->cluster, {.workers = "remote tiles (worker processes)", .joins = true});
   run_cmd->add_option("--speculate-after", ra->speculate_after_s,
                       "With --listen: an idle tile runs a copy of an actor a worker has run for 4 times its estimate and at least "
                       "this many seconds; the first result is used (docs/remote.md, \"Stragglers\"; 0: never)")
       ->check(CLI::Range(0.0, 86400.0))
-      ->capture_default_str();
-  run_cmd->add_option("--tile-wait", ra->tile_wait_s, "With --listen: seconds to wait for them")->check(CLI::Range(0.01, 86400.0))->capture_default_str();
-  run_cmd->add_option("--heartbeat-timeout", ra->heartbeat_timeout_s,
-                      "With --listen: seconds of silence after which a worker is lost and its work re-run elsewhere; a worker that "
-                      "owes an answer and gives none for 4 times this (an actor: 16 times its fastest run, if longer) is lost too "
-                      "(docs/remote.md, \"Deadlines\")")
-      ->check(CLI::Range(0.05, 3600.0))
       ->capture_default_str();
   run_cmd->add_option("--pipeline-depth", ra->pipeline_depth,
                       "With --listen: actor messages a worker may have on the wire at once, so dispatch does not wait a round trip "
@@ -236,18 +212,12 @@ Command add_run_command(CLI::App& app) {
   run_cmd->add_flag("--no-peer-transfers", ra->no_peer_transfers,
                     "With --listen: relay every transfer through the driver; by default a value on one worker goes straight to "
                     "the worker that needs it (docs/remote.md, \"Transfers\")");
-  run_cmd->add_option(net::kKeyFlag, ra->security.key_file,
-                      "With --listen: the driver's secret key (redflow keygen); CURVE-encrypts the link (docs/security.md; default: none, plain text on loopback only)")
-      ->type_name("FILE.key");
-  run_cmd->add_option(net::kAuthorizedKeysFlag, ra->security.authorized_keys_file,
-                      "With --key: the workers' public keys it accepts, one per line; any other peer is refused and logged (default: none)")
-      ->type_name("FILE");
-  run_cmd->add_option(net::kServerKeyFlag, ra->security.server_public_key_file,
+  run_cmd->add_option(net::kServerKeyFlag, ra->server_key_file,
                       "A launched worker: the driver's public key (default: the one in the address file)")
       ->type_name("FILE.pub");
   run_cmd->add_option("--address-file", ra->launch.address_file,
                       "Start this same command several times (a batch queue): the first to create FILE (O_EXCL) drives, "
-                      "the others serve it a tile each (with --min-tiles: how many; examples/cluster/; default: none)")
+                      "the others serve it a tile each (with --min-workers: how many; examples/cluster/; default: none)")
       ->type_name("FILE");
   run_cmd->add_option("--rendezvous-dir", ra->launch.rendezvous_dir,
                       "Under mpirun, srun or PMI (rank 0 drives, the others serve tiles): the shared directory for the job's address file")

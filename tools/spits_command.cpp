@@ -11,6 +11,8 @@
 #include <filesystem>
 
 #include "cli_common.hpp"
+#include "cluster_flags.hpp"
+#include "report_flag.hpp"
 #include "net/address_file.hpp"
 #include "redflow/spits.hpp"
 #include "redflow/visualize.hpp"
@@ -28,11 +30,11 @@ struct SpitsArgs {
   unsigned task_managers = 1;
   unsigned prefetch = 0;
   unsigned strikes = 3;
-  std::string log, stats;
+  std::string log, stats, report_json;
   bool progress = false;
-  std::string announce, listen, key, authorized_keys, address_file, trace;
-  unsigned min_tiles = 0;  // --min-tiles: Task Managers to wait for
-  double wait_s = 60, heartbeat_timeout_s = 2;
+  std::string announce, address_file, trace;
+  // --listen, --min-workers (Task Managers to wait for, with --announce too), --wait, --heartbeat-timeout, --key, --authorized-keys
+  ClusterOptions cluster = spits::Options{}.cluster;
 };
 
 // The live commit count and rate: redrawn in place on a terminal (at most ten
@@ -119,14 +121,14 @@ int rendezvous(SpitsArgs& a, unsigned workers) {
     if (Status s = spits::publish_announce_list(a.address_file, a.announce); !s.ok()) return fail(s);
     return -1;
   }
-  auto dir = spits::wait_for_announce_list(a.address_file, a.wait_s);
+  auto dir = spits::wait_for_announce_list(a.address_file, a.cluster.wait_s);
   if (!dir.ok()) return fail(dir.status());
   spits::TaskManagerProcessOptions tm;
   tm.plugin = a.plugin;
   tm.announce_dir = *dir;
   tm.workers = workers;
   tm.prefetch = a.prefetch;
-  tm.wait_s = a.wait_s;
+  tm.wait_s = a.cluster.wait_s;
   fmt::print(stderr, "spits: {} names a Job Manager already; this process is a Task Manager announcing itself in {}\n", a.address_file, tm.announce_dir);
   if (Status s = spits::run_task_manager(tm); !s.ok()) return fail(s);
   return 0;
@@ -144,20 +146,15 @@ int spits_main(SpitsArgs& a, bool task_managers_given) {
     }
   } release{a.address_file};
   spits::Options o;
-  const bool remote = !a.announce.empty() || !a.listen.empty();
+  const bool remote = !a.announce.empty() || !a.cluster.listen.empty();
   o.task_managers = remote && !task_managers_given ? 0 : a.task_managers;
   o.announce_dir = a.announce;
-  o.listen = a.listen;
-  o.min_task_managers = a.min_tiles;
-  if (!a.listen.empty() && a.min_tiles == 0) o.min_task_managers = 1;
-  o.on_listening = [&](const std::string& endpoint) {
-    fmt::print(stderr, "redflow: listening on {}; waiting for {} Task Manager(s): redflow worker --connect {}\n", endpoint, o.min_task_managers,
+  o.cluster = a.cluster;
+  if (!a.cluster.listen.empty() && a.cluster.min_workers == 0) o.cluster.min_workers = 1;
+  o.cluster.on_listening = [&](const std::string& endpoint) {
+    fmt::print(stderr, "redflow: listening on {}; waiting for {} Task Manager(s): redflow worker --connect {}\n", endpoint, o.cluster.min_workers,
                endpoint);
   };
-  o.key_file = a.key;
-  o.authorized_keys_file = a.authorized_keys;
-  o.wait_s = a.wait_s;
-  o.heartbeat_timeout_s = a.heartbeat_timeout_s;
   o.workers = workers;
   o.prefetch = a.prefetch;
   o.strikes = a.strikes;
@@ -173,6 +170,7 @@ int spits_main(SpitsArgs& a, bool task_managers_given) {
     std::string text = stats_json(*report).dump(2) + "\n";
     if (Status s = write_file(a.stats, text.data(), text.size()); !s.ok()) return fail(s);
   }
+  if (Status s = write_report(a.report_json, redflow::report(*report)); !s.ok()) return fail(s);
   if (!a.trace.empty()) {
     std::string json = to_chrome_trace(*report);
     if (Status s = write_file(a.trace, json.data(), json.size()); !s.ok()) return fail(s);
@@ -200,8 +198,8 @@ Command add_spits_command(CLI::App& app) {
       "Examples:\n"
       "  redflow spits build/examples/spits/libspits_pi.so tasks=1000 samples=100000 out=pi.txt --local-workers 2\n"
       "  redflow spits build/examples/spits/libspits_block_filter.so in=signal.bin out=smooth.bin --log filter.log --stats s.json\n"
-      "  redflow spits job.so tasks=100000 --listen 'tcp://127.0.0.1:*' --min-tiles 2   (Task Managers: redflow worker --connect ADDR)\n"
-      "  redflow spits /shared/job.so tasks=100000 --listen tcp://0.0.0.0:7000 --min-tiles 8 --key jm.key --authorized-keys workers.txt\n"
+      "  redflow spits job.so tasks=100000 --listen 'tcp://127.0.0.1:*' --min-workers 2   (Task Managers: redflow worker --connect ADDR)\n"
+      "  redflow spits /shared/job.so tasks=100000 --listen tcp://0.0.0.0:7000 --min-workers 8 --key jm.key --authorized-keys workers.txt\n"
       "  redflow spits job.so tasks=100000 --announce /shared/tms --progress      (Task Managers: redflow spits-worker job.so --announce /shared/tms)\n"
       "  redflow spits job.so tasks=100000 --address-file /shared/job.addr -w 8  (the same line on every node: the first is the Job Manager)\n"
       "Exit status: 0 every task committed; 3 some tasks poisoned (failed 3 times, named in the report); 1 an error.");
@@ -220,6 +218,7 @@ Command add_spits_command(CLI::App& app) {
   cmd->add_option("--log", a->log,
                   "Append-only commit log: a Job Manager killed and restarted with the same log and args resumes, committing nothing twice");
   cmd->add_option("--stats", a->stats, "Write the final report as JSON to this file");
+  add_report_flag(cmd, a->report_json);
   cmd->add_flag("--progress", a->progress, "Show the live commit count and rate on stderr");
   cmd->add_option("--trace", a->trace,
                   "Write where each task stayed (a lane per Task Manager, a slice per task from push to result, coloured by outcome) "
@@ -233,29 +232,10 @@ Command add_spits_command(CLI::App& app) {
                                   "Rendezvous for batch queues: the first process to create FILE is the Job Manager (announce list FILE.tms), "
                                   "the others become its Task Managers")
                       ->type_name("FILE");
-  auto* listen = cmd->add_option("--listen", a->listen,
-                                 "Listen here for Task Managers: `redflow worker --connect ADDR` processes that dial in and are given the job "
-                                 "(its .so path must exist on their machines: a shared file system); 'tcp://127.0.0.1:*' picks a free port. "
-                                 "Anything but loopback needs --key and --authorized-keys")
-                     ->type_name("ADDR");
-  cmd->add_option("--min-tiles", a->min_tiles, "With --listen or --announce: Task Managers to wait for (within --wait) before the job starts "
-                                               "(default with --listen: 1); more may join at any time")
-      ->check(CLI::Range(1u, 4096u));
+  add_cluster_flags(cmd, a->cluster, {.workers = "Task Managers"});
+  auto* listen = cmd->get_option("--listen");
   announce->excludes(address);
   listen->excludes(address);
-  cmd->add_option(net::kKeyFlag, a->key,
-                  "This Job Manager's secret key (redflow keygen): its server key with --listen, its client key for announced Task Managers "
-                  "that require keys (docs/security.md)")
-      ->type_name("FILE.key");
-  cmd->add_option(net::kAuthorizedKeysFlag, a->authorized_keys, "With --listen and --key: the public keys of the workers let in")
-      ->type_name("FILE");
-  cmd->add_option("--wait", a->wait_s, "With --listen or --announce: seconds to wait for --min-tiles Task Managers, and without any live "
-                                       "Task Manager before the job fails")
-      ->check(CLI::Range(0.01, 1e7))
-      ->capture_default_str();
-  cmd->add_option("--heartbeat-timeout", a->heartbeat_timeout_s, "Seconds of silence after which a Task Manager is lost and its tasks re-queued")
-      ->check(CLI::Range(0.05, 3600.0))
-      ->capture_default_str();
   auto* tms = cmd->get_option("--task-managers");
   return {cmd, [a, tms] { return spits_main(*a, tms->count() > 0); }};
 }

@@ -1,14 +1,16 @@
 // `redflow stream PROGRAM.dot`: run a SCORE stream program in this process
 // (docs/streams.md), with one thread per operator or on a worker pool, or over
-// worker processes (--listen / --address-file with --min-tiles, placed by
+// worker processes (--listen / --address-file with --min-workers, placed by
 // --place), and write its profile (tokens per stream, busy time per operator).
 #include <fmt/format.h>
 
 #include <cstring>
 
 #include "cli_common.hpp"
+#include "cluster_flags.hpp"
 #include "cluster_launch.hpp"
 #include "progress.hpp"
+#include "report_flag.hpp"
 #include "redflow/stream.hpp"
 #include "redflow/visualize.hpp"
 #include "stream/profile.hpp"
@@ -18,13 +20,12 @@ namespace redflow::cli {
 
 namespace {
 struct StreamArgs {
-  std::string program, mode = "pool", profile, trace, gantt;
+  std::string program, mode = "pool", profile, trace, gantt, report_json;
   unsigned threads = 0;
   bool print = false;
   // Over worker processes:
-  stream::ClusterOptions cluster;
-  std::string listen, place_profile;
-  unsigned min_tiles = 0;
+  stream::ClusterOptions cluster;  // cluster.cluster: --listen, --min-workers, --wait, ... (empty listen here: not over workers)
+  std::string place_profile;
   bool no_aggregate = false, one_level = false;
   LaunchArgs launch;
 };
@@ -34,7 +35,7 @@ int serve_node(const StreamArgs& a, const LaunchPlan& plan, const stream::Operat
   stream::StreamWorkerOptions w;
   w.connect = plan.driver.endpoint;
   w.threads = a.threads;
-  w.security.key_file = a.cluster.key_file;
+  w.security.key_file = a.cluster.cluster.key_file;
   w.security.server_public_key = plan.driver.server_public_key;
   fmt::print(stderr, "redflow: {} serves a stream node of the driver at {}\n", plan.who, w.connect);
   if (Status s = stream::run_stream_worker(w, reg); !s.ok()) return fail(s);
@@ -64,10 +65,10 @@ Command add_stream_command(CLI::App& app) {
               "  redflow stream examples/streams/feedback.dot --mode threads --profile prof.json\n"
               "  redflow stream examples/streams/compute_heavy.dot --trace run.json --gantt run.svg   (open run.json in ui.perfetto.dev)\n"
               "Over worker processes (one node each; tokens that cross nodes go through this driver):\n"
-              "  redflow stream examples/streams/sum.dot --listen 'tcp://127.0.0.1:*' --min-tiles 2 --place smart\n"
+              "  redflow stream examples/streams/sum.dot --listen 'tcp://127.0.0.1:*' --min-workers 2 --place smart\n"
               "      (then, twice: redflow worker --connect ADDR)\n"
-              "  redflow stream p.dot --address-file /shared/job.addr --min-tiles 3 --place topological   (start it 4 times)\n"
-              "  redflow stream p.dot --listen 'tcp://127.0.0.1:*' --min-tiles 4 --place smart_min --place-profile prof.json\n"
+              "  redflow stream p.dot --address-file /shared/job.addr --min-workers 3 --place topological   (start it 4 times)\n"
+              "  redflow stream p.dot --listen 'tcp://127.0.0.1:*' --min-workers 4 --place smart_min --place-profile prof.json\n"
               "Exit status: 0 when every operator finished; 1 on an invalid program, an operator error, a deadlock,\n"
               "or a worker lost mid-stream (the error names it and its operators).");
   sub->add_option("program", a->program, "The stream program (.dot)")->required()->check(readable_file());
@@ -80,12 +81,12 @@ Command add_stream_command(CLI::App& app) {
       ->type_name("FILE.json");
   sub->add_option("--trace", a->trace, "Write when each operator fired as Chrome/Perfetto trace JSON: a process per node, a thread per operator")
       ->type_name("FILE.json");
+  add_report_flag(sub, a->report_json);
   sub->add_option("--gantt", a->gantt, "Write the same as a Gantt chart (SVG): a row per node, a box per firing span")->type_name("FILE.svg");
   auto* cluster = "Over worker processes";
-  sub->add_option("--listen", a->listen, "Listen here for `redflow worker`s (anything but loopback needs --key and --authorized-keys)")
-      ->type_name("ADDR")
-      ->group(cluster);
-  sub->add_option("--min-tiles", a->min_tiles, "Worker processes (nodes) to wait for and place the operators on")->check(CLI::Range(1u, 1024u))->group(cluster);
+  a->cluster.cluster.listen.clear();  // the flag's default: run in this process
+  a->cluster.cluster.min_workers = 0;
+  add_cluster_flags(sub, a->cluster.cluster, {.workers = "nodes (one worker process each)"});
   sub->add_option("--address-file", a->launch.address_file,
                   "Rendezvous: the first starter of this command line becomes the driver and publishes where it listens here; "
                   "the others serve it a node each")
@@ -97,20 +98,12 @@ Command add_stream_command(CLI::App& app) {
       ->type_name("FILE.json")
       ->group(cluster);
   sub->add_option("--seed", a->cluster.seed, "Seed of naive placement and of METIS")->capture_default_str()->group(cluster);
-  sub->add_option("--tile-wait", a->cluster.wait_s, "Seconds to wait for the workers")->check(CLI::Range(0.01, 86400.0))->capture_default_str()->group(cluster);
-  sub->add_option("--heartbeat-timeout", a->cluster.heartbeat_timeout_s, "Seconds of silence after which a worker is lost (the run then fails, naming it)")
-      ->check(CLI::Range(0.5, 3600.0))
-      ->capture_default_str()
-      ->group(cluster);
   sub->add_flag("--no-aggregate", a->no_aggregate, "Send every token in its own message (to measure what aggregation saves)")->group(cluster);
   sub->add_flag("--one-level", a->one_level, "Put and take every arriving token under the inbox's lock (to measure what two-level buffering saves)")
       ->group(cluster);
-  sub->add_option(net::kKeyFlag, a->cluster.key_file, "The driver's secret key (redflow keygen; docs/security.md)")->type_name("FILE.key")->group(cluster);
-  sub->add_option(net::kAuthorizedKeysFlag, a->cluster.authorized_keys_file, "The workers' public keys it lets in")->type_name("FILE")->group(cluster);
   return {sub, [a] {
             auto reg = stream::OperatorRegistry::with_builtins();
-            if (!a->listen.empty())
-              if (Status s = net::check_listen_address(a->listen, {a->cluster.key_file, a->cluster.authorized_keys_file}); !s.ok()) return fail(s);
+            if (Status s = a->cluster.cluster.validate(); !s.ok()) return fail(s);
             auto plan = plan_launch(a->launch);
             if (!plan.ok()) return fail(plan.status());
             if (plan->worker) return serve_node(*a, *plan, reg);
@@ -120,14 +113,16 @@ Command add_stream_command(CLI::App& app) {
             o.mode = a->mode == "threads" ? stream::Mode::kThreadPerOperator : stream::Mode::kPool;
             o.threads = a->threads;
             o.trace = !a->trace.empty() || !a->gantt.empty();
-            const bool remote = !a->listen.empty() || plan->launched;
-            if (!remote && a->min_tiles > 0) return fail(Status::InvalidArgument("--min-tiles needs --listen ADDR or --address-file FILE"));
+            const bool remote = !a->cluster.cluster.listen.empty() || plan->launched;
+            if (!remote && a->cluster.cluster.min_workers > 0)
+              return fail(Status::InvalidArgument("--min-workers needs --listen ADDR or --address-file FILE"));
             Result<stream::RunResult> result = Status::Ok();
             if (remote) {
               stream::ClusterOptions c = a->cluster;
-              c.listen = a->listen.empty() ? "tcp://127.0.0.1:*" : a->listen;
-              c.nodes = a->min_tiles ? a->min_tiles : plan->tiles;
-              if (c.nodes == 0) return fail(Status::InvalidArgument("--listen and --address-file need --min-tiles N: how many worker processes to run on"));
+              if (c.cluster.listen.empty()) c.cluster.listen = "tcp://127.0.0.1:*";
+              if (c.cluster.min_workers == 0) c.cluster.min_workers = plan->tiles;
+              if (c.cluster.min_workers == 0)
+                return fail(Status::InvalidArgument("--listen and --address-file need --min-workers N: how many worker processes to run on"));
               c.aggregate = !a->no_aggregate;
               c.two_level = !a->one_level;
               if (!a->place_profile.empty()) {
@@ -136,7 +131,7 @@ Command add_stream_command(CLI::App& app) {
                 c.profile_json.assign(reinterpret_cast<const char*>(bytes->data()), bytes->size());
               }
               PublishedAddress* address = plan->address.get();
-              c.on_listening = [n = c.nodes, address, security = net::SecurityOptions{c.key_file, c.authorized_keys_file}](const std::string& endpoint) {
+              c.cluster.on_listening = [n = c.cluster.min_workers, address, security = net::SecurityOptions{c.cluster.key_file, c.cluster.authorized_keys_file}](const std::string& endpoint) {
                 if (address != nullptr) {
                   if (Status s = address->publish(endpoint, security); !s.ok()) fmt::print(stderr, "redflow: {}\n", s.message());
                   fmt::print(stderr, "redflow: listening on {} (published in {}); waiting for {} stream worker(s)\n", endpoint, address->path(), n);
@@ -144,7 +139,7 @@ Command add_stream_command(CLI::App& app) {
                 }
                 fmt::print(stderr, "redflow: listening on {}; waiting for {} stream worker(s): redflow worker --connect {}\n", endpoint, n, endpoint);
               };
-              auto bar = std::make_shared<Progress>("stream", c.nodes);
+              auto bar = std::make_shared<Progress>("stream", c.cluster.min_workers);
               c.on_progress = [bar, seen = 0u](unsigned done, std::uint64_t relayed) mutable {
                 bar->advance(done - seen);
                 seen = done;
@@ -186,6 +181,7 @@ Command add_stream_command(CLI::App& app) {
                                              std::pair{a->gantt, o.trace && !a->gantt.empty() ? to_gantt_svg(*result, {.title = a->program}) : ""}})
               if (!file.empty())
                 if (Status s = write_file(file, text.data(), text.size()); !s.ok()) return fail(s);
+            if (Status s = write_report(a->report_json, report(*result, a->program)); !s.ok()) return fail(s);
             if (!a->profile.empty()) {
               const std::string text = stream::profile_json(*result);
               if (Status s = write_file(a->profile, text.data(), text.size()); !s.ok()) return fail(s);

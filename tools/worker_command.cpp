@@ -44,8 +44,8 @@ Command add_worker_command(CLI::App& app) {
               "--connect-timeout, when a driver went silent, or when its part of a stream program failed.\n"
               "Examples:\n"
               "  redflow worker --connect tcp://127.0.0.1:5555 & redflow worker --connect tcp://127.0.0.1:5555 &\n"
-              "  redflow run g.dot --listen tcp://127.0.0.1:5555 --min-tiles 2 -i X=x.bin   (the two serve as its tiles)\n"
-              "  redflow spits /shared/job.so tasks=1000 --listen tcp://127.0.0.1:5555 --min-tiles 2   (or as its Task Managers)\n"
+              "  redflow run g.dot --listen tcp://127.0.0.1:5555 --min-workers 2 -i X=x.bin   (the two serve as its tiles)\n"
+              "  redflow spits /shared/job.so tasks=1000 --listen tcp://127.0.0.1:5555 --min-workers 2   (or as its Task Managers)\n"
               "  redflow worker --connect tcp://127.0.0.1:5555 --persist --cores 4 --lib ./my_actors.so --name node7\n"
               "  redflow worker --connect tcp://driver:7000 --key node7.key --server-key driver.pub   (docs/security.md)\n"
               "  redflow worker --address-file /shared/job.addr --persist");

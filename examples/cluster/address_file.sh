@@ -23,7 +23,7 @@ done
 # (only the driver writes the output).
 start() {
   "$REDFLOW" run "$DEMO/pipeline.dot" --input A="$DEMO/A.bin" --output Y="$DIR/Y.bin" \
-    --address-file "$DIR/job.address" --min-tiles 2 --tile-wait 30 --slots 8 --slot-bytes 65536 \
+    --address-file "$DIR/job.address" --min-workers 2 --wait 30 --slots 8 --slot-bytes 65536 \
     --key "$DIR/node$1.key" --authorized-keys "$DIR/workers.keys" > "$DIR/starter$1.out" 2>&1
 }
 start 1 & p1=$!

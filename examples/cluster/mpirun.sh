@@ -17,6 +17,6 @@ mkdir -p "$DIR"
 # --oversubscribe: more ranks than cores on a laptop; --allow-run-as-root: containers.
 mpirun -n "$RANKS" --oversubscribe --allow-run-as-root \
   "$REDFLOW" run "$DEMO/pipeline.dot" --input A="$DEMO/A.bin" --output Y="$DIR/Y.bin" \
-  --rendezvous-dir "$DIR" --tile-wait 60 --slots 8 --slot-bytes 65536
+  --rendezvous-dir "$DIR" --wait 60 --slots 8 --slot-bytes 65536
 "$REDFLOW" run "$DEMO/pipeline.dot" --input A="$DEMO/A.bin" --output Y="$DIR/Y.one.bin" 2> /dev/null
 cmp "$DIR/Y.bin" "$DIR/Y.one.bin" && echo "mpirun.sh: the same output as a one-process run"

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "redflow/bytes.hpp"
 #include "redflow/graph.hpp"
 #include "redflow/registry.hpp"
 #include "redflow/runtime.hpp"
@@ -27,7 +28,7 @@ namespace redflow::rem {
 
 using TaskId = std::uint32_t;
 using LabelId = std::uint32_t;
-using Value = std::vector<std::byte>;
+using Value = Bytes;  // a label's value (redflow/bytes.hpp)
 
 // computes(task): the values of requires(task), in the order the task listed
 // them, to the values of the labels it produces, in the order it listed them.
@@ -190,12 +191,12 @@ Status bind_instance(const Program& program, Store& store, const std::string& in
 
 // Reads the result labels of a finished instance, verifying their checksums
 // and that the instance and every record belong to this program.
-Result<std::map<std::string, Value>> read_results(const Program& program, Store& store, const std::string& instance);
+Result<ByteMap> read_results(const Program& program, Store& store, const std::string& instance);
 
 // Convenience: `schedulers` independent schedulers (threads, each with its own
 // cache and random choices) on one store; returns the outputs and summed stats.
 struct Run {
-  std::map<std::string, Value> outputs;
+  ByteMap outputs;  // the result labels, by name
   RunStats stats;
   std::string instance;
 };

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "redflow/bytes.hpp"
+#include "redflow/cluster.hpp"
 #include "redflow/graph.hpp"
 #include "redflow/redundancy.hpp"
 #include "redflow/registry.hpp"
@@ -65,27 +67,22 @@ struct RuntimeOptions {
   // costs no more than the next. Default: only the runtime's configuration
   // at load; the others when first used (docs/runtime.md, "Lazy configurations").
   bool eager_schedules = false;
-  // Remote tiles (docs/remote.md): when `listen` is not empty the driver
-  // binds a ZeroMQ ROUTER there (e.g. "tcp://127.0.0.1:*", a free port; the
-  // bound endpoint is logged) and, at start (the first load), waits up to
-  // tile_wait_s for min_remote_tiles worker processes (`redflow tile
+  // Remote tiles (docs/remote.md): with cluster.listen the driver binds a
+  // ZeroMQ ROUTER there and, at start (the first load), waits up to
+  // cluster.wait_s for cluster.min_workers worker processes (`redflow worker
   // --connect`). They are tiles local_tiles()..tiles-1: `tiles` counts local
-  // and remote tiles together, and 0 then means no local tile. A worker
-  // silent for heartbeat_timeout_s is lost (its work is re-run elsewhere).
-  std::string listen = {};
-  unsigned min_remote_tiles = 0;
-  // Workers may join at any time, mid-run too, up to this many remote tiles
-  // in all (docs/remote.md, "Joins"); one more is refused. 0: min_remote_tiles
-  // + 8. Each place kept for a join costs a sleeping thread and a slot
-  // directory per loaded graph, not tile memory.
-  unsigned max_remote_tiles = 0;
-  double tile_wait_s = 30;
+  // and remote tiles together, and 0 then means no local tile. More may join
+  // at any time, mid-run too, up to cluster.max_workers remote tiles in all
+  // (docs/remote.md, "Joins"): each place kept for a join costs a sleeping
+  // thread and a slot directory per loaded graph, not tile memory. A worker
+  // silent for cluster.heartbeat_timeout_s is lost (its work is re-run
+  // elsewhere). Default: no listen, every tile local.
+  ClusterOptions cluster = {};
   // Speculative copies of stragglers (docs/remote.md, "Stragglers"): a tile
   // with nothing to do runs a copy of an actor that a worker has been running
   // for more than 4 times its estimate and at least this many seconds; the
   // first result is used, the other dropped. 0: never.
   double speculate_after_s = 0.1;
-  double heartbeat_timeout_s = 2;
   // Actor messages a remote tile may have on the wire before the engine
   // takes the first completion back (docs/remote.md, "Pipelined dispatch").
   // 1: one round trip per actor, as in-process tiles.
@@ -94,20 +91,12 @@ struct RuntimeOptions {
   // (the paper's TLM-to-TLM transfer, docs/remote.md "Transfers"); false:
   // every transfer relays through the driver (a baseline for bench/).
   bool peer_transfers = true;
-  // Called with the bound endpoint once the server listens, before the wait
-  // (how a caller that asked for port * learns which port to give workers).
-  std::function<void(const std::string&)> on_listening = {};
-  // CURVE keys (docs/security.md): the driver's secret key file and the
-  // authorized-keys file listing the workers it accepts. Without both the
-  // link is plain text and `listen` must be a loopback address.
-  std::string key_file = {};
-  std::string authorized_keys_file = {};
-  unsigned local_tiles() const { return tiles - (listen.empty() ? 0 : min_remote_tiles); }
-  // Tiles a worker may still join as, beyond `tiles` (0 without `listen`).
+  unsigned local_tiles() const { return tiles - (cluster.listen.empty() ? 0 : cluster.min_workers); }
+  // Tiles a worker may still join as, beyond `tiles` (0 without cluster.listen).
   unsigned join_places() const {
-    if (listen.empty()) return 0;
-    const unsigned most = max_remote_tiles == 0 ? min_remote_tiles + 8 : max_remote_tiles;
-    return most > min_remote_tiles ? most - min_remote_tiles : 0;
+    if (cluster.listen.empty()) return 0;
+    const unsigned most = cluster.max_workers == 0 ? cluster.min_workers + 8 : cluster.max_workers;
+    return most > cluster.min_workers ? most - cluster.min_workers : 0;
   }
 };
 
@@ -121,7 +110,7 @@ struct ExecuteOptions {
 
 // Bytes handed to or returned from an execution, by data-node name.
 using Inputs = std::map<std::string, std::span<const std::byte>>;
-using Outputs = std::map<std::string, std::vector<std::byte>>;
+using Outputs = ByteMap;
 // Caller-provided memory for an execution's outputs, by data-node name.
 using OutputBuffers = std::map<std::string, std::span<std::byte>>;
 

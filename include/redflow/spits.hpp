@@ -97,6 +97,7 @@ typedef const redflow_spits_job* (*redflow_spits_entry_point)(void);
 #include <string>
 #include <vector>
 
+#include "redflow/cluster.hpp"
 #include "redflow/status.hpp"
 
 namespace redflow::spits {
@@ -111,22 +112,21 @@ struct Options {
   unsigned strikes = 3;                 // failures before a task is poisoned
   std::string log_path;                 // empty: no commit log
   // Over the network (docs/spits.md, "Over the network"), with either or
-  // both; task_managers (embedded ones) may then be 0. Task Managers join
-  // whenever they come, mid-job too.
-  // Dial-in: `redflow worker --connect ADDR` processes connect here and are
-  // WELCOMEd as Task Managers with the job (its plugin's path, which must
-  // exist on their machines too). Anything but loopback needs key_file and
-  // authorized_keys_file.
-  std::string listen;
+  // both of cluster.listen and announce_dir; task_managers (embedded ones)
+  // may then be 0. Task Managers join whenever they come, mid-job too.
+  // Dial-in: `redflow worker --connect ADDR` processes connect at
+  // cluster.listen and are WELCOMEd as Task Managers with the job (its
+  // plugin's path, which must exist on their machines too).
+  // cluster.min_workers: Task Managers to wait for (within cluster.wait_s)
+  // before the first phase; cluster.wait_s is also how long the job may go
+  // without any live Task Manager before it fails (default here: 60 s). A
+  // Task Manager silent for cluster.heartbeat_timeout_s is lost and its
+  // tasks go back to the queue. cluster.key_file is also this Job Manager's
+  // client key towards announced Task Managers that require keys.
+  redflow::ClusterOptions cluster = {.wait_s = 60};
   // Announce list: Task Manager processes (`redflow spits-worker`) listen
   // and announce themselves in this directory; the Job Manager connects.
   std::string announce_dir;
-  std::string key_file;               // this Job Manager's CURVE key pair, for Task Managers that require keys
-  std::string authorized_keys_file;   // with listen and key_file: the workers' public keys (docs/security.md)
-  unsigned min_task_managers = 0;     // over the network: Task Managers to wait for (within wait_s) before the first phase
-  double heartbeat_timeout_s = 2;     // a Task Manager silent this long is lost; its tasks go back to the queue
-  double wait_s = 60;                 // over the network: for min_task_managers, and an error when none is live this long
-  std::function<void(const std::string& endpoint)> on_listening;  // with listen: the bound endpoint, before waiting
   // Record each task's time on each Task Manager for Report::trace (--trace;
   // seen with to_chrome_trace(report), visualize.hpp).
   bool trace = false;

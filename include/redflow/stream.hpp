@@ -26,6 +26,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "redflow/cluster.hpp"
 #include "redflow/status.hpp"
 
 namespace redflow::stream {
@@ -214,24 +215,22 @@ struct RunResult {
 // throws ends the run with an error naming it.
 Result<RunResult> run(const Program& program, const RunOptions& options = {});
 
-// Running over worker processes, one node each (`redflow stream-worker
-// --connect`; docs/streams.md, "Over worker processes"). The driver listens,
-// waits for `nodes` workers, places the operators with SCORE's load-time
-// placement, and relays the tokens that cross nodes. A worker lost mid-run
-// ends the run with an error naming it: operators hold state, so the run
-// cannot go on without it.
+// Running over worker processes, one node each (`redflow worker --connect`;
+// docs/streams.md, "Over worker processes"). The driver listens at
+// cluster.listen, waits for cluster.min_workers workers (the nodes), places
+// the operators with SCORE's load-time placement, and relays the tokens that
+// cross nodes. A worker lost mid-run ends the run with an error naming it:
+// operators hold state, so the run cannot go on without it.
 struct ClusterOptions {
-  std::string listen = "tcp://127.0.0.1:*";  // anything but loopback needs keys
-  unsigned nodes = 1;                        // worker processes to wait for
-  double wait_s = 30;                        // for them to connect
-  double heartbeat_timeout_s = 2;            // silence after which a worker is lost
+  // Where the nodes connect, keys, waits (redflow/cluster.hpp). Defaults
+  // here: listen "tcp://127.0.0.1:*" (a free port) and one node; a
+  // heartbeat timeout under 0.5 s is refused (it would lose healthy nodes).
+  redflow::ClusterOptions cluster = {.listen = "tcp://127.0.0.1:*", .min_workers = 1};
   std::string place = "smart";               // naive, topological, smart, smart_min, smart_max
   std::string profile_json{};                // smart_min/max: an earlier run's profile (its text)
   std::uint64_t seed = 1;                    // naive's and METIS's
   bool aggregate = true;                     // tokens bound for one node leave in one message
   bool two_level = true;                     // a reader drains what arrived under one lock
-  std::string key_file{}, authorized_keys_file{};  // CURVE (docs/security.md)
-  std::function<void(const std::string& endpoint)> on_listening{};  // once bound, before waiting
   // While it runs, about ten times a second: nodes whose part finished, and
   // the bytes of tokens relayed between nodes so far (a progress line).
   std::function<void(unsigned nodes_done, std::uint64_t relayed_bytes)> on_progress{};

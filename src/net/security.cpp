@@ -41,13 +41,17 @@ Status check_listen_address(std::string_view endpoint, const SecurityOptions& op
       endpoint, host.empty() ? std::string("it") : host, kKeyFlag, kAuthorizedKeysFlag));
 }
 
-Status secure_server(zmq::socket_t& socket, const SecurityOptions& options, ZapAuthenticator& zap) {
-  if (options.key_file.empty() && options.authorized_keys_file.empty()) return Status::Ok();
+Status check_server_keys(const SecurityOptions& options) {
+  if (options.key_file.empty() == options.authorized_keys_file.empty()) return Status::Ok();
   if (options.key_file.empty())
     return Status::InvalidArgument(fmt::format("{} given without {}: the driver needs its own secret key", kAuthorizedKeysFlag, kKeyFlag));
-  if (options.authorized_keys_file.empty())
-    return Status::InvalidArgument(fmt::format("{} given without {}: the driver must list the worker keys it accepts",
-                                               kKeyFlag, kAuthorizedKeysFlag));
+  return Status::InvalidArgument(fmt::format("{} given without {}: the driver must list the worker keys it accepts",
+                                             kKeyFlag, kAuthorizedKeysFlag));
+}
+
+Status secure_server(zmq::socket_t& socket, const SecurityOptions& options, ZapAuthenticator& zap) {
+  REDFLOW_RETURN_IF_ERROR(check_server_keys(options));
+  if (options.key_file.empty()) return Status::Ok();
   auto keys = read_secret_key_file(options.key_file);
   if (!keys.ok()) return keys.status();
   auto authorized = read_authorized_keys(options.authorized_keys_file);

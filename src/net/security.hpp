@@ -44,6 +44,9 @@ struct SecurityOptions {
   std::string server_public_key{};  // Z85; used instead of the file when set (e.g. read from an address file)
 };
 
+// The driver side's key files: both or neither (a named error for half the pair).
+Status check_server_keys(const SecurityOptions& options);
+
 // The driver side: CURVE server with the secret key of `options.key_file`,
 // and `zap` started with the authorized keys (it must outlive the socket).
 // No key files: the socket stays plain. Half the pair: a named error.

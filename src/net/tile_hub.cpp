@@ -23,7 +23,7 @@ PeerHubOptions tile_session_options(const TileServerOptions& options) {
   o.heartbeat_timeout_s = options.heartbeat_timeout_s;
   o.capacity = std::max(options.capacity, options.workers);
   o.full_reason =
-      "the driver has taken the " + std::to_string(o.capacity) + " remote tile(s) it may have (raise --max-tiles for more workers)";
+      "the driver has taken the " + std::to_string(o.capacity) + " remote tile(s) it may have (raise --max-workers for more workers)";
   return o;
 }
 }  // namespace

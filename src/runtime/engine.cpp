@@ -35,12 +35,10 @@ Status Engine::start() {
       return Status::InvalidArgument("REDFLOW_TILE_TRANSPORT='" + std::string(v) + "': expected wire or direct");
     wire = v == "wire";
   }
-  if (!options_.listen.empty() && options_.min_remote_tiles > options_.tiles)
-    return Status::InvalidArgument(std::to_string(options_.min_remote_tiles) + " remote tiles, but only " +
+  if (!options_.cluster.listen.empty()) REDFLOW_RETURN_IF_ERROR(options_.cluster.validate());
+  if (!options_.cluster.listen.empty() && options_.cluster.min_workers > options_.tiles)
+    return Status::InvalidArgument(std::to_string(options_.cluster.min_workers) + " remote tiles, but only " +
                                    std::to_string(options_.tiles) + " tiles in all (RuntimeOptions::tiles counts local and remote tiles)");
-  if (!options_.listen.empty() && options_.max_remote_tiles != 0 && options_.max_remote_tiles < options_.min_remote_tiles)
-    return Status::InvalidArgument("max_remote_tiles " + std::to_string(options_.max_remote_tiles) + " is below min_remote_tiles " +
-                                   std::to_string(options_.min_remote_tiles) + " (it counts every remote tile, the ones waited for too)");
   // Tile memory is reserved here, not in the constructor, so that a slot
   // budget the machine cannot reserve is an error the caller sees.
   try {
@@ -65,7 +63,7 @@ Status Engine::start() {
                                      std::to_string(options_.slots) + " slots x " + std::to_string(options_.slot_bytes) +
                                      " bytes (lower --tiles, --slots or --slot-bytes)");
   }
-  if (!options_.listen.empty()) {
+  if (!options_.cluster.listen.empty()) {
     if (Status s = start_remote_tiles(); !s.ok()) {
       tiles_.clear();
       runners_.clear();
@@ -74,7 +72,7 @@ Status Engine::start() {
       return s;
     }
   }
-  all_local_ = !wire && options_.listen.empty();
+  all_local_ = !wire && options_.cluster.listen.empty();
   // A transfer names its source by tile id; the transport reaches the peer.
   for (auto& t : tiles_) tile_ptrs_.push_back(t.get());
   for (auto& t : tiles_) t->set_peers(tile_ptrs_);
@@ -91,25 +89,25 @@ Status Engine::start() {
 // Places for workers that join later follow, each with its runner, out of
 // service until a worker fills it (joins.cpp).
 Status Engine::start_remote_tiles() {
-  const unsigned remote = options_.min_remote_tiles;
-  if (remote == 0) return Status::InvalidArgument("--listen " + options_.listen + " needs --min-tiles >= 1 (how many workers to wait for)");
+  const unsigned remote = options_.cluster.min_workers;
+  if (remote == 0) return Status::InvalidArgument("--listen " + options_.cluster.listen + " needs --min-workers >= 1 (how many workers to wait for)");
   RemoteTilesOptions ro;
-  ro.listen = options_.listen;
+  ro.listen = options_.cluster.listen;
   ro.workers = remote;
   ro.capacity = remote + options_.join_places();
   ro.on_join = [this](unsigned w) { note_join(w); };
   ro.first_tile = options_.local_tiles();
-  ro.heartbeat_timeout_s = options_.heartbeat_timeout_s;
+  ro.heartbeat_timeout_s = options_.cluster.heartbeat_timeout_s;
   ro.slots = options_.slots;
   ro.slot_bytes = options_.slot_bytes;
-  ro.key_file = options_.key_file;
-  ro.authorized_keys_file = options_.authorized_keys_file;
+  ro.key_file = options_.cluster.key_file;
+  ro.authorized_keys_file = options_.cluster.authorized_keys_file;
   auto source = remote_factory_(ro);
   if (!source.ok()) return source.status();
   remote_ = std::move(*source);
   spdlog::info("redflow: listening on {}; waiting for {} remote tile(s)", remote_->endpoint(), remote);
-  if (options_.on_listening) options_.on_listening(remote_->endpoint());
-  REDFLOW_RETURN_IF_ERROR(remote_->wait_for_workers(options_.tile_wait_s));
+  if (options_.cluster.on_listening) options_.cluster.on_listening(remote_->endpoint());
+  REDFLOW_RETURN_IF_ERROR(remote_->wait_for_workers(options_.cluster.wait_s));
   for (unsigned w = 0; w < ro.capacity; ++w) {
     const unsigned t = ro.first_tile + w;
     std::unique_ptr<WorkerTile> tile = remote_->make_tile(w, t, options_.pipeline_depth);
@@ -190,7 +188,7 @@ MachineModel Engine::machine() const {
   m.slot_bytes = options_.slot_bytes;
   m.actor_overhead_s = options_.actor_overhead_s;
   m.transfer_latency_s = options_.transfer_latency_s;
-  if (!options_.listen.empty()) m.first_remote_tile = options_.local_tiles();
+  if (!options_.cluster.listen.empty()) m.first_remote_tile = options_.local_tiles();
   return m;
 }
 

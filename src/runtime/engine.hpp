@@ -46,7 +46,7 @@ struct ExecutionRequest {
 
 class Engine {
  public:
-  // `options` with defaults resolved; with RuntimeOptions::listen, start()
+  // `options` with defaults resolved; with RuntimeOptions::cluster.listen, start()
   // takes the remote tiles from `remote_tiles`.
   explicit Engine(const RuntimeOptions& options, RemoteTilesFactory remote_tiles = listen_for_tiles);
   ~Engine();
@@ -54,7 +54,7 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // Reserves tile memory and starts the tile threads (once; later calls do
-  // nothing). With RuntimeOptions::listen, first binds (the factory's
+  // nothing). With RuntimeOptions::cluster.listen, first binds (the factory's
   // RemoteTiles) and waits for the remote tiles.
   Status start();
   // Every actor function of `graph` that runs on tiles is in each remote

@@ -1,5 +1,5 @@
 // Joins (docs/remote.md): a worker that connects after the runtime started fills
-// one of the places kept for it (RuntimeOptions::max_remote_tiles). Its own
+// one of the places kept for it (ClusterOptions::max_workers). Its own
 // runner (or execute(), between executions) sends it the actor table and the
 // fault configuration and puts it in service: from then on work stealing
 // picks it as a victim and a thief like any tile. HEFT's schedule is static,

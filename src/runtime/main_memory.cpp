@@ -43,7 +43,7 @@ std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
   }
   // HEFT walkers claim actors only where a join can make a new schedule mid-run.
   if (options_.join_places() > 0 && !plan.redundant) s->claim = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
-  if (!options_.listen.empty() && options_.speculate_after_s > 0 && !plan.redundant) {
+  if (!options_.cluster.listen.empty() && options_.speculate_after_s > 0 && !plan.redundant) {
     s->copied = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
     s->booked = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
     s->measured_s = make_huge_page_array<std::atomic<float>>(actors);
@@ -170,7 +170,7 @@ bool Engine::home_valid(const Job& job, DataId d, std::uint32_t round) const {
 bool Engine::checks_values() const {
   for (const auto& t : tiles_)
     if (t->checks_values()) return true;
-  return !options_.listen.empty();  // workers may join later
+  return !options_.cluster.listen.empty();  // workers may join later
 }
 
 bool Engine::known_checksum(const Job& job, DataTag tag, std::uint64_t& sum) const {

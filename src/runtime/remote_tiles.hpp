@@ -1,4 +1,4 @@
-// RemoteTiles: where an engine's remote tiles come from (RuntimeOptions::listen),
+// RemoteTiles: where an engine's remote tiles come from (ClusterOptions::listen),
 // and WorkerTile: a tile in a worker process as the engine holds it. The
 // runtime declares what it needs from them and does not know how workers are
 // reached: src/net implements both over its tile server (net/server_tiles.cpp
@@ -23,7 +23,7 @@ namespace redflow::runtime {
 
 // What the engine asks of the place workers connect to.
 struct RemoteTilesOptions {
-  std::string listen;                  // ZeroMQ endpoint to bind (RuntimeOptions::listen)
+  std::string listen;                  // ZeroMQ endpoint to bind (ClusterOptions::listen)
   unsigned workers = 1;                // how many wait_for_workers() waits for
   unsigned capacity = 0;               // how many it welcomes in all: `workers` and the places kept for joins
   unsigned first_tile = 0;             // tile id of the first worker welcomed

@@ -43,7 +43,7 @@ Status check_tile_memory(const RuntimeOptions& o) {
 }
 
 RuntimeOptions resolve(RuntimeOptions o) {
-  if (o.tiles == 0) o.tiles = o.listen.empty() ? std::max(1u, std::thread::hardware_concurrency()) : std::max(1u, o.min_remote_tiles);
+  if (o.tiles == 0) o.tiles = o.cluster.listen.empty() ? std::max(1u, std::thread::hardware_concurrency()) : std::max(1u, o.cluster.min_workers);
   if (o.cores_per_tile == 0) o.cores_per_tile = 1;
   if (o.driver_bytes == 0) o.driver_bytes = physical_memory_bytes() / 2;
   return o;

@@ -56,12 +56,12 @@ std::function<Status()> remote_discovery(TaskManagerLink& link, std::vector<std:
       *alone_since = now;
       return Status::Ok();
     }
-    if (now - *alone_since > std::chrono::duration<double>(options.wait_s)) {
+    if (now - *alone_since > std::chrono::duration<double>(options.cluster.wait_s)) {
       std::string start;
       if (!link.endpoint().empty()) start = "`redflow worker --connect " + link.endpoint() + "`";
       if (!options.announce_dir.empty())
         start += (start.empty() ? "" : " or ") + std::string("`redflow spits-worker JOB.so --announce ") + options.announce_dir + "`";
-      return Status::ResourceExhausted("SPITS: no Task Manager has been live for " + std::to_string(static_cast<int>(options.wait_s)) +
+      return Status::ResourceExhausted("SPITS: no Task Manager has been live for " + std::to_string(static_cast<int>(options.cluster.wait_s)) +
                                        " s; start some with " + start + " (--wait sets this limit)");
     }
     return Status::Ok();
@@ -71,12 +71,13 @@ std::function<Status()> remote_discovery(TaskManagerLink& link, std::vector<std:
 }  // namespace
 
 Result<Report> run_job(const std::string& plugin_path, const std::vector<std::string>& job_args, const Options& options) {
-  const bool remote = !options.announce_dir.empty() || !options.listen.empty();
+  const bool remote = !options.announce_dir.empty() || !options.cluster.listen.empty();
   if (options.workers == 0 || (options.task_managers == 0 && !remote))
     return Status::InvalidArgument("SPITS: need at least one Task Manager with one Worker (embedded, or remote: listen or an announce list)");
-  if (options.min_task_managers > 0 && !remote)
-    return Status::InvalidArgument("SPITS: min_task_managers (--min-tiles) waits for remote Task Managers: give listen (--listen) or an announce list");
+  if (options.cluster.min_workers > 0 && !remote)
+    return Status::InvalidArgument("SPITS: cluster.min_workers (--min-workers) waits for remote Task Managers: give cluster.listen (--listen) or an announce list");
   if (options.strikes == 0) return Status::InvalidArgument("SPITS: strikes must be at least 1");
+  if (remote) REDFLOW_RETURN_IF_ERROR(options.cluster.validate());
   auto start = std::chrono::steady_clock::now();
   auto plugin = JobPlugin::load(plugin_path);
   if (!plugin.ok()) return plugin.status();
@@ -108,20 +109,20 @@ Result<Report> run_job(const std::string& plugin_path, const std::vector<std::st
   if (remote) {
     LinkOptions lo;
     lo.announce_dir = options.announce_dir;
-    lo.listen = options.listen;
+    lo.listen = options.cluster.listen;
     // Absolute, so a worker started elsewhere finds it on the shared file system.
     lo.plugin = std::filesystem::absolute(plugin_path).string();
     lo.job = job.name();
     lo.args = job_args;
-    lo.key_file = options.key_file;
-    lo.authorized_keys_file = options.authorized_keys_file;
-    lo.heartbeat_timeout_s = options.heartbeat_timeout_s;
+    lo.key_file = options.cluster.key_file;
+    lo.authorized_keys_file = options.cluster.authorized_keys_file;
+    lo.heartbeat_timeout_s = options.cluster.heartbeat_timeout_s;
     auto started = TaskManagerLink::start(lo, wakeup);
     if (!started.ok()) return started.status();
     link = std::move(*started);
-    if (options.on_listening && !link->endpoint().empty()) options.on_listening(link->endpoint());
-    if (options.min_task_managers > 0)
-      if (Status s = link->wait_for(options.min_task_managers, options.wait_s); !s.ok()) {
+    if (options.cluster.on_listening && !link->endpoint().empty()) options.cluster.on_listening(link->endpoint());
+    if (options.cluster.min_workers > 0)
+      if (Status s = link->wait_for(options.cluster.min_workers, options.cluster.wait_s); !s.ok()) {
         link.reset();
         (void)job.teardown(false);
         return s;

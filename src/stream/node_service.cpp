@@ -26,9 +26,9 @@ net::PeerHubOptions node_session_options(const ClusterOptions& options) {
   o.log_name = "stream driver";
   o.role = net::Role::kNode;
   o.version = kStreamProtocolVersion;
-  o.heartbeat_timeout_s = options.heartbeat_timeout_s;
-  o.capacity = options.nodes;
-  o.full_reason = "this stream program has all the " + std::to_string(options.nodes) + " nodes it waits for";
+  o.heartbeat_timeout_s = options.cluster.heartbeat_timeout_s;
+  o.capacity = options.cluster.min_workers;
+  o.full_reason = "this stream program has all the " + std::to_string(options.cluster.min_workers) + " nodes it waits for";
   return o;
 }
 }  // namespace
@@ -39,7 +39,7 @@ NodeService::NodeService(const Program& program, const RunOptions& run, const Cl
 Status NodeService::none_came(const std::string& endpoint) const {
   std::string refused;
   for (const std::string& r : hub_.refusals()) refused += "; refused " + r;
-  return Status::ResourceExhausted("stream driver: waited " + seconds_text(options_.wait_s) + " for " + std::to_string(options_.nodes) +
+  return Status::ResourceExhausted("stream driver: waited " + seconds_text(options_.cluster.wait_s) + " for " + std::to_string(options_.cluster.min_workers) +
                                    " worker(s), " + std::to_string(hub_.size()) + " came (start them: redflow worker --connect " + endpoint +
                                    ")" + refused);
 }
@@ -68,9 +68,9 @@ std::string NodeService::admit(const net::HelloMessage& hello) {
 void NodeService::welcomed(unsigned n, Time) {
   nodes_.emplace_back();
   spdlog::info("stream driver: {} joined as node {}", hub_.peer(n).hello.name, n);
-  if (nodes_.size() < options_.nodes) return;
-  for (unsigned k = 0; k < options_.nodes; ++k) {
-    SetupMessage setup = make_setup(program_, node_of_, k, options_.nodes);
+  if (nodes_.size() < options_.cluster.min_workers) return;
+  for (unsigned k = 0; k < options_.cluster.min_workers; ++k) {
+    SetupMessage setup = make_setup(program_, node_of_, k, options_.cluster.min_workers);
     setup.mode = run_.mode;
     setup.aggregate = options_.aggregate;
     setup.two_level = options_.two_level;
@@ -105,7 +105,7 @@ void NodeService::on_reply(std::size_t i, std::span<const std::byte> body) {
   if (!type.ok()) return fail(Status::IOError(who(i) + " sent a malformed message: " + type.status().message()));
   switch (*type) {
     case StreamMessage::kReady:
-      if (!nodes_[i].ready && ++ready_ == options_.nodes) {
+      if (!nodes_[i].ready && ++ready_ == options_.cluster.min_workers) {
         start_ = std::chrono::steady_clock::now();
         send_all(StreamMessage::kStart);
       }

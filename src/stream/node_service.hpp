@@ -32,8 +32,8 @@ class NodeService final : public net::PeerService {
   // The run's error (Ok while it goes on).
   const Status& error() const { return error_; }
   // Every node said DONE: finish() has the result.
-  bool done() const { return done_ == options_.nodes; }
-  bool started() const { return ready_ == options_.nodes; }
+  bool done() const { return done_ == options_.cluster.min_workers; }
+  bool started() const { return ready_ == options_.cluster.min_workers; }
   unsigned nodes_done() const { return done_; }
   std::uint64_t relayed() const { return relayed_; }
   // The error when fewer than `nodes` came within the wait, with what was refused.

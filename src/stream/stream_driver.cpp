@@ -35,7 +35,7 @@ using Clock = std::chrono::steady_clock;
 // NodeService's effects: the socket, the clock, and the hub's sends.
 Result<RunResult> serve(NodeService& nodes, const ClusterOptions& options, zmq::socket_t& router, const std::string& endpoint) {
   net::PeerHub& hub = nodes.hub();
-  const auto joined_by = Clock::now() + std::chrono::duration<double>(options.wait_s);
+  const auto joined_by = Clock::now() + std::chrono::duration<double>(options.cluster.wait_s);
   auto next_tick = Clock::now(), next_progress = Clock::now();
   net::RouterSender sender(router, /*dontwait=*/true);
   std::vector<zmq::message_t> parts;
@@ -63,7 +63,7 @@ Result<RunResult> serve(NodeService& nodes, const ClusterOptions& options, zmq::
       options.on_progress(nodes.nodes_done(), nodes.relayed());
       next_progress = now + std::chrono::milliseconds(100);
     }
-    if (hub.size() < options.nodes && now > joined_by) error = nodes.none_came(endpoint);
+    if (hub.size() < options.cluster.min_workers && now > joined_by) error = nodes.none_came(endpoint);
   }
   // BYE to every worker still here (the socket then lingers so they leave before it closes).
   hub.leave();
@@ -75,19 +75,20 @@ Result<RunResult> serve(NodeService& nodes, const ClusterOptions& options, zmq::
 
 Result<RunResult> run_cluster(const Program& program, const RunOptions& node_options, const ClusterOptions& options) {
   REDFLOW_RETURN_IF_ERROR(program.validate());
-  if (options.nodes == 0) return Status::InvalidArgument("run_cluster: nodes must be at least 1");
-  if (!(options.heartbeat_timeout_s >= 0.5)) return Status::InvalidArgument("run_cluster: a heartbeat timeout under 0.5 s would lose healthy workers");
-  auto placed = place_program(program, options.nodes, options.place, options.profile_json, "the profile", options.seed);
+  REDFLOW_RETURN_IF_ERROR(options.cluster.validate());
+  if (options.cluster.min_workers == 0) return Status::InvalidArgument("run_cluster: cluster.min_workers (the nodes) must be at least 1");
+  if (!(options.cluster.heartbeat_timeout_s >= 0.5)) return Status::InvalidArgument("run_cluster: a heartbeat timeout under 0.5 s would lose healthy workers");
+  auto placed = place_program(program, options.cluster.min_workers, options.place, options.profile_json, "the profile", options.seed);
   if (!placed.ok()) return placed.status();
   net::SecurityOptions security;
-  security.key_file = options.key_file;
-  security.authorized_keys_file = options.authorized_keys_file;
+  security.key_file = options.cluster.key_file;
+  security.authorized_keys_file = options.cluster.authorized_keys_file;
   zmq::context_t context(1);
   net::ZapAuthenticator zap(context);
   std::string bound;
-  auto router = net::make_driver_router(context, options.listen, bound, security, zap);
+  auto router = net::make_driver_router(context, options.cluster.listen, bound, security, zap);
   if (!router.ok()) return router.status();
-  if (options.on_listening) options.on_listening(bound);
+  if (options.cluster.on_listening) options.cluster.on_listening(bound);
   NodeService nodes(program, node_options, options, placed->placement.node_of);
   auto result = serve(nodes, options, *router, bound);
   router->set(zmq::sockopt::linger, 500);
