@@ -394,11 +394,13 @@ class TileWork final : public WorkerService {
     PeerLinks::Request read;
     while (links_.take_request(read)) executor_->submit(Executor::Job{read.id, std::move(read.route), ReceivedBytes(std::move(read.frame)), nullptr});
     gate_.take_fetched(*executor_);
-    send_replies(driver_, links_, ledger_, executor_->take_replies());
     // A tile that died (crash-tile) answers nothing but `lost`: the worker
     // ends as a crashed one would (the session says BYE, so the driver
-    // loses it now, not after its silence).
-    if (tile_->lost()) return Status::IOError("tile " + std::to_string(tile_->index()) + " died (crash-tile fault): this worker serves no more");
+    // loses it now, not after its silence). Read before the replies are
+    // taken, so every answer the tile gave before it died still goes out.
+    const bool died = tile_->lost();
+    send_replies(driver_, links_, ledger_, executor_->take_replies());
+    if (died) return Status::IOError("tile " + std::to_string(tile_->index()) + " died (crash-tile fault): this worker serves no more");
     return Status::Ok();
   }
   std::uint64_t answered_through() const override { return ledger_.answered_through(); }

@@ -37,13 +37,17 @@ bool wire_transport(const RuntimeOptions& o) {
 
 // Wire mode without `listen`: every tile is a remote tile whose worker is a
 // thread of this process (serve_tiles_in_process()), all of them waited
-// for on a loopback endpoint, no place kept for a join.
+// for on a loopback endpoint, no place kept for a join. No speculative
+// copies: workers that share the driver's cores straggle only when the
+// machine is loaded, and a copy would make how often an actor ran depend on
+// the load (worker processes test them: tests/net_speculation_test.cpp).
 bool in_process_tiles(const RuntimeOptions& o) { return wire_transport(o) && o.listen.empty(); }
 RuntimeOptions served(const RuntimeOptions& o) {
   if (!in_process_tiles(o)) return o;
   RuntimeOptions w = o;
   w.listen = "tcp://127.0.0.1:*";
   w.min_remote_tiles = w.max_remote_tiles = o.tiles;
+  w.speculate_after_s = 0;
   return w;
 }
 }  // namespace
