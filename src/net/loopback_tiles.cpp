@@ -67,7 +67,10 @@ class LoopbackTiles final : public runtime::RemoteTiles {
  public:
   LoopbackTiles(std::unique_ptr<runtime::RemoteTiles> server, const runtime::RemoteTilesOptions& options)
       : server_(std::move(server)), ended_(options.workers) {
-    for (unsigned i = 0; i < options.workers; ++i) threads_.emplace_back([this, i, options] { serve(i, options); });
+    // The endpoint is read here: the workers' threads never touch server_,
+    // which the destructor resets before it joins them.
+    for (unsigned i = 0; i < options.workers; ++i)
+      threads_.emplace_back([this, i, options, endpoint = server_->endpoint()] { serve(i, options, endpoint); });
   }
   ~LoopbackTiles() override {
     server_.reset();  // BYE to every worker it still serves: their sessions end
@@ -114,9 +117,9 @@ class LoopbackTiles final : public runtime::RemoteTiles {
 
  private:
   // Worker i's thread: one session with this driver, in the tile role.
-  void serve(unsigned i, const runtime::RemoteTilesOptions& options) {
+  void serve(unsigned i, const runtime::RemoteTilesOptions& options, const std::string& endpoint) {
     WorkerSessionOptions session;
-    session.driver = [endpoint = server_->endpoint()]() -> Result<DriverAddress> { return DriverAddress{endpoint, {}}; };
+    session.driver = [endpoint]() -> Result<DriverAddress> { return DriverAddress{endpoint, {}}; };
     session.name = "in-process-" + std::to_string(i);
     session.cores = options.cores;
     WorkerSession worker(std::move(session));
