@@ -95,8 +95,8 @@ void add_runtime_options(CLI::App* cmd, RuntimeArgs& a) {
                "Refuse a --redundancy under which some actor would run once on the driver, unprotected (data larger than a slot, "
                "more inputs than slots; default: warn and run)");
   cmd->add_option("--tile-transport", a.tile_transport,
-                  "direct (tiles called on their runner threads) or wire (every tile message and answer through its byte "
-                  "encoding to the tile's executor thread: the protocol a worker process speaks; slower)")
+                  "direct (tiles called on their runner threads) or wire (every tile a worker on a thread of this process, "
+                  "reached over ZeroMQ as a `redflow worker` is: the production path in one process; slower)")
       ->check(CLI::IsMember({"direct", "wire"}))
       ->capture_default_str();
   cmd->add_flag("--eager-schedules", a.eager_schedules,

@@ -53,10 +53,13 @@ struct RuntimeOptions {
   // --calibrate` measures it.
   double actor_overhead_s = 0;
   // How the driver reaches its tiles (docs/architecture.md, "The tile
-  // protocol"): kDirect calls them on the runner threads; kWire sends every
-  // message and answer through its byte encoding to each tile's executor
-  // thread. The environment variable REDFLOW_TILE_TRANSPORT=wire|direct
-  // overrides this (so a test suite can run in wire mode).
+  // protocol"): kDirect calls them on the runner threads; kWire makes every
+  // tile a remote tile served by a worker on a thread of this process, over
+  // the tile server and the worker session a `redflow worker` runs
+  // (docs/remote.md): the production path, in one process. kWire cannot be
+  // combined with `listen`. The environment variable
+  // REDFLOW_TILE_TRANSPORT=wire|direct overrides this (so a test suite can
+  // run in wire mode).
   TileTransport tile_transport = TileTransport::kDirect;
   // HEFT's fixed cost of one transfer between tiles, in seconds
   // (MachineModel::transfer_latency_s).

@@ -95,7 +95,8 @@ Status RemoteTile::status_reply(const DecodedFrame& reply) const {
   }
 }
 
-Status RemoteTile::load_actors(const ActorTableMessage& table, const Registry&) {
+Status RemoteTile::load_actors(const ActorTableMessage& table, const Registry& registry) {
+  if (hand_over_) hand_over_(table.table, registry);
   std::vector<std::byte> frame;
   encode(table, frame);
   DecodedFrame reply;

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <span>
 #include <string>
@@ -33,8 +34,14 @@ class RemoteTile final : public runtime::WorkerTile {
   unsigned index() const override { return index_; }
   const std::string& name() const override { return name_; }
 
-  // The registry is not used: the worker resolves the table in its own.
+  // The worker resolves the table in its own registry; `registry` goes to
+  // the hand-over, if there is one.
   Status load_actors(const runtime::ActorTableMessage& table, const Registry& registry) override;
+  // A worker in this process (loopback_tiles.cpp) resolves tables in the
+  // driver's registry: `hand_over` is given it, with the table's id, before
+  // each table is sent. Set before the tile is used.
+  using HandOver = std::function<void(std::uint32_t table, const Registry& registry)>;
+  void set_hand_over(HandOver hand_over) { hand_over_ = std::move(hand_over); }
   Status configure_faults(const runtime::FaultConfigMessage& faults) override;
   Status data_node(const runtime::DataNodeMessage& message) override;
   void clear_slot(runtime::SlotId slot) override;
@@ -117,6 +124,7 @@ class RemoteTile final : public runtime::WorkerTile {
   std::mutex corrupted_mutex_;
   std::vector<Corrupted> corrupted_;  // since take_corrupted()
   unsigned depth_ = 1;
+  HandOver hand_over_;
   struct Sent {
     TileServer::Ticket ticket;
     ActorId actor;

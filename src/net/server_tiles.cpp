@@ -26,7 +26,7 @@ class ServerTiles final : public runtime::RemoteTiles {
 
   runtime::RemoteWorker worker(unsigned w) const override {
     HelloMessage hello = server_->hello(w);
-    runtime::RemoteWorker out{std::move(hello.name), std::move(hello.host), {}};
+    runtime::RemoteWorker out{std::move(hello.name), std::move(hello.host), {}, false};
     out.functions.reserve(hello.functions.size());
     for (ActorFunctionInfo& f : hello.functions) out.functions.push_back(std::move(f.name));
     return out;

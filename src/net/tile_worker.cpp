@@ -87,8 +87,10 @@ class Executor {
     std::vector<std::byte> frame;
   };
 
-  Executor(runtime::LocalTile& tile, const Registry& registry, const Doorbell& doorbell)
-      : service_(tile), registry_(registry), doorbell_(doorbell), thread_([this] { main(); }) {}
+  // `tables`, when set, gives the registry each actor table is resolved in
+  // (TileRoleOptions::tables); else `registry`.
+  Executor(runtime::LocalTile& tile, const Registry& registry, std::function<std::shared_ptr<const Registry>()> tables, const Doorbell& doorbell)
+      : service_(tile), registry_(registry), tables_(std::move(tables)), doorbell_(doorbell), thread_([this] { main(); }) {}
   ~Executor() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -149,7 +151,7 @@ class Executor {
       if (job.fetched) {
         service_.place(job.fetched->message, job.fetched->offset, job.fetched->piece(), reply.frame);
       } else {
-        service_.serve(job.frame.bytes(), &registry_, reply.frame);
+        service_.serve(job.frame.bytes(), registry_for(job.frame.bytes()), reply.frame);
       }
       if (job.id == kOwnJob && job.route.empty()) reply.frame.clear();
       job = Job{};  // a fetched value's message goes now, not when the next job comes
@@ -163,8 +165,19 @@ class Executor {
     }
   }
 
+  // The registry `frame` is resolved in: an actor table's comes from
+  // `tables_` when set, and is kept while the tile's table points into it.
+  const Registry* registry_for(std::span<const std::byte> frame) {
+    if (!tables_ || !runtime::frame_is(frame, runtime::WireKind::kActorTable)) return &registry_;
+    std::shared_ptr<const Registry> next = tables_();
+    if (next) table_registry_ = std::move(next);  // a table that fails leaves the tile without one: the old registry is not read again
+    return table_registry_ ? table_registry_.get() : &registry_;
+  }
+
   runtime::TileService service_;
   const Registry& registry_;
+  std::function<std::shared_ptr<const Registry>()> tables_;
+  std::shared_ptr<const Registry> table_registry_;  // executor thread only
   const Doorbell& doorbell_;
   std::mutex mutex_;
   std::condition_variable work_;
@@ -360,11 +373,13 @@ void send_replies(Sender& driver, PeerLinks& links, Ledger& ledger, std::deque<E
 // frames (and the peers' reads of its slots) until the session ends.
 class TileWork final : public WorkerService {
  public:
-  TileWork(std::unique_ptr<runtime::LocalTile> tile, const Registry& registry, PeerLinks& links, Sender& driver, const Doorbell& doorbell)
+  TileWork(std::unique_ptr<runtime::LocalTile> tile, const Registry& registry, const TileRoleOptions& options, PeerLinks& links, Sender& driver,
+           const Doorbell& doorbell)
       : tile_(std::move(tile)),
         links_(links),
         driver_(driver),
-        executor_(std::make_unique<Executor>(*tile_, registry, doorbell)),
+        wait_for_running_actor_(options.wait_for_running_actor),
+        executor_(std::make_unique<Executor>(*tile_, registry, options.tables, doorbell)),
         gate_(links, driver, ledger_) {}
   ~TileWork() override = default;
 
@@ -379,7 +394,13 @@ class TileWork final : public WorkerService {
     PeerLinks::Request read;
     while (links_.take_request(read)) executor_->submit(Executor::Job{read.id, std::move(read.route), ReceivedBytes(std::move(read.frame)), nullptr});
     gate_.take_fetched(*executor_);
+    // A tile that died (crash-tile) answers nothing but `lost`: the worker
+    // ends as a crashed one would (the session says BYE, so the driver
+    // loses it now, not after its silence). Read before the replies are
+    // taken, so every answer the tile gave before it died still goes out.
+    const bool died = tile_->lost();
     send_replies(driver_, links_, ledger_, executor_->take_replies());
+    if (died) return Status::IOError("tile " + std::to_string(tile_->index()) + " died (crash-tile fault): this worker serves no more");
     return Status::Ok();
   }
   std::uint64_t answered_through() const override { return ledger_.answered_through(); }
@@ -387,7 +408,7 @@ class TileWork final : public WorkerService {
   // for it would keep a worker whose driver is gone alive for as long as the
   // actor takes; it is left to end with the process.
   bool leave() override {
-    if (!executor_->busy()) return false;
+    if (wait_for_running_actor_ || !executor_->busy()) return false;  // the executor's end waits for it
     spdlog::warn("tile worker: leaving an actor still running");
     Executor::abandon(std::move(executor_), std::move(tile_));
     return true;
@@ -397,6 +418,7 @@ class TileWork final : public WorkerService {
   std::unique_ptr<runtime::LocalTile> tile_;
   PeerLinks& links_;
   Sender& driver_;
+  bool wait_for_running_actor_;
   Ledger ledger_;
   std::unique_ptr<Executor> executor_;
   FrameGate gate_;  // a kPeerDataNode is fetched by the transport, never seen by the tile
@@ -431,7 +453,7 @@ class TileRole final : public WorkerRole {
                                        " bytes");
     }
     REDFLOW_RETURN_IF_ERROR(links_->admit(welcome.peer_keys));
-    return std::unique_ptr<WorkerService>(std::make_unique<TileWork>(std::move(tile), registry_, *links_, driver, doorbell));
+    return std::unique_ptr<WorkerService>(std::make_unique<TileWork>(std::move(tile), registry_, options_, *links_, driver, doorbell));
   }
   void secure(const SecurityOptions& security) { security_ = security; }
 

@@ -8,12 +8,15 @@
 // Its heartbeats say up to which request it has answered everything
 // (docs/remote.md, "Deadlines"). When the session ends with an actor still
 // running (it cannot be stopped), that actor's thread is left to end with the
-// process. A driver never takes a lost worker back (tile_server.hpp): a
+// process. A tile that dies (a crash-tile fault) ends the session, with BYE
+// so that the driver loses the worker at once instead of waiting out its
+// silence. A driver never takes a lost worker back (tile_server.hpp): a
 // worker started with `--persist` (or a supervisor restarting it) is the way
 // to bring a tile back for the next run.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -29,6 +32,16 @@ struct TileRoleOptions {
   unsigned cores = 1;                             // the width of ctx.parallel_for
   unsigned slots = 16;
   std::size_t slot_bytes = std::size_t{8} << 20;
+  // Where actor tables find their functions. Empty: the role's Registry (a
+  // worker process). A worker in the driver's process (wire mode,
+  // loopback_tiles.cpp) is handed the registry of the driver's graph before
+  // each table, and reads it here when the table comes; it keeps it until
+  // the next table.
+  std::function<std::shared_ptr<const Registry>()> tables = {};
+  // The session's end waits for an actor still running instead of leaving
+  // it to end with the process: a worker in the driver's process, whose
+  // process does not end with it.
+  bool wait_for_running_actor = false;
 };
 
 // The tile role, for a WorkerSession. `registry` outlives it; `origin` names

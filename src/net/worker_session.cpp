@@ -203,7 +203,13 @@ Status WorkerSession::serve_one(const DriverAddress& driver, Outcome& outcome) {
       }
     }
     if (service)
-      if (Status s = service->turn(); !s.ok()) return leave(s);
+      if (Status s = service->turn(); !s.ok()) {
+        // The service cannot go on (a tile that died): BYE, so the driver
+        // loses this worker now instead of waiting out its silence.
+        send_envelope(socket, EnvelopeKind::kBye, 0, {});
+        socket.set(zmq::sockopt::linger, 500);  // what is already sent still goes out
+        return leave(s);
+      }
     now = Clock::now();
     if (!service) {
       if (now > connect_deadline) return no_welcome(connect, options_.connect_timeout_s, keyed, &watch);

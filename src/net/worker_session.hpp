@@ -10,6 +10,8 @@
 //
 //   - BYE from the driver: the service says what its part came to (Ok, or
 //     why it did not finish), and the session ends with that;
+//   - the service's turn() failed (a tile that died): BYE to the driver,
+//     which loses this worker at once, and the session ends with that error;
 //   - REFUSED, an unreadable message (answered REFUSED: the driver must not
 //     wait for an answer to a request it may have held), a driver silent
 //     past WELCOME's heartbeat timeout (and one more interval of grace), or
@@ -73,7 +75,8 @@ class WorkerService {
   virtual void on_ack(std::uint64_t /*request*/) {}
   // Sockets of its own the session polls beside the driver's (a tile's peer socket).
   virtual void poll_items(std::vector<zmq::pollitem_t>& /*items*/) {}
-  // After every wake-up: take what is ready and send it. An error ends the session with it.
+  // After every wake-up: take what is ready and send it. An error ends the
+  // session with it, after a BYE to the driver.
   virtual Status turn() { return Status::Ok(); }
   // The id every heartbeat carries (a tile: the request up to which it has answered all).
   virtual std::uint64_t answered_through() const { return 0; }

@@ -17,24 +17,52 @@
 
 #include "fault/injector.hpp"
 #include "runtime/engine_job.hpp"
-#include "runtime/wire_tile.hpp"
 
 namespace redflow::runtime {
 
+namespace {
+// RuntimeOptions::tile_transport, which REDFLOW_TILE_TRANSPORT overrides
+// (start() names a value it does not know).
+bool wire_transport(const RuntimeOptions& o) {
+  if (const char* env = std::getenv("REDFLOW_TILE_TRANSPORT"); env != nullptr && *env != '\0') return std::string_view(env) == "wire";
+  return o.tile_transport == TileTransport::kWire;
+}
+
+// Wire mode without `listen`: every tile is a remote tile whose worker is a
+// thread of this process (serve_tiles_in_process()), all of them waited
+// for on a loopback endpoint, no place kept for a join. No speculative
+// copies: workers that share the driver's cores straggle only when the
+// machine is loaded, and a copy would make how often an actor ran depend on
+// the load (worker processes test them: tests/net_speculation_test.cpp).
+bool in_process_tiles(const RuntimeOptions& o) { return wire_transport(o) && o.cluster.listen.empty(); }
+RuntimeOptions served(const RuntimeOptions& o) {
+  if (!in_process_tiles(o)) return o;
+  RuntimeOptions w = o;
+  w.cluster.listen = "tcp://127.0.0.1:*";
+  w.cluster.min_workers = w.cluster.max_workers = o.tiles;
+  w.speculate_after_s = 0;
+  return w;
+}
+}  // namespace
+
 Engine::Engine(const RuntimeOptions& options, RemoteTilesFactory remote_tiles)
-    : options_(options), remote_factory_(std::move(remote_tiles)),
-      places_(options.tiles + options.join_places(), options.quarantine_after) {}  // the tiles, and the places kept for joins
+    : options_(served(options)),
+      remote_factory_(in_process_tiles(options) ? RemoteTilesFactory(serve_tiles_in_process) : std::move(remote_tiles)),
+      in_process_tiles_(in_process_tiles(options)),
+      places_(options_.tiles + options_.join_places(), options_.quarantine_after) {}  // the tiles, and the places kept for joins
 
 
 Status Engine::start() {
   if (!threads_.empty()) return Status::Ok();
-  bool wire = options_.tile_transport == TileTransport::kWire;
   if (const char* env = std::getenv("REDFLOW_TILE_TRANSPORT"); env != nullptr && *env != '\0') {
     const std::string_view v(env);
     if (v != "wire" && v != "direct")
       return Status::InvalidArgument("REDFLOW_TILE_TRANSPORT='" + std::string(v) + "': expected wire or direct");
-    wire = v == "wire";
   }
+  // Remote workers take the wire already; the local tiles beside them have no worker to run them.
+  if (wire_transport(options_) && !in_process_tiles_)
+    return Status::InvalidArgument("tile transport 'wire' (--tile-transport, REDFLOW_TILE_TRANSPORT) serves every tile by a worker in this "
+                                   "process and cannot be combined with listen '" + options_.cluster.listen + "' (remote workers)");
   if (!options_.cluster.listen.empty()) REDFLOW_RETURN_IF_ERROR(options_.cluster.validate());
   if (!options_.cluster.listen.empty() && options_.cluster.min_workers > options_.tiles)
     return Status::InvalidArgument(std::to_string(options_.cluster.min_workers) + " remote tiles, but only " +
@@ -44,12 +72,8 @@ Status Engine::start() {
   try {
     for (unsigned t = 0; t < options_.local_tiles(); ++t) {
       auto tile = std::make_unique<LocalTile>(options_.slots, options_.slot_bytes, options_.cores_per_tile, t);
-      LocalTile* local = wire ? nullptr : tile.get();
-      if (wire) {
-        tiles_.push_back(std::make_unique<WireTile>(std::move(tile)));
-      } else {
-        tiles_.push_back(std::move(tile));
-      }
+      LocalTile* local = tile.get();
+      tiles_.push_back(std::move(tile));
       auto r = std::make_unique<Runner>();
       r->index = t;
       r->tile = tiles_.back().get();
@@ -72,7 +96,7 @@ Status Engine::start() {
       return s;
     }
   }
-  all_local_ = !wire && options_.cluster.listen.empty();
+  all_local_ = options_.cluster.listen.empty();
   // A transfer names its source by tile id; the transport reaches the peer.
   for (auto& t : tiles_) tile_ptrs_.push_back(t.get());
   for (auto& t : tiles_) t->set_peers(tile_ptrs_);
@@ -100,13 +124,15 @@ Status Engine::start_remote_tiles() {
   ro.heartbeat_timeout_s = options_.cluster.heartbeat_timeout_s;
   ro.slots = options_.slots;
   ro.slot_bytes = options_.slot_bytes;
+  ro.cores = options_.cores_per_tile;
   ro.key_file = options_.cluster.key_file;
   ro.authorized_keys_file = options_.cluster.authorized_keys_file;
   auto source = remote_factory_(ro);
   if (!source.ok()) return source.status();
   remote_ = std::move(*source);
-  spdlog::info("redflow: listening on {}; waiting for {} remote tile(s)", remote_->endpoint(), remote);
-  if (options_.cluster.on_listening) options_.cluster.on_listening(remote_->endpoint());
+  spdlog::log(in_process_tiles_ ? spdlog::level::debug : spdlog::level::info, "redflow: listening on {}; waiting for {} remote tile(s)",
+              remote_->endpoint(), remote);
+  if (options_.cluster.on_listening && !in_process_tiles_) options_.cluster.on_listening(remote_->endpoint());
   REDFLOW_RETURN_IF_ERROR(remote_->wait_for_workers(options_.cluster.wait_s));
   for (unsigned w = 0; w < ro.capacity; ++w) {
     const unsigned t = ro.first_tile + w;
@@ -129,6 +155,7 @@ Status Engine::check_remote_functions(const Graph& graph, const Registry& regist
   for (unsigned w = 0; w < remote_->welcomed(); ++w) {
     if (remote_->lost(w)) continue;
     const RemoteWorker hello = remote_->worker(w);
+    if (hello.driver_registry) continue;  // it resolves the graph's functions where the driver does
     const std::set<std::string_view> has(hello.functions.begin(), hello.functions.end());
     for (ActorId a = 0; a < graph.actors().size(); ++a) {
       const ActorNode& actor = graph.actor(a);

@@ -222,6 +222,7 @@ class Engine {
 
   RuntimeOptions options_;
   RemoteTilesFactory remote_factory_;
+  bool in_process_tiles_ = false;                    // wire mode: every tile's worker is a thread of this process (serve_tiles_in_process)
   std::unique_ptr<RemoteTiles> remote_;              // remote tiles only; outlives tiles_
   std::vector<WorkerTile*> worker_tiles_;            // per worker place: its tile in tiles_ (local_tiles() + place)
   std::vector<std::pair<std::uint64_t, std::uint64_t>> traffic_seen_;  // per worker: bytes sent, received by the last report

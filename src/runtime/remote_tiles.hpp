@@ -4,7 +4,8 @@
 // reached: src/net implements both over its tile server (net/server_tiles.cpp
 // defines listen_for_tiles()), and the build checks that no file of
 // src/runtime includes src/net (cmake/check_layers.cmake). An Engine is
-// given its factory when it is made; Runtime gives it listen_for_tiles().
+// given its factory when it is made; Runtime gives it listen_for_tiles(), or
+// in wire mode serve_tiles_in_process().
 #pragma once
 
 #include <chrono>
@@ -33,6 +34,7 @@ struct RemoteTilesOptions {
   double heartbeat_timeout_s = 2;      // silence after which a worker is lost
   unsigned slots = 2;                  // a worker must have at least these slots...
   std::size_t slot_bytes = 1;          // ...of at least these bytes (the driver plans with them)
+  unsigned cores = 1;                  // serve_tiles_in_process(): each worker's ctx.parallel_for width
   std::string key_file;                // keys (docs/remote.md); empty: plain text, loopback only
   std::string authorized_keys_file;
 };
@@ -42,6 +44,10 @@ struct RemoteWorker {
   std::string name;                    // --name, or host:pid
   std::string host;
   std::vector<std::string> functions;  // the actor functions its registry has
+  // A worker in the driver's process (serve_tiles_in_process()): it resolves
+  // each actor table in the registry the driver loaded the graph with, so it
+  // has every function `functions` does not list.
+  bool driver_registry = false;
 };
 
 // A worker's traffic over the source's life (ExecutionStats' per-tile bytes).
@@ -106,5 +112,12 @@ using RemoteTilesFactory = std::function<Result<std::unique_ptr<RemoteTiles>>(co
 // Binds RemoteTilesOptions::listen and serves workers over the tile protocol
 // (src/net). Defined in src/net, so the runtime reaches the network only at link time.
 Result<std::unique_ptr<RemoteTiles>> listen_for_tiles(const RemoteTilesOptions& options);
+
+// Wire mode (RuntimeOptions::tile_transport): listen_for_tiles() on
+// RemoteTilesOptions::listen (a loopback endpoint), and
+// RemoteTilesOptions::workers threads of this process, each running the
+// worker session and tile role a `redflow worker` process runs, dial in.
+// Defined in src/net (net/loopback_tiles.cpp).
+Result<std::unique_ptr<RemoteTiles>> serve_tiles_in_process(const RemoteTilesOptions& options);
 
 }  // namespace redflow::runtime
