@@ -17,7 +17,7 @@ namespace redflow::cli {
 
 int fail(const Status& s) {
   fmt::print(stderr, "redflow: error: {}\n", s.ToString());
-  return s.code() == Status::Code::kGaveUp ? 3 : 1;
+  return s.code() == Status::Code::kGaveUp ? kGaveUp : kFailed;
 }
 
 Result<std::vector<std::byte>> read_file(const std::string& path) {

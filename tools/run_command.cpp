@@ -185,10 +185,12 @@ Command add_run_command(CLI::App& app) {
                   "  redflow run g.dot --input X=x.bin --output Y=y.bin --scheduler steal --repeat 100 --stats s.json --trace t.json\n"
                   "  redflow run g.dot -i X=x.bin --listen 'tcp://127.0.0.1:*' --min-tiles 2 --tiles 1   (then: redflow worker --connect ADDR)\n"
                   "  redflow run g.dot -i X=x.bin --listen 'tcp://0.0.0.0:7000' --min-tiles 4 --key driver.key --authorized-keys workers.txt\n"
-                  "  mpirun -n 3 redflow run g.dot -i X=x.bin -o Y=y.bin --rendezvous-dir $HOME/jobs   (rank 0 drives, 2 tiles)\n"
+                  "  mpirun -n 3 redflow run g.dot -i X=x.bin -o Y=y.bin --rendezvous-dir $HOME/jobs   (rank 0 drives, 2 tiles;\n"
+                  "    Open MPI needs --allow-run-as-root when run as root and --oversubscribe for more ranks than cores)\n"
                   "  redflow run g.dot -i X=x.bin -o Y=y.bin --address-file /shared/job.addr --min-tiles 2   (start it 3 times)\n"
                   "Exit status: 0 every execution succeeded; 3 fault tolerance gave up (\"gave up under faults: ...\": replicas\n"
-                  "that never agreed, too few tiles in service, a poisoned actor; docs/redundancy.md); 1 any other error.");
+                  "that never agreed, too few tiles in service, a poisoned actor; docs/redundancy.md); 2 the command line was wrong\n"
+                  "(nothing ran); 1 any other error.");
   run_cmd->add_option("graph", ra->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(readable_file());
   run_cmd->add_option("--input,-i", ra->inputs, "Input data node NAME from FILE: raw little-endian bytes, or a NumPy array if FILE ends in .npy (repeatable; every input is required)")
       ->type_name("NAME=FILE");

@@ -182,7 +182,7 @@ int spits_main(SpitsArgs& a, bool task_managers_given) {
   if (!report->poisoned.empty()) {
     fmt::print(stderr, "redflow: error: {} poisoned task{} set aside, not committed (named above)\n", report->poisoned.size(),
                report->poisoned.size() == 1 ? "" : "s");
-    return 3;
+    return kGaveUp;
   }
   return 0;
 }
