@@ -41,4 +41,17 @@ TEST_F(CliTest, ANodeBoundTwiceIsRefused) {
   EXPECT_NE(i.output.find("input data node 'A' is given twice"), std::string::npos) << i.output;
 }
 
+// A repeatable flag takes one value each time: the graph after it is the graph.
+TEST_F(CliTest, RepeatableFlagsTakeOneValueEach) {
+  auto inject = run_cli("run --inject=bitflip:p=0.2 " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --tiles 2");
+  EXPECT_EQ(inject.exit_code, 0) << inject.output;
+  auto spaced = run_cli("run --inject bitflip:p=0.2 --inject slow-tile:0,factor=2 " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --tiles 2");
+  EXPECT_EQ(spaced.exit_code, 0) << spaced.output;
+  auto lib = run_cli(std::string("run --lib ") + REDFLOW_TEST_PLUGIN + " " + kDemo + "pipeline.dot -i A=" + kDemo + "A.bin --tiles 2");
+  EXPECT_EQ(lib.exit_code, 0) << lib.output;
+  // Two values after one --input: the second is not taken as another binding.
+  auto two = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin " + path("extra.dot"));
+  EXPECT_EQ(two.exit_code, 2) << two.output;
+}
+
 }  // namespace

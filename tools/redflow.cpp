@@ -42,6 +42,12 @@ int main(int argc, char** argv) {
                              add_spits_worker_command(app)});
   group("Reproduce the papers", {add_gen_command(app), add_bench_command(app), add_table1_command(app)});
   group("Develop redflow", {add_difftest_command(app), add_launch_probe_command(app)});
+  // A repeatable flag (--input, --inject, --lib, ...) takes one value each
+  // time it is given: `--inject SPEC g.dot` leaves the graph to the
+  // positional, where CLI11 would take every word up to the next flag.
+  for (CLI::App* sub : app.get_subcommands({}))
+    for (CLI::Option* opt : sub->get_options())
+      if (!opt->get_positional()) opt->allow_extra_args(false);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
