@@ -27,7 +27,9 @@ TEST_F(CliTest, MissingFilesSayWhy) {
   EXPECT_NE(g.output.find("cannot open '" + path("nope.dot") + "': No such file or directory"), std::string::npos) << g.output;
   auto i = run_cli("run " + kDemo + "pipeline.dot --input A=" + path("missing.bin"));
   EXPECT_EQ(i.exit_code, 1);
-  EXPECT_NE(i.output.find("cannot open '" + path("missing.bin") + "': No such file or directory"), std::string::npos) << i.output;
+  EXPECT_NE(i.output.find("--input A=" + path("missing.bin") + ": cannot open '" + path("missing.bin") + "': No such file or directory"),
+            std::string::npos)
+      << i.output;
 }
 
 TEST_F(CliTest, ANodeBoundTwiceIsRefused) {

@@ -137,7 +137,7 @@ Result<InputFiles> read_inputs(const Graph& graph, const std::vector<std::string
     if (f.bytes.count(name))
       return Status::InvalidArgument("--input " + binding + ": input data node '" + name + "' is given twice (one --input per node)");
     auto bytes = read_file(file);
-    if (!bytes.ok()) return bytes.status();
+    if (!bytes.ok()) return Status::IOError("--input " + binding + ": " + bytes.status().message());
     if (file.ends_with(".npy")) {
       auto data = npy_data_for(file, *bytes, graph.data(*d));
       if (!data.ok()) return Status::InvalidArgument("--input " + binding + ": " + data.status().message());
