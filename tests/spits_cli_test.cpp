@@ -73,6 +73,16 @@ TEST_F(SpitsCli, PiCommitsEveryTaskOnceAndWritesStats) {
   EXPECT_TRUE(j["poisoned"].empty());
 }
 
+// A Task Manager that would listen beyond loopback without keys is told
+// which of its own flags to give: it is no driver.
+TEST_F(SpitsCli, ATaskManagerRefusedKeylessListeningIsToldItsOwnFlags) {
+  auto r = run_cli("spits-worker " + kPi + " --announce " + path("tms") + " --listen 'tcp://0.0.0.0:*' --wait 1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("refusing to listen on tcp://0.0.0.0:* without keys"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--key FILE.key (this process's secret key) and --authorized-keys FILE"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("DRIVER"), std::string::npos) << r.output;
+}
+
 TEST_F(SpitsCli, OnATerminalProgressIsRedrawnInPlace) {
   // script(1) gives the command a terminal, as a user at a shell has.
   auto r = run_cli_in("script -qec '" + std::string(REDFLOW_CLI) + " spits " + kPi + " tasks=2000 samples=100000 out=" + path("pi.txt") +
