@@ -53,6 +53,24 @@ int serve_tile(const RunArgs& a, const LaunchPlan& plan, const Registry& reg) {
   return 0;
 }
 
+// The end of the summary line: every fault the runs survived (over all of
+// them; the quarantine as it stands after the last), so a recovered run does
+// not read as an uneventful one. "" when there was none.
+std::string faults_survived(const ExecutionStats& totals, const ExecutionStats& last) {
+  std::vector<std::string> parts;
+  auto count = [&](std::uint64_t n, const char* one, const char* many) {
+    if (n > 0) parts.push_back(fmt::format("{} {}", n, n == 1 ? one : many));
+  };
+  count(totals.lost_tiles, "tile lost", "tiles lost");
+  count(totals.recomputed_actors, "actor recomputed", "actors recomputed");
+  count(totals.detected_faults, "wrong replica result outvoted", "wrong replica results outvoted");
+  count(totals.reexecutions, "re-execution", "re-executions");
+  count(totals.corrupted_transfers, "corrupted transfer caught", "corrupted transfers caught");
+  if (!last.quarantined_tiles.empty())
+    parts.push_back(fmt::format("{} {} quarantined", last.quarantined_tiles.size() == 1 ? "tile" : "tiles", fmt::join(last.quarantined_tiles, ", ")));
+  return parts.empty() ? std::string() : fmt::format("; survived: {}", fmt::join(parts, ", "));
+}
+
 int run(const RunArgs& a) {
   Registry reg = cli_registry();
   if (Status s = load_libs(reg, a.runtime.libs); !s.ok()) return fail(s);
@@ -144,6 +162,7 @@ int run(const RunArgs& a) {
     totals.reexecutions += loaded->last_stats().reexecutions;
     totals.lost_tiles += loaded->last_stats().lost_tiles;
     totals.recomputed_actors += loaded->last_stats().recomputed_actors;
+    totals.corrupted_transfers += loaded->last_stats().corrupted_transfers;
     outputs = std::move(*out);
     progress.advance();
   }
@@ -161,10 +180,10 @@ int run(const RunArgs& a) {
   if (Status s = write_trace_files(*loaded, a.trace, a.gantt); !s.ok()) return fail(s);
   if (a.print)
     for (const auto& [name, bytes] : outputs) print_values(name, bytes, graph->data(*graph->find_data(name)).type);
-  fmt::print(stderr, "redflow: {} actors on {} tiles ({}, redundancy {}{}), {} run(s), last {:.3f} ms, mean {:.3f} ms, {} transfers, {} steals\n",
+  fmt::print(stderr, "redflow: {} actors on {} tiles ({}, redundancy {}{}), {} run(s), last {:.3f} ms, mean {:.3f} ms, {} transfers, {} steals{}\n",
              st.actors_executed, st.tiles.size(), st.scheduler, st.redundancy,
              st.unprotected_actors ? fmt::format(", {} actor(s) unprotected", st.unprotected_actors) : std::string(), a.repeat,
-             st.makespan_s * 1e3, total / a.repeat * 1e3, st.transfers, st.steals);
+             st.makespan_s * 1e3, total / a.repeat * 1e3, st.transfers, st.steals, faults_survived(totals, st));
   if (options->faults.any() || totals.reexecutions > 0)
     fmt::print(stderr, "redflow: faults over all runs: {} injected, {} detected, {} re-executions; quarantined: {}; "
                "{} tile(s) lost, {} actor(s) recomputed\n",
