@@ -182,4 +182,17 @@ TEST_F(CliTest, TheSummaryLineNamesTheFaultsSurvived) {
   EXPECT_NE(voted.output.find("tile 1 quarantined"), std::string::npos) << voted.output;
 }
 
+// The chart of an execution after the one that quarantined a tile labels
+// that tile's empty row (docs/guide.md promises `tile N (quarantined)`).
+TEST_F(CliTest, TheChartAfterAQuarantineLabelsTheTile) {
+  auto r = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --tiles 4 --redundancy 3x-diff --inject faulty-tile:1 "
+                   "--quarantine-after 1 --repeat 3 --gantt " + path("g.svg") + " --stats " + path("s.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(path("g.svg"));
+  const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(svg.find(">tile 1 (quarantined)</text>"), std::string::npos) << svg.substr(0, 4000);
+  auto stats = nlohmann::json::parse(std::ifstream(path("s.json")));
+  EXPECT_EQ(stats["quarantined_tiles"], nlohmann::json::array({1})) << stats.dump();
+}
+
 }  // namespace
