@@ -59,7 +59,12 @@ TEST_F(SpitsCli, PiCommitsEveryTaskOnceAndWritesStats) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("pi ~= 3.14"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("200 tasks committed in 1 phase"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("Task Manager local-1 (2 workers)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Task Manager local-1 (2 workers): "), std::string::npos) << r.output;
+  // Each number says what it counts.
+  EXPECT_NE(r.output.find("tasks: 200 generated, "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" tasks pushed to it, "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" discarded as already committed), "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find(", results "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("spits: 200 committed"), std::string::npos) << r.output;  // --progress's last line
   EXPECT_NE(r.output.find("poisoned tasks: none"), std::string::npos) << r.output;
   expect_pi_each_once(path("pi2.txt"), 200);
