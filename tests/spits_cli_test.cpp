@@ -78,6 +78,17 @@ TEST_F(SpitsCli, PiCommitsEveryTaskOnceAndWritesStats) {
   EXPECT_TRUE(j["poisoned"].empty());
 }
 
+// Run again with the same out= (no log): the file holds this run's lines
+// only, and the estimate counts each task once.
+TEST_F(SpitsCli, PiRunAgainStartsItsOutFileOver) {
+  for (int run = 0; run < 2; ++run) {
+    auto r = run_cli("spits " + kPi + " tasks=50 samples=1000 out=" + path("pi.txt") + " --local-workers 2");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("from 50 tasks, 50000 samples"), std::string::npos) << "run " << run << ":\n" << r.output;
+    expect_pi_each_once(path("pi.txt"), 50);
+  }
+}
+
 // A Task Manager that would listen beyond loopback without keys is told
 // which of its own flags to give: it is no driver.
 TEST_F(SpitsCli, ATaskManagerRefusedKeylessListeningIsToldItsOwnFlags) {
