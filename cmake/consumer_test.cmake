@@ -1,6 +1,7 @@
 # CTest `install_consumer`: install this build into a fresh prefix, then
-# build and run examples/consumer/ against it with CMake (find_package) and
-# with pkg-config, and run the installed `redflow` command.
+# build and run examples/consumer/ against it with CMake (find_package: the
+# consumer, and a plugin host loading a plugin) and with pkg-config, and run
+# the installed `redflow` command.
 # Arguments: BUILD_DIR, SOURCE_DIR, WORK_DIR, CXX, FLAGS (sanitizer flags of the build, may be empty).
 cmake_minimum_required(VERSION 3.20)
 
@@ -40,6 +41,12 @@ run("configure consumer" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/consumer -B 
 run("build consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/cmake-build)
 run("run consumer" ${WORK_DIR}/cmake-build/consumer ${WORK_DIR}/consumer-trace.json ${WORK_DIR}/consumer-gantt.svg)
 message(STATUS "consumer (CMake): ${last_output}")
+# A plugin host: links redflow::plugin_host alone and loads a plugin built beside it.
+run("run plugin_host" ${WORK_DIR}/cmake-build/plugin_host ${WORK_DIR}/cmake-build/libconsumer_actors.so)
+if(NOT last_output MATCHES "plugin_host: ok")
+  message(FATAL_ERROR "install_consumer: plugin_host did not run the plugin's actor:\n${last_output}")
+endif()
+message(STATUS "plugin_host (CMake): ${last_output}")
 foreach(f consumer-trace.json consumer-gantt.svg)
   if(NOT EXISTS ${WORK_DIR}/${f})
     message(FATAL_ERROR "install_consumer: the consumer did not write ${f}")

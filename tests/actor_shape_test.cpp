@@ -1,7 +1,7 @@
 // A plugin author's mistakes end in clear errors, never in a silent crash:
 // a declared shape (one line at registration) lets `graph` and `run` refuse a
-// graph with a missing edge; an undeclared one stops at the bad input port
-// naming the actor; a crash inside an actor names it.
+// graph with a missing edge; an undeclared one fails the execution at the bad
+// input port naming the actor, and the process goes on; a crash inside an actor names it.
 #include "cli_helpers.hpp"
 #include "redflow/redflow.hpp"
 
@@ -27,14 +27,60 @@ TEST_F(CliTest, DeclaredArityRefusesAGraphWithAMissingEdge) {
   EXPECT_NE(r.output.find("expects 2 input(s)"), std::string::npos) << r.output;
 }
 
-TEST_F(CliTest, UndeclaredArityStopsAtTheBadPortNamingTheActor) {
+TEST_F(CliTest, UndeclaredArityFailsTheRunAtTheBadPortNamingTheActor) {
   write("g.dot", one_edge_graph("test.add2_unchecked"));
   write_i32("a.bin", {1, 2, 3, 4});
   auto r = run_cli("run " + path("g.dot") + " --lib " + REDFLOW_TEST_PLUGIN + " --tiles 1 --input A=" + path("a.bin") + " --input B=" +
                    path("a.bin") + " --output Y=" + path("y.bin"));
-  EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("actor 'sum' reads input port 1 but has 1 input(s)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // a failed run, not SIGABRT's 134
+  EXPECT_NE(r.output.find("actor error"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("'sum'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("reads input port 1 but has 1 input(s)"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(path("y.bin")));
+}
+
+// In a program that embeds redflow, the bad graph costs its own execution
+// only: the error names the actor, and the process runs the next one.
+TEST(ActorShape, AnUndeclaredPortFailsTheExecutionNotTheProcess) {
+  redflow::Registry reg = redflow::Registry::with_builtins();
+  reg.add("host.add2", [](redflow::ActorContext& ctx) {
+    auto a = ctx.input<const std::int32_t>(0);
+    auto b = ctx.input<const std::int32_t>(1);
+    auto y = ctx.output<std::int32_t>();
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] = a[i] + b[i];
+  });
+  auto build = [](int edges) {
+    redflow::Graph g;
+    auto a = g.input("A", 16);
+    auto b = g.input("B", 16);
+    auto y = g.output("Y", 16);
+    if (edges == 2)
+      g.actor("sum", "host.add2", {a, b}, y);
+    else
+      g.actor("sum", "host.add2", {a}, y);
+    return g;
+  };
+  const std::vector<std::int32_t> xs = {1, 2, 3, 4};
+  const redflow::Inputs inputs = {{"A", redflow::as_bytes_of(xs)}, {"B", redflow::as_bytes_of(xs)}};
+  redflow::Runtime rt({.tiles = 2});
+  for (auto scheduler : {redflow::Scheduler::kHeft, redflow::Scheduler::kSteal}) {
+    redflow::Runtime each({.tiles = 2, .scheduler = scheduler});
+    auto bad = each.load(build(1), reg);
+    ASSERT_TRUE(bad.ok()) << bad.status().ToString();
+    auto out = bad->execute(inputs);
+    ASSERT_FALSE(out.ok());
+    EXPECT_EQ(out.status().code(), redflow::Status::Code::kActorFailed) << out.status().ToString();
+    EXPECT_NE(out.status().message().find("'sum'"), std::string::npos) << out.status().ToString();
+    EXPECT_NE(out.status().message().find("reads input port 1 but has 1 input(s)"), std::string::npos) << out.status().ToString();
+  }
+  auto good = rt.load(build(2), reg);
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  auto out = good->execute(inputs);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  std::vector<std::int32_t> y(4);
+  ASSERT_EQ(out->at("Y").size(), 16u);
+  std::memcpy(y.data(), out->at("Y").data(), 16);
+  EXPECT_EQ(y, (std::vector<std::int32_t>{2, 4, 6, 8}));
 }
 
 TEST_F(CliTest, ACrashInsideAnActorNamesTheActor) {

@@ -27,7 +27,9 @@ TEST_F(CliTest, MissingFilesSayWhy) {
   EXPECT_NE(g.output.find("cannot open '" + path("nope.dot") + "': No such file or directory"), std::string::npos) << g.output;
   auto i = run_cli("run " + kDemo + "pipeline.dot --input A=" + path("missing.bin"));
   EXPECT_EQ(i.exit_code, 1);
-  EXPECT_NE(i.output.find("cannot open '" + path("missing.bin") + "': No such file or directory"), std::string::npos) << i.output;
+  EXPECT_NE(i.output.find("--input A=" + path("missing.bin") + ": cannot open '" + path("missing.bin") + "': No such file or directory"),
+            std::string::npos)
+      << i.output;
 }
 
 TEST_F(CliTest, ANodeBoundTwiceIsRefused) {
@@ -39,6 +41,19 @@ TEST_F(CliTest, ANodeBoundTwiceIsRefused) {
   auto i = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --input A=" + kDemo + "A.bin");
   EXPECT_EQ(i.exit_code, 1) << i.output;
   EXPECT_NE(i.output.find("input data node 'A' is given twice"), std::string::npos) << i.output;
+}
+
+// A repeatable flag takes one value each time: the graph after it is the graph.
+TEST_F(CliTest, RepeatableFlagsTakeOneValueEach) {
+  auto inject = run_cli("run --inject=bitflip:p=0.2 " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --tiles 2");
+  EXPECT_EQ(inject.exit_code, 0) << inject.output;
+  auto spaced = run_cli("run --inject bitflip:p=0.2 --inject slow-tile:0,factor=2 " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --tiles 2");
+  EXPECT_EQ(spaced.exit_code, 0) << spaced.output;
+  auto lib = run_cli(std::string("run --lib ") + REDFLOW_TEST_PLUGIN + " " + kDemo + "pipeline.dot -i A=" + kDemo + "A.bin --tiles 2");
+  EXPECT_EQ(lib.exit_code, 0) << lib.output;
+  // Two values after one --input: the second is not taken as another binding.
+  auto two = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin " + path("extra.dot"));
+  EXPECT_EQ(two.exit_code, 2) << two.output;
 }
 
 }  // namespace

@@ -148,6 +148,37 @@ TEST_F(NetCli, ListenWithoutMinWorkersAndTileWithoutConnectAreRefused) {
   EXPECT_NE(r.output.find("nothing accepted a connection there"), std::string::npos) << r.output;
 }
 
+TEST_F(NetCli, AWorkerSaysAtOnceThatNothingAnswersAndKeepsTrying) {
+  Driver worker({REDFLOW_CLI, "worker", "--connect", "tcp://127.0.0.1:1", "--connect-timeout", "30"});
+  const std::string notice = "nothing answers at tcp://127.0.0.1:1";
+  ASSERT_TRUE(worker.read_until(notice, 1.0)) << worker.seen;
+  EXPECT_NE(worker.seen.find("retrying"), std::string::npos) << worker.seen;
+  // Still trying, and saying so again.
+  const std::size_t first = worker.seen.find(notice);
+  for (int i = 0; i < 80 && worker.seen.find(notice, first + 1) == std::string::npos; ++i) worker.read_until("\x01", 0.1);
+  EXPECT_NE(worker.seen.find(notice, first + 1), std::string::npos) << worker.seen;
+  EXPECT_EQ(worker.wait(0), -1) << "the worker stopped trying before its --connect-timeout:\n" << worker.seen;
+}
+
+TEST_F(NetCli, AWorkerSaysWhichDriverItServesAndAs) {
+  Driver driver({REDFLOW_CLI, "run", testing::kDemo + "pipeline.dot", "--input", "A=" + testing::kDemo + "A.bin", "--listen", "tcp://127.0.0.1:*",
+                 "--min-tiles", "1", "--slots", "8", "--slot-bytes", "65536"});
+  const std::string endpoint = printed_endpoint(driver);
+  ASSERT_FALSE(endpoint.empty()) << driver.seen;
+  std::vector<std::string> args = {REDFLOW_CLI, "worker", "--connect", endpoint};
+  args.insert(args.end(), testing::kWorkerSlots.begin(), testing::kWorkerSlots.end());
+  Driver worker(args);
+  EXPECT_TRUE(worker.read_until("redflow: worker: serving the driver at " + endpoint + " as tile ", 20)) << worker.seen;
+  EXPECT_EQ(driver.wait(30), 0) << driver.seen;
+  EXPECT_EQ(worker.wait(10), 0) << worker.seen;
+}
+
+TEST_F(NetCli, AConnectAddressWithoutItsSchemeGetsTheExpectedForm) {
+  auto r = testing::run_cli("worker --connect 127.0.0.1:5555 --connect-timeout 1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("'127.0.0.1:5555': expected tcp://HOST:PORT (e.g. tcp://127.0.0.1:5555)"), std::string::npos) << r.output;
+}
+
 // The demo graph and its plain output, for the launch tests below.
 struct Demo {
   std::string dir = testing::kDemo;  // not built here: GCC 12 reports a false -Warray-bounds in the inlined operator+

@@ -157,4 +157,42 @@ TEST_F(CliTest, GraphEmitsTheRedundancyTransformation) {
   EXPECT_EQ(read_i32("y.bin"), read_i32("plain.bin"));
 }
 
+// The summary line names every fault the run survived, not only --stats:
+// a lost tile and the actors recomputed for it, outvoted replica results,
+// quarantined tiles. A run without faults says nothing of them.
+TEST_F(CliTest, TheSummaryLineNamesTheFaultsSurvived) {
+  const std::string run = "run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --output Y=" + path("y.bin") + " --tiles 3";
+  auto plain = run_cli(run);
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_NE(plain.output.find(" steals\n"), std::string::npos) << plain.output;
+  EXPECT_EQ(plain.output.find("survived"), std::string::npos) << plain.output;
+  const auto expected = read_i32("y.bin");
+  auto lost = run_cli(run + " --inject crash-tile:0,after=1");
+  ASSERT_EQ(lost.exit_code, 0) << lost.output;
+  EXPECT_EQ(read_i32("y.bin"), expected);
+  const std::size_t summary = lost.output.find(" actors on 3 tiles");
+  ASSERT_NE(summary, std::string::npos) << lost.output;
+  const std::string line = lost.output.substr(summary, lost.output.find('\n', summary) - summary);
+  EXPECT_NE(line.find("; survived: 1 tile lost"), std::string::npos) << line;
+  auto voted = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --output Y=" + path("y.bin") +
+                       " --tiles 4 --redundancy 3x-diff --inject faulty-tile:1 --quarantine-after 1");
+  ASSERT_EQ(voted.exit_code, 0) << voted.output;
+  EXPECT_EQ(read_i32("y.bin"), expected);
+  EXPECT_NE(voted.output.find("wrong replica result"), std::string::npos) << voted.output;
+  EXPECT_NE(voted.output.find("tile 1 quarantined"), std::string::npos) << voted.output;
+}
+
+// The chart of an execution after the one that quarantined a tile labels
+// that tile's empty row (docs/guide.md promises `tile N (quarantined)`).
+TEST_F(CliTest, TheChartAfterAQuarantineLabelsTheTile) {
+  auto r = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --tiles 4 --redundancy 3x-diff --inject faulty-tile:1 "
+                   "--quarantine-after 1 --repeat 3 --gantt " + path("g.svg") + " --stats " + path("s.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(path("g.svg"));
+  const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(svg.find(">tile 1 (quarantined)</text>"), std::string::npos) << svg.substr(0, 4000);
+  auto stats = nlohmann::json::parse(std::ifstream(path("s.json")));
+  EXPECT_EQ(stats["quarantined_tiles"], nlohmann::json::array({1})) << stats.dump();
+}
+
 }  // namespace

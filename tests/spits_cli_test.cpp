@@ -59,7 +59,12 @@ TEST_F(SpitsCli, PiCommitsEveryTaskOnceAndWritesStats) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("pi ~= 3.14"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("200 tasks committed in 1 phase"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("Task Manager local-1 (2 workers)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Task Manager local-1 (2 workers): "), std::string::npos) << r.output;
+  // Each number says what it counts.
+  EXPECT_NE(r.output.find("tasks: 200 generated, "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" tasks pushed to it, "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" discarded as already committed), "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find(", results "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("spits: 200 committed"), std::string::npos) << r.output;  // --progress's last line
   EXPECT_NE(r.output.find("poisoned tasks: none"), std::string::npos) << r.output;
   expect_pi_each_once(path("pi2.txt"), 200);
@@ -71,6 +76,27 @@ TEST_F(SpitsCli, PiCommitsEveryTaskOnceAndWritesStats) {
   EXPECT_EQ(j["task_managers"][0]["committed"].get<int>() + j["task_managers"][1]["committed"].get<int>(), 200);
   EXPECT_GE(j["duplicates_discarded"].get<int>(), 0);
   EXPECT_TRUE(j["poisoned"].empty());
+}
+
+// Run again with the same out= (no log): the file holds this run's lines
+// only, and the estimate counts each task once.
+TEST_F(SpitsCli, PiRunAgainStartsItsOutFileOver) {
+  for (int run = 0; run < 2; ++run) {
+    auto r = run_cli("spits " + kPi + " tasks=50 samples=1000 out=" + path("pi.txt") + " --local-workers 2");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("from 50 tasks, 50000 samples"), std::string::npos) << "run " << run << ":\n" << r.output;
+    expect_pi_each_once(path("pi.txt"), 50);
+  }
+}
+
+// A Task Manager that would listen beyond loopback without keys is told
+// which of its own flags to give: it is no driver.
+TEST_F(SpitsCli, ATaskManagerRefusedKeylessListeningIsToldItsOwnFlags) {
+  auto r = run_cli("spits-worker " + kPi + " --announce " + path("tms") + " --listen 'tcp://0.0.0.0:*' --wait 1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("refusing to listen on tcp://0.0.0.0:* without keys"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--key FILE.key (this process's secret key) and --authorized-keys FILE"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("DRIVER"), std::string::npos) << r.output;
 }
 
 TEST_F(SpitsCli, OnATerminalProgressIsRedrawnInPlace) {

@@ -27,6 +27,34 @@ TEST_F(StreamCli, RunsTheExamplesInBothModesAndPrintsTheResults) {
   }
 }
 
+// --output NAME=FILE writes a collect operator's tokens, raw or as .npy,
+// checked before anything runs; nothing is written when the run fails.
+TEST_F(StreamCli, OutputWritesCollectedTokensRawOrAsNpy) {
+  auto r = run_cli("stream " + kStreams + "sum.dot --output total=" + path("total.bin") + " -o all=" + path("all.npy"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream raw(path("total.bin"), std::ios::binary);
+  const std::string total((std::istreambuf_iterator<char>(raw)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(total.size(), 8u);
+  std::uint64_t v = 0;
+  std::memcpy(&v, total.data(), 8);
+  EXPECT_EQ(v, 1498500u);  // sum of 3i, i < 1000
+  std::ifstream npy(path("all.npy"), std::ios::binary);
+  const std::string all((std::istreambuf_iterator<char>(npy)), std::istreambuf_iterator<char>());
+  ASSERT_GT(all.size(), 8000u);
+  EXPECT_EQ(all.substr(0, 6), "\x93NUMPY");
+  EXPECT_NE(all.find("'descr': '<u8'"), std::string::npos) << all.substr(0, 128);
+  EXPECT_NE(all.find("'shape': (1000,)"), std::string::npos) << all.substr(0, 128);
+  std::memcpy(&v, all.data() + all.size() - 8, 8);
+  EXPECT_EQ(v, 3u * 999u);  // the last sum, 999 + 1998
+  // Not a collect operator: refused by name before the run, nothing written.
+  auto bad = run_cli("stream " + kStreams + "sum.dot --output add=" + path("add.bin") + " --output total=" + path("t2.bin"));
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_NE(bad.output.find("--output add=" + path("add.bin") + ": the program has no collect operator 'add' (its collect operators: all, total)"),
+            std::string::npos)
+      << bad.output;
+  EXPECT_FALSE(std::filesystem::exists(path("t2.bin")));
+}
+
 TEST_F(StreamCli, TheProfileFeedsEveryPlacementAlgorithm) {
   auto r = run_cli("stream " + kStreams + "sum.dot --profile " + path("p.json"));
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -135,6 +135,7 @@ TEST(StreamProgram, InvalidProgramsAreNamedErrors) {
   expect_error(R"(digraph g { a [operator="counter"]; b [operator="collect"]; a -> b [token=4]; })",
                "carries 4-byte tokens, but output port 0 of 'a' (counter) takes 8-byte tokens");
   expect_error(R"(digraph g { a [operator="teleport"]; })", "names 'teleport', which is not registered");
+  expect_error(R"(digraph g { a [operator="countre"]; })", "names 'countre', which is not registered (did you mean 'counter'?)");
   expect_error(R"(digraph g { a [operator="counter", args="n=many"]; })", "arg n=many is not a non-negative integer");
   expect_error(R"(digraph g { a [operator="counter"]; b [operator="collect"]; a -> b; })", "no token=BYTES");
   expect_error(R"(digraph g { a [operator="counter"]; b [operator="collect"]; a -> b [token=8, to_port=3]; })", "no input port 3");

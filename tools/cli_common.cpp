@@ -17,7 +17,7 @@ namespace redflow::cli {
 
 int fail(const Status& s) {
   fmt::print(stderr, "redflow: error: {}\n", s.ToString());
-  return s.code() == Status::Code::kGaveUp ? 3 : 1;
+  return s.code() == Status::Code::kGaveUp ? kGaveUp : kFailed;
 }
 
 Result<std::vector<std::byte>> read_file(const std::string& path) {
@@ -137,7 +137,7 @@ Result<InputFiles> read_inputs(const Graph& graph, const std::vector<std::string
     if (f.bytes.count(name))
       return Status::InvalidArgument("--input " + binding + ": input data node '" + name + "' is given twice (one --input per node)");
     auto bytes = read_file(file);
-    if (!bytes.ok()) return bytes.status();
+    if (!bytes.ok()) return Status::IOError("--input " + binding + ": " + bytes.status().message());
     if (file.ends_with(".npy")) {
       auto data = npy_data_for(file, *bytes, graph.data(*d));
       if (!data.ok()) return Status::InvalidArgument("--input " + binding + ": " + data.status().message());

@@ -22,9 +22,17 @@ struct Command {
   std::function<int()> main;
 };
 
-// Prints "redflow: error: ..." to stderr and returns the exit code: 3 when
-// fault tolerance gave up (Status::Code::kGaveUp: the faults won, redflow
-// worked as documented), 1 for every other error.
+// The exit statuses of every subcommand (docs/guide.md, "Exit statuses"):
+// 0 it did what was asked; 1 it failed (the message says why); 2 the command
+// line was wrong (an unknown command or flag, a missing or malformed value,
+// a file named that cannot be read), so nothing ran; 3 fault tolerance gave
+// up (Status::Code::kGaveUp: the faults won, redflow worked as documented).
+constexpr int kFailed = 1;
+constexpr int kUsageError = 2;
+constexpr int kGaveUp = 3;
+
+// Prints "redflow: error: ..." to stderr and returns the exit code: kGaveUp
+// for Status::Code::kGaveUp, kFailed for every other error.
 int fail(const Status& s);
 
 Result<std::vector<std::byte>> read_file(const std::string& path);
@@ -82,6 +90,12 @@ Result<InputFiles> read_inputs(const Graph& graph, const std::vector<std::string
 // opened with the operating system's reason ("cannot open 'g.dot': No such
 // file or directory"), where CLI11's ExistingFile says only "File does not exist".
 CLI::Validator readable_file();
+// `redflow --help`'s list of commands: each on one line (the first line of
+// its description; its examples are in its own --help), under its group.
+class CommandListFormatter : public CLI::Formatter {
+ public:
+  std::string make_subcommand(const CLI::App* sub) const override;
+};
 // Prints a command-line error as a teacher would: the nearest flag or
 // subcommand to a misspelt one. Returns the exit code.
 int report_parse_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv);

@@ -167,7 +167,8 @@ Command add_launch_probe_command(CLI::App& app) {
   auto* sub = app.add_subcommand("launch-probe",
                                  "Meet through a launch (mpirun, srun, PMI, --address-file) over ZeroMQ and print who found whom.\n"
                                  "Examples:\n"
-                                 "  mpirun -n 3 redflow launch-probe --rendezvous-dir $HOME/jobs\n"
+                                 "  mpirun -n 3 redflow launch-probe --rendezvous-dir $HOME/jobs   (as root: --allow-run-as-root; more ranks\n"
+                                 "    than cores: --oversubscribe)\n"
                                  "  redflow launch-probe --address-file /shared/job.address --tiles 2   # start it 3 times\n");
   sub->group("");  // hidden: a diagnostic, not part of the user's commands
   sub->add_option("--address-file", a->address_file, "Rendezvous file: the first starter creates it (O_EXCL) and becomes the driver");

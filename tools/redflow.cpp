@@ -17,34 +17,37 @@ int main(int argc, char** argv) {
                "Examples:\n"
                "  redflow run examples/demo/pipeline.dot --input A=examples/demo/A.bin --print\n"
                "  redflow run g.dot --input X=x.bin --output Y=y.bin --scheduler steal --tiles 4 --trace t.json --gantt g.svg\n"
-               "Run 'redflow COMMAND --help' for a command's flags; docs/guide.md is the user guide."};
+               "Run 'redflow COMMAND --help' for a command's flags and examples; docs/guide.md is the user guide."};
   app.require_subcommand(1);
   app.fallthrough();  // global options (--log-level) may follow the subcommand
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "Messages on stderr from this level up: trace, debug, info, warn, error, critical, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
-  std::vector<redflow::cli::Command> commands = {
-      redflow::cli::add_run_command(app),
-      redflow::cli::add_schedule_command(app),
-      redflow::cli::add_graph_command(app),
-      redflow::cli::add_actors_command(app),
-      redflow::cli::add_campaign_command(app),
-      redflow::cli::add_gen_command(app),
-      redflow::cli::add_bench_command(app),
-      redflow::cli::add_table1_command(app),
-      redflow::cli::add_rem_command(app),
-      redflow::cli::add_spits_command(app),
-      redflow::cli::add_spits_worker_command(app),
-      redflow::cli::add_stream_command(app),
-      redflow::cli::add_stream_worker_command(app),
-      redflow::cli::add_place_command(app),
-      redflow::cli::add_difftest_command(app),
-      redflow::cli::add_tile_command(app),
-      redflow::cli::add_worker_command(app),
-      redflow::cli::add_keygen_command(app),
-      redflow::cli::add_launch_probe_command(app),
+  // The help lists the commands by what a user does with them, in this order;
+  // the developers' tools come last.
+  app.formatter(std::make_shared<redflow::cli::CommandListFormatter>());
+  using namespace redflow::cli;
+  std::vector<Command> commands;
+  auto group = [&](const char* title, std::initializer_list<Command> list) {
+    for (Command c : list) {
+      c.parser->group(title);
+      commands.push_back(std::move(c));
+    }
   };
+  group("Run a program", {add_run_command(app), add_stream_command(app), add_spits_command(app), add_rem_command(app),
+                          add_campaign_command(app)});
+  group("Inspect a program", {add_graph_command(app), add_actors_command(app), add_schedule_command(app), add_place_command(app)});
+  group("Run on a cluster", {add_worker_command(app), add_keygen_command(app), add_tile_command(app), add_stream_worker_command(app),
+                             add_spits_worker_command(app)});
+  group("Reproduce the papers", {add_gen_command(app), add_bench_command(app), add_table1_command(app)});
+  group("Develop redflow", {add_difftest_command(app), add_launch_probe_command(app)});
+  // A repeatable flag (--input, --inject, --lib, ...) takes one value each
+  // time it is given: `--inject SPEC g.dot` leaves the graph to the
+  // positional, where CLI11 would take every word up to the next flag.
+  for (CLI::App* sub : app.get_subcommands({}))
+    for (CLI::Option* opt : sub->get_options())
+      if (!opt->get_positional()) opt->allow_extra_args(false);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

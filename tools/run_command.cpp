@@ -52,6 +52,24 @@ int serve_tile(const RunArgs& a, const LaunchPlan& plan, const Registry& reg) {
   return 0;
 }
 
+// The end of the summary line: every fault the runs survived (over all of
+// them; the quarantine as it stands after the last), so a recovered run does
+// not read as an uneventful one. "" when there was none.
+std::string faults_survived(const ExecutionStats& totals, const ExecutionStats& last) {
+  std::vector<std::string> parts;
+  auto count = [&](std::uint64_t n, const char* one, const char* many) {
+    if (n > 0) parts.push_back(fmt::format("{} {}", n, n == 1 ? one : many));
+  };
+  count(totals.lost_tiles, "tile lost", "tiles lost");
+  count(totals.recomputed_actors, "actor recomputed", "actors recomputed");
+  count(totals.detected_faults, "wrong replica result outvoted", "wrong replica results outvoted");
+  count(totals.reexecutions, "re-execution", "re-executions");
+  count(totals.corrupted_transfers, "corrupted transfer caught", "corrupted transfers caught");
+  if (!last.quarantined_tiles.empty())
+    parts.push_back(fmt::format("{} {} quarantined", last.quarantined_tiles.size() == 1 ? "tile" : "tiles", fmt::join(last.quarantined_tiles, ", ")));
+  return parts.empty() ? std::string() : fmt::format("; survived: {}", fmt::join(parts, ", "));
+}
+
 int run(const RunArgs& a) {
   Registry reg = cli_registry();
   if (Status s = load_libs(reg, a.runtime.libs); !s.ok()) return fail(s);
@@ -133,6 +151,7 @@ int run(const RunArgs& a) {
     totals.reexecutions += loaded->last_stats().reexecutions;
     totals.lost_tiles += loaded->last_stats().lost_tiles;
     totals.recomputed_actors += loaded->last_stats().recomputed_actors;
+    totals.corrupted_transfers += loaded->last_stats().corrupted_transfers;
     outputs = std::move(*out);
     progress.advance();
   }
@@ -151,10 +170,10 @@ int run(const RunArgs& a) {
   if (Status s = write_report(a.report_json, report(st, graph->name())); !s.ok()) return fail(s);
   if (a.print)
     for (const auto& [name, bytes] : outputs) print_values(name, bytes, graph->data(*graph->find_data(name)).type);
-  fmt::print(stderr, "redflow: {} actors on {} tiles ({}, redundancy {}{}), {} run(s), last {:.3f} ms, mean {:.3f} ms, {} transfers, {} steals\n",
+  fmt::print(stderr, "redflow: {} actors on {} tiles ({}, redundancy {}{}), {} run(s), last {:.3f} ms, mean {:.3f} ms, {} transfers, {} steals{}\n",
              st.actors_executed, st.tiles.size(), st.scheduler, st.redundancy,
              st.unprotected_actors ? fmt::format(", {} actor(s) unprotected", st.unprotected_actors) : std::string(), a.repeat,
-             st.makespan_s * 1e3, total / a.repeat * 1e3, st.transfers, st.steals);
+             st.makespan_s * 1e3, total / a.repeat * 1e3, st.transfers, st.steals, faults_survived(totals, st));
   if (options->faults.any() || totals.reexecutions > 0)
     fmt::print(stderr, "redflow: faults over all runs: {} injected, {} detected, {} re-executions; quarantined: {}; "
                "{} tile(s) lost, {} actor(s) recomputed\n",
@@ -175,11 +194,13 @@ Command add_run_command(CLI::App& app) {
                   "  redflow run g.dot --input X=x.bin --output Y=y.bin --scheduler steal --repeat 100 --stats s.json --trace t.json\n"
                   "  redflow run g.dot -i X=x.bin --listen 'tcp://127.0.0.1:*' --min-workers 2 --tiles 1   (then: redflow worker --connect ADDR)\n"
                   "  redflow run g.dot -i X=x.bin --listen 'tcp://0.0.0.0:7000' --min-workers 4 --key driver.key --authorized-keys workers.txt\n"
-                  "  mpirun -n 3 redflow run g.dot -i X=x.bin -o Y=y.bin --rendezvous-dir $HOME/jobs   (rank 0 drives, 2 tiles)\n"
+                  "  mpirun -n 3 redflow run g.dot -i X=x.bin -o Y=y.bin --rendezvous-dir $HOME/jobs   (rank 0 drives, 2 tiles;\n"
+                  "    Open MPI needs --allow-run-as-root when run as root and --oversubscribe for more ranks than cores)\n"
                   "  redflow run g.dot -i X=x.bin -o Y=y.bin --address-file /shared/job.addr --min-workers 2   (start it 3 times)\n"
                   "With --listen, --tiles counts the local tiles beside the remote ones, and defaults to 0 (docs/remote.md).\n"
                   "Exit status: 0 every execution succeeded; 3 fault tolerance gave up (\"gave up under faults: ...\": replicas\n"
-                  "that never agreed, too few tiles in service, a poisoned actor; docs/redundancy.md); 1 any other error.");
+                  "that never agreed, too few tiles in service, a poisoned actor; docs/redundancy.md); 2 the command line was wrong\n"
+                  "(nothing ran); 1 any other error.");
   run_cmd->add_option("graph", ra->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(readable_file());
   run_cmd->add_option("--input,-i", ra->inputs, "Input data node NAME from FILE: raw little-endian bytes, or a NumPy array if FILE ends in .npy (repeatable; every input is required)")
       ->type_name("NAME=FILE");

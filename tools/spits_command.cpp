@@ -93,17 +93,27 @@ nlohmann::json stats_json(const spits::Report& r) {
   return j;
 }
 
+// The report after a job, each number with what it counts: "results 590,
+// committed 586" left the reader to guess what became of the other four.
 void print_report(const spits::Report& r) {
-  fmt::print("spits: job '{}': {} tasks committed in {} phase{}, {:.3f} s ({:.0f} tasks/s)\n", r.job, r.committed, r.phases,
+  auto n = [](std::uint64_t count, const char* one, const char* many) { return fmt::format("{} {}", count, count == 1 ? one : many); };
+  fmt::print("spits: job '{}': {} committed in {} phase{}, {:.3f} s ({:.0f} tasks/s)\n", r.job, n(r.committed, "task", "tasks"), r.phases,
              r.phases == 1 ? "" : "s", r.seconds, r.seconds > 0 ? static_cast<double>(r.committed) / r.seconds : 0.0);
-  fmt::print("  generated {}, re-submissions {}, duplicates discarded {}, strikes {}\n", r.generated, r.resubmissions, r.duplicates,
-             r.strikes);
+  fmt::print("  tasks: {} generated, {} again (after a loss or a strike), {} (their task was committed already), {}\n", r.generated,
+             n(r.resubmissions, "pushed", "pushed"), n(r.duplicates, "result discarded", "results discarded"),
+             n(r.strikes, "failed execution (strike)", "failed executions (strikes)"));
   if (r.from_log || r.in_doubt || r.torn_log_bytes)
-    fmt::print("  commit log: {} tasks skipped (done before), {} in doubt ({} committed again), torn tail of {} bytes ignored\n",
-               r.from_log, r.in_doubt, r.in_doubt_recommitted, r.torn_log_bytes);
-  for (const auto& t : r.task_managers)
-    fmt::print("  Task Manager {}{} ({} workers): pushed {}, results {}, committed {}, failed {}{}\n", t.name, t.host.empty() ? "" : " on " + t.host,
-               t.workers, t.pushed, t.results, t.committed, t.failed, t.lost ? fmt::format(", lost {} time{}, {} late results", t.lost, t.lost == 1 ? "" : "s", t.late) : "");
+    fmt::print("  commit log: {} skipped (done before), {} in doubt ({} committed again), torn tail of {} bytes ignored\n",
+               n(r.from_log, "task", "tasks"), r.in_doubt, r.in_doubt_recommitted, r.torn_log_bytes);
+  for (const auto& t : r.task_managers) {
+    const std::uint64_t discarded = t.results > t.committed ? t.results - t.committed : 0;
+    fmt::print("  Task Manager {}{} ({} workers): {} pushed to it, {} back ({} committed, {} discarded as already committed), {}{}\n", t.name,
+               t.host.empty() ? "" : " on " + t.host, t.workers, n(t.pushed, "task", "tasks"), n(t.results, "result", "results"), t.committed,
+               discarded, n(t.failed, "failed execution", "failed executions"),
+               t.lost ? fmt::format("; lost {}, then {} of tasks given to others meanwhile", n(t.lost, "time", "times"),
+                                    n(t.late, "late result", "late results"))
+                      : "");
+  }
   if (r.poisoned.empty()) fmt::print("  poisoned tasks: none\n");
   for (const auto& p : r.poisoned)
     fmt::print("  poisoned task {} (bytes {}): {} strikes, last: {}\n", p.id, p.preview, p.strikes, p.last_error);
@@ -180,7 +190,7 @@ int spits_main(SpitsArgs& a, bool task_managers_given) {
   if (!report->poisoned.empty()) {
     fmt::print(stderr, "redflow: error: {} poisoned task{} set aside, not committed (named above)\n", report->poisoned.size(),
                report->poisoned.size() == 1 ? "" : "s");
-    return 3;
+    return kGaveUp;
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <map>
 
 #include "cli_common.hpp"
 #include "cluster_flags.hpp"
@@ -23,6 +24,7 @@ struct StreamArgs {
   std::string program, mode = "pool", profile, trace, gantt, report_json;
   unsigned threads = 0;
   bool print = false;
+  std::vector<std::string> outputs;  // --output NAME=FILE
   // Over worker processes:
   stream::ClusterOptions cluster;  // cluster.cluster: --listen, --min-workers, --wait, ... (empty listen here: not over workers)
   std::string place_profile;
@@ -40,6 +42,43 @@ int serve_node(const StreamArgs& a, const LaunchPlan& plan, const stream::Operat
   fmt::print(stderr, "redflow: {} serves a stream node of the driver at {}\n", plan.who, w.connect);
   if (Status s = stream::run_stream_worker(w, reg); !s.ok()) return fail(s);
   return 0;
+}
+
+// The token size of the stream into operator `at` (8 when none comes in).
+std::size_t token_bytes_into(const stream::Program& program, std::size_t at) {
+  std::size_t token = 8;
+  for (const auto& s : program.streams())
+    if (s.to == at) token = s.token_bytes;
+  return token;
+}
+
+// --output NAME=FILE, checked before anything runs: NAME is a collect
+// operator of the program, named once, by file.
+Result<std::map<std::string, std::string>> stream_output_bindings(const stream::Program& program, const std::vector<std::string>& bindings) {
+  std::map<std::string, std::string> files;
+  for (const auto& binding : bindings) {
+    auto nf = split_binding(binding, "--output");
+    if (!nf.ok()) return nf.status();
+    const std::size_t at = program.find(nf->first);
+    if (at == std::string::npos || program.instances()[at].op != "collect") {
+      std::string collects;
+      for (const auto& i : program.instances())
+        if (i.op == "collect") collects += (collects.empty() ? "" : ", ") + i.name;
+      return Status::InvalidArgument("--output " + binding + ": the program has no collect operator '" + nf->first + "' (its collect operators: " +
+                                     (collects.empty() ? std::string("none") : collects) + ")");
+    }
+    if (!files.emplace(nf->first, nf->second).second)
+      return Status::InvalidArgument("--output " + binding + ": operator '" + nf->first + "' is given twice (one --output per operator)");
+  }
+  return files;
+}
+
+// A collect operator's tokens as FILE's bytes: raw, or a NumPy array for a
+// .npy file (8-byte tokens as uint64, as --print shows them; others as uint8).
+std::vector<std::byte> stream_output_bytes(const std::string& file, std::size_t token, const std::string& tokens) {
+  const auto* data = reinterpret_cast<const std::byte*>(tokens.data());
+  if (!file.ends_with(".npy")) return {data, data + tokens.size()};
+  return to_npy(token == 8 ? ElementType::kU64 : ElementType::kU8, {data, tokens.size()});
 }
 
 void print_nodes(const stream::RunResult& r) {
@@ -62,6 +101,7 @@ Command add_stream_command(CLI::App& app) {
               "token=BYTES (and from_port=, to_port= when an operator has several). `collect` operators gather the results.\n"
               "Examples:\n"
               "  redflow stream examples/streams/sum.dot --print\n"
+              "  redflow stream examples/streams/sum.dot --output all=all.npy --output total=total.bin\n"
               "  redflow stream examples/streams/feedback.dot --mode threads --profile prof.json\n"
               "  redflow stream examples/streams/compute_heavy.dot --trace run.json --gantt run.svg   (open run.json in ui.perfetto.dev)\n"
               "Over worker processes (one node each; tokens that cross nodes go through this driver):\n"
@@ -76,6 +116,10 @@ Command add_stream_command(CLI::App& app) {
       ->check(CLI::IsMember({"pool", "threads"}))
       ->capture_default_str();
   sub->add_option("--threads", a->threads, "Worker threads of the pool (default: one per hardware thread)")->check(CLI::Range(1u, 1024u));
+  sub->add_option("--output,-o", a->outputs,
+                  "Write the tokens collect operator NAME gathered to FILE: raw bytes, or a NumPy array if FILE ends in .npy "
+                  "(8-byte tokens as uint64, others as uint8) (repeatable; default: not written)")
+      ->type_name("NAME=FILE");
   sub->add_flag("--print", a->print, "Print what each collect operator gathered (8-byte tokens as unsigned integers, others as hex)");
   sub->add_option("--profile", a->profile, "Write tokens per stream and busy time per operator as JSON (the placement's back-annotation)")
       ->type_name("FILE.json");
@@ -109,6 +153,8 @@ Command add_stream_command(CLI::App& app) {
             if (plan->worker) return serve_node(*a, *plan, reg);
             auto program = stream::Program::from_dot_file(a->program, reg);
             if (!program.ok()) return fail(program.status());
+            auto output_files = stream_output_bindings(*program, a->outputs);
+            if (!output_files.ok()) return fail(output_files.status());
             stream::RunOptions o;
             o.mode = a->mode == "threads" ? stream::Mode::kThreadPerOperator : stream::Mode::kPool;
             o.threads = a->threads;
@@ -151,6 +197,12 @@ Command add_stream_command(CLI::App& app) {
               result = stream::run(*program, o);
             }
             if (!result.ok()) return fail(result.status());
+            for (const auto& [name, file] : *output_files) {
+              const auto found = result->outputs.find(name);
+              const auto bytes = stream_output_bytes(file, token_bytes_into(*program, program->find(name)),
+                                                     found != result->outputs.end() ? found->second : std::string());
+              if (Status s = write_file(file, bytes.data(), bytes.size()); !s.ok()) return fail(s);
+            }
             std::uint64_t tokens = 0;
             for (const auto& s : result->streams) tokens += s.tokens;
             const std::string how = remote ? fmt::format("{} nodes, {} placement", result->nodes.size(), a->cluster.place)
@@ -161,10 +213,7 @@ Command add_stream_command(CLI::App& app) {
             if (a->print)
               for (const auto& [name, bytes] : result->outputs) {
                 fmt::print("{}:", name);
-                const std::size_t at = program->find(name);
-                std::size_t token = 8;
-                for (const auto& s : program->streams())
-                  if (s.to == at) token = s.token_bytes;
+                const std::size_t token = token_bytes_into(*program, program->find(name));
                 for (std::size_t i = 0; i + token <= bytes.size(); i += token) {
                   if (token == 8) {
                     std::uint64_t v;

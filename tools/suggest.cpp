@@ -74,7 +74,7 @@ int report_parse_error(const CLI::App& app, const CLI::ParseError& e, int argc, 
       std::string best = nearest_name(word, names);
       fmt::print(stderr, "redflow: error: unknown command '{}'{}; the commands are {}\n", word,
                  best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best), fmt::join(names, ", "));
-      return e.get_exit_code();
+      return kUsageError;
     }
   }
   if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
@@ -87,12 +87,12 @@ int report_parse_error(const CLI::App& app, const CLI::ParseError& e, int argc, 
       const std::string help = sub != nullptr ? "redflow " + sub->get_name() + " --help" : "redflow --help";
       fmt::print(stderr, "redflow: error: unknown option '{}'{}; '{}' lists every option\n", flag,
                  best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best), help);
-      return e.get_exit_code();
+      return kUsageError;
     }
   }
   fmt::print(stderr, "redflow: error: {}\n", e.what());
   if (sub != nullptr) fmt::print(stderr, "Run 'redflow {} --help' for its options.\n", sub->get_name());
-  return e.get_exit_code();
+  return kUsageError;
 }
 
 }  // namespace redflow::cli

@@ -1,6 +1,8 @@
 // `run --trace` and `run --gantt`: the last execution as a Chrome/Perfetto
-// trace and as a Gantt chart.
+// trace and as a Gantt chart, with the tiles out of service marked.
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 #include "cli_common.hpp"
 
@@ -8,7 +10,15 @@ namespace redflow::cli {
 
 Status write_trace_files(const LoadedGraph& loaded, const std::string& trace_path, const std::string& gantt_path) {
   if (trace_path.empty() && gantt_path.empty()) return Status::Ok();
-  const ExecutionTrace& trace = loaded.last_trace();
+  // A tile quarantined by an earlier execution runs nothing in this one:
+  // marked at its start, so the chart labels its empty row and the trace says why.
+  ExecutionTrace trace = loaded.last_trace();
+  for (unsigned tile : loaded.last_stats().quarantined_tiles) {  // every tile out of service so far
+    const bool marked = std::any_of(trace.marks.begin(), trace.marks.end(), [&](const TracedMark& k) {
+      return k.what == "quarantine" && k.tile == static_cast<int>(tile);
+    });
+    if (!marked) trace.marks.push_back({"quarantine", "tile " + std::to_string(tile) + " out of service since an earlier execution", static_cast<int>(tile), 0.0});
+  }
   // The trace names the configuration it ran under, which therefore could run.
   auto executed = loaded.executed_graph(parse_redundancy(trace.redundancy).value_or(Redundancy::kNone));
   if (!executed.ok()) return executed.status();

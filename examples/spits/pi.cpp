@@ -6,7 +6,10 @@
 // inside the quarter circle. commit_task appends "i hits samples" to the out
 // file (non-idempotent on purpose: a task committed twice shows as a repeated
 // line), and teardown reads that file back to print the estimate, so a job
-// resumed from a commit log still counts every task once.
+// resumed from a commit log still counts every task once. A job run again
+// without its log commits every task again: at the first task the file
+// already holds, the file is started over with this run's lines, so a rerun
+// prints the same estimate from the same number of tasks.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -27,7 +30,30 @@ struct PiJob {
   int out_fd = -1;
   std::set<std::uint64_t> on_file;  // was_committed's view of the out file, read once
   bool on_file_read = false;
+  // The Job Manager's commits: the tasks the file held before the first one,
+  // and the lines this process wrote since.
+  std::set<std::uint64_t> earlier;
+  bool earlier_read = false;
+  std::string written;
 };
+
+std::set<std::uint64_t> tasks_on_file(const std::string& path) {
+  std::set<std::uint64_t> tasks;
+  std::ifstream in(path);
+  std::uint64_t i, h, s;
+  while (in >> i >> h >> s) tasks.insert(i);
+  return tasks;
+}
+
+bool write_whole(int fd, const char* text, std::size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, text, n);
+    if (w <= 0) return false;
+    text += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
 
 std::uint64_t splitmix64(std::uint64_t& x) {
   std::uint64_t z = (x += 0x9e3779b97f4a7c15ull);
@@ -95,20 +121,32 @@ int commit_task(void* j, const void* task, size_t, const void* result, size_t, r
   char line[80];
   int n = std::snprintf(line, sizeof line, "%llu %llu %llu\n", static_cast<unsigned long long>(i), static_cast<unsigned long long>(hits),
                         static_cast<unsigned long long>(job->samples));
+  if (!job->earlier_read) {
+    job->earlier = tasks_on_file(job->out_path);
+    job->earlier_read = true;
+  }
+  if (job->earlier.count(i)) {
+    // An earlier run's lines (a resumed job never commits a task the file
+    // holds: its log skips it, or was_committed finds it): start over.
+    job->earlier.clear();
+    if (::ftruncate(job->out_fd, 0) != 0 || !write_whole(job->out_fd, job->written.data(), job->written.size())) {
+      out->error(out, (job->out_path + ": cannot start it over: " + std::strerror(errno)).c_str());
+      return 1;
+    }
+  }
   // One write(2) per line: a kill leaves the line whole or absent.
   if (::write(job->out_fd, line, static_cast<size_t>(n)) != n) {
     out->error(out, (job->out_path + ": write failed").c_str());
     return 1;
   }
+  job->written.append(line, static_cast<std::size_t>(n));
   return 0;
 }
 
 int was_committed(void* j, const void* task, size_t) {
   auto* job = static_cast<PiJob*>(j);
   if (!job->on_file_read) {
-    std::ifstream in(job->out_path);
-    std::uint64_t i, h, s;
-    while (in >> i >> h >> s) job->on_file.insert(i);
+    job->on_file = tasks_on_file(job->out_path);
     job->on_file_read = true;
   }
   std::uint64_t i;

@@ -48,9 +48,9 @@ class ActorContext {
 
   std::size_t num_inputs() const { return inputs_.size(); }
   // A port the actor does not have is a bug in the actor (or a graph that
-  // gives it fewer inputs than it reads, when it declared no shape): it stops
-  // the process with a message naming the actor and the port, never reads
-  // past the inputs. Declare the arity at registration (shape::elementwise).
+  // gives it fewer inputs than it reads, when it declared no shape): never read
+  // past the inputs, it fails the execution with an error naming the actor and
+  // the port. Declare the arity at registration (shape::elementwise).
   std::span<const std::byte> input_bytes(std::size_t port) const {
     if (port >= inputs_.size()) [[unlikely]] bad_port(port);
     return inputs_[port];

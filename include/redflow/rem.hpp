@@ -53,7 +53,7 @@ struct Task {
   Computes computes;              // empty: source task (input labels)
 };
 
-// An explicit data dependency description (the seed's section 3.1): T, L, R,
+// An explicit data dependency description (the REM paper's section 3.1): T, L, R,
 // producer, requires, computes. Built freely, then validate() checks it, naming
 // the bad task or label.
 class Program {

@@ -196,7 +196,7 @@ class LoadedGraph {
   // and nothing is run or written). The producers write straight into these
   // buffers (a collect's inputs too). Warm (an earlier execution under the
   // same redundancy configuration), without a trace and without fault
-  // injection, it performs no heap allocation (tests/alloc_test.cpp).
+  // injection, it performs no heap allocation (tests/alloc/warm_execute_test.cpp).
   Status execute_into(const Inputs& inputs, const OutputBuffers& outputs, const ExecuteOptions& options = {});
 
   const Graph& graph() const;

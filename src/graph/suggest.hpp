@@ -1,5 +1,6 @@
 // "Did you mean" hints: the known name nearest to a misspelt one (actor
-// functions, DOT attributes, command-line flags and subcommands).
+// functions, stream operators, DOT attributes, command-line flags and
+// subcommands).
 #pragma once
 
 #include <cstddef>

@@ -19,7 +19,7 @@ void LinkWatch::attach(zmq::context_t& context, zmq::socket_t& socket) {
   // with its socket, still holds the old name.
   static std::atomic<std::uint64_t> watches{0};
   const std::string endpoint = fmt::format("inproc://redflow.link-watch.{}", watches.fetch_add(1));
-  constexpr int kEvents = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+  constexpr int kEvents = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                           ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
   if (zmq_socket_monitor(socket.handle(), endpoint.c_str(), kEvents) != 0) {
     spdlog::debug("worker: cannot monitor the driver socket's handshakes: {}", zmq_strerror(zmq_errno()));
@@ -52,6 +52,7 @@ void LinkWatch::poll() {
     std::uint16_t id = 0;
     std::memcpy(&id, event.data(), sizeof id);
     connected_ |= id == ZMQ_EVENT_CONNECTED;
+    retried_ |= id == ZMQ_EVENT_CONNECT_RETRIED;
     succeeded_ |= id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED;
     failed_protocol_ |= id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL || id == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
     failed_auth_ |= id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;

@@ -39,6 +39,13 @@ class LinkWatch {
     poll();
     return dropped_;
   }
+  // Nothing has accepted a connection at the address yet, and ZeroMQ has
+  // tried again at least once (connection refused): the worker says so at
+  // once rather than at the end of its --connect-timeout.
+  bool nothing_answers() {
+    poll();
+    return retried_ && !connected_;
+  }
   // Why no WELCOME came, as far as the events tell: " (...)" to end the error
   // with, or "" when they tell nothing. `keyed`: this worker has a key.
   std::string explain(bool keyed);
@@ -47,6 +54,7 @@ class LinkWatch {
   std::unique_ptr<zmq::socket_t> monitor_;  // PAIR connected to the socket's monitor
   void* socket_ = nullptr;                  // the socket watched, until detach()
   bool connected_ = false;
+  bool retried_ = false;  // a connection attempt failed and is being made again
   bool succeeded_ = false;
   bool failed_protocol_ = false;  // the mechanisms differ, or the server key is not the driver's
   bool failed_auth_ = false;      // the driver's authenticator refused this key

@@ -37,15 +37,16 @@ Status check_listen_address(std::string_view endpoint, const SecurityOptions& op
   if (!options.key_file.empty() && !options.authorized_keys_file.empty()) return Status::Ok();
   return Status::InvalidArgument(fmt::format(
       "refusing to listen on {} without keys: anyone who reaches {} could run code as this user. "
-      "Give {} DRIVER.key and {} FILE (make keys with 'redflow keygen'; docs/security.md), or listen on tcp://127.0.0.1:PORT",
+      "Give {} FILE.key (this process's secret key) and {} FILE (the public keys it lets in; make both with 'redflow keygen', "
+      "docs/security.md), or listen on tcp://127.0.0.1:PORT",
       endpoint, host.empty() ? std::string("it") : host, kKeyFlag, kAuthorizedKeysFlag));
 }
 
 Status check_server_keys(const SecurityOptions& options) {
   if (options.key_file.empty() == options.authorized_keys_file.empty()) return Status::Ok();
   if (options.key_file.empty())
-    return Status::InvalidArgument(fmt::format("{} given without {}: the driver needs its own secret key", kAuthorizedKeysFlag, kKeyFlag));
-  return Status::InvalidArgument(fmt::format("{} given without {}: the driver must list the worker keys it accepts",
+    return Status::InvalidArgument(fmt::format("{} given without {}: a process that listens needs its own secret key", kAuthorizedKeysFlag, kKeyFlag));
+  return Status::InvalidArgument(fmt::format("{} given without {}: a process that listens must list the keys it lets in",
                                              kKeyFlag, kAuthorizedKeysFlag));
 }
 

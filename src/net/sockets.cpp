@@ -51,6 +51,8 @@ Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::str
     zmq::socket_t s(context, zmq::socket_type::dealer);
     common_options(s);
     REDFLOW_RETURN_IF_ERROR(secure_client(s, security));
+    if (endpoint.find("://") == std::string::npos)
+      return Status::InvalidArgument("cannot connect to '" + endpoint + "': expected tcp://HOST:PORT (e.g. tcp://" + endpoint + ")");
     if (watch != nullptr) watch->attach(context, s);
     s.connect(endpoint);
     return s;
@@ -153,7 +155,7 @@ std::chrono::steady_clock::time_point welcome_deadline(double connect_timeout_s)
 Status no_welcome(const std::string& connect, double connect_timeout_s, bool keyed, LinkWatch* watch) {
   std::string why = watch != nullptr ? watch->explain(keyed) : std::string();
   if (why.empty() && keyed) why = " (is this worker's public key in the driver's --authorized-keys?)";
-  return Status::ResourceExhausted(fmt::format("no WELCOME from a driver at {} within {:g} s{}", connect, connect_timeout_s, why));
+  return Status::NotFound(fmt::format("no WELCOME from a driver at {} within {:g} s{}", connect, connect_timeout_s, why));
 }
 
 Status refuse_and_leave(zmq::socket_t& driver, const std::string& connect, const Status& why) {

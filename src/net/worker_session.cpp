@@ -107,6 +107,8 @@ Status WorkerSession::serve_one(const DriverAddress& driver, Outcome& outcome) {
   auto heard = Clock::now();
   auto next_beat = heard;
   auto grace = Clock::time_point::max();  // max: not silent
+  auto next_notice = Clock::time_point::min();  // the next "nothing answers" warning
+  constexpr auto kNoticeEvery = std::chrono::seconds(5);
   std::vector<zmq::message_t> parts;
   std::vector<zmq::pollitem_t> items;
   std::vector<BatchEntry> batch;
@@ -213,6 +215,13 @@ Status WorkerSession::serve_one(const DriverAddress& driver, Outcome& outcome) {
     now = Clock::now();
     if (!service) {
       if (now > connect_deadline) return no_welcome(connect, options_.connect_timeout_s, keyed, &watch);
+      // Nothing listens there (yet): said at once and then every few
+      // seconds, so a mistyped address is not a silent wait.
+      if (now >= next_notice && watch.nothing_answers()) {
+        spdlog::warn("worker: nothing answers at {} (connection refused); retrying for {:.0f} s more (--connect-timeout)", connect,
+                     std::chrono::duration<double>(connect_deadline - now).count());
+        next_notice = now + kNoticeEvery;
+      }
       if (watch.dropped()) {
         socket.set(zmq::sockopt::linger, 0);  // a HELLO still queued here is not sent twice
         outcome = Outcome::kDropped;

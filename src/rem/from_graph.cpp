@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "redflow/rem.hpp"
+#include "runtime/tile.hpp"
 
 namespace redflow::rem {
 
@@ -41,7 +42,7 @@ Result<Program> from_graph(const Graph& graph, const Registry& registry) {
     p.task(an.name, required, {an.outputs[0]},
            [fn, name, args](std::span<const std::span<const std::byte>> in, std::span<Value> out) {
              ActorContext ctx(name, args, in, std::span<std::byte>(out[0]), nullptr);
-             fn(ctx);
+             runtime::invoke_actor(fn, ctx);  // an exception or a port it lacks fails the task, as on a tile
              if (ctx.failure()) return Status::Internal("actor '" + name + "': " + *ctx.failure());
              return Status::Ok();
            });

@@ -1,4 +1,4 @@
-// The REM program model and its validation (section 3.1 of the seed).
+// The REM program model and its validation (section 3.1 of the REM paper).
 #include <xxhash.h>
 
 #include <fmt/format.h>

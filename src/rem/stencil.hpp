@@ -1,4 +1,4 @@
-// The REM stencil benchmark (the seed's section on coalescing): a vectorised
+// The REM stencil benchmark (the REM paper's section on coalescing): a vectorised
 // 2D Jacobi (5-point) over many time steps, the grid cut into tiles, each
 // tile-step a task. A tile-step task produces five labels: the tile, and its
 // four edges, which are all its neighbours need (a task may produce several

@@ -1,5 +1,5 @@
 // The stencil's kernels, compiled at -O3 (CMakeLists.txt) and cloned for
-// AVX2: the seed's point is that coalesced REM tasks keep the vector units busy.
+// AVX2: the REM paper's point is that coalesced REM tasks keep the vector units busy.
 #include <atomic>
 #include <barrier>
 #include <chrono>

@@ -1,5 +1,6 @@
 // Crash reports that name the actor: a plugin author's bug (reading past an
-// input, a null pointer) must not end in a silent SIGSEGV. Each thread
+// input, a null pointer) must not end in a silent SIGSEGV; a read of an input
+// port the actor lacks fails its execution instead (ActorContext::bad_port). Each thread
 // remembers which actor it runs (ActorCrashScope); report_actor_crashes()
 // installs signal handlers that print it and then crash as before, so core
 // dumps, debuggers and sanitizers still see the original fault.
@@ -13,6 +14,7 @@
 
 #include "redflow/actor_context.hpp"
 #include "redflow/runtime.hpp"
+#include "runtime/tile.hpp"
 
 namespace redflow {
 
@@ -75,11 +77,11 @@ ActorCrashScope::~ActorCrashScope() {
 }
 
 void ActorContext::bad_port(std::size_t port) const {
-  std::string text = "redflow: fatal: actor '" + std::string(actor_name_) + "' reads input port " + std::to_string(port) + " but has " +
-                     std::to_string(inputs_.size()) + " input(s); its graph gives it too few edges, or its function should declare " +
-                     "how many inputs it takes (docs/actors.md, \"Shapes\")\n";
-  write_all(text.data(), text.size());
-  std::abort();
+  // Caught by the runtime's call of the actor (runtime::invoke_actor), which
+  // fails this execution with the message: the process goes on.
+  throw runtime::ActorPortError("actor '" + std::string(actor_name_) + "' reads input port " + std::to_string(port) + " but has " +
+                                std::to_string(inputs_.size()) + " input(s); its graph gives it too few edges, or its function should " +
+                                "declare how many inputs it takes (docs/actors.md, \"Shapes\")");
 }
 
 void report_actor_crashes() {

@@ -17,6 +17,7 @@
 #include <exception>
 #include <span>
 #include <string>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -27,12 +28,21 @@
 
 namespace redflow::runtime {
 
+// Thrown by ActorContext::input_bytes for a port the actor does not have
+// (crash_report.cpp): its message names the actor and the port.
+class ActorPortError : public std::out_of_range {
+ public:
+  using std::out_of_range::out_of_range;
+};
+
 // Calls an actor function; an exception it throws becomes ctx.fail(), so an
 // actor's bug stops the execution with its name instead of the process.
 inline void invoke_actor(const ActorFunction& function, ActorContext& ctx) {
   ActorCrashScope crash_scope(ctx.actor_name());  // a crash inside names the actor (report_actor_crashes)
   try {
     function(ctx);
+  } catch (const ActorPortError& e) {
+    ctx.fail(e.what());
   } catch (const std::exception& e) {
     ctx.fail(std::string("threw: ") + e.what());
   } catch (...) {

@@ -9,6 +9,7 @@
 
 #include "graph/cgraph_read.hpp"
 #include "graph/dot_input.hpp"
+#include "graph/suggest.hpp"
 #include "redflow/stream.hpp"
 #include "stream/builtin_operators.hpp"
 
@@ -54,7 +55,9 @@ Status Program::add(const OperatorRegistry& registry, const std::string& name, c
   if (f == nullptr) {
     std::string known;
     for (const auto& n : registry.names()) known += (known.empty() ? "" : ", ") + n;
-    return Status::NotFound(fmt::format("stream program: operator '{}' names '{}', which is not registered (known: {})", name, op, known));
+    const std::string best = nearest_name(op, registry.names());
+    return Status::NotFound(fmt::format("stream program: operator '{}' names '{}', which is not registered{} (known: {})", name, op,
+                                        best.empty() ? "" : " (did you mean '" + best + "'?)", known));
   }
   auto spec = f->spec(args);
   if (!spec.ok()) return Status::InvalidArgument(fmt::format("stream program: operator '{}' ({}): {}", name, op, spec.status().message()));
