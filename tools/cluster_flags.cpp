@@ -13,10 +13,10 @@ CLI::Option* add_cluster_flags(CLI::App* cmd, ClusterOptions& o, const ClusterFl
   const char* hidden = "";  // CLI11: an option in the empty group is left out of the help
   cmd->add_option("--listen", o.listen,
                   "Listen here for worker processes (`redflow worker --connect ADDR`), e.g. 'tcp://127.0.0.1:*' for a free port "
-                  "(printed); anything but loopback needs --key and --authorized-keys (docs/remote.md)")
+                  "(printed); anything but loopback needs --key and --authorized-keys (docs/remote.md; default: none, no worker processes)")
       ->type_name("ADDR")
       ->group(group);
-  auto* min = cmd->add_option("--min-workers", o.min_workers, "With --listen or --address-file: " + workers + " to wait for before starting")
+  auto* min = cmd->add_option("--min-workers", o.min_workers, "With --listen or --address-file: " + workers + " to wait for before starting (" + text.min_default + ")")
                   ->check(CLI::Range(1u, 4096u))
                   ->group(group);
   cmd->add_option("--min-tiles", o.min_workers, "Old name of --min-workers")->check(CLI::Range(1u, 4096u))->group(hidden);
@@ -45,7 +45,7 @@ CLI::Option* add_cluster_flags(CLI::App* cmd, ClusterOptions& o, const ClusterFl
       ->type_name("FILE.key")
       ->group(group);
   cmd->add_option(net::kAuthorizedKeysFlag, o.authorized_keys_file,
-                  "With --key: the workers' public keys it lets in, one per line; any other peer is refused and logged")
+                  "With --key: the workers' public keys it lets in, one per line; any other peer is refused and logged (default: none)")
       ->type_name("FILE")
       ->group(group);
   return min;

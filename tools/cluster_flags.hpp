@@ -18,6 +18,7 @@ namespace redflow::cli {
 struct ClusterFlagsText {
   const char* workers;  // what a worker is to this command, plural: "remote tiles", "nodes", "Task Managers"
   bool joins = false;   // the command takes --max-workers (workers may join beyond --min-workers)
+  const char* min_default = "required with --listen or --address-file";  // what --min-workers is when not given, for the help
 };
 
 // Adds the flags to `cmd` in the group "Workers", bound to `options` (whose

@@ -242,7 +242,7 @@ Command add_spits_command(CLI::App& app) {
                                   "Rendezvous for batch queues: the first process to create FILE is the Job Manager (announce list FILE.tms), "
                                   "the others become its Task Managers")
                       ->type_name("FILE");
-  add_cluster_flags(cmd, a->cluster, {.workers = "Task Managers"});
+  add_cluster_flags(cmd, a->cluster, {.workers = "Task Managers", .min_default = "default: 1"});
   auto* listen = cmd->get_option("--listen");
   announce->excludes(address);
   listen->excludes(address);

@@ -130,7 +130,7 @@ Command add_stream_command(CLI::App& app) {
   auto* cluster = "Over worker processes";
   a->cluster.cluster.listen.clear();  // the flag's default: run in this process
   a->cluster.cluster.min_workers = 0;
-  add_cluster_flags(sub, a->cluster.cluster, {.workers = "nodes (one worker process each)"});
+  add_cluster_flags(sub, a->cluster.cluster, {.workers = "nodes (one worker process each)", .min_default = "default with --address-file or a launcher: the processes started; required with --listen"});
   sub->add_option("--address-file", a->launch.address_file,
                   "Rendezvous: the first starter of this command line becomes the driver and publishes where it listens here; "
                   "the others serve it a node each")
