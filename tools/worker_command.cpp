@@ -70,9 +70,9 @@ Command add_worker_command(CLI::App& app) {
             a->worker.server_key_file = a->driver.security.server_public_key_file;
             a->worker.connect_timeout_s = a->driver.timeout_s;
             // Said on stderr whatever the log level: the user who started it sees it found its driver.
-            a->worker.on_welcome = [a](const std::string& role, unsigned id) {
-              fmt::print(stderr, "redflow: worker: serving the driver at {} as {} {}\n",
-                         a->driver.connect.empty() ? a->driver.address_file : a->driver.connect, role, id);
+            // The driver's address by value: capturing `a` would make `a` own itself (a leak).
+            a->worker.on_welcome = [where = a->driver.connect.empty() ? a->driver.address_file : a->driver.connect](const std::string& role, unsigned id) {
+              fmt::print(stderr, "redflow: worker: serving the driver at {} as {} {}\n", where, role, id);
             };
             std::string origin;
             auto actors = worker_actors(a->libs, origin);
