@@ -13,6 +13,7 @@
 #include "net/tile_worker.hpp"
 #include "progress.hpp"
 #include "report_flag.hpp"
+#include "runtime/tile_places.hpp"
 
 namespace redflow::cli {
 
@@ -66,7 +67,7 @@ std::string faults_survived(const ExecutionStats& totals, const ExecutionStats& 
   count(totals.reexecutions, "re-execution", "re-executions");
   count(totals.corrupted_transfers, "corrupted transfer caught", "corrupted transfers caught");
   if (!last.quarantined_tiles.empty())
-    parts.push_back(fmt::format("{} {} quarantined", last.quarantined_tiles.size() == 1 ? "tile" : "tiles", fmt::join(last.quarantined_tiles, ", ")));
+    parts.push_back(runtime::describe_tiles(last.quarantined_tiles) + " quarantined");
   return parts.empty() ? std::string() : fmt::format("; survived: {}", fmt::join(parts, ", "));
 }
 
@@ -178,8 +179,7 @@ int run(const RunArgs& a) {
     fmt::print(stderr, "redflow: faults over all runs: {} injected, {} detected, {} re-executions; quarantined: {}; "
                "{} tile(s) lost, {} actor(s) recomputed\n",
                totals.injected_faults, totals.detected_faults, totals.reexecutions,
-               st.quarantined_tiles.empty() ? std::string("no tile")
-                                            : fmt::format("{} {}", st.quarantined_tiles.size() == 1 ? "tile" : "tiles", fmt::join(st.quarantined_tiles, ", ")),
+               runtime::describe_tiles(st.quarantined_tiles),
                totals.lost_tiles, totals.recomputed_actors);
   return 0;
 }
