@@ -507,7 +507,9 @@ void TaskManagerLink::io_main() {
       next_hub_tick = now + hub_->interval();
     }
     tick(now);
-    flush(*router_sender_);
+    // Only a listening link has a ROUTER (and a sender over it) for dial-in peers.
+    if (listening) flush(*router_sender_);
+    else flush_outboxes();
   }
   // The job is over: BYE to each Task Manager still here, given a moment to go out.
   for (auto& c : connections_) {
