@@ -26,7 +26,10 @@ struct StragglerRun {
 };
 
 // One execution of `g` on 2 workers, worker tile 1 slowed 30 times.
-StragglerRun run_with_straggler(const Graph& g, Scheduler scheduler, double speculate_after_s) {
+// `slowdown`: how many times slower tile 1 runs each actor. The straggler's
+// actors sleep while the copies need CPU, so on a loaded machine the factor
+// must leave the copies far ahead for the straggler to be still busy at the end.
+StragglerRun run_with_straggler(const Graph& g, Scheduler scheduler, double speculate_after_s, double slowdown) {
   const auto x0 = testing::seeded_bytes(testing::kNetBytes, 3);
   WorkerProcesses workers;
   std::vector<std::string> extra = testing::kWorkerSlots;
@@ -42,7 +45,7 @@ StragglerRun run_with_straggler(const Graph& g, Scheduler scheduler, double spec
     ExecuteOptions eo;
     eo.trace = true;
     FaultInjection slow;
-    slow.slow_tiles = {{1, 30.0}};
+    slow.slow_tiles = {{1, slowdown}};
     eo.faults = slow;
     auto out = loaded->execute({{"X0", x0}}, eo);
     ASSERT_TRUE(out.ok()) << out.status().ToString();
@@ -59,11 +62,11 @@ StragglerRun run_with_straggler(const Graph& g, Scheduler scheduler, double spec
 class NetSpeculation : public ::testing::TestWithParam<Scheduler> {};
 
 TEST_P(NetSpeculation, AnIdleTileCopiesAStragglersActorsAndTheFirstResultOfEachIsUsed) {
-  const Graph g = sleepy_fanout(8, 10);  // 10 ms actors; 300 ms on the slowed worker
-  const StragglerRun run = run_with_straggler(g, GetParam(), 0.05);
+  const Graph g = sleepy_fanout(8, 10);  // 10 ms actors; 1 s on the slowed worker
+  const StragglerRun run = run_with_straggler(g, GetParam(), 0.05, 100);
   EXPECT_EQ(run.out, testing::plugin_reference(g, {{"X0", testing::seeded_bytes(testing::kNetBytes, 3)}}));
   EXPECT_GE(run.stats.speculative_copies, 1u);
-  EXPECT_GE(run.stats.speculative_wins, 1u) << "a 10 ms copy beats a 300 ms straggler";
+  EXPECT_GE(run.stats.speculative_wins, 1u) << "a 10 ms copy beats a 1 s straggler";
   EXPECT_LE(run.stats.speculative_wins, run.stats.speculative_copies);
   EXPECT_GE(run.stats.tiles[0].speculative, 1u) << "the fast tile ran the copies";
   EXPECT_EQ(run.stats.tiles[1].speculative, 0u);
@@ -78,7 +81,7 @@ INSTANTIATE_TEST_SUITE_P(Schedulers, NetSpeculation, ::testing::Values(Scheduler
 
 TEST(NetSpeculationOff, WithSpeculationOffTheStragglerRunsItsOwnActors) {
   const Graph g = sleepy_fanout(4, 10);
-  const StragglerRun run = run_with_straggler(g, Scheduler::kHeft, 0);
+  const StragglerRun run = run_with_straggler(g, Scheduler::kHeft, 0, 30);
   EXPECT_EQ(run.out, testing::plugin_reference(g, {{"X0", testing::seeded_bytes(testing::kNetBytes, 3)}}));
   EXPECT_EQ(run.stats.speculative_copies, 0u);
   EXPECT_GT(run.stats.tiles[1].actors, 0u);
