@@ -60,7 +60,7 @@ std::function<Status()> remote_discovery(TaskManagerLink& link, std::vector<std:
       std::string start;
       if (!link.endpoint().empty()) start = "`redflow worker --connect " + link.endpoint() + "`";
       if (!options.announce_dir.empty())
-        start += (start.empty() ? "" : " or ") + std::string("`redflow spits-worker JOB.so --announce ") + options.announce_dir + "`";
+        start += (start.empty() ? "" : " or ") + std::string("`redflow spits-worker JOB.so --announce-dir ") + options.announce_dir + "`";
       return Status::ResourceExhausted("SPITS: no Task Manager has been live for " + std::to_string(static_cast<int>(options.cluster.wait_s)) +
                                        " s; start some with " + start + " (--wait sets this limit)");
     }

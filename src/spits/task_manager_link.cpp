@@ -140,7 +140,7 @@ Status TaskManagerLink::wait_for(unsigned n, double wait_s) const {
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait_s));
   if (changed_.wait_until(lock, deadline, [&] { return live_locked() >= n; })) return Status::Ok();
   std::string start = "redflow worker --connect " + (endpoint_.empty() ? std::string("ADDR") : endpoint_);
-  if (!options_.announce_dir.empty()) start += ", or redflow spits-worker JOB.so --announce " + options_.announce_dir;
+  if (!options_.announce_dir.empty()) start += ", or redflow spits-worker JOB.so --announce-dir " + options_.announce_dir;
   return Status::ResourceExhausted("spits: waited " + std::to_string(static_cast<int>(wait_s)) + " s for " + std::to_string(n) +
                                    " Task Manager(s), " + std::to_string(live_locked()) + " came (start them: " + start + ")");
 }
