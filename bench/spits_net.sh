@@ -28,7 +28,7 @@ trap cleanup EXIT
 tm() {  # tm NAME WORKERS [extra flags...]: a Task Manager in the background
   local name=$1 w=$2
   shift 2
-  "$cli" --log-level error spits-worker "$job" --announce "$work/tms" --name "$name" -w "$w" --wait 120 --linger 5 "$@" &
+  "$cli" --log-level error spits-worker "$job" --announce-dir "$work/tms" --name "$name" -w "$w" --wait 120 --linger 5 "$@" &
   pids+=($!)
 }
 wait_tms() {  # wait_tms N
@@ -46,7 +46,7 @@ trivial)
   tm a 1
   tm b 1
   wait_tms 2
-  "$cli" spits "$job" tasks="$n" quiet=1 --announce "$work/tms" --stats "$work/s.json" >/dev/null
+  "$cli" spits "$job" tasks="$n" quiet=1 --announce-dir "$work/tms" --stats "$work/s.json" >/dev/null
   ours=$(jq .commits_per_second "$work/s.json")
   printf 'redflow spits, 2 Task Manager processes x 1 Worker, %s trivial tasks: %.0f tasks/s\n' "$n" "$ours"
   nb=${SPITS_BASELINE_TASKS:-20000}
@@ -64,7 +64,7 @@ dialin)
     tm a 1
     tm b 1
     wait_tms 2
-    "$cli" spits "$job" tasks="$n" quiet=1 --announce "$work/tms" --stats "$work/a.json" >/dev/null
+    "$cli" spits "$job" tasks="$n" quiet=1 --announce-dir "$work/tms" --stats "$work/a.json" >/dev/null
     printf 'run %s: announce list (2 spits-worker x 1 Worker), %s trivial tasks: %.0f tasks/s\n' "$r" "$n" "$(jq .commits_per_second "$work/a.json")"
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     for w in a b; do
@@ -81,7 +81,7 @@ fig1)
   phase=${SPITS_FIG1_PHASE_S:-5}
   tm w1 1
   wait_tms 1
-  "$cli" spits "$job" tasks=2000 quiet=1 sleep_us=50000 --announce "$work/tms" --progress --heartbeat-timeout 2 \
+  "$cli" spits "$job" tasks=2000 quiet=1 sleep_us=50000 --announce-dir "$work/tms" --progress --heartbeat-timeout 2 \
     --stats "$work/s.json" >/dev/null 2>"$work/progress.txt" &
   jm=$!
   sleep "$phase"; tm w2 1; t1=$phase
@@ -115,11 +115,11 @@ fig2)
   "$cli" keygen --out "$work/jm" >/dev/null; "$cli" keygen --out "$work/tm" >/dev/null
   run() {  # run S T_US -> seconds
     rm -rf "$work/tms"
-    ip netns exec "$ns" "$cli" --log-level error spits-worker "$job" --announce "$work/tms" --name far -w "$w" --wait 60 --linger 5 \
+    ip netns exec "$ns" "$cli" --log-level error spits-worker "$job" --announce-dir "$work/tms" --name far -w "$w" --wait 60 --linger 5 \
       --listen tcp://10.232.7.2:* --key "$work/tm.key" --authorized-keys "$work/jm.pub" &
     local p=$!
     wait_tms 1
-    "$cli" spits "$job" tasks="$n" quiet=1 sleep_us="$2" bytes="$1" --announce "$work/tms" --key "$work/jm.key" --stats "$work/f.json" >/dev/null
+    "$cli" spits "$job" tasks="$n" quiet=1 sleep_us="$2" bytes="$1" --announce-dir "$work/tms" --key "$work/jm.key" --stats "$work/f.json" >/dev/null
     wait "$p" || true
     jq .seconds "$work/f.json"
   }

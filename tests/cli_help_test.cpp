@@ -83,7 +83,7 @@ TEST_F(CliTest, EveryCommandExitsTwoOnAUsageErrorAndOneOnAFailure) {
       {"keygen", "keygen --out " + nowhere + "/k"},
       {"tile", "tile --connect tcp://127.0.0.1:1 --connect-timeout 0.3"},
       {"stream-worker", "stream-worker --connect tcp://127.0.0.1:1 --connect-timeout 0.3"},
-      {"spits-worker", "spits-worker " + so + " --announce " + path("announce")},
+      {"spits-worker", "spits-worker " + so + " --announce-dir " + path("announce")},
       {"gen", "gen matmul --n 4 --out /proc/" + std::string("redflow-no")},
       {"bench", "bench matmul --n 4 --json " + nowhere + "/b.json"},
       {"table1", "table1 --rows nope"},

@@ -68,7 +68,7 @@ class InProcessTiles final : public RemoteTiles {
 
   const std::string& endpoint() const override { return endpoint_; }
   Status wait_for_workers(double) override { return Status::Ok(); }
-  unsigned welcomed() const override { return options_.workers; }
+  unsigned welcomed() const override { return options_.cluster.min_workers; }
   bool lost(unsigned w) const override { return w < refused_.size() && refused_[w]; }
   void refuse(unsigned w, const std::string&) override {
     refused_.resize(std::max<std::size_t>(refused_.size(), w + 1));
@@ -127,15 +127,15 @@ TEST(EngineRemoteTiles, TheFactoryIsGivenTheEnginesOptionsAndItsErrorIsStartsErr
   EXPECT_EQ(s.code(), Status::Code::kIOError) << s.ToString();
   EXPECT_NE(s.message().find("no network in this test"), std::string::npos) << s.ToString();
   ASSERT_TRUE(given.has_value());
-  EXPECT_EQ(given->listen, "inproc://engine-test");
-  EXPECT_EQ(given->workers, 2u);
+  EXPECT_EQ(given->cluster.listen, "inproc://engine-test");
+  EXPECT_EQ(given->cluster.min_workers, 2u);
   EXPECT_EQ(given->capacity, 3u);
   EXPECT_EQ(given->first_tile, 1u);
-  EXPECT_EQ(given->heartbeat_timeout_s, 5);
+  EXPECT_EQ(given->cluster.heartbeat_timeout_s, 5);
   EXPECT_EQ(given->slots, 8u);
   EXPECT_EQ(given->slot_bytes, std::size_t{64} << 10);
-  EXPECT_EQ(given->key_file, "driver.key");
-  EXPECT_EQ(given->authorized_keys_file, "workers.keys");
+  EXPECT_EQ(given->cluster.key_file, "driver.key");
+  EXPECT_EQ(given->cluster.authorized_keys_file, "workers.keys");
   EXPECT_TRUE(given->on_join);
 }
 

@@ -37,11 +37,11 @@ class SpitsDialInTest : public ::testing::Test {
  protected:
   static std::unique_ptr<TaskManagerLink> make_link(Wakeup& wakeup) {
     LinkOptions o;
-    o.listen = "tcp://127.0.0.1:*";
+    o.cluster.listen = "tcp://127.0.0.1:*";
+    o.cluster.heartbeat_timeout_s = 2;
     o.plugin = "/jobs/job.so";
     o.job = "job";
     o.args = {"a=1"};
-    o.heartbeat_timeout_s = 2;
     return TaskManagerLink::without_sockets(o, wakeup);
   }
   std::vector<HubSent> say(const std::string& from, net::EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body,

@@ -6,7 +6,9 @@
 // rises), when the Job Manager is killed and restarted from its log, when a
 // task crashes every Task Manager it reaches (poisoned, named), and when a
 // Task Manager in a network namespace is cut off and comes back (its
-// buffered results commit). Each is bounded in time (Deadline).
+// buffered results commit). And --address-file: later starters of the same
+// command, `redflow worker` and `redflow spits-worker` given the file dial in
+// to the Job Manager that published it. Each is bounded in time (Deadline).
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -27,6 +29,7 @@
 #include <iterator>
 #include <thread>
 
+#include "net/address_file.hpp"
 #include "net/keys.hpp"
 #include "net_workers.hpp"
 #include "netns.hpp"
@@ -89,7 +92,7 @@ class SpitsNet : public ::testing::Test {
 
   // Starts a Task Manager process with W Workers; returns its PID.
   pid_t start_tm(const std::string& name, unsigned workers = 1, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"spits-worker", REDFLOW_SPITS_TEST_JOB, "--announce", announce_, "--name", name,
+    std::vector<std::string> args = {"spits-worker", REDFLOW_SPITS_TEST_JOB, "--announce-dir", announce_, "--name", name,
                                      "-w", std::to_string(workers), "--linger", "20"};
     if (std::find(extra.begin(), extra.end(), "--wait") == extra.end()) args.insert(args.end(), {"--wait", "60"});
     args.insert(args.end(), extra.begin(), extra.end());
@@ -308,6 +311,7 @@ TEST_F(SpitsNet, AJobManagerKilledAndRestartedWithItsLogCommitsEachTaskOnce) {
   ASSERT_TRUE(wait_announced(2));
   const std::string log = (dir_ / "jm.log").string();
   auto start_jm = [&] {
+    // --announce, the old spelling of --announce-dir, still works.
     return procs_.spawn_cli({"spits", REDFLOW_SPITS_TEST_JOB, "tasks=400", "work_us=5000", "out=" + out_, "--announce", announce_, "--log", log,
                              "--heartbeat-timeout", "1", "--wait", "30"});
   };
@@ -350,21 +354,56 @@ TEST_F(SpitsNet, NoTaskManagerIsANamedErrorAfterTheWait) {
   EXPECT_NE(report.status().message().find(announce_), std::string::npos) << report.status().message();
 }
 
-TEST_F(SpitsNet, TheSameCommandTwiceWithAnAddressFileMakesAJobManagerAndATaskManager) {
+// --address-file means dial-in, as for `redflow run` and `redflow stream`:
+// the first starter publishes where it listens (a tcp:// endpoint, not an
+// announce list) and the second dials in to it as a Task Manager (named
+// HOST:PID, the one worker's default name).
+TEST_F(SpitsNet, TheSameCommandTwiceWithAnAddressFileMakesAJobManagerAndADialInTaskManager) {
   Deadline dog(60s);
-  const std::string address = (dir_ / "job.addr").string();
+  const std::string address = (dir_ / "job.addr").string(), stats = (dir_ / "stats.json").string();
   auto start = [&] {
     return procs_.spawn_cli({"spits", REDFLOW_SPITS_TEST_JOB, "tasks=300", "work_us=2000", "out=" + out_, "--address-file", address, "-w", "1",
-                             "--wait", "20"});
+                             "--wait", "20", "--stats", stats});
   };
   const pid_t first = start();
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!fs::exists(address) && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  auto published = net::wait_for_address(address, 10s);
+  ASSERT_TRUE(published.ok()) << published.status().ToString();
+  EXPECT_TRUE(published->endpoint.starts_with("tcp://127.0.0.1:")) << "the address file names " << published->endpoint;
   const pid_t second = start();
   EXPECT_EQ(procs_.wait_exit(first, 40), 0);
   EXPECT_EQ(procs_.wait_exit(second, 10), 0);
   expect_each_once(300);
   EXPECT_FALSE(fs::exists(address)) << "the Job Manager left its address file behind";
+  EXPECT_FALSE(fs::exists(address + ".tms")) << "an announce list beside the address file";
+  std::ifstream in(stats);
+  const auto report = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << "no --stats from the Job Manager";
+  ASSERT_EQ(report["task_managers"].size(), 1u) << report.dump();
+  EXPECT_TRUE(report["task_managers"][0]["name"].get<std::string>().ends_with(":" + std::to_string(second))) << report.dump();
+  EXPECT_EQ(report["task_managers"][0]["committed"], 300) << report.dump();
+}
+
+// The one worker serves such a job from the address file, and so does
+// `redflow spits-worker --address-file` (it dials in too): each task is
+// committed once, by Task Managers named as the workers were.
+TEST_F(SpitsNet, RedflowWorkerWithTheAddressFileServesAJobStartedWithIt) {
+  Deadline dog(60s);
+  const std::string address = (dir_ / "job.addr").string(), stats = (dir_ / "stats.json").string();
+  const pid_t jm = procs_.spawn_cli({"spits", REDFLOW_SPITS_TEST_JOB, "tasks=300", "work_us=2000", "out=" + out_, "--address-file", address,
+                                     "--min-workers", "2", "--wait", "20", "--stats", stats});
+  const pid_t worker = procs_.spawn_cli({"worker", "--address-file", address, "--cores", "1", "--name", "w", "--connect-timeout", "20"});
+  const pid_t tm = procs_.spawn_cli({"spits-worker", REDFLOW_SPITS_TEST_JOB, "--address-file", address, "-w", "1", "--name", "s", "--wait", "20"});
+  EXPECT_EQ(procs_.wait_exit(jm, 40), 0);
+  EXPECT_EQ(procs_.wait_exit(worker, 10), 0);
+  EXPECT_EQ(procs_.wait_exit(tm, 10), 0);
+  expect_each_once(300);
+  std::ifstream in(stats);
+  const auto report = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << "no --stats from the Job Manager";
+  std::map<std::string, std::uint64_t> committed;
+  for (const auto& t : report["task_managers"]) committed[t["name"].get<std::string>()] = t["committed"].get<std::uint64_t>();
+  ASSERT_EQ(committed.size(), 2u) << report.dump();
+  EXPECT_EQ(committed["w"] + committed["s"], 300u) << report.dump();
 }
 
 TEST_F(SpitsNet, AJobManagerWhoseKeyIsNotAuthorizedIsNeverWelcomed) {
@@ -379,7 +418,7 @@ TEST_F(SpitsNet, AJobManagerWhoseKeyIsNotAuthorizedIsNeverWelcomed) {
   const std::string tm_log = (dir_ / "tm.log").string();
   const int log_fd = ::open(tm_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   ASSERT_GE(log_fd, 0);
-  const pid_t tm_pid = testing::spawn_process({REDFLOW_CLI, "spits-worker", REDFLOW_SPITS_TEST_JOB, "--announce", announce_, "--name", "keyed",
+  const pid_t tm_pid = testing::spawn_process({REDFLOW_CLI, "spits-worker", REDFLOW_SPITS_TEST_JOB, "--announce-dir", announce_, "--name", "keyed",
                                                "-w", "1", "--linger", "20", "--key", tm_prefix + ".key", "--authorized-keys",
                                                other_prefix + ".pub", "--wait", "8"},
                                               {.err_fd = log_fd});
@@ -412,7 +451,7 @@ TEST_F(SpitsNet, ATaskManagerCutOffInANamespaceComesBackAndItsBufferedResultsCom
   ASSERT_TRUE(net::write_key_pair(jm_prefix, *jm, true).ok());
   ASSERT_TRUE(net::write_key_pair(tm_prefix, *tm, true).ok());
   start_tm("near", 1);
-  ns.spawn({REDFLOW_CLI, "--log-level", "info", "spits-worker", REDFLOW_SPITS_TEST_JOB, "--announce", announce_, "--name", "far", "-w", "1",
+  ns.spawn({REDFLOW_CLI, "--log-level", "info", "spits-worker", REDFLOW_SPITS_TEST_JOB, "--announce-dir", announce_, "--name", "far", "-w", "1",
             "--listen", "tcp://" + ns.ns_address() + ":*", "--key", tm_prefix + ".key", "--authorized-keys", jm_prefix + ".pub", "--linger", "30"},
            (dir_ / "far.log").string());
   ASSERT_TRUE(wait_announced(2));

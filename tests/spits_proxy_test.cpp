@@ -48,7 +48,7 @@ class SpitsNetProxy : public ::testing::Test {
     fs::remove_all(dir_);
   }
   pid_t start_tm(const std::string& dir, const std::string& name) {
-    return procs_.spawn_cli({"spits-worker", REDFLOW_SPITS_TEST_JOB, "--announce", dir, "--name", name, "-w", "1", "--linger", "20", "--wait", "60"});
+    return procs_.spawn_cli({"spits-worker", REDFLOW_SPITS_TEST_JOB, "--announce-dir", dir, "--name", name, "-w", "1", "--linger", "20", "--wait", "60"});
   }
   // The endpoint Task Manager `name` announced in `dir`, once it did.
   std::string announced(const std::string& dir, const std::string& name) {

@@ -114,7 +114,7 @@ TEST_F(StreamAppsWavelet, ProgramEqualsTheSequentialEncoderOnTheCameraImage) {
   ASSERT_TRUE(img.ok()) << img.status().ToString();
   ASSERT_EQ(img->width, 512);
   ASSERT_EQ(img->height, 512);
-  const std::string expected = wavelet_encode_sequential(*img);
+  const Bytes expected = wavelet_encode_sequential(*img);
   const auto reg = app_registry();
   auto p = wavelet_program(reg, pgm);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
@@ -135,12 +135,12 @@ TEST_F(StreamAppsWavelet, DecodesBackToTheCameraImage) {
   ASSERT_FALSE(pgm.empty()) << kCameraNpz << " is missing: install python3-pywt (scripts/bootstrap does)";
   auto img = read_pgm(pgm);
   ASSERT_TRUE(img.ok()) << img.status().ToString();
-  const std::string lossless = wavelet_encode_sequential(*img, 3, 1);
+  const Bytes lossless = wavelet_encode_sequential(*img, 3, 1);
   auto back = wavelet_decode_sequential(lossless);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_TRUE(*back == *img) << "step=1 must be lossless";
   // Coarser steps trade exactness for zeros: smaller, and still close.
-  const std::string lossy = wavelet_encode_sequential(*img, 3, 8);
+  const Bytes lossy = wavelet_encode_sequential(*img, 3, 8);
   EXPECT_LT(lossy.size(), lossless.size() / 2);
   auto approx = wavelet_decode_sequential(lossy);
   ASSERT_TRUE(approx.ok()) << approx.status().ToString();
@@ -160,7 +160,7 @@ TEST_F(StreamAppsWavelet, OddSizesArePaddedAndCropped) {
     auto read = read_pgm(path(name));
     ASSERT_TRUE(read.ok()) << read.status().ToString();
     EXPECT_TRUE(*read == img);
-    const std::string expected = wavelet_encode_sequential(img, levels, step);
+    const Bytes expected = wavelet_encode_sequential(img, levels, step);
     auto p = wavelet_program(reg, path(name), levels, step);
     ASSERT_TRUE(p.ok()) << p.status().ToString();
     EXPECT_EQ(p->instances().size(), wavelet_operator_count(levels));
@@ -227,15 +227,17 @@ TEST_F(StreamAppsWavelet, ReadPgmAndDecodeErrorsAreNamed) {
   EXPECT_NE(r.status().message().find("'source'"), std::string::npos) << r.status().message();
   EXPECT_NE(r.status().message().find("cannot open"), std::string::npos) << r.status().message();
   // Corrupt encodings are named too.
-  EXPECT_FALSE(wavelet_decode_sequential("not an encoding").ok());
-  const std::string enc = wavelet_encode_sequential(synthetic(16, 16));
-  EXPECT_NE(wavelet_decode_sequential(enc.substr(0, enc.size() - 8)).status().message().find("truncated"), std::string::npos);
-  EXPECT_NE(wavelet_decode_sequential(enc + std::string(8, '\0')).status().message().find("after the last band"), std::string::npos);
+  const std::string garbage = "not an encoding";
+  EXPECT_FALSE(wavelet_decode_sequential(Bytes(reinterpret_cast<const std::byte*>(garbage.data()), reinterpret_cast<const std::byte*>(garbage.data() + garbage.size()))).ok());
+  Bytes enc = wavelet_encode_sequential(synthetic(16, 16));
+  EXPECT_NE(wavelet_decode_sequential(Bytes(enc.begin(), enc.end() - 8)).status().message().find("truncated"), std::string::npos);
+  enc.resize(enc.size() + 8);
+  EXPECT_NE(wavelet_decode_sequential(enc).status().message().find("after the last band"), std::string::npos);
 }
 
 TEST(StreamAppsCha, ProgramEqualsTheSequentialComputationInBothModes) {
   const std::uint64_t blocks = 203, work = 2000;  // not a multiple of the branches: uneven branches
-  const std::string expected = cha_sequential(blocks, work);
+  const Bytes expected = cha_sequential(blocks, work);
   ASSERT_EQ(expected.size(), blocks * kChaToken);
   const auto reg = app_registry();
   auto p = cha_program(reg, blocks, work);

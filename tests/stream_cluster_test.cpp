@@ -84,10 +84,13 @@ class StreamCluster : public ::testing::TestWithParam<const char*> {
 };
 
 // What kMix computes, sequentially: zipped 4x, running sums, their total.
-std::map<std::string, std::string> mix_expected(std::uint64_t n = kMixTokens) {
-  std::map<std::string, std::string> out;
+ByteMap mix_expected(std::uint64_t n = kMixTokens) {
+  ByteMap out;
   std::uint64_t run_sum = 0, total = 0;
-  auto put = [&](const char* name, std::uint64_t v) { out[name].append(reinterpret_cast<const char*>(&v), 8); };
+  auto put = [&](const char* name, std::uint64_t v) {
+    const auto* at = reinterpret_cast<const std::byte*>(&v);
+    out[name].insert(out[name].end(), at, at + 8);
+  };
   for (std::uint64_t x = 1; x <= n; ++x) {
     put("zipped", 4 * x);
     run_sum += x;
@@ -459,7 +462,7 @@ TEST(StreamMessages, SetupDoneAndTokensRoundTripAndRefuseWhatIsMalformed) {
   // DONE round-trips outputs and the profile.
   RunResult r;
   r.seconds = 1.5;
-  r.outputs["total"] = std::string("\x01\x02\x03", 3);
+  r.outputs["total"] = Bytes{std::byte{1}, std::byte{2}, std::byte{3}};
   r.operators.push_back({"src", 12, 0.25});
   r.streams.push_back({"src", "d", 20000});
   std::vector<std::byte> done;

@@ -15,7 +15,7 @@
 namespace redflow::stream {
 namespace {
 
-std::vector<std::uint64_t> tokens_of(const std::string& bytes) {
+std::vector<std::uint64_t> tokens_of(const Bytes& bytes) {
   std::vector<std::uint64_t> v(bytes.size() / 8);
   std::memcpy(v.data(), bytes.data(), v.size() * 8);
   return v;

@@ -12,12 +12,11 @@
 
 #include "cli_common.hpp"
 #include "cluster_flags.hpp"
+#include "cluster_launch.hpp"
 #include "report_flag.hpp"
-#include "net/address_file.hpp"
 #include "redflow/spits.hpp"
 #include "redflow/visualize.hpp"
-#include "spits/announce.hpp"
-#include "spits/task_manager_process.hpp"
+#include "spits/task_manager_role.hpp"
 
 namespace redflow::cli {
 
@@ -32,9 +31,10 @@ struct SpitsArgs {
   unsigned strikes = 3;
   std::string log, stats, report_json;
   bool progress = false;
-  std::string announce, address_file, trace;
-  // --listen, --min-workers (Task Managers to wait for, with --announce too), --wait, --heartbeat-timeout, --key, --authorized-keys
+  std::string announce, trace;  // --announce-dir
+  // --listen, --min-workers (Task Managers to wait for, with --announce-dir too), --wait, --heartbeat-timeout, --key, --authorized-keys
   ClusterOptions cluster = spits::Options{}.cluster;
+  LaunchArgs launch;  // --address-file (mpirun/srun variables are ignored: a launched SPITS job is not offered)
 };
 
 // The live commit count and rate: redrawn in place on a terminal (at most ten
@@ -119,49 +119,42 @@ void print_report(const spits::Report& r) {
     fmt::print("  poisoned task {} (bytes {}): {} strikes, last: {}\n", p.id, p.preview, p.strikes, p.last_error);
 }
 
-// --address-file: the first starter claims the file and becomes the Job
-// Manager, publishing an announce list beside it; every later starter of the
-// same command becomes a Task Manager announcing itself there (PY-PITS V.B).
-// Returns -1 when this process is the Job Manager, else the Task Manager's exit code.
-int rendezvous(SpitsArgs& a, unsigned workers) {
-  auto role = net::claim_address_file(a.address_file);
-  if (!role.ok()) return fail(role.status());
-  if (*role == net::Claim::kDriver) {
-    a.announce = std::filesystem::absolute(a.address_file + ".tms").string();
-    if (Status s = spits::publish_announce_list(a.address_file, a.announce); !s.ok()) return fail(s);
-    return -1;
-  }
-  auto dir = spits::wait_for_announce_list(a.address_file, a.cluster.wait_s);
-  if (!dir.ok()) return fail(dir.status());
-  spits::TaskManagerProcessOptions tm;
-  tm.plugin = a.plugin;
-  tm.announce_dir = *dir;
+// A later starter of the same --address-file command line: it serves the
+// Job Manager that won the file as a dial-in Task Manager, as `redflow worker
+// --address-file FILE` would, with this command's --local-workers and --key.
+int serve_task_manager(const SpitsArgs& a, const LaunchPlan& plan, unsigned workers) {
+  spits::DialInTaskManagerOptions tm;
+  tm.driver = {plan.driver.endpoint, plan.driver.server_public_key};
+  tm.security.key_file = a.cluster.key_file;
   tm.workers = workers;
-  tm.prefetch = a.prefetch;
-  tm.wait_s = a.cluster.wait_s;
-  fmt::print(stderr, "spits: {} names a Job Manager already; this process is a Task Manager announcing itself in {}\n", a.address_file, tm.announce_dir);
-  if (Status s = spits::run_task_manager(tm); !s.ok()) return fail(s);
+  tm.connect_timeout_s = a.cluster.wait_s;
+  fmt::print(stderr, "spits: {} serves a Task Manager of the Job Manager at {}\n", plan.who, plan.driver.endpoint);
+  if (Status s = spits::serve_job_manager(tm); !s.ok()) return fail(s);
   return 0;
 }
 
-int spits_main(SpitsArgs& a, bool task_managers_given) {
+int spits_main(const SpitsArgs& a, bool task_managers_given) {
   const unsigned workers = a.workers ? a.workers : std::max(1u, std::thread::hardware_concurrency());
-  if (!a.address_file.empty()) {
-    if (int rc = rendezvous(a, workers); rc >= 0) return rc;
-  }
-  struct Release {
-    const std::string& path;
-    ~Release() {
-      if (!path.empty()) (void)net::release_address_file(path);
-    }
-  } release{a.address_file};
+  // Any starter may become the Job Manager: refuse a bad --listen before the race for the address file.
+  if (Status s = a.cluster.validate(); !s.ok()) return fail(s);
+  auto plan = plan_launch(a.launch);
+  if (!plan.ok()) return fail(plan.status());
+  if (plan->worker) return serve_task_manager(a, *plan, workers);
   spits::Options o;
-  const bool remote = !a.announce.empty() || !a.cluster.listen.empty();
-  o.task_managers = remote && !task_managers_given ? 0 : a.task_managers;
   o.announce_dir = a.announce;
   o.cluster = a.cluster;
-  if (!a.cluster.listen.empty() && a.cluster.min_workers == 0) o.cluster.min_workers = 1;
-  o.cluster.on_listening = [&](const std::string& endpoint) {
+  if (plan->launched && o.cluster.listen.empty()) o.cluster.listen = "tcp://127.0.0.1:*";
+  const bool remote = !o.announce_dir.empty() || !o.cluster.listen.empty();
+  o.task_managers = remote && !task_managers_given ? 0 : a.task_managers;
+  if (!o.cluster.listen.empty() && o.cluster.min_workers == 0) o.cluster.min_workers = 1;
+  PublishedAddress* address = plan->address.get();
+  o.cluster.on_listening = [&o, address](const std::string& endpoint) {
+    if (address != nullptr) {
+      if (Status s = address->publish(endpoint, {.key_file = o.cluster.key_file, .authorized_keys_file = o.cluster.authorized_keys_file}); !s.ok())
+        fmt::print(stderr, "redflow: {}\n", s.message());
+      fmt::print(stderr, "redflow: listening on {} (published in {}); waiting for {} Task Manager(s)\n", endpoint, address->path(), o.cluster.min_workers);
+      return;
+    }
     fmt::print(stderr, "redflow: listening on {}; waiting for {} Task Manager(s): redflow worker --connect {}\n", endpoint, o.cluster.min_workers,
                endpoint);
   };
@@ -199,6 +192,7 @@ int spits_main(SpitsArgs& a, bool task_managers_given) {
 
 Command add_spits_command(CLI::App& app) {
   auto a = std::make_shared<SpitsArgs>();
+  a->launch.ignore_launcher = true;
   CLI::App* cmd = app.add_subcommand(
       "spits",
       "Run a SPITS job: a bag of independent tasks that a plugin generates, executes and commits (docs/spits.md).\n"
@@ -210,8 +204,9 @@ Command add_spits_command(CLI::App& app) {
       "  redflow spits build/examples/spits/libspits_block_filter.so in=signal.bin out=smooth.bin --log filter.log --stats s.json\n"
       "  redflow spits job.so tasks=100000 --listen 'tcp://127.0.0.1:*' --min-workers 2   (Task Managers: redflow worker --connect ADDR)\n"
       "  redflow spits /shared/job.so tasks=100000 --listen tcp://0.0.0.0:7000 --min-workers 8 --key jm.key --authorized-keys workers.txt\n"
-      "  redflow spits job.so tasks=100000 --announce /shared/tms --progress      (Task Managers: redflow spits-worker job.so --announce /shared/tms)\n"
-      "  redflow spits job.so tasks=100000 --address-file /shared/job.addr -w 8  (the same line on every node: the first is the Job Manager)\n"
+      "  redflow spits job.so tasks=100000 --address-file /shared/job.addr -w 8  (the same line on every node: the first is the Job Manager,\n"
+      "      the others its Task Managers; or on the nodes: redflow worker --address-file /shared/job.addr)\n"
+      "  redflow spits job.so tasks=100000 --announce-dir /shared/tms --progress  (Task Managers: redflow spits-worker job.so --announce-dir /shared/tms)\n"
       "Exit status: 0 every task committed; 3 some tasks poisoned (failed 3 times, named in the report); 1 an error.");
   cmd->add_option("job", a->plugin, "The job plugin (.so)")->required()->check(readable_file());
   cmd->add_option("job_args", a->job_args, "The job's args (words such as tasks=1000; put -- before any that start with '-')");
@@ -234,18 +229,20 @@ Command add_spits_command(CLI::App& app) {
                   "Write where each task stayed (a lane per Task Manager, a slice per task from push to result, coloured by outcome) "
                   "as Chrome/Perfetto JSON (open in ui.perfetto.dev)")
       ->type_name("FILE.json");
-  auto* announce = cmd->add_option("--announce", a->announce,
-                                   "Announce list: a directory where Task Manager processes (redflow spits-worker) add themselves; they join the job "
-                                   "whenever they appear (default: embedded Task Managers only; with it, none unless --task-managers is given)")
-                       ->type_name("DIR");
-  auto* address = cmd->add_option("--address-file", a->address_file,
-                                  "Rendezvous for batch queues: the first process to create FILE is the Job Manager (announce list FILE.tms), "
-                                  "the others become its Task Managers")
-                      ->type_name("FILE");
   add_cluster_flags(cmd, a->cluster, {.workers = "Task Managers", .min_default = "default: 1"});
-  auto* listen = cmd->get_option("--listen");
-  announce->excludes(address);
-  listen->excludes(address);
+  cmd->add_option("--address-file", a->launch.address_file,
+                  "Start this same command several times (a batch queue): the first to create FILE (O_EXCL) is the Job Manager and "
+                  "publishes where it listens there; the others, and `redflow worker --address-file FILE`, dial in as its Task "
+                  "Managers (default: none)")
+      ->type_name("FILE")
+      ->group("Workers");
+  cmd->add_option("--announce-dir", a->announce,
+                  "Announce list (PY-PITS's direction): a directory where listening Task Manager processes (redflow spits-worker "
+                  "--announce-dir DIR) add themselves; the Job Manager connects to each, whenever they appear (default: none; with "
+                  "it, no embedded Task Managers unless --task-managers is given)")
+      ->type_name("DIR")
+      ->group("Workers");
+  cmd->add_option("--announce", a->announce, "Old name of --announce-dir")->type_name("DIR")->group("");
   auto* tms = cmd->get_option("--task-managers");
   return {cmd, [a, tms] { return spits_main(*a, tms->count() > 0); }};
 }

@@ -73,12 +73,12 @@ Result<std::map<std::string, std::string>> stream_output_bindings(const stream::
   return files;
 }
 
-// A collect operator's tokens as FILE's bytes: raw, or a NumPy array for a
+// Writes a collect operator's tokens to FILE: raw, or a NumPy array for a
 // .npy file (8-byte tokens as uint64, as --print shows them; others as uint8).
-std::vector<std::byte> stream_output_bytes(const std::string& file, std::size_t token, const std::string& tokens) {
-  const auto* data = reinterpret_cast<const std::byte*>(tokens.data());
-  if (!file.ends_with(".npy")) return {data, data + tokens.size()};
-  return to_npy(token == 8 ? ElementType::kU64 : ElementType::kU8, {data, tokens.size()});
+Status write_stream_output(const std::string& file, std::size_t token, const Bytes& tokens) {
+  if (!file.ends_with(".npy")) return write_file(file, tokens.data(), tokens.size());
+  const Bytes npy = to_npy(token == 8 ? ElementType::kU64 : ElementType::kU8, tokens);
+  return write_file(file, npy.data(), npy.size());
 }
 
 void print_nodes(const stream::RunResult& r) {
@@ -198,10 +198,9 @@ Command add_stream_command(CLI::App& app) {
             }
             if (!result.ok()) return fail(result.status());
             for (const auto& [name, file] : *output_files) {
-              const auto found = result->outputs.find(name);
-              const auto bytes = stream_output_bytes(file, token_bytes_into(*program, program->find(name)),
-                                                     found != result->outputs.end() ? found->second : std::string());
-              if (Status s = write_file(file, bytes.data(), bytes.size()); !s.ok()) return fail(s);
+              // A collect operator that gathered nothing has no entry: an empty file.
+              const Bytes& tokens = result->outputs[name];
+              if (Status s = write_stream_output(file, token_bytes_into(*program, program->find(name)), tokens); !s.ok()) return fail(s);
             }
             std::uint64_t tokens = 0;
             for (const auto& s : result->streams) tokens += s.tokens;
@@ -221,7 +220,7 @@ Command add_stream_command(CLI::App& app) {
                     fmt::print(" {}", v);
                   } else {
                     fmt::print(" ");
-                    for (std::size_t b = 0; b < token; ++b) fmt::print("{:02x}", static_cast<unsigned char>(bytes[i + b]));
+                    for (std::size_t b = 0; b < token; ++b) fmt::print("{:02x}", std::to_integer<unsigned>(bytes[i + b]));
                   }
                 }
                 fmt::print("\n");

@@ -2,7 +2,7 @@
 // per task (bench/spits_throughput.cpp, docs/spits.md):
 //
 //   redflow spits libspits_trivial.so tasks=1000000 --local-workers 2
-//   redflow spits libspits_trivial.so tasks=2000 sleep_us=50000 bytes=65536 --announce DIR   (bench/spits_net.sh)
+//   redflow spits libspits_trivial.so tasks=2000 sleep_us=50000 bytes=65536 --announce-dir DIR   (bench/spits_net.sh)
 //
 // sleep_us=U makes each execute_task sleep U microseconds and bytes=S pads
 // each task to S bytes: tasks of a duration and a size, for the paper's

@@ -8,7 +8,7 @@
 //   redflow::stream::OperatorRegistry reg = redflow::stream::OperatorRegistry::with_builtins();
 //   auto program = redflow::stream::Program::from_dot_file("pipeline.dot", reg);   // or Program p; p.add(...); p.connect(...)
 //   auto result = redflow::stream::run(*program, {.mode = redflow::stream::Mode::kPool, .threads = 2});
-//   result->outputs["sink"];   // the tokens a `collect` operator gathered, as bytes
+//   result->outputs["sink"];   // the tokens a `collect` operator gathered: redflow::Bytes
 //
 // An operator is a class: fire() reads what it needs from its inputs and
 // writes to its outputs. End of stream propagates: an operator that can never
@@ -26,6 +26,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "redflow/bytes.hpp"
 #include "redflow/cluster.hpp"
 #include "redflow/status.hpp"
 
@@ -205,10 +206,10 @@ struct NodeReport {
 
 struct RunResult {
   double seconds = 0;
-  std::map<std::string, std::string> outputs;  // collect operators: instance -> the bytes of every token it read
-  std::vector<OperatorProfile> operators;      // profiling on every run (Smart_min/max read it back)
+  ByteMap outputs;                         // collect operators: instance -> the bytes of every token it read, back to back
+  std::vector<OperatorProfile> operators;  // profiling on every run (Smart_min/max read it back)
   std::vector<StreamProfile> streams;
-  std::vector<NodeReport> nodes;               // run_cluster() only
+  std::vector<NodeReport> nodes;           // run_cluster() only
 };
 
 // Runs the program until every operator is finished. An operator that

@@ -66,10 +66,10 @@ class HandedRegistry {
 class LoopbackTiles final : public runtime::RemoteTiles {
  public:
   LoopbackTiles(std::unique_ptr<runtime::RemoteTiles> server, const runtime::RemoteTilesOptions& options)
-      : server_(std::move(server)), ended_(options.workers) {
+      : server_(std::move(server)), ended_(options.cluster.min_workers) {
     // The endpoint is read here: the workers' threads never touch server_,
     // which the destructor resets before it joins them.
-    for (unsigned i = 0; i < options.workers; ++i)
+    for (unsigned i = 0; i < options.cluster.min_workers; ++i)
       threads_.emplace_back([this, i, options, endpoint = server_->endpoint()] { serve(i, options, endpoint); });
   }
   ~LoopbackTiles() override {
@@ -152,8 +152,8 @@ namespace redflow::runtime {
 Result<std::unique_ptr<RemoteTiles>> serve_tiles_in_process(const RemoteTilesOptions& options) {
   // One process, the loopback interface: plain text (keys are for workers elsewhere).
   RemoteTilesOptions o = options;
-  o.key_file.clear();
-  o.authorized_keys_file.clear();
+  o.cluster.key_file.clear();
+  o.cluster.authorized_keys_file.clear();
   auto server = listen_for_tiles(o);
   if (!server.ok()) return server.status();
   return std::unique_ptr<RemoteTiles>(std::make_unique<net::LoopbackTiles>(std::move(*server), o));

@@ -60,16 +60,16 @@ namespace redflow::runtime {
 
 Result<std::unique_ptr<RemoteTiles>> listen_for_tiles(const RemoteTilesOptions& options) {
   net::TileServerOptions so;
-  so.listen = options.listen;
-  so.workers = options.workers;
+  so.listen = options.cluster.listen;
+  so.workers = options.cluster.min_workers;
   so.capacity = options.capacity;
   so.first_tile = options.first_tile;
   so.on_join = options.on_join;
-  so.heartbeat_timeout_s = options.heartbeat_timeout_s;
+  so.heartbeat_timeout_s = options.cluster.heartbeat_timeout_s;
   so.slots = options.slots;
   so.slot_bytes = options.slot_bytes;
-  so.security.key_file = options.key_file;
-  so.security.authorized_keys_file = options.authorized_keys_file;
+  so.security.key_file = options.cluster.key_file;
+  so.security.authorized_keys_file = options.cluster.authorized_keys_file;
   auto server = net::TileServer::start(so);
   if (!server.ok()) return server.status();
   return std::unique_ptr<RemoteTiles>(std::make_unique<net::ServerTiles>(std::move(*server)));

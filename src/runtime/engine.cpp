@@ -116,17 +116,13 @@ Status Engine::start_remote_tiles() {
   const unsigned remote = options_.cluster.min_workers;
   if (remote == 0) return Status::InvalidArgument("--listen " + options_.cluster.listen + " needs --min-workers >= 1 (how many workers to wait for)");
   RemoteTilesOptions ro;
-  ro.listen = options_.cluster.listen;
-  ro.workers = remote;
+  ro.cluster = options_.cluster;
   ro.capacity = remote + options_.join_places();
   ro.on_join = [this](unsigned w) { note_join(w); };
   ro.first_tile = options_.local_tiles();
-  ro.heartbeat_timeout_s = options_.cluster.heartbeat_timeout_s;
   ro.slots = options_.slots;
   ro.slot_bytes = options_.slot_bytes;
   ro.cores = options_.cores_per_tile;
-  ro.key_file = options_.cluster.key_file;
-  ro.authorized_keys_file = options_.cluster.authorized_keys_file;
   auto source = remote_factory_(ro);
   if (!source.ok()) return source.status();
   remote_ = std::move(*source);

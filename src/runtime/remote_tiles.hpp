@@ -16,27 +16,29 @@
 #include <string>
 #include <vector>
 
+#include "redflow/cluster.hpp"
 #include "redflow/graph.hpp"
 #include "redflow/status.hpp"
 #include "runtime/tile.hpp"
 
 namespace redflow::runtime {
 
-// What the engine asks of the place workers connect to.
+// What the engine asks of the place workers connect to: the run's
+// ClusterOptions as the user gave them, and what only a graph run's tiles need.
 struct RemoteTilesOptions {
-  std::string listen;                  // ZeroMQ endpoint to bind (ClusterOptions::listen)
-  unsigned workers = 1;                // how many wait_for_workers() waits for
-  unsigned capacity = 0;               // how many it welcomes in all: `workers` and the places kept for joins
+  // Read here: listen (the endpoint to bind), min_workers (how many
+  // wait_for_workers() waits for), heartbeat_timeout_s (the silence after
+  // which a worker is lost), key_file and authorized_keys_file (docs/remote.md;
+  // none: plain text, loopback only). on_listening is the engine's to call.
+  ClusterOptions cluster = {.min_workers = 1};
+  unsigned capacity = 0;               // how many it welcomes in all: cluster.min_workers and the places kept for joins
   unsigned first_tile = 0;             // tile id of the first worker welcomed
   // Called on the I/O thread, under its lock, when a worker beyond the first
-  // `workers` is welcomed (its 0-based index): it must only note it.
+  // cluster.min_workers is welcomed (its 0-based index): it must only note it.
   std::function<void(unsigned worker)> on_join = {};
-  double heartbeat_timeout_s = 2;      // silence after which a worker is lost
   unsigned slots = 2;                  // a worker must have at least these slots...
   std::size_t slot_bytes = 1;          // ...of at least these bytes (the driver plans with them)
   unsigned cores = 1;                  // serve_tiles_in_process(): each worker's ctx.parallel_for width
-  std::string key_file;                // keys (docs/remote.md); empty: plain text, loopback only
-  std::string authorized_keys_file;
 };
 
 // What a worker said of itself when it came (its HELLO).
@@ -91,7 +93,7 @@ class RemoteTiles {
  public:
   virtual ~RemoteTiles() = default;
   virtual const std::string& endpoint() const = 0;  // where workers connect (the port resolved)
-  // Waits until RemoteTilesOptions::workers workers are welcomed; an error
+  // Waits until RemoteTilesOptions::cluster.min_workers workers are welcomed; an error
   // naming the wait when they are not there within `timeout_s`.
   virtual Status wait_for_workers(double timeout_s) = 0;
   virtual unsigned welcomed() const = 0;            // workers welcomed so far
@@ -109,13 +111,13 @@ class RemoteTiles {
 
 using RemoteTilesFactory = std::function<Result<std::unique_ptr<RemoteTiles>>(const RemoteTilesOptions&)>;
 
-// Binds RemoteTilesOptions::listen and serves workers over the tile protocol
+// Binds RemoteTilesOptions::cluster.listen and serves workers over the tile protocol
 // (src/net). Defined in src/net, so the runtime reaches the network only at link time.
 Result<std::unique_ptr<RemoteTiles>> listen_for_tiles(const RemoteTilesOptions& options);
 
 // Wire mode (RuntimeOptions::tile_transport): listen_for_tiles() on
-// RemoteTilesOptions::listen (a loopback endpoint), and
-// RemoteTilesOptions::workers threads of this process, each running the
+// RemoteTilesOptions::cluster.listen (a loopback endpoint), and
+// RemoteTilesOptions::cluster.min_workers threads of this process, each running the
 // worker session and tile role a `redflow worker` process runs, dial in.
 // Defined in src/net (net/loopback_tiles.cpp).
 Result<std::unique_ptr<RemoteTiles>> serve_tiles_in_process(const RemoteTilesOptions& options);

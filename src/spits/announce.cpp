@@ -66,25 +66,6 @@ void withdraw(const std::string& dir, const std::string& name) {
   if (record.ok() && record->pid == me.pid && record->host == me.host) ::unlink(path.c_str());
 }
 
-namespace {
-constexpr std::string_view kAnnouncePrefix = "announce:";
-}  // namespace
-
-Status publish_announce_list(const std::string& path, const std::string& dir) {
-  net::AddressRecord record;
-  record.endpoint = std::string(kAnnouncePrefix) + dir;
-  return net::publish_address(path, record);
-}
-
-Result<std::string> wait_for_announce_list(const std::string& path, double timeout_s) {
-  auto record = net::wait_for_address(path, std::chrono::milliseconds(static_cast<long>(timeout_s * 1000)));
-  if (!record.ok()) return record.status();
-  if (!record->endpoint.starts_with(kAnnouncePrefix))
-    return Status::InvalidArgument("address file " + path + " names '" + record->endpoint +
-                                   "', not a SPITS announce list (was it written by `redflow spits --address-file`?)");
-  return record->endpoint.substr(kAnnouncePrefix.size());
-}
-
 std::vector<Announcement> read_announcements(const std::string& dir) {
   std::vector<Announcement> out;
   std::error_code ec;

@@ -39,11 +39,4 @@ std::vector<Announcement> read_announcements(const std::string& dir);
 // "DIR/NAME.tm".
 std::string announcement_path(const std::string& dir, const std::string& name);
 
-// The address file of a SPITS job (--address-file) names its announce list,
-// not an endpoint: "announce:DIR". Publishes `dir` (this process claimed `path`).
-Status publish_announce_list(const std::string& path, const std::string& dir);
-// Waits for the file and returns the announce list it names; a named error
-// when it names something else (a graph driver's endpoint).
-Result<std::string> wait_for_announce_list(const std::string& path, double timeout_s);
-
 }  // namespace redflow::spits

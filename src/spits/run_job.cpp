@@ -60,7 +60,7 @@ std::function<Status()> remote_discovery(TaskManagerLink& link, std::vector<std:
       std::string start;
       if (!link.endpoint().empty()) start = "`redflow worker --connect " + link.endpoint() + "`";
       if (!options.announce_dir.empty())
-        start += (start.empty() ? "" : " or ") + std::string("`redflow spits-worker JOB.so --announce ") + options.announce_dir + "`";
+        start += (start.empty() ? "" : " or ") + std::string("`redflow spits-worker JOB.so --announce-dir ") + options.announce_dir + "`";
       return Status::ResourceExhausted("SPITS: no Task Manager has been live for " + std::to_string(static_cast<int>(options.cluster.wait_s)) +
                                        " s; start some with " + start + " (--wait sets this limit)");
     }
@@ -108,15 +108,12 @@ Result<Report> run_job(const std::string& plugin_path, const std::vector<std::st
   std::unique_ptr<TaskManagerLink> link;
   if (remote) {
     LinkOptions lo;
+    lo.cluster = options.cluster;
     lo.announce_dir = options.announce_dir;
-    lo.listen = options.cluster.listen;
     // Absolute, so a worker started elsewhere finds it on the shared file system.
     lo.plugin = std::filesystem::absolute(plugin_path).string();
     lo.job = job.name();
     lo.args = job_args;
-    lo.key_file = options.cluster.key_file;
-    lo.authorized_keys_file = options.cluster.authorized_keys_file;
-    lo.heartbeat_timeout_s = options.cluster.heartbeat_timeout_s;
     auto started = TaskManagerLink::start(lo, wakeup);
     if (!started.ok()) return started.status();
     link = std::move(*started);

@@ -55,11 +55,11 @@ bool TaskManagerLink::send(Connection& c, EnvelopeKind kind, std::uint64_t reque
 }
 
 Result<std::unique_ptr<TaskManagerLink>> TaskManagerLink::start(const LinkOptions& options, Wakeup& wakeup) {
-  if (options.announce_dir.empty() && options.listen.empty())
+  if (options.announce_dir.empty() && options.cluster.listen.empty())
     return Status::InvalidArgument("spits: Task Managers need somewhere to be found: an announce list or an address to listen at");
   std::unique_ptr<TaskManagerLink> link(new TaskManagerLink(options, wakeup));
   if (!link->doorbell_.ok()) return Status::IOError("eventfd failed");
-  if (!options.listen.empty()) REDFLOW_RETURN_IF_ERROR(link->listen());
+  if (!options.cluster.listen.empty()) REDFLOW_RETURN_IF_ERROR(link->listen());
   if (link->hub_) link->router_sender_ = std::make_unique<net::RouterSender>(link->router_, /*dontwait=*/true);
   link->thread_ = std::thread([l = link.get()] { l->io_main(); });
   return link;
@@ -69,10 +69,10 @@ Result<std::unique_ptr<TaskManagerLink>> TaskManagerLink::start(const LinkOption
 // caller's error; the I/O thread takes the socket over when it starts.
 Status TaskManagerLink::listen() {
   net::SecurityOptions security;
-  security.key_file = options_.key_file;
-  security.authorized_keys_file = options_.authorized_keys_file;
+  security.key_file = options_.cluster.key_file;
+  security.authorized_keys_file = options_.cluster.authorized_keys_file;
   zap_ = std::make_unique<net::ZapAuthenticator>(context_);
-  auto router = net::make_driver_router(context_, options_.listen, endpoint_, security, *zap_);
+  auto router = net::make_driver_router(context_, options_.cluster.listen, endpoint_, security, *zap_);
   if (!router.ok()) return router.status();
   router_ = std::move(*router);
   make_hub();
@@ -85,7 +85,7 @@ void TaskManagerLink::make_hub() {
   o.log_name = "spits";
   o.role = net::Role::kTaskManager;
   o.version = kSpitsProtocolVersion;
-  o.heartbeat_timeout_s = options_.heartbeat_timeout_s;
+  o.heartbeat_timeout_s = options_.cluster.heartbeat_timeout_s;
   hub_ = std::make_unique<net::PeerHub>(std::move(o), static_cast<net::PeerService&>(*this));
 }
 
@@ -96,13 +96,13 @@ std::unique_ptr<TaskManagerLink> TaskManagerLink::without_sockets(const LinkOpti
 }
 
 TaskManagerLink::TaskManagerLink(const LinkOptions& options, Wakeup& wakeup)
-    : options_(options), wakeup_(wakeup), interval_(net::heartbeat_interval(options.heartbeat_timeout_s)), context_(1) {
+    : options_(options), wakeup_(wakeup), interval_(net::heartbeat_interval(options.cluster.heartbeat_timeout_s)), context_(1) {
   hello_.incarnation = std::random_device{}() ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^
                        static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
   hello_.job = options.job;
   hello_.args = options.args;
   hello_.heartbeat_interval_ms = static_cast<std::uint32_t>(interval_.count());
-  hello_.heartbeat_timeout_ms = static_cast<std::uint32_t>(options.heartbeat_timeout_s * 1000);
+  hello_.heartbeat_timeout_ms = static_cast<std::uint32_t>(options.cluster.heartbeat_timeout_s * 1000);
 }
 
 TaskManagerLink::~TaskManagerLink() {
@@ -140,7 +140,7 @@ Status TaskManagerLink::wait_for(unsigned n, double wait_s) const {
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait_s));
   if (changed_.wait_until(lock, deadline, [&] { return live_locked() >= n; })) return Status::Ok();
   std::string start = "redflow worker --connect " + (endpoint_.empty() ? std::string("ADDR") : endpoint_);
-  if (!options_.announce_dir.empty()) start += ", or redflow spits-worker JOB.so --announce " + options_.announce_dir;
+  if (!options_.announce_dir.empty()) start += ", or redflow spits-worker JOB.so --announce-dir " + options_.announce_dir;
   return Status::ResourceExhausted("spits: waited " + std::to_string(static_cast<int>(wait_s)) + " s for " + std::to_string(n) +
                                    " Task Manager(s), " + std::to_string(live_locked()) + " came (start them: " + start + ")");
 }
@@ -159,7 +159,7 @@ void TaskManagerLink::scan_announcements() {
     // that did not (they listen on loopback only: check_listen_address).
     net::SecurityOptions security;
     if (!a.record.server_public_key.empty()) {
-      security.key_file = options_.key_file;
+      security.key_file = options_.cluster.key_file;
       security.server_public_key = a.record.server_public_key;
     }
     auto socket = net::make_worker_dealer(context_, peer->endpoint, security);
@@ -462,8 +462,8 @@ void TaskManagerLink::tick(Clock::time_point now) {
       std::lock_guard lock(mutex_);
       if (c.peer->gone) continue;
       live = c.peer->live;
-      if (live && net::silent(c.heard, now, options_.heartbeat_timeout_s)) {
-        declare_lost(c, net::silence_reason(options_.heartbeat_timeout_s));
+      if (live && net::silent(c.heard, now, options_.cluster.heartbeat_timeout_s)) {
+        declare_lost(c, net::silence_reason(options_.cluster.heartbeat_timeout_s));
         continue;
       }
     }

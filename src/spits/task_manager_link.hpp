@@ -50,22 +50,25 @@
 #include "net/peer_hub.hpp"
 #include "net/security.hpp"
 #include "net/zap_authenticator.hpp"
+#include "redflow/cluster.hpp"
 #include "redflow/spits.hpp"
 #include "spits/net_messages.hpp"
 #include "spits/task_manager.hpp"
 
 namespace redflow::spits {
 
-// At least one of announce_dir and listen.
+// At least one of announce_dir and cluster.listen.
 struct LinkOptions {
+  // The job's spits::Options::cluster. Read here: listen (where Task Managers
+  // dial in; anything but loopback needs keys), key_file (this Job Manager's
+  // key pair: CURVE; announced Task Managers' keys come from the list),
+  // authorized_keys_file (with listen and keys: the workers let in) and
+  // heartbeat_timeout_s. Waiting for min_workers is the caller's (wait_for()).
+  ClusterOptions cluster = {};
   std::string announce_dir;            // where listening Task Managers announce themselves
-  std::string listen;                  // where Task Managers dial in (anything but loopback needs keys)
   std::string plugin;                  // the job's .so as dial-in Task Managers load it: a path on their machines
   std::string job;                     // the job's name (Task Managers check it)
   std::vector<std::string> args;       // Task Managers set the job up with them
-  std::string key_file;                // this Job Manager's key pair (CURVE; announced Task Managers' keys come from the list)
-  std::string authorized_keys_file;    // with listen and keys: the workers let in
-  double heartbeat_timeout_s = 2;
 };
 
 class TaskManagerLink final : private net::PeerService {

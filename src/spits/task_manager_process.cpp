@@ -220,7 +220,7 @@ class TaskManagerServer {
 
 Status run_task_manager(const TaskManagerProcessOptions& options) {
   if (options.workers == 0) return Status::InvalidArgument("spits Task Manager: need at least one Worker");
-  if (options.announce_dir.empty()) return Status::InvalidArgument("spits Task Manager: give the announce list (--announce DIR)");
+  if (options.announce_dir.empty()) return Status::InvalidArgument("spits Task Manager: give the announce list (--announce-dir DIR)");
   auto plugin = JobPlugin::load(options.plugin);
   if (!plugin.ok()) return plugin.status();
   JobPlugin& job = **plugin;

@@ -1,4 +1,4 @@
-// A Task Manager process (`redflow spits-worker JOB.so --announce DIR`): W
+// A Task Manager process (`redflow spits-worker JOB.so --announce-dir DIR`): W
 // Worker threads (a LocalTaskManager) behind a listening socket, as in
 // PY-PITS, where Task Managers are the servers and the Job Manager finds them
 // through the announce list (announce.hpp) and connects.

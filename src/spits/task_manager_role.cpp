@@ -99,4 +99,16 @@ class TaskManagerRole final : public net::WorkerRole {
 
 std::unique_ptr<net::WorkerRole> make_task_manager_role(unsigned cores) { return std::make_unique<TaskManagerRole>(cores); }
 
+Status serve_job_manager(const DialInTaskManagerOptions& options) {
+  net::WorkerSessionOptions session;
+  session.driver = [driver = options.driver]() -> Result<net::DriverAddress> { return driver; };
+  session.security = options.security;
+  session.name = options.name;
+  session.cores = options.workers;
+  session.connect_timeout_s = options.connect_timeout_s;
+  net::WorkerSession worker(std::move(session));
+  worker.add(make_task_manager_role(options.workers));
+  return worker.run();
+}
+
 }  // namespace redflow::spits

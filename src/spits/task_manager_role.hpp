@@ -23,11 +23,27 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
+#include "net/security.hpp"
 #include "net/worker_session.hpp"
+#include "redflow/status.hpp"
 
 namespace redflow::spits {
 
 std::unique_ptr<net::WorkerRole> make_task_manager_role(unsigned cores);
+
+struct DialInTaskManagerOptions {
+  net::DriverAddress driver;        // the Job Manager's endpoint (and public key, from its address file)
+  net::SecurityOptions security{};  // this Task Manager's key file (none: plain text)
+  std::string name;                 // empty: host:pid
+  unsigned workers = 1;             // its Workers
+  double connect_timeout_s = 30;    // for the WELCOME
+};
+
+// A session that offers only this role, for one Job Manager: a later starter
+// of `redflow spits --address-file FILE` (the first one drives), and
+// `redflow spits-worker --address-file FILE`. Ok after the Job Manager's BYE.
+Status serve_job_manager(const DialInTaskManagerOptions& options);
 
 }  // namespace redflow::spits

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "redflow/stream.hpp"
 
@@ -12,10 +13,11 @@ namespace redflow::stream {
 class CollectOperator final : public Operator {
  public:
   Fired fire(FiringContext& ctx) override;
-  const std::string& bytes() const { return bytes_; }
+  // What it gathered, moved out (the run's result takes it once it ended).
+  Bytes take_bytes() { return std::move(bytes_); }
 
  private:
-  std::string bytes_;
+  Bytes bytes_;
 };
 
 // A number arg ("n=100"), with a default; a named error when it is not one.

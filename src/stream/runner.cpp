@@ -165,7 +165,7 @@ struct Runner::Impl {
     }
     for (auto& s : ops_) {
       if (!s) continue;
-      if (auto* c = dynamic_cast<CollectOperator*>(s->op.get())) result.outputs[s->op_name] = c->bytes();
+      if (auto* c = dynamic_cast<CollectOperator*>(s->op.get())) result.outputs[s->op_name] = c->take_bytes();
       result.operators.push_back(OperatorProfile{s->op_name, s->firings, s->busy_s, -1, std::move(s->spans)});
     }
     // A stream is counted where its producer runs.

@@ -171,7 +171,7 @@ void encode_done(const RunResult& result, std::vector<std::byte>& out) {
   w.u32(static_cast<std::uint32_t>(result.outputs.size()));
   for (const auto& [name, bytes] : result.outputs) {
     w.str(name);
-    w.str(bytes);
+    w.bytes(bytes);
   }
   w.u32(static_cast<std::uint32_t>(result.operators.size()));
   for (const auto& o : result.operators) {
@@ -199,7 +199,8 @@ Status decode_done(std::span<const std::byte> body, RunResult& out) {
   const std::size_t outputs = r.count("outputs", kMaxProgramItems, 8);
   for (std::size_t i = 0; i < outputs && !r.failed(); ++i) {
     std::string name = r.str("output name", kMaxNameBytes);
-    m.outputs[name] = r.str("output", kMaxValueBytes);
+    const auto bytes = r.bytes("output", kMaxValueBytes);
+    m.outputs[name].assign(bytes.begin(), bytes.end());
   }
   const std::size_t ops = r.count("operators", kMaxProgramItems, 24);
   for (std::size_t i = 0; i < ops && !r.failed(); ++i) {

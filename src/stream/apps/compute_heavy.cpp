@@ -205,14 +205,15 @@ std::string cha_dot(std::uint64_t n, std::uint64_t work, int branches, int stage
                                         n, work, cha_operator_count(branches, stages), branches, stages));
 }
 
-std::string cha_sequential(std::uint64_t n, std::uint64_t work, int branches, int stages) {
-  std::string out;
+Bytes cha_sequential(std::uint64_t n, std::uint64_t work, int branches, int stages) {
+  Bytes out;
   out.reserve(n * kChaToken);
   for (std::uint64_t i = 0; i < n; ++i) {
     Block b = make_block(i);
     const int branch = static_cast<int>(i % static_cast<std::uint64_t>(branches));
     for (int s = 0; s < stages; ++s) mix(b, work, stage_seed(branch, s));
-    out.append(reinterpret_cast<const char*>(b.data()), kChaToken);
+    const auto* at = reinterpret_cast<const std::byte*>(b.data());
+    out.insert(out.end(), at, at + kChaToken);
   }
   return out;
 }

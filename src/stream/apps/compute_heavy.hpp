@@ -36,6 +36,6 @@ Result<Program> cha_program(const OperatorRegistry& registry, std::uint64_t bloc
 // The same program in the DOT form (examples/streams/compute_heavy.dot).
 std::string cha_dot(std::uint64_t blocks, std::uint64_t work, int branches = kChaBranches, int stages = kChaStages);
 // Plain loops: exactly the bytes the program's collect gathers.
-std::string cha_sequential(std::uint64_t blocks, std::uint64_t work, int branches = kChaBranches, int stages = kChaStages);
+Bytes cha_sequential(std::uint64_t blocks, std::uint64_t work, int branches = kChaBranches, int stages = kChaStages);
 
 }  // namespace redflow::stream

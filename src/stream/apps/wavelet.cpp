@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
+#include <string_view>
 
 #include "stream/apps/plan.hpp"
 #include "stream/apps/wavelet_codec.hpp"
@@ -437,7 +438,7 @@ std::string wavelet_dot(const std::string& pgm_path, int levels, int step) {
                                   pgm_path, levels, step, wavelet_operator_count(levels), pgm_path));
 }
 
-std::string wavelet_encode_sequential(const GrayImage& image, int levels, int step) {
+Bytes wavelet_encode_sequential(const GrayImage& image, int levels, int step) {
   int wp = 0, hp = 0;
   const auto samples = padded_samples(image, levels, wp, hp);
   Plane cur = plane(wp, hp);
@@ -451,10 +452,10 @@ std::string wavelet_encode_sequential(const GrayImage& image, int levels, int st
     cur = std::move(ll);
   }
   const auto fh = file_header(levels, step, image.width, image.height);
-  std::string out(fh.begin(), fh.end());
+  Bytes out(reinterpret_cast<const std::byte*>(fh.data()), reinterpret_cast<const std::byte*>(fh.data() + fh.size()));
   auto code = [&](const Plane& band, int q) {
     PairCoder coder;
-    auto emit = [&](const char* token) { out.append(token, kToken); };
+    auto emit = [&](const char* token) { out.insert(out.end(), reinterpret_cast<const std::byte*>(token), reinterpret_cast<const std::byte*>(token + kToken)); };
     std::uint32_t run = 0;
     for (int v : band.v) {
       const int c = quantise(v, q);
@@ -474,7 +475,8 @@ std::string wavelet_encode_sequential(const GrayImage& image, int levels, int st
   return out;
 }
 
-Result<GrayImage> wavelet_decode_sequential(const std::string& enc) {
+Result<GrayImage> wavelet_decode_sequential(const Bytes& encoded) {
+  const std::string_view enc(reinterpret_cast<const char*>(encoded.data()), encoded.size());
   if (enc.size() < 2 * kToken || std::memcmp(enc.data(), kMagic, 4) != 0) return Status::InvalidArgument("wavelet decode: no RFW1 header");
   const int levels = static_cast<unsigned char>(enc[4]);
   const int step = static_cast<int>(get_le(enc.data() + 6, 2));

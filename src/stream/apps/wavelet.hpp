@@ -61,9 +61,9 @@ Result<Program> wavelet_program(const OperatorRegistry& registry, const std::str
 std::string wavelet_dot(const std::string& pgm_path, int levels = 3, int step = 1);
 
 // The encoder as plain loops: exactly the bytes the program's collect gathers.
-std::string wavelet_encode_sequential(const GrayImage& image, int levels = 3, int step = 1);
+Bytes wavelet_encode_sequential(const GrayImage& image, int levels = 3, int step = 1);
 // Inverts an encoding: the original image when step was 1, an approximation
 // (midpoint dequantisation) otherwise. Named errors for malformed input.
-Result<GrayImage> wavelet_decode_sequential(const std::string& encoded);
+Result<GrayImage> wavelet_decode_sequential(const Bytes& encoded);
 
 }  // namespace redflow::stream
