@@ -19,8 +19,8 @@ using redflow::testing::run_cli;
 TEST_F(CliTest, HelpGroupsTheCommandsDevelopersToolsLast) {
   auto r = run_cli("--help");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::vector<std::string> groups = {"Run a program:", "Inspect a program:", "Run on a cluster:", "Reproduce the papers:",
-                                           "Develop redflow:"};
+  const std::vector<std::string> groups = {"Run a program:", "Inspect a program:", "Run on a cluster:", "Use a server:",
+                                           "Reproduce the papers:", "Develop redflow:"};
   std::size_t at = 0;
   for (const std::string& g : groups) {
     const std::size_t found = r.output.find("\n" + g + "\n", at);

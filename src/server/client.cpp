@@ -42,7 +42,6 @@ struct Client::Link {
   Result<JobInfo> one(const server::Request& q, double timeout_s) {
     auto r = call(q, timeout_s);
     if (!r.ok()) return r.status();
-    if (!r->status.ok()) return r->status;
     if (r->jobs.size() != 1) return Status::Internal("the server answered with " + std::to_string(r->jobs.size()) + " jobs, not 1");
     return std::move(r->jobs[0]);
   }
@@ -70,7 +69,6 @@ Client::~Client() = default;
 Result<std::uint64_t> Client::submit(const std::vector<std::string>& args, const std::string& cwd) {
   auto r = link_->call({.kind = server::RequestKind::kSubmit, .args = args, .cwd = cwd}, link_->timeout_s);
   if (!r.ok()) return r.status();
-  if (!r->status.ok()) return r->status;
   return r->id;
 }
 
@@ -81,14 +79,12 @@ Result<JobInfo> Client::cancel(std::uint64_t id) { return link_->one({.kind = se
 Result<std::vector<JobInfo>> Client::list() {
   auto r = link_->call({.kind = server::RequestKind::kList}, link_->timeout_s);
   if (!r.ok()) return r.status();
-  if (!r->status.ok()) return r->status;
   return std::move(r->jobs);
 }
 
 Result<Client::Workers> Client::workers() {
   auto r = link_->call({.kind = server::RequestKind::kWorkers}, link_->timeout_s);
   if (!r.ok()) return r.status();
-  if (!r->status.ok()) return r->status;
   return std::move(r->workers);
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zmq.hpp>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -98,7 +99,12 @@ class Server {
 
     while (!stop.load()) {
       zmq::pollitem_t item{router.handle(), 0, ZMQ_POLLIN, 0};
-      zmq::poll(&item, 1, std::chrono::milliseconds(50));
+      try {
+        zmq::poll(&item, 1, std::chrono::milliseconds(50));
+      } catch (const zmq::error_t& e) {
+        if (e.num() != EINTR) return Status::IOError(std::string("server: poll: ") + e.what());
+        continue;  // a signal (SIGTERM: stop) came
+      }
       if (item.revents & ZMQ_POLLIN) serve(router);
       REDFLOW_RETURN_IF_ERROR(reap(router));
       REDFLOW_RETURN_IF_ERROR(start_next(router));

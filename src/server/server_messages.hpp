@@ -44,6 +44,7 @@ struct Reply {
 std::vector<std::byte> encode(const Request& r);
 Result<Request> decode_request(std::span<const std::byte> bytes);
 std::vector<std::byte> encode(const Reply& r);
+// An error reply decodes to its error ("server: ..."), not to a Reply.
 Result<Reply> decode_reply(std::span<const std::byte> bytes);
 
 // Fields shared with the journal's records.
