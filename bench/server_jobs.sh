@@ -20,7 +20,7 @@ now() { date +%s.%N; }
 for _ in $(seq 100); do [ -s "$dir/server" ] && break; sleep 0.1; done
 endpoint=$(sed -n 2p "$dir/server")
 for i in $(seq "$w"); do
-  "$redflow" --log-level error worker --connect "$endpoint" --persist --connect-timeout 600 --name "b$i" &
+  "$redflow" --log-level error worker --connect "$endpoint" --persist --connect-timeout 600 --name "b$i" 2>/dev/null &
 done
 start=$(now)
 for i in $(seq "$n"); do "$redflow" submit --server-file "$dir/server" "${graph[@]}" --output "Y=$dir/y$i.bin" >/dev/null; done
