@@ -89,6 +89,13 @@ TEST_F(CliTest, EveryCommandExitsTwoOnAUsageErrorAndOneOnAFailure) {
       {"table1", "table1 --rows nope"},
       {"difftest", "difftest --replay " + path("")},
       {"launch-probe", "launch-probe"},  // no mpirun, srun, PMI nor --address-file around: nothing to meet through
+      {"server", "server --min-workers 1 --client-listen tcp://10.1.2.3:5 --server-file " + path("sf")},  // clients on loopback only
+      {"submit", "submit --server-file " + nowhere + " run " + dot},  // no server
+      {"jobs", "jobs --server-file " + nowhere},
+      {"job", "job 1 --server-file " + nowhere},
+      {"wait", "wait 1 --server-file " + nowhere},
+      {"cancel", "cancel 1 --server-file " + nowhere},
+      {"workers", "workers --server-file " + nowhere},
   };
   const std::set<std::string> listed = listed_commands();
   ASSERT_GE(listed.size(), 19u);

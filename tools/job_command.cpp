@@ -13,7 +13,7 @@ Command add_job_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("job", "Show one job: state, exit status, its workers and its report (RunReport JSON).");
   add_job_id(cmd, *id);
   add_server_flags(cmd, *o);
-  cmd->add_flag("--report-json", *json, "Print only the job's RunReport JSON (nothing when it has none yet)");
+  cmd->add_flag("--json", *json, "Print only the job's RunReport JSON (nothing when it has none yet)");
   return {cmd, [o, id, json] {
             auto client = Client::connect(*o);
             if (!client.ok()) return fail(client.status());

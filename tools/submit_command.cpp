@@ -53,6 +53,11 @@ Command add_submit_command(CLI::App& app) {
   cmd->fallthrough(false);  // "run" is the job's word, not `redflow run`
   return {cmd, [a, cmd] {
             const std::vector<std::string> words = cmd->remaining();
+            // Flags of submit's own come before the job's words; anything else that looks like one is a mistake.
+            if (!words.empty() && words[0].size() > 1 && words[0][0] == '-') {
+              fail(Status::InvalidArgument("unknown option '" + words[0] + "'; 'redflow submit --help' lists every option"));
+              return kUsageError;
+            }
             if (Status s = server::check_job_words(words); !s.ok()) {
               fail(s);
               return kUsageError;
