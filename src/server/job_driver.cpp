@@ -104,6 +104,7 @@ Result<JobDriver> JobDriver::start(const std::vector<std::string>& argv, const s
   if (pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);  // the server died before prctl
+    ::setpgid(0, 0);  // a Ctrl-C at the server's terminal stops the server, which keeps the job to run again, not the job
     ::dup2(out, 1);
     ::dup2(out, 2);
     if (::chdir(cwd.c_str()) != 0) {
