@@ -19,8 +19,8 @@ using redflow::testing::run_cli;
 TEST_F(CliTest, HelpGroupsTheCommandsDevelopersToolsLast) {
   auto r = run_cli("--help");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::vector<std::string> groups = {"Run a program:", "Inspect a program:", "Run on a cluster:", "Reproduce the papers:",
-                                           "Develop redflow:"};
+  const std::vector<std::string> groups = {"Run a program:", "Inspect a program:", "Run on a cluster:", "Use a server:",
+                                           "Reproduce the papers:", "Develop redflow:"};
   std::size_t at = 0;
   for (const std::string& g : groups) {
     const std::size_t found = r.output.find("\n" + g + "\n", at);
@@ -89,6 +89,13 @@ TEST_F(CliTest, EveryCommandExitsTwoOnAUsageErrorAndOneOnAFailure) {
       {"table1", "table1 --rows nope"},
       {"difftest", "difftest --replay " + path("")},
       {"launch-probe", "launch-probe"},  // no mpirun, srun, PMI nor --address-file around: nothing to meet through
+      {"server", "server --min-workers 1 --client-listen tcp://10.1.2.3:5 --server-file " + path("sf")},  // clients on loopback only
+      {"submit", "submit --server-file " + nowhere + " run " + dot},  // no server
+      {"jobs", "jobs --server-file " + nowhere},
+      {"job", "job 1 --server-file " + nowhere},
+      {"wait", "wait 1 --server-file " + nowhere},
+      {"cancel", "cancel 1 --server-file " + nowhere},
+      {"workers", "workers --server-file " + nowhere},
   };
   const std::set<std::string> listed = listed_commands();
   ASSERT_GE(listed.size(), 19u);

@@ -133,6 +133,14 @@ Command add_bench_command(CLI::App& app);
 Command add_table1_command(CLI::App& app);
 Command add_rem_command(CLI::App& app);
 Command add_spits_command(CLI::App& app);
+// A long-lived server and its clients (docs/server.md).
+Command add_server_command(CLI::App& app);
+Command add_submit_command(CLI::App& app);
+Command add_jobs_command(CLI::App& app);
+Command add_job_command(CLI::App& app);
+Command add_wait_command(CLI::App& app);
+Command add_cancel_command(CLI::App& app);
+Command add_workers_command(CLI::App& app);
 Command add_spits_worker_command(CLI::App& app);
 Command add_stream_command(CLI::App& app);
 Command add_stream_worker_command(CLI::App& app);

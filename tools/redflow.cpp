@@ -40,6 +40,8 @@ int main(int argc, char** argv) {
   group("Inspect a program", {add_graph_command(app), add_actors_command(app), add_schedule_command(app), add_place_command(app)});
   group("Run on a cluster", {add_worker_command(app), add_keygen_command(app), add_tile_command(app), add_stream_worker_command(app),
                              add_spits_worker_command(app)});
+  group("Use a server", {add_server_command(app), add_submit_command(app), add_jobs_command(app), add_job_command(app), add_wait_command(app),
+                         add_cancel_command(app), add_workers_command(app)});
   group("Reproduce the papers", {add_gen_command(app), add_bench_command(app), add_table1_command(app)});
   group("Develop redflow", {add_difftest_command(app), add_launch_probe_command(app)});
   // A repeatable flag (--input, --inject, --lib, ...) takes one value each

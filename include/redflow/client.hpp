@@ -1,0 +1,94 @@
+// Client: a program's handle on a long-lived `redflow server` (docs/server.md).
+// It submits jobs (the words of a one-shot command: {"run", "g.dot", "--input",
+// "X=x.bin", ...} or {"spits", "job.so", "tasks=100"}), asks their state,
+// waits for them, cancels them and lists the server's workers. The `redflow
+// submit`, `jobs`, `job`, `wait`, `cancel` and `workers` commands are this
+// class on the command line.
+//
+//   auto client = redflow::Client::connect(redflow::ClientOptions{.server_file = "cluster.addr"});
+//   auto id = client->submit({"run", "g.dot", "-i", "X=x.bin", "-o", "Y=y.bin"}, "/home/me/work");
+//   auto done = client->wait(*id, 600);      // JobInfo: state, exit status, the job's RunReport JSON
+//
+// Every call is one request and one reply over ZeroMQ on loopback. Not
+// thread-safe: one Client per thread (they are cheap).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "redflow/status.hpp"
+
+namespace redflow {
+
+enum class JobState : std::uint8_t {
+  kQueued,     // waiting for the workers (first come, first served)
+  kRunning,    // its driver runs on the workers
+  kSucceeded,  // ended with exit status 0
+  kFailed,     // ended with another exit status (JobInfo::exit_status, JobInfo::message)
+  kCancelled,  // cancelled before it ended
+};
+const char* to_string(JobState state);
+inline bool finished(JobState s) { return s == JobState::kSucceeded || s == JobState::kFailed || s == JobState::kCancelled; }
+
+// What the server knows of one job.
+struct JobInfo {
+  std::uint64_t id = 0;
+  JobState state = JobState::kQueued;
+  std::vector<std::string> args;     // the one-shot command's words, as submitted
+  std::string cwd;                   // where its relative paths are read and written
+  int exit_status = -1;              // the one-shot command's exit status, once finished (-1 before)
+  std::uint32_t starts = 0;          // times its driver was started (more than 1 after a server restart)
+  std::string message;               // why it failed or was cancelled; "" otherwise
+  std::string report_json;           // its RunReport as JSON (redflow/report.hpp), once it succeeded or failed with one
+  std::vector<std::string> workers;  // the places of its report: the workers that served it
+};
+
+struct ClientOptions {
+  // The server's client endpoint (what `redflow server` prints), or "" to
+  // read it from server_file.
+  std::string endpoint = {};
+  // The file `redflow server --server-file` writes (its first line is the
+  // client endpoint). Default: empty; one of the two is required.
+  std::string server_file = {};
+  // Seconds to wait for each reply before a call fails naming the server.
+  // Default: 10.
+  double timeout_s = 10;
+};
+
+class Client {
+ public:
+  static Result<Client> connect(const ClientOptions& options);
+  Client(Client&&) noexcept;
+  Client& operator=(Client&&) noexcept;
+  ~Client();
+
+  // Queues a job; returns its id at once. `args` are a one-shot command's
+  // words ("run ..." or "spits ..."), without the cluster flags (--listen
+  // and the like are the server's); `cwd` is where its paths are relative to.
+  Result<std::uint64_t> submit(const std::vector<std::string>& args, const std::string& cwd);
+  Result<JobInfo> status(std::uint64_t id);
+  // Returns once the job has finished, or fails after timeout_s seconds.
+  Result<JobInfo> wait(std::uint64_t id, double timeout_s);
+  // A queued job is taken out of the queue; a running one has its driver
+  // stopped. Returns the job as it stands after the call.
+  Result<JobInfo> cancel(std::uint64_t id);
+  // Every job the server knows, oldest first.
+  Result<std::vector<JobInfo>> list();
+  // The workers the server's last finished job ran on (name and host), and
+  // how many each job waits for.
+  struct Workers {
+    std::string endpoint;              // where workers connect
+    std::uint32_t per_job = 0;         // workers each job waits for (the server's --min-workers)
+    std::vector<std::string> last;     // "NAME on HOST" of the last job that reported its places
+  };
+  Result<Workers> workers();
+
+ private:
+  struct Link;
+  explicit Client(std::unique_ptr<Link> link);
+  std::unique_ptr<Link> link_;
+};
+
+}  // namespace redflow

@@ -1,0 +1,43 @@
+// run_server: the loop of `redflow server` (docs/server.md). It binds the
+// client endpoint (a ROUTER, loopback only), keeps the JobTable, writes the
+// Journal, and runs the table's next job as a JobDriver on the workers'
+// endpoint, where `redflow worker --connect ENDPOINT --persist` processes
+// dial each job's driver in turn. Requests are answered at once, except a
+// wait, answered when its job ends.
+//
+// Thread-safety: run_server runs on the calling thread; `stop` may be set
+// from any thread (or a signal handler).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+#include "redflow/cluster.hpp"
+#include "redflow/status.hpp"
+
+namespace redflow::server {
+
+struct ServerOptions {
+  // How each job's driver meets the workers: listen (a port of "*" is
+  // chosen once and kept, in the journal too), min_workers (every job waits
+  // for this many), wait_s, heartbeat_timeout_s, keys.
+  ClusterOptions cluster;
+  // Where clients connect: loopback only. Default: a free port.
+  std::string client_listen = "tcp://127.0.0.1:*";
+  // Written once listening: line 1 the client endpoint, line 2 the workers'.
+  std::string server_file;
+  // The journal directory; empty: a fresh temporary directory for the job
+  // files, and no journal.
+  std::string journal_dir;
+  // The redflow executable that runs each job's driver.
+  std::string exe;
+  // Seconds a cancelled driver has after SIGTERM before SIGKILL.
+  double stop_grace_s = 2;
+  // Called once listening: (client endpoint, workers endpoint).
+  std::function<void(const std::string&, const std::string&)> on_listening;
+};
+
+Status run_server(const ServerOptions& options, const std::atomic<bool>& stop);
+
+}  // namespace redflow::server

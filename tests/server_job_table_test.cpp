@@ -1,0 +1,239 @@
+// The server's state without sockets or processes: the job table's FIFO
+// policy, cancel and recovery (ServerJobTable); the journal's replay, torn
+// tail and damage (ServerJournal); the client <-> server frames, and the
+// named errors for malformed ones (ServerMessages); the words a submit may
+// not give (ServerJobWords).
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "server/job_driver.hpp"
+#include "server/job_table.hpp"
+#include "server/journal.hpp"
+#include "server/server_messages.hpp"
+
+namespace redflow::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(ServerJobTable, JobsStartOneAtATimeFirstComeFirstServed) {
+  JobTable t;
+  const auto a = t.submit({"run", "a.dot"}, "/w"), b = t.submit({"spits", "b.so"}, "/w"), c = t.submit({"run", "c.dot"}, "/w");
+  EXPECT_EQ(a, 1u);
+  EXPECT_EQ(b, 2u);
+  ASSERT_EQ(t.next_to_start(), a);
+  t.started(a);
+  EXPECT_EQ(t.next_to_start(), std::nullopt) << "a second job started while one runs";
+  EXPECT_EQ(t.find(a)->state, JobState::kRunning);
+  t.ended(a, 0, "", "{}", {"w0 on h"});
+  EXPECT_EQ(t.find(a)->state, JobState::kSucceeded);
+  EXPECT_EQ(t.last_workers(), std::vector<std::string>{"w0 on h"});
+  ASSERT_EQ(t.next_to_start(), b);
+  t.started(b);
+  t.ended(b, 3, "gave up", "", {});
+  EXPECT_EQ(t.find(b)->state, JobState::kFailed);
+  EXPECT_EQ(t.find(b)->exit_status, 3);
+  EXPECT_EQ(t.find(b)->message, "gave up");
+  EXPECT_EQ(t.last_workers(), std::vector<std::string>{"w0 on h"}) << "a job without places forgot the last workers";
+  EXPECT_EQ(t.next_to_start(), c);
+}
+
+TEST(ServerJobTable, CancelDequeuesAQueuedJobAndStopsARunningOne) {
+  JobTable t;
+  const auto a = t.submit({"run", "a.dot"}, "/w"), b = t.submit({"run", "b.dot"}, "/w"), c = t.submit({"run", "c.dot"}, "/w");
+  t.started(a);
+  auto queued = t.cancel(b);
+  ASSERT_TRUE(queued.ok());
+  EXPECT_EQ(*queued, JobTable::CancelEffect::kDequeued);
+  EXPECT_EQ(t.find(b)->state, JobState::kCancelled);
+  auto running = t.cancel(a);
+  ASSERT_TRUE(running.ok());
+  EXPECT_EQ(*running, JobTable::CancelEffect::kStopDriver);
+  EXPECT_EQ(t.find(a)->state, JobState::kRunning) << "running until its driver has ended";
+  t.ended(a, 143, "signal 15", "", {});
+  EXPECT_EQ(t.find(a)->state, JobState::kCancelled);
+  EXPECT_EQ(t.next_to_start(), c) << "the cancelled queued job was started";
+  auto again = t.cancel(a);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, JobTable::CancelEffect::kNone);
+  auto unknown = t.cancel(99);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("no job 99"), std::string::npos) << unknown.status().message();
+}
+
+TEST(ServerJobTable, RecoverQueuesTheRunningJobAheadOfLaterOnes) {
+  JobTable t;
+  const auto a = t.submit({"run", "a.dot"}, "/w"), b = t.submit({"run", "b.dot"}, "/w");
+  t.started(a);
+  t.recover();
+  EXPECT_EQ(t.find(a)->state, JobState::kQueued);
+  ASSERT_EQ(t.next_to_start(), a);
+  t.started(a);
+  EXPECT_EQ(t.find(a)->starts, 2u);
+  EXPECT_EQ(t.find(b)->state, JobState::kQueued);
+}
+
+class ServerJournal : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("redflow_server_journal_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  // Writes: job 1 succeeded, job 2 cancelled while queued, job 3 running, job 4 queued.
+  void write_history() {
+    JobTable t;
+    std::string endpoint;
+    auto j = Journal::open(dir_.string(), t, endpoint);
+    ASSERT_TRUE(j.ok()) << j.status().ToString();
+    ASSERT_TRUE((*j)->endpoint("tcp://127.0.0.1:7001").ok());
+    for (const char* g : {"a.dot", "b.dot", "c.dot", "d.dot"}) {
+      const auto id = t.submit({"run", g, "--repeat", "2"}, "/work dir");
+      ASSERT_TRUE((*j)->submitted(*t.find(id)).ok());
+    }
+    t.started(1);
+    ASSERT_TRUE((*j)->started(1).ok());
+    t.ended(1, 0, "", "{\"model\":\"graph\"}", {"p0 on h", "p1 on h"});
+    ASSERT_TRUE((*j)->ended(*t.find(1)).ok());
+    ASSERT_TRUE(t.cancel(2).ok());
+    ASSERT_TRUE((*j)->cancelled(2).ok());
+    t.started(3);
+    ASSERT_TRUE((*j)->started(3).ok());
+  }
+  fs::path dir_;
+};
+
+TEST_F(ServerJournal, AReopenedJournalKeepsFinishedAndQueuedJobsAndRunsTheRunningOneAgain) {
+  write_history();
+  JobTable t;
+  std::string endpoint;
+  auto j = Journal::open(dir_.string(), t, endpoint);
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_EQ(endpoint, "tcp://127.0.0.1:7001");
+  EXPECT_EQ((*j)->torn_bytes(), 0u);
+  ASSERT_EQ(t.all().size(), 4u);
+  EXPECT_EQ(t.find(1)->state, JobState::kSucceeded);
+  EXPECT_EQ(t.find(1)->report_json, "{\"model\":\"graph\"}");
+  EXPECT_EQ(t.find(1)->workers, (std::vector<std::string>{"p0 on h", "p1 on h"}));
+  EXPECT_EQ(t.find(2)->state, JobState::kCancelled);
+  EXPECT_EQ(t.find(3)->state, JobState::kQueued) << "the job running at the crash does not run again";
+  EXPECT_EQ(t.find(3)->starts, 1u);
+  EXPECT_EQ(t.find(4)->args, (std::vector<std::string>{"run", "d.dot", "--repeat", "2"}));
+  EXPECT_EQ(t.find(4)->cwd, "/work dir");
+  EXPECT_EQ(t.next_to_start(), 3u);
+  // A new job after the restart takes the next id, not a used one.
+  EXPECT_EQ(t.submit({"run", "e.dot"}, "/w"), 5u);
+}
+
+TEST_F(ServerJournal, ATornLastRecordIsCutOffAndTheRestKept) {
+  write_history();
+  const auto path = dir_ / "journal";
+  const auto size = fs::file_size(path);
+  fs::resize_file(path, size - 3);  // the last record ('R' of job 3) cut short, as a crash mid-write leaves it
+  JobTable t;
+  std::string endpoint;
+  auto j = Journal::open(dir_.string(), t, endpoint);
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_GT((*j)->torn_bytes(), 0u);
+  EXPECT_EQ(t.find(3)->state, JobState::kQueued);
+  EXPECT_EQ(t.find(3)->starts, 0u) << "the torn start record was counted";
+  EXPECT_EQ(t.find(1)->state, JobState::kSucceeded);
+  EXPECT_LT(fs::file_size(path), size - 3) << "the torn tail was not cut off";
+}
+
+TEST_F(ServerJournal, DamageBeforeTheEndIsNamedAndRefused) {
+  write_history();
+  const auto path = dir_ / "journal";
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(30);  // inside the second record
+    f.put('\x7f');
+  }
+  JobTable t;
+  std::string endpoint;
+  auto j = Journal::open(dir_.string(), t, endpoint);
+  ASSERT_FALSE(j.ok()) << "a damaged journal was resumed from";
+  EXPECT_NE(j.status().message().find("is damaged but bytes follow it"), std::string::npos) << j.status().message();
+  EXPECT_NE(j.status().message().find(path.string()), std::string::npos) << j.status().message();
+}
+
+TEST(ServerMessages, RequestsAndRepliesRoundTrip) {
+  Request q{.kind = RequestKind::kSubmit, .id = 0, .args = {"spits", "job.so", "tasks=10"}, .cwd = "/home/u"};
+  auto back = decode_request(encode(q));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->kind, RequestKind::kSubmit);
+  EXPECT_EQ(back->args, q.args);
+  EXPECT_EQ(back->cwd, q.cwd);
+  Reply p;
+  JobInfo j;
+  j.id = 7;
+  j.state = JobState::kFailed;
+  j.exit_status = 3;
+  j.message = "gave up";
+  j.workers = {"w on h"};
+  p.jobs = {j};
+  p.workers = {"tcp://127.0.0.1:9", 3, {"a", "b"}};
+  auto r = decode_reply(encode(p));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->jobs.size(), 1u);
+  EXPECT_EQ(r->jobs[0].id, 7u);
+  EXPECT_EQ(r->jobs[0].state, JobState::kFailed);
+  EXPECT_EQ(r->jobs[0].exit_status, 3);
+  EXPECT_EQ(r->jobs[0].workers, j.workers);
+  EXPECT_EQ(r->workers.per_job, 3u);
+  // An error reply decodes to the error itself, of the server's kind.
+  auto err = decode_reply(encode(Reply{.status = Status::NotFound("no job 4")}));
+  ASSERT_FALSE(err.ok());
+  EXPECT_EQ(err.status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(err.status().message(), "server: no job 4");
+}
+
+TEST(ServerMessages, MalformedRequestsAreNamedErrors) {
+  auto good = encode(Request{.kind = RequestKind::kWait, .id = 5});
+  auto expect_error = [](std::vector<std::byte> bytes, const std::string& name) {
+    auto r = decode_request(bytes);
+    ASSERT_FALSE(r.ok()) << name;
+    EXPECT_NE(r.status().message().find("server request: " + name), std::string::npos) << r.status().message();
+  };
+  expect_error({good.begin(), good.end() - 3}, "truncated");
+  auto magic = good;
+  magic[0] = std::byte{'X'};
+  expect_error(magic, "bad magic");
+  auto kind = good;
+  kind[5] = std::byte{99};
+  expect_error(kind, "unknown kind");
+  auto trailing = good;
+  trailing.push_back(std::byte{0});
+  expect_error(trailing, "trailing bytes");
+  expect_error(encode(Request{.kind = RequestKind::kSubmit}), "malformed");
+}
+
+TEST(ServerJobWords, TheServersOwnFlagsAndUnknownModelsAreRefusedByName) {
+  EXPECT_TRUE(check_job_words({"run", "g.dot", "--input", "X=x.bin"}).ok());
+  EXPECT_TRUE(check_job_words({"spits", "j.so", "--", "--listen"}).ok()) << "a SPITS job's own args after -- are its own";
+  auto listen = check_job_words({"run", "g.dot", "--listen=tcp://127.0.0.1:1"});
+  ASSERT_FALSE(listen.ok());
+  EXPECT_NE(listen.message().find("--listen is the server's"), std::string::npos) << listen.message();
+  auto model = check_job_words({"stream", "p.dot"});
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.message().find("'stream' is not a model the server runs"), std::string::npos) << model.message();
+  // The driver's command line: the server's flags before the job's words.
+  ClusterOptions c;
+  c.listen = "tcp://127.0.0.1:7";
+  c.min_workers = 2;
+  const auto argv = driver_argv("/bin/redflow", {"spits", "j.so", "--", "x"}, c, driver_files("/j", 4));
+  ASSERT_GE(argv.size(), 6u);
+  EXPECT_EQ(argv[1], "spits");
+  EXPECT_EQ(argv[2], "--listen");
+  EXPECT_EQ(argv[3], "tcp://127.0.0.1:7");
+  EXPECT_EQ(std::vector<std::string>(argv.end() - 3, argv.end()), (std::vector<std::string>{"j.so", "--", "x"}));
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "/j/job-4.commit.log"), argv.end()) << "a SPITS job without --log gets one in the journal";
+}
+
+}  // namespace
+}  // namespace redflow::server

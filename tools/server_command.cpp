@@ -1,0 +1,65 @@
+// `redflow server`: a long-lived process that runs submitted jobs on
+// persistent workers, one at a time, first come first served, and keeps a
+// journal to resume from (docs/server.md). The loop is src/server/.
+#include <fmt/format.h>
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+
+#include "cli_common.hpp"
+#include "cluster_flags.hpp"
+#include "server/server.hpp"
+#include "server_client.hpp"
+
+namespace redflow::cli {
+
+namespace {
+
+std::atomic<bool> stop_server{false};
+extern "C" void on_stop_signal(int) { stop_server.store(true); }
+
+}  // namespace
+
+Command add_server_command(CLI::App& app) {
+  auto o = std::make_shared<server::ServerOptions>();
+  o->server_file = default_server_file();
+  auto* cmd = app.add_subcommand("server", "Run jobs submitted to it (`redflow submit`) on workers that stay between jobs; survive its own crash with --journal.");
+  cmd->footer("Workers are `redflow worker --connect ENDPOINT --persist --connect-timeout S` processes: each job's driver is the\n"
+              "one-shot command (`redflow run` or `redflow spits`) on ENDPOINT, and the workers dial it in turn. Jobs run one at\n"
+              "a time on all the workers, first come first served; each waits for --min-workers of them. A worker waits for\n"
+              "the next job at most its --connect-timeout. With --journal, a server killed and started again on the same\n"
+              "DIR keeps its queued and finished jobs and runs the one that was running again (a SPITS job resumes from its\n"
+              "commit log in DIR). docs/server.md.\n"
+              "Examples:\n"
+              "  redflow server --min-workers 2 --journal ~/redflow-journal &\n"
+              "  redflow worker --connect tcp://127.0.0.1:7000 --persist --connect-timeout 3600 &   (twice; the port is printed)\n"
+              "  redflow submit run g.dot -i X=x.bin -o Y=y.bin && redflow wait 1\n"
+              "Exit status: 0 after SIGINT or SIGTERM; 1 an error (the journal damaged, an endpoint taken).");
+  add_cluster_flags(cmd, o->cluster, {.workers = "workers each job", .min_default = "required"});
+  cmd->add_option("--client-listen", o->client_listen, "Where clients (`redflow submit` and the others) connect: loopback only")
+      ->type_name("ADDR")
+      ->capture_default_str();
+  cmd->add_option("--server-file", o->server_file, "Write the client endpoint (line 1) and the workers' (line 2) here, for the clients")
+      ->type_name("FILE")
+      ->capture_default_str();
+  cmd->add_option("--journal", o->journal_dir, "Keep jobs, their states and SPITS commit logs in DIR, and resume from it (default: none)")
+      ->type_name("DIR");
+  return {cmd, [o] {
+            if (o->cluster.listen.empty()) o->cluster.listen = "tcp://127.0.0.1:*";
+            std::error_code ec;
+            o->exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+            if (ec) return fail(Status::IOError("cannot find the redflow executable (/proc/self/exe): " + ec.message()));
+            if (const auto parent = std::filesystem::path(o->server_file).parent_path(); !parent.empty())
+              std::filesystem::create_directories(parent, ec);
+            std::signal(SIGINT, on_stop_signal);
+            std::signal(SIGTERM, on_stop_signal);
+            o->on_listening = [](const std::string& client, const std::string& workers) {
+              fmt::print(stderr, "redflow: server: clients at {}; workers: redflow worker --connect {} --persist\n", client, workers);
+            };
+            if (Status s = server::run_server(*o, stop_server); !s.ok()) return fail(s);
+            return 0;
+          }};
+}
+
+}  // namespace redflow::cli

@@ -1,0 +1,27 @@
+// `redflow workers`: where workers connect, how many each job waits for,
+// and the workers the last job ran on.
+#include <fmt/format.h>
+
+#include "cli_common.hpp"
+#include "server_client.hpp"
+
+namespace redflow::cli {
+
+Command add_workers_command(CLI::App& app) {
+  auto o = std::make_shared<ClientOptions>();
+  auto* cmd = app.add_subcommand("workers", "Show the server's workers: their endpoint, how many each job waits for, the last job's.");
+  add_server_flags(cmd, *o);
+  return {cmd, [o] {
+            auto client = Client::connect(*o);
+            if (!client.ok()) return fail(client.status());
+            auto w = client->workers();
+            if (!w.ok()) return fail(w.status());
+            fmt::print("endpoint: {}   (redflow worker --connect {} --persist)\n", w->endpoint, w->endpoint);
+            fmt::print("each job waits for: {} worker{}\n", w->per_job, w->per_job == 1 ? "" : "s");
+            fmt::print("the last job ran on: {}\n", w->last.empty() ? std::string("(no job has reported yet)") : "");
+            for (const auto& name : w->last) fmt::print("  {}\n", name);
+            return 0;
+          }};
+}
+
+}  // namespace redflow::cli
