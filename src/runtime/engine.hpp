@@ -95,6 +95,7 @@ class Engine {
  private:
   struct Job;
   struct Runner;
+  struct SentActor;  // an actor message on the wire to a tile (pipeline.cpp)
 
   void runner_main(unsigned t);
   void steal_loop(Runner& r, Job& job);
@@ -116,6 +117,8 @@ class Engine {
   bool pipelines(const Job& job, ActorId a) const;
   void send_actor_message(Runner& r, Job& job, ActorId a);
   ActorId take_completion(Runner& r, Job& job);
+  ActorId book_answer(Runner& r, Job& job, SentActor sent, Completion done);
+  void take_answers_after_loss(Runner& r, Job& job);
   void drain_pipeline(Runner& r, Job& job);
   ActorId place_again(Runner& r, Job& job, ActorId a, const std::vector<SlotId>& missing);
   bool run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot);

@@ -105,6 +105,17 @@ struct Engine::Job {
   double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
 };
 
+// An actor message on the wire to a tile, until its completion is booked.
+struct Engine::SentActor {
+  ActorId actor;
+  std::uint64_t clock;
+  std::vector<SlotId> input_slots;
+  DataTag output_tag;
+  unsigned attempt;
+  double trace_start;
+  bool stolen;
+};
+
 // A compute tile's runner thread: its queues, slot bookkeeping scratch, stats and trace.
 struct Engine::Runner {
   unsigned index = 0;
@@ -124,15 +135,7 @@ struct Engine::Runner {
   std::uint64_t pinned_from = 0;
   // Pipelined dispatch (pipeline.cpp): up to `depth` actor messages on the
   // wire to this tile, oldest first; their completions come back in order.
-  struct Sent {
-    ActorId actor;
-    std::uint64_t clock;
-    std::vector<SlotId> input_slots;
-    DataTag output_tag;
-    unsigned attempt;
-    double trace_start;
-    bool stolen;
-  };
+  using Sent = SentActor;
   std::deque<Sent> sent;
   unsigned depth = 1;
   // The actors of `sent` (and the one waiting for slot room or having its
