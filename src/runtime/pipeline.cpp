@@ -142,7 +142,7 @@ void Engine::take_answers_after_loss(Runner& r, Job& job) {
       }
       continue;
     }
-    if (!already_booked(job, queued.actor)) forward(job, queued.actor, r);
+    if (!already_booked(job, queued.actor)) placement_.forward(job, queued.actor, r);
   }
 }
 
