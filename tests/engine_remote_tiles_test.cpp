@@ -120,6 +120,27 @@ RuntimeOptions in_process_remote_options() {
   return o;
 }
 
+// Runs `g` once on `engine` under `scheduler` and checks its outputs against `want`.
+void execute_and_compare(Engine& engine, const Graph& g, const Registry& registry, const Inputs& inputs, const Outputs& want, Scheduler scheduler,
+                         ExecutionStats& stats) {
+  const MachineModel m = engine.machine();
+  const Plan plan = make_plan(g, registry, m, heft_schedule(g, m, registry));
+  std::unique_ptr<GraphState> state = engine.prepare(plan);
+  std::vector<std::span<const std::byte>> given;
+  for (DataId d : state->given) {
+    const DataNode& node = g.data(d);
+    given.push_back(node.kind == DataKind::kConstant ? std::span<const std::byte>(node.contents) : inputs.at(node.name));
+  }
+  ExecutionRequest request;
+  request.scheduler = scheduler;
+  const Status s = engine.execute(plan, *state, request, given, {}, stats);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  for (DataId d : state->outputs) {
+    const std::span<const std::byte> got = engine.output(*state, d);
+    EXPECT_EQ(std::vector<std::byte>(got.begin(), got.end()), want.at(g.data(d).name)) << g.data(d).name;
+  }
+}
+
 TEST(EngineRemoteTiles, TheFactoryIsGivenTheEnginesOptionsAndItsErrorIsStartsError) {
   RuntimeOptions o = in_process_remote_options();
   o.cluster.max_workers = 3;  // one place kept for a join
@@ -169,26 +190,12 @@ TEST(EngineRemoteTiles, AGraphRunsOnTheFactorysTilesAndTheStatsNameTheirWorkers)
   const std::vector<std::byte> x0 = testing::seeded_bytes(testing::kNetBytes, 1), x1 = testing::seeded_bytes(testing::kNetBytes, 4);
   const Inputs inputs{{"X0", x0}, {"X1", x1}};
   const Outputs want = testing::local_reference(g, inputs);
-  const MachineModel m = engine.machine();
   std::uint64_t remote_actors = 0;  // run on the factory's tiles, by both schedulers
   for (Scheduler scheduler : {Scheduler::kSteal, Scheduler::kHeft}) {
     SCOPED_TRACE(to_string(scheduler));
-    const Plan plan = make_plan(g, registry, m, heft_schedule(g, m, registry));
-    std::unique_ptr<GraphState> state = engine.prepare(plan);
-    std::vector<std::span<const std::byte>> given;
-    for (DataId d : state->given) {
-      const DataNode& node = g.data(d);
-      given.push_back(node.kind == DataKind::kConstant ? std::span<const std::byte>(node.contents) : inputs.at(node.name));
-    }
-    ExecutionRequest request;
-    request.scheduler = scheduler;
     ExecutionStats stats;
-    const Status s = engine.execute(plan, *state, request, given, {}, stats);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    for (DataId d : state->outputs) {
-      const std::span<const std::byte> got = engine.output(*state, d);
-      EXPECT_EQ(std::vector<std::byte>(got.begin(), got.end()), want.at(g.data(d).name)) << g.data(d).name;
-    }
+    execute_and_compare(engine, g, registry, inputs, want, scheduler, stats);
+    if (HasFatalFailure()) return;
     ASSERT_EQ(stats.tiles.size(), 3u);
     for (unsigned w = 0; w < 2; ++w) {
       const TileStats& t = stats.tiles[1 + w];
@@ -374,23 +381,11 @@ TEST(EngineRemoteTiles, AnActorAnsweredBeforeItsTileDiedIsBookedAndRunsAgainOnly
     ASSERT_TRUE(engine.start().ok());
     ASSERT_NE(dying, nullptr);
     ASSERT_TRUE(engine.check_remote_functions(g, registry).ok());
-    const Plan plan = make_plan(g, registry, engine.machine(), heft_schedule(g, engine.machine(), registry));
-    std::unique_ptr<GraphState> state = engine.prepare(plan);
-    std::vector<std::span<const std::byte>> given;
-    for (DataId d : state->given) {
-      const DataNode& node = g.data(d);
-      given.push_back(node.kind == DataKind::kConstant ? std::span<const std::byte>(node.contents) : inputs.at(node.name));
-    }
     runs.clear();
-    ExecutionRequest request;
-    request.scheduler = Scheduler::kHeft;  // the tile walks its order: several actors on the wire at once
     ExecutionStats stats;
-    const Status s = engine.execute(plan, *state, request, given, {}, stats);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    for (DataId d : state->outputs) {
-      const std::span<const std::byte> got = engine.output(*state, d);
-      EXPECT_EQ(std::vector<std::byte>(got.begin(), got.end()), want.at(g.data(d).name)) << g.data(d).name;
-    }
+    // HEFT: the tile walks its order, several actors on the wire at once.
+    execute_and_compare(engine, g, registry, inputs, want, Scheduler::kHeft, stats);
+    if (HasFatalFailure()) return;
     ASSERT_TRUE(dying->dead_) << "the tile never had a message run ahead of the held one";
     EXPECT_EQ(dying->ran_ahead_, 1u);
     EXPECT_EQ(stats.lost_tiles, 1u);
