@@ -6,7 +6,12 @@
 // worker through that seam alone, without a socket.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -82,6 +87,7 @@ class InProcessTiles final : public RemoteTiles {
   RemoteTraffic traffic(unsigned w) const override { return RemoteTraffic{100 * (w + 1), 10 * (w + 1)}; }
   RemoteCounts counts() const override { return RemoteCounts{1, 2, 3}; }
   std::unique_ptr<WorkerTile> make_tile(unsigned w, unsigned index, unsigned) override {
+    if (wrap_) return wrap_(w, std::make_unique<InProcessWorkerTile>(index, runtime_, "fake-" + std::to_string(w), std::vector<WorkerTile::Corrupted>{}));
     auto tile = std::make_unique<InProcessWorkerTile>(index, runtime_, "fake-" + std::to_string(w),
                                                       std::vector<WorkerTile::Corrupted>{{0, std::chrono::steady_clock::now()}});
     tiles.push_back(tile.get());
@@ -89,6 +95,8 @@ class InProcessTiles final : public RemoteTiles {
   }
 
   bool drop_from_second_ = false;  // worker 1 lacks the last of `functions`
+  // When set: worker w's tile is what this makes of a plain one.
+  std::function<std::unique_ptr<WorkerTile>(unsigned, std::unique_ptr<InProcessWorkerTile>)> wrap_;
   std::vector<InProcessWorkerTile*> tiles;
 
  private:
@@ -110,6 +118,27 @@ RuntimeOptions in_process_remote_options() {
   o.cluster.min_workers = 2;
   o.cluster.max_workers = 2;
   return o;
+}
+
+// Runs `g` once on `engine` under `scheduler` and checks its outputs against `want`.
+void execute_and_compare(Engine& engine, const Graph& g, const Registry& registry, const Inputs& inputs, const Outputs& want, Scheduler scheduler,
+                         ExecutionStats& stats) {
+  const MachineModel m = engine.machine();
+  const Plan plan = make_plan(g, registry, m, heft_schedule(g, m, registry));
+  std::unique_ptr<GraphState> state = engine.prepare(plan);
+  std::vector<std::span<const std::byte>> given;
+  for (DataId d : state->given) {
+    const DataNode& node = g.data(d);
+    given.push_back(node.kind == DataKind::kConstant ? std::span<const std::byte>(node.contents) : inputs.at(node.name));
+  }
+  ExecutionRequest request;
+  request.scheduler = scheduler;
+  const Status s = engine.execute(plan, *state, request, given, {}, stats);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  for (DataId d : state->outputs) {
+    const std::span<const std::byte> got = engine.output(*state, d);
+    EXPECT_EQ(std::vector<std::byte>(got.begin(), got.end()), want.at(g.data(d).name)) << g.data(d).name;
+  }
 }
 
 TEST(EngineRemoteTiles, TheFactoryIsGivenTheEnginesOptionsAndItsErrorIsStartsError) {
@@ -161,26 +190,12 @@ TEST(EngineRemoteTiles, AGraphRunsOnTheFactorysTilesAndTheStatsNameTheirWorkers)
   const std::vector<std::byte> x0 = testing::seeded_bytes(testing::kNetBytes, 1), x1 = testing::seeded_bytes(testing::kNetBytes, 4);
   const Inputs inputs{{"X0", x0}, {"X1", x1}};
   const Outputs want = testing::local_reference(g, inputs);
-  const MachineModel m = engine.machine();
   std::uint64_t remote_actors = 0;  // run on the factory's tiles, by both schedulers
   for (Scheduler scheduler : {Scheduler::kSteal, Scheduler::kHeft}) {
     SCOPED_TRACE(to_string(scheduler));
-    const Plan plan = make_plan(g, registry, m, heft_schedule(g, m, registry));
-    std::unique_ptr<GraphState> state = engine.prepare(plan);
-    std::vector<std::span<const std::byte>> given;
-    for (DataId d : state->given) {
-      const DataNode& node = g.data(d);
-      given.push_back(node.kind == DataKind::kConstant ? std::span<const std::byte>(node.contents) : inputs.at(node.name));
-    }
-    ExecutionRequest request;
-    request.scheduler = scheduler;
     ExecutionStats stats;
-    const Status s = engine.execute(plan, *state, request, given, {}, stats);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    for (DataId d : state->outputs) {
-      const std::span<const std::byte> got = engine.output(*state, d);
-      EXPECT_EQ(std::vector<std::byte>(got.begin(), got.end()), want.at(g.data(d).name)) << g.data(d).name;
-    }
+    execute_and_compare(engine, g, registry, inputs, want, scheduler, stats);
+    if (HasFatalFailure()) return;
     ASSERT_EQ(stats.tiles.size(), 3u);
     for (unsigned w = 0; w < 2; ++w) {
       const TileStats& t = stats.tiles[1 + w];
@@ -220,6 +235,174 @@ TEST(EngineRemoteTiles, AWorkerLackingAFunctionIsRefusedThroughTheSource) {
   EXPECT_NE(s.message().find("worker 'fake-1'"), std::string::npos) << s.ToString();
   EXPECT_FALSE(source->lost(0));
   EXPECT_TRUE(source->lost(1));
+}
+
+// A worker tile that keeps actor messages on the wire and runs them as a
+// worker process's frame gate may: the message it holds (as if its input
+// were still being fetched from a peer) waits, the next one runs ahead of
+// it, and then the tile dies. Its answers come in the order sent: `lost`
+// for the held one, the completion of the one that ran, `lost` after.
+class DiesAfterRunningAheadTile final : public WorkerTile {
+ public:
+  DiesAfterRunningAheadTile(std::unique_ptr<InProcessWorkerTile> inner, unsigned hold_from) : inner_(std::move(inner)), hold_from_(hold_from) {}
+
+  unsigned pipeline_depth() const override { return 4; }
+  void send_actor(const ActorMessage& m) override {
+    if (dead_) return answered_.push_back(Answer{lost_completion(m.actor)});
+    if (!held_ && ++sent_ >= hold_from_) {
+      held_ = Owned{m, {m.input_slots.begin(), m.input_slots.end()}, {m.extra_output_slots.begin(), m.extra_output_slots.end()}};
+      return answered_.push_back(Answer{std::nullopt});
+    }
+    if (held_) {
+      // The held message still waits: this one runs first, and then the tile dies.
+      Completion ran = inner_->actor(m);
+      ran_ahead_ += ran.ok;
+      ran_ += ran.ok;
+      dead_ = true;
+      answered_.push_back(Answer{std::move(ran)});
+      return;
+    }
+    Completion c = inner_->actor(m);
+    ran_ += c.ok;
+    answered_.push_back(Answer{std::move(c)});
+  }
+  Completion next_completion() override {
+    Answer a = std::move(answered_.front());
+    answered_.pop_front();
+    if (a.done) return std::move(*a.done);
+    Owned held = std::move(*held_);
+    held_.reset();
+    if (dead_) return lost_completion(held.message.actor);
+    // Nothing overtook it: it runs now, as the gate lets it once its input is in.
+    held.message.input_slots = held.inputs;
+    held.message.extra_output_slots = held.extra;
+    Completion c = inner_->actor(held.message);
+    ran_ += c.ok;
+    return c;
+  }
+  Completion actor(const ActorMessage& m) override {
+    send_actor(m);
+    return next_completion();
+  }
+  void abandon_completion() override { (void)next_completion(); }
+
+  unsigned index() const override { return inner_->index(); }
+  void set_peers(std::span<Tile* const> peers) override { inner_->set_peers(peers); }
+  Status load_actors(const ActorTableMessage& table, const Registry& registry) override { return inner_->load_actors(table, registry); }
+  Status configure_faults(const FaultConfigMessage& faults) override { return inner_->configure_faults(faults); }
+  Status data_node(const DataNodeMessage& m) override { return dead_ ? Status::Internal("lost") : inner_->data_node(m); }
+  void clear_slot(SlotId slot) override {
+    if (!dead_) inner_->clear_slot(slot);
+  }
+  void clear_all() override {
+    if (!dead_) inner_->clear_all();
+  }
+  bool read_slot(const ReadSlotMessage& m, std::span<std::byte> out) override { return !dead_ && inner_->read_slot(m, out); }
+  bool lost() const override { return dead_; }
+  bool checks_values() const override { return inner_->checks_values(); }
+  void attach() override {}
+  const std::string& name() const override { return inner_->name(); }
+  void set_peer_transfers(bool on) override { inner_->set_peer_transfers(on); }
+  std::uint64_t take_peer_bytes_in() override { return 0; }
+  std::vector<Corrupted> take_corrupted() override { return {}; }
+
+  bool dead_ = false;
+  unsigned ran_ = 0;        // actors it ran and answered as done
+  unsigned ran_ahead_ = 0;  // of those, run ahead of the held one
+
+ private:
+  static Completion lost_completion(ActorId a) {
+    Completion c;
+    c.actor = a;
+    c.ok = false;
+    c.lost = true;
+    return c;
+  }
+  struct Owned {
+    ActorMessage message;
+    std::vector<SlotId> inputs, extra;
+  };
+  struct Answer {
+    std::optional<Completion> done;  // empty: the held message's
+  };
+  std::unique_ptr<InProcessWorkerTile> inner_;
+  unsigned hold_from_;
+  unsigned sent_ = 0;
+  std::optional<Owned> held_;
+  std::deque<Answer> answered_;
+};
+
+// An actor that ran on a pipelined tile ahead of the one the tile died on
+// is booked there, not run again uncounted: every actor runs once, except
+// values only the lost tile held, each recomputed once and counted, and the
+// outputs are what one process gives.
+TEST(EngineRemoteTiles, AnActorAnsweredBeforeItsTileDiedIsBookedAndRunsAgainOnlyAsACountedRecompute) {
+  RuntimeOptions o = in_process_remote_options();
+  o.slots = 32;  // room for several actors on the wire
+  const Registry builtins = Registry::with_builtins();
+  std::mutex runs_mutex;
+  std::map<std::string, int> runs;  // by actor name, on every tile and the driver
+  Registry registry;
+  for (const char* name : {"i32.add", "i32.mul"})
+    registry.add(name, [&, f = builtins.find(name)->function](ActorContext& ctx) {
+      {
+        std::lock_guard<std::mutex> lock(runs_mutex);
+        ++runs[std::string(ctx.actor_name())];
+      }
+      f(ctx);
+    });
+  // Wide, so a tile has several actors on the wire: a_i = X0 + K_i, then b_i = a_i * X1, each b_i an output.
+  Graph g("two_layers");
+  const DataId x0_node = g.input("X0", testing::kNetBytes), x1_node = g.input("X1", testing::kNetBytes);
+  for (int i = 0; i < 24; ++i) {
+    const std::string n = std::to_string(i);
+    const DataId k = g.constant("K" + n, testing::seeded_bytes(testing::kNetBytes, 100 + static_cast<std::uint32_t>(i)));
+    const DataId a = g.inner("a" + n, testing::kNetBytes);
+    g.actor("add" + n, "i32.add", {x0_node, k}, a);
+    g.actor("mul" + n, "i32.mul", {a, x1_node}, g.output("b" + n, testing::kNetBytes));
+  }
+  const std::vector<std::byte> x0 = testing::seeded_bytes(testing::kNetBytes, 2), x1 = testing::seeded_bytes(testing::kNetBytes, 5);
+  const Inputs inputs{{"X0", x0}, {"X1", x1}};
+  const Outputs want = testing::local_reference(g, inputs);
+  unsigned recomputing = 0;
+  for (unsigned hold_from : {2u, 3u, 5u, 8u}) {
+    SCOPED_TRACE("the tile holds its message " + std::to_string(hold_from));
+    DiesAfterRunningAheadTile* dying = nullptr;
+    Engine engine(o, [&](const RemoteTilesOptions& ro) -> Result<std::unique_ptr<RemoteTiles>> {
+      auto s = std::make_unique<InProcessTiles>(ro, o, std::vector<std::string>{"i32.add", "i32.mul"});
+      s->wrap_ = [&](unsigned w, std::unique_ptr<InProcessWorkerTile> plain) -> std::unique_ptr<WorkerTile> {
+        if (w != 0) return plain;
+        auto t = std::make_unique<DiesAfterRunningAheadTile>(std::move(plain), hold_from);
+        dying = t.get();
+        return t;
+      };
+      return std::unique_ptr<RemoteTiles>(std::move(s));
+    });
+    ASSERT_TRUE(engine.start().ok());
+    ASSERT_NE(dying, nullptr);
+    ASSERT_TRUE(engine.check_remote_functions(g, registry).ok());
+    runs.clear();
+    ExecutionStats stats;
+    // HEFT: the tile walks its order, several actors on the wire at once.
+    execute_and_compare(engine, g, registry, inputs, want, Scheduler::kHeft, stats);
+    if (HasFatalFailure()) return;
+    ASSERT_TRUE(dying->dead_) << "the tile never had a message run ahead of the held one";
+    EXPECT_EQ(dying->ran_ahead_, 1u);
+    EXPECT_EQ(stats.lost_tiles, 1u);
+    EXPECT_EQ(stats.tiles[dying->index()].actors, dying->ran_) << "every actor the lost tile answered as done is booked there";
+    int total = 0, twice = 0;
+    for (ActorId a = 0; a < g.actors().size(); ++a) {
+      const int n = runs[g.actor(a).name];
+      EXPECT_GE(n, 1) << g.actor(a).name << " never ran";
+      EXPECT_LE(n, 2) << g.actor(a).name << " ran " << n << " times";
+      total += n;
+      twice += n == 2;
+    }
+    EXPECT_EQ(static_cast<std::uint64_t>(twice), stats.recomputed_actors);
+    EXPECT_EQ(static_cast<std::uint64_t>(total), g.actors().size() + stats.recomputed_actors);
+    recomputing += stats.recomputed_actors > 0;
+  }
+  EXPECT_GT(recomputing, 0u) << "no execution recomputed a value of the lost tile";
 }
 
 }  // namespace

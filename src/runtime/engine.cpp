@@ -349,8 +349,8 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
         driver_.queue.push_back(a);
       } else if (plan.actors[a].replica != 0) {
         // The runners are parked until the generation bump below, so pushing into their queues is safe here.
-        place_replica(job, a, nullptr, false);
-      } else if (int t = pick_healthy_tile(rng, -1); t >= 0) {
+        placement_.place(job, a, nullptr, false);
+      } else if (int t = placement_.pick_healthy_tile(rng, -1); t >= 0) {
         runners_[static_cast<unsigned>(t)]->deque.push(a);
       }
     }

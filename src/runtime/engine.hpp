@@ -23,8 +23,10 @@
 #include "runtime/plan.hpp"
 #include "runtime/driver_role.hpp"
 #include "runtime/remote_tiles.hpp"
+#include "runtime/replica_placement.hpp"
 #include "runtime/tile_configuration.hpp"
 #include "runtime/tile_places.hpp"
+#include "runtime/voting.hpp"
 #include "runtime/work_deque.hpp"
 
 namespace redflow::fault {
@@ -43,6 +45,12 @@ struct ExecutionRequest {
   const char* redundancy = "none";               // for stats and traces
   const FaultInjection* fault_spec = nullptr;    // what `faults` injects, sent to each tile by message
 };
+
+// One execution's shared state, each tile's runner thread, and an actor
+// message on the wire (engine_job.hpp; internal to src/runtime).
+struct Job;
+struct Runner;
+struct SentActor;
 
 class Engine {
  public:
@@ -93,8 +101,7 @@ class Engine {
   std::string out_of_service() const { return places_.out_of_service(tiles()); }
 
  private:
-  struct Job;
-  struct Runner;
+  friend class EngineCalls;  // what Voting and ReplicaPlacement may call
 
   void runner_main(unsigned t);
   void steal_loop(Runner& r, Job& job);
@@ -116,23 +123,14 @@ class Engine {
   bool pipelines(const Job& job, ActorId a) const;
   void send_actor_message(Runner& r, Job& job, ActorId a);
   ActorId take_completion(Runner& r, Job& job);
+  ActorId book_answer(Runner& r, Job& job, SentActor sent, Completion done);
+  void take_answers_after_loss(Runner& r, Job& job);
   void drain_pipeline(Runner& r, Job& job);
   ActorId place_again(Runner& r, Job& job, ActorId a, const std::vector<SlotId>& missing);
   bool run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot);
   bool run_in_place(Runner& r, Job& job, ActorId a, ActorId& next);
   ActorId book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot, DataTag tag);
 
-  // Redundancy (section 5 of the paper).
-  ActorId vote(Job& job, ActorId v, Runner* from);
-  void redispatch_replicas(Job& job, ActorId v, Runner* from);
-  ActorId place_replica(Job& job, ActorId c, Runner* from, bool may_run_here);
-  ActorId skip_replica(Job& job, ActorId c, Runner* from);
-  int pick_replica_tile(Job& job, ActorId a, std::uint64_t& rng, bool avoid_failed);
-  int pick_healthy_tile(std::uint64_t& rng, int except);
-  bool sibling_on(const Job& job, ActorId a, unsigned tile) const;
-  bool may_take(const Job& job, ActorId a, unsigned tile) const;
-  void forward(Job& job, ActorId a, Runner& from);
-  void lose_vote(Job& job, int tile);
   void push_inbox(Runner& target, ActorId a);
   ActorId take_inbox(Runner& victim, Job& job, unsigned taker);
   void copy_voted_home(Job& job, DataId logical, DataId winner, TileStats& stats);
@@ -231,6 +229,8 @@ class Engine {
   std::vector<Tile*> tile_ptrs_;                     // the tiles' peers (a transfer's source)
   TileConfiguration configuration_;                  // the actor table and fault configuration each tile holds
   TilePlaces places_;                                // per place: in service, lost, kept for a join; lost votes
+  ReplicaPlacement placement_{places_, EngineCalls(*this)};     // where replicas run, and work from a tile out of service
+  Voting voting_{places_, placement_, EngineCalls(*this)};      // compare actors' votes, re-execution, quarantine
   std::atomic<bool> runners_ready_{false};           // runners_ is built: a join may wake them
   // Between executions: the schedule made for the tiles in service (and which).
   std::uint64_t replan_plan_ = 0;
@@ -248,11 +248,6 @@ class Engine {
   Notifier steal_notifier_;   // idle stealing tiles
   DriverRole driver_;         // the thread that calls execute(): its queue, stats, trace
   std::atomic<std::uint64_t> transfer_bytes_{0};
-  // Claims of *-diff replicas on tiles, striped by compare actor: checking
-  // "no sibling here" and recording the claim must be one step.
-  std::array<std::mutex, 64> placement_locks_;
-  std::mutex& placement_lock(ActorId vote) { return placement_locks_[vote % placement_locks_.size()]; }
-  std::mutex voted_mutex_;
 };
 
 }  // namespace redflow::runtime

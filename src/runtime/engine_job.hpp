@@ -2,8 +2,9 @@
 // part, docs/architecture.md: the scheduler loops, readiness, slot directory,
 // main memory, tile dispatch, lost tiles, voting...): the Job, with the
 // per-execution parts it holds (JoinSchedule, SpeculativeCopies,
-// TileLosses), each tile's Runner, and the engine's constants. Internal to
-// src/runtime.
+// TileLosses), each tile's Runner, the engine's constants, and the inline
+// EngineCalls through which Voting and ReplicaPlacement call the engine.
+// Internal to src/runtime.
 #pragma once
 
 #include <atomic>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "runtime/engine.hpp"
+#include "runtime/engine_calls.hpp"
 #include "runtime/join_schedule.hpp"
 #include "runtime/speculative_copies.hpp"
 #include "runtime/tile_losses.hpp"
@@ -74,7 +76,7 @@ inline double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // One execution of a plan: what every thread taking part reads and updates.
-struct Engine::Job {
+struct Job {
   const Plan* plan = nullptr;
   GraphState* state = nullptr;
   Scheduler scheduler = Scheduler::kSteal;
@@ -105,8 +107,19 @@ struct Engine::Job {
   double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
 };
 
+// An actor message on the wire to a tile, until its completion is booked.
+struct SentActor {
+  ActorId actor;
+  std::uint64_t clock;
+  std::vector<SlotId> input_slots;
+  DataTag output_tag;
+  unsigned attempt;
+  double trace_start;
+  bool stolen;
+};
+
 // A compute tile's runner thread: its queues, slot bookkeeping scratch, stats and trace.
-struct Engine::Runner {
+struct Runner {
   unsigned index = 0;
   Tile* tile = nullptr;
   LocalTile* local = nullptr;  // direct transport only: the same tile, for the fast path's in-place calls
@@ -124,15 +137,7 @@ struct Engine::Runner {
   std::uint64_t pinned_from = 0;
   // Pipelined dispatch (pipeline.cpp): up to `depth` actor messages on the
   // wire to this tile, oldest first; their completions come back in order.
-  struct Sent {
-    ActorId actor;
-    std::uint64_t clock;
-    std::vector<SlotId> input_slots;
-    DataTag output_tag;
-    unsigned attempt;
-    double trace_start;
-    bool stolen;
-  };
+  using Sent = SentActor;
   std::deque<Sent> sent;
   unsigned depth = 1;
   // The actors of `sent` (and the one waiting for slot room or having its
@@ -188,5 +193,29 @@ void Engine::walk_order(Job& job, std::span<const ActorId> order, std::uint32_t 
     if (job.joins.claim(a)) run(a);
   }
 }
+
+// EngineCalls (engine_calls.hpp): inline, so a vote or a replica's placement
+// costs what the Engine's own call did.
+inline unsigned EngineCalls::tiles() const { return engine_.tiles(); }
+inline std::string EngineCalls::out_of_service() const { return engine_.out_of_service(); }
+inline ActorId EngineCalls::complete(Job& job, ActorId a, Runner* from) const { return engine_.complete(job, a, from); }
+inline void EngineCalls::fail(Job& job, std::string message, Status::Code code) const { engine_.fail(job, std::move(message), code); }
+inline void EngineCalls::mark(Job& job, std::string what, std::string detail, int tile) const {
+  engine_.mark(job, std::move(what), std::move(detail), tile);
+}
+inline void EngineCalls::push_inbox(unsigned tile, ActorId a) const { engine_.push_inbox(*engine_.runners_[tile], a); }
+inline std::uint64_t EngineCalls::queued(unsigned tile) const {
+  const Runner& v = *engine_.runners_[tile];
+  return v.deque.size_estimate() + v.inbox_size.load(std::memory_order_relaxed);
+}
+inline void EngineCalls::wake_to_hand_on(unsigned tile) const {
+  engine_.runners_[tile]->notifier.notify_all();
+  engine_.steal_notifier_.notify_all();
+}
+inline void EngineCalls::copy_voted_home(Job& job, DataId logical, DataId winner, Runner* from) const {
+  engine_.copy_voted_home(job, logical, winner, from != nullptr ? from->stats : engine_.driver_.stats);
+}
+inline RedundancyCounts& EngineCalls::counts(Runner* from) const { return from != nullptr ? from->counts : engine_.driver_.counts; }
+inline std::uint64_t& EngineCalls::rng(Runner* from) const { return from != nullptr ? from->rng : engine_.driver_.rng; }
 
 }  // namespace redflow::runtime

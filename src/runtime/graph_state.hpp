@@ -58,7 +58,7 @@ struct GraphState {
   std::vector<std::byte*> own_output;  // per `outputs` entry: its own bytes in the arena, or null
   std::vector<Nested> nested_in_output;
   std::vector<DataId> given;                                // input and constant nodes
-  // The last execution ran on the fast path (Engine::Job::plain) to the end,
+  // The last execution ran on the fast path (Job::plain) to the end,
   // so the per-execution counters need no O(actors) reset: each actor puts
   // its own pending count back when it runs, each producer its output's
   // consumer count and main-memory state before anyone reads them, and where

@@ -97,20 +97,17 @@ ActorId Engine::take_completion(Runner& r, Job& job) {
   Completion done = r.tile->next_completion();
   note_answered(r, job);
   if (done.lost) {
-    // No answer came after this one either. The oldest is the actor the
-    // worker was running (or about to), so only it counts towards being
-    // poisoned, as the actor of a lost one-at-a-time call does; the others
-    // were only queued there and are handed on without a strike.
+    // The oldest is the actor the worker was running (or about to), so only
+    // it counts towards being poisoned, as the actor of a lost one-at-a-time
+    // call does.
     hand_on_from_lost(r, job, sent.actor);
-    while (!r.sent.empty()) {
-      const ActorId queued = r.sent.front().actor;
-      r.sent.pop_front();
-      (void)r.tile->next_completion();
-      note_answered(r, job);
-      if (!already_booked(job, queued)) forward(job, queued, r);
-    }
+    take_answers_after_loss(r, job);
     return kNone;
   }
+  return book_answer(r, job, std::move(sent), std::move(done));
+}
+
+ActorId Engine::book_answer(Runner& r, Job& job, SentActor sent, Completion done) {
   if (!done.ok && done.missing_inputs.empty() && !r.emptied.empty()) {
     // It read a slot an earlier actor's failed fetch emptied (place_again).
     for (SlotId slot : sent.input_slots)
@@ -121,6 +118,32 @@ ActorId Engine::take_completion(Runner& r, Job& job) {
   const ActorId next = finish_actor_message(r, job, sent.actor, sent.output_tag, sent.attempt, std::move(done), sent.trace_start);
   r.stolen = false;
   return next;
+}
+
+// The answers behind a lost one. A worker answers in the order sent, but it
+// runs an actor whose inputs are there ahead of an earlier one still
+// fetching its inputs from a peer (docs/remote.md, "Transfers"), so an
+// actor sent after the one the tile died on may have run, and its
+// completion came before the loss. It is booked like any actor that ran on a
+// tile lost afterwards: it ran once, counted, and its value, only on the lost
+// tile, is recomputed from main memory if someone still needs it (dropping
+// the answer would run it a second time, uncounted). The others never ran
+// there: they are handed on without a strike.
+void Engine::take_answers_after_loss(Runner& r, Job& job) {
+  while (!r.sent.empty()) {
+    Runner::Sent queued = std::move(r.sent.front());
+    r.sent.pop_front();
+    Completion done = r.tile->next_completion();
+    note_answered(r, job);
+    if (done.ok && !done.lost && done.missing_inputs.empty()) {
+      if (const ActorId next = book_answer(r, job, std::move(queued), std::move(done)); next != kNone) {
+        r.deque.push(next);  // a lost tile's runner hands its queue on (run_on_tile)
+        steal_notifier_.notify_one();
+      }
+      continue;
+    }
+    if (!already_booked(job, queued.actor)) placement_.forward(job, queued.actor, r);
+  }
 }
 
 namespace {

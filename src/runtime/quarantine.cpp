@@ -1,21 +1,20 @@
 // Quarantine (section 5.3): a tile that loses too many votes is taken out of
 // service for the runtime's life, never leaving fewer tiles than the
-// redundancy configuration needs. TilePlaces decides; the engine marks it
-// and hands the tile's queue to the others.
+// redundancy configuration needs. TilePlaces decides; Voting marks it and
+// wakes it to hand its queue to the others (ReplicaPlacement::forward).
 #include <string>
 
 #include "runtime/engine_job.hpp"
+#include "runtime/voting.hpp"
 
 namespace redflow::runtime {
 
-void Engine::lose_vote(Job& job, int tile) {
-  if (tile < 0 || static_cast<unsigned>(tile) >= tiles()) return;
-  const std::uint32_t lost = places_.lose_vote(static_cast<unsigned>(tile), tiles(), job.min_healthy);
+void Voting::lose_vote(Job& job, int tile) {
+  if (tile < 0 || static_cast<unsigned>(tile) >= engine_.tiles()) return;
+  const std::uint32_t lost = places_.lose_vote(static_cast<unsigned>(tile), engine_.tiles(), job.min_healthy);
   if (lost == 0) return;
-  mark(job, "quarantine", "tile " + std::to_string(tile) + " lost " + std::to_string(lost) + " votes", tile);
-  // Its queue moves to the others: wake it so it hands its work over.
-  runners_[static_cast<unsigned>(tile)]->notifier.notify_all();
-  steal_notifier_.notify_all();
+  engine_.mark(job, "quarantine", "tile " + std::to_string(tile) + " lost " + std::to_string(lost) + " votes", tile);
+  engine_.wake_to_hand_on(static_cast<unsigned>(tile));
 }
 
 }  // namespace redflow::runtime

@@ -40,7 +40,7 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
     }
     if (pc.flags & ActorHot::kIsVote) {
       // Section 5.2: the compare actor runs as soon as its replicas are done.
-      adopt(vote(job, c, from));
+      adopt(voting_.vote(job, c, from));
       continue;
     }
     if (job.scheduler == Scheduler::kHeft) {
@@ -64,7 +64,7 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
       driver_.queue.push_back(c);
       pushed_driver = true;
     } else if (pc.flags & ActorHot::kReplica) {
-      adopt(place_replica(job, c, from, next == kNone));
+      adopt(placement_.place(job, c, from, next == kNone));
     } else if (from != nullptr) {
       // Work-first: the first successor runs next on this tile; the others go to the front of its queue.
       if (next == kNone) {
@@ -75,7 +75,7 @@ ActorId Engine::complete(Job& job, ActorId a, Runner* from) {
       }
     } else {
       // After a driver actor, ready work goes to a random compute tile (section 4.2).
-      const int t = pick_healthy_tile(driver_.rng, -1);
+      const int t = placement_.pick_healthy_tile(driver_.rng, -1);
       if (t < 0) {
         fail(job, "actor '" + std::string(plan.name(c)) + "' is ready but no compute tile is in service (" + out_of_service() + ")",
              Status::Code::kGaveUp);

@@ -199,7 +199,7 @@ bool Engine::speculate_while_idle(Runner& r, Job& job) {
   const ActorId next = run_on_tile(r, job, a);
   r.copying = false;
   const bool original_lost = job.speculation.ended(a);
-  if (original_lost && !already_booked(job, a) && !job.aborted.load(std::memory_order_acquire)) forward(job, a, r);
+  if (original_lost && !already_booked(job, a) && !job.aborted.load(std::memory_order_acquire)) placement_.forward(job, a, r);
   if (next != kNone) {
     r.deque.push(next);
     steal_notifier_.notify_one();

@@ -22,7 +22,7 @@ ActorId Engine::hand_on_from_lost(Runner& r, Job& job, ActorId a) {
   lose_tile(job, r.index);
   if (already_booked(job, a)) return kNone;  // a speculative copy's result was used
   if (poisoned(job, a, r.index)) return kNone;
-  if (!r.copying && !job.speculation.stand_for(a)) forward(job, a, r);
+  if (!r.copying && !job.speculation.stand_for(a)) placement_.forward(job, a, r);
   return kNone;
 }
 
@@ -38,7 +38,7 @@ ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
     return kNone;
   }
   if (!places_.healthy(r.index)) {
-    if (!r.copying) forward(job, a, r);  // a copy's end hands on, if its original is gone (speculation.cpp)
+    if (!r.copying) placement_.forward(job, a, r);  // a copy's end hands on, if its original is gone (speculation.cpp)
     return kNone;
   }
   // *-same: the tile votes by itself; a message whose rounds all disagree is
@@ -54,7 +54,7 @@ ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
       const unsigned runs = std::max(1u, static_cast<unsigned>(pa.runs));
       r.counts.detected += r.unconfirmed.size() / runs * (runs - 1);
       r.unconfirmed.clear();
-      forward(job, a, r);
+      placement_.forward(job, a, r);
       return kNone;
     }
     if (message + 1 >= kMaxSameMessages) {
@@ -173,7 +173,7 @@ ActorId Engine::finish_actor_message(Runner& r, Job& job, ActorId a, DataTag out
   if (!done.agreed) {
     r.unconfirmed.insert(r.unconfirmed.end(), done.unconfirmed.begin(), done.unconfirmed.end());
     r.counts.reexecutions += done.executions;
-    lose_vote(job, static_cast<int>(r.index));
+    voting_.lose_vote(job, static_cast<int>(r.index));
     mark(job, "vote-failed", std::string(job.plan->name(a)), static_cast<int>(r.index));
     return kRetry;
   }
@@ -183,7 +183,7 @@ ActorId Engine::finish_actor_message(Runner& r, Job& job, ActorId a, DataTag out
     r.unconfirmed.clear();
     r.counts.detected += done.rejected;
     r.counts.reexecutions += done.executions - pa.runs;
-    if (done.rejected > 0) lose_vote(job, static_cast<int>(r.index));
+    if (done.rejected > 0) voting_.lose_vote(job, static_cast<int>(r.index));
   }
   if (pa.replica != 0) {
     if (s.checksum_of.empty()) {

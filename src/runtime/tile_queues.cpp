@@ -30,8 +30,8 @@ ActorId Engine::take_inbox(Runner& victim, Job& job, unsigned taker) {
     const PlanActor& pa = job.plan->actors[a];
     if (pa.replica != 0) {
       // Check and claim under the group's lock: two tiles must not claim siblings at once.
-      std::lock_guard<std::mutex> claim(placement_lock(pa.vote));
-      if (victim.index != taker && !may_take(job, a, taker)) continue;
+      std::lock_guard<std::mutex> claim(placement_.claim_lock(pa.vote));
+      if (victim.index != taker && !placement_.may_take(job, a, taker)) continue;
       job.state->replica_tile[a].store(static_cast<int>(taker), std::memory_order_release);
     } else if (victim.index != taker && !places_.healthy(taker)) {
       continue;

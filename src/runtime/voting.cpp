@@ -1,6 +1,8 @@
 // The compare actor's vote (section 5.2 of Kühbacher et al.): compare the
 // replicas' checksums, confirm a result two agree on, and otherwise re-execute
 // the replicas (non-speculative rollback).
+#include "runtime/voting.hpp"
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -9,16 +11,15 @@
 
 namespace redflow::runtime {
 
-
 // The compare actor (section 5.2): compares the replicas' checksums; with two
 // that agree, their data node becomes the actor's output (no copy: the
 // output node aliases it) and successors may start; otherwise the replicas
 // run again. Tiles whose result differs from the confirmed one lose a vote.
-ActorId Engine::vote(Job& job, ActorId v, Runner* from) {
+ActorId Voting::vote(Job& job, ActorId v, Runner* from) {
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
   const ActorHot& hot_v = plan.hot[v];
-  RedundancyCounts& counts = from != nullptr ? from->counts : driver_.counts;
+  RedundancyCounts& counts = engine_.counts(from);
   int winner = -1;
   unsigned present = 0;
   for (std::uint32_t i = 0; i < hot_v.input_count; ++i) {
@@ -38,15 +39,15 @@ ActorId Engine::vote(Job& job, ActorId v, Runner* from) {
       if (!s.skipped[plan.data[di].producer].load(std::memory_order_acquire) && s.producer_tile[di] >= 0)
         ran_on.push_back(static_cast<unsigned>(s.producer_tile[di]));
     }
-    fail(job,
-         "actor '" + std::string(plan.original(v)) + "' has " + std::to_string(present) + " of its " + std::to_string(hot_v.input_count) +
-             " replica(s) left to vote on (" + (ran_on.empty() ? std::string("none ran") : "ran on " + describe_tiles(ran_on)) +
-             ") in attempt " + std::to_string(s.vote_round[v] + 1) + ": too few compute tiles are in service (" + out_of_service() + ")",
-         Status::Code::kGaveUp);
+    engine_.fail(job,
+                 "actor '" + std::string(plan.original(v)) + "' has " + std::to_string(present) + " of its " + std::to_string(hot_v.input_count) +
+                     " replica(s) left to vote on (" + (ran_on.empty() ? std::string("none ran") : "ran on " + describe_tiles(ran_on)) +
+                     ") in attempt " + std::to_string(s.vote_round[v] + 1) + ": too few compute tiles are in service (" + engine_.out_of_service() + ")",
+                 Status::Code::kGaveUp);
     return kNone;
   }
   if (winner < 0) {
-    redispatch_replicas(job, v, from);
+    run_again(job, v, from);
     return kNone;
   }
   const DataId won = plan.inputs[hot_v.first_input + static_cast<std::uint32_t>(winner)];
@@ -64,7 +65,7 @@ ActorId Engine::vote(Job& job, ActorId v, Runner* from) {
   }
   s.vote_history[v].clear();
   if (job.tracing)
-    mark(job, "vote", std::string(plan.original(v)) + ": " + std::to_string(present) + " replicas, winner r" + std::to_string(winner + 1),
+    engine_.mark(job, "vote", std::string(plan.original(v)) + ": " + std::to_string(present) + " replicas, winner r" + std::to_string(winner + 1),
          kDriverTile);  // voting is the driver's role, wherever the last replica ran
   // The output node now names the winner's bytes; its consumers count on the winner.
   const DataId o = hot_v.output;
@@ -72,7 +73,7 @@ ActorId Engine::vote(Job& job, ActorId v, Runner* from) {
   s.checksum[o] = confirmed;
   s.producer_tile[o] = s.producer_tile[won];
   s.remaining[won].fetch_add(plan.data[o].consumer_count, std::memory_order_acq_rel);
-  if (plan.data[o].kind == DataKind::kOutput) copy_voted_home(job, o, won, from != nullptr ? from->stats : driver_.stats);
+  if (plan.data[o].kind == DataKind::kOutput) engine_.copy_voted_home(job, o, won, from);
   // Only now are the replicas' inputs and the losing results consumed.
   for (std::uint32_t i = 0; i < hot_v.input_count; ++i) {
     const DataId di = plan.inputs[hot_v.first_input + i];
@@ -81,14 +82,14 @@ ActorId Engine::vote(Job& job, ActorId v, Runner* from) {
       s.remaining[s.alias[plan.inputs[hot_r.first_input + k]]].fetch_sub(1, std::memory_order_acq_rel);
     s.remaining[di].fetch_sub(1, std::memory_order_acq_rel);
   }
-  return complete(job, v, from);
+  return engine_.complete(job, v, from);
 }
 
-void Engine::redispatch_replicas(Job& job, ActorId v, Runner* from) {
+void Voting::run_again(Job& job, ActorId v, Runner* from) {
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
   const ActorHot& hot_v = plan.hot[v];
-  RedundancyCounts& counts = from != nullptr ? from->counts : driver_.counts;
+  RedundancyCounts& counts = engine_.counts(from);
   if (s.vote_round[v] == 0) {
     std::lock_guard<std::mutex> lock(voted_mutex_);  // failed votes of different actors can race here
     s.voted.push_back(v);
@@ -97,18 +98,18 @@ void Engine::redispatch_replicas(Job& job, ActorId v, Runner* from) {
     const DataId di = plan.inputs[hot_v.first_input + i];
     if (!s.skipped[plan.data[di].producer].load(std::memory_order_acquire)) s.vote_history[v].emplace_back(s.producer_tile[di], s.checksum[di]);
   }
-  mark(job, "vote-failed", std::string(plan.original(v)), -1);
+  engine_.mark(job, "vote-failed", std::string(plan.original(v)), -1);
   if (++s.vote_round[v] >= kMaxVoteRounds) {
     std::vector<unsigned> ran_on;
     for (const auto& [tile, sum] : s.vote_history[v])
       if (tile >= 0) ran_on.push_back(static_cast<unsigned>(tile));
     std::sort(ran_on.begin(), ran_on.end());
     ran_on.erase(std::unique(ran_on.begin(), ran_on.end()), ran_on.end());
-    fail(job,
-         "actor '" + std::string(plan.original(v)) + "': no two of its " + std::to_string(hot_v.input_count) + " replicas agreed in " +
-             std::to_string(kMaxVoteRounds) + " attempts (" + std::to_string(s.vote_history[v].size()) + " results from " +
-             describe_tiles(ran_on) + ")",
-         Status::Code::kGaveUp);
+    engine_.fail(job,
+                 "actor '" + std::string(plan.original(v)) + "': no two of its " + std::to_string(hot_v.input_count) + " replicas agreed in " +
+                     std::to_string(kMaxVoteRounds) + " attempts (" + std::to_string(s.vote_history[v].size()) + " results from " +
+                     describe_tiles(ran_on) + ")",
+                 Status::Code::kGaveUp);
     return;
   }
   // Reset the vote and the replicas' results, then run every replica again.
@@ -124,23 +125,7 @@ void Engine::redispatch_replicas(Job& job, ActorId v, Runner* from) {
     s.skipped[rep].store(0, std::memory_order_release);
   }
   counts.reexecutions += hot_v.input_count;
-  std::uint64_t& rng = from != nullptr ? from->rng : driver_.rng;
-  for (std::uint32_t i = 0; i < hot_v.input_count; ++i) {
-    const ActorId rep = plan.data[plan.inputs[hot_v.first_input + i]].producer;
-    int t = -1;
-    {
-      std::lock_guard<std::mutex> claim(placement_lock(v));
-      t = pick_replica_tile(job, rep, rng, true);
-      if (t >= 0) s.replica_tile[rep].store(t, std::memory_order_release);
-    }
-    if (t < 0) {
-      // Completing a skipped replica may run the vote again (on the others): its result is not ours to run.
-      const ActorId next = skip_replica(job, rep, from);
-      if (next != kNone) push_inbox(*runners_[static_cast<unsigned>(std::max(0, pick_healthy_tile(rng, -1)))], next);
-      continue;
-    }
-    push_inbox(*runners_[static_cast<unsigned>(t)], rep);
-  }
+  for (std::uint32_t i = 0; i < hot_v.input_count; ++i) placement_.place_again(job, plan.data[plan.inputs[hot_v.first_input + i]].producer, from);
 }
 
 }  // namespace redflow::runtime
