@@ -145,6 +145,7 @@ int rendezvous(SpitsArgs& a, unsigned workers) {
 }
 
 int spits_main(SpitsArgs& a, bool task_managers_given) {
+  if (Status s = a.cluster.validate(); !s.ok()) return usage_error(s);
   const unsigned workers = a.workers ? a.workers : std::max(1u, std::thread::hardware_concurrency());
   if (!a.address_file.empty()) {
     if (int rc = rendezvous(a, workers); rc >= 0) return rc;

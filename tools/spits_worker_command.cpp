@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli_common.hpp"
+#include "net/security.hpp"
 #include "spits/announce.hpp"
 #include "spits/task_manager_process.hpp"
 
@@ -46,7 +47,9 @@ Command add_spits_worker_command(CLI::App& app) {
       ->capture_default_str();
   return {sub, [o, address_file] {
             if (o->announce_dir.empty() == address_file->empty())
-              return fail(Status::InvalidArgument("give the announce list: --announce DIR or --address-file FILE"));
+              return usage_error(Status::InvalidArgument("give the announce list: --announce DIR or --address-file FILE"));
+            if (Status s = net::check_server_keys(o->security); !s.ok()) return usage_error(s);
+            if (Status s = net::check_listen_address(o->listen, o->security); !s.ok()) return usage_error(s);
             if (!address_file->empty()) {
               auto dir = spits::wait_for_announce_list(*address_file, o->wait_s);
               if (!dir.ok()) return fail(dir.status());
