@@ -83,6 +83,70 @@ TEST(ActorShape, AnUndeclaredPortFailsTheExecutionNotTheProcess) {
   EXPECT_EQ(y, (std::vector<std::int32_t>{2, 4, 6, 8}));
 }
 
+// The same read inside a parallel loop's chunk, on the tile's helper threads
+// (the second half of the range) or on the actor's own (the first quarter),
+// fails that execution with the same named error; the tile's loop serves the
+// next execution as before.
+TEST(ActorShape, AnUndeclaredPortReadInAParallelChunkFailsTheExecution) {
+  constexpr std::size_t kInts = 64;
+  redflow::Registry reg = redflow::Registry::with_builtins();
+  auto cores = std::make_shared<std::atomic<unsigned>>(0);  // the width the actor ran with: the chunks are on several threads
+  for (const char* where : {"helper", "caller"}) {
+    const bool helper = std::string_view(where) == "helper";
+    reg.add(std::string("host.par_add2_") + where, [helper, cores](redflow::ActorContext& ctx) {
+      cores->store(ctx.cores());
+      auto y = ctx.output<std::int32_t>();
+      ctx.parallel_for(0, y.size(), [&](std::size_t i) {
+        const bool second = helper ? i >= y.size() / 2 : i < y.size() / 4;
+        y[i] = ctx.input<const std::int32_t>(0)[i] + (second ? ctx.input<const std::int32_t>(1)[i] : 0);
+      });
+    });
+  }
+  auto build = [](const std::string& function, int edges) {
+    redflow::Graph g;
+    auto a = g.input("A", kInts * 4);
+    auto b = g.input("B", kInts * 4);
+    auto y = g.output("Y", kInts * 4);
+    if (edges == 2)
+      g.actor("psum", function, {a, b}, y);
+    else
+      g.actor("psum", function, {a}, y);
+    return g;
+  };
+  std::vector<std::int32_t> xs(kInts);
+  for (std::size_t i = 0; i < kInts; ++i) xs[i] = static_cast<std::int32_t>(i);
+  const redflow::Inputs inputs = {{"A", redflow::as_bytes_of(xs)}, {"B", redflow::as_bytes_of(xs)}};
+  for (const char* where : {"helper", "caller"}) {
+    SCOPED_TRACE(where);
+    const std::string function = std::string("host.par_add2_") + where;
+    redflow::Runtime rt({.tiles = 1, .cores_per_tile = 4});
+    auto bad = rt.load(build(function, 1), reg);
+    ASSERT_TRUE(bad.ok()) << bad.status().ToString();
+    for (int run = 0; run < 3; ++run) {
+      auto out = bad->execute(inputs);
+      ASSERT_FALSE(out.ok());
+      EXPECT_EQ(out.status().code(), redflow::Status::Code::kActorFailed) << out.status().ToString();
+      EXPECT_NE(out.status().message().find("'psum'"), std::string::npos) << out.status().ToString();
+      EXPECT_NE(out.status().message().find("reads input port 1 but has 1 input(s)"), std::string::npos) << out.status().ToString();
+      EXPECT_EQ(cores->load(), 4u);
+    }
+    auto good = rt.load(build(function, 2), reg);
+    ASSERT_TRUE(good.ok()) << good.status().ToString();
+    for (int run = 0; run < 3; ++run) {
+      auto out = good->execute(inputs);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      std::vector<std::int32_t> y(kInts), want(kInts);
+      ASSERT_EQ(out->at("Y").size(), kInts * 4);
+      std::memcpy(y.data(), out->at("Y").data(), kInts * 4);
+      for (std::size_t i = 0; i < kInts; ++i) {
+        const bool second = std::string_view(where) == "helper" ? i >= kInts / 2 : i < kInts / 4;
+        want[i] = xs[i] + (second ? xs[i] : 0);
+      }
+      EXPECT_EQ(y, want);
+    }
+  }
+}
+
 TEST_F(CliTest, ACrashInsideAnActorNamesTheActor) {
   write("g.dot", "digraph c {\n  Y [kind=output, bytes=64];\n  boom [actor=\"test.crash\"];\n  boom -> Y;\n}\n");
   auto r = run_cli("run " + path("g.dot") + " --lib " + REDFLOW_TEST_PLUGIN + " --tiles 1 --cores-per-tile 2");

@@ -41,10 +41,10 @@ TEST_F(ClusterFlagsCli, TheOldNamesStillWork) {
   EXPECT_NE(r.output.find("waiting for 2 remote tile(s)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("0 came"), std::string::npos) << r.output;
   r = run_cli("run " + demo + "pipeline.dot --input A=" + demo + "A.bin --listen 'tcp://127.0.0.1:*' --min-tiles 2 --max-tiles 1");
-  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("max_workers (--max-workers) 1 is below min_workers (--min-workers) 2"), std::string::npos) << r.output;
   auto s = run_cli("stream " + std::string(REDFLOW_SOURCE_DIR) + "/examples/streams/sum.dot --min-tiles 2");
-  EXPECT_EQ(s.exit_code, 1) << s.output;
+  EXPECT_EQ(s.exit_code, 2) << s.output;
   EXPECT_NE(s.output.find("--min-workers needs --listen ADDR or --address-file FILE"), std::string::npos) << s.output;
 }
 

@@ -26,7 +26,7 @@ TEST_F(CliTest, MissingFilesSayWhy) {
   EXPECT_NE(g.exit_code, 0);
   EXPECT_NE(g.output.find("cannot open '" + path("nope.dot") + "': No such file or directory"), std::string::npos) << g.output;
   auto i = run_cli("run " + kDemo + "pipeline.dot --input A=" + path("missing.bin"));
-  EXPECT_EQ(i.exit_code, 1);
+  EXPECT_EQ(i.exit_code, 2) << i.output;  // a file named that cannot be read: a usage error
   EXPECT_NE(i.output.find("--input A=" + path("missing.bin") + ": cannot open '" + path("missing.bin") + "': No such file or directory"),
             std::string::npos)
       << i.output;
@@ -34,12 +34,12 @@ TEST_F(CliTest, MissingFilesSayWhy) {
 
 TEST_F(CliTest, ANodeBoundTwiceIsRefused) {
   auto o = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --output Y=" + path("a.bin") + " --output Y=" + path("b.bin"));
-  EXPECT_EQ(o.exit_code, 1) << o.output;
+  EXPECT_EQ(o.exit_code, 2) << o.output;
   EXPECT_NE(o.output.find("output data node 'Y' is given twice"), std::string::npos) << o.output;
   EXPECT_FALSE(std::filesystem::exists(path("a.bin")));
   EXPECT_FALSE(std::filesystem::exists(path("b.bin")));
   auto i = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --input A=" + kDemo + "A.bin");
-  EXPECT_EQ(i.exit_code, 1) << i.output;
+  EXPECT_EQ(i.exit_code, 2) << i.output;
   EXPECT_NE(i.output.find("input data node 'A' is given twice"), std::string::npos) << i.output;
 }
 

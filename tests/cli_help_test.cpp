@@ -86,7 +86,7 @@ TEST_F(CliTest, EveryCommandExitsTwoOnAUsageErrorAndOneOnAFailure) {
       {"spits-worker", "spits-worker " + so + " --announce-dir " + path("announce")},
       {"gen", "gen matmul --n 4 --out /proc/" + std::string("redflow-no")},
       {"bench", "bench matmul --n 4 --json " + nowhere + "/b.json"},
-      {"table1", "table1 --rows nope"},
+      {"table1", "table1 --rows matmul:1000 --runs 1 --json " + nowhere + "/t.json"},
       {"difftest", "difftest --replay " + path("")},
       {"launch-probe", "launch-probe"},  // no mpirun, srun, PMI nor --address-file around: nothing to meet through
       {"server", "server --min-workers 1 --client-listen tcp://10.1.2.3:5 --server-file " + path("sf")},  // clients on loopback only
@@ -97,17 +97,47 @@ TEST_F(CliTest, EveryCommandExitsTwoOnAUsageErrorAndOneOnAFailure) {
       {"cancel", "cancel 1 --server-file " + nowhere},
       {"workers", "workers --server-file " + nowhere},
   };
+  // A usage error each command finds after parsing (a value that does not
+  // parse, flags that need each other), and the flag and value it names.
+  const std::string& demo = redflow::testing::kDemo;
+  const std::map<std::string, std::pair<std::string, std::string>> usage = {
+      {"run", {"run " + dot + " --redundancy 4x-same", "--redundancy: unknown redundancy configuration '4x-same'"}},
+      {"stream", {"stream " + dot + " --place bogus", "--place: unknown placement algorithm 'bogus'"}},
+      {"spits", {"spits " + so + " --listen 10.0.0.1:7000", "(--listen) '10.0.0.1:7000': expected tcp://HOST:PORT"}},
+      {"rem", {"rem " + demo + "pipeline.dot --input A=" + demo + "A.bin --store memcached://nohost", "--store memcached://nohost: 'nohost' is not HOST:PORT"}},
+      {"campaign", {"campaign " + dot + " --inject nope", "--inject 'nope': expected"}},
+      {"graph", {"graph " + dot + " --redundancy 4x", "--redundancy: unknown configuration '4x'"}},
+      {"actors", {"actors --lib " + path("none.so"), "--lib: cannot open '" + path("none.so") + "'"}},
+      {"schedule", {"schedule " + dot + " --redundancy 5x", "--redundancy: 5x not in"}},
+      {"place", {"place " + dot + " --algo smart_min", "--algo smart_min needs --profile"}},
+      {"worker", {"worker --connect 127.0.0.1:5555", "--connect '127.0.0.1:5555': expected tcp://HOST:PORT"}},
+      {"keygen", {"keygen --out ''", "--out '': give the files' path prefix"}},
+      {"tile", {"tile --connect tcp://127.0.0.1:0", "--connect 'tcp://127.0.0.1:0': expected tcp://HOST:PORT"}},
+      {"stream-worker", {"stream-worker --connect tcp://nohost", "--connect 'tcp://nohost': expected tcp://HOST:PORT"}},
+      {"spits-worker", {"spits-worker " + so + " --announce " + path("") + " --listen tcp://10.0.0.1:7000", "refusing to listen on tcp://10.0.0.1:7000 without keys"}},
+      {"gen", {"gen fft --n 100 --out " + path("gen"), "--n must be a power of two for fft (the number of points), got 100"}},
+      {"bench", {"bench overhead --shape ring", "--shape ring: expected"}},
+      {"table1", {"table1 --rows nope", "--rows nope: 'nope' is not a row"}},
+      {"difftest", {"difftest --seeds 5..2", "--seeds '5..2': expected"}},
+      {"launch-probe", {"launch-probe --connect localhost", "--connect 'localhost': expected tcp://HOST:PORT"}},
+  };
   const std::set<std::string> listed = listed_commands();
   ASSERT_GE(listed.size(), 19u);
   for (const std::string& name : listed) {
     SCOPED_TRACE(name);
     ASSERT_TRUE(failing.count(name)) << "no failing command for '" << name << "': add one to this test";
+    ASSERT_TRUE(usage.count(name)) << "no usage error for '" << name << "': add one to this test";
     // A usage error: an unknown flag (CLI11 names a missing required argument first, where there is one).
     auto unknown = run_cli(name + " --no-such-flag");
     EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
     EXPECT_TRUE(unknown.output.find("unknown option '--no-such-flag'") != std::string::npos ||
                 unknown.output.find(" is required") != std::string::npos)
         << unknown.output;
+    const auto& [line, names] = usage.at(name);
+    auto wrong = run_cli(line);
+    EXPECT_EQ(wrong.exit_code, 2) << line << "\n" << wrong.output;
+    EXPECT_NE(wrong.output.find("redflow: error: "), std::string::npos) << wrong.output;
+    EXPECT_NE(wrong.output.find(names), std::string::npos) << line << "\n" << wrong.output;
     auto failed = run_cli(failing.at(name));
     EXPECT_EQ(failed.exit_code, 1) << failing.at(name) << "\n" << failed.output;
     EXPECT_NE(failed.output.find("redflow: error: "), std::string::npos) << failed.output;

@@ -129,7 +129,7 @@ TEST_F(NetCli, WithoutWorkersWaitEndsWithAClearError) {
 TEST_F(NetCli, ListenWithoutMinWorkersAndTileWithoutConnectAreRefused) {
   const std::string demo = std::string(REDFLOW_SOURCE_DIR) + "/examples/demo/";
   auto r = testing::run_cli("run " + demo + "pipeline.dot --input A=" + demo + "A.bin --listen 'tcp://127.0.0.1:*'");
-  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--min-workers"), std::string::npos) << r.output;
   r = testing::run_cli("worker");
   EXPECT_NE(r.exit_code, 0) << r.output;
@@ -175,8 +175,8 @@ TEST_F(NetCli, AWorkerSaysWhichDriverItServesAndAs) {
 
 TEST_F(NetCli, AConnectAddressWithoutItsSchemeGetsTheExpectedForm) {
   auto r = testing::run_cli("worker --connect 127.0.0.1:5555 --connect-timeout 1");
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("'127.0.0.1:5555': expected tcp://HOST:PORT (e.g. tcp://127.0.0.1:5555)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--connect '127.0.0.1:5555': expected tcp://HOST:PORT (e.g. tcp://127.0.0.1:5555)"), std::string::npos) << r.output;
 }
 
 // The demo graph and its plain output, for the launch tests below.
@@ -230,7 +230,7 @@ TEST_F(NetCli, AKeyedDriverRefusesAnUnlistedWorkerAndRunsWithAListedOne) {
 TEST_F(NetCli, ListeningBeyondLoopbackWithoutKeysIsRefused) {
   const Demo demo;
   auto r = testing::run_cli("run " + demo.run_args(dir_ / "y.bin") + " --listen tcp://0.0.0.0:0 --min-workers 1");
-  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("without keys"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("--authorized-keys"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(dir_ / "y.bin"));

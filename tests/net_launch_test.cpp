@@ -195,7 +195,7 @@ TEST_F(NetLaunchTest, OnlyTheFirstClaimWinsAndOnlyItsOwnerPublishesOrRemoves) {
 
 TEST_F(NetLaunchTest, AStarterThatCannotDriveLeavesNoFileBehind) {
   auto r = redflow::testing::run_cli("launch-probe --address-file " + path("job.address") + " --listen tcp://0.0.0.0:0 --timeout 5");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("refusing to listen on tcp://0.0.0.0:0 without keys"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(path("job.address"))) << "a failed starter left a file the next job would wait on";
   // Claimed, then the bind fails: the claim is withdrawn.

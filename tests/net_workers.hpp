@@ -45,11 +45,12 @@ class WorkerProcesses {
     args.insert(args.end(), extra.begin(), extra.end());
     return spawn_cli(std::move(args));
   }
-  // Starts `redflow ARGS...` (quiet unless set_quiet(false)); returns its PID.
-  pid_t spawn_cli(std::vector<std::string> args) {
+  // Starts `redflow ARGS...` (quiet unless set_quiet(false)); returns its
+  // PID. `options` may send its stdout and stderr to a file.
+  pid_t spawn_cli(std::vector<std::string> args, SpawnOptions options = {}) {
     args.insert(args.begin(), REDFLOW_CLI);
     if (quiet_) args.insert(args.begin() + 1, {"--log-level", "error"});
-    const pid_t pid = spawn_process(std::move(args));
+    const pid_t pid = spawn_process(std::move(args), options);
     if (pid > 0) pids_.push_back(pid);
     return pid;
   }

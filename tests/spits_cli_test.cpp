@@ -93,7 +93,7 @@ TEST_F(SpitsCli, PiRunAgainStartsItsOutFileOver) {
 // which of its own flags to give: it is no driver.
 TEST_F(SpitsCli, ATaskManagerRefusedKeylessListeningIsToldItsOwnFlags) {
   auto r = run_cli("spits-worker " + kPi + " --announce " + path("tms") + " --listen 'tcp://0.0.0.0:*' --wait 1");
-  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("refusing to listen on tcp://0.0.0.0:* without keys"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("--key FILE.key (this process's secret key) and --authorized-keys FILE"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("DRIVER"), std::string::npos) << r.output;

@@ -48,7 +48,7 @@ TEST_F(StreamCli, OutputWritesCollectedTokensRawOrAsNpy) {
   EXPECT_EQ(v, 3u * 999u);  // the last sum, 999 + 1998
   // Not a collect operator: refused by name before the run, nothing written.
   auto bad = run_cli("stream " + kStreams + "sum.dot --output add=" + path("add.bin") + " --output total=" + path("t2.bin"));
-  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("--output add=" + path("add.bin") + ": the program has no collect operator 'add' (its collect operators: all, total)"),
             std::string::npos)
       << bad.output;
@@ -89,17 +89,17 @@ TEST_F(StreamCli, BadInputIsANamedError) {
   EXPECT_NE(a.exit_code, 0);
   EXPECT_NE(a.output.find("fastest"), std::string::npos) << a.output;
   auto w = run_cli("worker --cores 2");
-  EXPECT_EQ(w.exit_code, 1);
+  EXPECT_EQ(w.exit_code, 2);
   EXPECT_NE(w.output.find("give the driver's endpoint: --connect ADDR or --address-file FILE"), std::string::npos) << w.output;
   auto l = run_cli("stream " + kStreams + "sum.dot --min-workers 2");
-  EXPECT_EQ(l.exit_code, 1);
+  EXPECT_EQ(l.exit_code, 2);
   EXPECT_NE(l.output.find("--min-workers needs --listen ADDR or --address-file FILE"), std::string::npos) << l.output;
   auto far = run_cli("stream " + kStreams + "sum.dot --listen tcp://0.0.0.0:7000 --min-workers 2");
-  EXPECT_EQ(far.exit_code, 1);
+  EXPECT_EQ(far.exit_code, 2);
   EXPECT_NE(far.output.find("--key"), std::string::npos) << "listening beyond loopback needs keys\n" << far.output;
   auto m = run_cli("place " + kStreams + "sum.dot --algo smart_min");
-  EXPECT_EQ(m.exit_code, 1);
-  EXPECT_NE(m.output.find("give --profile"), std::string::npos) << m.output;
+  EXPECT_EQ(m.exit_code, 2);
+  EXPECT_NE(m.output.find("--algo smart_min needs --profile FILE.json"), std::string::npos) << m.output;
   for (const char* sub : {"stream", "place", "worker"}) {
     auto h = run_cli(std::string(sub) + " --help");
     EXPECT_EQ(h.exit_code, 0);

@@ -266,6 +266,76 @@ TEST(StreamClusterFaults, AWorkerKilledMidStreamIsAnErrorNamingIt) {
   EXPECT_EQ(workers.wait_exit(survivor, 10), 1) << "the surviving worker is told the run ended";
 }
 
+// A node whose part finished before another node was lost is told why the
+// run failed (the driver's REFUSED with its error): it exits with an error
+// that names the lost node, not 0 as after a finished run.
+TEST(StreamClusterFaults, ANodeWhosePartFinishedIsToldWhyTheRunFailed) {
+  const auto reg = OperatorRegistry::with_builtins();
+  // Two pipelines, one per node (smart placement splits them): a short one
+  // that finishes at once, and an endless one on the node that is killed.
+  auto text = [](bool short_first) {
+    const std::string finite = "args=\"n=10\"", endless = "args=\"n=1000000000000 rate=50000\"";
+    return "digraph two { a [operator=\"counter\", " + (short_first ? finite : endless) + "]; ca [operator=\"collect\"];\n"
+           "b [operator=\"counter\", " + (short_first ? endless : finite) + "]; cb [operator=\"collect\"];\n"
+           "a -> ca [token=8]; b -> cb [token=8]; }";
+  };
+  ClusterOptions c;
+  c.cluster.min_workers = 2;
+  c.cluster.heartbeat_timeout_s = 2;
+  c.place = "smart";
+  auto placed = place_program(*Program::from_dot(text(true), reg), 2, c.place, "", "", c.seed);
+  ASSERT_TRUE(placed.ok()) << placed.status().ToString();
+  const std::vector<unsigned>& node_of = placed->placement.node_of;  // a, ca, b, cb
+  ASSERT_EQ(node_of.size(), 4u);
+  ASSERT_TRUE(node_of[0] == node_of[1] && node_of[2] == node_of[3] && node_of[0] != node_of[2]) << "smart placement keeps a pipeline on one node";
+  // The short pipeline on the node that arrived first... whichever worker that is.
+  auto p = Program::from_dot(text(node_of[0] == 0), reg);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+
+  const auto dir = std::filesystem::temp_directory_path() / ("redflow_stream_refused_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string logs[2] = {(dir / "w0.log").string(), (dir / "w1.log").string()};
+  auto read_log = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  WorkerProcesses workers;
+  std::atomic<pid_t> pids[2] = {0, 0};  // written on the driver's thread, read by the killer thread
+  c.cluster.on_listening = [&](const std::string& ep) {
+    for (int w = 0; w < 2; ++w) {
+      const int fd = ::open(logs[w].c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      pids[w] = workers.spawn_cli({"worker", "--connect", ep, "--name", "w" + std::to_string(w)}, {.out_fd = fd, .err_fd = fd});
+      ::close(fd);
+    }
+  };
+  // Kills the worker that became node 1 (the endless pipeline's) once the
+  // short pipeline has long finished.
+  std::atomic<int> killed{-1};
+  std::thread killer([&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (killed < 0 && std::chrono::steady_clock::now() < deadline) {
+      for (int w = 0; w < 2; ++w)
+        if (read_log(logs[w]).find("as stream node 1") != std::string::npos) killed = w;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (killed < 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    workers.kill9(pids[killed]);
+  });
+  auto r = run_cluster(*p, RunOptions{}, c);
+  killer.join();
+  ASSERT_GE(killed.load(), 0) << "no worker became node 1:\n" << read_log(logs[0]) << read_log(logs[1]);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("lost mid-stream"), std::string::npos) << r.status().ToString();
+  const int survivor = 1 - killed;
+  EXPECT_EQ(workers.wait_exit(pids[survivor], 10), 1) << read_log(logs[survivor]);
+  const std::string said = read_log(logs[survivor]);
+  EXPECT_NE(said.find("refused this worker: the stream program failed"), std::string::npos) << said;
+  EXPECT_NE(said.find("'w" + std::to_string(killed.load()) + "'"), std::string::npos) << "the survivor names the lost node:\n" << said;
+  EXPECT_NE(said.find("lost mid-stream"), std::string::npos) << said;
+  std::filesystem::remove_all(dir);
+}
+
 // An operator that fails on a node (here: the wavelet source's image is
 // missing) ends the run with an error naming the node and the operator; the
 // worker exits with an error too.

@@ -57,16 +57,16 @@ TEST_F(CliTest, NpyDtypeAndShapeAreCheckedAgainstTheNode) {
   const std::int32_t is[] = {1, 2, 3, 4, 5, 6, 7, 8};
   write("i.npy", npy_file("<i4", "(8,)", is, sizeof is));
   auto dtype = run_cli("run " + path("g.dot") + " --input X=" + path("i.npy"));
-  EXPECT_EQ(dtype.exit_code, 1) << dtype.output;
+  EXPECT_EQ(dtype.exit_code, 2) << dtype.output;
   EXPECT_NE(dtype.output.find("holds i32 values, but data node 'X' has type=f64"), std::string::npos) << dtype.output;
   const double three[] = {1, 2, 3};
   write("s.npy", npy_file("<f8", "(3,)", three, sizeof three));
   auto shape = run_cli("run " + path("g.dot") + " --input X=" + path("s.npy"));
-  EXPECT_EQ(shape.exit_code, 1) << shape.output;
+  EXPECT_EQ(shape.exit_code, 2) << shape.output;
   EXPECT_NE(shape.output.find("shape (3) of f64 = 24 bytes, data node 'X' declares 32 bytes"), std::string::npos) << shape.output;
   write("bad.npy", "not numpy at all");
   auto bad = run_cli("run " + path("g.dot") + " --input X=" + path("bad.npy"));
-  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("not a NumPy .npy file"), std::string::npos) << bad.output;
 }
 
@@ -74,7 +74,7 @@ TEST_F(CliTest, NpyOutputOfAnUntypedNodeIsRefusedBeforeRunning) {
   write("g.dot", R"(digraph copy { X [kind=input, bytes=8]; Y [kind=output, bytes=8]; c [actor="rf.collect"]; X -> c [port=0]; c -> Y; })");
   write_i32("x.bin", {1, 2});
   auto r = run_cli("run " + path("g.dot") + " --input X=" + path("x.bin") + " --output Y=" + path("y.npy"));
-  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("data node 'Y' has no type="), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(path("y.npy")));
 }

@@ -297,19 +297,19 @@ Result<std::vector<Scheduler>> parse_schedulers(const std::string& text) {
 int bench_main(const BenchArgs& a) {
   const bool overhead = a.app == "overhead";
   if (!overhead && a.app != "matmul" && a.app != "fft" && a.app != "bitonic")
-    return fail(Status::InvalidArgument("unknown app '" + a.app + "' (expected matmul, fft, bitonic or overhead)"));
+    return usage_error(Status::InvalidArgument("unknown app '" + a.app + "' (expected matmul, fft, bitonic or overhead)"));
   auto configs = parse_redundancy_list(a.redundancy);
-  if (!configs.ok()) return fail(Status::InvalidArgument("--redundancy: " + configs.status().message()));
+  if (!configs.ok()) return usage_error(Status::InvalidArgument("--redundancy: " + configs.status().message()));
   auto schedulers = parse_schedulers(a.schedulers);
-  if (!schedulers.ok()) return fail(schedulers.status());
+  if (!schedulers.ok()) return usage_error(schedulers.status());
   std::optional<apps::Shape> shape;
   if (overhead) {
     shape = apps::parse_shape(a.shape);
-    if (!shape) return fail(Status::InvalidArgument("--shape " + a.shape + ": expected chain, fanout, tree or wavefront"));
+    if (!shape) return usage_error(Status::InvalidArgument("--shape " + a.shape + ": expected chain, fanout, tree or wavefront"));
   }
   const std::size_t n = a.n != 0 ? a.n : default_n(a.app);
   auto options = runtime_options(a.runtime);
-  if (!options.ok()) return fail(options.status());
+  if (!options.ok()) return usage_error(options.status());
   options->redundancy = configs->front();
   RuntimeOptions& o = *options;
   const unsigned threads = o.tiles * o.cores_per_tile;
@@ -326,9 +326,9 @@ int bench_main(const BenchArgs& a) {
     problem.output = "Y";
   } else {
     auto profile = apps::parse_profile(a.profile);
-    if (!profile.ok()) return fail(profile.status());
+    if (!profile.ok()) return usage_error(profile.status());
     auto p = apps::make_problem(a.app, n, a.block, target, a.data_seed, *profile);
-    if (!p.ok()) return fail(p.status());
+    if (!p.ok()) return usage_error(p.status());
     problem = std::move(*p);
   }
 
@@ -354,7 +354,7 @@ int bench_main(const BenchArgs& a) {
     if (!lg.ok()) return fail(lg.status());
     for (Redundancy r : *configs)
       if (Status s = lg->usable(r); !s.ok())
-        return fail(Status::InvalidArgument("--redundancy " + std::string(to_string(r)) + ": " + s.message()));
+        return usage_error(Status::InvalidArgument("--redundancy " + std::string(to_string(r)) + ": " + s.message()));
     loaded.push_back(std::move(*lg));
   }
 

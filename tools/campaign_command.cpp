@@ -42,10 +42,10 @@ int campaign(const CampaignArgs& a) {
   Registry reg = cli_registry();
   if (Status s = load_libs(reg, a.runtime.libs); !s.ok()) return fail(s);
   auto configs = parse_redundancy_list(a.redundancy);
-  if (!configs.ok()) return fail(Status::InvalidArgument("--redundancy: " + configs.status().message()));
+  if (!configs.ok()) return usage_error(Status::InvalidArgument("--redundancy: " + configs.status().message()));
   auto faulty = runtime_options(a.runtime);
-  if (!faulty.ok()) return fail(faulty.status());
-  if (!faulty->faults.any()) return fail(Status::InvalidArgument("a campaign needs faults to inject: give --inject (e.g. --inject bitflip:p=0.01)"));
+  if (!faulty.ok()) return usage_error(faulty.status());
+  if (!faulty->faults.any()) return usage_error(Status::InvalidArgument("a campaign needs faults to inject: give --inject (e.g. --inject bitflip:p=0.01)"));
   auto graph = Graph::from_dot_file(a.graph);
   if (!graph.ok()) return fail(graph.status());
 
@@ -57,7 +57,7 @@ int campaign(const CampaignArgs& a) {
   auto reference_graph = reference_rt.load(*graph, reg);
   if (!reference_graph.ok()) return fail(reference_graph.status());
   auto files = read_inputs(*graph, a.inputs);
-  if (!files.ok()) return fail(files.status());
+  if (!files.ok()) return usage_error(files.status());
   // Inputs not given on the command line get seeded random bytes, so a campaign needs no data files.
   std::mt19937_64 rng(a.runtime.seed);
   for (const DataNode& d : graph->data()) {

@@ -20,6 +20,11 @@ int fail(const Status& s) {
   return s.code() == Status::Code::kGaveUp ? kGaveUp : kFailed;
 }
 
+int usage_error(const Status& s) {
+  fmt::print(stderr, "redflow: error: {}\n", s.ToString());
+  return kUsageError;
+}
+
 Result<std::vector<std::byte>> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::IOError("cannot open '" + path + "': " + std::strerror(errno));

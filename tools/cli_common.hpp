@@ -34,6 +34,12 @@ constexpr int kGaveUp = 3;
 // Prints "redflow: error: ..." to stderr and returns the exit code: kGaveUp
 // for Status::Code::kGaveUp, kFailed for every other error.
 int fail(const Status& s);
+// A command line found wrong after parsing, before anything ran: a flag's
+// value that does not parse or names nothing in the program, flags that
+// need or exclude each other, a file named that cannot be read. Prints
+// "redflow: error: ..." as fail() does (the message names the flag and its
+// value) and returns kUsageError.
+int usage_error(const Status& s);
 
 Result<std::vector<std::byte>> read_file(const std::string& path);
 // Writes to PATH.redflow-tmp then renames, so a failed run never leaves a half-written file.

@@ -97,7 +97,7 @@ void DriverConnection::add_flags(CLI::App* sub) {
 
 Status DriverConnection::check() const {
   if (connect.empty() == address_file.empty()) return Status::InvalidArgument("give the driver's endpoint: --connect ADDR or --address-file FILE");
-  return Status::Ok();
+  return connect.empty() ? Status::Ok() : net::check_connect_address(connect, "--connect");
 }
 
 Status DriverConnection::resolve() {

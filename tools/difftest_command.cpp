@@ -111,10 +111,10 @@ int difftest(const DifftestArgs& a) {
   Registry reg = difftest_registry();
   if (!a.replay.empty()) return replay(a, reg);
   std::uint64_t first = 0, last = 0;
-  if (Status s = parse_seeds(a.seeds, first, last); !s.ok()) return fail(s);
-  if (last == ~std::uint64_t{0} && a.time_limit <= 0) return fail(Status::InvalidArgument("--seeds " + a.seeds + " has no end: give --time-limit"));
+  if (Status s = parse_seeds(a.seeds, first, last); !s.ok()) return usage_error(s);
+  if (last == ~std::uint64_t{0} && a.time_limit <= 0) return usage_error(Status::InvalidArgument("--seeds " + a.seeds + " has no end: give --time-limit"));
   auto exclude = parse_exclusions(a.exclude);
-  if (!exclude.ok()) return fail(exclude.status());
+  if (!exclude.ok()) return usage_error(exclude.status());
   GenOptions go{.exclude = *exclude, .max_motifs = a.max_motifs};
 
   const auto t0 = std::chrono::steady_clock::now();

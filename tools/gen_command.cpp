@@ -26,9 +26,9 @@ struct GenArgs {
 int gen_main(const GenArgs& a) {
   const apps::Target target{.slot_bytes = a.slot_bytes, .slots = a.slots, .tiles = a.tiles};
   auto profile = apps::parse_profile(a.profile);
-  if (!profile.ok()) return fail(profile.status());
+  if (!profile.ok()) return usage_error(profile.status());
   auto problem = apps::make_problem(a.app, a.n, a.block, target, a.seed, *profile);
-  if (!problem.ok()) return fail(problem.status());
+  if (!problem.ok()) return usage_error(problem.status());
   std::error_code ec;
   std::filesystem::create_directories(a.out, ec);
   if (ec) return fail(Status::IOError("--out " + a.out + ": cannot create the directory: " + ec.message()));

@@ -21,10 +21,10 @@ int graph_main(const GraphArgs& a) {
   std::optional<Redundancy> r;
   if (!a.redundancy.empty()) {
     r = parse_redundancy(a.redundancy);
-    if (!r) return fail(Status::InvalidArgument("--redundancy: unknown configuration '" + a.redundancy + "' (expected none, 2x-same, 3x-same, 2x-diff or 3x-diff)"));
+    if (!r) return usage_error(Status::InvalidArgument("--redundancy: unknown configuration '" + a.redundancy + "' (expected none, 2x-same, 3x-same, 2x-diff or 3x-diff)"));
   }
   auto options = runtime_options(a.runtime);
-  if (!options.ok()) return fail(options.status());
+  if (!options.ok()) return usage_error(options.status());
   options->redundancy = r.value_or(Redundancy::kNone);
   auto graph = Graph::from_dot_file(a.graph);
   if (!graph.ok()) return fail(graph.status());

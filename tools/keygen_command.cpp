@@ -15,6 +15,7 @@ struct KeygenArgs {
 };
 
 int keygen_main(const KeygenArgs& a) {
+  if (a.out.empty()) return usage_error(Status::InvalidArgument("--out '': give the files' path prefix (e.g. --out driver for driver.key and driver.pub)"));
   auto keys = net::generate_key_pair();
   if (!keys.ok()) return fail(keys.status());
   if (Status s = net::write_key_pair(a.out, *keys, a.force); !s.ok()) return fail(s);

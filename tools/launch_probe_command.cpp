@@ -118,7 +118,9 @@ int run_worker(const ProbeArgs& a, const std::string& endpoint, const std::strin
 int probe_main(const ProbeArgs& a) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long>(a.timeout * 1000));
   // Any starter may turn out to be the driver: refuse a bad --listen before claiming anything.
-  if (Status s = net::check_listen_address(a.listen, a.security); !s.ok() && a.connect.empty()) return fail(s);
+  if (Status s = net::check_listen_address(a.listen, a.security); !s.ok() && a.connect.empty()) return usage_error(s);
+  if (!a.connect.empty())
+    if (Status s = net::check_connect_address(a.connect, "--connect"); !s.ok()) return usage_error(s);
   if (!a.connect.empty()) return run_worker(a, a.connect, "", "tile", deadline);
   auto launch = net::detect_launch();
   if (!launch.ok()) return fail(launch.status());

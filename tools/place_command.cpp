@@ -39,6 +39,10 @@ Command add_place_command(CLI::App& app) {
       ->type_name("FILE.json");
   sub->add_option("--seed", a->seed, "Seed of naive's pseudo-random choice and of METIS")->capture_default_str();
   return {sub, [a] {
+            auto algo = stream::parse_place_algo(a->algo);
+            if (!algo.ok()) return usage_error(Status::InvalidArgument("--algo: " + algo.status().message()));
+            if ((*algo == stream::PlaceAlgo::kSmartMin || *algo == stream::PlaceAlgo::kSmartMax) && a->profile.empty())
+              return usage_error(Status::InvalidArgument("--algo " + a->algo + " needs --profile FILE.json (written by `redflow stream --profile`)"));
             auto reg = stream::OperatorRegistry::with_builtins();
             auto program = stream::Program::from_dot_file(a->program, reg);
             if (!program.ok()) return fail(program.status());
@@ -52,9 +56,8 @@ Command add_place_command(CLI::App& app) {
             if (!placed.ok()) return fail(placed.status());
             const stream::PlacementGraph& g = placed->graph;
             const stream::Placement* placement = &placed->placement;
-            const stream::PlaceAlgo algo = *stream::parse_place_algo(a->algo);
             fmt::print("placement of {} ({} operators, {} streams) on {} nodes by {}: edge cut {}, balance {:.3f}\n", a->program,
-                       g.operators.size(), g.streams.size(), a->nodes, stream::place_algo_name(algo),
+                       g.operators.size(), g.streams.size(), a->nodes, stream::place_algo_name(*algo),
                        // Whole tokens (or streams) as an integer: {:g} would print 2.6e+06.
                        placement->edge_cut == std::floor(placement->edge_cut) ? fmt::format("{:.0f}", placement->edge_cut)
                                                                               : fmt::format("{:.2f}", placement->edge_cut),

@@ -86,12 +86,13 @@ int rem_main(const RemArgs& a) {
   if (!coalesced.ok()) return fail(coalesced.status());
   const rem::Program& program = coalesced->program;
   auto input_files = read_inputs(*graph, a.inputs);
-  if (!input_files.ok()) return fail(input_files.status());
+  if (!input_files.ok()) return usage_error(input_files.status());
   const Inputs& inputs = input_files->inputs;
   auto output_files = read_output_bindings(*graph, a.outputs);
-  if (!output_files.ok()) return fail(output_files.status());
+  if (!output_files.ok()) return usage_error(output_files.status());
   auto store = rem::open_store(a.store);
-  if (!store.ok()) return fail(store.status());
+  // A --store spec that does not parse is the command line's fault; a store that does not answer is not.
+  if (!store.ok()) return store.status().code() == Status::Code::kInvalidArgument ? usage_error(store.status()) : fail(store.status());
   rem::RunOptions o;
   o.instance = a.instance;
   o.seed = a.seed ? a.seed : static_cast<std::uint64_t>(getpid());  // distinct processes choose differently by default
@@ -99,7 +100,7 @@ int rem_main(const RemArgs& a) {
   if (o.instance.empty()) {
     if (inputs.size() != static_cast<std::size_t>(std::count_if(graph->data().begin(), graph->data().end(),
                                                                 [](const DataNode& n) { return n.kind == DataKind::kInput; })))
-      return fail(Status::InvalidArgument("give every --input, or --instance ID to join a run someone else started"));
+      return usage_error(Status::InvalidArgument("give every --input, or --instance ID to join a run someone else started"));
     o.instance = rem::derive_instance(program, inputs);
   }
   fmt::print(stderr, "redflow rem: instance {} on {}, {} scheduler(s), {} tasks, {} labels\n", o.instance, (*store)->describe(), a.procs,

@@ -75,7 +75,7 @@ int run(const RunArgs& a) {
   Registry reg = cli_registry();
   if (Status s = load_libs(reg, a.runtime.libs); !s.ok()) return fail(s);
   // Any starter may become the driver: refuse a bad --listen before the race for the address file.
-  if (Status s = a.cluster.validate(); !s.ok()) return fail(s);
+  if (Status s = a.cluster.validate(); !s.ok()) return usage_error(s);
   auto plan = plan_launch(a.launch);
   if (!plan.ok()) return fail(plan.status());
   if (plan->worker) return serve_tile(a, *plan, reg);
@@ -84,17 +84,17 @@ int run(const RunArgs& a) {
     if (cluster.listen.empty()) cluster.listen = "tcp://127.0.0.1:*";
     if (cluster.min_workers == 0) cluster.min_workers = plan->tiles;
     if (cluster.min_workers == 0)
-      return fail(Status::InvalidArgument("--address-file needs --min-workers N: how many other starters of this command to wait for"));
+      return usage_error(Status::InvalidArgument("--address-file needs --min-workers N: how many other starters of this command to wait for"));
   }
   auto configs = parse_redundancy_list(a.redundancy);
-  if (!configs.ok()) return fail(Status::InvalidArgument("--redundancy: " + configs.status().message()));
+  if (!configs.ok()) return usage_error(Status::InvalidArgument("--redundancy: " + configs.status().message()));
   auto options = runtime_options(a.runtime);
-  if (!options.ok()) return fail(options.status());
+  if (!options.ok()) return usage_error(options.status());
   options->redundancy = configs->front();
   options->trace = !a.trace.empty() || !a.gantt.empty();
   options->time_actors = !a.stats.empty();  // busy_s is in the stats
   if (!cluster.listen.empty()) {
-    if (cluster.min_workers == 0) return fail(Status::InvalidArgument("--listen needs --min-workers N (how many worker processes to wait for)"));
+    if (cluster.min_workers == 0) return usage_error(Status::InvalidArgument("--listen needs --min-workers N (how many worker processes to wait for)"));
     // --tiles counts local tiles here (default none): the runtime counts remote ones too.
     options->tiles = (a.tiles_given ? a.runtime.tiles : 0) + cluster.min_workers;
     options->pipeline_depth = a.pipeline_depth;
@@ -121,13 +121,13 @@ int run(const RunArgs& a) {
   auto loaded = rt.load(*graph, reg);
   if (!loaded.ok()) return fail(loaded.status());
   for (Redundancy r : *configs)
-    if (Status s = loaded->usable(r); !s.ok()) return fail(Status::InvalidArgument("--redundancy " + std::string(to_string(r)) + ": " + s.message()));
+    if (Status s = loaded->usable(r); !s.ok()) return usage_error(Status::InvalidArgument("--redundancy " + std::string(to_string(r)) + ": " + s.message()));
   warn_unprotected(*loaded, *configs);
   auto input_files = read_inputs(*graph, a.inputs);
-  if (!input_files.ok()) return fail(input_files.status());
+  if (!input_files.ok()) return usage_error(input_files.status());
   const Inputs& inputs = input_files->inputs;
   auto output_files = read_output_bindings(*graph, a.outputs);
-  if (!output_files.ok()) return fail(output_files.status());
+  if (!output_files.ok()) return usage_error(output_files.status());
 
 
   Outputs outputs;

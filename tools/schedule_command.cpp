@@ -40,7 +40,7 @@ int schedule_main(const ScheduleArgs& a) {
   if (Status s = load_libs(reg, a.libs); !s.ok()) return fail(s);
   const auto redundancy = parse_redundancy(a.redundancy);
   if (!redundancy)
-    return fail(Status::InvalidArgument("--redundancy " + a.redundancy + ": expected none, 2x-same, 3x-same, 2x-diff or 3x-diff"));
+    return usage_error(Status::InvalidArgument("--redundancy " + a.redundancy + ": expected none, 2x-same, 3x-same, 2x-diff or 3x-diff"));
   auto graph = Graph::from_dot_file(a.graph);
   if (!graph.ok()) return fail(graph.status());
   RuntimeOptions o;
@@ -49,7 +49,7 @@ int schedule_main(const ScheduleArgs& a) {
   o.slots = a.slots;
   o.slot_bytes = a.slot_bytes;
   o.redundancy = *redundancy;
-  if (a.calibrate && a.no_calibrate) return fail(Status::InvalidArgument("--calibrate and --no-calibrate contradict each other: pick one"));
+  if (a.calibrate && a.no_calibrate) return usage_error(Status::InvalidArgument("--calibrate and --no-calibrate contradict each other: pick one"));
   std::string calibration = "per-actor runtime overhead (about a microsecond) is not modelled (--no-calibrate), so small graphs run longer "
                             "than estimated";
   if (!a.no_calibrate) {
@@ -63,7 +63,7 @@ int schedule_main(const ScheduleArgs& a) {
   Runtime rt(o);
   auto loaded = rt.load(*graph, reg);
   if (!loaded.ok()) return fail(loaded.status());
-  if (Status s = loaded->usable(*redundancy); !s.ok()) return fail(Status::InvalidArgument("--redundancy " + a.redundancy + ": " + s.message()));
+  if (Status s = loaded->usable(*redundancy); !s.ok()) return usage_error(Status::InvalidArgument("--redundancy " + a.redundancy + ": " + s.message()));
   const Graph& executed = **loaded->executed_graph(*redundancy);  // usable: checked above
   const Schedule& schedule = **loaded->heft_schedule(*redundancy);
   spdlog::debug("HEFT schedule of '{}' under {}: {} actors, estimated makespan {} s", executed.name(), a.redundancy,

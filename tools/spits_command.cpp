@@ -136,7 +136,7 @@ int serve_task_manager(const SpitsArgs& a, const LaunchPlan& plan, unsigned work
 int spits_main(const SpitsArgs& a, bool task_managers_given) {
   const unsigned workers = a.workers ? a.workers : std::max(1u, std::thread::hardware_concurrency());
   // Any starter may become the Job Manager: refuse a bad --listen before the race for the address file.
-  if (Status s = a.cluster.validate(); !s.ok()) return fail(s);
+  if (Status s = a.cluster.validate(); !s.ok()) return usage_error(s);
   auto plan = plan_launch(a.launch);
   if (!plan.ok()) return fail(plan.status());
   if (plan->worker) return serve_task_manager(a, *plan, workers);

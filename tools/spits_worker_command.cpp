@@ -10,6 +10,7 @@
 
 #include "cli_common.hpp"
 #include "net/address_file.hpp"
+#include "net/security.hpp"
 #include "spits/task_manager_process.hpp"
 #include "spits/task_manager_role.hpp"
 
@@ -54,7 +55,9 @@ Command add_spits_worker_command(CLI::App& app) {
       ->capture_default_str();
   return {sub, [o, address_file] {
             if (o->announce_dir.empty() == address_file->empty())
-              return fail(Status::InvalidArgument("give the announce list or the Job Manager: --announce-dir DIR or --address-file FILE"));
+              return usage_error(Status::InvalidArgument("give the announce list or the Job Manager: --announce-dir DIR or --address-file FILE"));
+            if (Status s = net::check_server_keys(o->security); !s.ok()) return usage_error(s);
+            if (Status s = net::check_listen_address(o->listen, o->security); !s.ok()) return usage_error(s);
             if (o->workers == 0) o->workers = std::max(1u, std::thread::hardware_concurrency());
             if (!address_file->empty()) {
               fmt::print(stderr, "redflow: `redflow spits-worker --address-file` dials in as `redflow worker --address-file` does; use that (--local-workers is --cores)\n");

@@ -147,28 +147,32 @@ Command add_stream_command(CLI::App& app) {
       ->group(cluster);
   return {sub, [a] {
             auto reg = stream::OperatorRegistry::with_builtins();
-            if (Status s = a->cluster.cluster.validate(); !s.ok()) return fail(s);
+            if (Status s = a->cluster.cluster.validate(); !s.ok()) return usage_error(s);
+            auto algo = stream::parse_place_algo(a->cluster.place);
+            if (!algo.ok()) return usage_error(Status::InvalidArgument("--place: " + algo.status().message()));
+            if ((*algo == stream::PlaceAlgo::kSmartMin || *algo == stream::PlaceAlgo::kSmartMax) && a->place_profile.empty())
+              return usage_error(Status::InvalidArgument("--place " + a->cluster.place + " needs --place-profile FILE.json (written by --profile)"));
             auto plan = plan_launch(a->launch);
             if (!plan.ok()) return fail(plan.status());
             if (plan->worker) return serve_node(*a, *plan, reg);
             auto program = stream::Program::from_dot_file(a->program, reg);
             if (!program.ok()) return fail(program.status());
             auto output_files = stream_output_bindings(*program, a->outputs);
-            if (!output_files.ok()) return fail(output_files.status());
+            if (!output_files.ok()) return usage_error(output_files.status());
             stream::RunOptions o;
             o.mode = a->mode == "threads" ? stream::Mode::kThreadPerOperator : stream::Mode::kPool;
             o.threads = a->threads;
             o.trace = !a->trace.empty() || !a->gantt.empty();
             const bool remote = !a->cluster.cluster.listen.empty() || plan->launched;
             if (!remote && a->cluster.cluster.min_workers > 0)
-              return fail(Status::InvalidArgument("--min-workers needs --listen ADDR or --address-file FILE"));
+              return usage_error(Status::InvalidArgument("--min-workers needs --listen ADDR or --address-file FILE"));
             Result<stream::RunResult> result = Status::Ok();
             if (remote) {
               stream::ClusterOptions c = a->cluster;
               if (c.cluster.listen.empty()) c.cluster.listen = "tcp://127.0.0.1:*";
               if (c.cluster.min_workers == 0) c.cluster.min_workers = plan->tiles;
               if (c.cluster.min_workers == 0)
-                return fail(Status::InvalidArgument("--listen and --address-file need --min-workers N: how many worker processes to run on"));
+                return usage_error(Status::InvalidArgument("--listen and --address-file need --min-workers N: how many worker processes to run on"));
               c.aggregate = !a->no_aggregate;
               c.two_level = !a->one_level;
               if (!a->place_profile.empty()) {

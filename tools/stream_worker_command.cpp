@@ -28,6 +28,7 @@ Command add_stream_worker_command(CLI::App& app) {
   sub->add_option("--name", a->worker.name, "How the driver's report and errors name this worker (default: HOST:PID)");
   return {sub, [a] {
             fmt::print(stderr, "redflow: `redflow stream-worker` serves only as a stream node; use `redflow worker` (--threads is --cores), which serves every model\n");
+            if (Status s = a->driver.check(); !s.ok()) return usage_error(s);
             if (Status s = a->driver.resolve(); !s.ok()) return fail(s);
             a->worker.connect = a->driver.connect;
             a->worker.security = a->driver.security;

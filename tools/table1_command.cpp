@@ -100,7 +100,7 @@ std::string size_label(const apps::PaperTable1Row& r) {
 
 int table1_main(const Table1Args& a) {
   auto rows = select_rows(a.rows);
-  if (!rows.ok()) return fail(rows.status());
+  if (!rows.ok()) return usage_error(rows.status());
   const Registry reg = cli_registry();
   nlohmann::json j;
   j["runs"] = a.runs;

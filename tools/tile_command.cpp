@@ -35,6 +35,7 @@ Command add_tile_command(CLI::App& app) {
   sub->add_option("--name", a->worker.name, "How the driver's logs and errors name this worker (default: HOST:PID)");
   return {sub, [a] {
             fmt::print(stderr, "redflow: `redflow tile` serves only as a tile; use `redflow worker` (same flags), which serves every model\n");
+            if (Status s = a->driver.check(); !s.ok()) return usage_error(s);
             if (Status s = a->driver.resolve(); !s.ok()) return fail(s);
             a->worker.connect = a->driver.connect;
             a->worker.security = a->driver.security;

@@ -41,7 +41,8 @@ Command add_worker_command(CLI::App& app) {
               ".so from the driver's path (it must exist here too: a shared file system). --slots/--slot-bytes must be at\n"
               "least a graph driver's, or that driver refuses it.\n"
               "Exit status: 0 after the (last) driver's BYE; 1 when refused, when no driver welcomed it within\n"
-              "--connect-timeout, when a driver went silent, or when its part of a stream program failed.\n"
+              "--connect-timeout, when a driver went silent, or when the stream program it served a node of failed\n"
+              "(a node lost: the driver says why); 2 on a wrong command line.\n"
               "Examples:\n"
               "  redflow worker --connect tcp://127.0.0.1:5555 & redflow worker --connect tcp://127.0.0.1:5555 &\n"
               "  redflow run g.dot --listen tcp://127.0.0.1:5555 --min-workers 2 -i X=x.bin   (the two serve as its tiles)\n"
@@ -63,7 +64,7 @@ Command add_worker_command(CLI::App& app) {
   sub->add_option("--name", a->worker.name, "How drivers' logs, errors and reports name this worker (default: HOST:PID)");
   sub->add_flag("--persist", a->worker.persist, "After a driver's BYE, wait for the next driver (at most --connect-timeout each)");
   return {sub, [a] {
-            if (Status s = a->driver.check(); !s.ok()) return fail(s);
+            if (Status s = a->driver.check(); !s.ok()) return usage_error(s);
             a->worker.connect = a->driver.connect;
             a->worker.address_file = a->driver.address_file;
             a->worker.key_file = a->driver.security.key_file;

@@ -5,12 +5,15 @@
 // report a problem with fail() instead of throwing.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace redflow {
@@ -85,6 +88,9 @@ class ActorContext {
     });
   }
   // Calls body(b, e) on disjoint chunks covering [begin, end), one per core.
+  // What a chunk throws (a port the actor does not have) is kept, and thrown
+  // here once every chunk is done, on the actor's own thread: the runtime
+  // then fails the execution with it, whichever thread ran the chunk.
   template <typename Body>
   void parallel_chunks(std::size_t begin, std::size_t end, Body&& body) {
     if (end <= begin) return;
@@ -93,17 +99,27 @@ class ActorContext {
       return;
     }
     // Each chunk marks its thread as running this actor, for crash reports.
+    // An exception must not leave a chunk: on a helper thread it would end
+    // the process, and on this one it would leave the loop while the other
+    // chunks still run.
     struct Chunk {
       std::remove_reference_t<Body>* body;
       std::string_view actor;
+      std::atomic<bool> threw{false};
+      std::exception_ptr error{};  // the first chunk's exception
     } chunk{&body, actor_name_};
     loop_->run(begin, end,
                [](void* c, std::size_t b, std::size_t e) {
                  auto* k = static_cast<Chunk*>(c);
                  ActorCrashScope scope(k->actor);
-                 (*k->body)(b, e);
+                 try {
+                   (*k->body)(b, e);
+                 } catch (...) {
+                   if (!k->threw.exchange(true)) k->error = std::current_exception();
+                 }
                },
                &chunk);
+    if (chunk.error) std::rethrow_exception(chunk.error);  // run() returned: every chunk is done, and its writes are seen
   }
 
   // Marks this execution of the actor as failed; the execution stops with an

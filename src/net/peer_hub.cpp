@@ -201,6 +201,13 @@ void PeerHub::leave() {
     if (!p.lost) notice(p.routing_id, EnvelopeKind::kBye);
 }
 
+void PeerHub::end(const std::string& why) {
+  std::vector<std::byte> body;
+  encode(RefusedMessage{why}, body);
+  for (const Peer& p : peers_)
+    if (!p.lost) notice(p.routing_id, EnvelopeKind::kRefused, 0, body);
+}
+
 void PeerHub::declare_lost(unsigned peer, const std::string& why, bool left) {
   Peer& p = peers_[peer];
   if (p.lost) return;

@@ -24,7 +24,9 @@
 //     dropped), or the service's word (lose(), refuse()); a lost peer is told
 //     BYE (in case it is only hung) and never taken back: what it sends later
 //     is discarded and counted. A process that comes back is a new peer;
-//   - leave(): BYE to every peer not lost.
+//   - leave(): BYE to every peer not lost; end(why): the driver gave up,
+//     REFUSED with the reason to every peer not lost, so each ends with an
+//     error that says why rather than as after a finished run.
 // What a peer says in its role (REPLYs, ACKs, ...) goes to the service,
 // which keeps its own state: a tile its requests and deadlines, a stream
 // node its tokens, a Task Manager the tasks it holds.
@@ -161,6 +163,9 @@ class PeerHub {
   bool refuse(unsigned peer, const std::string& why);
   // The driver leaves: BYE to every peer not lost.
   void leave();
+  // The driver gives up (its work failed): REFUSED with `why` to every peer
+  // not lost, which ends each one's session with that error.
+  void end(const std::string& why);
   // Queues `kind` for `peer` (nothing if it is lost or unknown), after what is queued.
   void send(unsigned peer, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body = {});
 

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 #include "net/keys.hpp"
 
 namespace redflow::net {
@@ -31,7 +33,7 @@ std::string endpoint_host(std::string_view endpoint) {
 Status check_listen_address(std::string_view endpoint, const SecurityOptions& options) {
   if (endpoint.rfind("ipc://", 0) == 0 || endpoint.rfind("inproc://", 0) == 0) return Status::Ok();
   if (endpoint.rfind("tcp://", 0) != 0)
-    return Status::InvalidArgument(fmt::format("listen address '{}': expected tcp://HOST:PORT (e.g. tcp://127.0.0.1:*)", endpoint));
+    return Status::InvalidArgument(fmt::format("listen address (--listen) '{}': expected tcp://HOST:PORT (e.g. tcp://127.0.0.1:*)", endpoint));
   const std::string host = endpoint_host(endpoint);
   if (is_loopback_host(host)) return Status::Ok();
   if (!options.key_file.empty() && !options.authorized_keys_file.empty()) return Status::Ok();
@@ -40,6 +42,23 @@ Status check_listen_address(std::string_view endpoint, const SecurityOptions& op
       "Give {} FILE.key (this process's secret key) and {} FILE (the public keys it lets in; make both with 'redflow keygen', "
       "docs/security.md), or listen on tcp://127.0.0.1:PORT",
       endpoint, host.empty() ? std::string("it") : host, kKeyFlag, kAuthorizedKeysFlag));
+}
+
+Status check_connect_address(std::string_view endpoint, std::string_view what) {
+  if (endpoint.rfind("ipc://", 0) == 0 || endpoint.rfind("inproc://", 0) == 0) return Status::Ok();
+  const bool tcp = endpoint.rfind("tcp://", 0) == 0;
+  if (tcp) {
+    const std::string_view rest = endpoint.substr(std::string_view("tcp://").size());
+    const auto colon = rest.rfind(':');
+    const std::string_view port = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    unsigned value = 0;
+    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (!endpoint_host(endpoint).empty() && !port.empty() && ec == std::errc() && end == port.data() + port.size() && value >= 1 && value <= 65535)
+      return Status::Ok();
+  }
+  // Without a scheme, the value itself is the likely HOST:PORT.
+  const std::string example = endpoint.find("://") == std::string_view::npos && !endpoint.empty() ? fmt::format("tcp://{}", endpoint) : "tcp://127.0.0.1:5555";
+  return Status::InvalidArgument(fmt::format("{} '{}': expected tcp://HOST:PORT (e.g. {}), PORT in 1..65535", what, endpoint, example));
 }
 
 Status check_server_keys(const SecurityOptions& options) {

@@ -61,6 +61,11 @@ Status secure_client(zmq::socket_t& socket, const SecurityOptions& options);
 // Anything else is refused, naming the address and the flags to give.
 Status check_listen_address(std::string_view endpoint, const SecurityOptions& options);
 
+// OK for an endpoint a worker can connect to: tcp://HOST:PORT with a port
+// in 1..65535, ipc://, inproc://. Anything else is refused before a socket
+// is made, naming `what` (a flag such as "--connect") and the value.
+Status check_connect_address(std::string_view endpoint, std::string_view what);
+
 // The host part of a tcp:// endpoint ("tcp://[::1]:7000" -> "::1"), empty
 // for other transports.
 std::string endpoint_host(std::string_view endpoint);

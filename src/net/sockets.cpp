@@ -51,8 +51,7 @@ Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::str
     zmq::socket_t s(context, zmq::socket_type::dealer);
     common_options(s);
     REDFLOW_RETURN_IF_ERROR(secure_client(s, security));
-    if (endpoint.find("://") == std::string::npos)
-      return Status::InvalidArgument("cannot connect to '" + endpoint + "': expected tcp://HOST:PORT (e.g. tcp://" + endpoint + ")");
+    REDFLOW_RETURN_IF_ERROR(check_connect_address(endpoint, "cannot connect to"));
     if (watch != nullptr) watch->attach(context, s);
     s.connect(endpoint);
     return s;

@@ -10,7 +10,8 @@
 // waits on for another), WELCOME, heartbeats, silence, BYE. The stream node
 // is a service on it (NodeService); serve() is its effects: the socket, the
 // clock and the sends. A node lost (silent, gone, unreadable) ends the run
-// with an error naming it and the operators it held: they held state.
+// with an error naming it and the operators it held: they held state. The
+// other workers are then told that error in a REFUSED and end with it.
 //
 // Tokens cross nodes through the driver (a star) rather than worker to
 // worker: one listening socket and one set of keys, and on a cluster switch
@@ -65,10 +66,13 @@ Result<RunResult> serve(NodeService& nodes, const ClusterOptions& options, zmq::
     }
     if (hub.size() < options.cluster.min_workers && now > joined_by) error = nodes.none_came(endpoint);
   }
-  // BYE to every worker still here (the socket then lingers so they leave before it closes).
-  hub.leave();
+  // The run failed: every worker still here is told why in a REFUSED, so it
+  // ends with that error, not as after a finished run (the socket then
+  // lingers so they hear it before it closes).
+  const Status failed = nodes.error().ok() ? error : nodes.error();
+  hub.end("the stream program failed: " + failed.ToString());
   hub.flush(sender);
-  return nodes.error().ok() ? error : nodes.error();
+  return failed;
 }
 
 }  // namespace
