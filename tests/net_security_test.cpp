@@ -208,10 +208,13 @@ struct Driver {
 };
 
 // A worker: a DEALER with its own context, watched from before it connects.
+// `claimed_public_key`, when given, replaces the public half of its key pair.
 struct Worker {
-  Worker(const SecurityOptions& sec, const std::string& endpoint) : dealer(context, zmq::socket_type::dealer) {
+  Worker(const SecurityOptions& sec, const std::string& endpoint, const std::string& claimed_public_key = "")
+      : dealer(context, zmq::socket_type::dealer) {
     dealer.set(zmq::sockopt::linger, 0);
     status = secure_client(dealer, sec);
+    if (status.ok() && !claimed_public_key.empty()) dealer.set(zmq::sockopt::curve_publickey, claimed_public_key);
     watch.init(dealer, "inproc://watch." + std::to_string(reinterpret_cast<std::uintptr_t>(this)),
                ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                    ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL);
@@ -277,13 +280,17 @@ TEST_F(NetSecurityTest, OnlyListedKeysGetInAndTheRestAreRefusedAndCounted) {
   // A worker holding node1's public key but not its secret cannot pass as node1.
   write("impostor.key", stranger.secret_key + "\n");
   ::chmod(path("impostor.key").c_str(), 0600);
-  Worker impostor({.key_file = path("impostor.key"), .server_public_key_file = path("driver.pub")}, driver.endpoint);
-  impostor.dealer.disconnect(driver.endpoint);
-  impostor.dealer.set(zmq::sockopt::curve_publickey, node1.public_key);
-  impostor.dealer.connect(driver.endpoint);
+  const std::uint64_t refused_before = driver.zap.refused();
+  Worker impostor({.key_file = path("impostor.key"), .server_public_key_file = path("driver.pub")}, driver.endpoint, node1.public_key);
+  ASSERT_TRUE(impostor.status.ok()) << impostor.status.ToString();
   impostor.dealer.send(zmq::str_buffer("I am node1"), zmq::send_flags::none);
-
-  EXPECT_EQ(receive_or_empty(driver.router, 500), "") << "a refused peer's message reached the driver";
+  impostor.watch.wait_for_outcome();
+  EXPECT_EQ(impostor.watch.succeeded, 0) << "the impostor's handshake succeeded";
+  const auto refused_by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (driver.zap.refused() == refused_before && std::chrono::steady_clock::now() < refused_by)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_GT(driver.zap.refused(), refused_before) << "the impostor's refusal was not counted";
+  EXPECT_EQ(receive_or_empty(driver.router, 0), "") << "a refused peer's message reached the driver";
   EXPECT_EQ(driver.zap.accepted(), 1u);
 }
 

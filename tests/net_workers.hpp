@@ -6,11 +6,14 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <thread>
@@ -46,12 +49,22 @@ class WorkerProcesses {
     return spawn_cli(std::move(args));
   }
   // Starts `redflow ARGS...` (quiet unless set_quiet(false)); returns its PID.
-  pid_t spawn_cli(std::vector<std::string> args) {
+  // With `err_path`, its stderr goes to that file (what it says when refused).
+  pid_t spawn_cli(std::vector<std::string> args, const std::string& err_path = "") {
     args.insert(args.begin(), REDFLOW_CLI);
     if (quiet_) args.insert(args.begin() + 1, {"--log-level", "error"});
-    const pid_t pid = spawn_process(std::move(args));
+    SpawnOptions options;
+    if (!err_path.empty()) options.err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const pid_t pid = spawn_process(std::move(args), options);
+    if (options.err_fd >= 0) ::close(options.err_fd);
     if (pid > 0) pids_.push_back(pid);
     return pid;
+  }
+  // As spawn(), its stderr in `err_path`.
+  pid_t spawn_logged(const std::string& err_path, const std::string& endpoint, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"worker", "--connect", endpoint, "--connect-timeout", "20"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return spawn_cli(std::move(args), err_path);
   }
   void spawn_n(unsigned n, const std::string& endpoint, const std::vector<std::string>& extra = {}) {
     for (unsigned i = 0; i < n; ++i) spawn(endpoint, extra);
@@ -82,6 +95,12 @@ class WorkerProcesses {
   std::vector<pid_t> pids_;
   bool quiet_ = true;
 };
+
+// The whole of a text file ("" when it cannot be read).
+inline std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
 
 inline constexpr std::size_t kNetElems = 256;
 inline constexpr std::size_t kNetBytes = kNetElems * 4;
