@@ -24,7 +24,7 @@ struct Reference {
   std::vector<std::byte> x0 = testing::seeded_bytes(testing::kNetBytes, 1), x1 = testing::seeded_bytes(testing::kNetBytes, 2);
   Inputs inputs{{"X0", x0}, {"X1", x1}};
   Outputs outputs;
-  Reference() { outputs = testing::local_reference(graph, inputs, 2); }
+  Reference() { outputs = testing::local_reference(graph, inputs); }
 };
 
 class RemoteEqualsLocal : public ::testing::TestWithParam<std::tuple<Scheduler, unsigned>> {};

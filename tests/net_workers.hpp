@@ -21,6 +21,7 @@
 
 #include "redflow/redflow.hpp"
 #include "spawn_process.hpp"
+#include "test_graphs.hpp"
 #include "watchdog.hpp"
 
 namespace redflow::testing {
@@ -151,18 +152,10 @@ inline Graph sleep_then_add(const std::string& name, int n, int ms, std::uint32_
   return g;
 }
 
-// What a graph gives in one process on `tiles` local tiles: the outputs the
-// remote runs must equal.
-inline Outputs local_reference(const Graph& g, const Inputs& inputs, unsigned tiles = 1) {
-  RuntimeOptions o;
-  o.tiles = tiles;
-  Runtime rt(o);
-  auto loaded = rt.load(g, Registry::with_builtins());
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  auto out = loaded->execute(inputs);
-  EXPECT_TRUE(out.ok()) << out.status().ToString();
-  return out.ok() ? *out : Outputs{};
-}
+// What a graph of built-ins means: the outputs the remote runs must equal,
+// from the tests' own sequential interpreter (run_sequential, one actor
+// after another in topological order), not from the engine under test.
+inline Outputs local_reference(const Graph& g, const Inputs& inputs) { return run_sequential(g, Registry::with_builtins(), inputs); }
 
 // The built-ins and the test plugin (test.sleep, ...), as a worker started
 // with --lib REDFLOW_TEST_PLUGIN has them.
@@ -172,17 +165,8 @@ inline Registry registry_with_test_plugin() {
   return reg;
 }
 
-// What `g` (which may use the test plugin's actors) gives in one process on 4 local tiles.
-inline Outputs plugin_reference(const Graph& g, const Inputs& inputs) {
-  RuntimeOptions o;
-  o.tiles = 4;
-  Runtime rt(o);
-  auto loaded = rt.load(g, registry_with_test_plugin());
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  auto out = loaded->execute(inputs);
-  EXPECT_TRUE(out.ok()) << out.status().ToString();
-  return out.ok() ? *out : Outputs{};
-}
+// What `g` (which may use the test plugin's actors) means, from the sequential interpreter.
+inline Outputs plugin_reference(const Graph& g, const Inputs& inputs) { return run_sequential(g, registry_with_test_plugin(), inputs); }
 
 // Driver options for `remote` worker processes plus `local` local tiles on
 // loopback, a free port, slots the workers below match.
