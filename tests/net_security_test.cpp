@@ -333,5 +333,57 @@ TEST_F(NetSecurityTest, CurveTrafficIsEncryptedOnTheWire) {
   }
 }
 
+// docs/security.md: someone on the path who changes bytes of a CURVE
+// connection makes them fail authentication: nothing changed is delivered,
+// and the driver counts the failure. Control first: without keys the
+// changed message arrives changed, so the check can fail.
+TEST_F(NetSecurityTest, ChangedBytesOnAKeyedLinkFailAuthenticationAndAreNotDelivered) {
+  make_keys("driver");
+  const KeyPair node1 = make_keys("node1");
+  write("workers.keys", node1.public_key + " node1\n");
+  const std::string first = "first-message-arrives-whole", second = "second-message-is-changed-on-the-way";
+  for (bool secured : {false, true}) {
+    SCOPED_TRACE(secured ? "with keys" : "without keys");
+    SecurityOptions server, client;
+    if (secured) {
+      server = {.key_file = path("driver.key"), .authorized_keys_file = path("workers.keys")};
+      client = {.key_file = path("node1.key"), .server_public_key_file = path("driver.pub")};
+    }
+    Driver driver(server);
+    ASSERT_TRUE(driver.status.ok()) << driver.status.ToString();
+    redflow::testing::TcpRelay relay(driver.port());
+    ASSERT_NE(relay.port(), 0);
+    Worker worker(client, "tcp://127.0.0.1:" + std::to_string(relay.port()));
+    worker.dealer.send(zmq::buffer(first), zmq::send_flags::none);
+    zmq::message_t id, body;
+    zmq::pollitem_t item{driver.router.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::chrono::seconds(10));
+    ASSERT_TRUE(item.revents & ZMQ_POLLIN);
+    ASSERT_TRUE(driver.router.recv(id));
+    ASSERT_TRUE(driver.router.recv(body));
+    ASSERT_EQ(body.to_string(), first);
+    // A byte 20 into the next message (past its frame header, inside the payload or its box).
+    const std::uint64_t refused_before = driver.zap.refused();
+    relay.flip_to_target_at(relay.to_target() + 20);
+    worker.dealer.send(zmq::buffer(second), zmq::send_flags::none);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    std::string got;
+    while (got.empty() && driver.zap.refused() == refused_before && std::chrono::steady_clock::now() < deadline) {
+      if (zmq::poll(&item, 1, std::chrono::milliseconds(10)) > 0 && driver.router.recv(id)) {
+        (void)driver.router.recv(body);
+        got = body.to_string();
+      }
+    }
+    if (secured) {
+      EXPECT_GT(driver.zap.refused(), refused_before) << "the driver did not count the message that failed authentication";
+      EXPECT_TRUE(got.empty() || got == second) << "a changed message was delivered: " << got;
+    } else {
+      EXPECT_EQ(got.size(), second.size()) << "the plain message did not arrive";
+      EXPECT_NE(got, second) << "the relay changed no byte";
+      EXPECT_EQ(driver.zap.refused(), refused_before) << "without keys nothing checks the bytes";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace redflow::net
