@@ -117,6 +117,7 @@ INSTANTIATE_TEST_SUITE_P(BothSchedulers, CrashTrials, ::testing::Values(Schedule
 
 TEST(CrashTile, WithThreeDiffAndABitFlipTheOutputIsStillRight) {
   unsigned runs_with_a_loss = 0;
+  std::uint64_t injected = 0, detected = 0;
   for (Scheduler scheduler : {Scheduler::kSteal, Scheduler::kHeft}) {
     for (std::uint32_t trial = 0; trial < 10; ++trial) {
       const testing::Shape shape = testing::random_dag(30, 700 + trial);
@@ -146,9 +147,16 @@ TEST(CrashTile, WithThreeDiffAndABitFlipTheOutputIsStillRight) {
         EXPECT_LE(st.tiles[trial % 4].actors, trial % 5) << "trial " << trial << ": no loss, but the crash tile ran past its K";
       }
       runs_with_a_loss += st.lost_tiles;
+      // A vote finds wrong only what was flipped.
+      EXPECT_LE(st.detected_faults, st.injected_faults) << "trial " << trial;
+      injected += st.injected_faults;
+      detected += st.detected_faults;
     }
   }
   EXPECT_GE(runs_with_a_loss, 10u) << "of 20 runs, too few lost their crash tile";
+  // The right outputs above are the votes' doing only if flips were made and outvoted.
+  EXPECT_GT(injected, 0u) << "no bit was flipped: the test proves nothing about 3x-diff";
+  EXPECT_GT(detected, 0u) << "bits were flipped but no vote found a replica wrong";
 }
 
 TEST(CrashTile, EveryTileLostIsANamedError) {

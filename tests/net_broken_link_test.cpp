@@ -113,6 +113,75 @@ void expect_refused_and_left(const std::vector<std::string>& args, EnvelopeKind 
   EXPECT_EQ(workers.wait_exit(pid, 20), 1) << "the worker leaves with an error";
 }
 
+// docs/remote.md: a worker whose driver goes silent past the heartbeat
+// timeout WELCOME gave exits with status 1 and says so; not before it.
+TEST(NetBrokenLink, AWorkerWhoseDriverFallsSilentExitsOneAndSaysWhy) {
+  zmq::context_t context;
+  testing::Router driver(context);
+  WorkerProcesses workers;
+  const std::string log = ::testing::TempDir() + "/silent_driver_" + std::to_string(::getpid()) + ".log";
+  std::vector<std::string> args = {"worker"};
+  args.insert(args.end(), testing::kWorkerSlots.begin(), testing::kWorkerSlots.end());
+  pid_t pid = 0;
+  ASSERT_FALSE(testing::start_and_welcome(driver, workers, args, pid, net::Role::kTile, 500, log).empty());
+  const auto welcomed = std::chrono::steady_clock::now();
+  EXPECT_EQ(workers.wait_exit(pid, 30), 1) << "a worker whose driver fell silent did not exit 1";
+  EXPECT_GE(std::chrono::steady_clock::now() - welcomed, std::chrono::milliseconds(500)) << "it left before the timeout";
+  const std::string said = testing::file_text(log);
+  EXPECT_NE(said.find("has been silent for more than 500 ms"), std::string::npos) << said;
+  std::remove(log.c_str());
+}
+
+// docs/security.md: peers may only read slots; any other request on a
+// worker's peer socket is refused and logged. A write, then a read, from a
+// socket of the test's: the read is answered, the write never, and the
+// worker says why.
+TEST(NetBrokenLink, AWriteOnAWorkersPeerSocketIsRefusedAndLoggedWhileReadsAreServed) {
+  zmq::context_t context;
+  testing::Router driver(context);
+  WorkerProcesses workers;
+  workers.set_quiet(false);  // the refusal is a warning
+  const std::string log = ::testing::TempDir() + "/peer_write_" + std::to_string(::getpid()) + ".log";
+  std::vector<std::string> args = {"worker"};
+  args.insert(args.end(), testing::kWorkerSlots.begin(), testing::kWorkerSlots.end());
+  pid_t pid = 0;
+  net::HelloMessage hello;
+  ASSERT_FALSE(testing::start_and_welcome(driver, workers, args, pid, net::Role::kTile, 120000, log, &hello).empty());
+  ASSERT_NE(hello.peer_port, 0u) << "a worker of a driver on loopback has a peer socket";
+  zmq::socket_t peer(context, zmq::socket_type::dealer);
+  peer.set(zmq::sockopt::linger, 0);
+  peer.connect("tcp://127.0.0.1:" + std::to_string(hello.peer_port));
+  const std::vector<std::byte> value(64, std::byte{7});
+  runtime::DataNodeMessage write;
+  write.tag = runtime::DataTag{1, 3, 0};
+  write.slot = 0;
+  write.bytes = value.size();
+  write.payload = value;
+  std::vector<std::byte> frame;
+  runtime::encode(write, frame);
+  ASSERT_TRUE(net::send_envelope(peer, EnvelopeKind::kRequest, 1, frame));
+  frame.clear();
+  runtime::encode(runtime::ReadSlotMessage{0, runtime::DataTag{1, 3, 0}, value.size()}, frame);
+  ASSERT_TRUE(net::send_envelope(peer, EnvelopeKind::kRequest, 2, frame));
+  // Requests are taken in order: a reply to the write would come before the read's.
+  std::vector<std::uint64_t> answered;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::vector<zmq::message_t> parts;
+  while ((answered.empty() || answered.back() != 2) && std::chrono::steady_clock::now() < deadline) {
+    zmq::pollitem_t item{peer.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::chrono::milliseconds(50));
+    while (net::receive_message(peer, parts)) {
+      net::Envelope e;
+      wire::Error error;
+      if (net::decode_envelope(net::part_spans(parts, 0), e, error).ok() && e.kind == EnvelopeKind::kReply) answered.push_back(e.request);
+    }
+  }
+  EXPECT_EQ(answered, std::vector<std::uint64_t>{2}) << "the read is answered and the write is not";
+  const std::string said = testing::file_text(log);
+  EXPECT_NE(said.find("refused a message from a peer: a request that is not a slot read"), std::string::npos) << said;
+  std::remove(log.c_str());
+}
+
 TEST(NetBrokenLink, AWorkerThatCannotReadItsDriversMessageSaysWhyAndLeaves) {
   net::BatchWriter writer;
   std::vector<std::string> args = {"worker"};

@@ -53,25 +53,32 @@ struct Router {
   std::string sender() const { return parts[0].to_string(); }
 };
 
-// Starts a real worker, `redflow ARGS[0] --connect <driver> ARGS[1..]`,
-// takes its HELLO and WELCOMEs it as tile 0 (heartbeats every 100 ms, 2 s
-// timeout); its routing id, empty (a failure added) if it said nothing.
+// Starts a real worker, `redflow ARGS[0] --connect <driver> ARGS[1..]` (its
+// stderr in `err_path` if given), takes its HELLO and WELCOMEs it as tile 0
+// (heartbeats every 100 ms, timeout `heartbeat_timeout_ms`); its routing id,
+// empty (a failure added) if it said nothing, and its HELLO in `hello_out`. The test's driver sends no
+// heartbeats: the default timeout outlasts any test, so a slow machine does
+// not lose the worker between the test's messages.
 inline std::string start_and_welcome(Router& driver, WorkerProcesses& workers, std::vector<std::string> args, pid_t& pid,
-                                     net::Role role = net::Role::kTile) {
+                                     net::Role role = net::Role::kTile, std::uint32_t heartbeat_timeout_ms = 120000,
+                                     const std::string& err_path = "", net::HelloMessage* hello_out = nullptr) {
   args.insert(args.begin() + 1, {"--connect", driver.endpoint});
-  pid = workers.spawn_cli(args);
+  pid = workers.spawn_cli(args, err_path);
   net::Envelope e;
   if (!driver.next(e, 20) || e.kind != net::EnvelopeKind::kHello) {
     ADD_FAILURE() << "no HELLO from the worker";
     return {};
   }
   const std::string worker = driver.sender();
+  if (hello_out != nullptr) {
+    EXPECT_TRUE(net::decode(e.body, *hello_out).ok()) << "the worker's HELLO";
+  }
   std::vector<std::byte> body;
   net::WelcomeMessage welcome;
   welcome.role = role;
   welcome.incarnation = 1;
   welcome.heartbeat_interval_ms = 100;
-  welcome.heartbeat_timeout_ms = 2000;
+  welcome.heartbeat_timeout_ms = heartbeat_timeout_ms;
   net::encode(welcome, body);
   EXPECT_TRUE(net::send_envelope(driver.socket, net::EnvelopeKind::kWelcome, 0, body, worker));
   return worker;

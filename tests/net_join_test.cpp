@@ -191,8 +191,13 @@ TEST(NetJoinBetween, AWorkerBeyondMaxRemoteTilesIsRefused) {
     const Graph g = testing::random_builtin_dag(8, 3);
     auto loaded = rt.load(g, Registry::with_builtins());
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-    const pid_t extra = workers.spawn(endpoint, testing::kWorkerSlots);
+    const std::string log = ::testing::TempDir() + "/beyond_max_" + std::to_string(::getpid()) + ".log";
+    const pid_t extra = workers.spawn_logged(log, endpoint, testing::kWorkerSlots);
     EXPECT_EQ(workers.wait_exit(extra, 20), 1) << "a refused worker exits with status 1";
+    const std::string said = testing::file_text(log);
+    EXPECT_NE(said.find("refused this worker: the driver has taken the 1 remote tile(s) it may have (raise --max-workers"), std::string::npos)
+        << said;
+    std::remove(log.c_str());
     const auto x = testing::seeded_bytes(testing::kNetBytes, 1);
     auto out = loaded->execute({{"X0", x}, {"X1", x}});
     ASSERT_TRUE(out.ok()) << out.status().ToString();

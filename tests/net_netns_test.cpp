@@ -166,7 +166,10 @@ TEST_F(NetNamespaceTest, ARateLimitedLinkSlowsTheWorkerMeasurably) {
     ASSERT_TRUE(t.has_value());
     fast = std::min(fast, *t);
   }
-  if (!p.ns.set_rate("1mbit")) GTEST_SKIP() << p.ns.tc_error();
+  if (!p.ns.set_rate("1mbit")) {
+    if (p.ns.qdisc_missing()) GTEST_SKIP() << "this kernel has no sch_tbf: " << p.ns.tc_error();
+    FAIL() << "tc refused a rate limit: " << p.ns.tc_error();
+  }
   auto slow = round_trip(p.router, id, big + "-limited", 20s);
   ASSERT_TRUE(slow.has_value());
   // Compared with the unlimited trips just before, not with a fixed time: a loaded machine slows both.
@@ -182,7 +185,10 @@ TEST_F(NetNamespaceTest, NetemDelayShowsInTheRoundTrip) {
   const std::string id = p.hello(hello);
   ASSERT_FALSE(id.empty()) << read_all(p.output);
   const auto plain = median_round_trip(p.router, id, "plain-");
-  if (!p.ns.set_netem(100)) GTEST_SKIP() << "this kernel has no netem: " << p.ns.tc_error();
+  if (!p.ns.set_netem(100)) {
+    if (p.ns.qdisc_missing()) GTEST_SKIP() << "this kernel has no sch_netem: " << p.ns.tc_error();
+    FAIL() << "tc refused a netem delay: " << p.ns.tc_error();
+  }
   const auto delayed = median_round_trip(p.router, id, "delayed-");
   EXPECT_GE(delayed, 100ms) << "netem delay 100ms did not show in the round trip";
   EXPECT_GE(delayed - plain, 80ms) << plain.count() << " us without the delay, " << delayed.count() << " us with it";

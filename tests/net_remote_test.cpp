@@ -24,7 +24,7 @@ struct Reference {
   std::vector<std::byte> x0 = testing::seeded_bytes(testing::kNetBytes, 1), x1 = testing::seeded_bytes(testing::kNetBytes, 2);
   Inputs inputs{{"X0", x0}, {"X1", x1}};
   Outputs outputs;
-  Reference() { outputs = testing::local_reference(graph, inputs, 2); }
+  Reference() { outputs = testing::local_reference(graph, inputs); }
 };
 
 class RemoteEqualsLocal : public ::testing::TestWithParam<std::tuple<Scheduler, unsigned>> {};
@@ -171,13 +171,20 @@ TEST(NetRemote, AWorkerWithTooFewSlotsIsRefusedAndSaysWhy) {
   RuntimeOptions o = testing::remote_options(0, 1, Scheduler::kSteal);
   o.cluster.wait_s = 2;
   pid_t small = 0;
-  o.cluster.on_listening = [&](const std::string& endpoint) { small = workers.spawn(endpoint, {"--slots", "2", "--slot-bytes", "65536"}); };
+  const std::string log = ::testing::TempDir() + "/few_slots_" + std::to_string(::getpid()) + ".log";
+  o.cluster.on_listening = [&](const std::string& endpoint) {
+    small = workers.spawn_logged(log, endpoint, {"--slots", "2", "--slot-bytes", "65536"});
+  };
   testing::within_seconds(30, "load", [&] {
     Runtime rt(o);
     auto loaded = rt.load(testing::random_builtin_dag(5, 1), Registry::with_builtins());
     EXPECT_FALSE(loaded.ok());
     EXPECT_EQ(workers.wait_exit(small, 10), 1) << "a refused worker exits with status 1";
   });
+  const std::string said = testing::file_text(log);
+  EXPECT_NE(said.find("refused this worker: worker has 2 slots of 65536 bytes; the driver plans with 8 slots of 65536"), std::string::npos)
+      << said;
+  std::remove(log.c_str());
 }
 
 TEST(NetRemote, WorkersLeaveOnTheDriversByeWithStatusZero) {

@@ -3,7 +3,7 @@
 // workers' peer sockets, not through the driver (the paper's TLM-to-TLM
 // transfer); with keys, over CURVE with the driver's authorized keys; and
 // with peer transfers off, relayed by the driver as before. Every run's
-// outputs equal a one-process run's.
+// outputs equal the sequential interpreter's.
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
@@ -32,13 +32,13 @@ struct Moved {
 };
 
 // Runs `executions` executions of `g` on two workers (started with
-// `worker_args[0]` and `[1]`), checks each against a one-process run, and
+// `worker_args[0]` and `[1]`), checks each against the sequential interpreter, and
 // adds up what moved between the workers. Under work stealing on a loaded
 // machine one worker may run a small graph alone (no transfer between
 // them): then up to 20 executions in all, until something moved.
 Moved run_on_two_workers(const Graph& g, const Inputs& inputs, RuntimeOptions o, const std::vector<std::vector<std::string>>& worker_args,
                          int executions) {
-  const Outputs want = testing::local_reference(g, inputs, 2);
+  const Outputs want = testing::local_reference(g, inputs);
   WorkerProcesses workers;
   o.cluster.on_listening = [&](const std::string& endpoint) {
     for (const auto& args : worker_args) workers.spawn(endpoint, args);

@@ -6,11 +6,14 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <thread>
@@ -18,6 +21,7 @@
 
 #include "redflow/redflow.hpp"
 #include "spawn_process.hpp"
+#include "test_graphs.hpp"
 #include "watchdog.hpp"
 
 namespace redflow::testing {
@@ -54,6 +58,20 @@ class WorkerProcesses {
     if (pid > 0) pids_.push_back(pid);
     return pid;
   }
+  // The same, its stderr going to the file `err_path` (what it says when refused).
+  pid_t spawn_cli(std::vector<std::string> args, const std::string& err_path) {
+    SpawnOptions options;
+    options.err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const pid_t pid = spawn_cli(std::move(args), options);
+    if (options.err_fd >= 0) ::close(options.err_fd);
+    return pid;
+  }
+  // As spawn(), its stderr in `err_path`.
+  pid_t spawn_logged(const std::string& err_path, const std::string& endpoint, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"worker", "--connect", endpoint, "--connect-timeout", "20"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return spawn_cli(std::move(args), err_path);
+  }
   void spawn_n(unsigned n, const std::string& endpoint, const std::vector<std::string>& extra = {}) {
     for (unsigned i = 0; i < n; ++i) spawn(endpoint, extra);
   }
@@ -83,6 +101,12 @@ class WorkerProcesses {
   std::vector<pid_t> pids_;
   bool quiet_ = true;
 };
+
+// The whole of a text file ("" when it cannot be read).
+inline std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
 
 inline constexpr std::size_t kNetElems = 256;
 inline constexpr std::size_t kNetBytes = kNetElems * 4;
@@ -133,18 +157,10 @@ inline Graph sleep_then_add(const std::string& name, int n, int ms, std::uint32_
   return g;
 }
 
-// What a graph gives in one process on `tiles` local tiles: the outputs the
-// remote runs must equal.
-inline Outputs local_reference(const Graph& g, const Inputs& inputs, unsigned tiles = 1) {
-  RuntimeOptions o;
-  o.tiles = tiles;
-  Runtime rt(o);
-  auto loaded = rt.load(g, Registry::with_builtins());
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  auto out = loaded->execute(inputs);
-  EXPECT_TRUE(out.ok()) << out.status().ToString();
-  return out.ok() ? *out : Outputs{};
-}
+// What a graph of built-ins means: the outputs the remote runs must equal,
+// from the tests' own sequential interpreter (run_sequential, one actor
+// after another in topological order), not from the engine under test.
+inline Outputs local_reference(const Graph& g, const Inputs& inputs) { return run_sequential(g, Registry::with_builtins(), inputs); }
 
 // The built-ins and the test plugin (test.sleep, ...), as a worker started
 // with --lib REDFLOW_TEST_PLUGIN has them.
@@ -154,17 +170,8 @@ inline Registry registry_with_test_plugin() {
   return reg;
 }
 
-// What `g` (which may use the test plugin's actors) gives in one process on 4 local tiles.
-inline Outputs plugin_reference(const Graph& g, const Inputs& inputs) {
-  RuntimeOptions o;
-  o.tiles = 4;
-  Runtime rt(o);
-  auto loaded = rt.load(g, registry_with_test_plugin());
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  auto out = loaded->execute(inputs);
-  EXPECT_TRUE(out.ok()) << out.status().ToString();
-  return out.ok() ? *out : Outputs{};
-}
+// What `g` (which may use the test plugin's actors) means, from the sequential interpreter.
+inline Outputs plugin_reference(const Graph& g, const Inputs& inputs) { return run_sequential(g, registry_with_test_plugin(), inputs); }
 
 // Driver options for `remote` worker processes plus `local` local tiles on
 // loopback, a free port, slots the workers below match.

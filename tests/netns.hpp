@@ -2,7 +2,9 @@
 // pair with addresses in a private /30 (10.231.x.y): the test can run a
 // process "on another machine", cut its link, or slow it with tc netem, and
 // everything is removed again in the destructor, also when the test fails.
-// Needs root (CAP_NET_ADMIN); `skip_reason()` says why not otherwise.
+// Needs root (CAP_NET_ADMIN) and the `ip` command; `skip_reason()` says
+// which is missing. With both, a namespace that cannot be made is a failure
+// (the test's ns.ok() check), not a skip: CI runs as root.
 // Names carry the pid ("rfk<pid>_<n>"), so parallel test processes never
 // meet, and a namespace left by a test process that died is removed by the
 // next one.
@@ -15,6 +17,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <thread>
@@ -37,14 +40,19 @@ class NetNamespace {
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
   }
 
-  // Why namespaces cannot be made here, or nullopt when they can.
+  // What this machine lacks to make namespaces, or nullopt when it has it all.
   static std::optional<std::string> skip_reason() {
-    if (geteuid() != 0) return "network namespaces need root (CAP_NET_ADMIN)";
-    const std::string probe = "rfk" + std::to_string(getpid()) + "_probe";
-    auto [code, out] = sh("ip netns add " + probe);
-    if (code != 0) return "ip netns add is not permitted here: " + out;
-    sh("ip netns del " + probe);
+    if (geteuid() != 0) return "network namespaces need root (CAP_NET_ADMIN); this test runs as uid " + std::to_string(geteuid());
+    if (!has_net_admin()) return "this root process lacks CAP_NET_ADMIN (a container started without it)";
+    if (sh("command -v ip").first != 0) return "the ip command (iproute2) is not installed";
     return std::nullopt;
+  }
+  // Whether the effective capabilities (/proc/self/status CapEff) hold CAP_NET_ADMIN (bit 12).
+  static bool has_net_admin() {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("CapEff:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) >> 12) & 1;
+    return false;
   }
 
   NetNamespace() {
@@ -114,6 +122,9 @@ class NetNamespace {
   }
   bool clear_qdisc() { return tc("tc qdisc del dev " + host_if_ + " root"); }
   const std::string& tc_error() const { return tc_error_; }
+  // Whether the last tc command failed because this kernel lacks the
+  // queueing discipline (the one reason to skip a test of it, not fail).
+  bool qdisc_missing() const { return tc_error_.find("qdisc kind is unknown") != std::string::npos; }
 
   // Starts `argv` inside the namespace (ip netns exec), output to
   // `output_file`. The destructor kills it if it is still running.

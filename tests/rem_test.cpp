@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include "redflow/rem.hpp"
@@ -16,6 +17,22 @@ namespace redflow::testing {
 namespace {
 
 using namespace redflow::rem;
+
+// test_registry()'s t.mix and t.mix_driver, each calling `before` first:
+// the tests below learn from it who executes a task and when.
+Registry mix_registry_with_hook(std::function<void()> before) {
+  Registry reg;
+  auto hooked = [before](ActorContext& ctx) {
+    before();
+    mix(ctx);
+  };
+  reg.add("t.mix", hooked);
+  ActorSpec on_driver;
+  on_driver.function = hooked;
+  on_driver.on_driver = true;
+  reg.add("t.mix_driver", on_driver);
+  return reg;
+}
 
 Computes add_one() {
   return [](std::span<const std::span<const std::byte>> in, std::span<Value> out) {
@@ -361,12 +378,23 @@ TEST(RemRun, CorruptedInnerLabelStopsTheRunInsteadOfBeingConsumed) {
 
 TEST(RemRun, SchedulersThatJoinLaterWithoutInputsHelpFinish) {
   Shape s = fan_out_fan_in(16);
-  Registry reg = test_registry();
-  auto p = from_graph(s.graph, reg);
-  ASSERT_TRUE(p.ok());
   auto x = random_bytes(kBytes, 8);
   Inputs in{{"X", x}};
-  auto expected = run_sequential(s.graph, reg, in);
+  auto expected = run_sequential(s.graph, test_registry(), in);
+  // The starter's first task waits (at most 10 s) until the joiner has
+  // executed one: help that is measured, not left to timing.
+  const std::thread::id starter_thread = std::this_thread::get_id();
+  std::atomic<int> joiner_executions{0};
+  Registry reg = mix_registry_with_hook([&] {
+    if (std::this_thread::get_id() != starter_thread) {
+      ++joiner_executions;
+      return;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (joiner_executions == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  auto p = from_graph(s.graph, reg);
+  ASSERT_TRUE(p.ok());
   auto store = make_inproc_store();
   const std::string inst = derive_instance(*p, in);
   RunOptions joiner;
@@ -383,6 +411,8 @@ TEST(RemRun, SchedulersThatJoinLaterWithoutInputsHelpFinish) {
   ASSERT_TRUE(started.ok()) << started.status().ToString();
   ASSERT_TRUE(joined.ok()) << joined.status().ToString();
   EXPECT_TRUE(joined->finished);
+  EXPECT_GT(joined->executed, 0u) << "the joiner executed no task";
+  EXPECT_GT(joiner_executions.load(), 0) << "no task ran on the joiner's thread";
   auto out = read_results(*p, *store, inst);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(*out, expected);
@@ -394,18 +424,27 @@ TEST(RemRun, SchedulersThatJoinLaterWithoutInputsHelpFinish) {
 
 TEST(RemRun, StoppedSchedulersAreReplacedAndTheRunFinishes) {
   Shape s = random_dag(60, 12);
-  Registry reg = test_registry();
-  auto p = from_graph(s.graph, reg);
-  ASSERT_TRUE(p.ok());
   std::vector<std::vector<std::byte>> bufs;
   Inputs in;
   for (std::size_t i = 0; i < s.inputs.size(); ++i) bufs.push_back(random_bytes(kBytes, 40 + static_cast<std::uint32_t>(i)));
   for (std::size_t i = 0; i < s.inputs.size(); ++i) in[s.inputs[i]] = bufs[i];
-  auto expected = run_sequential(s.graph, reg, in);
+  auto expected = run_sequential(s.graph, test_registry(), in);
+  // The three first schedulers stop when `stop_after` tasks have started:
+  // mid-run, after some labels were written and before the end.
+  std::atomic<bool> stop{false};
+  std::atomic<unsigned> started{0}, stop_after{0};
+  Registry reg = mix_registry_with_hook([&] {
+    if (++started == stop_after) stop = true;
+  });
+  auto p = from_graph(s.graph, reg);
+  ASSERT_TRUE(p.ok());
   std::mt19937 rng(77);
   for (int round = 0; round < 5; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
     auto store = make_inproc_store();
-    std::atomic<bool> stop{false};
+    stop = false;
+    started = 0;
+    stop_after = 5 + static_cast<unsigned>(rng() % 40);
     RunOptions o;
     o.stop = &stop;
     std::vector<std::thread> first;
@@ -415,12 +454,15 @@ TEST(RemRun, StoppedSchedulersAreReplacedAndTheRunFinishes) {
         oi.seed = 10 + i;
         (void)run_scheduler(*p, *store, in, oi);
       });
-    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
-    stop = true;  // all three "die" at a random moment
     for (auto& t : first) t.join();
+    ASSERT_TRUE(stop) << "the first schedulers finished before " << stop_after << " tasks had started";
+    stop_after = 0;  // the replacements run to the end
     auto run = run_program(*p, *store, in, 2);
     ASSERT_TRUE(run.ok()) << run.status().ToString();
     EXPECT_EQ(run->outputs, expected);
+    // The replacements found work left, and did not redo all 60 tasks.
+    EXPECT_GT(run->stats.executed, 0u) << "the stop landed after the end";
+    EXPECT_LT(run->stats.executed - run->stats.duplicates, 60u) << "no label the stopped schedulers wrote was used";
   }
 }
 

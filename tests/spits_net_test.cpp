@@ -213,19 +213,22 @@ TEST_F(SpitsNet, KillNineOfTaskManagersMidJobLosesNothingAndCommitsNothingTwice)
     std::vector<pid_t> pids;
     for (unsigned i = 0; i < 3; ++i) pids.push_back(start_tm("s" + std::to_string(seed) + "tm" + std::to_string(i)));
     ASSERT_TRUE(wait_announced(3));
-    std::atomic<bool> done{false};
     const pid_t victim = pids[rng() % 3];
-    const auto delay = std::chrono::milliseconds(100 + rng() % 500);
-    std::thread killer([&] {
-      const auto at = std::chrono::steady_clock::now() + delay;
-      while (!done && std::chrono::steady_clock::now() < at) std::this_thread::sleep_for(5ms);
-      procs_.kill9(victim);
-    });
-    // About 1 s of work on 3 Task Managers: the kill (0.1-0.6 s in) lands mid-job.
-    auto report = run({"tasks=600", "work_us=5000"}, remote_options());
-    done = true;
-    killer.join();
+    // The kill lands mid-job: once 60-359 of the 600 tasks are committed
+    // (not after a fixed time, which a slow machine may not reach in the job).
+    const std::uint64_t kill_at = 60 + rng() % 300;
+    std::uint64_t killed_at = 0;
+    Options o = remote_options();
+    o.on_commits = [&](std::uint64_t committed) {
+      if (killed_at == 0 && committed >= kill_at) {
+        procs_.kill9(victim);
+        killed_at = committed;
+      }
+    };
+    auto report = run({"tasks=600", "work_us=5000"}, o);
     ASSERT_TRUE(report.ok()) << report.status().ToString();
+    ASSERT_GT(killed_at, 0u) << "the Task Manager was never killed";
+    EXPECT_LT(killed_at, 600u) << "the kill landed after the job";
     expect_each_once(600);
     EXPECT_TRUE(report->poisoned.empty());
     std::uint64_t lost = 0;
@@ -238,7 +241,7 @@ TEST_F(SpitsNet, KillNineOfTaskManagersMidJobLosesNothingAndCommitsNothingTwice)
         EXPECT_EQ(procs_.wait_exit(p, 10), 0);
       }
     }
-    procs_.wait_exit(victim, 5);
+    EXPECT_EQ(procs_.wait_exit(victim, 5), -2) << "the victim did not die of the signal";
     fs::remove_all(announce_);
   }
 }
@@ -248,22 +251,23 @@ TEST_F(SpitsNet, ATaskManagerThatLeavesOnSigtermHandsBackItsTasksWithoutStrikes)
   const pid_t leaver = start_tm("leaver", 2);
   start_tm("stayer", 1);
   ASSERT_TRUE(wait_announced(2));
-  std::thread signaller([&] {
-    std::this_thread::sleep_for(400ms);
-    ::kill(leaver, SIGTERM);
-  });
-  auto report = run({"tasks=300", "work_us=5000"}, remote_options());
-  signaller.join();
+  // SIGTERM once 50 of the 300 tasks are committed: mid-job, with both serving.
+  bool signalled = false;
+  Options o = remote_options();
+  o.on_commits = [&](std::uint64_t committed) {
+    if (!signalled && committed >= 50) signalled = ::kill(leaver, SIGTERM) == 0;
+  };
+  auto report = run({"tasks=300", "work_us=5000"}, o);
+  ASSERT_TRUE(signalled) << "the leaver was never signalled";
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   expect_each_once(300);
   EXPECT_EQ(report->strikes, 0u) << "tasks handed back by a Task Manager that left were counted as failures";
   EXPECT_EQ(procs_.wait_exit(leaver, 10), 0) << "a Task Manager leaving on SIGTERM did not exit 0";
-  for (const auto& t : report->task_managers) {
-    if (t.name == "leaver") {
-      EXPECT_EQ(t.lost, 1u);
-      EXPECT_GT(t.committed, 0u);
-    }
-  }
+  const auto t = std::find_if(report->task_managers.begin(), report->task_managers.end(), [](const auto& tm) { return tm.name == "leaver"; });
+  ASSERT_NE(t, report->task_managers.end()) << "the leaver never served the job";
+  EXPECT_EQ(t->lost, 1u) << "the leaver's leaving was not counted";
+  EXPECT_GT(t->committed, 0u) << "the leaver left before committing anything";
+  EXPECT_GT(t->pushed, t->committed) << "the leaver had no tasks to hand back";
 }
 
 TEST_F(SpitsNet, ATaskManagerJoiningMidJobRaisesTheCommitRate) {

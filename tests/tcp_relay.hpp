@@ -1,6 +1,7 @@
 // A TCP relay for tests: listens on 127.0.0.1 (ephemeral port), forwards
 // every connection to a target port and keeps a copy of all bytes that
-// passed, so a test can look at exactly what went over the wire.
+// passed, so a test can look at exactly what went over the wire; on request
+// it changes one byte on its way to the target, as someone on the path could.
 #pragma once
 
 #include <arpa/inet.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -41,6 +43,11 @@ class TcpRelay {
     std::lock_guard lock(mu_);
     return seen_;
   }
+  // Bytes relayed so far towards the target (all connections).
+  std::size_t to_target() const { return to_target_.load(); }
+  // Inverts the byte at offset `at` of the stream towards the target (as
+  // counted by to_target()), once.
+  void flip_to_target_at(std::size_t at) { flip_at_ = at; }
 
  private:
   static sockaddr_in loopback(int port) {
@@ -77,6 +84,13 @@ class TcpRelay {
           std::lock_guard lock(mu_);
           seen_.append(buf, static_cast<std::size_t>(n));
         }
+        if (n > 0 && to == b) {
+          const std::size_t before = to_target_.fetch_add(static_cast<std::size_t>(n)), at = flip_at_.load();
+          if (at >= before && at < before + static_cast<std::size_t>(n)) {
+            buf[at - before] = static_cast<char>(~buf[at - before]);
+            flip_at_ = SIZE_MAX;
+          }
+        }
         if (n <= 0 || ::write(to, buf, static_cast<std::size_t>(n)) != n) ::shutdown(to, SHUT_WR);
       }
     }
@@ -85,6 +99,7 @@ class TcpRelay {
   int listener_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
+  std::atomic<std::size_t> to_target_{0}, flip_at_{SIZE_MAX};
   std::thread thread_;
   std::vector<std::pair<int, int>> pairs_;  // (accepted, to target); the relay thread's alone until it ends
   mutable std::mutex mu_;

@@ -1,53 +1,72 @@
 // The promise of LoadedGraph::execute_into (include/redflow/runtime.hpp):
 // warm, without a trace and without fault injection, an execution performs no
-// heap allocation. This binary replaces the global operator new with one that
-// counts while a flag is set, in every thread (the tile runners too), and runs
-// graphs that take every part of the fast path: slots, tile-to-tile and
-// in-place reads, 0-byte nodes, write-backs, split and collect on the driver,
-// a collect whose inputs are written straight into the caller's buffer.
-// Its own binary: a replaced operator new would count for every test.
+// heap allocation. This binary replaces glibc's malloc family (malloc,
+// calloc, realloc and the aligned ones; operator new and every library call
+// into them) with one that counts while a flag is set, in every thread (the
+// tile runners too), and runs graphs that take every part of the fast path:
+// slots, tile-to-tile and in-place reads, 0-byte nodes, write-backs, split and
+// collect on the driver, a collect whose inputs are written straight into the
+// caller's buffer.
+// Its own binary: a replaced malloc would count for every test.
 #include <gtest/gtest.h>
+#include <malloc.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <string>
 #include <vector>
 
 #include "redflow/redflow.hpp"
 #include "stream/token_queue.hpp"
 
-// GCC cannot see that the replaced operator new below is malloc.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 namespace {
 std::atomic<bool> counting{false};
 std::atomic<std::uint64_t> allocations{0};
+void count_one() {
+  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+}
 }  // namespace
 
-void* operator new(std::size_t n) {
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
+// glibc's own entry points: this executable's malloc family interposes on
+// every library's calls (libstdc++'s operator new, libredflow, libc itself),
+// and forwards to them. free() stays glibc's.
+extern "C" {
+void* __libc_malloc(std::size_t);
+void* __libc_calloc(std::size_t, std::size_t);
+void* __libc_realloc(void*, std::size_t);
+void* __libc_memalign(std::size_t, std::size_t);
+
+void* malloc(std::size_t n) noexcept {
+  count_one();
+  return __libc_malloc(n);
 }
-void* operator new[](std::size_t n) { return ::operator new(n); }
-void* operator new(std::size_t n, std::align_val_t a) {
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-  const std::size_t align = static_cast<std::size_t>(a);
-  if (void* p = std::aligned_alloc(align, (n + align - 1) / align * align)) return p;
-  throw std::bad_alloc();
+void* calloc(std::size_t n, std::size_t size) noexcept {
+  count_one();
+  return __libc_calloc(n, size);
 }
-void* operator new[](std::size_t n, std::align_val_t a) { return ::operator new(n, a); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void* realloc(void* p, std::size_t n) noexcept {
+  count_one();
+  return __libc_realloc(p, n);
+}
+void* memalign(std::size_t align, std::size_t n) noexcept {
+  count_one();
+  return __libc_memalign(align, n);
+}
+void* aligned_alloc(std::size_t align, std::size_t n) noexcept {
+  count_one();
+  return __libc_memalign(align, n);
+}
+int posix_memalign(void** out, std::size_t align, std::size_t n) noexcept {
+  count_one();
+  void* p = __libc_memalign(align, n);
+  if (p == nullptr) return ENOMEM;
+  *out = p;
+  return 0;
+}
+}
 
 namespace redflow {
 namespace {
@@ -131,12 +150,22 @@ TEST(WarmExecuteTest, ExecuteIntoDoesNotAllocate) {
   }
 }
 
+// Where an allocation is kept from being optimised away (a malloc and its free can be).
+std::atomic<void*> sink{nullptr};
+
 // The promise covers what execute_into() promises, not more: a trace records
-// per actor, so it allocates; the test proves the counter sees tile threads.
+// per actor, so it allocates; the test proves the counter sees tile threads
+// and every kind of allocation.
 TEST(WarmExecuteTest, CounterSeesTheTileThreads) {
   Registry reg;
   reg.add("grab", [](ActorContext& ctx) {
-    std::vector<int> v(100);  // an allocation inside an actor, on a tile thread
+    std::vector<int> v(100);  // allocations inside an actor, on a tile thread: operator new,
+    sink = std::calloc(25, 4);  // calloc,
+    sink = std::realloc(sink.load(), 800);  // realloc,
+    std::free(sink.load());
+    void* aligned = nullptr;  // and posix_memalign
+    if (posix_memalign(&aligned, 64, 64) == 0) sink = aligned;
+    std::free(sink.load());
     ctx.output<std::int32_t>()[0] = static_cast<std::int32_t>(v.size());
   });
   Graph g("grab");
@@ -152,7 +181,7 @@ TEST(WarmExecuteTest, CounterSeesTheTileThreads) {
   counting.store(true);
   ASSERT_TRUE(loaded->execute_into(inputs, outputs).ok());
   counting.store(false);
-  EXPECT_EQ(allocations.load(), 1u);
+  EXPECT_EQ(allocations.load(), 4u);
   EXPECT_EQ(y, 100);
 }
 
