@@ -314,7 +314,7 @@ TEST(StreamClusterFaults, ANodeWhosePartFinishedIsToldWhyTheRunFailed) {
   c.cluster.on_listening = [&](const std::string& ep) {
     for (int w = 0; w < 2; ++w) {
       const int fd = ::open(logs[w].c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      pids[w] = workers.spawn_cli({"worker", "--connect", ep, "--name", "w" + std::to_string(w)}, {.out_fd = fd, .err_fd = fd});
+      pids[w] = workers.spawn_cli({"worker", "--connect", ep, "--name", "w" + std::to_string(w)}, testing::SpawnOptions{.out_fd = fd, .err_fd = fd});
       ::close(fd);
     }
   };
