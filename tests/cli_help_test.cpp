@@ -89,7 +89,7 @@ TEST_F(CliTest, EveryCommandExitsTwoOnAUsageErrorAndOneOnAFailure) {
       {"table1", "table1 --rows matmul:1000 --runs 1 --json " + nowhere + "/t.json"},
       {"difftest", "difftest --replay " + path("")},
       {"launch-probe", "launch-probe"},  // no mpirun, srun, PMI nor --address-file around: nothing to meet through
-      {"server", "server --min-workers 1 --client-listen tcp://10.1.2.3:5 --server-file " + path("sf")},  // clients on loopback only
+      {"server", "server --min-workers 1 --journal " + dot + " --server-file " + path("sf")},  // a journal that is a file
       {"submit", "submit --server-file " + nowhere + " run " + dot},  // no server
       {"jobs", "jobs --server-file " + nowhere},
       {"job", "job 1 --server-file " + nowhere},
@@ -120,6 +120,13 @@ TEST_F(CliTest, EveryCommandExitsTwoOnAUsageErrorAndOneOnAFailure) {
       {"table1", {"table1 --rows nope", "--rows nope: 'nope' is not a row"}},
       {"difftest", {"difftest --seeds 5..2", "--seeds '5..2': expected"}},
       {"launch-probe", {"launch-probe --connect localhost", "--connect 'localhost': expected tcp://HOST:PORT"}},
+      {"server", {"server --listen 10.0.0.1:7000", "needs --min-workers N"}},
+      {"submit", {"submit --server-file " + nowhere + " run " + dot + " --listen tcp://127.0.0.1:5", "submit: --listen is the server's"}},
+      {"jobs", {"jobs --server-file ''", "no server given: --server ENDPOINT or --server-file FILE"}},
+      {"job", {"job 0", "'0' is not a job id"}},
+      {"wait", {"wait 1 --server-file ''", "no server given"}},
+      {"cancel", {"cancel x1", "'x1' is not a job id"}},
+      {"workers", {"workers --server-file ''", "no server given"}},
   };
   const std::set<std::string> listed = listed_commands();
   ASSERT_GE(listed.size(), 19u);

@@ -212,13 +212,13 @@ TEST(DifftestGenerator, ExclusionsNameTheBadClass) {
 
 TEST(DifftestCli, BadSeedsAndClassesAreNamed) {
   auto r = redflow::testing::run_cli("difftest --seeds 9..2");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("--seeds '9..2'"), std::string::npos) << r.output;
   r = redflow::testing::run_cli("difftest --seeds 1..2 --exclude nonsense");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("'nonsense'"), std::string::npos) << r.output;
   r = redflow::testing::run_cli("difftest --seeds 1.. ");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("--time-limit"), std::string::npos) << r.output;
 }
 

@@ -13,6 +13,7 @@ Command add_cancel_command(CLI::App& app) {
   add_job_id(cmd, *id);
   add_server_flags(cmd, *o);
   return {cmd, [o, id] {
+            if (Status s = check_server_flags(*o); !s.ok()) return usage_error(s);
             auto client = Client::connect(*o);
             if (!client.ok()) return fail(client.status());
             auto job = client->cancel(*id);

@@ -15,6 +15,7 @@ Command add_job_command(CLI::App& app) {
   add_server_flags(cmd, *o);
   cmd->add_flag("--json", *json, "Print only the job's RunReport JSON (nothing when it has none yet)");
   return {cmd, [o, id, json] {
+            if (Status s = check_server_flags(*o); !s.ok()) return usage_error(s);
             auto client = Client::connect(*o);
             if (!client.ok()) return fail(client.status());
             auto job = client->status(*id);

@@ -12,6 +12,7 @@ Command add_jobs_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("jobs", "List the server's jobs: id, state, exit status, command.");
   add_server_flags(cmd, *o);
   return {cmd, [o] {
+            if (Status s = check_server_flags(*o); !s.ok()) return usage_error(s);
             auto client = Client::connect(*o);
             if (!client.ok()) return fail(client.status());
             auto jobs = client->list();

@@ -23,8 +23,21 @@ void add_server_flags(CLI::App* cmd, ClientOptions& options) {
       ->capture_default_str();
 }
 
+Status check_server_flags(const ClientOptions& options) {
+  if (options.endpoint.empty() && options.server_file.empty())
+    return Status::InvalidArgument("no server given: --server ENDPOINT or --server-file FILE (--server-file '' names none)");
+  return Status::Ok();
+}
+
 CLI::Option* add_job_id(CLI::App* cmd, std::uint64_t& id) {
-  return cmd->add_option("id", id, "The job's id, as `redflow submit` printed it")->type_name("ID")->required()->check(CLI::PositiveNumber);
+  const CLI::Validator job_id(
+      [](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+        if (digits && text.find_first_not_of('0') != std::string::npos && text.size() <= 19) return {};
+        return "'" + text + "' is not a job id: a whole number from 1, as `redflow submit` printed it";
+      },
+      "ID");
+  return cmd->add_option("id", id, "The job's id, as `redflow submit` printed it")->type_name("ID")->required()->check(job_id);
 }
 
 std::string describe_job(const JobInfo& j, bool with_report) {

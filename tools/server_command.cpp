@@ -35,7 +35,7 @@ Command add_server_command(CLI::App& app) {
               "  redflow server --min-workers 2 --journal ~/redflow-journal &\n"
               "  redflow worker --connect tcp://127.0.0.1:7000 --persist --connect-timeout 3600 &   (twice; the port is printed)\n"
               "  redflow submit run g.dot -i X=x.bin -o Y=y.bin && redflow wait 1\n"
-              "Exit status: 0 after SIGINT or SIGTERM; 1 an error (the journal damaged, an endpoint taken).");
+              "Exit status: 0 after SIGINT or SIGTERM; 1 an error (the journal damaged, an endpoint taken); 2 a usage error.");
   add_cluster_flags(cmd, o->cluster, {.workers = "workers each job", .min_default = "required"});
   cmd->add_option("--client-listen", o->client_listen, "Where clients (`redflow submit` and the others) connect: loopback only")
       ->type_name("ADDR")
@@ -47,6 +47,7 @@ Command add_server_command(CLI::App& app) {
       ->type_name("DIR");
   return {cmd, [o] {
             if (o->cluster.listen.empty()) o->cluster.listen = "tcp://127.0.0.1:*";
+            if (Status s = server::check_server_options(*o); !s.ok()) return usage_error(s);
             std::error_code ec;
             o->exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
             if (ec) return fail(Status::IOError("cannot find the redflow executable (/proc/self/exe): " + ec.message()));

@@ -66,6 +66,7 @@ Command add_submit_command(CLI::App& app) {
               fail(s);
               return kUsageError;
             }
+            if (Status s = check_server_flags(a->client); !s.ok()) return usage_error(s);
             auto client = Client::connect(a->client);
             if (!client.ok()) return fail(client.status());
             auto id = client->submit(words, std::filesystem::current_path().string());

@@ -17,6 +17,7 @@ Command add_wait_command(CLI::App& app) {
   add_server_flags(cmd, *o);
   cmd->add_option("--timeout", *timeout, "Seconds to wait at most")->check(CLI::PositiveNumber);
   return {cmd, [o, id, timeout] {
+            if (Status s = check_server_flags(*o); !s.ok()) return usage_error(s);
             auto client = Client::connect(*o);
             if (!client.ok()) return fail(client.status());
             auto job = client->wait(*id, *timeout);

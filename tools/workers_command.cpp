@@ -12,6 +12,7 @@ Command add_workers_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("workers", "Show the server's workers: their endpoint, how many each job waits for, the last job's.");
   add_server_flags(cmd, *o);
   return {cmd, [o] {
+            if (Status s = check_server_flags(*o); !s.ok()) return usage_error(s);
             auto client = Client::connect(*o);
             if (!client.ok()) return fail(client.status());
             auto w = client->workers();

@@ -11,6 +11,7 @@
 
 #include "redflow/actor_context.hpp"
 #include "redflow/bytes.hpp"
+#include "redflow/client.hpp"
 #include "redflow/cluster.hpp"
 #include "redflow/graph.hpp"
 #include "redflow/npy.hpp"

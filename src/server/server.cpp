@@ -63,8 +63,6 @@ class Server {
   explicit Server(const ServerOptions& o) : o_(o), cluster_(o.cluster) {}
 
   Status run(const std::atomic<bool>& stop) {
-    if (Status s = net::check_listen_address(o_.client_listen, net::SecurityOptions{}); !s.ok())
-      return Status::InvalidArgument("--client-listen: " + s.message() + " (clients reach the server on loopback only)");
     std::string endpoint;  // from the journal, if one names it
     if (!o_.journal_dir.empty()) {
       auto j = Journal::open(o_.journal_dir, table_, endpoint);
@@ -257,9 +255,16 @@ class Server {
 
 }  // namespace
 
-Status run_server(const ServerOptions& options, const std::atomic<bool>& stop) {
+Status check_server_options(const ServerOptions& options) {
   if (options.cluster.min_workers == 0) return Status::InvalidArgument("redflow server needs --min-workers N: the workers every job waits for");
   REDFLOW_RETURN_IF_ERROR(options.cluster.validate());
+  if (Status s = net::check_listen_address(options.client_listen, net::SecurityOptions{}); !s.ok())
+    return Status::InvalidArgument("--client-listen: " + s.message() + " (clients reach the server on loopback only)");
+  return Status::Ok();
+}
+
+Status run_server(const ServerOptions& options, const std::atomic<bool>& stop) {
+  REDFLOW_RETURN_IF_ERROR(check_server_options(options));
   Server server(options);
   return server.run(stop);
 }

@@ -38,6 +38,10 @@ struct ServerOptions {
   std::function<void(const std::string&, const std::string&)> on_listening;
 };
 
+// The options' own mistakes (a usage error for the command): no
+// --min-workers, a listen address that is not one, clients off loopback.
+Status check_server_options(const ServerOptions& options);
+// Serves until `stop` is set; checks the options first.
 Status run_server(const ServerOptions& options, const std::atomic<bool>& stop);
 
 }  // namespace redflow::server
