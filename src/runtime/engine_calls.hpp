@@ -1,5 +1,5 @@
-// EngineCalls: what the engine's redundancy parts (ReplicaPlacement,
-// Voting) may ask of the Engine they serve, and nothing more: finish an
+// EngineCalls: what the engine's parts (ReplicaPlacement, Voting,
+// MainMemory) may ask of the Engine they serve, and nothing more: finish an
 // actor (readiness.cpp), fail the execution, mark the trace, hand work to a
 // tile's inbox, wake a tile that left service, copy a voted output to main
 // memory, and the counters and random state of the calling thread (a
@@ -17,12 +17,19 @@
 #include "redflow/graph.hpp"
 #include "redflow/status.hpp"
 
+namespace redflow {
+struct TileStats;
+}
+
 namespace redflow::runtime {
 
 class Engine;
 struct Job;
 struct Runner;
 struct RedundancyCounts;
+struct TraceBuffer;
+class Tile;
+struct DriverRole;
 
 class EngineCalls {
  public:
@@ -39,6 +46,16 @@ class EngineCalls {
   // Tile `tile` left service: it wakes to hand its queue on, and idle tiles to take it.
   void wake_to_hand_on(unsigned tile) const;
   void copy_voted_home(Job& job, DataId logical, DataId winner, Runner* from) const;
+  // For MainMemory: tile `t`, its runner, the driver's role, whether `t` is
+  // gone, and the recompute of a value that lived only on a lost tile.
+  Tile& tile(unsigned t) const;
+  Runner& runner(unsigned t) const;
+  DriverRole& driver() const;
+  bool gone(unsigned t) const;
+  bool only_on_lost_tile(const Job& job, DataId d) const;
+  bool recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace) const;
+  // The trace buffer of the thread whose counters are `stats` (a runner's, else the driver's).
+  TraceBuffer& trace_of(const TileStats& stats) const;
   RedundancyCounts& counts(Runner* from) const;
   std::uint64_t& rng(Runner* from) const;
 

@@ -213,7 +213,20 @@ inline void EngineCalls::wake_to_hand_on(unsigned tile) const {
   engine_.steal_notifier_.notify_all();
 }
 inline void EngineCalls::copy_voted_home(Job& job, DataId logical, DataId winner, Runner* from) const {
-  engine_.copy_voted_home(job, logical, winner, from != nullptr ? from->stats : engine_.driver_.stats);
+  engine_.memory_.copy_voted(job, logical, winner, from != nullptr ? from->stats : engine_.driver_.stats);
+}
+inline Tile& EngineCalls::tile(unsigned t) const { return *engine_.tiles_[t]; }
+inline Runner& EngineCalls::runner(unsigned t) const { return *engine_.runners_[t]; }
+inline DriverRole& EngineCalls::driver() const { return engine_.driver_; }
+inline bool EngineCalls::gone(unsigned t) const { return engine_.gone(t); }
+inline bool EngineCalls::only_on_lost_tile(const Job& job, DataId d) const { return engine_.only_on_lost_tile(job, d); }
+inline bool EngineCalls::recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace) const {
+  return engine_.recompute(job, d, stats, trace);
+}
+inline TraceBuffer& EngineCalls::trace_of(const TileStats& stats) const {
+  for (auto& r : engine_.runners_)
+    if (&stats == &r->stats) return r->trace;
+  return engine_.driver_.trace;
 }
 inline RedundancyCounts& EngineCalls::counts(Runner* from) const { return from != nullptr ? from->counts : engine_.driver_.counts; }
 inline std::uint64_t& EngineCalls::rng(Runner* from) const { return from != nullptr ? from->rng : engine_.driver_.rng; }

@@ -47,7 +47,7 @@ bool Engine::allocate_slot(Runner& r, Job& job, SlotId& slot) {
     // Holds an input or output of the actor being placed, or of one still in
     // flight to a pipelined tile (stamped since the oldest of them was sent).
     if (dir.stamp[i] >= r.pinned_from) continue;
-    const int cost = reusable(job, dir, i) ? 0 : (home_valid(job, dir.held[i].data, dir.held[i].round) ? 1 : 2);
+    const int cost = reusable(job, dir, i) ? 0 : (memory_.valid(job, dir.held[i].data, dir.held[i].round) ? 1 : 2);
     if (cost < best_cost || (cost == best_cost && dir.last_use[i] < best_use)) {
       best = static_cast<int>(i);
       best_cost = cost;
@@ -60,7 +60,7 @@ bool Engine::allocate_slot(Runner& r, Job& job, SlotId& slot) {
   if (dir.occupied(slot)) {
     const DataTag old = dir.held[slot];
     if (old.execution == job.execution && best_cost == 2) {
-      write_home(job, old, *r.tile, slot, r.stats);
+      memory_.write(job, old, *r.tile, slot, r.stats);
       ++r.stats.displacements;
     }
     dir.unindex(old.data, slot);
@@ -83,7 +83,7 @@ bool Engine::place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot)
     return true;
   }
   const std::size_t bytes = job.plan->data[d].bytes;
-  if (job.plain && (bytes == 0 || home_valid(job, d, 0))) {
+  if (job.plain && (bytes == 0 || memory_.valid(job, d, 0))) {
     // The fast path reads main memory in place (a local tile can; data is
     // immutable within an execution), and a 0-byte value needs nothing: no
     // slot, no transfer (run_plain takes the bytes from GraphState::home).
@@ -95,7 +95,7 @@ bool Engine::place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot)
   m.tag = tag;
   m.slot = slot;
   m.bytes = bytes;
-  m.checked = known_checksum(job, tag, m.checksum);
+  m.checked = memory_.known_checksum(job, tag, m.checksum);
   bool placed = false;
   int from = kDriverTile;
   const double start = job.tracing ? job.now() : 0;
@@ -114,14 +114,14 @@ bool Engine::place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot)
     // (or its tile was lost, and it is recomputed there now).
     from = kDriverTile;
     wait_for_home_writer(s, d);
-    if (!home_valid(job, d, tag.round) && loc != kNowhere && !gone(static_cast<unsigned>(loc >> 32))) {
+    if (!memory_.valid(job, d, tag.round) && loc != kNowhere && !gone(static_cast<unsigned>(loc >> 32))) {
       // The producer still holds it, but the copy from its slot failed (its
       // bytes did not match their checksum on the way, or a relay found the
       // slot busy): the driver reads it back, checked, and sends it from there.
-      write_home(job, tag, *tiles_[loc >> 32], static_cast<SlotId>(loc & 0xffffffffu), r.stats, &r.trace);
+      memory_.write(job, tag, *tiles_[loc >> 32], static_cast<SlotId>(loc & 0xffffffffu), r.stats, &r.trace);
     }
-    if (!home_valid(job, d, tag.round) && only_on_lost_tile(job, d)) recompute(job, d, r.stats, r.trace);
-    if (!home_valid(job, d, tag.round)) {
+    if (!memory_.valid(job, d, tag.round) && only_on_lost_tile(job, d)) recompute(job, d, r.stats, r.trace);
+    if (!memory_.valid(job, d, tag.round)) {
       // Another run of `a` (a speculative copy, or the original it copies)
       // was booked while the inputs were being placed here, and freed the
       // ones it was the last to read: this run is not needed any more.

@@ -262,7 +262,7 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
     // Without redundancy there are no votes, so no aliases (GraphState::alias[d] == d).
     const DataId d = plan.inputs[h.first_input + i];
     const PlanData& in = plan.data[d];
-    if (in.bytes != 0 && !home_valid(job, d, 0)) return false;
+    if (in.bytes != 0 && !memory_.valid(job, d, 0)) return false;
     // A larger inner value may also sit in this tile's slot (the driver pulled
     // a copy home): the slot path reads it there and frees the slot when it is dead.
     if (in.kind == DataKind::kInner && in.bytes > kInlineBytes && s.dirs[r.index].slot_of.find(d) >= 0) return false;
@@ -347,7 +347,7 @@ ActorId Engine::book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot,
     dir.index(hot.output, out_slot);
     s.location[hot.output].store(pack_location(r.index, out_slot), std::memory_order_release);
     // The driver keeps outputs: copy them to main memory now, while they are hot.
-    if (out.kind == DataKind::kOutput) write_home(job, tag, *r.tile, out_slot, r.stats);
+    if (out.kind == DataKind::kOutput) memory_.write(job, tag, *r.tile, out_slot, r.stats);
   }
   // Inputs whose last consumer this was are dead: free their slots here. A
   // replica keeps its inputs until its vote confirms a result: a re-execution
