@@ -463,14 +463,7 @@ std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
     s->measured_s = make_huge_page_array<std::atomic<float>>(actors);
   }
   MainMemory::assign(plan, *s);
-  s->dirs.resize(tiles_.size());
-  for (auto& dir : s->dirs) {
-    dir.slot_of.reset(options_.slots);
-    dir.held.assign(options_.slots, DataTag{});
-    dir.occupied_bits.assign((options_.slots + 63) / 64, 0);
-    dir.last_use.assign(options_.slots, 0);
-    dir.stamp.assign(options_.slots, 0);
-  }
+  SlotDirectory::prepare(*s, tiles_.size(), options_.slots);
   return s;
 }
 

@@ -25,6 +25,7 @@
 #include "runtime/driver_role.hpp"
 #include "runtime/remote_tiles.hpp"
 #include "runtime/replica_placement.hpp"
+#include "runtime/slot_directory.hpp"
 #include "runtime/tile_configuration.hpp"
 #include "runtime/tile_places.hpp"
 #include "runtime/voting.hpp"
@@ -97,7 +98,7 @@ class Engine {
   std::string out_of_service() const { return places_.out_of_service(tiles()); }
 
  private:
-  friend class EngineCalls;  // what Voting, ReplicaPlacement and MainMemory may call
+  friend class EngineCalls;  // what Voting, ReplicaPlacement, MainMemory and SlotDirectory may call
 
   void runner_main(unsigned t);
   void steal_loop(Runner& r, Job& job);
@@ -135,13 +136,6 @@ class Engine {
   // this execution's bytes; `hosts` (a trace's tile_hosts) named by worker (engine.cpp).
   void report_remote(Job& job, ExecutionStats& stats, std::vector<std::string>* hosts);
 
-  // Places value `d` in one of tile r's slots for actor `a`. False when no
-  // slot was free, the tile was lost or the job failed, and also, failing
-  // nothing, when another run of `a` (the original or a speculative copy)
-  // was booked meanwhile and freed the value.
-  bool place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot);
-  bool allocate_slot(Runner& r, Job& job, SlotId& slot);
-  bool reusable(const Job& job, const GraphState::TileDirectory& dir, SlotId i) const;
   // Lost tiles (lost_tiles.cpp): take a tile out of service for good, and
   // recompute a value that lived only in a lost tile's slots.
   void lose_tile(Job& job, unsigned t);
@@ -221,6 +215,7 @@ class Engine {
   ReplicaPlacement placement_{places_, EngineCalls(*this)};     // where replicas run, and work from a tile out of service
   Voting voting_{places_, placement_, EngineCalls(*this)};      // compare actors' votes, re-execution, quarantine
   MainMemory memory_{EngineCalls(*this)};                        // homes of the data nodes, moves between slots and homes
+  SlotDirectory slots_{memory_, EngineCalls(*this)};             // each tile's slots: inputs placed, slots chosen
   std::atomic<bool> runners_ready_{false};           // runners_ is built: a join may wake them
   // Between executions: the schedule made for the tiles in service (and which).
   std::uint64_t replan_plan_ = 0;

@@ -3,7 +3,8 @@
 // main memory, tile dispatch, lost tiles, voting...): the Job, with the
 // per-execution parts it holds (JoinSchedule, SpeculativeCopies,
 // TileLosses), each tile's Runner, the engine's constants, and the inline
-// EngineCalls through which Voting and ReplicaPlacement call the engine.
+// EngineCalls through which Voting, ReplicaPlacement, MainMemory and
+// SlotDirectory call the engine.
 // Internal to src/runtime.
 #pragma once
 
@@ -132,7 +133,7 @@ struct Runner {
   std::uint64_t rng = 0;
   std::uint64_t clock = 0;
   // Slots stamped at or after this clock hold an input or output of an actor
-  // being placed or in flight, and are not reused (allocate_slot). Without
+  // being placed or in flight, and are not reused (SlotDirectory::allocate). Without
   // pipelining it is the clock of the actor being placed.
   std::uint64_t pinned_from = 0;
   // Pipelined dispatch (pipeline.cpp): up to `depth` actor messages on the
@@ -215,6 +216,7 @@ inline void EngineCalls::wake_to_hand_on(unsigned tile) const {
 inline void EngineCalls::copy_voted_home(Job& job, DataId logical, DataId winner, Runner* from) const {
   engine_.memory_.copy_voted(job, logical, winner, from != nullptr ? from->stats : engine_.driver_.stats);
 }
+inline bool EngineCalls::already_booked(const Job& job, ActorId a) const { return engine_.already_booked(job, a); }
 inline Tile& EngineCalls::tile(unsigned t) const { return *engine_.tiles_[t]; }
 inline Runner& EngineCalls::runner(unsigned t) const { return *engine_.runners_[t]; }
 inline DriverRole& EngineCalls::driver() const { return engine_.driver_; }
