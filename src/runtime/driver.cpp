@@ -85,7 +85,7 @@ void Engine::run_on_driver(Job& job, ActorId a) {
   for (std::uint32_t i = 0; i < hot.input_count; ++i) {
     const DataId d = s.alias[plan.inputs[hot.first_input + i]];
     // Transfers from tiles land in main memory; for a collect's aliased input that is already its place in the output.
-    if (!ensure_home(job, d)) {
+    if (!memory_.ensure(job, d)) {
       fail(job, "internal error: input '" + plan.graph->data(d).name + "' of driver actor '" + std::string(plan.name(a)) + "' is nowhere");
       return;
     }

@@ -285,7 +285,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   }
   for (std::size_t i = 0; i < given.size(); ++i) state.home[state.given[i]] = given[i];
   state.clean = false;  // until this execution ends well
-  place_outputs(state, output_to);
+  MainMemory::place_outputs(state, output_to);
   if (plan.redundant) {
     for (DataId d = 0; d < plan.data.size(); ++d) {
       state.alias[d] = d;
@@ -310,7 +310,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   driver_.trace.clear();
   driver_.counts = RedundancyCounts{};
   driver_.rng = (options_.seed ^ 0x5DEECE66DULL) + job.execution;
-  transfer_bytes_.store(0);
+  memory_.take_transfer_bytes();
   driver_.queue.clear();
   driver_.queue.reserve(plan.actors.size());
   for (auto& r : runners_) {
@@ -371,7 +371,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     // the read): recompute it now, so no output is left unwritten.
     if (!job.aborted.load() && any_tile_lost())
       for (DataId d : state.outputs)
-        if (!ensure_home(job, d)) fail(job, "internal error: output '" + plan.graph->data(d).name + "' is nowhere after a lost tile");
+        if (!memory_.ensure(job, d)) fail(job, "internal error: output '" + plan.graph->data(d).name + "' is nowhere after a lost tile");
   }
   state.clean = job.plain && !job.aborted.load();
   report(job, stats);
@@ -427,5 +427,53 @@ void Engine::wake_all(Job&) {
   driver_.notifier.notify_all();
   for (auto& r : runners_) r->notifier.notify_all();
 }
+
+std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
+  auto s = std::make_unique<GraphState>();
+  const std::size_t actors = plan.actors.size(), data = plan.data.size();
+  s->pending = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
+  s->remaining = make_huge_page_array<std::atomic<std::uint32_t>>(data);
+  s->home_state = make_huge_page_array<std::atomic<std::uint32_t>>(data);
+  s->location = make_huge_page_array<std::atomic<std::uint64_t>>(data);
+  s->home.resize(data);
+  s->home_write.assign(data, nullptr);
+  s->driver_inputs.reserve(plan.max_inputs);
+  s->alias.resize(data);
+  for (DataId d = 0; d < data; ++d) s->alias[d] = d;
+  if (plan.redundant) {
+    // Only a redundant plan votes, places replicas or bumps rounds: 49 bytes
+    // per actor that a plan without redundancy (the default) does not hold.
+    s->checksum.assign(data, 0);
+    s->producer_tile.assign(data, -1);
+    s->round = make_huge_page_array<std::atomic<std::uint32_t>>(data);
+    s->replica_tile = make_huge_page_array<std::atomic<int>>(actors);
+    s->skipped = make_huge_page_array<std::atomic<std::uint8_t>>(actors);
+    s->vote_round.assign(actors, 0);
+    s->vote_history.resize(actors);
+  }
+  if (checks_values()) {
+    if (!plan.redundant) s->checksum.assign(data, 0);
+    s->checksum_of.assign(data, 0);
+  }
+  // HEFT walkers claim actors only where a join can make a new schedule mid-run.
+  if (options_.join_places() > 0 && !plan.redundant) s->claim = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
+  if (!options_.cluster.listen.empty() && options_.speculate_after_s > 0 && !plan.redundant) {
+    s->copied = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
+    s->booked = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
+    s->measured_s = make_huge_page_array<std::atomic<float>>(actors);
+  }
+  MainMemory::assign(plan, *s);
+  SlotDirectory::prepare(*s, tiles_.size(), options_.slots);
+  return s;
+}
+
+bool Engine::checks_values() const {
+  for (const auto& t : tiles_)
+    if (t->checks_values()) return true;
+  return !options_.cluster.listen.empty();  // workers may join later
+}
+
+std::span<const std::byte> Engine::output(const GraphState& state, DataId d) const { return state.home[d]; }
+
 
 }  // namespace redflow::runtime

@@ -18,12 +18,14 @@
 #include "redflow/runtime.hpp"
 #include "runtime/graph_state.hpp"
 #include "runtime/local_tile.hpp"
+#include "runtime/main_memory.hpp"
 #include "runtime/tile.hpp"
 #include "runtime/notifier.hpp"
 #include "runtime/plan.hpp"
 #include "runtime/driver_role.hpp"
 #include "runtime/remote_tiles.hpp"
 #include "runtime/replica_placement.hpp"
+#include "runtime/slot_directory.hpp"
 #include "runtime/tile_configuration.hpp"
 #include "runtime/tile_places.hpp"
 #include "runtime/voting.hpp"
@@ -84,11 +86,6 @@ class Engine {
                  ExecutionStats& stats);
   std::span<const std::byte> output(const GraphState& state, DataId d) const;
 
- private:
-  static void assign_main_memory(const Plan& plan, GraphState& state);
-  static void place_outputs(GraphState& state, std::span<std::byte* const> output_to);
-
- public:
 
   // Every tile place, the ones kept for workers that may join included.
   unsigned tiles() const { return static_cast<unsigned>(tiles_.size()); }
@@ -101,7 +98,7 @@ class Engine {
   std::string out_of_service() const { return places_.out_of_service(tiles()); }
 
  private:
-  friend class EngineCalls;  // what Voting and ReplicaPlacement may call
+  friend class EngineCalls;  // what Voting, ReplicaPlacement, MainMemory and SlotDirectory may call
 
   void runner_main(unsigned t);
   void steal_loop(Runner& r, Job& job);
@@ -133,22 +130,12 @@ class Engine {
 
   void push_inbox(Runner& target, ActorId a);
   ActorId take_inbox(Runner& victim, Job& job, unsigned taker);
-  void copy_voted_home(Job& job, DataId logical, DataId winner, TileStats& stats);
   void mark(Job& job, std::string what, std::string detail, int tile);
   void report(Job& job, ExecutionStats& stats);  // stats and trace, after the run
   // The remote tiles' counts, and per remote tile its worker, host, loss and
   // this execution's bytes; `hosts` (a trace's tile_hosts) named by worker (engine.cpp).
   void report_remote(Job& job, ExecutionStats& stats, std::vector<std::string>* hosts);
 
-  // Places value `d` in one of tile r's slots for actor `a`. False when no
-  // slot was free, the tile was lost or the job failed, and also, failing
-  // nothing, when another run of `a` (the original or a speculative copy)
-  // was booked meanwhile and freed the value.
-  bool place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot);
-  bool allocate_slot(Runner& r, Job& job, SlotId& slot);
-  bool reusable(const Job& job, const GraphState::TileDirectory& dir, SlotId i) const;
-  // `trace`: the calling thread's buffer (default: the driver's when `stats` is the driver's, else tile's runner's).
-  void write_home(Job& job, DataTag value, Tile& tile, SlotId slot, TileStats& stats, TraceBuffer* trace = nullptr);
   // Lost tiles (lost_tiles.cpp): take a tile out of service for good, and
   // recompute a value that lived only in a lost tile's slots.
   void lose_tile(Job& job, unsigned t);
@@ -167,13 +154,9 @@ class Engine {
   bool gone(unsigned t) const { return places_.lost(t) || tiles_[t]->lost(); }
   // Sends each tile the plan's actor table and this execution's fault configuration when they changed.
   Status configure_tiles(const Plan& plan, const ExecutionRequest& request);
-  bool ensure_home(Job& job, DataId d);
-  bool home_valid(const Job& job, DataId d, std::uint32_t round) const;
   // The end-to-end check (Tile::checks_values): whether some tile checks
-  // the values it sends and receives, and the checksum the value `tag` must
-  // hash to, where a checked completion of this execution reported it.
+  // the values it sends and receives, or a worker that may join will.
   bool checks_values() const;
-  bool known_checksum(const Job& job, DataTag tag, std::uint64_t& sum) const;
   void fail(Job& job, std::string message, Status::Code code = Status::Code::kInternal);
   bool finished(const Job& job) const;
   void wake_all(Job& job);
@@ -231,6 +214,8 @@ class Engine {
   TilePlaces places_;                                // per place: in service, lost, kept for a join; lost votes
   ReplicaPlacement placement_{places_, EngineCalls(*this)};     // where replicas run, and work from a tile out of service
   Voting voting_{places_, placement_, EngineCalls(*this)};      // compare actors' votes, re-execution, quarantine
+  MainMemory memory_{EngineCalls(*this)};                        // homes of the data nodes, moves between slots and homes
+  SlotDirectory slots_{memory_, EngineCalls(*this)};             // each tile's slots: inputs placed, slots chosen
   std::atomic<bool> runners_ready_{false};           // runners_ is built: a join may wake them
   // Between executions: the schedule made for the tiles in service (and which).
   std::uint64_t replan_plan_ = 0;
@@ -247,7 +232,6 @@ class Engine {
 
   Notifier steal_notifier_;   // idle stealing tiles
   DriverRole driver_;         // the thread that calls execute(): its queue, stats, trace
-  std::atomic<std::uint64_t> transfer_bytes_{0};
 };
 
 }  // namespace redflow::runtime

@@ -3,7 +3,8 @@
 // main memory, tile dispatch, lost tiles, voting...): the Job, with the
 // per-execution parts it holds (JoinSchedule, SpeculativeCopies,
 // TileLosses), each tile's Runner, the engine's constants, and the inline
-// EngineCalls through which Voting and ReplicaPlacement call the engine.
+// EngineCalls through which Voting, ReplicaPlacement, MainMemory and
+// SlotDirectory call the engine.
 // Internal to src/runtime.
 #pragma once
 
@@ -132,7 +133,7 @@ struct Runner {
   std::uint64_t rng = 0;
   std::uint64_t clock = 0;
   // Slots stamped at or after this clock hold an input or output of an actor
-  // being placed or in flight, and are not reused (allocate_slot). Without
+  // being placed or in flight, and are not reused (SlotDirectory::allocate). Without
   // pipelining it is the clock of the actor being placed.
   std::uint64_t pinned_from = 0;
   // Pipelined dispatch (pipeline.cpp): up to `depth` actor messages on the
@@ -213,7 +214,21 @@ inline void EngineCalls::wake_to_hand_on(unsigned tile) const {
   engine_.steal_notifier_.notify_all();
 }
 inline void EngineCalls::copy_voted_home(Job& job, DataId logical, DataId winner, Runner* from) const {
-  engine_.copy_voted_home(job, logical, winner, from != nullptr ? from->stats : engine_.driver_.stats);
+  engine_.memory_.copy_voted(job, logical, winner, from != nullptr ? from->stats : engine_.driver_.stats);
+}
+inline bool EngineCalls::already_booked(const Job& job, ActorId a) const { return engine_.already_booked(job, a); }
+inline Tile& EngineCalls::tile(unsigned t) const { return *engine_.tiles_[t]; }
+inline Runner& EngineCalls::runner(unsigned t) const { return *engine_.runners_[t]; }
+inline DriverRole& EngineCalls::driver() const { return engine_.driver_; }
+inline bool EngineCalls::gone(unsigned t) const { return engine_.gone(t); }
+inline bool EngineCalls::only_on_lost_tile(const Job& job, DataId d) const { return engine_.only_on_lost_tile(job, d); }
+inline bool EngineCalls::recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace) const {
+  return engine_.recompute(job, d, stats, trace);
+}
+inline TraceBuffer& EngineCalls::trace_of(const TileStats& stats) const {
+  for (auto& r : engine_.runners_)
+    if (&stats == &r->stats) return r->trace;
+  return engine_.driver_.trace;
 }
 inline RedundancyCounts& EngineCalls::counts(Runner* from) const { return from != nullptr ? from->counts : engine_.driver_.counts; }
 inline std::uint64_t& EngineCalls::rng(Runner* from) const { return from != nullptr ? from->rng : engine_.driver_.rng; }

@@ -51,7 +51,7 @@ void Engine::report(Job& job, ExecutionStats& stats) {
   stats.taken_over = job.speculation.taken_over();
   std::vector<std::string> hosts;  // only with a trace: a warm execute_into() allocates nothing
   report_remote(job, stats, request.trace ? &hosts : nullptr);
-  stats.transfer_bytes = transfer_bytes_.exchange(0);
+  stats.transfer_bytes = memory_.take_transfer_bytes();
   for (auto& r : runners_) stats.transfer_bytes += r->transfer_bytes;
 
   if (ExecutionTrace* trace = request.trace) {

@@ -63,11 +63,11 @@ bool Engine::recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace)
     const DataId x = s.alias[plan.inputs[hot.first_input + i]];
     const std::uint32_t xr = job.round_of(x);
     wait_for_home_writer(s, x);
-    if (!home_valid(job, x, xr)) {
+    if (!memory_.valid(job, x, xr)) {
       const std::uint64_t loc = s.location[x].load(std::memory_order_acquire);
       if (loc != kNowhere && !gone(static_cast<unsigned>(loc >> 32)))
-        write_home(job, DataTag{job.execution, x, xr}, *tiles_[loc >> 32], static_cast<SlotId>(loc & 0xffffffffu), stats, &trace);
-      if (!home_valid(job, x, xr)) ok = recompute(job, x, stats, trace);
+        memory_.write(job, DataTag{job.execution, x, xr}, *tiles_[loc >> 32], static_cast<SlotId>(loc & 0xffffffffu), stats, &trace);
+      if (!memory_.valid(job, x, xr)) ok = recompute(job, x, stats, trace);
     }
     inputs.push_back(s.home[x]);
   }

@@ -1,7 +1,7 @@
-// Main memory (section 4.4 of Kühbacher et al.): where every data node has
-// its home, zero-copy placement for split and collect, and the validity word
-// (round << 2 | state) that says which value a home holds. Values come back
-// from tiles here (write_home) and go to the driver's actors from here.
+// MainMemory (main_memory.hpp): main memory's layout (section 4.4 of
+// Kühbacher et al.) and the moves of values between tiles' slots and the
+// homes. Values come back from tiles here (write) and go to the driver's
+// actors from here (ensure).
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -10,61 +10,17 @@
 #include <string>
 #include <thread>
 
+#include "runtime/main_memory.hpp"
+
 #include "runtime/engine_job.hpp"
 
 namespace redflow::runtime {
-
-std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
-  auto s = std::make_unique<GraphState>();
-  const std::size_t actors = plan.actors.size(), data = plan.data.size();
-  s->pending = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
-  s->remaining = make_huge_page_array<std::atomic<std::uint32_t>>(data);
-  s->home_state = make_huge_page_array<std::atomic<std::uint32_t>>(data);
-  s->location = make_huge_page_array<std::atomic<std::uint64_t>>(data);
-  s->home.resize(data);
-  s->home_write.assign(data, nullptr);
-  s->driver_inputs.reserve(plan.max_inputs);
-  s->alias.resize(data);
-  for (DataId d = 0; d < data; ++d) s->alias[d] = d;
-  if (plan.redundant) {
-    // Only a redundant plan votes, places replicas or bumps rounds: 49 bytes
-    // per actor that a plan without redundancy (the default) does not hold.
-    s->checksum.assign(data, 0);
-    s->producer_tile.assign(data, -1);
-    s->round = make_huge_page_array<std::atomic<std::uint32_t>>(data);
-    s->replica_tile = make_huge_page_array<std::atomic<int>>(actors);
-    s->skipped = make_huge_page_array<std::atomic<std::uint8_t>>(actors);
-    s->vote_round.assign(actors, 0);
-    s->vote_history.resize(actors);
-  }
-  if (checks_values()) {
-    if (!plan.redundant) s->checksum.assign(data, 0);
-    s->checksum_of.assign(data, 0);
-  }
-  // HEFT walkers claim actors only where a join can make a new schedule mid-run.
-  if (options_.join_places() > 0 && !plan.redundant) s->claim = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
-  if (!options_.cluster.listen.empty() && options_.speculate_after_s > 0 && !plan.redundant) {
-    s->copied = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
-    s->booked = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
-    s->measured_s = make_huge_page_array<std::atomic<float>>(actors);
-  }
-  assign_main_memory(plan, *s);
-  s->dirs.resize(tiles_.size());
-  for (auto& dir : s->dirs) {
-    dir.slot_of.reset(options_.slots);
-    dir.held.assign(options_.slots, DataTag{});
-    dir.occupied_bits.assign((options_.slots + 63) / 64, 0);
-    dir.last_use.assign(options_.slots, 0);
-    dir.stamp.assign(options_.slots, 0);
-  }
-  return s;
-}
 
 // Gives every inner and output node its place in main memory. Zero-copy for
 // the paper's special actors: an inner node read only by a collect (once) is
 // placed inside the collect's output, so writing it back is the collect; a
 // split's output gets no buffer, it will be a range of the split's input.
-void Engine::assign_main_memory(const Plan& plan, GraphState& s) {
+void MainMemory::assign(const Plan& plan, GraphState& s) {
   const std::size_t data = plan.data.size();
   constexpr DataId kNoParent = ~DataId{0};
   HugePageVector<DataId> parent(data, kNoParent);
@@ -146,7 +102,7 @@ void Engine::assign_main_memory(const Plan& plan, GraphState& s) {
 // Where this execution's outputs go: the caller's buffers (output_to[i] not
 // null, for output s.outputs[i]) or main memory's own, with the collect
 // inputs nested in them.
-void Engine::place_outputs(GraphState& s, std::span<std::byte* const> output_to) {
+void MainMemory::place_outputs(GraphState& s, std::span<std::byte* const> output_to) {
   for (std::size_t i = 0; i < s.outputs.size(); ++i) {
     const DataId d = s.outputs[i];
     if (s.own_output[i] == nullptr) continue;  // a split's range, or 0 bytes: nothing of its own
@@ -161,19 +117,11 @@ void Engine::place_outputs(GraphState& s, std::span<std::byte* const> output_to)
   }
 }
 
-std::span<const std::byte> Engine::output(const GraphState& state, DataId d) const { return state.home[d]; }
-
-bool Engine::home_valid(const Job& job, DataId d, std::uint32_t round) const {
+bool MainMemory::valid(const Job& job, DataId d, std::uint32_t round) const {
   return job.state->home_state[d].load(std::memory_order_acquire) == home_word(round, kHomeValid);
 }
 
-bool Engine::checks_values() const {
-  for (const auto& t : tiles_)
-    if (t->checks_values()) return true;
-  return !options_.cluster.listen.empty();  // workers may join later
-}
-
-bool Engine::known_checksum(const Job& job, DataTag tag, std::uint64_t& sum) const {
+bool MainMemory::known_checksum(const Job& job, DataTag tag, std::uint64_t& sum) const {
   GraphState& s = *job.state;
   if (s.checksum_of.empty()) return false;
   // A value of an earlier voting round (a displaced copy written back while
@@ -187,21 +135,22 @@ bool Engine::known_checksum(const Job& job, DataTag tag, std::uint64_t& sum) con
   return true;
 }
 
-bool Engine::ensure_home(Job& job, DataId d) {
+bool MainMemory::ensure(Job& job, DataId d) {
   const std::uint32_t round = job.round_of(d);
-  if (home_valid(job, d, round)) return true;
+  if (valid(job, d, round)) return true;
   const std::uint64_t loc = job.state->location[d].load(std::memory_order_acquire);
   if (loc == kNowhere) return false;
   const unsigned t = static_cast<unsigned>(loc >> 32);
-  if (!gone(t)) write_home(job, DataTag{job.execution, d, round}, *tiles_[t], static_cast<SlotId>(loc & 0xffffffffu), driver_.stats);
-  if (!home_valid(job, d, round) && gone(t)) return recompute(job, d, driver_.stats, driver_.trace);
-  return home_valid(job, d, round);
+  DriverRole& driver = engine_.driver();
+  if (!engine_.gone(t)) write(job, DataTag{job.execution, d, round}, engine_.tile(t), static_cast<SlotId>(loc & 0xffffffffu), driver.stats);
+  if (!valid(job, d, round) && engine_.gone(t)) return engine_.recompute(job, d, driver.stats, driver.trace);
+  return valid(job, d, round);
 }
 
 // Copies the value `tag` from a slot to main memory, unless main memory
 // already has it or a later round of the node (the value is then stale and
 // nobody needs it). The writing state is a lock on the node's buffer.
-void Engine::write_home(Job& job, DataTag tag, Tile& tile, SlotId slot, TileStats& stats, TraceBuffer* trace) {
+void MainMemory::write(Job& job, DataTag tag, Tile& tile, SlotId slot, TileStats& stats, TraceBuffer* trace) {
   GraphState& s = *job.state;
   const DataId d = tag.data;
   std::uint32_t word = s.home_state[d].load(std::memory_order_acquire);
@@ -222,26 +171,28 @@ void Engine::write_home(Job& job, DataTag tag, Tile& tile, SlotId slot, TileStat
   s.home_state[d].notify_all();  // wait_while() sleepers
   if (!ok) return;
   // Into main memory: the driver's transfer when it pulled the value, the tile's write-back otherwise.
-  if (&stats == &driver_.stats) {
+  DriverRole& driver = engine_.driver();
+  if (&stats == &driver.stats) {
     ++stats.transfers_in;
     transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
   } else {
     ++stats.transfers_out;  // a write-back into main memory, counted by the runner that did it
-    if (&stats == &runners_[tile.index()]->stats) {
-      runners_[tile.index()]->transfer_bytes += bytes;  // the tile's own runner: its unshared counter
+    Runner& own = engine_.runner(tile.index());
+    if (&stats == &own.stats) {
+      own.transfer_bytes += bytes;  // the tile's own runner: its unshared counter
     } else {
       transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);  // another runner (a lost tile's recompute) pulled it
     }
   }
   if (job.tracing) {
     // Recorded by the thread that moved the bytes: the tile's own runner, or the driver.
-    TraceBuffer& buffer = trace != nullptr ? *trace : &stats == &driver_.stats ? driver_.trace : runners_[tile.index()]->trace;
+    TraceBuffer& buffer = trace != nullptr ? *trace : &stats == &driver.stats ? driver.trace : engine_.runner(tile.index()).trace;
     buffer.transfers.push_back(RawTransfer{d, static_cast<int>(tile.index()), kDriverTile, bytes, start, job.now()});
   }
 }
 
 // Copies the confirmed replica's bytes to main memory for an output node.
-void Engine::copy_voted_home(Job& job, DataId logical, DataId winner, TileStats& stats) {
+void MainMemory::copy_voted(Job& job, DataId logical, DataId winner, TileStats& stats) {
   GraphState& s = *job.state;
   const std::size_t bytes = job.plan->data[logical].bytes;
   const DataTag tag{job.execution, winner, job.round_of(winner)};
@@ -252,31 +203,23 @@ void Engine::copy_voted_home(Job& job, DataId logical, DataId winner, TileStats&
   if (loc != kNowhere) {
     ReadSlotMessage read{static_cast<SlotId>(loc & 0xffffffffu), tag, bytes};
     read.checked = known_checksum(job, tag, read.checksum);
-    ok = tiles_[loc >> 32]->read_slot(read, dst);
+    ok = engine_.tile(static_cast<unsigned>(loc >> 32)).read_slot(read, dst);
   }
   if (!ok) {
     // Displaced meanwhile, so written back: copy from main memory (or recompute it, if its tile was lost).
     wait_for_home_writer(s, winner);
-    if (!home_valid(job, winner, tag.round) && only_on_lost_tile(job, winner)) {
-      TraceBuffer* buffer = &driver_.trace;
-      for (auto& r : runners_)
-        if (&stats == &r->stats) buffer = &r->trace;
-      recompute(job, winner, stats, *buffer);
-    }
-    if (!home_valid(job, winner, tag.round)) {
-      fail(job, "internal error: confirmed data node '" + job.plan->graph->data(winner).name + "' is in no memory");
+    if (!valid(job, winner, tag.round) && engine_.only_on_lost_tile(job, winner)) engine_.recompute(job, winner, stats, engine_.trace_of(stats));
+    if (!valid(job, winner, tag.round)) {
+      engine_.fail(job, "internal error: confirmed data node '" + job.plan->graph->data(winner).name + "' is in no memory", Status::Code::kInternal);
       return;
     }
     if (bytes != 0) std::memcpy(dst.data(), s.home[winner].data(), bytes);
   }
-  ++(&stats == &driver_.stats ? stats.transfers_in : stats.transfers_out);
+  ++(&stats == &engine_.driver().stats ? stats.transfers_in : stats.transfers_out);
   transfer_bytes_.fetch_add(bytes, std::memory_order_relaxed);
   if (job.tracing) {
     // Counted above, so traced too: stats and trace must agree on the transfers. Recorded by the calling thread.
-    TraceBuffer* buffer = &driver_.trace;
-    for (auto& r : runners_)
-      if (&stats == &r->stats) buffer = &r->trace;
-    buffer->transfers.push_back(RawTransfer{logical, ok ? static_cast<int>(loc >> 32) : kDriverTile, kDriverTile, bytes, start, job.now()});
+    engine_.trace_of(stats).transfers.push_back(RawTransfer{logical, ok ? static_cast<int>(loc >> 32) : kDriverTile, kDriverTile, bytes, start, job.now()});
   }
   s.home[logical] = dst;
   s.home_state[logical].store(home_word(0, kHomeValid), std::memory_order_release);

@@ -45,7 +45,7 @@ ActorId Engine::dispatch(Runner& r, Job& job, ActorId a) {
   }
   auto room = [&] {
     std::size_t n = 0;
-    for (SlotId i = 0; i < dir.stamp.size(); ++i) n += dir.stamp[i] < r.sent.front().clock && reusable(job, dir, i);
+    for (SlotId i = 0; i < dir.stamp.size(); ++i) n += dir.stamp[i] < r.sent.front().clock && SlotDirectory::reusable(job, dir, i);
     return n;
   };
   // In flight from here for idle tiles looking for stragglers: a runner
@@ -160,7 +160,7 @@ void forget_traced_fetch(std::vector<RawTransfer>& traced, DataId d, int to) {
 // the worker emptied those slots and ran nothing. The directory forgets
 // them, and `a` runs again from this tile's inbox with every input from
 // main memory, where a displaced value went, or recomputed from its
-// producers if it lived only on a lost tile (place_input). A speculative
+// producers if it lived only on a lost tile (SlotDirectory::place_input). A speculative
 // copy is just dropped: its original still runs.
 ActorId Engine::place_again(Runner& r, Job& job, ActorId a, const std::vector<SlotId>& missing) {
   auto& dir = job.state->dirs[r.index];

@@ -1,6 +1,5 @@
-// The slot directory: the driver's view of each tile's slots. Placing an
-// actor's inputs in its tile's slots and choosing a slot for a new value
-// (displacing a live one, least recently used, if need be).
+// SlotDirectory (slot_directory.hpp): placing an actor's inputs in its
+// tile's slots and choosing a slot for a new value.
 //
 // A value is named by (execution, data node, voting round) everywhere: in a
 // slot's tag, in the tile directory, and in main memory's validity word. A
@@ -11,20 +10,33 @@
 #include <bit>
 #include <string>
 
+#include "runtime/slot_directory.hpp"
+
 #include "runtime/engine_job.hpp"
 
 namespace redflow::runtime {
 
+void SlotDirectory::prepare(GraphState& s, std::size_t tiles, std::size_t slots) {
+  s.dirs.resize(tiles);
+  for (auto& dir : s.dirs) {
+    dir.slot_of.reset(slots);
+    dir.held.assign(slots, DataTag{});
+    dir.occupied_bits.assign((slots + 63) / 64, 0);
+    dir.last_use.assign(slots, 0);
+    dir.stamp.assign(slots, 0);
+  }
+}
+
 // Free, or holding what nobody needs any more: no consumer left, a replica
 // result a re-execution superseded, or a value of an earlier execution.
-bool Engine::reusable(const Job& job, const GraphState::TileDirectory& dir, SlotId i) const {
+bool SlotDirectory::reusable(const Job& job, const GraphState::TileDirectory& dir, SlotId i) {
   if (!dir.occupied(i) || dir.held[i].execution != job.execution) return true;
   const DataTag held = dir.held[i];
   return (job.state->remaining[held.data].load(std::memory_order_acquire) == 0 && job.plan->data[held.data].kind == DataKind::kInner) ||
          held.round != job.round_of(held.data);
 }
 
-bool Engine::allocate_slot(Runner& r, Job& job, SlotId& slot) {
+bool SlotDirectory::allocate(Runner& r, Job& job, SlotId& slot) {
   GraphState& s = *job.state;
   auto& dir = s.dirs[r.index];
   // A free slot from the bitmap, if any (not one the actor being placed, or one in flight, already took).
@@ -47,7 +59,7 @@ bool Engine::allocate_slot(Runner& r, Job& job, SlotId& slot) {
     // Holds an input or output of the actor being placed, or of one still in
     // flight to a pipelined tile (stamped since the oldest of them was sent).
     if (dir.stamp[i] >= r.pinned_from) continue;
-    const int cost = reusable(job, dir, i) ? 0 : (home_valid(job, dir.held[i].data, dir.held[i].round) ? 1 : 2);
+    const int cost = reusable(job, dir, i) ? 0 : (memory_.valid(job, dir.held[i].data, dir.held[i].round) ? 1 : 2);
     if (cost < best_cost || (cost == best_cost && dir.last_use[i] < best_use)) {
       best = static_cast<int>(i);
       best_cost = cost;
@@ -60,7 +72,7 @@ bool Engine::allocate_slot(Runner& r, Job& job, SlotId& slot) {
   if (dir.occupied(slot)) {
     const DataTag old = dir.held[slot];
     if (old.execution == job.execution && best_cost == 2) {
-      write_home(job, old, *r.tile, slot, r.stats);
+      memory_.write(job, old, *r.tile, slot, r.stats);
       ++r.stats.displacements;
     }
     dir.unindex(old.data, slot);
@@ -72,7 +84,7 @@ bool Engine::allocate_slot(Runner& r, Job& job, SlotId& slot) {
   return true;
 }
 
-bool Engine::place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot) {
+bool SlotDirectory::place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot) {
   GraphState& s = *job.state;
   auto& dir = s.dirs[r.index];
   const DataTag tag{job.execution, d, job.round_of(d)};
@@ -83,19 +95,19 @@ bool Engine::place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot)
     return true;
   }
   const std::size_t bytes = job.plan->data[d].bytes;
-  if (job.plain && (bytes == 0 || home_valid(job, d, 0))) {
+  if (job.plain && (bytes == 0 || memory_.valid(job, d, 0))) {
     // The fast path reads main memory in place (a local tile can; data is
     // immutable within an execution), and a 0-byte value needs nothing: no
     // slot, no transfer (run_plain takes the bytes from GraphState::home).
     slot = kNoSlot;
     return true;
   }
-  if (!allocate_slot(r, job, slot)) return false;
+  if (!allocate(r, job, slot)) return false;
   DataNodeMessage m;
   m.tag = tag;
   m.slot = slot;
   m.bytes = bytes;
-  m.checked = known_checksum(job, tag, m.checksum);
+  m.checked = memory_.known_checksum(job, tag, m.checksum);
   bool placed = false;
   int from = kDriverTile;
   const double start = job.tracing ? job.now() : 0;
@@ -114,19 +126,19 @@ bool Engine::place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot)
     // (or its tile was lost, and it is recomputed there now).
     from = kDriverTile;
     wait_for_home_writer(s, d);
-    if (!home_valid(job, d, tag.round) && loc != kNowhere && !gone(static_cast<unsigned>(loc >> 32))) {
+    if (!memory_.valid(job, d, tag.round) && loc != kNowhere && !engine_.gone(static_cast<unsigned>(loc >> 32))) {
       // The producer still holds it, but the copy from its slot failed (its
       // bytes did not match their checksum on the way, or a relay found the
       // slot busy): the driver reads it back, checked, and sends it from there.
-      write_home(job, tag, *tiles_[loc >> 32], static_cast<SlotId>(loc & 0xffffffffu), r.stats, &r.trace);
+      memory_.write(job, tag, engine_.tile(static_cast<unsigned>(loc >> 32)), static_cast<SlotId>(loc & 0xffffffffu), r.stats, &r.trace);
     }
-    if (!home_valid(job, d, tag.round) && only_on_lost_tile(job, d)) recompute(job, d, r.stats, r.trace);
-    if (!home_valid(job, d, tag.round)) {
+    if (!memory_.valid(job, d, tag.round) && engine_.only_on_lost_tile(job, d)) engine_.recompute(job, d, r.stats, r.trace);
+    if (!memory_.valid(job, d, tag.round)) {
       // Another run of `a` (a speculative copy, or the original it copies)
       // was booked while the inputs were being placed here, and freed the
       // ones it was the last to read: this run is not needed any more.
-      if (already_booked(job, a)) return false;
-      fail(job, "internal error: data node '" + job.plan->graph->data(d).name + "' is in no memory");
+      if (engine_.already_booked(job, a)) return false;
+      engine_.fail(job, "internal error: data node '" + job.plan->graph->data(d).name + "' is in no memory", Status::Code::kInternal);
       return false;
     }
     m.payload = s.home[d];
@@ -135,7 +147,7 @@ bool Engine::place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot)
     m.checked = false;
     if (Status st = r.tile->data_node(m); !st.ok()) {
       if (r.tile->lost()) return false;
-      fail(job, "transfer of data node '" + job.plan->graph->data(d).name + "' failed: " + st.message());
+      engine_.fail(job, "transfer of data node '" + job.plan->graph->data(d).name + "' failed: " + st.message(), Status::Code::kInternal);
       return false;
     }
   }

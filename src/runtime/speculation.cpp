@@ -128,7 +128,7 @@ bool Engine::inputs_without(const Job& job, ActorId a, unsigned v) const {
   const ActorHot& hot = plan.hot[a];
   for (std::uint32_t i = 0; i < hot.input_count; ++i) {
     const DataId d = s.alias[plan.inputs[hot.first_input + i]];
-    if (home_valid(job, d, job.round_of(d))) continue;
+    if (memory_.valid(job, d, job.round_of(d))) continue;
     const std::uint64_t loc = s.location[d].load(std::memory_order_acquire);
     if (loc == kNowhere) return false;  // not produced yet (behind the straggler, say)
     const auto tile = static_cast<unsigned>(loc >> 32);

@@ -97,7 +97,7 @@ bool Engine::place_inputs(Runner& r, Job& job, ActorId a, ActorId& next) {
   r.relaying = !r.relay_only.empty() && std::erase(r.relay_only, a) > 0;
   for (std::uint32_t i = 0; i < hot.input_count; ++i) {
     SlotId slot;
-    if (!place_input(r, job, a, job.state->alias[plan.inputs[hot.first_input + i]], slot)) {
+    if (!slots_.place_input(r, job, a, job.state->alias[plan.inputs[hot.first_input + i]], slot)) {
       if (r.tile->lost()) {
         next = hand_on_from_lost(r, job, a);
         return false;
@@ -126,7 +126,7 @@ bool Engine::describe_actor_message(Runner& r, Job& job, ActorId a, unsigned mes
   r.output_slots.clear();
   for (unsigned run = 0; run < pa.runs; ++run) {
     SlotId out_slot;
-    if (!allocate_slot(r, job, out_slot)) {
+    if (!slots_.allocate(r, job, out_slot)) {
       fail(job, "actor '" + std::string(plan.name(a)) + "' needs more slots than tile " + std::to_string(r.index) + " has");
       return false;
     }
@@ -218,7 +218,7 @@ bool Engine::run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot) {
   // Ready, so no producer touches its count again this execution: put it back for the next (GraphState::clean).
   job.state->pending[a].store(hot.initial_pending, std::memory_order_relaxed);
   out_slot = kNoSlot;
-  if (bytes != 0 && !allocate_slot(r, job, out_slot)) {
+  if (bytes != 0 && !slots_.allocate(r, job, out_slot)) {
     fail(job, "actor '" + std::string(job.plan->name(a)) + "' needs more slots than tile " + std::to_string(r.index) + " has");
     return false;
   }
@@ -262,7 +262,7 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
     // Without redundancy there are no votes, so no aliases (GraphState::alias[d] == d).
     const DataId d = plan.inputs[h.first_input + i];
     const PlanData& in = plan.data[d];
-    if (in.bytes != 0 && !home_valid(job, d, 0)) return false;
+    if (in.bytes != 0 && !memory_.valid(job, d, 0)) return false;
     // A larger inner value may also sit in this tile's slot (the driver pulled
     // a copy home): the slot path reads it there and frees the slot when it is dead.
     if (in.kind == DataKind::kInner && in.bytes > kInlineBytes && s.dirs[r.index].slot_of.find(d) >= 0) return false;
@@ -288,7 +288,7 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
   for (std::uint32_t i = 0; i < h.input_count; ++i) {
     // Read in place, so no slot of ours to free. A count is kept only for a
     // larger inner value, whose copy in some tile's slot is reclaimed when it
-    // drops to 0 (allocate_slot); small inner values never sit in slots on
+    // drops to 0 (SlotDirectory::allocate); small inner values never sit in slots on
     // the fast path, and given nodes are reset by the engine each execution.
     const DataId d = plan.inputs[h.first_input + i];
     const PlanData& in = plan.data[d];
@@ -338,7 +338,7 @@ ActorId Engine::book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot,
     r.local->drop_slot(out_slot);
   } else if (out.kind == DataKind::kInner && out.consumer_count == 0) {
     // Dead at birth: nobody reads it and the driver does not keep it, so its
-    // slot is free again at once. (Left occupied, every later allocate_slot
+    // slot is free again at once. (Left occupied, every later SlotDirectory::allocate
     // would scan the whole directory, finding it dead only by looking.)
     r.tile->clear_slot(out_slot);
   } else {
@@ -347,7 +347,7 @@ ActorId Engine::book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot,
     dir.index(hot.output, out_slot);
     s.location[hot.output].store(pack_location(r.index, out_slot), std::memory_order_release);
     // The driver keeps outputs: copy them to main memory now, while they are hot.
-    if (out.kind == DataKind::kOutput) write_home(job, tag, *r.tile, out_slot, r.stats);
+    if (out.kind == DataKind::kOutput) memory_.write(job, tag, *r.tile, out_slot, r.stats);
   }
   // Inputs whose last consumer this was are dead: free their slots here. A
   // replica keeps its inputs until its vote confirms a result: a re-execution
