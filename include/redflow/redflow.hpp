@@ -5,7 +5,8 @@
 // (stream.hpp), and their traces as Chrome traces and Gantt charts
 // (trace.hpp, visualize.hpp). What they share: the options of a driver that
 // meets worker processes (cluster.hpp), one report shape with a JSON form
-// (report.hpp), named byte values (bytes.hpp), and the worker (worker.hpp).
+// (report.hpp), named byte values (bytes.hpp), the worker (worker.hpp), and
+// the client of a long-lived `redflow server` (client.hpp).
 // docs/guide.md walks through them.
 #pragma once
 
