@@ -161,9 +161,9 @@ double thread_cpu_seconds() {
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
-// Waiting for a main-memory writer (wait_for_home_writer, MainMemory::write) used to
-// yield in a loop: with more tiles than cores that burns the core the writer
-// needs. It spins briefly, then sleeps until the word changes.
+// Waiting for a main-memory writer (wait_for_home_writer, MainMemory::write)
+// must not yield in a loop: with more tiles than cores that burns the core the
+// writer needs. It spins briefly, then sleeps until the word changes.
 TEST(SpinWaitTest, WaitingForABusyWordSleeps) {
   std::atomic<std::uint32_t> word{runtime::kHomeWriting};
   std::atomic<double> waiter_cpu{-1};

@@ -226,7 +226,7 @@ TEST(StgLoader, ReadsDummiesAndEdges) {
   EXPECT_FALSE(schedule::load_stg(bad, 2).ok());
 }
 
-// The task count alone used to size every vector, so "100000000" made a
+// The task count alone must not size every vector, or "100000000" makes a
 // 10-byte input allocate gigabytes (a fuzzer's memory limit stops at 2 GB).
 TEST(StgLoader, AHugeTaskCountWithoutTasksFailsWithoutAllocatingForIt) {
   std::istringstream in("100000000\n0 0 0\n");

@@ -88,8 +88,8 @@ TEST(LazyConfigurations, EagerRecordsAConfigurationThatCannotRunWithoutFailingLo
   EXPECT_FALSE(loaded->prepared(Redundancy::kTripleDiff));
 }
 
-// Item 7: executed_graph(r) and heft_schedule(r) used to answer with the
-// runtime's configuration when r could not run.
+// executed_graph(r) and heft_schedule(r) must not answer with the runtime's
+// configuration when r cannot run.
 TEST(LazyConfigurations, UnusableConfigurationIsANamedErrorNotAFallback) {
   Runtime rt(two_tiles());
   auto loaded = rt.load(small_chain(), testing::test_registry());
