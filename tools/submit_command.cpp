@@ -16,8 +16,10 @@ namespace {
 // The one-shot command's parser over `words`: its usage errors, with nothing run.
 Status check_with_command_parser(const std::vector<std::string>& words) {
   CLI::App scratch{"redflow"};
-  if (words[0] == "run") add_run_command(scratch);
-  if (words[0] == "spits") add_spits_command(scratch);
+  // The command holds what its options write into: it must outlive the parse.
+  Command command;
+  if (words[0] == "run") command = add_run_command(scratch);
+  if (words[0] == "spits") command = add_spits_command(scratch);
   for (CLI::App* sub : scratch.get_subcommands({}))
     for (CLI::Option* opt : sub->get_options())
       if (!opt->get_positional()) opt->allow_extra_args(false);  // as redflow.cpp parses them
