@@ -34,6 +34,13 @@ class NetSecurityTest : public CliTest {
     EXPECT_TRUE(write_key_pair(path(prefix), *keys, false).ok());
     return *keys;
   }
+  // The driver's and node1's options for a link through a relay: CURVE with
+  // the keys written as driver.* and node1.* when `secured`, else plain text.
+  std::pair<SecurityOptions, SecurityOptions> driver_and_node1(bool secured) {
+    if (!secured) return {};
+    return {SecurityOptions{.key_file = path("driver.key"), .authorized_keys_file = path("workers.keys")},
+            SecurityOptions{.key_file = path("node1.key"), .server_public_key_file = path("driver.pub")}};
+  }
 };
 
 // Records a client socket's handshake outcome.
@@ -301,11 +308,7 @@ TEST_F(NetSecurityTest, CurveTrafficIsEncryptedOnTheWire) {
   const std::string marker = "PLAINTEXT-MARKER-0123456789";
   // Control first: the same exchange without keys shows the marker to the relay, so the check can fail.
   for (bool secured : {false, true}) {
-    SecurityOptions server, client;
-    if (secured) {
-      server = {.key_file = path("driver.key"), .authorized_keys_file = path("workers.keys")};
-      client = {.key_file = path("node1.key"), .server_public_key_file = path("driver.pub")};
-    }
+    const auto [server, client] = driver_and_node1(secured);
     Driver driver(server);
     ASSERT_TRUE(driver.status.ok()) << driver.status.ToString();
     redflow::testing::TcpRelay relay(driver.port());
@@ -344,11 +347,7 @@ TEST_F(NetSecurityTest, ChangedBytesOnAKeyedLinkFailAuthenticationAndAreNotDeliv
   const std::string first = "first-message-arrives-whole", second = "second-message-is-changed-on-the-way";
   for (bool secured : {false, true}) {
     SCOPED_TRACE(secured ? "with keys" : "without keys");
-    SecurityOptions server, client;
-    if (secured) {
-      server = {.key_file = path("driver.key"), .authorized_keys_file = path("workers.keys")};
-      client = {.key_file = path("node1.key"), .server_public_key_file = path("driver.pub")};
-    }
+    const auto [server, client] = driver_and_node1(secured);
     Driver driver(server);
     ASSERT_TRUE(driver.status.ok()) << driver.status.ToString();
     redflow::testing::TcpRelay relay(driver.port());
