@@ -53,13 +53,6 @@ Result<Graph> paper_graph(std::string_view app, std::size_t n) {
   return Status::InvalidArgument("unknown app '" + std::string(app) + "' (expected matmul, fft or bitonic)");
 }
 
-void apply_paper_machine(RuntimeOptions& o) {
-  o.tiles = kPaperTiles;
-  o.cores_per_tile = 1;
-  o.slots = kPaperSlots;
-  o.slot_bytes = kPaperSlotBytes;
-}
-
 Target paper_target() { return Target{.slot_bytes = kPaperSlotBytes, .slots = kPaperSlots, .tiles = kPaperTiles}; }
 
 std::span<const PaperTable1Row> paper_table1() {

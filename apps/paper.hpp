@@ -73,8 +73,15 @@ Result<std::size_t> paper_blocks(std::string_view app, std::size_t n);
 inline constexpr unsigned kPaperTiles = 16;
 inline constexpr unsigned kPaperSlots = 8;
 inline constexpr std::size_t kPaperSlotBytes = std::size_t{160} << 10;
-// Sets tiles, cores_per_tile, slots and slot_bytes of `o` to the paper's machine.
-void apply_paper_machine(RuntimeOptions& o);
+// Sets tiles, cores_per_tile, slots and slot_bytes of `o` to the paper's
+// machine. Inline: the installed `redflow` command offers `--machine paper`
+// without linking the applications.
+inline void apply_paper_machine(RuntimeOptions& o) {
+  o.tiles = kPaperTiles;
+  o.cores_per_tile = 1;
+  o.slots = kPaperSlots;
+  o.slot_bytes = kPaperSlotBytes;
+}
 Target paper_target();
 
 // One row of the paper's Table 1 (section 6.3): stolen actors under work

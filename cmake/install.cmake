@@ -1,20 +1,20 @@
-# Installation: `cmake --install build [--prefix DIR]` installs the library,
-# its headers, the `redflow` command, an exported CMake package
-# (find_package(redflow) -> redflow::redflow) and a pkg-config file
-# (redflow.pc). examples/consumer/ is a separate project that uses them; the
-# CTest test `install_consumer` installs into a temporary prefix and builds it.
-include(GNUInstallDirs)
+# Installation: `cmake --install build [--prefix DIR]` installs the shared
+# library (libredflow.so.MAJOR.MINOR, its SONAME, and the libredflow.so link),
+# its headers, the user's `redflow` command (redflow_user_cli), an exported
+# CMake package (find_package(redflow) -> redflow::redflow) and a pkg-config
+# file (redflow.pc). examples/consumer/ is a separate project that uses them;
+# the CTest test `install_consumer` installs into a temporary prefix and
+# builds it.
 include(CMakePackageConfigHelpers)
 
 set(REDFLOW_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/redflow)
 
-install(TARGETS redflow EXPORT redflowTargets
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+install(TARGETS redflow_shared EXPORT redflowTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/include/redflow DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-if(TARGET redflow_cli)
-  install(TARGETS redflow_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET redflow_user_cli)
+  install(TARGETS redflow_user_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} FILES_MATCHING PATTERN "*.md")
@@ -34,7 +34,7 @@ string(REGEX REPLACE "/$" "" REDFLOW_PC_TO_PREFIX "${REDFLOW_PC_TO_PREFIX}")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/redflow.pc.in ${CMAKE_CURRENT_BINARY_DIR}/redflow.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/redflow.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
-if(REDFLOW_BUILD_TESTS AND TARGET redflow_cli)
+if(REDFLOW_BUILD_TESTS AND TARGET redflow_user_cli)
   # The sanitizer flags of this build, which an installed sanitized library needs at link time.
   set(REDFLOW_CONSUMER_FLAGS "")
   if(REDFLOW_SANITIZE STREQUAL "address")

@@ -1,7 +1,7 @@
 // Shared helpers of the `redflow` subcommands.
 #include "cli_common.hpp"
 
-#include "apps/apps.hpp"
+#include "apps/paper.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -189,6 +189,11 @@ std::vector<std::byte> output_file_bytes(const DataNode& node, const std::string
   return file.ends_with(".npy") ? to_npy(node.type, bytes) : bytes;
 }
 
-Registry cli_registry() { return apps::app_registry(); }
+void add_group(std::vector<Command>& commands, const char* title, std::initializer_list<Command> group) {
+  for (Command c : group) {
+    c.parser->group(title);
+    commands.push_back(std::move(c));
+  }
+}
 
 }  // namespace redflow::cli

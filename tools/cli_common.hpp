@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <utility>
@@ -47,8 +48,10 @@ Status write_file(const std::string& path, const void* data, std::size_t size);
 // Splits NAME=FILE; `flag` names the option in the error.
 Result<std::pair<std::string, std::string>> split_binding(const std::string& text, const char* flag);
 Status load_libs(Registry& reg, const std::vector<std::string>& libs);
-// The actors every subcommand offers: the built-ins and the benchmark
-// applications' actors (apps/), so that `redflow gen` graphs run as written.
+// The actors every subcommand offers. The build tree's command: the built-ins
+// and the benchmark applications' actors (apps/), so that `redflow gen`
+// graphs run as written (developer_commands.cpp); the installed command: the
+// built-ins (user_command.cpp).
 Registry cli_registry();
 // A worker's actors: cli_registry() and the `libs` plugins, in a Registry
 // never destroyed (a static holds it, so leak checkers see it reachable): a
@@ -125,6 +128,9 @@ struct CalibratedOverhead {
   bool cached = false;  // read from it rather than measured now
 };
 Result<CalibratedOverhead> actor_overhead(bool remeasure = false);
+
+// Appends `group` to `commands`, listed under `title` in `redflow --help`.
+void add_group(std::vector<Command>& commands, const char* title, std::initializer_list<Command> group);
 
 // Each subcommand lives in its own file and registers itself here.
 Command add_run_command(CLI::App& app);

@@ -1,5 +1,7 @@
 // The `redflow` command: run, check, schedule and convert dataflow graphs.
-// Each subcommand lives in its own tools/*_command.cpp and registers itself here.
+// Each subcommand lives in its own tools/*_command.cpp and registers itself
+// here; main() is in developer_commands.cpp (the build tree's command) or
+// user_command.cpp (the installed one).
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -7,9 +9,12 @@
 #include <vector>
 
 #include "cli_common.hpp"
+#include "command_main.hpp"
 #include "redflow/huge_page_allocator.hpp"
 
-int main(int argc, char** argv) {
+namespace redflow::cli {
+
+int command_main(int argc, char** argv, AddCommands more) {
   // Values sent and received as whole blocks are reused, not faulted in anew
   // (a worker's and a driver's large messages; docs/remote.md, "Copies").
   redflow::reuse_freed_buffers();
@@ -27,14 +32,8 @@ int main(int argc, char** argv) {
   // The help lists the commands by what a user does with them, in this order;
   // the developers' tools come last.
   app.formatter(std::make_shared<redflow::cli::CommandListFormatter>());
-  using namespace redflow::cli;
   std::vector<Command> commands;
-  auto group = [&](const char* title, std::initializer_list<Command> list) {
-    for (Command c : list) {
-      c.parser->group(title);
-      commands.push_back(std::move(c));
-    }
-  };
+  auto group = [&](const char* title, std::initializer_list<Command> list) { add_group(commands, title, list); };
   group("Run a program", {add_run_command(app), add_stream_command(app), add_spits_command(app), add_rem_command(app),
                           add_campaign_command(app)});
   group("Inspect a program", {add_graph_command(app), add_actors_command(app), add_schedule_command(app), add_place_command(app)});
@@ -42,8 +41,11 @@ int main(int argc, char** argv) {
                              add_spits_worker_command(app)});
   group("Use a server", {add_server_command(app), add_submit_command(app), add_jobs_command(app), add_job_command(app), add_wait_command(app),
                          add_cancel_command(app), add_workers_command(app)});
-  group("Reproduce the papers", {add_gen_command(app), add_bench_command(app), add_table1_command(app)});
-  group("Develop redflow", {add_difftest_command(app), add_launch_probe_command(app)});
+  if (more != nullptr)
+    more(app, commands);
+  else
+    app.footer("The paper reproductions (gen, bench, table1) and the developers' tools (difftest, launch-probe) are in the\n"
+               "redflow command of a build tree (build/redflow; docs/guide.md, section 1).");
   // A repeatable flag (--input, --inject, --lib, ...) takes one value each
   // time it is given: `--inject SPEC g.dot` leaves the graph to the
   // positional, where CLI11 would take every word up to the next flag.
@@ -53,9 +55,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return redflow::cli::report_parse_error(app, e, argc, argv);
+    return report_parse_error(app, e, argc, argv);
   }
-  redflow::report_actor_crashes();  // a crashing plugin actor is named, not a silent SIGSEGV
+  report_actor_crashes();  // a crashing plugin actor is named, not a silent SIGSEGV
   auto logger = spdlog::stderr_color_mt("redflow");
   logger->set_pattern("redflow: %^%l%$: %v");
   // Each line out at once: a worker's or driver's log redirected to a file
@@ -67,3 +69,5 @@ int main(int argc, char** argv) {
     if (c.parser->parsed()) return c.main();
   return 0;
 }
+
+}  // namespace redflow::cli

@@ -1,6 +1,6 @@
 // A program that embeds redflow and loads actor plugins at run time: linked
-// with redflow::plugin_host (not redflow::redflow), so the plugin's calls into
-// redflow (Registry::add) resolve against this program.
+// with redflow::redflow like any other, so the plugin's calls into redflow
+// (Registry::add) resolve against the libredflow.so this program loaded.
 //   plugin_host PLUGIN.so      runs Y = cube(X) with the plugin's consumer.cube
 #include <redflow/redflow.hpp>
 
