@@ -17,6 +17,7 @@ grep -q "unknown option '--no-test'" <<<"$out" || fail "the unknown option is no
 out=$(REDFLOW_BUILD_DIR="$build_dir" "$source_dir/scripts/bootstrap" --no-tests 2>&1) || fail "bootstrap --no-tests failed: $out"
 grep -Eq '^bootstrap: +[0-9]+% ' <<<"$out" || fail "no progress line: $out"
 grep -q "Built target redflow_cli" "$build_dir/build.log" || fail "--no-tests did not build the command: $(cat "$build_dir/build.log")"
+grep -q "Built target redflow_user_cli" "$build_dir/build.log" || fail "--no-tests did not build the command cmake --install installs: $(cat "$build_dir/build.log")"
 # `redflow spits --help` and docs/spits.md run the example jobs.
 for job in pi block_filter; do
   grep -q "Built target spits_$job" "$build_dir/build.log" || fail "--no-tests did not build examples/spits ($job): $(cat "$build_dir/build.log")"
