@@ -37,6 +37,7 @@ void RunDashboard::end(const Status& status) {
   if (ended_ || server_ == nullptr) return;
   ended_ = true;
   board_.finish(status);
+  server_->publish_now();
   if (linger_s_ > 0) {
     fmt::print(stderr, "redflow: run {}; dashboard stays up {} s at {}\n", status.ok() ? "finished" : "failed", linger_s_, server_->url());
     std::fflush(stderr);

@@ -3,13 +3,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace redflow::dashboard {
 
 namespace {
 
-const char* tile_state(const TileStats& t) {
-  if (t.lost) return "lost";
-  if (t.quarantined) return "quarantined";
+// TileStats::quarantined says "out of service" for any reason; the
+// execution's quarantined_tiles are the ones taken out for lost votes.
+const char* tile_state(const ExecutionStats& s, unsigned t) {
+  const TileStats& tile = s.tiles[t];
+  if (tile.lost) return "lost";
+  if (std::find(s.quarantined_tiles.begin(), s.quarantined_tiles.end(), t) != s.quarantined_tiles.end()) return "quarantined";
+  if (tile.quarantined) return "out of service";
   return "in service";
 }
 
@@ -47,7 +53,7 @@ void Board::record(const ExecutionStats& st) {
     v.id = static_cast<unsigned>(t);
     if (v.worker != in.worker) v.worker = in.worker;
     if (v.host != in.host) v.host = in.host;
-    v.state = tile_state(in);
+    v.state = tile_state(st, static_cast<unsigned>(t));
     v.actors += in.actors;
     v.bytes_in += in.bytes_sent;
     v.bytes_out += in.bytes_received;

@@ -5,8 +5,10 @@
 // times a second. Nothing here touches the runtime's hot path.
 //
 // Tile states: "in service", "lost" (a worker that crashed, was cut off or
-// went silent), "quarantined" (out of service after losing votes). They are
-// the states of the last execution's stats (ExecutionStats::tiles).
+// went silent), "quarantined" (out of service after losing votes), "out of
+// service" (any other reason: a local tile that crashed, a place kept for a
+// worker that has not joined). They are the states of the last execution's
+// stats (ExecutionStats::tiles and quarantined_tiles).
 //
 // Thread-safe: every member function may be called from any thread.
 #pragma once
@@ -27,7 +29,7 @@ struct TileView {
   unsigned id = 0;            // its index in ExecutionStats::tiles
   std::string worker;         // a worker's name; "" for a local tile
   std::string host;           // the worker's host; "" for a local tile
-  std::string state;          // "in service", "lost" or "quarantined"
+  std::string state;          // "in service", "lost", "quarantined" or "out of service"
   std::uint64_t actors = 0;   // actors it ran, over every execution so far
   std::uint64_t bytes_in = 0;   // driver -> worker, over every execution so far
   std::uint64_t bytes_out = 0;  // worker -> driver, over every execution so far

@@ -189,6 +189,7 @@ void DashboardServer::add_routes() {
     res.set_header("Cache-Control", "no-store");
     auto seen = std::make_shared<std::uint64_t>(0);
     open_streams_.fetch_add(1, std::memory_order_acq_rel);
+    streams_opened_.fetch_add(1, std::memory_order_acq_rel);
     res.set_chunked_content_provider("text/event-stream", [this, seen](std::size_t, httplib::DataSink& sink) {
       std::string event;
       bool end = false;

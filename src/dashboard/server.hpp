@@ -70,8 +70,12 @@ class DashboardServer {
   std::uint64_t published() const;
   // The last snapshot's JSON.
   std::string latest_json() const;
-  // Event streams (/api/events) open now.
+  // Event streams (/api/events) open now, and opened since the start.
   int open_streams() const { return open_streams_.load(std::memory_order_acquire); }
+  std::uint64_t streams_opened() const { return streams_opened_.load(std::memory_order_acquire); }
+  // Publishes the board's snapshot now, not at the next period: the run's
+  // end reaches the pages and /api/snapshot at once.
+  void publish_now() { publish(); }
 
  private:
   DashboardServer(const Board& board, const ServerOptions& options);
@@ -95,6 +99,7 @@ class DashboardServer {
   bool stopping_ = false;
   bool stopped_ = false;
   std::atomic<int> open_streams_{0};
+  std::atomic<std::uint64_t> streams_opened_{0};
 };
 
 }  // namespace redflow::dashboard

@@ -6,7 +6,7 @@
   const token = new URLSearchParams(location.search).get("token");
   const withToken = (path) => token ? path + "?token=" + encodeURIComponent(token) : path;
   for (const a of document.querySelectorAll("a[data-link]")) a.href = withToken(a.getAttribute("href"));
-  const history = [];  // [elapsed_s, actors_done]
+  const history = [[0, 0]];  // [elapsed_s, actors_done]: the run starts with none done
 
   const set = (id, text) => { const e = document.getElementById(id); if (e) e.textContent = text; };
   const count = (n) => String(n);
