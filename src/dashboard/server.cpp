@@ -4,6 +4,8 @@
 #include <httplib.h>
 
 #include <charconv>
+#include <initializer_list>
+#include <string_view>
 #include <chrono>
 #include <random>
 
@@ -23,6 +25,14 @@ std::string make_token() {
     for (int b = 0; b < 8; ++b) t += kHex[(w >> (4 * b)) & 0xF];
   }
   return t;
+}
+
+// The parts one after the other: messages are built with +=, not long
+// operator+ chains (GCC 12 at -O3 reports false -Warray-bounds on those).
+std::string joined(std::initializer_list<std::string_view> parts) {
+  std::string s;
+  for (std::string_view p : parts) s += p;
+  return s;
 }
 
 Status bad_address(const std::string& address, const std::string& why) {
@@ -51,12 +61,12 @@ Result<HostPort> parse_address(const std::string& address) {
   const auto colon = address.rfind(':');
   hp.host = address.substr(0, colon);
   if (hp.host.empty()) return bad_address(address, "no host");
-  if (hp.host.find_first_of(" /[]") != std::string::npos) return bad_address(address, "host '" + hp.host + "' is not a host name or IPv4 address");
+  if (hp.host.find_first_of(" /[]") != std::string::npos) return bad_address(address, joined({"host '", hp.host, "' is not a host name or IPv4 address"}));
   if (colon != std::string::npos) {
     const std::string port = address.substr(colon + 1);
     const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), hp.port);
     if (port.empty() || ec != std::errc() || end != port.data() + port.size() || hp.port < 0 || hp.port > 65535)
-      return bad_address(address, "port '" + port + "' is not a number in 0..65535");
+      return bad_address(address, joined({"port '", port, "' is not a number in 0..65535"}));
   }
   return hp;
 }
@@ -70,7 +80,7 @@ Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const Board& boa
   auto hp = parse_address(options.address);
   if (!hp.ok()) return hp.status();
   if (!(options.period_s > 0) || options.period_s > 60)
-    return Status::InvalidArgument("dashboard period " + std::to_string(options.period_s) + " s: expected more than 0 and at most 60");
+    return Status::InvalidArgument(joined({"dashboard period ", std::to_string(options.period_s), " s: expected more than 0 and at most 60"}));
   std::unique_ptr<DashboardServer> s(new DashboardServer(board, options));
   s->host_ = hp->host;
   if (!is_loopback_host(s->host_)) s->token_ = make_token();
@@ -80,7 +90,8 @@ Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const Board& boa
   } else {
     s->port_ = s->http_->bind_to_port(s->host_, hp->port) ? hp->port : -1;
   }
-  if (s->port_ < 0) return Status::IOError("--dashboard " + options.address + ": cannot listen there (address in use, or not an address of this machine)");
+  if (s->port_ < 0)
+    return Status::IOError(joined({"--dashboard ", options.address, ": cannot listen there (address in use, or not an address of this machine)"}));
   s->publish();  // the first requests find a snapshot
   s->publisher_ = std::thread([p = s.get()] { p->publisher_main(); });
   s->http_thread_ = std::thread([p = s.get()] { p->http_->listen_after_bind(); });
