@@ -10,6 +10,7 @@
 #include "cli_common.hpp"
 #include "cluster_flags.hpp"
 #include "cluster_launch.hpp"
+#include "dashboard_flag.hpp"
 #include "net/tile_worker.hpp"
 #include "progress.hpp"
 #include "report_flag.hpp"
@@ -34,6 +35,7 @@ struct RunArgs {
   bool tiles_given = false;
   std::string server_key_file;  // --server-key (a launched worker)
   LaunchArgs launch;
+  DashboardArgs dashboard;
 };
 
 // A launched starter that lost the race for the driver: it serves one tile,
@@ -116,6 +118,8 @@ int run(const RunArgs& a) {
   }
   auto graph = Graph::from_dot_file(a.graph);
   if (!graph.ok()) return fail(graph.status());
+  auto dashboard = RunDashboard::start(a.dashboard, graph->name(), a.repeat);
+  if (!dashboard.ok()) return usage_error(dashboard.status());
   // Graph errors first (validation in load), then the files that feed it.
   Runtime rt(*options);
   auto loaded = rt.load(*graph, reg);
@@ -144,7 +148,9 @@ int run(const RunArgs& a) {
       // (an execution refused before it started, e.g. for a missing input, has none).
       if (!loaded->last_trace().failure.empty())
         if (Status s = write_trace_files(*loaded, a.trace, a.gantt); !s.ok()) fail(s);
-      return fail(out.status());
+      const int code = fail(out.status());
+      if (*dashboard) (*dashboard)->end(out.status());
+      return code;
     }
     total += loaded->last_stats().makespan_s;
     totals.injected_faults += loaded->last_stats().injected_faults;
@@ -154,6 +160,7 @@ int run(const RunArgs& a) {
     totals.recomputed_actors += loaded->last_stats().recomputed_actors;
     totals.corrupted_transfers += loaded->last_stats().corrupted_transfers;
     outputs = std::move(*out);
+    if (*dashboard) (*dashboard)->record(loaded->last_stats());
     progress.advance();
   }
   progress.finish();
@@ -181,6 +188,7 @@ int run(const RunArgs& a) {
                totals.injected_faults, totals.detected_faults, totals.reexecutions,
                runtime::describe_tiles(st.quarantined_tiles),
                totals.lost_tiles, totals.recomputed_actors);
+  if (*dashboard) (*dashboard)->end(Status::Ok());
   return 0;
 }
 
@@ -245,10 +253,12 @@ Command add_run_command(CLI::App& app) {
       ->capture_default_str();
   run_cmd->add_flag("--no-launcher", ra->launch.ignore_launcher,
                     "Ignore mpirun/srun/PMI variables in the environment: a plain run even inside a launched job (default: off)");
+  add_dashboard_flags(run_cmd, ra->dashboard);
   run_cmd->add_flag("--print", ra->print, "Print every output's values by its type= (int32 when untyped; default: off)");
 
   return {run_cmd, [ra, run_cmd] {
             ra->tiles_given = run_cmd->count("--tiles") > 0;
+            ra->dashboard.given = run_cmd->count("--dashboard") > 0;
             return run(*ra);
           }};
 }

@@ -1,0 +1,175 @@
+// What a live dashboard costs a run (docs/dashboard.md, "Cost"): dispatch
+// rate of empty actors on 2 local tiles without a dashboard, and with one
+// (Board recorded after every execution, the server publishing 5 snapshots a
+// second) that a client watches: an event stream open (what a browser's
+// page holds) and /api/snapshot fetched 5 times a second. Rounds of the two
+// alternate in one process; the ratio of their median rates is printed (the
+// goal is >= 0.97), and the process's CPU seconds per wall second in each,
+// whose difference is the dashboard's CPU use.
+//   dashboard_overhead [--rounds 9] [--fanout 2000] [--chain 100000] [--round-s 0.5]
+// Shapes: fanout (apps/overhead_shapes.hpp, executed again and again for
+// --round-s per round) and the chain of --chain actors (one execution per round).
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apps/overhead_shapes.hpp"
+#include "dashboard/board.hpp"
+#include "dashboard/http_probe.hpp"
+#include "dashboard/server.hpp"
+#include "redflow/runtime.hpp"
+
+using namespace redflow;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double process_cpu_s() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// A watcher of the dashboard: one event stream open and /api/snapshot read at 5 Hz.
+class Watcher {
+ public:
+  explicit Watcher(int port) : port_(port) {
+    stream_ = std::thread([this] {
+      while (!stop_.load()) (void)dashboard::read_events("127.0.0.1", port_, "/api/events", ~std::size_t{0}, 3600, &stop_);
+    });
+    poll_ = std::thread([this] {
+      while (!stop_.load()) {
+        (void)dashboard::http_get("127.0.0.1", port_, "/api/snapshot");
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+    });
+  }
+  // Stops watching; the event stream ends with `server`'s stop().
+  void finish(dashboard::DashboardServer& server) {
+    stop_.store(true);
+    poll_.join();
+    server.stop();
+    stream_.join();
+  }
+
+ private:
+  int port_;
+  std::atomic<bool> stop_{false};
+  std::thread stream_, poll_;
+};
+
+struct Round {
+  double actors_per_s = 0;
+  double cpu_per_s = 0;
+};
+
+// One round: executes until `round_s` passed (at least once); with
+// `watched`, a dashboard is up with a watcher and records every execution.
+Round one_round(LoadedGraph& loaded, const Inputs& inputs, bool watched, double round_s) {
+  std::unique_ptr<dashboard::Board> board;
+  std::unique_ptr<dashboard::DashboardServer> server;
+  std::unique_ptr<Watcher> watcher;
+  if (watched) {
+    board = std::make_unique<dashboard::Board>("graph", loaded.graph().name(), 0);
+    auto s = dashboard::DashboardServer::start(*board, {});
+    if (!s.ok()) {
+      std::fprintf(stderr, "dashboard_overhead: %s\n", s.status().ToString().c_str());
+      std::exit(1);
+    }
+    server = std::move(*s);
+    watcher = std::make_unique<Watcher>(server->port());
+    while (server->streams_opened() == 0) std::this_thread::yield();  // the watcher is connected before timing
+  }
+  std::uint64_t actors = 0;
+  const double cpu0 = process_cpu_s();
+  const auto t0 = Clock::now();
+  double elapsed = 0;
+  do {
+    if (!loaded.execute(inputs).ok()) {
+      std::fprintf(stderr, "dashboard_overhead: an execution failed\n");
+      std::exit(1);
+    }
+    actors += loaded.last_stats().actors_executed;
+    if (board) board->record(loaded.last_stats());
+    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  } while (elapsed < round_s);
+  const double cpu = process_cpu_s() - cpu0;
+  if (watcher) watcher->finish(*server);
+  return {static_cast<double>(actors) / elapsed, cpu / elapsed};
+}
+
+void measure(const char* label, Graph graph, int rounds, double round_s) {
+  Registry reg;
+  apps::register_overhead_actors(reg);
+  RuntimeOptions o;
+  o.tiles = 2;
+  Runtime rt(o);
+  auto loaded = rt.load(std::move(graph), reg);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "dashboard_overhead: %s\n", loaded.status().ToString().c_str());
+    std::exit(1);
+  }
+  std::vector<std::byte> x(loaded->graph().data(*loaded->graph().find_data("X")).bytes);
+  const Inputs inputs{{"X", x}};
+  one_round(*loaded, inputs, false, round_s);  // warm
+  std::vector<double> plain, watched, plain_cpu, watched_cpu;
+  for (int r = 0; r < rounds; ++r) {
+    // Alternating, each pair in the other order than the last: drift on a shared machine hits both alike.
+    for (bool w : r % 2 == 0 ? std::vector<bool>{false, true} : std::vector<bool>{true, false}) {
+      const Round got = one_round(*loaded, inputs, w, round_s);
+      (w ? watched : plain).push_back(got.actors_per_s);
+      (w ? watched_cpu : plain_cpu).push_back(got.cpu_per_s);
+    }
+  }
+  const double p = median(plain), w = median(watched);
+  fmt::print("{:<28} without {:>12.0f} actors/s   with a watched dashboard {:>12.0f} actors/s   ratio {:.3f}   "
+             "CPU s per s: {:.3f} without, {:.3f} with\n",
+             label, p, w, w / p, median(plain_cpu), median(watched_cpu));
+  fmt::print("{{\"bench\":\"dashboard_overhead\",\"shape\":\"{}\",\"rounds\":{},\"without_actors_per_s\":{:.0f},"
+             "\"with_actors_per_s\":{:.0f},\"ratio\":{:.4f},\"cpu_without\":{:.4f},\"cpu_with\":{:.4f}}}\n",
+             label, rounds, p, w, w / p, median(plain_cpu), median(watched_cpu));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 9;
+  std::size_t fanout = 2000, chain = 100000;
+  double round_s = 0.5;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--rounds" && i + 1 < argc) {
+      rounds = std::atoi(argv[++i]);
+    } else if (a == "--fanout" && i + 1 < argc) {
+      fanout = std::stoul(argv[++i]);
+    } else if (a == "--chain" && i + 1 < argc) {
+      chain = std::stoul(argv[++i]);
+    } else if (a == "--round-s" && i + 1 < argc) {
+      round_s = std::atof(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: dashboard_overhead [--rounds N] [--fanout N] [--chain N] [--round-s S]\n");
+      return 2;
+    }
+  }
+  if (rounds < 1 || round_s <= 0) {
+    std::fprintf(stderr, "dashboard_overhead: --rounds must be at least 1 and --round-s more than 0\n");
+    return 2;
+  }
+  measure(fmt::format("fanout of {} empty actors", fanout).c_str(), apps::overhead_graph(apps::Shape::kFanout, fanout), rounds, round_s);
+  measure(fmt::format("chain of {} empty actors", chain).c_str(), apps::overhead_graph(apps::Shape::kChain, chain), rounds, round_s);
+  return 0;
+}

@@ -1,0 +1,107 @@
+// Board and the snapshot's JSON (board.hpp).
+#include "dashboard/board.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace redflow::dashboard {
+
+namespace {
+
+// TileStats::quarantined says "out of service" for any reason; the
+// execution's quarantined_tiles are the ones taken out for lost votes.
+const char* tile_state(const ExecutionStats& s, unsigned t) {
+  const TileStats& tile = s.tiles[t];
+  if (tile.lost) return "lost";
+  if (std::find(s.quarantined_tiles.begin(), s.quarantined_tiles.end(), t) != s.quarantined_tiles.end()) return "quarantined";
+  if (tile.quarantined) return "out of service";
+  return "in service";
+}
+
+}  // namespace
+
+Board::Board(std::string model, std::string name, std::uint64_t executions_total) : t0_(std::chrono::steady_clock::now()) {
+  s_.model = std::move(model);
+  s_.name = std::move(name);
+  s_.executions_total = executions_total;
+}
+
+void Board::record(const ExecutionStats& st) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  s_.state = "running";
+  ++s_.executions_done;
+  s_.actors_done += st.actors_executed;
+  s_.busy_s += st.makespan_s;
+  s_.actors_per_s = s_.busy_s > 0 ? static_cast<double>(s_.actors_done) / s_.busy_s : 0;
+  s_.faults_injected += st.injected_faults;
+  s_.faults_detected += st.detected_faults;
+  s_.faults_corrected += st.detected_faults;  // record() sees only executions that succeeded
+  s_.reexecutions += st.reexecutions;
+  s_.lost_tiles += st.lost_tiles;
+  s_.recomputed_actors += st.recomputed_actors;
+  s_.speculative_copies += st.speculative_copies;
+  s_.quarantined_tiles = st.quarantined_tiles;
+  s_.scheduler = st.scheduler;
+  s_.redundancy = st.redundancy;
+  s_.last_makespan_s = st.makespan_s;
+  s_.last_actors = st.actors_executed;
+  if (s_.tiles.size() < st.tiles.size()) s_.tiles.resize(st.tiles.size());
+  for (std::size_t t = 0; t < st.tiles.size(); ++t) {
+    const TileStats& in = st.tiles[t];
+    TileView& v = s_.tiles[t];
+    v.id = static_cast<unsigned>(t);
+    if (v.worker != in.worker) v.worker = in.worker;
+    if (v.host != in.host) v.host = in.host;
+    v.state = tile_state(st, static_cast<unsigned>(t));
+    v.actors += in.actors;
+    v.bytes_in += in.bytes_sent;
+    v.bytes_out += in.bytes_received;
+    v.lost_votes += in.lost_votes;
+    v.speculative += in.speculative;
+  }
+}
+
+void Board::finish(const Status& status) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  s_.state = status.ok() ? "finished" : "failed";
+  if (!status.ok()) s_.failure = status.message();
+}
+
+Snapshot Board::snapshot() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Snapshot s = s_;
+  s.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  return s;
+}
+
+std::string to_json(const Snapshot& s) {
+  nlohmann::json tiles = nlohmann::json::array();
+  for (const TileView& t : s.tiles)
+    tiles.push_back({{"id", t.id}, {"worker", t.worker}, {"host", t.host}, {"state", t.state}, {"actors", t.actors},
+                     {"bytes_in", t.bytes_in}, {"bytes_out", t.bytes_out}, {"lost_votes", t.lost_votes},
+                     {"speculative", t.speculative}});
+  nlohmann::json j{{"model", s.model},
+                   {"name", s.name},
+                   {"state", s.state},
+                   {"failure", s.failure},
+                   {"elapsed_s", s.elapsed_s},
+                   {"executions_done", s.executions_done},
+                   {"executions_total", s.executions_total},
+                   {"actors_done", s.actors_done},
+                   {"busy_s", s.busy_s},
+                   {"actors_per_s", s.actors_per_s},
+                   {"faults", {{"injected", s.faults_injected}, {"detected", s.faults_detected}, {"corrected", s.faults_corrected}}},
+                   {"reexecutions", s.reexecutions},
+                   {"lost_tiles", s.lost_tiles},
+                   {"recomputed_actors", s.recomputed_actors},
+                   {"speculative_copies", s.speculative_copies},
+                   {"quarantined_tiles", s.quarantined_tiles},
+                   {"scheduler", s.scheduler},
+                   {"redundancy", s.redundancy},
+                   {"last_execution", {{"makespan_s", s.last_makespan_s}, {"actors", s.last_actors}}},
+                   {"tiles", std::move(tiles)}};
+  return j.dump();
+}
+
+}  // namespace redflow::dashboard

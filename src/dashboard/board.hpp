@@ -1,0 +1,90 @@
+// Board: what a run's dashboard shows, kept up to date by the run and read by
+// the dashboard's publisher (server.hpp). The run's driver thread records each
+// finished execution (record(): one short lock and O(tiles) of copying, once
+// per execution, never per actor); the publisher copies a Snapshot out a few
+// times a second. Nothing here touches the runtime's hot path.
+//
+// Tile states: "in service", "lost" (a worker that crashed, was cut off or
+// went silent), "quarantined" (out of service after losing votes), "out of
+// service" (any other reason: a local tile that crashed, a place kept for a
+// worker that has not joined). They are the states of the last execution's
+// stats (ExecutionStats::tiles and quarantined_tiles).
+//
+// Thread-safe: every member function may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "redflow/runtime.hpp"
+#include "redflow/status.hpp"
+
+namespace redflow::dashboard {
+
+// One compute tile as the dashboard shows it.
+struct TileView {
+  unsigned id = 0;            // its index in ExecutionStats::tiles
+  std::string worker;         // a worker's name; "" for a local tile
+  std::string host;           // the worker's host; "" for a local tile
+  std::string state;          // "in service", "lost", "quarantined" or "out of service"
+  std::uint64_t actors = 0;   // actors it ran, over every execution so far
+  std::uint64_t bytes_in = 0;   // driver -> worker, over every execution so far
+  std::uint64_t bytes_out = 0;  // worker -> driver, over every execution so far
+  std::uint64_t lost_votes = 0; // its replica results a vote found wrong, over every execution so far
+  std::uint64_t speculative = 0;  // copies of stragglers it ran, over every execution so far
+};
+
+// The whole dashboard at one moment. Counts are totals over the executions
+// finished so far; `last_*` describe the last one.
+struct Snapshot {
+  std::string model = "graph";
+  std::string name;             // the graph's name
+  std::string state = "starting";  // "starting", "running", "finished" or "failed"
+  std::string failure;          // why, when "failed"
+  double elapsed_s = 0;         // since the board was made
+  std::uint64_t executions_done = 0;
+  std::uint64_t executions_total = 0;
+  std::uint64_t actors_done = 0;
+  double busy_s = 0;            // sum of the executions' makespans
+  double actors_per_s = 0;      // actors_done / busy_s (0 before the first execution)
+  std::uint64_t faults_injected = 0;
+  std::uint64_t faults_detected = 0;   // wrong replica results found by votes
+  std::uint64_t faults_corrected = 0;  // of them, outvoted in executions that then succeeded
+  std::uint64_t reexecutions = 0;
+  std::uint64_t lost_tiles = 0;
+  std::uint64_t recomputed_actors = 0;
+  std::uint64_t speculative_copies = 0;
+  std::vector<unsigned> quarantined_tiles;  // as the last execution left them
+  std::string scheduler;
+  std::string redundancy;       // the last execution's configuration
+  double last_makespan_s = 0;
+  std::uint64_t last_actors = 0;
+  std::vector<TileView> tiles;
+};
+
+// The snapshot as JSON (schema: docs/dashboard.md, "Snapshot JSON").
+std::string to_json(const Snapshot& s);
+
+class Board {
+ public:
+  // `executions_total`: how many executions the run will make (--repeat).
+  Board(std::string model, std::string name, std::uint64_t executions_total);
+  Board(const Board&) = delete;
+  Board& operator=(const Board&) = delete;
+
+  // An execution finished well: adds its counts and takes its tiles' states.
+  void record(const ExecutionStats& stats);
+  // The run ended: "finished" when `status` is ok, else "failed" with its message.
+  void finish(const Status& status);
+  Snapshot snapshot() const;
+
+ private:
+  mutable std::mutex mutex_;
+  Snapshot s_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
+}  // namespace redflow::dashboard

@@ -1,0 +1,88 @@
+// The dashboard's pages: one snapshot at load (/api/snapshot), then one per
+// server-sent event (/api/events). Plain DOM and SVG, nothing fetched from
+// elsewhere. The token in the page's address, if any, goes with each request.
+"use strict";
+(function () {
+  const token = new URLSearchParams(location.search).get("token");
+  const withToken = (path) => token ? path + "?token=" + encodeURIComponent(token) : path;
+  for (const a of document.querySelectorAll("a[data-link]")) a.href = withToken(a.getAttribute("href"));
+  const history = [[0, 0]];  // [elapsed_s, actors_done]: the run starts with none done
+
+  const set = (id, text) => { const e = document.getElementById(id); if (e) e.textContent = text; };
+  const count = (n) => String(n);
+  const tileName = (n) => n.length === 0 ? "none" : (n.length === 1 ? "tile " : "tiles ") + n.join(", ");
+
+  function overview(s) {
+    set("executions-done", count(s.executions_done));
+    set("executions-total", count(s.executions_total));
+    const bar = document.getElementById("progress-bar");
+    if (bar) bar.setAttribute("width", s.executions_total ? String(100 * s.executions_done / s.executions_total) : "0");
+    set("actors-done", count(s.actors_done));
+    set("actors-per-s", Math.round(s.actors_per_s).toString());
+    set("elapsed", s.elapsed_s.toFixed(1) + " s");
+    set("faults-injected", count(s.faults.injected));
+    set("faults-detected", count(s.faults.detected));
+    set("faults-corrected", count(s.faults.corrected));
+    set("reexecutions", count(s.reexecutions));
+    set("lost-tiles", count(s.lost_tiles));
+    set("recomputed-actors", count(s.recomputed_actors));
+    set("speculative-copies", count(s.speculative_copies));
+    set("quarantined-tiles", tileName(s.quarantined_tiles));
+    set("scheduler", s.scheduler || "-");
+    set("redundancy", s.redundancy || "-");
+    set("last-actors", count(s.last_execution.actors));
+    set("last-makespan", (1e3 * s.last_execution.makespan_s).toFixed(3));
+    history.push([s.elapsed_s, s.actors_done]);
+    if (history.length > 600) history.shift();
+    const line = document.getElementById("history-line");
+    if (line && history.length > 0) {
+      const t0 = history[0][0], t1 = Math.max(history[history.length - 1][0], t0 + 1e-9);
+      const top = Math.max(history[history.length - 1][1], 1);
+      line.setAttribute("points", history.map(([t, n]) =>
+        (600 * (t - t0) / (t1 - t0)).toFixed(1) + "," + (118 - 116 * n / top).toFixed(1)).join(" "));
+    }
+  }
+
+  function tiles(s) {
+    const body = document.getElementById("tile-rows");
+    if (!body) return;
+    const most = Math.max(1, ...s.tiles.map((t) => t.actors));
+    body.replaceChildren(...s.tiles.map((t) => {
+      const tr = document.createElement("tr");
+      tr.className = "tile";
+      tr.dataset.state = t.state;
+      tr.dataset.tile = String(t.id);
+      const cells = [String(t.id), t.worker || "local", t.host || "-", t.state, count(t.actors), null,
+                     count(t.bytes_in), count(t.bytes_out), count(t.lost_votes), count(t.speculative)];
+      for (const c of cells) {
+        const td = document.createElement("td");
+        if (c === null) {
+          td.innerHTML = '<svg class="share" viewBox="0 0 100 10" preserveAspectRatio="none"><rect height="10"/></svg>';
+          td.querySelector("rect").setAttribute("width", String(100 * t.actors / most));
+        } else {
+          td.textContent = c;
+        }
+        tr.appendChild(td);
+      }
+      return tr;
+    }));
+  }
+
+  function render(s) {
+    const state = document.getElementById("run-state");
+    if (state) { state.textContent = s.state; state.className = "state " + s.state; }
+    set("run-name", s.name || s.model);
+    const failure = document.getElementById("failure");
+    if (failure) { failure.hidden = !s.failure; failure.textContent = s.failure; }
+    set("tile-count", count(s.tiles.length));
+    overview(s);
+    tiles(s);
+    document.body.dataset.snapshots = String(Number(document.body.dataset.snapshots || 0) + 1);
+    document.body.dataset.state = s.state;
+  }
+
+  fetch(withToken("/api/snapshot")).then((r) => r.json()).then(render).catch(() => set("run-state", "unreachable"));
+  const events = new EventSource(withToken("/api/events"));
+  events.onmessage = (e) => render(JSON.parse(e.data));
+  events.onerror = () => { if (events.readyState === EventSource.CLOSED) set("run-state", "disconnected"); };
+})();

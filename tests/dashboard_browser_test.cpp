@@ -1,0 +1,182 @@
+// The live dashboard in a real browser: Debian's chromium, headless, started
+// by the test with a bounded time, reads the pages of a finished graph run
+// served over loopback; the numbers it shows must be the run's own stats,
+// and each page's screenshot must not be blank (docs/dashboard.md).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "dashboard/board.hpp"
+#include "dashboard/server.hpp"
+#include "net_workers.hpp"
+#include "png_pixels.hpp"
+#include "redflow/redflow.hpp"
+#include "spawn_process.hpp"
+
+namespace redflow {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kChromium = "/usr/bin/chromium";
+
+// Runs chromium headless with `args` and `url`, stdout to `out`; false when
+// it did not exit within `limit_s` (it is then killed).
+bool run_chromium(const fs::path& profile, std::vector<std::string> args, const std::string& url, const fs::path& out, double limit_s) {
+  std::vector<std::string> argv{kChromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-proxy-server", "--no-first-run",
+                                "--user-data-dir=" + profile.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.push_back(url);
+  const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  const pid_t pid = testing::spawn_process(std::move(argv), {.out_fd = fd, .err_fd = null_fd});
+  ::close(fd);
+  ::close(null_fd);
+  if (pid < 0) return false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling a child's exit
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+std::string dumped_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The page's DOM once its script rendered the run's final snapshot
+// (body data-state="finished"): chromium waits `wait_ms` after loading
+// before it dumps the DOM; a slow machine gets longer waits, all of them
+// within 90 s (ctest gives the whole test 300 s).
+std::string finished_dom(const fs::path& dir, const std::string& url) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  std::string dom;
+  for (int wait_ms = 1000; wait_ms <= 16000; wait_ms *= 2) {
+    const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) break;
+    const fs::path out = dir / "dom.html";
+    if (!run_chromium(dir / "profile", {"--timeout=" + std::to_string(wait_ms), "--dump-dom"}, url, out, left)) continue;
+    dom = dumped_text(out);
+    if (dom.find("data-state=\"finished\"") != std::string::npos) return dom;
+  }
+  return dom;
+}
+
+// The text of the element with id `id` (no nested elements), or "<missing>".
+std::string text_of(const std::string& dom, const std::string& id) {
+  const std::string open = "id=\"" + id + "\"";
+  auto at = dom.find(open);
+  if (at == std::string::npos) return "<missing>";
+  at = dom.find('>', at);
+  const auto end = dom.find('<', at);
+  return dom.substr(at + 1, end - at - 1);
+}
+
+std::size_t count_in_dom(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(DashboardBrowser, PagesShowTheRunsTilesAndItsFinalStats) {
+  if (!fs::exists(kChromium)) GTEST_SKIP() << "chromium is not installed (Debian: apt-get install chromium; scripts/bootstrap installs it)";
+  const fs::path dir = fs::temp_directory_path() / ("redflow_dashboard_browser_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+
+  // A real run: 3 local tiles, 3x-same with bit flips, 4 executions.
+  const Graph g = testing::random_builtin_dag(20, 7);
+  const auto x0 = testing::seeded_bytes(testing::kNetBytes, 3), x1 = testing::seeded_bytes(testing::kNetBytes, 4);
+  RuntimeOptions o;
+  o.tiles = 3;
+  o.redundancy = Redundancy::kTripleSame;
+  o.faults.bitflip_probability = 0.2;
+  Runtime rt(o);
+  auto loaded = rt.load(g, Registry::with_builtins());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  dashboard::Board board("graph", g.name(), 4);
+  auto server = dashboard::DashboardServer::start(board, {});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  std::uint64_t actors = 0, injected = 0, detected = 0, reexecutions = 0;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(loaded->execute({{"X0", x0}, {"X1", x1}}).ok());
+    const ExecutionStats& s = loaded->last_stats();
+    board.record(s);
+    actors += s.actors_executed;
+    injected += s.injected_faults;
+    detected += s.detected_faults;
+    reexecutions += s.reexecutions;
+  }
+  board.finish(Status::Ok());
+  (*server)->publish_now();  // as `redflow run` does at its end
+  ASSERT_GT(injected, 0u) << "the fault counts below need faults";
+  const ExecutionStats& last = loaded->last_stats();
+  const std::string base = "http://127.0.0.1:" + std::to_string((*server)->port());
+
+  const std::string overview = finished_dom(dir, base + "/");
+  ASSERT_NE(overview.find("data-state=\"finished\""), std::string::npos) << "the overview page never rendered the final snapshot:\n"
+                                                                         << overview;
+  EXPECT_EQ(text_of(overview, "tile-count"), std::to_string(last.tiles.size()));
+  EXPECT_EQ(text_of(overview, "executions-done"), "4");
+  EXPECT_EQ(text_of(overview, "executions-total"), "4");
+  EXPECT_EQ(text_of(overview, "actors-done"), std::to_string(actors));
+  EXPECT_EQ(text_of(overview, "faults-injected"), std::to_string(injected));
+  EXPECT_EQ(text_of(overview, "faults-detected"), std::to_string(detected));
+  EXPECT_EQ(text_of(overview, "faults-corrected"), std::to_string(detected));
+  EXPECT_EQ(text_of(overview, "reexecutions"), std::to_string(reexecutions));
+  EXPECT_EQ(text_of(overview, "lost-tiles"), "0");
+  EXPECT_EQ(text_of(overview, "last-actors"), std::to_string(last.actors_executed));
+  EXPECT_EQ(text_of(overview, "redundancy"), last.redundancy);
+
+  const std::string tiles = finished_dom(dir, base + "/tiles");
+  ASSERT_NE(tiles.find("data-state=\"finished\""), std::string::npos) << "the tiles page never rendered the final snapshot:\n" << tiles;
+  EXPECT_EQ(count_in_dom(tiles, "<tr class=\"tile\""), last.tiles.size());
+  std::size_t quarantined = 0;
+  for (const TileStats& t : last.tiles) quarantined += t.quarantined;
+  EXPECT_EQ(count_in_dom(tiles, "data-state=\"quarantined\""), quarantined);
+  EXPECT_EQ(count_in_dom(tiles, "data-state=\"in service\""), last.tiles.size() - quarantined);
+
+  for (const char* page : {"/", "/tiles"}) {
+    const fs::path png = dir / "screenshot.png";
+    fs::remove(png);
+    ASSERT_TRUE(run_chromium(dir / "profile", {"--timeout=2000", "--window-size=1100,700", "--screenshot=" + png.string()}, base + page,
+                             dir / "screenshot.log", 45))
+        << page;
+    const testing::PngPixels pixels = testing::read_png(png.string());
+    ASSERT_TRUE(pixels.error.empty()) << page << ": " << pixels.error;
+    EXPECT_EQ(pixels.width, 1100u) << page;
+    EXPECT_EQ(pixels.height, 700u) << page;
+    const testing::PngColours colours = testing::png_colours(pixels);
+    EXPECT_LT(colours.top_share, 0.98) << page << ": the screenshot is nearly one colour";
+    EXPECT_GT(colours.distinct, 8u) << page << ": the screenshot has almost no colours";
+  }
+  (*server)->stop();
+
+  // Beyond loopback the page passes on the token of its address to its requests.
+  auto guarded = dashboard::DashboardServer::start(board, {.address = "127.0.0.2:0"});
+  ASSERT_TRUE(guarded.ok()) << guarded.status().ToString();
+  ASSERT_FALSE((*guarded)->token().empty());
+  const std::string with_token = finished_dom(dir, (*guarded)->url());
+  EXPECT_EQ(text_of(with_token, "actors-done"), std::to_string(actors)) << with_token;
+  (*guarded)->stop();
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace redflow

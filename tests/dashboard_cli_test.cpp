@@ -1,0 +1,129 @@
+// `redflow run --dashboard`: the real command serves its run's dashboard;
+// after the run (--dashboard-linger) the snapshot equals the run's --stats,
+// beyond loopback the URL it prints carries the token it requires, and a bad
+// address is a usage error naming it.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli_helpers.hpp"
+#include "dashboard/http_probe.hpp"
+
+namespace redflow::testing {
+namespace {
+
+class DashboardCli : public CliTest {
+ protected:
+  // Starts the demo graph with `extra` flags and waits (at most 60 s) for its
+  // log to say the run ended and the dashboard lingers; returns its log.
+  std::string start_lingering(const std::vector<std::string>& extra) {
+    std::vector<std::string> args{"run",     kDemo + "pipeline.dot", "--input", "A=" + kDemo + "A.bin", "--repeat", "3",
+                                  "--stats", path("s.json"),         "--dashboard-linger", "120"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    log_ = path("run.log");
+    pid_ = spawn_cli(args, log_);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    std::string text;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::ifstream in(log_);
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      if (text.find("dashboard stays up") != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling the child's log for its line
+    }
+    return text;
+  }
+  void TearDown() override {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    CliTest::TearDown();
+  }
+  // "http://HOST:PORT/..." of the log's "redflow: dashboard at" line.
+  static std::string url_in(const std::string& log) {
+    const std::string key = "redflow: dashboard at ";
+    const auto at = log.find(key);
+    if (at == std::string::npos) return "";
+    return log.substr(at + key.size(), log.find('\n', at) - at - key.size());
+  }
+  static int port_of(const std::string& url) {
+    const auto colon = url.find(':', 7);
+    return colon == std::string::npos ? -1 : std::atoi(url.c_str() + colon + 1);
+  }
+  pid_t pid_ = -1;
+  std::string log_;
+};
+
+TEST_F(DashboardCli, SnapshotAfterTheRunEqualsItsStats) {
+  const std::string log = start_lingering({"--dashboard"});
+  ASSERT_NE(log.find("dashboard stays up"), std::string::npos) << log;
+  const std::string url = url_in(log);
+  ASSERT_EQ(url.rfind("http://127.0.0.1:", 0), 0u) << log;
+  EXPECT_EQ(url.find("token"), std::string::npos) << "no token on loopback: " << url;
+  auto r = dashboard::http_get("127.0.0.1", port_of(url), "/api/snapshot");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->status, 200);
+  const auto snap = nlohmann::json::parse(r->body);
+  std::ifstream in(path("s.json"));
+  const auto stats = nlohmann::json::parse(in);
+  EXPECT_EQ(snap["state"], "finished");
+  EXPECT_EQ(snap["name"], "pipeline");
+  EXPECT_EQ(snap["executions_done"].get<int>(), 3);
+  EXPECT_EQ(snap["executions_total"].get<int>(), 3);
+  EXPECT_EQ(snap["tiles"].size(), stats["tiles"].size());
+  EXPECT_EQ(snap["last_execution"]["actors"], stats["actors_executed"]);
+  EXPECT_EQ(snap["last_execution"]["makespan_s"], stats["makespan_s"]);
+  EXPECT_EQ(snap["actors_done"].get<std::uint64_t>(), 3 * stats["actors_executed"].get<std::uint64_t>());
+  EXPECT_EQ(snap["scheduler"], stats["scheduler"]);
+}
+
+TEST_F(DashboardCli, ACrashedLocalTileShowsOutOfServiceAndCountsAsLost) {
+  const std::string log = start_lingering({"--dashboard", "--tiles", "3", "--inject", "crash-tile:1,after=1"});
+  ASSERT_NE(log.find("dashboard stays up"), std::string::npos) << log;
+  auto r = dashboard::http_get("127.0.0.1", port_of(url_in(log)), "/api/snapshot");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto snap = nlohmann::json::parse(r->body);
+  std::ifstream in(path("s.json"));
+  const auto stats = nlohmann::json::parse(in);
+  EXPECT_EQ(snap["state"], "finished");
+  ASSERT_EQ(snap["tiles"].size(), 3u);
+  // A local tile has no worker to lose: the stats say it is out of service, not quarantined for votes.
+  ASSERT_TRUE(stats["tiles"][1]["quarantined"].get<bool>());
+  ASSERT_TRUE(stats["quarantined_tiles"].empty());
+  EXPECT_EQ(snap["tiles"][1]["state"], "out of service");
+  EXPECT_EQ(snap["tiles"][0]["state"], "in service");
+  EXPECT_EQ(snap["tiles"][2]["state"], "in service");
+  EXPECT_EQ(snap["lost_tiles"].get<int>(), 1) << "lost once, in the first execution";
+}
+
+TEST_F(DashboardCli, BeyondLoopbackThePrintedUrlCarriesTheToken) {
+  const std::string log = start_lingering({"--dashboard", "127.0.0.2:0"});
+  ASSERT_NE(log.find("dashboard stays up"), std::string::npos) << log;
+  const std::string url = url_in(log);
+  ASSERT_EQ(url.rfind("http://127.0.0.2:", 0), 0u) << log;
+  const auto at = url.find("/?token=");
+  ASSERT_NE(at, std::string::npos) << url;
+  const std::string token = url.substr(at + 8);
+  const int port = port_of(url);
+  auto refused = dashboard::http_get("127.0.0.2", port, "/api/snapshot");
+  ASSERT_TRUE(refused.ok()) << refused.status().ToString();
+  EXPECT_EQ(refused->status, 403);
+  auto served = dashboard::http_get("127.0.0.2", port, "/api/snapshot?token=" + token);
+  ASSERT_TRUE(served.ok()) << served.status().ToString();
+  EXPECT_EQ(served->status, 200);
+  EXPECT_EQ(nlohmann::json::parse(served->body)["state"], "finished");
+}
+
+TEST_F(DashboardCli, ABadAddressIsAUsageErrorNamingIt) {
+  const auto r = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --dashboard 127.0.0.1:99999");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("'127.0.0.1:99999'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("port"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace redflow::testing

@@ -1,0 +1,251 @@
+// The live dashboard (src/dashboard/, docs/dashboard.md): the Board's
+// snapshot and its JSON schema against a real run's stats, the HTTP
+// endpoints over loopback with a real client, and the token beyond loopback.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "dashboard/board.hpp"
+#include "dashboard/http_probe.hpp"
+#include "dashboard/server.hpp"
+#include "net_workers.hpp"
+#include "redflow/redflow.hpp"
+
+namespace redflow {
+namespace {
+
+using dashboard::Board;
+using dashboard::DashboardServer;
+
+// A graph run `executions` times on 3 local tiles under 3x-same with bit
+// flips, so that fault counts are not all 0; each execution's stats kept.
+struct FaultyRuns {
+  std::vector<ExecutionStats> stats;
+  std::string name;
+};
+
+FaultyRuns run_with_faults(unsigned executions) {
+  const Graph g = testing::random_builtin_dag(20, 5);
+  const auto x0 = testing::seeded_bytes(testing::kNetBytes, 1), x1 = testing::seeded_bytes(testing::kNetBytes, 2);
+  RuntimeOptions o;
+  o.tiles = 3;
+  o.redundancy = Redundancy::kTripleSame;
+  o.faults.bitflip_probability = 0.2;
+  Runtime rt(o);
+  auto loaded = rt.load(g, Registry::with_builtins());
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  FaultyRuns r{{}, g.name()};
+  for (unsigned i = 0; i < executions && loaded.ok(); ++i) {
+    auto out = loaded->execute({{"X0", x0}, {"X1", x1}});
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    r.stats.push_back(loaded->last_stats());
+  }
+  return r;
+}
+
+TEST(DashboardBoard, SnapshotJsonCarriesTheRunsTotalsInItsSchema) {
+  const FaultyRuns runs = run_with_faults(3);
+  ASSERT_EQ(runs.stats.size(), 3u);
+  Board board("graph", runs.name, 5);
+  std::uint64_t actors = 0, injected = 0, detected = 0, reexecutions = 0;
+  std::vector<std::uint64_t> per_tile(runs.stats[0].tiles.size(), 0);
+  for (const ExecutionStats& s : runs.stats) {
+    board.record(s);
+    actors += s.actors_executed;
+    injected += s.injected_faults;
+    detected += s.detected_faults;
+    reexecutions += s.reexecutions;
+    for (std::size_t t = 0; t < s.tiles.size(); ++t) per_tile[t] += s.tiles[t].actors;
+  }
+  ASSERT_GT(injected, 0u) << "the fault counts below need faults";
+  const auto j = nlohmann::json::parse(dashboard::to_json(board.snapshot()));
+  // Every field of docs/dashboard.md's schema, with its type.
+  for (const char* key : {"model", "name", "state", "failure", "scheduler", "redundancy"}) EXPECT_TRUE(j.at(key).is_string()) << key;
+  for (const char* key : {"executions_done", "executions_total", "actors_done", "reexecutions", "lost_tiles", "recomputed_actors",
+                          "speculative_copies"})
+    EXPECT_TRUE(j.at(key).is_number_unsigned()) << key;
+  for (const char* key : {"elapsed_s", "busy_s", "actors_per_s"}) EXPECT_TRUE(j.at(key).is_number()) << key;
+  EXPECT_TRUE(j.at("quarantined_tiles").is_array());
+  EXPECT_TRUE(j.at("faults").is_object());
+  EXPECT_TRUE(j.at("last_execution").is_object());
+  ASSERT_TRUE(j.at("tiles").is_array());
+
+  EXPECT_EQ(j["model"], "graph");
+  EXPECT_EQ(j["name"], runs.name);
+  EXPECT_EQ(j["state"], "running");
+  EXPECT_EQ(j["executions_done"].get<std::uint64_t>(), 3u);
+  EXPECT_EQ(j["executions_total"].get<std::uint64_t>(), 5u);
+  EXPECT_EQ(j["actors_done"].get<std::uint64_t>(), actors);
+  EXPECT_EQ(j["faults"]["injected"].get<std::uint64_t>(), injected);
+  EXPECT_EQ(j["faults"]["detected"].get<std::uint64_t>(), detected);
+  EXPECT_EQ(j["faults"]["corrected"].get<std::uint64_t>(), detected);
+  EXPECT_EQ(j["reexecutions"].get<std::uint64_t>(), reexecutions);
+  EXPECT_EQ(j["redundancy"], runs.stats.back().redundancy);
+  EXPECT_EQ(j["last_execution"]["actors"].get<std::uint64_t>(), runs.stats.back().actors_executed);
+  double busy = 0;
+  for (const ExecutionStats& s : runs.stats) busy += s.makespan_s;
+  EXPECT_DOUBLE_EQ(j["actors_per_s"].get<double>(), static_cast<double>(actors) / busy);
+  ASSERT_EQ(j["tiles"].size(), 3u);
+  for (std::size_t t = 0; t < 3; ++t) {
+    const auto& tile = j["tiles"][t];
+    EXPECT_EQ(tile["id"].get<unsigned>(), t);
+    EXPECT_EQ(tile["actors"].get<std::uint64_t>(), per_tile[t]) << "tile " << t;
+    const std::string state = tile["state"];
+    EXPECT_EQ(state, runs.stats.back().tiles[t].quarantined ? "quarantined" : "in service");  // no tile is lost here
+    for (const char* key : {"worker", "host", "state"}) EXPECT_TRUE(tile.at(key).is_string()) << key;
+    for (const char* key : {"bytes_in", "bytes_out", "lost_votes", "speculative"}) EXPECT_TRUE(tile.at(key).is_number_unsigned()) << key;
+  }
+}
+
+TEST(DashboardBoard, TileStatesAndTheRunsEnd) {
+  ExecutionStats s;
+  s.actors_executed = 4;
+  s.makespan_s = 0.5;
+  s.tiles.resize(3);
+  s.tiles[0].lost = true;
+  s.tiles[0].worker = "w0";
+  s.tiles[0].host = "node7";
+  s.tiles[1].quarantined = true;
+  s.quarantined_tiles = {1};
+  s.tiles.emplace_back().quarantined = true;  // out of service, not for votes
+  Board board("graph", "g", 2);
+  EXPECT_EQ(nlohmann::json::parse(dashboard::to_json(board.snapshot()))["state"], "starting");
+  board.record(s);
+  auto j = nlohmann::json::parse(dashboard::to_json(board.snapshot()));
+  EXPECT_EQ(j["tiles"][0]["state"], "lost");
+  EXPECT_EQ(j["tiles"][0]["host"], "node7");
+  EXPECT_EQ(j["tiles"][1]["state"], "quarantined");
+  EXPECT_EQ(j["tiles"][2]["state"], "in service");
+  EXPECT_EQ(j["tiles"][3]["state"], "out of service");
+  EXPECT_DOUBLE_EQ(j["actors_per_s"].get<double>(), 8.0);
+  board.finish(Status::GaveUp("replicas never agreed"));
+  j = nlohmann::json::parse(dashboard::to_json(board.snapshot()));
+  EXPECT_EQ(j["state"], "failed");
+  EXPECT_EQ(j["failure"], "replicas never agreed");
+}
+
+TEST(DashboardHttp, BadAddressesAreRefusedByName) {
+  for (const char* bad : {"127.0.0.1:99999", "127.0.0.1:http", ":8080", "", "127.0.0.1:"}) {
+    auto hp = dashboard::parse_address(bad);
+    ASSERT_FALSE(hp.ok()) << bad;
+    EXPECT_NE(hp.status().message().find(std::string("'") + bad + "'"), std::string::npos) << hp.status().message();
+  }
+  auto hp = dashboard::parse_address("127.0.0.2:8080");
+  ASSERT_TRUE(hp.ok());
+  EXPECT_EQ(hp->host, "127.0.0.2");
+  EXPECT_EQ(hp->port, 8080);
+  Board board("graph", "g", 1);
+  auto s = DashboardServer::start(board, {.address = "127.0.0.1:70000"});
+  EXPECT_FALSE(s.ok());
+}
+
+// Opens event streams until the first event of one says `executions_done`
+// is `n` (the first event of a stream is the last snapshot published), for at most 10 s.
+bool event_with_executions(int port, std::uint64_t n) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto events = dashboard::read_events("127.0.0.1", port, "/api/events", 1, 5);
+    if (!events.ok() || events->empty()) return false;
+    if (nlohmann::json::parse(events->front())["executions_done"].get<std::uint64_t>() == n) return true;
+  }
+  return false;
+}
+
+TEST(DashboardHttp, PagesSnapshotAndEventsOverLoopback) {
+  const FaultyRuns runs = run_with_faults(2);
+  ASSERT_EQ(runs.stats.size(), 2u);
+  Board board("graph", runs.name, 2);
+  board.record(runs.stats[0]);
+  auto server = DashboardServer::start(board, {.address = "127.0.0.1:0", .period_s = 0.05});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const int port = (*server)->port();
+  ASSERT_GT(port, 0);
+  EXPECT_TRUE((*server)->token().empty()) << "no token on loopback";
+  EXPECT_EQ((*server)->url(), "http://127.0.0.1:" + std::to_string(port) + "/");
+
+  for (const auto& [path, type, marker] : std::vector<std::array<std::string, 3>>{
+           {"/", "text/html", "id=\"actors-done\""},
+           {"/tiles", "text/html", "id=\"tile-rows\""},
+           {"/static/dashboard.js", "text/javascript", "EventSource"},
+           {"/static/dashboard.css", "text/css", "tr.tile"}}) {
+    auto r = dashboard::http_get("127.0.0.1", port, path);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, 200) << path;
+    EXPECT_EQ(r->content_type.rfind(type, 0), 0u) << path << ": " << r->content_type;
+    EXPECT_NE(r->body.find(marker), std::string::npos) << path;
+  }
+  auto missing = dashboard::http_get("127.0.0.1", port, "/static/nothing.js");
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(missing->status, 404);
+
+  auto snap = dashboard::http_get("127.0.0.1", port, "/api/snapshot");
+  ASSERT_TRUE(snap.ok());
+  EXPECT_EQ(snap->status, 200);
+  EXPECT_EQ(snap->content_type, "application/json");
+  auto j = nlohmann::json::parse(snap->body);
+  EXPECT_EQ(j["executions_done"].get<std::uint64_t>(), 1u);
+  EXPECT_EQ(j["actors_done"].get<std::uint64_t>(), runs.stats[0].actors_executed);
+  EXPECT_EQ(j["tiles"].size(), runs.stats[0].tiles.size());
+
+  // The event stream pushes what the run records next, and the run's end.
+  EXPECT_TRUE(event_with_executions(port, 1));
+  board.record(runs.stats[1]);
+  EXPECT_TRUE(event_with_executions(port, 2));
+  board.finish(Status::Ok());
+  const std::uint64_t opened = (*server)->streams_opened();
+  std::atomic<bool> done{false};
+  std::vector<std::string> last;
+  std::thread watcher([&] {
+    auto events = dashboard::read_events("127.0.0.1", port, "/api/events", 1000, 10, &done);
+    if (events.ok()) last = *events;
+  });
+  // stop() publishes the final state and ends the stream: the watcher returns.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while ((*server)->streams_opened() == opened && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  EXPECT_EQ((*server)->streams_opened(), opened + 1);
+  (*server)->stop();
+  watcher.join();
+  ASSERT_FALSE(last.empty());
+  EXPECT_EQ(nlohmann::json::parse(last.back())["state"], "finished");
+  EXPECT_EQ(nlohmann::json::parse(last.back())["actors_done"].get<std::uint64_t>(),
+            runs.stats[0].actors_executed + runs.stats[1].actors_executed);
+}
+
+TEST(DashboardHttp, BeyondLoopbackEveryRequestNeedsTheToken) {
+  Board board("graph", "g", 1);
+  // 127.0.0.2 is on the loopback interface but not 127.0.0.1: it counts as beyond loopback.
+  auto server = DashboardServer::start(board, {.address = "127.0.0.2:0"});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const int port = (*server)->port();
+  const std::string token = (*server)->token();
+  ASSERT_EQ(token.size(), 32u);
+  EXPECT_EQ((*server)->url(), "http://127.0.0.2:" + std::to_string(port) + "/?token=" + token);
+  for (const char* path : {"/", "/tiles", "/api/snapshot", "/api/events", "/static/dashboard.js"}) {
+    auto r = dashboard::http_get("127.0.0.2", port, path);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, 403) << path;
+    EXPECT_NE(r->body.find("token"), std::string::npos) << path;
+  }
+  std::string wrong = token;
+  wrong[0] = wrong[0] == 'a' ? 'b' : 'a';
+  auto r = dashboard::http_get("127.0.0.2", port, "/api/snapshot?token=" + wrong);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 403);
+  r = dashboard::http_get("127.0.0.2", port, "/api/snapshot", "token " + wrong);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 403);
+  r = dashboard::http_get("127.0.0.2", port, "/api/snapshot?token=" + token);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(nlohmann::json::parse(r->body)["name"], "g");
+  r = dashboard::http_get("127.0.0.2", port, "/tiles", "token " + token);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 200);
+}
+
+}  // namespace
+}  // namespace redflow
