@@ -134,7 +134,7 @@ TEST_F(ServerModels, ThirtyJobsOfAllFourModelsEqualTheirOneProcessRunsOnTheSameW
       if (model == 's') {
         words = {"spits", REDFLOW_SPITS_TEST_JOB};
         words.insert(words.end(), spits_args.begin(), spits_args.end());
-        words.push_back("out=" + out);
+        words.push_back("out=" + (dir_ / out).string());  // absolute: the workers' plugin opens it too
       }
       if (model == 't') words = {"stream", sum_dot(), "--place", "topological", "--output", "all=" + out};
       if (model == 'r') {

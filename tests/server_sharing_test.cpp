@@ -49,8 +49,10 @@ class ServerSharing : public testing::ServerClusterFixture {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
+  // A SPITS job committing to `out` in the test's directory (absolute: the
+  // workers' plugin opens it too, in their own directory).
   std::vector<std::string> spits_job(unsigned tasks, unsigned work_us, const std::string& out) const {
-    return {"spits", REDFLOW_SPITS_TEST_JOB, "tasks=" + std::to_string(tasks), "work_us=" + std::to_string(work_us), "out=" + out};
+    return {"spits", REDFLOW_SPITS_TEST_JOB, "tasks=" + std::to_string(tasks), "work_us=" + std::to_string(work_us), "out=" + (dir_ / out).string()};
   }
   // Where line `what` is in the server's log (npos when absent).
   std::size_t log_at(const std::string& what) const { return file_text(dir_ / "server.log").find(what); }
