@@ -6,27 +6,19 @@
 // graph job waits, restarted on its journal, finishes both, each SPITS task
 // committed once; a malformed request is a named error.
 #include <gtest/gtest.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <zmq.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "cli_helpers.hpp"
-#include "net_workers.hpp"
-#include "redflow/client.hpp"
-#include "redflow/spits.hpp"
 #include "server/server_messages.hpp"
+#include "server_cluster.hpp"
 
 namespace redflow {
 namespace {
@@ -34,122 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::run_cli;
 
-std::string file_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-std::vector<std::string> commit_lines(const fs::path& p) {
-  std::vector<std::string> lines;
-  std::ifstream in(p);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  std::sort(lines.begin(), lines.end());
-  return lines;
-}
-
-// The worker names of a job ("p0 on HOST" -> "p0").
-std::set<std::string> names(const JobInfo& j) {
-  std::set<std::string> out;
-  for (const auto& w : j.workers) out.insert(w.substr(0, w.find(" on ")));
-  return out;
-}
-
-class ServerCluster : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("redflow_server_" + std::to_string(getpid()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    stop_server();
-    workers_.end_all();
-    fs::remove_all(dir_);
-  }
-
-  // Starts the server and waits for its server file; returns the workers' endpoint.
-  std::string start_server() {
-    fs::remove(dir_ / "server");
-    const int log = ::open((dir_ / "server.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    server_ = testing::spawn_process({REDFLOW_CLI, "--log-level", "info", "server", "--min-workers", "3", "--heartbeat-timeout", "1", "--wait",
-                                      "60", "--server-file", (dir_ / "server").string(), "--journal", (dir_ / "journal").string()},
-                                     {.err_fd = log});
-    ::close(log);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!fs::exists(dir_ / "server")) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ADD_FAILURE() << "no server file within 20 s:\n" << file_text(dir_ / "server.log");
-        return "";
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    std::ifstream in(dir_ / "server");
-    std::string client, workers;
-    std::getline(in, client);
-    std::getline(in, workers);
-    return workers;
-  }
-  void stop_server() {
-    if (server_ <= 0) return;
-    ::kill(server_, SIGKILL);
-    ::waitpid(server_, nullptr, 0);
-    server_ = -1;
-  }
-  void start_workers(const std::string& endpoint) {
-    for (const char* name : {"p0", "p1", "p2"}) {
-      std::vector<std::string> a = {"worker", "--connect", endpoint, "--connect-timeout", "120", "--persist", "--cores", "2", "--name", name};
-      worker_pids_.push_back(workers_.spawn_cli(a));
-    }
-  }
-  void expect_same_workers_running() {
-    for (pid_t p : worker_pids_) EXPECT_EQ(workers_.wait_exit(p, 0), -1) << "worker pid " << p << " exited";
-    EXPECT_EQ(workers_.pids(), worker_pids_) << "the workers are not the processes started at first";
-  }
-  Client client() {
-    auto c = Client::connect({.server_file = (dir_ / "server").string()});
-    EXPECT_TRUE(c.ok()) << c.status().ToString();
-    return std::move(*c);
-  }
-  JobInfo wait(Client& c, std::uint64_t id, double limit_s = 90) {
-    auto j = c.wait(id, limit_s);
-    EXPECT_TRUE(j.ok()) << "job " << id << ": " << j.status().ToString() << "\n" << file_text(dir_ / "server.log");
-    return j.ok() ? *j : JobInfo{};
-  }
-  // A graph job's words: the demo graph, input `a`, output Y to `y`.
-  std::vector<std::string> graph_job(const fs::path& a, const fs::path& y) const {
-    return {"run", std::string(REDFLOW_SOURCE_DIR) + "/examples/demo/pipeline.dot", "--input", "A=" + a.string(), "--output",
-            "Y=" + y.string(), "--repeat", "3"};
-  }
-  // What the same graph gives in one process.
-  std::string graph_reference(const fs::path& a) {
-    const fs::path y = dir_ / ("reference_" + a.filename().string());
-    auto r = run_cli("run " + std::string(REDFLOW_SOURCE_DIR) + "/examples/demo/pipeline.dot --input A=" + a.string() + " --output Y=" + y.string());
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    return file_text(y);
-  }
-  // What the SPITS test job commits in one process.
-  std::vector<std::string> spits_reference(std::vector<std::string> args) {
-    spits::Options o;
-    o.workers = 2;
-    const fs::path out = dir_ / "spits_reference.txt";
-    fs::remove(out);
-    args.push_back("out=" + out.string());
-    auto r = spits::run_job(REDFLOW_SPITS_TEST_JOB, args, o);
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return commit_lines(out);
-  }
-  fs::path random_input(const std::string& name, unsigned seed) {
-    const auto bytes = testing::seeded_bytes(256, seed);
-    std::ofstream(dir_ / name, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    return dir_ / name;
-  }
-
-  fs::path dir_;
-  pid_t server_ = -1;
-  testing::WorkerProcesses workers_;
-  std::vector<pid_t> worker_pids_;
-};
+class ServerCluster : public testing::ServerClusterFixture {};
 
 TEST_F(ServerCluster, JobsOfBothModelsSubmittedAtOnceEqualTheirOneProcessRunsOnTheSameWorkers) {
   testing::within_seconds(240, "four jobs through the server", [&] {
@@ -229,6 +106,9 @@ TEST_F(ServerCluster, CancelTakesAQueuedJobOutAndStopsARunningOneAndTheNextJobRu
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (!fs::exists(dir_ / "long.txt") || fs::file_size(dir_ / "long.txt") == 0) {
       ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the long job committed nothing:\n" << file_text(dir_ / "server.log");
+      auto now = c.status(*long_job);
+      ASSERT_TRUE(now.ok() && !finished(now->state)) << "the long job ended: " << (now.ok() ? now->message : now.status().ToString()) << "\n"
+                                                      << job_log(*long_job);
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     auto q = c.cancel(*queued);

@@ -1,7 +1,9 @@
-// The server's state without sockets or processes: the job table's FIFO
-// policy, cancel and recovery (ServerJobTable); the journal's replay, torn
-// tail and damage (ServerJournal); the client <-> server frames, and the
-// named errors for malformed ones (ServerMessages); the words a submit may
+// The server's state without sockets or processes: the job table's
+// policy (first come, first served, with backfilling), time limits, cancel
+// and recovery (ServerJobTable); the journal's replay, torn
+// tail and damage (ServerJournal); the client <-> server frames and the
+// server's REDIRECT to a worker, and the named errors for malformed ones
+// (ServerMessages); the words a submit may
 // not give (ServerJobWords).
 #include <gtest/gtest.h>
 #include <fcntl.h>
@@ -9,7 +11,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
+#include "net/driver_messages.hpp"
+#include "net/envelope.hpp"
 #include "server/job_driver.hpp"
 #include "server/job_table.hpp"
 #include "server/journal.hpp"
@@ -20,32 +25,56 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST(ServerJobTable, JobsStartOneAtATimeFirstComeFirstServed) {
-  JobTable t;
-  const auto a = t.submit({"run", "a.dot"}, "/w"), b = t.submit({"spits", "b.so"}, "/w"), c = t.submit({"run", "c.dot"}, "/w");
+TEST(ServerJobTable, JobsStartFirstComeFirstServedAndSmallerOnesBackfill) {
+  JobTable t(3);  // a job that asks for none runs on 3 workers
+  const auto a = t.submit({"run", "a.dot"}, "/w"), b = t.submit({"spits", "b.so"}, "/w", {.workers = 2}),
+             c = t.submit({"stream", "c.dot"}, "/w", {.workers = 1}), d = t.submit({"rem", "d.dot", "--store", "inproc"}, "/w", {.workers = 5});
   EXPECT_EQ(a, 1u);
   EXPECT_EQ(b, 2u);
-  ASSERT_EQ(t.next_to_start(), a);
-  t.started(a);
-  EXPECT_EQ(t.next_to_start(), std::nullopt) << "a second job started while one runs";
+  EXPECT_EQ(t.workers_for(a), 3u);
+  EXPECT_EQ(t.workers_for(b), 2u);
+  EXPECT_EQ(t.workers_for(d), 0u) << "a REM job's schedulers are its own processes";
+  EXPECT_EQ(t.next_to_start(2), b) << "the oldest job waits for 3 workers; the next one fits on 2 and backfills";
+  ASSERT_EQ(t.next_to_start(3), a);
+  t.started(a, {"w0 on h", "w1 on h", "w2 on h"});
   EXPECT_EQ(t.find(a)->state, JobState::kRunning);
+  EXPECT_EQ(t.find(a)->workers.size(), 3u) << "where it runs, while it runs";
+  EXPECT_EQ(t.next_to_start(0), d) << "a REM job needs no idle worker";
+  t.started(d, {});
+  EXPECT_EQ(t.next_to_start(0), std::nullopt) << "a job started without the workers it asked for";
+  EXPECT_EQ(t.next_to_start(1), c) << "the smaller younger job backfills while the older one waits";
+  t.started(c, {"w3 on h"});
+  EXPECT_EQ(t.running(), (std::set<std::uint64_t>{a, c, d}));
   t.ended(a, 0, "", "{}", {"w0 on h"});
   EXPECT_EQ(t.find(a)->state, JobState::kSucceeded);
   EXPECT_EQ(t.last_workers(), std::vector<std::string>{"w0 on h"});
-  ASSERT_EQ(t.next_to_start(), b);
-  t.started(b);
+  ASSERT_EQ(t.next_to_start(3), b);
+  t.started(b, {});
   t.ended(b, 3, "gave up", "", {});
   EXPECT_EQ(t.find(b)->state, JobState::kFailed);
   EXPECT_EQ(t.find(b)->exit_status, 3);
   EXPECT_EQ(t.find(b)->message, "gave up");
   EXPECT_EQ(t.last_workers(), std::vector<std::string>{"w0 on h"}) << "a job without places forgot the last workers";
-  EXPECT_EQ(t.next_to_start(), c);
+}
+
+TEST(ServerJobTable, AJobOverItsTimeLimitEndsFailedWithANamedError) {
+  JobTable t;
+  const auto a = t.submit({"run", "a.dot"}, "/w", {.time_limit_s = 2.5});
+  EXPECT_FALSE(t.timed_out(a)) << "a queued job has no driver to stop";
+  t.started(a, {});
+  EXPECT_TRUE(t.timed_out(a));
+  EXPECT_FALSE(t.timed_out(a)) << "its driver is stopped once";
+  t.ended(a, 143, "its driver was ended by signal 15", "", {});
+  EXPECT_EQ(t.find(a)->state, JobState::kFailed);
+  EXPECT_EQ(t.find(a)->exit_status, kTimeLimitExitStatus);
+  EXPECT_EQ(t.find(a)->message, "job 1 is over its time limit of 2.5 s (submit --time-limit): its driver was stopped");
+  EXPECT_TRUE(t.running().empty());
 }
 
 TEST(ServerJobTable, CancelDequeuesAQueuedJobAndStopsARunningOne) {
   JobTable t;
   const auto a = t.submit({"run", "a.dot"}, "/w"), b = t.submit({"run", "b.dot"}, "/w"), c = t.submit({"run", "c.dot"}, "/w");
-  t.started(a);
+  t.started(a, {});
   auto queued = t.cancel(b);
   ASSERT_TRUE(queued.ok());
   EXPECT_EQ(*queued, JobTable::CancelEffect::kDequeued);
@@ -56,7 +85,7 @@ TEST(ServerJobTable, CancelDequeuesAQueuedJobAndStopsARunningOne) {
   EXPECT_EQ(t.find(a)->state, JobState::kRunning) << "running until its driver has ended";
   t.ended(a, 143, "signal 15", "", {});
   EXPECT_EQ(t.find(a)->state, JobState::kCancelled);
-  EXPECT_EQ(t.next_to_start(), c) << "the cancelled queued job was started";
+  EXPECT_EQ(t.next_to_start(3), c) << "the cancelled queued job was started";
   auto again = t.cancel(a);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, JobTable::CancelEffect::kNone);
@@ -68,11 +97,11 @@ TEST(ServerJobTable, CancelDequeuesAQueuedJobAndStopsARunningOne) {
 TEST(ServerJobTable, RecoverQueuesTheRunningJobAheadOfLaterOnes) {
   JobTable t;
   const auto a = t.submit({"run", "a.dot"}, "/w"), b = t.submit({"run", "b.dot"}, "/w");
-  t.started(a);
+  t.started(a, {});
   t.recover();
   EXPECT_EQ(t.find(a)->state, JobState::kQueued);
-  ASSERT_EQ(t.next_to_start(), a);
-  t.started(a);
+  ASSERT_EQ(t.next_to_start(3), a);
+  t.started(a, {});
   EXPECT_EQ(t.find(a)->starts, 2u);
   EXPECT_EQ(t.find(b)->state, JobState::kQueued);
 }
@@ -93,16 +122,16 @@ class ServerJournal : public ::testing::Test {
     ASSERT_TRUE(j.ok()) << j.status().ToString();
     ASSERT_TRUE((*j)->endpoint("tcp://127.0.0.1:7001").ok());
     for (const char* g : {"a.dot", "b.dot", "c.dot", "d.dot"}) {
-      const auto id = t.submit({"run", g, "--repeat", "2"}, "/work dir");
+      const auto id = t.submit({"run", g, "--repeat", "2"}, "/work dir", {.workers = 2, .time_limit_s = 60});
       ASSERT_TRUE((*j)->submitted(*t.find(id)).ok());
     }
-    t.started(1);
+    t.started(1, {});
     ASSERT_TRUE((*j)->started(1).ok());
     t.ended(1, 0, "", "{\"model\":\"graph\"}", {"p0 on h", "p1 on h"});
     ASSERT_TRUE((*j)->ended(*t.find(1)).ok());
     ASSERT_TRUE(t.cancel(2).ok());
     ASSERT_TRUE((*j)->cancelled(2).ok());
-    t.started(3);
+    t.started(3, {});
     ASSERT_TRUE((*j)->started(3).ok());
   }
   fs::path dir_;
@@ -125,7 +154,9 @@ TEST_F(ServerJournal, AReopenedJournalKeepsFinishedAndQueuedJobsAndRunsTheRunnin
   EXPECT_EQ(t.find(3)->starts, 1u);
   EXPECT_EQ(t.find(4)->args, (std::vector<std::string>{"run", "d.dot", "--repeat", "2"}));
   EXPECT_EQ(t.find(4)->cwd, "/work dir");
-  EXPECT_EQ(t.next_to_start(), 3u);
+  EXPECT_EQ(t.find(4)->workers_asked, 2u);
+  EXPECT_EQ(t.find(4)->time_limit_s, 60.0);
+  EXPECT_EQ(t.next_to_start(3), 3u);
   // A new job after the restart takes the next id, not a used one.
   EXPECT_EQ(t.submit({"run", "e.dot"}, "/w"), 5u);
 }
@@ -163,12 +194,14 @@ TEST_F(ServerJournal, DamageBeforeTheEndIsNamedAndRefused) {
 }
 
 TEST(ServerMessages, RequestsAndRepliesRoundTrip) {
-  Request q{.kind = RequestKind::kSubmit, .id = 0, .args = {"spits", "job.so", "tasks=10"}, .cwd = "/home/u"};
+  Request q{.kind = RequestKind::kSubmit, .id = 0, .args = {"spits", "job.so", "tasks=10"}, .cwd = "/home/u", .options = {.workers = 2, .time_limit_s = 1.5}};
   auto back = decode_request(encode(q));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->kind, RequestKind::kSubmit);
   EXPECT_EQ(back->args, q.args);
   EXPECT_EQ(back->cwd, q.cwd);
+  EXPECT_EQ(back->options.workers, 2u);
+  EXPECT_EQ(back->options.time_limit_s, 1.5);
   Reply p;
   JobInfo j;
   j.id = 7;
@@ -176,8 +209,10 @@ TEST(ServerMessages, RequestsAndRepliesRoundTrip) {
   j.exit_status = 3;
   j.message = "gave up";
   j.workers = {"w on h"};
+  j.workers_asked = 2;
+  j.time_limit_s = 30;
   p.jobs = {j};
-  p.workers = {"tcp://127.0.0.1:9", 3, {"a", "b"}};
+  p.workers = {.endpoint = "tcp://127.0.0.1:9", .per_job = 3, .idle = {"c on h"}, .last = {"a", "b"}};
   auto r = decode_reply(encode(p));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->jobs.size(), 1u);
@@ -185,12 +220,31 @@ TEST(ServerMessages, RequestsAndRepliesRoundTrip) {
   EXPECT_EQ(r->jobs[0].state, JobState::kFailed);
   EXPECT_EQ(r->jobs[0].exit_status, 3);
   EXPECT_EQ(r->jobs[0].workers, j.workers);
+  EXPECT_EQ(r->jobs[0].workers_asked, 2u);
+  EXPECT_EQ(r->jobs[0].time_limit_s, 30.0);
   EXPECT_EQ(r->workers.per_job, 3u);
+  EXPECT_EQ(r->workers.idle, std::vector<std::string>{"c on h"});
+  EXPECT_EQ(r->workers.last, (std::vector<std::string>{"a", "b"}));
   // An error reply decodes to the error itself, of the server's kind.
   auto err = decode_reply(encode(Reply{.status = Status::NotFound("no job 4")}));
   ASSERT_FALSE(err.ok());
   EXPECT_EQ(err.status().code(), Status::Code::kNotFound);
   EXPECT_EQ(err.status().message(), "server: no job 4");
+}
+
+TEST(ServerMessages, ARedirectToAJobsDriverRoundTripsAndPortZeroIsRefused) {
+  std::vector<std::byte> body;
+  net::encode(net::RedirectMessage{.port = 40123, .welcome_timeout_ms = 60000}, body);
+  net::RedirectMessage back;
+  ASSERT_TRUE(net::decode(body, back).ok());
+  EXPECT_EQ(back, (net::RedirectMessage{.port = 40123, .welcome_timeout_ms = 60000}));
+  body.clear();
+  net::encode(net::RedirectMessage{.port = 0, .welcome_timeout_ms = 1}, body);
+  const Status zero = net::decode(body, back);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.message().find("server REDIRECT"), std::string::npos) << zero.message();
+  EXPECT_NE(zero.message().find("port 0"), std::string::npos) << zero.message();
+  EXPECT_STREQ(net::envelope_kind_name(net::EnvelopeKind::kRedirect), "REDIRECT");
 }
 
 TEST(ServerMessages, MalformedRequestsAreNamedErrors) {
@@ -219,9 +273,16 @@ TEST(ServerJobWords, TheServersOwnFlagsAndUnknownModelsAreRefusedByName) {
   auto listen = check_job_words({"run", "g.dot", "--listen=tcp://127.0.0.1:1"});
   ASSERT_FALSE(listen.ok());
   EXPECT_NE(listen.message().find("--listen is the server's"), std::string::npos) << listen.message();
-  auto model = check_job_words({"stream", "p.dot"});
+  EXPECT_TRUE(check_job_words({"stream", "p.dot", "--place", "smart"}).ok());
+  EXPECT_TRUE(check_job_words({"rem", "g.dot", "--store", "redis://127.0.0.1:6379"}).ok());
+  auto model = check_job_words({"campaign", "p.dot"});
   ASSERT_FALSE(model.ok());
-  EXPECT_NE(model.message().find("'stream' is not a model the server runs"), std::string::npos) << model.message();
+  EXPECT_NE(model.message().find("'campaign' is not a model the server runs"), std::string::npos) << model.message();
+  // A REM job meets no workers: none of the cluster flags, only its report.
+  ClusterOptions none;
+  none.listen = "tcp://127.0.0.1:7";
+  const auto rem = driver_argv("/bin/redflow", {"rem", "g.dot", "--store", "inproc"}, none, driver_files("/j", 2));
+  EXPECT_EQ(rem, (std::vector<std::string>{"/bin/redflow", "rem", "--report-json", "/j/job-2.report.json", "g.dot", "--store", "inproc"}));
   // The driver's command line: the server's flags before the job's words.
   ClusterOptions c;
   c.listen = "tcp://127.0.0.1:7";

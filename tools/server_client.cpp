@@ -45,6 +45,12 @@ std::string describe_job(const JobInfo& j, bool with_report) {
   if (finished(j.state) && j.state != JobState::kCancelled) s += fmt::format(" (exit status {})", j.exit_status);
   s += fmt::format(", started {} time{}\n", j.starts, j.starts == 1 ? "" : "s");
   s += fmt::format("  command: redflow {}\n  in: {}\n", fmt::join(j.args, " "), j.cwd);
+  if (j.workers_asked != 0 || j.time_limit_s > 0) {
+    s += "  asked for:";
+    if (j.workers_asked != 0) s += fmt::format(" {} worker{}", j.workers_asked, j.workers_asked == 1 ? "" : "s");
+    if (j.time_limit_s > 0) s += fmt::format(" {}a time limit of {:g} s", j.workers_asked != 0 ? "and " : "", j.time_limit_s);
+    s += "\n";
+  }
   if (!j.message.empty()) s += "  message: " + j.message + "\n";
   if (!j.workers.empty()) s += fmt::format("  workers: {}\n", fmt::join(j.workers, ", "));
   if (with_report && !j.report_json.empty()) s += "  report: " + j.report_json + (j.report_json.back() == '\n' ? "" : "\n");

@@ -1,6 +1,7 @@
 // `redflow server`: a long-lived process that runs submitted jobs on
-// persistent workers, one at a time, first come first served, and keeps a
-// journal to resume from (docs/server.md). The loop is src/server/.
+// persistent workers, several at once (first come, first served, with
+// backfilling), and keeps a journal to resume from (docs/server.md). The
+// loop is src/server/.
 #include <fmt/format.h>
 
 #include <atomic>
@@ -25,18 +26,20 @@ Command add_server_command(CLI::App& app) {
   auto o = std::make_shared<server::ServerOptions>();
   o->server_file = default_server_file();
   auto* cmd = app.add_subcommand("server", "Run jobs submitted to it (`redflow submit`) on workers that stay between jobs; survive its own crash with --journal.");
-  cmd->footer("Workers are `redflow worker --connect ENDPOINT --persist --connect-timeout S` processes: each job's driver is the\n"
-              "one-shot command (`redflow run` or `redflow spits`) on ENDPOINT, and the workers dial it in turn. Jobs run one at\n"
-              "a time on all the workers, first come first served; each waits for --min-workers of them. A worker waits for\n"
-              "the next job at most its --connect-timeout. With --journal, a server killed and started again on the same\n"
-              "DIR keeps its queued and finished jobs and runs the one that was running again (a SPITS job resumes from its\n"
-              "commit log in DIR). docs/server.md.\n"
+  cmd->footer("Workers are `redflow worker --connect ENDPOINT --persist --connect-timeout S` processes. They wait at the server;\n"
+              "each job's driver is the one-shot command (`redflow run`, `spits` or `stream`) on a port of its own, and the server\n"
+              "sends it the idle workers it asked for (`submit --workers N`, default --min-workers). Jobs start first come, first\n"
+              "served; a younger job that fits on the idle workers starts while an older, bigger one waits (backfilling), so\n"
+              "several run at once on disjoint workers. A `rem` job runs its own processes over its store. A worker waits for\n"
+              "a job at most its --connect-timeout. With --journal, a server killed and started again on the same DIR keeps\n"
+              "its queued and finished jobs and runs the ones that were running again (a SPITS job resumes from its commit\n"
+              "log in DIR). docs/server.md.\n"
               "Examples:\n"
               "  redflow server --min-workers 2 --journal ~/redflow-journal &\n"
               "  redflow worker --connect tcp://127.0.0.1:7000 --persist --connect-timeout 3600 &   (twice; the port is printed)\n"
               "  redflow submit run g.dot -i X=x.bin -o Y=y.bin && redflow wait 1\n"
               "Exit status: 0 after SIGINT or SIGTERM; 1 an error (the journal damaged, an endpoint taken); 2 a usage error.");
-  add_cluster_flags(cmd, o->cluster, {.workers = "workers each job", .min_default = "required"});
+  add_cluster_flags(cmd, o->cluster, {.workers = "workers per job (unless a job asks otherwise)", .min_default = "required"});
   cmd->add_option("--client-listen", o->client_listen, "Where clients (`redflow submit` and the others) connect: loopback only")
       ->type_name("ADDR")
       ->capture_default_str();

@@ -10,7 +10,7 @@ Command add_wait_command(CLI::App& app) {
   auto o = std::make_shared<ClientOptions>();
   auto id = std::make_shared<std::uint64_t>(0);
   auto timeout = std::make_shared<double>(1e7);
-  auto* cmd = app.add_subcommand("wait", "Wait for a job to end; exit with its exit status (as `redflow run` or `redflow spits` would).");
+  auto* cmd = app.add_subcommand("wait", "Wait for a job to end; exit with its exit status (as its one-shot command would).");
   cmd->footer("Exit status: the job's (0 succeeded, 1 failed, 3 fault tolerance gave up, 128+N its driver ended by signal N);\n"
               "1 when it was cancelled, the wait timed out or there is no such job.");
   add_job_id(cmd, *id);

@@ -1,5 +1,5 @@
-// `redflow workers`: where workers connect, how many each job waits for,
-// and the workers the last job ran on.
+// `redflow workers`: where workers connect, how many a job runs on by
+// default, the workers waiting for a job now, and those the last job ran on.
 #include <fmt/format.h>
 
 #include "cli_common.hpp"
@@ -9,7 +9,7 @@ namespace redflow::cli {
 
 Command add_workers_command(CLI::App& app) {
   auto o = std::make_shared<ClientOptions>();
-  auto* cmd = app.add_subcommand("workers", "Show the server's workers: their endpoint, how many each job waits for, the last job's.");
+  auto* cmd = app.add_subcommand("workers", "Show the server's workers: their endpoint, how many a job runs on, the idle ones, the last job's.");
   add_server_flags(cmd, *o);
   return {cmd, [o] {
             if (Status s = check_server_flags(*o); !s.ok()) return usage_error(s);
@@ -18,7 +18,9 @@ Command add_workers_command(CLI::App& app) {
             auto w = client->workers();
             if (!w.ok()) return fail(w.status());
             fmt::print("endpoint: {}   (redflow worker --connect {} --persist)\n", w->endpoint, w->endpoint);
-            fmt::print("each job waits for: {} worker{}\n", w->per_job, w->per_job == 1 ? "" : "s");
+            fmt::print("a job runs on: {} worker{} (unless it asks for another number: submit --workers N)\n", w->per_job, w->per_job == 1 ? "" : "s");
+            fmt::print("idle now: {}\n", w->idle.size());
+            for (const auto& name : w->idle) fmt::print("  {}\n", name);
             fmt::print("the last job ran on: {}\n", w->last.empty() ? std::string("(no job has reported yet)") : "");
             for (const auto& name : w->last) fmt::print("  {}\n", name);
             return 0;

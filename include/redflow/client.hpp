@@ -1,6 +1,7 @@
 // Client: a program's handle on a long-lived `redflow server` (docs/server.md).
 // It submits jobs (the words of a one-shot command: {"run", "g.dot", "--input",
-// "X=x.bin", ...} or {"spits", "job.so", "tasks=100"}), asks their state,
+// "X=x.bin", ...}, {"spits", "job.so", "tasks=100"}, {"stream", "p.dot"} or
+// {"rem", "g.dot", "--store", ...}), asks their state,
 // waits for them, cancels them and lists the server's workers. The `redflow
 // submit`, `jobs`, `job`, `wait`, `cancel` and `workers` commands are this
 // class on the command line.
@@ -23,7 +24,7 @@
 namespace redflow {
 
 enum class JobState : std::uint8_t {
-  kQueued,     // waiting for the workers (first come, first served)
+  kQueued,     // waiting for the workers it asked for (first come, first served, with backfilling)
   kRunning,    // its driver runs on the workers
   kSucceeded,  // ended with exit status 0
   kFailed,     // ended with another exit status (JobInfo::exit_status, JobInfo::message)
@@ -42,7 +43,15 @@ struct JobInfo {
   std::uint32_t starts = 0;          // times its driver was started (more than 1 after a server restart)
   std::string message;               // why it failed or was cancelled; "" otherwise
   std::string report_json;           // its RunReport as JSON (redflow/report.hpp), once it succeeded or failed with one
-  std::vector<std::string> workers;  // the places of its report: the workers that served it
+  std::vector<std::string> workers;  // "NAME on HOST": while it runs, the workers sent to it; then the places of its report
+  std::uint32_t workers_asked = 0;   // how many workers it runs on (0: the server's --min-workers; a REM job takes none)
+  double time_limit_s = 0;           // its driver is stopped this long after it started (0: no limit)
+};
+
+// What a job asks of the server besides its words.
+struct SubmitOptions {
+  std::uint32_t workers = 0;  // run on this many of the server's workers (0: its --min-workers)
+  double time_limit_s = 0;    // stop it, failed with a named error, this long after it starts (0: no limit)
 };
 
 struct ClientOptions {
@@ -65,9 +74,9 @@ class Client {
   ~Client();
 
   // Queues a job; returns its id at once. `args` are a one-shot command's
-  // words ("run ..." or "spits ..."), without the cluster flags (--listen
+  // words ("run ...", "spits ...", "stream ..." or "rem ..."), without the cluster flags (--listen
   // and the like are the server's); `cwd` is where its paths are relative to.
-  Result<std::uint64_t> submit(const std::vector<std::string>& args, const std::string& cwd);
+  Result<std::uint64_t> submit(const std::vector<std::string>& args, const std::string& cwd, const SubmitOptions& options = {});
   Result<JobInfo> status(std::uint64_t id);
   // Returns once the job has finished, or fails after timeout_s seconds.
   Result<JobInfo> wait(std::uint64_t id, double timeout_s);
@@ -76,11 +85,12 @@ class Client {
   Result<JobInfo> cancel(std::uint64_t id);
   // Every job the server knows, oldest first.
   Result<std::vector<JobInfo>> list();
-  // The workers the server's last finished job ran on (name and host), and
-  // how many each job waits for.
+  // The workers waiting for a job now and those the server's last finished
+  // job ran on (name and host), and how many a job runs on by default.
   struct Workers {
     std::string endpoint;              // where workers connect
-    std::uint32_t per_job = 0;         // workers each job waits for (the server's --min-workers)
+    std::uint32_t per_job = 0;         // workers a job runs on unless it asks otherwise (the server's --min-workers)
+    std::vector<std::string> idle;     // "NAME on HOST" of each worker waiting for a job now
     std::vector<std::string> last;     // "NAME on HOST" of the last job that reported its places
   };
   Result<Workers> workers();

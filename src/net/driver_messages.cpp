@@ -24,6 +24,12 @@ void encode(const RefusedMessage& m, std::vector<std::byte>& out) {
   w.str(m.reason);
 }
 
+void encode(const RedirectMessage& m, std::vector<std::byte>& out) {
+  wire::Writer w(out);
+  w.u16(m.port);
+  w.u32(m.welcome_timeout_ms);
+}
+
 Status decode(std::span<const std::byte> body, WelcomeMessage& out) {
   wire::Reader r(body);
   const std::uint8_t role = r.u8("role");
@@ -51,6 +57,16 @@ Status decode(std::span<const std::byte> body, RefusedMessage& out) {
   out.reason = r.str("reason", std::size_t{1} << 16);
   r.finish("REFUSED");
   if (r.failed()) return wire::status("driver REFUSED", r.error(), r.what());
+  return Status::Ok();
+}
+
+Status decode(std::span<const std::byte> body, RedirectMessage& out) {
+  wire::Reader r(body);
+  out.port = r.u16("port");
+  if (!r.failed() && out.port == 0) r.fail(wire::Error::kMalformed, "port 0");
+  out.welcome_timeout_ms = r.u32("welcome timeout");
+  r.finish("REDIRECT");
+  if (r.failed()) return wire::status("server REDIRECT", r.error(), r.what());
   return Status::Ok();
 }
 

@@ -1,7 +1,9 @@
 // What the driver says to a worker process, besides REQUEST frames (its
 // role's own): WELCOME with the role it is to serve (one its HELLO offered),
 // its id in that role and the heartbeat rhythm both sides keep, or REFUSED
-// with a reason the worker prints.
+// with a reason the worker prints. `redflow server` says REDIRECT instead:
+// the worker is to serve the driver of a job, listening on another port of
+// the host the worker reached the server on.
 #pragma once
 
 #include <cstdint>
@@ -38,12 +40,20 @@ struct RefusedMessage {
   friend bool operator==(const RefusedMessage&, const RefusedMessage&) = default;
 };
 
+struct RedirectMessage {
+  std::uint16_t port = 0;                // the job's driver listens here, on the server's host
+  std::uint32_t welcome_timeout_ms = 0;  // no WELCOME from it within this: back to the server
+  friend bool operator==(const RedirectMessage&, const RedirectMessage&) = default;
+};
+
 inline constexpr std::size_t kMaxWelcomeKeys = std::size_t{1} << 16;
 
 void encode(const WelcomeMessage& m, std::vector<std::byte>& out);
 void encode(const RefusedMessage& m, std::vector<std::byte>& out);
+void encode(const RedirectMessage& m, std::vector<std::byte>& out);
 // Refuse anything malformed with a named error ("driver WELCOME: <name>: ...").
 Status decode(std::span<const std::byte> body, WelcomeMessage& out);
 Status decode(std::span<const std::byte> body, RefusedMessage& out);
+Status decode(std::span<const std::byte> body, RedirectMessage& out);
 
 }  // namespace redflow::net

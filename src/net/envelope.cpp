@@ -11,7 +11,9 @@ namespace redflow::net {
 namespace {
 constexpr char kEnvelopeMagic[4] = {'R', 'F', 'N', 'E'};
 
-bool is_control(EnvelopeKind k) { return k == EnvelopeKind::kHello || k == EnvelopeKind::kWelcome || k == EnvelopeKind::kRefused; }
+bool is_control(EnvelopeKind k) {
+  return k == EnvelopeKind::kHello || k == EnvelopeKind::kWelcome || k == EnvelopeKind::kRefused || k == EnvelopeKind::kRedirect;
+}
 }  // namespace
 
 const char* envelope_kind_name(EnvelopeKind k) {
@@ -27,6 +29,7 @@ const char* envelope_kind_name(EnvelopeKind k) {
     case EnvelopeKind::kCancel: return "CANCEL";
     case EnvelopeKind::kRequests: return "REQUESTS";
     case EnvelopeKind::kReplies: return "REPLIES";
+    case EnvelopeKind::kRedirect: return "REDIRECT";
   }
   return "unknown";
 }
@@ -104,7 +107,7 @@ Status decode_envelope(std::span<const std::span<const std::byte>> parts, Envelo
   if (version != kEnvelopeVersion)
     return refuse(wire::Error::kWrongVersion, "version " + std::to_string(version) + ", this build speaks " + std::to_string(kEnvelopeVersion));
   const std::uint8_t kind = r.u8("kind");
-  if (kind < 1 || kind > 11) return refuse(wire::Error::kUnknownKind, "kind " + std::to_string(kind));
+  if (kind < 1 || kind > static_cast<std::uint8_t>(EnvelopeKind::kRedirect)) return refuse(wire::Error::kUnknownKind, "kind " + std::to_string(kind));
   if (r.u8("reserved") != 0) return refuse(wire::Error::kMalformed, "reserved byte not 0");
   out.kind = static_cast<EnvelopeKind>(kind);
   out.request = r.u64("request id");

@@ -46,6 +46,7 @@ enum class EnvelopeKind : std::uint8_t {
   kCancel = 9,     // driver -> worker: stop the peer fetch of REQUEST id, its source is lost (no body; peer_links.hpp)
   kRequests = 10,  // driver -> worker: a batch of REQUESTs (below); the header's id is how many
   kReplies = 11,   // worker -> driver: a batch of REPLYs, the same way
+  kRedirect = 12,  // `redflow server` -> worker, instead of a WELCOME: serve the job's driver on another port (driver_messages.hpp)
 };
 const char* envelope_kind_name(EnvelopeKind k);
 // Whether a kind has a body part (all but HEARTBEAT, BYE and ACK).

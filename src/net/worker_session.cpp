@@ -7,7 +7,9 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <optional>
 #include <thread>
+#include <utility>
 
 #include "net/address_file.hpp"
 #include "net/link_watch.hpp"
@@ -33,6 +35,11 @@ class DealerSender final : public Sender {
   zmq::socket_t& socket_;
 };
 
+// `endpoint` ("tcp://HOST:PORT") with another port.
+std::string with_port(const std::string& endpoint, std::uint16_t port) {
+  return endpoint.substr(0, endpoint.rfind(':') + 1) + std::to_string(port);
+}
+
 }  // namespace
 
 WorkerRole* WorkerSession::role_for(Role role) const {
@@ -44,11 +51,28 @@ WorkerRole* WorkerSession::role_for(Role role) const {
 Status WorkerSession::run() {
   if (roles_.empty()) return Status::InvalidArgument("a worker needs at least one role to offer");
   auto started = Clock::now();  // of the attempts at the current session
+  std::optional<DriverAddress> job_driver;  // where the last REDIRECT sent this worker
+  double job_timeout_s = 0;
   for (;;) {
-    auto driver = options_.driver();
+    const bool redirected = job_driver.has_value();
+    auto driver = redirected ? Result<DriverAddress>(*std::exchange(job_driver, std::nullopt)) : options_.driver();
     if (!driver.ok()) return driver.status();
     Outcome outcome = Outcome::kNoWelcome;
-    Status s = serve_one(*driver, outcome);
+    RedirectMessage redirect;
+    Status s = serve_one(*driver, redirected ? job_timeout_s : options_.connect_timeout_s, redirected, outcome, redirect);
+    if (outcome == Outcome::kRedirected) {
+      job_driver = DriverAddress{with_port(driver->endpoint, redirect.port), driver->server_public_key};
+      job_timeout_s = redirect.welcome_timeout_ms / 1000.0;
+      spdlog::info("worker: the server at {} sent this worker to the job's driver at {}", driver->endpoint, job_driver->endpoint);
+      continue;
+    }
+    // A job's driver that never welcomed this worker (it ended first, or had
+    // its workers): back to the server, which has the next job.
+    if (redirected && outcome != Outcome::kWelcomed) {
+      spdlog::info("worker: {}; back to the server", s.ToString());
+      started = Clock::now();
+      continue;
+    }
     // The HELLO went to a driver that went away before answering it (the
     // last one, closing after its BYE): say it again on a fresh socket.
     if (outcome == Outcome::kDropped && Clock::now() - started < std::chrono::duration<double>(options_.connect_timeout_s)) {
@@ -68,7 +92,8 @@ Status WorkerSession::run() {
   }
 }
 
-Status WorkerSession::serve_one(const DriverAddress& driver, Outcome& outcome) {
+Status WorkerSession::serve_one(const DriverAddress& driver, double connect_timeout_s, bool redirected, Outcome& outcome,
+                                RedirectMessage& redirect) {
   const std::string& connect = driver.endpoint;
   SecurityOptions security = options_.security;
   if (!driver.server_public_key.empty() && security.server_public_key_file.empty()) security.server_public_key = driver.server_public_key;
@@ -97,9 +122,9 @@ Status WorkerSession::serve_one(const DriverAddress& driver, Outcome& outcome) {
   }
   std::vector<std::byte> body;
   encode(hello, body);
-  const auto connect_deadline = welcome_deadline(options_.connect_timeout_s);
+  const auto connect_deadline = welcome_deadline(connect_timeout_s);
   const bool keyed = !security.key_file.empty();
-  if (!send_hello(socket, body, connect_deadline)) return no_welcome(connect, options_.connect_timeout_s, keyed, &watch);
+  if (!send_hello(socket, body, connect_deadline)) return no_welcome(connect, connect_timeout_s, keyed, &watch);
 
   DealerSender sender(socket);
   std::unique_ptr<WorkerService> service;
@@ -200,6 +225,12 @@ Status WorkerSession::serve_one(const DriverAddress& driver, Outcome& outcome) {
         case EnvelopeKind::kAck:
           if (service) service->on_ack(e.request);
           break;
+        case EnvelopeKind::kRedirect:
+          if (service) break;  // a driver's; only a server says it, in place of a WELCOME
+          REDFLOW_RETURN_IF_ERROR(decode(e.body, redirect));
+          outcome = Outcome::kRedirected;
+          socket.set(zmq::sockopt::linger, 0);
+          return Status::Ok();
         case EnvelopeKind::kHeartbeat: break;
         default: spdlog::warn("worker '{}': ignored a {} from the driver", hello.name, envelope_kind_name(e.kind)); break;
       }
@@ -214,7 +245,7 @@ Status WorkerSession::serve_one(const DriverAddress& driver, Outcome& outcome) {
       }
     now = Clock::now();
     if (!service) {
-      if (now > connect_deadline) return no_welcome(connect, options_.connect_timeout_s, keyed, &watch);
+      if (now > connect_deadline) return no_welcome(connect, connect_timeout_s, keyed, &watch);
       // Nothing listens there (yet): said at once and then every few
       // seconds, so a mistyped address is not a silent wait.
       if (now >= next_notice && watch.nothing_answers()) {
@@ -227,6 +258,9 @@ Status WorkerSession::serve_one(const DriverAddress& driver, Outcome& outcome) {
         outcome = Outcome::kDropped;
         return Status::IOError("the connection to the driver at " + connect + " dropped before its WELCOME");
       }
+    } else if (redirected && watch.dropped()) {
+      // A job's driver whose connection closed is gone: its server has the next job.
+      return leave(Status::IOError("the connection to the job's driver at " + connect + " closed"));
     } else if (now - heard <= std::chrono::milliseconds(welcome.heartbeat_timeout_ms)) {
       grace = Clock::time_point::max();
     } else if (grace == Clock::time_point::max()) {

@@ -22,6 +22,15 @@
 // reached the last driver, closing after its BYE) is started over on a fresh
 // socket with a fresh HELLO, within connect_timeout_s.
 //
+// A `redflow server` answers HELLO with REDIRECT instead (or not at all while
+// it has no job for this worker): the worker then serves the job's driver on
+// the port REDIRECT names, on the host it reached the server on, and after
+// that session (or when that driver sends no WELCOME within REDIRECT's
+// timeout) dials the server again. A session with such a driver also ends
+// when its connection drops: the driver's process is gone (cancelled, over
+// its time limit, or its server died), and the server's next job should not
+// wait out a heartbeat timeout for this worker.
+//
 // With `persist`, a session that ended after a WELCOME is followed by the
 // next one on a fresh socket: the same process serves driver after driver
 // (a graph run, then a SPITS job, then a stream program), whatever role each
@@ -130,8 +139,10 @@ class WorkerSession {
   Status run();
 
  private:
-  enum class Outcome { kNoWelcome, kRefused, kWelcomed, kDropped };
-  Status serve_one(const DriverAddress& driver, Outcome& outcome);
+  enum class Outcome { kNoWelcome, kRefused, kWelcomed, kDropped, kRedirected };
+  // One session. `redirected`: with a job's driver a server sent this worker
+  // to (it ends when the connection drops). A REDIRECT fills `redirect`.
+  Status serve_one(const DriverAddress& driver, double connect_timeout_s, bool redirected, Outcome& outcome, RedirectMessage& redirect);
   WorkerRole* role_for(Role role) const;
 
   WorkerSessionOptions options_;

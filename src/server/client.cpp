@@ -66,8 +66,8 @@ Client::Client(Client&&) noexcept = default;
 Client& Client::operator=(Client&&) noexcept = default;
 Client::~Client() = default;
 
-Result<std::uint64_t> Client::submit(const std::vector<std::string>& args, const std::string& cwd) {
-  auto r = link_->call({.kind = server::RequestKind::kSubmit, .args = args, .cwd = cwd}, link_->timeout_s);
+Result<std::uint64_t> Client::submit(const std::vector<std::string>& args, const std::string& cwd, const SubmitOptions& options) {
+  auto r = link_->call({.kind = server::RequestKind::kSubmit, .args = args, .cwd = cwd, .options = options}, link_->timeout_s);
   if (!r.ok()) return r.status();
   return r->id;
 }

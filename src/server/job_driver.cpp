@@ -34,12 +34,20 @@ std::string last_error_line(const std::string& log) {
   return error.empty() ? last : error;
 }
 
+// Signals the driver's process group (it leads one: a REM job's scheduler
+// processes are in it), or the driver alone if it has not made it yet.
+void signal_driver(pid_t pid, int sig) {
+  if (::kill(-pid, sig) != 0) ::kill(pid, sig);
+}
+
 }  // namespace
 
+bool on_workers(const std::string& model) { return model == "run" || model == "spits" || model == "stream"; }
+
 Status check_job_words(const std::vector<std::string>& args) {
-  if (args.empty()) return Status::InvalidArgument("submit: no command given (run GRAPH.dot ... or spits JOB.so ...)");
-  if (args[0] != "run" && args[0] != "spits")
-    return Status::InvalidArgument("submit: '" + args[0] + "' is not a model the server runs (run or spits)");
+  if (args.empty()) return Status::InvalidArgument("submit: no command given (run GRAPH.dot, spits JOB.so, stream PROGRAM.dot or rem GRAPH.dot ...)");
+  if (!on_workers(args[0]) && args[0] != "rem")
+    return Status::InvalidArgument("submit: '" + args[0] + "' is not a model the server runs (run, spits, stream or rem)");
   for (const auto& word : args) {
     if (word == "--") break;  // the rest are a SPITS job's own args
     for (const char* flag : kServersOwnFlags) {
@@ -65,6 +73,12 @@ std::vector<std::string> driver_argv(const std::string& exe, const std::vector<s
     argv.push_back(name);
     argv.push_back(value);
   };
+  // A REM job has no driver to meet workers: its scheduler processes meet in its store.
+  if (!on_workers(args[0])) {
+    flag("--report-json", files.report_json);
+    argv.insert(argv.end(), args.begin() + 1, args.end());
+    return argv;
+  }
   // Before the job's own words: a SPITS job's args after `--` stay its args.
   flag("--listen", cluster.listen);
   flag("--min-workers", std::to_string(cluster.min_workers));
@@ -124,7 +138,7 @@ Result<JobDriver> JobDriver::start(const std::vector<std::string>& argv, const s
 
 void JobDriver::stop(double grace_s) {
   if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
+  signal_driver(pid_, SIGTERM);
   kill_at_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(grace_s));
 }
 
@@ -134,7 +148,7 @@ bool JobDriver::ended(int& exit_status, std::string& message) {
   const pid_t got = ::waitpid(pid_, &status, WNOHANG);
   if (got == 0) {
     if (std::chrono::steady_clock::now() >= kill_at_) {
-      ::kill(pid_, SIGKILL);
+      signal_driver(pid_, SIGKILL);
       kill_at_ = std::chrono::steady_clock::time_point::max();
     }
     return false;

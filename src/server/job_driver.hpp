@@ -1,8 +1,8 @@
 // JobDriver: a job's driver process, the one-shot command itself. The server
-// runs a job as `redflow run|spits ARGS` started in the submitter's
+// runs a job as `redflow run|spits|stream|rem ARGS` started in the submitter's
 // directory, with the server's cluster flags added (--listen on the workers'
 // endpoint, --min-workers, keys, --report-json, and for SPITS a --log in the
-// journal directory), so a job's flags, outputs, errors and exit status are
+// journal directory; a REM job only --report-json), so a job's flags, outputs, errors and exit status are
 // exactly those of the one-shot command, and a driver that crashes or is
 // cancelled takes nothing of the server with it. The driver dies with the
 // server (PR_SET_PDEATHSIG): a server killed with -9 leaves no driver
@@ -22,6 +22,11 @@
 #include "redflow/status.hpp"
 
 namespace redflow::server {
+
+// Whether a model's job runs on the server's workers: `run`, `spits` and
+// `stream` drivers do; a `rem` job runs its own scheduler processes (--procs)
+// over its store, which is where they meet.
+bool on_workers(const std::string& model);
 
 // The flags a submitted job may not give: the server gives them.
 // "submit: --listen is the server's ..." for the first one found, an

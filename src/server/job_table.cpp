@@ -1,31 +1,44 @@
 // JobTable (job_table.hpp): the state changes, each checked.
 #include "server/job_table.hpp"
 
+#include <fmt/format.h>
+
 #include <cassert>
 
 namespace redflow::server {
 
 Status unknown_job(std::uint64_t id) { return Status::NotFound("no job " + std::to_string(id) + " on this server (`redflow jobs` lists them)"); }
 
-std::uint64_t JobTable::submit(std::vector<std::string> args, std::string cwd) {
+std::string time_limit_message(const JobInfo& job) {
+  return fmt::format("job {} is over its time limit of {:g} s (submit --time-limit): its driver was stopped", job.id, job.time_limit_s);
+}
+
+std::uint64_t JobTable::submit(std::vector<std::string> args, std::string cwd, const SubmitOptions& options) {
   const std::uint64_t id = next_id_;
-  submit_as(id, std::move(args), std::move(cwd));
+  submit_as(id, std::move(args), std::move(cwd), options);
   return id;
 }
 
-void JobTable::submit_as(std::uint64_t id, std::vector<std::string> args, std::string cwd) {
+void JobTable::submit_as(std::uint64_t id, std::vector<std::string> args, std::string cwd, const SubmitOptions& options) {
   JobInfo& j = jobs_[id];
   j.id = id;
   j.args = std::move(args);
   j.cwd = std::move(cwd);
   j.state = JobState::kQueued;
+  j.workers_asked = options.workers;
+  j.time_limit_s = options.time_limit_s;
   if (id >= next_id_) next_id_ = id + 1;
 }
 
-std::optional<std::uint64_t> JobTable::next_to_start() const {
-  if (running_) return std::nullopt;
+std::uint32_t JobTable::workers_for(std::uint64_t id) const {
+  const JobInfo* j = find(id);
+  if (j == nullptr || (!j->args.empty() && j->args[0] == "rem")) return 0;
+  return j->workers_asked != 0 ? j->workers_asked : workers_per_job_;
+}
+
+std::optional<std::uint64_t> JobTable::next_to_start(std::size_t idle) const {
   for (const auto& [id, j] : jobs_)
-    if (j.state == JobState::kQueued) return id;
+    if (j.state == JobState::kQueued && workers_for(id) <= idle) return id;
   return std::nullopt;
 }
 
@@ -35,11 +48,12 @@ JobInfo& JobTable::at(std::uint64_t id) {
   return it->second;
 }
 
-void JobTable::started(std::uint64_t id) {
+void JobTable::started(std::uint64_t id, std::vector<std::string> workers) {
   JobInfo& j = at(id);
   j.state = JobState::kRunning;
   ++j.starts;
-  running_ = id;
+  j.workers = std::move(workers);
+  running_.insert(id);
 }
 
 void JobTable::ended(std::uint64_t id, int exit_status, std::string message, std::string report_json, std::vector<std::string> workers) {
@@ -49,13 +63,18 @@ void JobTable::ended(std::uint64_t id, int exit_status, std::string message, std
   if (cancel_asked_.count(id)) {
     j.state = JobState::kCancelled;
     j.message = "cancelled while running";
+  } else if (timed_out_.count(id)) {
+    j.state = JobState::kFailed;
+    j.exit_status = kTimeLimitExitStatus;
+    j.message = time_limit_message(j);
   } else {
     j.state = exit_status == 0 ? JobState::kSucceeded : JobState::kFailed;
     j.message = std::move(message);
   }
-  if (!workers.empty()) last_workers_ = workers;
-  j.workers = std::move(workers);
-  if (running_ == id) running_.reset();
+  if (!workers.empty()) j.workers = std::move(workers);
+  if (!j.workers.empty()) last_workers_ = j.workers;
+  running_.erase(id);
+  timed_out_.erase(id);
 }
 
 Result<JobTable::CancelEffect> JobTable::cancel(std::uint64_t id) {
@@ -68,23 +87,30 @@ Result<JobTable::CancelEffect> JobTable::cancel(std::uint64_t id) {
       j.message = "cancelled before it started";
       return CancelEffect::kDequeued;
     case JobState::kRunning:
-      cancel_asked_[id] = true;
+      cancel_asked_.insert(id);
       return CancelEffect::kStopDriver;
     default:
       return CancelEffect::kNone;
   }
 }
 
+bool JobTable::timed_out(std::uint64_t id) {
+  if (!running_.count(id) || cancel_asked_.count(id)) return false;
+  return timed_out_.insert(id).second;
+}
+
 void JobTable::recover() {
-  if (!running_) return;
-  JobInfo& j = at(*running_);
-  if (cancel_asked_.count(*running_)) {
-    j.state = JobState::kCancelled;
-    j.message = "cancelled while running";
-  } else {
-    j.state = JobState::kQueued;
+  for (std::uint64_t id : running_) {
+    JobInfo& j = at(id);
+    if (cancel_asked_.count(id)) {
+      j.state = JobState::kCancelled;
+      j.message = "cancelled while running";
+    } else {
+      j.state = JobState::kQueued;
+    }
   }
-  running_.reset();
+  running_.clear();
+  timed_out_.clear();
 }
 
 const JobInfo* JobTable::find(std::uint64_t id) const {

@@ -37,7 +37,10 @@ bool replay_record(char kind, std::span<const std::byte> body, JobTable& table, 
       const std::uint64_t id = r.u64("job id");
       auto args = get_strings(r, "args");
       auto cwd = r.str("cwd", 1 << 20);
-      if (!r.failed()) table.submit_as(id, std::move(args), std::move(cwd));
+      SubmitOptions options;
+      options.workers = r.u32("workers");
+      options.time_limit_s = r.f64("time limit");
+      if (!r.failed()) table.submit_as(id, std::move(args), std::move(cwd), options);
       break;
     }
     case 'R':
@@ -45,8 +48,7 @@ bool replay_record(char kind, std::span<const std::byte> body, JobTable& table, 
       const std::uint64_t id = r.u64("job id");
       if (r.failed() || table.find(id) == nullptr) return false;
       if (kind == 'R') {
-        table.recover();  // a start after a start with no end between: the server died in between
-        table.started(id);
+        table.started(id, {});  // again, after a start with no end: the server died in between
       } else {
         (void)table.cancel(id);
       }
@@ -158,6 +160,8 @@ Status Journal::submitted(const JobInfo& job) {
   w.u64(job.id);
   put_strings(w, job.args);
   w.str(job.cwd);
+  w.u32(job.workers_asked);
+  w.f64(job.time_limit_s);
   return append('S', body);
 }
 

@@ -8,7 +8,8 @@
 //   (XXH3-64 of everything before it, low 32 bits)
 //
 //   'W' the workers' endpoint (string): a restart listens where workers redial
-//   'S' a job submitted: id u64, its words (u32 count, strings), its cwd
+//   'S' a job submitted: id u64, its words (u32 count, strings), its cwd,
+//       the workers it asked for u32, its time limit f64
 //   'R' its driver started: id u64
 //   'E' its driver ended: id u64, exit status u32, message, report JSON, workers
 //   'C' a cancel that took effect: id u64

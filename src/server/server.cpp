@@ -13,12 +13,14 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 
 #include "net/security.hpp"
 #include "server/job_driver.hpp"
 #include "server/job_table.hpp"
 #include "server/journal.hpp"
 #include "server/server_messages.hpp"
+#include "server/worker_pool.hpp"
 
 namespace redflow::server {
 
@@ -26,18 +28,31 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// "tcp://HOST:*" made a fixed port, so every job's driver binds where the
-// workers redial; anything else as given.
-Result<std::string> fixed_endpoint(zmq::context_t& context, const std::string& endpoint) {
-  if (endpoint.size() < 2 || endpoint.compare(endpoint.size() - 2, 2, ":*") != 0) return endpoint;
-  try {
-    zmq::socket_t probe(context, zmq::socket_type::router);
-    probe.set(zmq::sockopt::linger, 0);
-    probe.bind(endpoint);
-    return probe.get(zmq::sockopt::last_endpoint);
-  } catch (const zmq::error_t& e) {
-    return Status::IOError("--listen " + endpoint + ": cannot bind: " + e.what());
+// A free port on the host of the workers' endpoint "tcp://HOST:PORT", for
+// one job's driver to bind. The driver binds it a moment after this probe
+// let it go; a port from the kernel's ephemeral range (what "*" gives)
+// could be taken in between as the local port of any outgoing connection,
+// so it is drawn below that range (Linux's default starts at 32768). The
+// probe has a context of its own, ended before this returns: ZeroMQ closes a
+// socket's listener on its I/O thread, later, and a worker sent to the port
+// at once must not reach a probe about to vanish (it would take the dropped
+// connection for a driver that went away) or keep the driver from binding.
+Result<std::uint16_t> job_port(const std::string& workers_endpoint, std::mt19937& random) {
+  const std::string host = workers_endpoint.substr(0, workers_endpoint.rfind(':') + 1);
+  std::uniform_int_distribution<int> below_ephemeral(20000, 32767);
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const int port = below_ephemeral(random);
+    try {
+      zmq::context_t context(1);
+      zmq::socket_t probe(context, zmq::socket_type::router);
+      probe.set(zmq::sockopt::linger, 0);
+      probe.bind(host + std::to_string(port));
+      return static_cast<std::uint16_t>(port);
+    } catch (const zmq::error_t&) {
+      continue;  // taken: another
+    }
   }
+  return Status::IOError("no free port for a job's driver on " + host + "20000-32767 (64 tried)");
 }
 
 // The workers named in a driver's RunReport: "NAME on HOST" per place.
@@ -60,7 +75,7 @@ std::string read_report_text(const std::string& path) {
 
 class Server {
  public:
-  explicit Server(const ServerOptions& o) : o_(o), cluster_(o.cluster) {}
+  explicit Server(const ServerOptions& o) : o_(o), cluster_(o.cluster), table_(o.cluster.min_workers) {}
 
   Status run(const std::atomic<bool>& stop) {
     std::string endpoint;  // from the journal, if one names it
@@ -77,13 +92,13 @@ class Server {
     }
     // A restart listens where the workers redial: the journal's endpoint, when --listen left the port to us.
     const bool any_port = cluster_.listen.size() >= 2 && cluster_.listen.compare(cluster_.listen.size() - 2, 2, ":*") == 0;
-    if (endpoint.empty() || !any_port) {
-      auto fixed = fixed_endpoint(context_, cluster_.listen);
-      if (!fixed.ok()) return fixed.status();
-      endpoint = *fixed;
-      if (journal_) REDFLOW_RETURN_IF_ERROR(journal_->endpoint(endpoint));
-    }
-    cluster_.listen = endpoint;
+    const bool fresh = endpoint.empty() || !any_port;
+    if (fresh) endpoint = cluster_.listen;
+    auto pool = WorkerPool::open(context_, endpoint, net::SecurityOptions{cluster_.key_file, cluster_.authorized_keys_file});
+    if (!pool.ok()) return Status::IOError("--listen: " + pool.status().message());
+    pool_ = std::move(*pool);
+    if (fresh && journal_) REDFLOW_RETURN_IF_ERROR(journal_->endpoint(pool_->endpoint()));
+    cluster_.listen = pool_->endpoint();
     zmq::socket_t router(context_, zmq::socket_type::router);
     router.set(zmq::sockopt::linger, 0);
     try {
@@ -96,19 +111,21 @@ class Server {
     if (o_.on_listening) o_.on_listening(client, cluster_.listen);
 
     while (!stop.load()) {
-      zmq::pollitem_t item{router.handle(), 0, ZMQ_POLLIN, 0};
+      zmq::pollitem_t items[] = {{router.handle(), 0, ZMQ_POLLIN, 0}, {pool_->socket().handle(), 0, ZMQ_POLLIN, 0}};
       try {
-        zmq::poll(&item, 1, std::chrono::milliseconds(50));
+        zmq::poll(items, 2, std::chrono::milliseconds(50));
       } catch (const zmq::error_t& e) {
         if (e.num() != EINTR) return Status::IOError(std::string("server: poll: ") + e.what());
         continue;  // a signal (SIGTERM: stop) came
       }
-      if (item.revents & ZMQ_POLLIN) serve(router);
+      if (items[0].revents & ZMQ_POLLIN) serve(router);
+      if (items[1].revents & ZMQ_POLLIN) pool_->receive();
+      stop_timed_out();
       REDFLOW_RETURN_IF_ERROR(reap(router));
       REDFLOW_RETURN_IF_ERROR(start_next(router));
     }
-    // Stopped: the running job stays "running" in the journal and runs again after a restart.
-    if (driver_) driver_->stop(0);
+    // Stopped: the running jobs stay "running" in the journal and run again after a restart.
+    for (auto& [id, running] : drivers_) running.driver.stop(0);
     return Status::Ok();
   }
 
@@ -167,7 +184,7 @@ class Server {
     switch (q.kind) {
       case RequestKind::kSubmit: {
         if (Status s = check_job_words(q.args); !s.ok()) return send(router, who, Reply{.status = s});
-        r.id = table_.submit(q.args, q.cwd);
+        r.id = table_.submit(q.args, q.cwd, q.options);
         if (journal_)
           if (Status s = journal_->submitted(*table_.find(r.id)); !s.ok()) return send(router, who, Reply{.status = s});
         spdlog::info("server: job {} queued: {}", r.id, fmt::join(q.args, " "));
@@ -187,7 +204,8 @@ class Server {
         if (!effect.ok()) return send(router, who, Reply{.status = effect.status()});
         if (*effect != JobTable::CancelEffect::kNone && journal_)
           if (Status s = journal_->cancelled(q.id); !s.ok()) return send(router, who, Reply{.status = s});
-        if (*effect == JobTable::CancelEffect::kStopDriver && driver_) driver_->stop(o_.stop_grace_s);
+        if (*effect == JobTable::CancelEffect::kStopDriver)
+          if (auto it = drivers_.find(q.id); it != drivers_.end()) it->second.driver.stop(o_.stop_grace_s);
         if (*effect == JobTable::CancelEffect::kDequeued) answer_waiters(router, q.id);
         r = job_reply(q.id);
         break;
@@ -198,7 +216,7 @@ class Server {
       case RequestKind::kWorkers:
         break;
     }
-    r.workers = {cluster_.listen, cluster_.min_workers, table_.last_workers()};
+    r.workers = {.endpoint = cluster_.listen, .per_job = cluster_.min_workers, .idle = pool_->idle_names(), .last = table_.last_workers()};
     send(router, who, r);
   }
 
@@ -209,39 +227,81 @@ class Server {
     waiters_.erase(it);
   }
 
+  // Jobs past their time limit have their drivers stopped (once).
+  void stop_timed_out() {
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& [id, running] : drivers_)
+      if (now >= running.deadline && table_.timed_out(id)) {
+        spdlog::warn("server: {}", time_limit_message(*table_.find(id)));
+        running.driver.stop(o_.stop_grace_s);
+      }
+  }
+
   Status reap(zmq::socket_t& router) {
-    int exit_status = 0;
-    std::string message;
-    if (!driver_ || !driver_->ended(exit_status, message)) return Status::Ok();
-    driver_.reset();
-    const std::uint64_t id = *table_.running();
-    const DriverFiles files = driver_files(dir_, id);
-    std::string report = read_report_text(files.report_json);
-    table_.ended(id, exit_status, message, report, report_workers(report));
-    if (journal_) REDFLOW_RETURN_IF_ERROR(journal_->ended(*table_.find(id)));
-    spdlog::info("server: job {} {} (exit status {})", id, to_string(table_.find(id)->state), exit_status);
-    answer_waiters(router, id);
+    for (auto it = drivers_.begin(); it != drivers_.end();) {
+      int exit_status = 0;
+      std::string message;
+      if (!it->second.driver.ended(exit_status, message)) {
+        ++it;
+        continue;
+      }
+      const std::uint64_t id = it->first;
+      it = drivers_.erase(it);
+      const DriverFiles files = driver_files(dir_, id);
+      std::string report = read_report_text(files.report_json);
+      table_.ended(id, exit_status, message, report, report_workers(report));
+      if (journal_) REDFLOW_RETURN_IF_ERROR(journal_->ended(*table_.find(id)));
+      spdlog::info("server: job {} {} (exit status {})", id, to_string(table_.find(id)->state), table_.find(id)->exit_status);
+      answer_waiters(router, id);
+    }
     return Status::Ok();
   }
 
+  // Starts every job the policy lets start now (job_table.hpp): each on idle
+  // workers of its own, sent to its driver's port.
   Status start_next(zmq::socket_t& router) {
-    auto id = table_.next_to_start();
-    if (!id) return Status::Ok();
-    const JobInfo& job = *table_.find(*id);
-    const DriverFiles files = driver_files(dir_, *id);
-    auto d = JobDriver::start(driver_argv(o_.exe, job.args, cluster_, files), job.cwd, files);
-    table_.started(*id);
-    if (journal_) REDFLOW_RETURN_IF_ERROR(journal_->started(*id));
-    if (!d.ok()) {  // the job fails, the server goes on
-      table_.ended(*id, 1, d.status().message(), "", {});
-      if (journal_) REDFLOW_RETURN_IF_ERROR(journal_->ended(*table_.find(*id)));
-      answer_waiters(router, *id);
-      return Status::Ok();
+    while (auto id = table_.next_to_start(pool_->idle())) {
+      const JobInfo& job = *table_.find(*id);
+      const std::uint32_t n = table_.workers_for(*id);
+      ClusterOptions cluster = cluster_;
+      Result<std::uint16_t> port = std::uint16_t{0};
+      if (n > 0) {
+        port = job_port(cluster_.listen, random_);
+        cluster.listen = cluster_.listen.substr(0, cluster_.listen.rfind(':') + 1) + (port.ok() ? std::to_string(*port) : "*");
+        cluster.min_workers = n;
+      }
+      const DriverFiles files = driver_files(dir_, *id);
+      auto d = port.ok() ? JobDriver::start(driver_argv(o_.exe, job.args, cluster, files), job.cwd, files) : Result<JobDriver>(port.status());
+      std::vector<std::string> workers;
+      if (d.ok() && n > 0) {
+        workers = pool_->send(n, *port, cluster_.wait_s);
+        if (workers.size() < n)
+          spdlog::warn("server: job {} has {} of its {} workers (the others were gone); its driver waits --wait {} s for them", *id,
+                       workers.size(), n, cluster_.wait_s);
+      }
+      table_.started(*id, workers);
+      if (journal_) REDFLOW_RETURN_IF_ERROR(journal_->started(*id));
+      if (!d.ok()) {  // the job fails, the server goes on
+        table_.ended(*id, 1, d.status().message(), "", {});
+        if (journal_) REDFLOW_RETURN_IF_ERROR(journal_->ended(*table_.find(*id)));
+        answer_waiters(router, *id);
+        continue;
+      }
+      spdlog::info("server: job {} started (driver pid {}) on {} worker(s)", *id, d->pid(), workers.size());
+      const double limit = table_.find(*id)->time_limit_s;
+      const auto deadline = limit > 0 ? std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                                                std::chrono::duration<double>(limit))
+                                      : std::chrono::steady_clock::time_point::max();
+      drivers_.emplace(*id, Running{std::move(*d), deadline});
     }
-    driver_ = std::move(*d);
-    spdlog::info("server: job {} started (driver pid {})", *id, driver_->pid());
     return Status::Ok();
   }
+
+  // A job's driver process, and when its time limit stops it.
+  struct Running {
+    JobDriver driver;
+    std::chrono::steady_clock::time_point deadline;
+  };
 
   const ServerOptions& o_;
   ClusterOptions cluster_;
@@ -249,7 +309,9 @@ class Server {
   JobTable table_;
   std::unique_ptr<Journal> journal_;
   std::string dir_;
-  std::optional<JobDriver> driver_;
+  std::unique_ptr<WorkerPool> pool_;
+  std::mt19937 random_{std::random_device{}()};
+  std::map<std::uint64_t, Running> drivers_;
   std::map<std::uint64_t, std::vector<std::string>> waiters_;
 };
 
@@ -258,6 +320,8 @@ class Server {
 Status check_server_options(const ServerOptions& options) {
   if (options.cluster.min_workers == 0) return Status::InvalidArgument("redflow server needs --min-workers N: the workers every job waits for");
   REDFLOW_RETURN_IF_ERROR(options.cluster.validate());
+  if (options.cluster.listen.rfind("tcp://", 0) != 0)
+    return Status::InvalidArgument("--listen " + options.cluster.listen + ": the server's workers' endpoint is tcp://HOST:PORT (each job's driver takes another port of HOST)");
   if (Status s = net::check_listen_address(options.client_listen, net::SecurityOptions{}); !s.ok())
     return Status::InvalidArgument("--client-listen: " + s.message() + " (clients reach the server on loopback only)");
   return Status::Ok();

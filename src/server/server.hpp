@@ -1,9 +1,10 @@
 // run_server: the loop of `redflow server` (docs/server.md). It binds the
-// client endpoint (a ROUTER, loopback only), keeps the JobTable, writes the
-// Journal, and runs the table's next job as a JobDriver on the workers'
-// endpoint, where `redflow worker --connect ENDPOINT --persist` processes
-// dial each job's driver in turn. Requests are answered at once, except a
-// wait, answered when its job ends.
+// client endpoint (a ROUTER, loopback only) and the workers' endpoint (a
+// WorkerPool, where `redflow worker --connect ENDPOINT --persist` processes
+// wait for jobs), keeps the JobTable, writes the Journal, and starts every
+// job the table's policy lets start as a JobDriver on a port of its own,
+// sending it the idle workers it asked for. Requests are answered at once,
+// except a wait, answered when its job ends.
 //
 // Thread-safety: run_server runs on the calling thread; `stop` may be set
 // from any thread (or a signal handler).
@@ -19,9 +20,11 @@
 namespace redflow::server {
 
 struct ServerOptions {
-  // How each job's driver meets the workers: listen (a port of "*" is
-  // chosen once and kept, in the journal too), min_workers (every job waits
-  // for this many), wait_s, heartbeat_timeout_s, keys.
+  // How the workers meet the server and each job's driver: listen (tcp; a
+  // port of "*" is chosen once and kept, in the journal too; each job's
+  // driver listens on another port of the same host), min_workers (the
+  // workers a job runs on unless it asks otherwise), wait_s (how long a
+  // driver waits for its workers), heartbeat_timeout_s, keys.
   ClusterOptions cluster;
   // Where clients connect: loopback only. Default: a free port.
   std::string client_listen = "tcp://127.0.0.1:*";
@@ -39,7 +42,7 @@ struct ServerOptions {
 };
 
 // The options' own mistakes (a usage error for the command): no
-// --min-workers, a listen address that is not one, clients off loopback.
+// --min-workers, a listen address that is not tcp, clients off loopback.
 Status check_server_options(const ServerOptions& options);
 // Serves until `stop` is set; checks the options first.
 Status run_server(const ServerOptions& options, const std::atomic<bool>& stop);

@@ -6,7 +6,7 @@ namespace redflow::server {
 namespace {
 
 constexpr std::uint32_t kServerMagic = 0x56534652;  // "RFSV"
-constexpr std::uint8_t kServerVersion = 1;
+constexpr std::uint8_t kServerVersion = 2;
 constexpr std::size_t kServerMaxString = 1 << 24;   // a report's JSON can be long
 constexpr std::size_t kServerMaxList = 1 << 20;
 constexpr const char* kServerFormat = "server request";
@@ -59,6 +59,8 @@ void put_job(wire::Writer& w, const JobInfo& j) {
   w.str(j.message);
   w.str(j.report_json);
   put_strings(w, j.workers);
+  w.u32(j.workers_asked);
+  w.f64(j.time_limit_s);
 }
 
 JobInfo get_job(wire::Reader& r) {
@@ -75,6 +77,8 @@ JobInfo get_job(wire::Reader& r) {
   j.message = r.str("message", kServerMaxString);
   j.report_json = r.str("report", kServerMaxString);
   j.workers = get_strings(r, "job workers");
+  j.workers_asked = r.u32("workers asked");
+  j.time_limit_s = r.f64("time limit");
   return j;
 }
 
@@ -87,6 +91,8 @@ std::vector<std::byte> encode(const Request& q) {
     case RequestKind::kSubmit:
       put_strings(w, q.args);
       w.str(q.cwd);
+      w.u32(q.options.workers);
+      w.f64(q.options.time_limit_s);
       break;
     case RequestKind::kStatus:
     case RequestKind::kWait:
@@ -113,7 +119,11 @@ Result<Request> decode_request(std::span<const std::byte> bytes) {
       case RequestKind::kSubmit:
         q.args = get_strings(r, "args");
         q.cwd = r.str("cwd", kServerMaxString);
+        q.options.workers = r.u32("workers");
+        q.options.time_limit_s = r.f64("time limit");
         if (!r.failed() && q.args.empty()) r.fail(wire::Error::kMalformed, "a submit without the command's words");
+        if (!r.failed() && !(q.options.time_limit_s >= 0 && q.options.time_limit_s < 1e9))
+          r.fail(wire::Error::kMalformed, "time limit " + std::to_string(q.options.time_limit_s) + " s");
         break;
       case RequestKind::kStatus:
       case RequestKind::kWait:
@@ -146,6 +156,7 @@ std::vector<std::byte> encode(const Reply& p) {
   w.str(p.workers.endpoint);
   w.u32(p.workers.per_job);
   put_strings(w, p.workers.last);
+  put_strings(w, p.workers.idle);
   return out;
 }
 
@@ -167,6 +178,7 @@ Result<Reply> decode_reply(std::span<const std::byte> bytes) {
   p.workers.endpoint = r.str("workers endpoint", kServerMaxString);
   p.workers.per_job = r.u32("workers per job");
   p.workers.last = get_strings(r, "worker names");
+  p.workers.idle = get_strings(r, "idle workers");
   r.finish("the reply");
   if (r.failed()) return wire::status("server reply", r.error(), r.what());
   return p;

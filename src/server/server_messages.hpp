@@ -4,12 +4,12 @@
 // answered with an error naming what was wrong, never dropped or fatal.
 //
 //   request: magic u32 "RFSV", version u8, kind u8, then by kind:
-//     submit   args (u32 count, strings), cwd (string)
+//     submit   args (u32 count, strings), cwd (string), workers u32, time limit f64
 //     status, wait, cancel   job id u64
 //     list, workers          nothing
 //   reply:   magic, version, ok u8; if not ok: status code u8, message;
 //            else: id u64, jobs (u32 count, JobInfo each), workers endpoint,
-//            workers per job u32, worker names (u32 count, strings)
+//            workers per job u32, last job's workers, idle workers (u32 count, strings each)
 //
 // Plain functions over plain structs; thread-safe.
 #pragma once
@@ -32,6 +32,7 @@ struct Request {
   std::uint64_t id = 0;            // status, wait, cancel
   std::vector<std::string> args = {};  // submit
   std::string cwd = {};                // submit
+  SubmitOptions options = {};          // submit
 };
 
 struct Reply {

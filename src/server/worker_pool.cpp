@@ -1,0 +1,73 @@
+// WorkerPool (worker_pool.hpp): HELLOs held, REDIRECTs sent.
+#include "server/worker_pool.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "net/driver_messages.hpp"
+#include "net/envelope.hpp"
+#include "net/sockets.hpp"
+#include "net/worker_messages.hpp"
+
+namespace redflow::server {
+
+Result<std::unique_ptr<WorkerPool>> WorkerPool::open(zmq::context_t& context, const std::string& endpoint, const net::SecurityOptions& security) {
+  std::unique_ptr<WorkerPool> pool(new WorkerPool(context));
+  auto router = net::make_driver_router(context, endpoint, pool->endpoint_, security, pool->zap_);
+  if (!router.ok()) return router.status();
+  pool->socket_ = std::move(*router);
+  return pool;
+}
+
+void WorkerPool::receive() {
+  std::vector<zmq::message_t> parts;
+  while (net::receive_message(socket_, parts, 4)) {
+    if (parts.size() < 2) continue;
+    const std::string who = parts[0].to_string();
+    net::Envelope e;
+    wire::Error error;
+    if (Status s = net::decode_envelope(net::part_spans(parts, 1), e, error); !s.ok()) {
+      spdlog::warn("server: a worker's message: {}", s.ToString());
+      continue;
+    }
+    if (e.kind != net::EnvelopeKind::kHello) {
+      // A worker that still thinks it serves a job's driver (a BYE, a late heartbeat): nothing to do here.
+      spdlog::debug("server: ignored a {} on the workers' endpoint", net::envelope_kind_name(e.kind));
+      continue;
+    }
+    net::HelloMessage hello;
+    if (Status s = net::decode(e.body, hello); !s.ok()) {
+      spdlog::warn("server: a worker's HELLO: {}", s.ToString());
+      continue;
+    }
+    // A worker that dialled again (its last HELLO's connection dropped) is idle once, where it now is.
+    std::erase_if(idle_, [&](const Idle& i) { return i.host == hello.host && i.pid == hello.pid; });
+    idle_.push_back({who, hello.name + " on " + hello.host, hello.host, hello.pid});
+    spdlog::info("server: worker '{}' on {} is idle ({} idle)", hello.name, hello.host, idle_.size());
+  }
+}
+
+std::vector<std::string> WorkerPool::idle_names() const {
+  std::vector<std::string> out;
+  for (const auto& i : idle_) out.push_back(i.name);
+  return out;
+}
+
+std::vector<std::string> WorkerPool::send(std::size_t n, std::uint16_t port, double welcome_timeout_s) {
+  std::vector<std::byte> body;
+  net::encode(net::RedirectMessage{.port = port, .welcome_timeout_ms = static_cast<std::uint32_t>(welcome_timeout_s * 1000)}, body);
+  std::vector<std::string> sent;
+  while (sent.size() < n && !idle_.empty()) {
+    Idle w = std::move(idle_.front());
+    idle_.erase(idle_.begin());
+    if (!net::send_envelope(socket_, net::EnvelopeKind::kRedirect, 0, body, w.routing_id, true)) {
+      spdlog::warn("server: worker {} is gone (its REDIRECT could not be sent)", w.name);
+      continue;
+    }
+    sent.push_back(std::move(w.name));
+  }
+  return sent;
+}
+
+}  // namespace redflow::server

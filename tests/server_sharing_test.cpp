@@ -1,0 +1,149 @@
+// How `redflow server` shares its workers, with real processes: jobs ask for
+// a number of workers (`submit --workers N`, default the server's
+// --min-workers); two small jobs run at the same time on disjoint workers; a
+// big job waits while a younger small one backfills; a job over its time
+// limit ends with a named error; and a cancelled job's workers come back to
+// the server as soon as its driver is gone, not after a heartbeat timeout.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iterator>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server_cluster.hpp"
+
+namespace redflow {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class ServerSharing : public testing::ServerClusterFixture {
+ protected:
+  // Waits (bounded) until the server has `n` idle workers.
+  void wait_idle(Client& c, std::size_t n, double limit_s = 60) {
+    const auto deadline = Clock::now() + std::chrono::duration<double>(limit_s);
+    for (;;) {
+      auto w = c.workers();
+      ASSERT_TRUE(w.ok()) << w.status().ToString();
+      if (w->idle.size() == n) return;
+      ASSERT_LT(Clock::now(), deadline) << w->idle.size() << " idle workers, not " << n << ":\n" << file_text(dir_ / "server.log");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  // Waits (bounded) until job `id` is in `state`; returns it.
+  JobInfo wait_state(Client& c, std::uint64_t id, JobState state, double limit_s = 60) {
+    const auto deadline = Clock::now() + std::chrono::duration<double>(limit_s);
+    for (;;) {
+      auto j = c.status(id);
+      EXPECT_TRUE(j.ok()) << j.status().ToString();
+      if (!j.ok() || j->state == state) return j.ok() ? *j : JobInfo{};
+      if (Clock::now() > deadline) {
+        ADD_FAILURE() << "job " << id << " is " << to_string(j->state) << ", not " << to_string(state) << "\n" << file_text(dir_ / "server.log");
+        return *j;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  // A SPITS job committing to `out` in the test's directory (absolute: the
+  // workers' plugin opens it too, in their own directory).
+  std::vector<std::string> spits_job(unsigned tasks, unsigned work_us, const std::string& out) const {
+    return {"spits", REDFLOW_SPITS_TEST_JOB, "tasks=" + std::to_string(tasks), "work_us=" + std::to_string(work_us), "out=" + (dir_ / out).string()};
+  }
+  // Where line `what` is in the server's log (npos when absent).
+  std::size_t log_at(const std::string& what) const { return file_text(dir_ / "server.log").find(what); }
+};
+
+TEST_F(ServerSharing, TwoSmallJobsRunAtOnceOnDisjointWorkersAndABigJobWaitsWhileASmallOneBackfills) {
+  testing::within_seconds(180, "jobs sharing the workers", [&] {
+    const std::string endpoint = start_server();
+    ASSERT_FALSE(endpoint.empty());
+    start_workers(endpoint);
+    Client c = client();
+    wait_idle(c, 3);
+    const std::string cwd = dir_.string();
+    const auto expected_two = spits_reference({"tasks=1500", "work_us=4000"});
+    const auto expected_one = spits_reference({"tasks=300", "work_us=4000"});
+    const Path a = random_input("a.bin", 31);
+    auto two = c.submit(spits_job(1500, 4000, "two.txt"), cwd, {.workers = 2});
+    auto big = c.submit(graph_job(a, dir_ / "y.bin"), cwd);  // the server's --min-workers: all three
+    auto one = c.submit(spits_job(300, 4000, "one.txt"), cwd, {.workers = 1});
+    ASSERT_TRUE(two.ok() && big.ok() && one.ok());
+
+    // The one-worker job backfills beside the two-worker one while the big job waits.
+    const JobInfo one_running = wait_state(c, *one, JobState::kRunning);
+    auto two_now = c.status(*two), big_now = c.status(*big);
+    ASSERT_TRUE(two_now.ok() && big_now.ok());
+    EXPECT_EQ(two_now->state, JobState::kRunning) << "the small jobs did not run at the same time";
+    EXPECT_EQ(big_now->state, JobState::kQueued) << "the big job started without its three workers";
+    EXPECT_EQ(one_running.workers.size(), 1u);
+    EXPECT_EQ(two_now->workers.size(), 2u);
+    std::set<std::string> both = names(one_running);
+    for (const auto& n : names(*two_now)) EXPECT_TRUE(both.insert(n).second) << n << " was sent to both small jobs";
+    EXPECT_EQ(both, (std::set<std::string>{"p0", "p1", "p2"}));
+
+    const JobInfo j_two = wait(c, *two), j_one = wait(c, *one), j_big = wait(c, *big);
+    EXPECT_EQ(j_two.state, JobState::kSucceeded) << j_two.message << "\n" << job_log(*two);
+    EXPECT_EQ(j_one.state, JobState::kSucceeded) << j_one.message << "\n" << job_log(*one);
+    EXPECT_EQ(j_big.state, JobState::kSucceeded) << j_big.message << "\n" << job_log(*big);
+    EXPECT_EQ(names(j_two).size(), 2u) << "the report of the two-worker job names other places";
+    EXPECT_EQ(names(j_one).size(), 1u);
+    EXPECT_EQ(names(j_big), (std::set<std::string>{"p0", "p1", "p2"}));
+    EXPECT_EQ(commit_lines(dir_ / "two.txt"), expected_two) << "a task missing, or committed twice";
+    EXPECT_EQ(commit_lines(dir_ / "one.txt"), expected_one);
+    EXPECT_EQ(file_text(dir_ / "y.bin"), graph_reference(a));
+    const std::size_t big_started = log_at("job 2 started"), one_started = log_at("job 3 started");
+    ASSERT_NE(big_started, std::string::npos);
+    EXPECT_LT(one_started, big_started) << "the younger small job did not start before the older big one";
+    expect_same_workers_running();
+  });
+}
+
+TEST_F(ServerSharing, AJobOverItsTimeLimitEndsWithANamedErrorAndACancelledJobsWorkersComeBackAtOnce) {
+  testing::within_seconds(180, "time limit and cancel", [&] {
+    // A heartbeat timeout far longer than the job's end: workers that came
+    // back within it came back because their driver's connection closed.
+    const std::string endpoint = start_server(3, {"--heartbeat-timeout", "60"});
+    ASSERT_FALSE(endpoint.empty());
+    start_workers(endpoint);
+    Client c = client();
+    wait_idle(c, 3);
+    const std::string cwd = dir_.string();
+    auto limited = c.submit(spits_job(100000, 10000, "limited.txt"), cwd, {.time_limit_s = 2});
+    ASSERT_TRUE(limited.ok());
+    const JobInfo l = wait(c, *limited, 60);
+    EXPECT_EQ(l.state, JobState::kFailed);
+    EXPECT_EQ(l.exit_status, 124);
+    EXPECT_NE(l.message.find("job 1 is over its time limit of 2 s"), std::string::npos) << l.message;
+    EXPECT_LT(commit_lines(dir_ / "limited.txt").size(), 100000u) << "the job ran to its end";
+    wait_idle(c, 3, 20);  // within 20 s, a third of the heartbeat timeout
+
+    auto cancelled = c.submit(spits_job(100000, 10000, "cancelled.txt"), cwd);
+    ASSERT_TRUE(cancelled.ok());
+    wait_state(c, *cancelled, JobState::kRunning);
+    const auto deadline = Clock::now() + std::chrono::seconds(60);
+    while (!std::filesystem::exists(dir_ / "cancelled.txt") || std::filesystem::file_size(dir_ / "cancelled.txt") == 0) {
+      ASSERT_LT(Clock::now(), deadline) << "the job committed nothing:\n" << file_text(dir_ / "server.log");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    const Path a = random_input("a.bin", 41);
+    const auto cancel_at = Clock::now();
+    ASSERT_TRUE(c.cancel(*cancelled).ok());
+    auto next = c.submit(graph_job(a, dir_ / "y.bin"), cwd);
+    ASSERT_TRUE(next.ok());
+    const JobInfo n = wait(c, *next, 60);
+    const double took = std::chrono::duration<double>(Clock::now() - cancel_at).count();
+    EXPECT_EQ(n.state, JobState::kSucceeded) << n.message << "\n" << job_log(*next);
+    EXPECT_LT(took, 20) << "the cancelled job's workers waited out a heartbeat timeout before the next job";
+    EXPECT_EQ(file_text(dir_ / "y.bin"), graph_reference(a));
+    EXPECT_EQ(c.status(*cancelled)->state, JobState::kCancelled);
+    expect_same_workers_running();
+  });
+}
+
+}  // namespace
+}  // namespace redflow
