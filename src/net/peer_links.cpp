@@ -6,6 +6,7 @@
 #include "net/envelope.hpp"
 #include "net/keys.hpp"
 #include "net/sockets.hpp"
+#include "net/zap_authenticator.hpp"
 
 namespace redflow::net {
 
@@ -68,7 +69,7 @@ bool PeerLinks::take_request(Request& out) {
     if (s.ok() && !runtime::frame_is(e.body, WireKind::kReadSlot))
       s = Status::InvalidArgument("a request that is not a slot read");
     if (!s.ok()) {
-      if (const std::uint64_t n = refusals_.refuse("its peers")) spdlog::warn("tile worker: refused a message from a peer: {}{}", s.message(), RefusalLog::times(n));
+      if (const std::uint64_t n = refusals_.refuse(kPeersName)) spdlog::warn("tile worker: refused a message from a peer: {}{}", s.message(), RefusalLog::times(n));
       continue;
     }
     out.route = route;
@@ -193,6 +194,8 @@ bool PeerLinks::take_fetched(Fetched& out) {
   }
   return false;
 }
+
+std::uint64_t PeerLinks::refused_keys() const { return zap_ ? zap_->refused() : 0; }
 
 bool PeerLinks::cancel(std::uint64_t driver_request, Fetched& out) {
   for (auto it = pending_.begin(); it != pending_.end(); ++it) {

@@ -109,6 +109,11 @@ class PeerLinks {
   // CANCEL from the driver: true, with the answer in `out`, if that fetch was still waiting.
   bool cancel(std::uint64_t driver_request, Fetched& out);
 
+  // Peers the peer socket turned away for their key (with keys), and
+  // requests from peers let in that were refused (anything but a slot read).
+  std::uint64_t refused_keys() const;
+  std::uint64_t refused_messages() const { return refusals_.count(kPeersName); }
+
  private:
   struct Pending {
     std::uint64_t driver_request = 0;
@@ -123,6 +128,7 @@ class PeerLinks {
   explicit PeerLinks(zmq::context_t& context) : context_(context) {}
   Result<zmq::socket_t*> dealer_for(const std::string& endpoint, const std::string& public_key);
   static std::vector<std::byte> not_found(const Pending& p, const std::string& why);
+  static constexpr const char* kPeersName = "its peers";  // the refusal log's one peer: all of them
 
   zmq::context_t& context_;
   SecurityOptions security_;
