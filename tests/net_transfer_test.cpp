@@ -197,6 +197,26 @@ TEST(NetValueCopies, AValueGoesToAWorkerAndBackWithoutTheDriverCopyingIt) {
       ASSERT_TRUE(tile.read_slot(read, back)) << "the worker did not give the value back";
       EXPECT_TRUE(back == value) << "the value came back changed";
     }
+    // What the driver reads back is decoded where it arrived: the first
+    // chunk's bytes, as a read gets them, lie inside the ZeroMQ message that
+    // brought them, and equal the value's start.
+    {
+      std::vector<std::byte> frame;
+      runtime::encode(net::PeerLinks::chunk_at(runtime::ReadSlotMessage{1, runtime::DataTag{1, 7, 0}, kLarge}, 0), frame);
+      auto ticket = (*server)->send(0, std::move(frame));
+      net::ReceivedBytes reply;
+      ASSERT_TRUE((*server)->await(ticket, reply));
+      EXPECT_TRUE(reply.in_place()) << "the reply was copied out of the message it arrived in";
+      runtime::DecodedFrame chunk;
+      ASSERT_TRUE(runtime::decode(reply.bytes(), chunk, /*borrow=*/true).ok());
+      ASSERT_EQ(chunk.kind, runtime::WireKind::kSlotData);
+      ASSERT_EQ(chunk.slot_bytes.size(), net::PeerLinks::kChunkBytes);
+      EXPECT_GE(chunk.slot_bytes.data(), reply.bytes().data());
+      EXPECT_LE(chunk.slot_bytes.data() + chunk.slot_bytes.size(), reply.bytes().data() + reply.bytes().size())
+          << "the value's bytes are not where the message brought them";
+      const std::vector<std::byte> value = testing::seeded_bytes(kLarge, static_cast<unsigned>(kLarge % 997));
+      EXPECT_TRUE(std::equal(chunk.slot_bytes.begin(), chunk.slot_bytes.end(), value.begin())) << "the first chunk is not the value's";
+    }
     // A value larger than the worker's slots is refused by name, piece by
     // piece, and leaves the worker serving.
     tile.set_pipeline_depth(1);

@@ -95,6 +95,9 @@ class ReceivedBytes {
     if (kept_) return {static_cast<const std::byte*>(part_.data()), part_.size()};
     return own_;
   }
+  // Whether bytes() is the ZeroMQ message the bytes arrived in (no copy),
+  // not a buffer they were copied into.
+  bool in_place() const { return kept_; }
 
  private:
   zmq::message_t part_;
