@@ -274,38 +274,51 @@ TEST_F(SpitsNet, ATaskManagerJoiningMidJobRaisesTheCommitRate) {
   Deadline dog(90s);
   start_tm("first", 1);
   ASSERT_TRUE(wait_announced(1));
-  // Commit times, to compare the rate before and after the join.
+  // When the commit count first reached each value, to compare the rate of
+  // one Task Manager with that of three. Two join once 100 tasks are
+  // committed (an event, not a time), so the first runs alone before.
+  constexpr std::uint64_t kJoinAt = 100;
   std::mutex m;
+  std::condition_variable reached;
   std::vector<std::pair<std::chrono::steady_clock::time_point, std::uint64_t>> samples;
   Options o = remote_options();
   o.on_commits = [&](std::uint64_t n) {
-    std::lock_guard lock(m);
-    samples.emplace_back(std::chrono::steady_clock::now(), n);
+    {
+      std::lock_guard lock(m);
+      samples.emplace_back(std::chrono::steady_clock::now(), n);
+    }
+    reached.notify_all();
   };
-  std::chrono::steady_clock::time_point joined;
   std::thread joiner([&] {
-    std::this_thread::sleep_for(1500ms);
-    joined = std::chrono::steady_clock::now();
+    {
+      std::unique_lock lock(m);
+      reached.wait(lock, [&] { return !samples.empty() && samples.back().second >= kJoinAt; });
+    }
     start_tm("second", 1);
     start_tm("third", 1);
   });
   auto report = run({"tasks=500", "work_us=10000"}, o);
+  {
+    std::lock_guard lock(m);
+    samples.emplace_back(std::chrono::steady_clock::now(), ~std::uint64_t{0});  // lets a joiner still waiting (a failed run) go
+  }
+  reached.notify_all();
   joiner.join();
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   expect_each_once(500);
   ASSERT_EQ(report->task_managers.size(), 3u) << "the Task Managers that joined were not used";
   for (const auto& t : report->task_managers) EXPECT_GT(t.committed, 0u) << t.name;
-  // The rate over the second before the join, and over a second starting
-  // half a second after it (time to be found and welcomed).
-  auto count_at = [&](std::chrono::steady_clock::time_point t) {
-    std::uint64_t n = 0;
+  auto first_at = [&](std::uint64_t n) {
     for (auto& [when, c] : samples)
-      if (when <= t) n = c;
-    return n;
+      if (c >= n) return when;
+    return samples.back().first;
   };
-  const double before = static_cast<double>(count_at(joined) - count_at(joined - 1s));
-  const double after = static_cast<double>(count_at(joined + 1500ms) - count_at(joined + 500ms));
-  EXPECT_GT(before, 0);
+  auto per_second = [&](std::uint64_t from, std::uint64_t to) {
+    return static_cast<double>(to - from) / std::chrono::duration<double>(first_at(to) - first_at(from)).count();
+  };
+  // One Task Manager: commits 20 to 100; three: the last 150 but the tail
+  // (330 to 480), which leaves 230 tasks for the two to be found and welcomed.
+  const double before = per_second(20, kJoinAt), after = per_second(330, 480);
   EXPECT_GT(after, 1.5 * before) << "commits/s before the join " << before << ", after " << after;
 }
 
