@@ -152,7 +152,9 @@ std::string fetch_through_relay(bool keyed) {
   EXPECT_TRUE(source.links && fetcher.links);
   if (!source.links || !fetcher.links) return "";
   EXPECT_NE(source.links->port(), 0u);
-  if (keyed) EXPECT_TRUE(source.links->admit({fetcher_key}).ok());
+  if (keyed) {
+    EXPECT_TRUE(source.links->admit({fetcher_key}).ok());
+  }
   redflow::testing::TcpRelay relay(static_cast<int>(source.links->port()));
   EXPECT_NE(relay.port(), 0);
   Pump pump{source, {&fetcher}, marked_value(), {}, {}, false, ""};
