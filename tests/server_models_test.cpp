@@ -26,8 +26,8 @@ class ServerModels : public testing::ServerClusterFixture {
                      " --output total=" + (dir_ / "reference_total.bin").string());
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
-  static std::string sum_dot() { return std::string(REDFLOW_SOURCE_DIR) + "/examples/streams/sum.dot"; }
-  static std::string demo_dot() { return std::string(REDFLOW_SOURCE_DIR) + "/examples/demo/pipeline.dot"; }
+  static std::string sum_dot() { return (std::filesystem::path(REDFLOW_SOURCE_DIR) / "examples/streams/sum.dot").string(); }
+  static std::string demo_dot() { return (std::filesystem::path(REDFLOW_SOURCE_DIR) / "examples/demo/pipeline.dot").string(); }
   // A REM job's words on `store`, the demo graph from input `a`, Y to `y`.
   std::vector<std::string> rem_job(const std::string& store, const Path& a, const Path& y) const {
     return {"rem", demo_dot(), "--store", store, "--procs", "2", "--timeout", "60", "--input", "A=" + a.string(), "--output", "Y=" + y.string()};
