@@ -160,19 +160,34 @@ void DashboardServer::publisher_main() {
   }
 }
 
-bool DashboardServer::allowed(const std::string& query_token, const std::string& authorization) const {
+bool DashboardServer::allowed(const std::string& query_token, const std::string& authorization, const std::string& cookies) const {
   if (token_.empty()) return true;
   if (same_token(query_token, token_)) return true;
   static constexpr std::string_view kScheme = "token ";
-  return authorization.size() > kScheme.size() && authorization.compare(0, kScheme.size(), kScheme) == 0 &&
-         same_token(authorization.substr(kScheme.size()), token_);
+  if (authorization.size() > kScheme.size() && authorization.compare(0, kScheme.size(), kScheme) == 0 &&
+      same_token(authorization.substr(kScheme.size()), token_))
+    return true;
+  // "Cookie: a=1; redflow_dashboard_token=T; b=2"
+  static constexpr std::string_view kCookie = "redflow_dashboard_token=";
+  for (std::size_t at = cookies.find(kCookie); at != std::string::npos; at = cookies.find(kCookie, at + 1)) {
+    if (at != 0 && cookies[at - 1] != ' ' && cookies[at - 1] != ';') continue;
+    const std::size_t from = at + kCookie.size();
+    const std::size_t end = cookies.find(';', from);
+    if (same_token(cookies.substr(from, end == std::string::npos ? std::string::npos : end - from), token_)) return true;
+  }
+  return false;
 }
 
 void DashboardServer::add_routes() {
   // An idle keep-alive connection holds a server thread this long: stop() waits for it.
   http_->set_keep_alive_timeout(1);
   http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (allowed(req.get_param_value("token"), req.get_header_value("Authorization"))) return httplib::Server::HandlerResponse::Unhandled;
+    if (allowed(req.get_param_value("token"), req.get_header_value("Authorization"), req.get_header_value("Cookie"))) {
+      // A page opened with its token hands it on to the files it loads.
+      if (!token_.empty() && req.has_param("token"))
+        res.set_header("Set-Cookie", "redflow_dashboard_token=" + token_ + "; Path=/; HttpOnly; SameSite=Strict");
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
     res.status = 403;
     res.set_content("403 Forbidden: this dashboard listens beyond loopback and needs the token printed at its start "
                     "(open the URL it printed, with ?token=...)\n",

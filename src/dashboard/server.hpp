@@ -82,7 +82,10 @@ class DashboardServer {
   void publish();
   void publisher_main();
   void add_routes();
-  bool allowed(const std::string& query_token, const std::string& authorization) const;
+  // A request may carry the token as ?token=, as "Authorization: token T",
+  // or as the cookie a page opened with ?token= was given, so that the
+  // page's own scripts and style sheets load without the token in their URLs.
+  bool allowed(const std::string& query_token, const std::string& authorization, const std::string& cookies) const;
 
   const Board& board_;
   ServerOptions options_;
