@@ -184,8 +184,12 @@ void DashboardServer::add_routes() {
   http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (allowed(req.get_param_value("token"), req.get_header_value("Authorization"), req.get_header_value("Cookie"))) {
       // A page opened with its token hands it on to the files it loads.
-      if (!token_.empty() && req.has_param("token"))
-        res.set_header("Set-Cookie", "redflow_dashboard_token=" + token_ + "; Path=/; HttpOnly; SameSite=Strict");
+      if (!token_.empty() && req.has_param("token")) {
+        std::string cookie = "redflow_dashboard_token=";
+        cookie += token_;
+        cookie += "; Path=/; HttpOnly; SameSite=Strict";
+        res.set_header("Set-Cookie", cookie);
+      }
       return httplib::Server::HandlerResponse::Unhandled;
     }
     res.status = 403;
