@@ -99,13 +99,29 @@ class ServerClusterFixture : public ::testing::Test {
     ::waitpid(server_, nullptr, 0);
     server_ = -1;
   }
-  // `count` persistent workers p0, p1, ... on `endpoint`.
+  // `count` persistent workers p0, p1, ... on `endpoint`, each saying at
+  // info level where it goes into pN.log (shown by cluster_logs()).
   void start_workers(const std::string& endpoint, unsigned count = 3) {
+    workers_.set_quiet(false);
     for (unsigned i = 0; i < count; ++i) {
-      std::vector<std::string> a = {"worker", "--connect", endpoint, "--connect-timeout", "120", "--persist", "--cores", "2",
-                                    "--name", "p" + std::to_string(i)};
-      worker_pids_.push_back(workers_.spawn_cli(a));
+      const std::string name = "p" + std::to_string(i);
+      std::vector<std::string> a = {"--log-level", "info", "worker", "--connect", endpoint, "--connect-timeout", "120", "--persist",
+                                    "--cores", "2", "--name", name};
+      worker_pids_.push_back(workers_.spawn_cli(a, (dir_ / (name + ".log")).string()));
+      ++worker_logs_;
     }
+  }
+  // The server's log and every worker's: what a failed job check shows.
+  std::string cluster_logs() const {
+    std::string out = "--- server.log\n" + file_text(dir_ / "server.log");
+    for (unsigned i = 0; i < worker_logs_; ++i) {
+      const std::string name = "p" + std::to_string(i) + ".log";
+      out += "--- ";
+      out += name;
+      out += "\n";
+      out += file_text(dir_ / name);
+    }
+    return out;
   }
   void expect_same_workers_running() {
     for (pid_t p : worker_pids_) EXPECT_EQ(workers_.wait_exit(p, 0), -1) << "worker pid " << p << " exited";
@@ -119,7 +135,7 @@ class ServerClusterFixture : public ::testing::Test {
   std::string job_log(std::uint64_t id) const { return file_text(dir_ / "journal" / ("job-" + std::to_string(id) + ".log")); }
   JobInfo wait(Client& c, std::uint64_t id, double limit_s = 90) {
     auto j = c.wait(id, limit_s);
-    EXPECT_TRUE(j.ok()) << "job " << id << ": " << j.status().ToString() << "\n" << file_text(dir_ / "server.log");
+    EXPECT_TRUE(j.ok()) << "job " << id << ": " << j.status().ToString() << "\n" << cluster_logs();
     return j.ok() ? *j : JobInfo{};
   }
   // A graph job's words: the demo graph, input `a`, output Y to `y`.
@@ -155,6 +171,7 @@ class ServerClusterFixture : public ::testing::Test {
   pid_t server_ = -1;
   WorkerProcesses workers_;
   std::vector<pid_t> worker_pids_;
+  unsigned worker_logs_ = 0;
 };
 
 }  // namespace redflow::testing

@@ -57,6 +57,32 @@ TEST(ServerJobTable, JobsStartFirstComeFirstServedAndSmallerOnesBackfill) {
   EXPECT_EQ(t.last_workers(), std::vector<std::string>{"w0 on h"}) << "a job without places forgot the last workers";
 }
 
+TEST(ServerJobTable, ARunningJobShortOfWorkersComesFirstForTheNextIdleOnes) {
+  JobTable t(2);
+  const auto a = t.submit({"run", "a.dot"}, "/w"), b = t.submit({"run", "b.dot"}, "/w", {.workers = 3}),
+             r = t.submit({"rem", "r.dot", "--store", "inproc"}, "/w");
+  EXPECT_EQ(t.next_short(), std::nullopt) << "nothing runs";
+  t.started(a, {"w0 on h"});  // its second worker was gone
+  t.started(r, {});
+  EXPECT_EQ(t.short_of(a), 1u);
+  EXPECT_EQ(t.short_of(r), 0u) << "a REM job takes no workers";
+  EXPECT_EQ(t.short_of(b), 0u) << "a queued job is not short: it waits for all of them";
+  EXPECT_EQ(t.next_short(), a);
+  t.joined(a, {"w1 on h"});
+  EXPECT_EQ(t.short_of(a), 0u);
+  EXPECT_EQ(t.next_short(), std::nullopt);
+  t.untaken(a, "w0 on h");  // sent, never confirmed
+  EXPECT_EQ(t.next_short(), a);
+  EXPECT_EQ(t.find(a)->workers, std::vector<std::string>{"w1 on h"});
+  t.untaken(a, "w9 on h");  // not one of its workers: nothing changes
+  EXPECT_EQ(t.short_of(a), 1u);
+  ASSERT_TRUE(t.cancel(a).ok());
+  EXPECT_EQ(t.next_short(), std::nullopt) << "a job being stopped gets no more workers";
+  t.ended(a, 143, "", "", {});
+  t.untaken(a, "w1 on h");
+  EXPECT_EQ(t.find(a)->workers, std::vector<std::string>{"w1 on h"}) << "an ended job's workers are what they were";
+}
+
 TEST(ServerJobTable, AJobOverItsTimeLimitEndsFailedWithANamedError) {
   JobTable t;
   const auto a = t.submit({"run", "a.dot"}, "/w", {.time_limit_s = 2.5});

@@ -147,7 +147,8 @@ TEST_F(ServerModels, ThirtyJobsOfAllFourModelsEqualTheirOneProcessRunsOnTheSameW
     };
     auto check = [&](const Submitted& s) {
       const JobInfo j = wait(c, s.id, 120);
-      EXPECT_EQ(j.state, JobState::kSucceeded) << "job " << s.id << " (" << s.model << "): " << j.message << "\n" << job_log(s.id);
+      EXPECT_EQ(j.state, JobState::kSucceeded) << "job " << s.id << " (" << s.model << "): " << j.message << "\n"
+                                               << job_log(s.id) << cluster_logs();
       if (s.model == 'g' || s.model == 'r') {
         EXPECT_EQ(file_text(dir_ / s.out), expected_y[s.input]) << "job " << s.id;
       } else if (s.model == 's') {

@@ -3,7 +3,8 @@
 // --min-workers); two small jobs run at the same time on disjoint workers; a
 // big job waits while a younger small one backfills; a job over its time
 // limit ends with a named error; and a cancelled job's workers come back to
-// the server as soon as its driver is gone, not after a heartbeat timeout.
+// the server as soon as its driver is gone, not after a heartbeat timeout;
+// a job whose worker never took its REDIRECT gets the next idle one.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "net_fake_worker.hpp"
 #include "server_cluster.hpp"
 
 namespace redflow {
@@ -142,6 +144,33 @@ TEST_F(ServerSharing, AJobOverItsTimeLimitEndsWithANamedErrorAndACancelledJobsWo
     EXPECT_EQ(file_text(dir_ / "y.bin"), graph_reference(a));
     EXPECT_EQ(c.status(*cancelled)->state, JobState::kCancelled);
     expect_same_workers_running();
+  });
+}
+
+// A worker that said HELLO and then never reads (its process froze, or its
+// connection died unseen) is sent first; it never confirms its REDIRECT, so
+// the job gets the real worker idle behind it, and runs.
+TEST_F(ServerSharing, AJobWhoseWorkerNeverTookItsRedirectGetsTheNextIdleOne) {
+  testing::within_seconds(120, "a job whose first worker did not go", [&] {
+    const std::string endpoint = start_server(1);
+    ASSERT_FALSE(endpoint.empty());
+    Client c = client();
+    zmq::context_t context;
+    zmq::socket_t ghost(context, zmq::socket_type::dealer);
+    testing::connect_and_say_hello(ghost, endpoint, testing::fake_tile_hello("ghost"));
+    wait_idle(c, 1);
+    start_workers(endpoint, 1);
+    wait_idle(c, 2);
+    const Path a = random_input("a.bin", 41);
+    auto id = c.submit(graph_job(a, dir_ / "y.bin"), dir_.string(), {.workers = 1});
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    const JobInfo j = wait(c, *id, 60);
+    ASSERT_EQ(j.state, JobState::kSucceeded) << j.message << "\n" << job_log(*id) << cluster_logs();
+    EXPECT_EQ(file_text(dir_ / "y.bin"), graph_reference(a));
+    EXPECT_EQ(names(j), std::set<std::string>{"p0"});
+    EXPECT_NE(log_at("worker ghost on test did not go to job 1 (no BYE within 5 s of its REDIRECT)"), std::string::npos)
+        << file_text(dir_ / "server.log");
+    EXPECT_NE(log_at("job 1 was short of workers; sent 1 more"), std::string::npos) << file_text(dir_ / "server.log");
   });
 }
 

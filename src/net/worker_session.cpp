@@ -229,7 +229,10 @@ Status WorkerSession::serve_one(const DriverAddress& driver, double connect_time
           if (service) break;  // a driver's; only a server says it, in place of a WELCOME
           REDFLOW_RETURN_IF_ERROR(decode(e.body, redirect));
           outcome = Outcome::kRedirected;
-          socket.set(zmq::sockopt::linger, 0);
+          // BYE tells the server this worker took it (one that never
+          // confirms is given back to its job as not come).
+          send_envelope(socket, EnvelopeKind::kBye, 0, {});
+          socket.set(zmq::sockopt::linger, 1000);
           return Status::Ok();
         case EnvelopeKind::kHeartbeat: break;
         default: spdlog::warn("worker '{}': ignored a {} from the driver", hello.name, envelope_kind_name(e.kind)); break;

@@ -23,7 +23,8 @@
 // socket with a fresh HELLO, within connect_timeout_s.
 //
 // A `redflow server` answers HELLO with REDIRECT instead (or not at all while
-// it has no job for this worker): the worker then serves the job's driver on
+// it has no job for this worker): the worker confirms it with a BYE to the
+// server, then serves the job's driver on
 // the port REDIRECT names, on the host it reached the server on, and after
 // that session (or when that driver sends no WELCOME within REDIRECT's
 // timeout) dials the server again. A session with such a driver also ends

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cassert>
 
 namespace redflow::server {
@@ -54,6 +55,30 @@ void JobTable::started(std::uint64_t id, std::vector<std::string> workers) {
   ++j.starts;
   j.workers = std::move(workers);
   running_.insert(id);
+}
+
+std::uint32_t JobTable::short_of(std::uint64_t id) const {
+  const JobInfo* j = find(id);
+  if (j == nullptr || j->state != JobState::kRunning) return 0;
+  const std::uint32_t asked = workers_for(id);
+  return j->workers.size() < asked ? asked - static_cast<std::uint32_t>(j->workers.size()) : 0;
+}
+
+std::optional<std::uint64_t> JobTable::next_short() const {
+  for (std::uint64_t id : running_)
+    if (!cancel_asked_.count(id) && !timed_out_.count(id) && short_of(id) > 0) return id;
+  return std::nullopt;
+}
+
+void JobTable::joined(std::uint64_t id, const std::vector<std::string>& workers) {
+  JobInfo& j = at(id);
+  j.workers.insert(j.workers.end(), workers.begin(), workers.end());
+}
+
+void JobTable::untaken(std::uint64_t id, const std::string& name) {
+  if (!running_.count(id)) return;
+  auto& workers = at(id).workers;
+  if (auto it = std::find(workers.begin(), workers.end(), name); it != workers.end()) workers.erase(it);
 }
 
 void JobTable::ended(std::uint64_t id, int exit_status, std::string message, std::string report_json, std::vector<std::string> workers) {

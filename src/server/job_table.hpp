@@ -11,7 +11,9 @@
 // queued job that fits on the idle workers: the oldest one when it fits,
 // else a younger, smaller one that does (it backfills) while the older
 // waits for workers to come back. Several jobs run at once, on disjoint
-// workers.
+// workers. A running job that was sent fewer workers than it asked for
+// (one was gone when its REDIRECT went out) comes first for the next idle
+// ones: next_short().
 //
 // Thread-safety: none; the server's one thread owns it.
 #pragma once
@@ -43,6 +45,15 @@ class JobTable {
   std::optional<std::uint64_t> next_to_start(std::size_t idle) const;
   // Its driver started on `workers` ("NAME on HOST"): queued -> running, one more start.
   void started(std::uint64_t id, std::vector<std::string> workers);
+  // The oldest running job sent fewer workers than it asked for (a worker
+  // that could not be reached when it started), which is not being stopped.
+  std::optional<std::uint64_t> next_short() const;
+  // How many more workers running job `id` asked for than it was sent.
+  std::uint32_t short_of(std::uint64_t id) const;
+  // More `workers` were sent to running job `id`.
+  void joined(std::uint64_t id, const std::vector<std::string>& workers);
+  // Worker `name` sent to running job `id` did not go: the job is short of one.
+  void untaken(std::uint64_t id, const std::string& name);
   // Its driver ended with `exit_status`: running -> succeeded (0) or failed,
   // or cancelled when cancel() asked for it, or failed with exit status 124
   // and a message naming its time limit when timed_out() stopped it.

@@ -120,6 +120,10 @@ class Server {
       }
       if (items[0].revents & ZMQ_POLLIN) serve(router);
       if (items[1].revents & ZMQ_POLLIN) pool_->receive();
+      for (const auto& u : pool_->untaken()) {
+        spdlog::warn("server: worker {} did not go to job {} ({}); the job gets another", u.name, u.job, u.why);
+        table_.untaken(u.job, u.name);
+      }
       stop_timed_out();
       REDFLOW_RETURN_IF_ERROR(reap(router));
       REDFLOW_RETURN_IF_ERROR(start_next(router));
@@ -260,6 +264,16 @@ class Server {
   // Starts every job the policy lets start now (job_table.hpp): each on idle
   // workers of its own, sent to its driver's port.
   Status start_next(zmq::socket_t& router) {
+    // First the running jobs still short of workers: their drivers wait for them.
+    while (pool_->idle() > 0) {
+      auto id = table_.next_short();
+      auto it = id ? drivers_.find(*id) : drivers_.end();
+      if (it == drivers_.end() || it->second.port == 0) break;
+      const std::vector<std::string> sent = pool_->send(table_.short_of(*id), it->second.port, cluster_.wait_s, *id);
+      if (sent.empty()) break;
+      spdlog::info("server: job {} was short of workers; sent {} more", *id, sent.size());
+      table_.joined(*id, sent);
+    }
     while (auto id = table_.next_to_start(pool_->idle())) {
       const JobInfo& job = *table_.find(*id);
       const std::uint32_t n = table_.workers_for(*id);
@@ -274,7 +288,7 @@ class Server {
       auto d = port.ok() ? JobDriver::start(driver_argv(o_.exe, job.args, cluster, files), job.cwd, files) : Result<JobDriver>(port.status());
       std::vector<std::string> workers;
       if (d.ok() && n > 0) {
-        workers = pool_->send(n, *port, cluster_.wait_s);
+        workers = pool_->send(n, *port, cluster_.wait_s, *id);
         if (workers.size() < n)
           spdlog::warn("server: job {} has {} of its {} workers (the others were gone); its driver waits --wait {} s for them", *id,
                        workers.size(), n, cluster_.wait_s);
@@ -292,7 +306,7 @@ class Server {
       const auto deadline = limit > 0 ? std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                                                 std::chrono::duration<double>(limit))
                                       : std::chrono::steady_clock::time_point::max();
-      drivers_.emplace(*id, Running{std::move(*d), deadline});
+      drivers_.emplace(*id, Running{std::move(*d), deadline, n > 0 ? *port : std::uint16_t{0}});
     }
     return Status::Ok();
   }
@@ -301,6 +315,7 @@ class Server {
   struct Running {
     JobDriver driver;
     std::chrono::steady_clock::time_point deadline;
+    std::uint16_t port = 0;  // where its workers are sent; 0: it takes none
   };
 
   const ServerOptions& o_;

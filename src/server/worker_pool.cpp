@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "net/driver_messages.hpp"
 #include "net/envelope.hpp"
@@ -12,8 +13,9 @@
 
 namespace redflow::server {
 
-Result<std::unique_ptr<WorkerPool>> WorkerPool::open(zmq::context_t& context, const std::string& endpoint, const net::SecurityOptions& security) {
-  std::unique_ptr<WorkerPool> pool(new WorkerPool(context));
+Result<std::unique_ptr<WorkerPool>> WorkerPool::open(zmq::context_t& context, const std::string& endpoint, const net::SecurityOptions& security,
+                                                     double confirm_timeout_s) {
+  std::unique_ptr<WorkerPool> pool(new WorkerPool(context, confirm_timeout_s));
   auto router = net::make_driver_router(context, endpoint, pool->endpoint_, security, pool->zap_);
   if (!router.ok()) return router.status();
   pool->socket_ = std::move(*router);
@@ -31,6 +33,10 @@ void WorkerPool::receive() {
       spdlog::warn("server: a worker's message: {}", s.ToString());
       continue;
     }
+    if (e.kind == net::EnvelopeKind::kBye) {
+      // A worker sent to a job took its REDIRECT.
+      if (std::erase_if(unconfirmed_, [&](const Sent& s) { return s.worker.routing_id == who; }) > 0) continue;
+    }
     if (e.kind != net::EnvelopeKind::kHello) {
       // A worker that still thinks it serves a job's driver (a BYE, a late heartbeat): nothing to do here.
       spdlog::debug("server: ignored a {} on the workers' endpoint", net::envelope_kind_name(e.kind));
@@ -43,6 +49,12 @@ void WorkerPool::receive() {
     }
     // A worker that dialled again (its last HELLO's connection dropped) is idle once, where it now is.
     std::erase_if(idle_, [&](const Idle& i) { return i.host == hello.host && i.pid == hello.pid; });
+    // One sent to a job that says HELLO before its BYE never had the REDIRECT.
+    std::erase_if(unconfirmed_, [&](const Sent& s) {
+      if (s.worker.host != hello.host || s.worker.pid != hello.pid) return false;
+      untaken_.push_back({s.job, s.worker.name, "it said HELLO again instead"});
+      return true;
+    });
     idle_.push_back({who, hello.name + " on " + hello.host, hello.host, hello.pid});
     spdlog::info("server: worker '{}' on {} is idle ({} idle)", hello.name, hello.host, idle_.size());
   }
@@ -54,7 +66,17 @@ std::vector<std::string> WorkerPool::idle_names() const {
   return out;
 }
 
-std::vector<std::string> WorkerPool::send(std::size_t n, std::uint16_t port, double welcome_timeout_s) {
+std::vector<WorkerPool::Untaken> WorkerPool::untaken() {
+  const auto now = Clock::now();
+  std::erase_if(unconfirmed_, [&](const Sent& s) {
+    if (now < s.deadline) return false;
+    untaken_.push_back({s.job, s.worker.name, fmt::format("no BYE within {:g} s of its REDIRECT", confirm_timeout_.count())});
+    return true;
+  });
+  return std::exchange(untaken_, {});
+}
+
+std::vector<std::string> WorkerPool::send(std::size_t n, std::uint16_t port, double welcome_timeout_s, std::uint64_t job) {
   std::vector<std::byte> body;
   net::encode(net::RedirectMessage{.port = port, .welcome_timeout_ms = static_cast<std::uint32_t>(welcome_timeout_s * 1000)}, body);
   std::vector<std::string> sent;
@@ -65,7 +87,9 @@ std::vector<std::string> WorkerPool::send(std::size_t n, std::uint16_t port, dou
       spdlog::warn("server: worker {} is gone (its REDIRECT could not be sent)", w.name);
       continue;
     }
-    sent.push_back(std::move(w.name));
+    spdlog::info("server: sent worker {} to job {} (its driver's port {})", w.name, job, port);
+    sent.push_back(w.name);
+    unconfirmed_.push_back({std::move(w), job, Clock::now() + std::chrono::duration_cast<Clock::duration>(confirm_timeout_)});
   }
   return sent;
 }

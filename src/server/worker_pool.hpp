@@ -7,14 +7,19 @@
 // several jobs' drivers run at once, each on its own port, on disjoint
 // workers, and the workers never see more than one endpoint.
 //
-// An idle worker that died is found out when a REDIRECT to it cannot be sent
-// (the ROUTER is mandatory): it is dropped, and another is taken.
+// A worker takes its REDIRECT by answering BYE before it leaves. One that
+// does not within the confirm timeout (it died while idle, and its REDIRECT
+// went into a connection that was already gone), or that says HELLO again
+// instead, did not go: untaken() gives it back to the server, whose job then
+// gets another. One whose connection the ROUTER already knows to be gone is
+// found out at once (the ROUTER is mandatory) and another is taken.
 //
 // Thread-safety: none; the server's one thread owns it.
 #pragma once
 
 #include <zmq.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,7 +34,9 @@ namespace redflow::server {
 class WorkerPool {
  public:
   // Binds `endpoint` (with keys: a CURVE server letting in the authorized keys).
-  static Result<std::unique_ptr<WorkerPool>> open(zmq::context_t& context, const std::string& endpoint, const net::SecurityOptions& security);
+  // A worker sent that has not answered BYE within `confirm_timeout_s` did not go.
+  static Result<std::unique_ptr<WorkerPool>> open(zmq::context_t& context, const std::string& endpoint, const net::SecurityOptions& security,
+                                                  double confirm_timeout_s = 5);
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
@@ -37,7 +44,8 @@ class WorkerPool {
   const std::string& endpoint() const { return endpoint_; }
   // For the server's poll.
   zmq::socket_t& socket() { return socket_; }
-  // Takes every message come: a HELLO makes its worker idle; anything else is logged and dropped.
+  // Takes every message come: a HELLO makes its worker idle; a BYE confirms
+  // that a worker sent took its REDIRECT; anything else is logged and dropped.
   void receive();
   std::size_t idle() const { return idle_.size(); }
   // "NAME on HOST" of each idle worker, longest idle first.
@@ -46,21 +54,40 @@ class WorkerPool {
   // listening on `port` of this host; each comes back to the server when
   // that driver has not welcomed it within `welcome_timeout_s`. Returns the
   // "NAME on HOST" of each one sent (fewer than `n` when some were gone).
-  std::vector<std::string> send(std::size_t n, std::uint16_t port, double welcome_timeout_s);
+  std::vector<std::string> send(std::size_t n, std::uint16_t port, double welcome_timeout_s, std::uint64_t job);
+
+  // A worker sent to `job` that did not go.
+  struct Untaken {
+    std::uint64_t job = 0;
+    std::string name;  // "NAME on HOST"
+    std::string why;
+  };
+  // The workers sent that did not confirm within the timeout or said HELLO
+  // again; each is given once, then forgotten (a HELLO makes it idle again).
+  std::vector<Untaken> untaken();
 
  private:
+  using Clock = std::chrono::steady_clock;
   struct Idle {
     std::string routing_id;
     std::string name;  // "NAME on HOST"
     std::string host;
     std::uint32_t pid = 0;
   };
-  WorkerPool(zmq::context_t& context) : zap_(context) {}
+  struct Sent {
+    Idle worker;
+    std::uint64_t job = 0;
+    Clock::time_point deadline;
+  };
+  WorkerPool(zmq::context_t& context, double confirm_timeout_s) : zap_(context), confirm_timeout_(confirm_timeout_s) {}
 
   net::ZapAuthenticator zap_;  // before the socket: it outlives it
   zmq::socket_t socket_;
   std::string endpoint_;
   std::vector<Idle> idle_;  // in the order their HELLOs came
+  std::chrono::duration<double> confirm_timeout_;
+  std::vector<Sent> unconfirmed_;  // sent, no BYE yet
+  std::vector<Untaken> untaken_;   // said HELLO again before their BYE
 };
 
 }  // namespace redflow::server
