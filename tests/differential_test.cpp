@@ -135,6 +135,31 @@ TEST(DifftestRunner, NoneUnderFlipsIsSilentCorruptionNotAFinding) {
   EXPECT_EQ(v.silent_none, 1u);
 }
 
+// Every run of a 3x-same actor with a 1-byte output gets one of 8 bits
+// flipped: a round where two runs got the same bit agrees on a wrong value (a
+// double fault the injector reports), and any other round agrees on nothing.
+// Every step either gives up or is a double fault; a wrong output the
+// injector cannot account for would be a mismatch.
+TEST(DifftestRunner, SameRunsHitAlikeAreDoubleFaultsAndOthersGiveUp) {
+  Case c;
+  c.options.tiles = 2;
+  c.options.slots = 8;
+  c.options.slot_bytes = 64;
+  const DataId x = c.graph.input("X", 1);
+  c.graph.actor("a", "dt.mix", {x}, c.graph.output("Y", 1));
+  for (int k = 1; k <= 40; ++k) {
+    Step s;
+    s.inputs["X"] = std::vector<std::byte>(1, std::byte{3});
+    s.redundancy = Redundancy::kTripleSame;
+    s.inject = {"bitflip:p=1,seed=" + std::to_string(k)};
+    c.steps.push_back(s);
+  }
+  const Verdict v = run_isolated(c, difftest_registry(), 60);
+  EXPECT_EQ(v.outcome, Outcome::kPass) << describe(v);
+  EXPECT_GT(v.double_faults, 0u) << "no round had two runs hit alike: the case shows nothing";
+  EXPECT_EQ(v.double_faults + v.gave_up, v.steps) << describe(v);
+}
+
 TEST(DifftestReproducer, RoundTripsAndReplays) {
   const auto dir = std::filesystem::temp_directory_path() / ("redflow_difftest_" + std::to_string(getpid()));
   Case c = generate(7, {});

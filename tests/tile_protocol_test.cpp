@@ -182,6 +182,7 @@ TEST(TileProtocolCodecTest, AnswersRoundTrip) {
   c.executions = 12;
   c.rejected = 3;
   c.injected = 4;
+  c.alike_flips = 2;
   c.unconfirmed = {1, 2, 3};
   std::vector<std::byte> frame;
   encode(c, frame);
@@ -202,6 +203,7 @@ TEST(TileProtocolCodecTest, AnswersRoundTrip) {
   EXPECT_EQ(r.executions, c.executions);
   EXPECT_EQ(r.rejected, c.rejected);
   EXPECT_EQ(r.injected, c.injected);
+  EXPECT_EQ(r.alike_flips, c.alike_flips);
   EXPECT_EQ(r.unconfirmed, c.unconfirmed);
 
   frame.clear();

@@ -263,6 +263,38 @@ TEST_P(TileTest, SameRunsVoteOnTheTile) {
   EXPECT_FALSE(c.agreed && c.rejected == 0) << "three flipped runs cannot all agree";
 }
 
+TEST_P(TileTest, SameRunsCountRoundsWhereTwoFlipsLandAlike) {
+  // On a tile that flips every output, a 1-byte output has 8 bits to flip:
+  // two of three runs often get the same one and then agree on a wrong value.
+  // The completion counts those rounds from what the injector flipped; with
+  // every run flipped, two runs agree exactly when their flips landed alike.
+  Tile& tile = make(4, 16, 1);
+  Table table({[](ActorContext& ctx) { std::memset(ctx.output_bytes().data(), 7, ctx.output_bytes().size()); }}, "", 3);
+  ASSERT_TRUE(table.load(tile).ok());
+  FaultConfigMessage f;
+  f.faulty = true;
+  ASSERT_TRUE(tile.configure_faults(f).ok());
+  SlotId extra[] = {1, 2};
+  ActorMessage m;
+  m.output_slot = 0;
+  m.output_bytes = 1;
+  m.output_tag = DataTag{1, 0};
+  m.extra_output_slots = extra;
+  m.max_rounds = 1;
+  unsigned alike = 0, apart = 0;
+  for (std::uint64_t e = 1; e <= 200; ++e) {
+    m.fault_execution = e;
+    m.output_tag = DataTag{static_cast<std::uint32_t>(e), 0};
+    const Completion c = tile.actor(m);
+    ASSERT_TRUE(c.ok) << c.error;
+    ASSERT_EQ(c.injected, 3u);
+    EXPECT_EQ(c.alike_flips, c.agreed ? 1u : 0u) << "execution " << e;
+    (c.alike_flips ? alike : apart) += 1;
+  }
+  EXPECT_GT(alike, 0u) << "no two flips landed alike in 200 rounds: the count is never shown non-zero";
+  EXPECT_GT(apart, 0u);
+}
+
 TEST_P(TileTest, CrashTileDiesAfterKActorsAndAnswersLost) {
   Tile& tile = make(2, 8, 1);
   int runs = 0;

@@ -25,6 +25,9 @@ struct TracedActor {
   double start_s = 0, end_s = 0;
   bool stolen = false;        // work stealing: this tile took it from another tile's queue
   bool faulty = false;        // a fault was injected into this execution's output
+  // *-same: rounds in which injection flipped the same bit of two runs (they
+  // agree on a wrong value: a double fault no vote can catch).
+  unsigned alike_flips = 0;
 };
 
 struct TracedTransfer {

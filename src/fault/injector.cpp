@@ -24,15 +24,15 @@ std::uint64_t FaultInjector::key(std::uint64_t execution, std::uint32_t actor, u
   return h;
 }
 
-bool FaultInjector::maybe_flip(std::uint64_t key, unsigned tile, std::span<std::byte> output) const {
-  if (output.empty()) return false;
+std::optional<std::uint64_t> FaultInjector::maybe_flip(std::uint64_t key, unsigned tile, std::span<std::byte> output) const {
+  if (output.empty()) return std::nullopt;
   const bool faulty_tile = std::find(spec_.faulty_tiles.begin(), spec_.faulty_tiles.end(), tile) != spec_.faulty_tiles.end();
   // The top 53 bits as a uniform number in [0, 1).
   const double u = static_cast<double>(mix(key ^ 0xB17F11B) >> 11) * 0x1.0p-53;
-  if (!faulty_tile && !(u < spec_.bitflip_probability)) return false;
+  if (!faulty_tile && !(u < spec_.bitflip_probability)) return std::nullopt;
   const std::uint64_t bit = mix(key ^ 0xF11B17) % (static_cast<std::uint64_t>(output.size()) * 8);
   output[bit / 8] ^= static_cast<std::byte>(1u << (bit % 8));
-  return true;
+  return bit;
 }
 
 double FaultInjector::slow_factor(unsigned tile) const {

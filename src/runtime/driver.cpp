@@ -113,7 +113,7 @@ void Engine::run_on_driver(Job& job, ActorId a) {
   }
   if (job.timed) driver_.stats.busy_s += seconds_since(t0);
   ++driver_.stats.actors;
-  if (job.tracing) driver_.trace.actors.push_back(RawActor{a, kDriverTile, 0, 0, trace_start, job.now(), false, false});
+  if (job.tracing) driver_.trace.actors.push_back(RawActor{a, kDriverTile, 0, 0, trace_start, job.now(), false, false, 0});
   s.home_state[hot.output].store(home_word(0, kHomeValid), std::memory_order_release);
   // Main memory needs no slot freeing: the inputs' consumer counts just drop.
   for (std::uint32_t i = 0; i < hot.input_count; ++i)

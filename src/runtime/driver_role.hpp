@@ -28,6 +28,7 @@ struct RawActor {
   unsigned replica, attempt;
   double start, end;
   bool stolen, faulty;
+  unsigned alike_flips;
 };
 struct RawTransfer {
   DataId data;

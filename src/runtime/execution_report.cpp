@@ -66,7 +66,7 @@ void Engine::report(Job& job, ExecutionStats& stats) {
     auto merge = [&](const TraceBuffer& b, int tile) {
       for (const RawActor& x : b.actors)
         trace->actors.push_back(TracedActor{x.actor, g.actor(x.actor).name, std::string(plan.original(x.actor)), x.tile,
-                                            x.replica, x.attempt, x.start, x.end, x.stolen, x.faulty});
+                                            x.replica, x.attempt, x.start, x.end, x.stolen, x.faulty, x.alike_flips});
       for (const RawTransfer& x : b.transfers)
         trace->transfers.push_back(TracedTransfer{g.data(x.data).name, x.from, x.to, x.bytes, x.start, x.end});
       for (const RawSlots& x : b.slots) trace->slot_use.push_back(TracedSlots{tile, x.time, x.used});

@@ -288,7 +288,8 @@ Completion LocalTile::die(ActorId actor) {
 }
 
 bool LocalTile::run_once(const ActorMessage& m, const TableEntry& e, SlotId slot, unsigned run, unsigned round, Completion& done,
-                         std::uint64_t& checksum) {
+                         std::uint64_t& checksum, std::optional<std::uint64_t>& flipped) {
+  flipped.reset();
   clear_slot(slot);
   std::span<std::byte> out{slots_[slot].memory, m.output_bytes};
   const ActorClock& clock = ActorClock::get();
@@ -306,7 +307,8 @@ bool LocalTile::run_once(const ActorMessage& m, const TableEntry& e, SlotId slot
   if (faults_ != nullptr) {
     // A real upset corrupts the result before anyone looks at it: flip first, then checksum.
     const std::uint64_t key = faults_->key(m.fault_execution, m.actor, m.replica * 4 + run, m.attempt * 64 + round);
-    if (faults_->maybe_flip(key, index_, out)) ++done.injected;
+    flipped = faults_->maybe_flip(key, index_, out);
+    if (flipped) ++done.injected;
     const double factor = faults_->slow_factor(index_);
     if (factor > 1) {
       std::this_thread::sleep_for(std::chrono::duration<double>(seconds * (factor - 1)));
@@ -403,8 +405,9 @@ Completion LocalTile::actor(const ActorMessage& m) {
   input_spans_.clear();
   for (SlotId s : m.input_slots) input_spans_.emplace_back(slots_[s].memory, slots_[s].bytes);
 
+  std::optional<std::uint64_t> flipped[3];
   if (runs == 1) {
-    if (!run_once(m, e, m.output_slot, 0, 0, done, done.checksum)) return done;
+    if (!run_once(m, e, m.output_slot, 0, 0, done, done.checksum, flipped[0])) return done;
     publish(m.output_slot, m.output_tag);
     return done;
   }
@@ -416,8 +419,12 @@ Completion LocalTile::actor(const ActorMessage& m) {
   for (unsigned round = 0; round < rounds; ++round) {
     for (unsigned run = 0; run < runs; ++run) {
       const SlotId slot = run == 0 ? m.output_slot : m.extra_output_slots[run - 1];
-      if (!run_once(m, e, slot, run, round, done, sums[run])) return done;
+      if (!run_once(m, e, slot, run, round, done, sums[run], flipped[run])) return done;
     }
+    bool alike = false;
+    for (unsigned i = 0; i < runs; ++i)
+      for (unsigned j = i + 1; j < runs; ++j) alike = alike || (flipped[i] && flipped[i] == flipped[j]);
+    done.alike_flips += alike;
     int kept = -1;
     for (unsigned i = 0; i < runs && kept < 0; ++i)
       for (unsigned j = i + 1; j < runs; ++j)

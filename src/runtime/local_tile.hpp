@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -114,8 +115,10 @@ class LocalTile final : public Tile {
     slots_[slot].round = tag.round;
     slots_[slot].tag.store(pack(tag), std::memory_order_release);
   }
-  // One run of the actor into `slot`, with fault injection; returns its checksum if wanted.
-  bool run_once(const ActorMessage& m, const TableEntry& e, SlotId slot, unsigned run, unsigned round, Completion& done, std::uint64_t& checksum);
+  // One run of the actor into `slot`, with fault injection; returns its
+  // checksum if wanted, and in `flipped` the bit injection flipped, if any.
+  bool run_once(const ActorMessage& m, const TableEntry& e, SlotId slot, unsigned run, unsigned round, Completion& done, std::uint64_t& checksum,
+                std::optional<std::uint64_t>& flipped);
 
   // Dies (crash-tile): lost for good, answering nothing but `lost`.
   Completion die(ActorId actor);

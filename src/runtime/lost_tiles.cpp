@@ -84,7 +84,7 @@ bool Engine::recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace)
     // no longer known, so whoever moves it next hashes what it moves.
     if (ok && pa.replica == 0 && !s.checksum_of.empty()) std::atomic_ref<std::uint32_t>(s.checksum_of[d]).store(0, std::memory_order_relaxed);
     job.losses.count_recomputed();
-    if (job.tracing) trace.actors.push_back(RawActor{p, kDriverTile, pa.replica, 0, start, job.now(), false, false});
+    if (job.tracing) trace.actors.push_back(RawActor{p, kDriverTile, pa.replica, 0, start, job.now(), false, false, 0});
   }
   // s.home[d] already names home_write[d]: every inner and output node's home is set at prepare().
   s.home_state[d].store(home_word(round, ok ? kHomeValid : kHomeInvalid), std::memory_order_release);

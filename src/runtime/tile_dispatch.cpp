@@ -162,7 +162,8 @@ ActorId Engine::finish_actor_message(Runner& r, Job& job, ActorId a, DataTag out
   r.stats.checksum_s += done.checksum_seconds;
   if (pa.replica != 0) s.replica_tile[a].store(static_cast<int>(r.index), std::memory_order_release);
   if (job.tracing)
-    r.trace.actors.push_back(RawActor{a, static_cast<int>(r.index), pa.replica, attempt, trace_start, job.now(), r.stolen, done.injected > 0});
+    r.trace.actors.push_back(RawActor{a, static_cast<int>(r.index), pa.replica, attempt, trace_start, job.now(), r.stolen, done.injected > 0,
+                                     done.alike_flips});
   if (!done.ok) {
     fail(job, "actor '" + std::string(job.plan->name(a)) + "' failed on tile " + std::to_string(r.index) + ": " + done.error,
          done.actor_failed ? Status::Code::kActorFailed : Status::Code::kInternal);
@@ -233,7 +234,7 @@ bool Engine::run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot) {
   std::string failure;
   const bool ok = r.local->run_local(*hot.function, job.plan->name(a), job.plan->args(a), r.input_bytes, out_slot, DataTag{job.execution, hot.output, 0},
                                     bytes, job.timed ? &r.stats.busy_s : nullptr, failure);
-  if (job.tracing) r.trace.actors.push_back(RawActor{a, static_cast<int>(r.index), 0, 0, trace_start, job.now(), r.stolen, false});
+  if (job.tracing) r.trace.actors.push_back(RawActor{a, static_cast<int>(r.index), 0, 0, trace_start, job.now(), r.stolen, false, 0});
   if (!ok) [[unlikely]] {
     fail(job, "actor '" + std::string(job.plan->name(a)) + "' failed on tile " + std::to_string(r.index) + ": " + failure, Status::Code::kActorFailed);
     return false;

@@ -174,6 +174,7 @@ void encode(const Completion& c, std::vector<std::byte>& out) {
   w.u32(c.executions);
   w.u32(c.rejected);
   w.u32(c.injected);
+  w.u32(c.alike_flips);
   w.u32(static_cast<std::uint32_t>(c.unconfirmed.size()));
   for (std::uint64_t sum : c.unconfirmed) w.u64(sum);
 }
@@ -359,6 +360,7 @@ void decode_body(WireKind kind, FrameReader& in, DecodedFrame& out, bool borrow)
       c.executions = in.u32("completion executions");
       c.rejected = in.u32("completion rejected");
       c.injected = in.u32("completion injected");
+      c.alike_flips = in.u32("completion alike flips");
       const std::size_t n = in.count("completion unconfirmed checksums", kMaxWireChecksums, 8);
       for (std::size_t i = 0; i < n && !in.failed(); ++i) c.unconfirmed.push_back(in.u64("unconfirmed checksum"));
       return;

@@ -30,8 +30,8 @@ using SlotId = std::uint32_t;
 inline constexpr SlotId kNoSlot = ~SlotId{0};
 
 // 2: kPeerDataNode; 3: actor table names functions by index; 4: kDataNodePiece;
-// 5: data nodes carry the checksum the receiver verifies
-inline constexpr std::uint16_t kTileProtocolVersion = 5;
+// 5: data nodes carry the checksum the receiver verifies; 6: completions count alike flips
+inline constexpr std::uint16_t kTileProtocolVersion = 6;
 inline constexpr std::size_t kFrameHeaderBytes = 12;
 // Limits a decoder enforces before it allocates: one frame carries at most a
 // slot's bytes plus a little, a name or args string at most 1 MiB, an actor
@@ -202,6 +202,10 @@ struct Completion {
   std::uint32_t executions = 0;  // runs performed, all rounds
   std::uint32_t rejected = 0;    // *-same: runs whose result differed from the kept one
   std::uint32_t injected = 0;    // runs whose output fault injection corrupted
+  // *-same: rounds in which fault injection flipped the same bit of two runs'
+  // outputs, which then agree on a wrong value no vote can catch (a double
+  // fault, outside what redundancy promises).
+  std::uint32_t alike_flips = 0;
   std::vector<std::uint64_t> unconfirmed;  // !agreed: every run's checksum, for counting later once a result is confirmed
   // !ok: input slots a transfer sent ahead of the actor could not fill (a
   // peer no longer held the value); the tile emptied them and ran nothing.

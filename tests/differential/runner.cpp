@@ -52,18 +52,23 @@ bool promised(const Graph& g, Redundancy r, const FaultInjection& f, const Machi
 // A wrong output that no vote can catch: two executions of one actor in one
 // round hit alike agree on the wrong value. That is a double fault, outside
 // what redundancy promises. Replicas on distinct tiles appear in the trace one
-// by one; the runs of a *-same actor share one trace entry, so a hit on one
-// of them may hide a second, identical hit.
+// by one (two hit in one attempt may have agreed); the runs of a *-same actor
+// share one trace entry, which counts the rounds where injection flipped the
+// same bit of two runs (what the injector did, not what the vote made of it),
+// so a wrong result with none is a voting bug, not bad luck.
 bool double_fault(const ExecutionTrace& t, const Graph& g) {
   std::map<std::pair<std::string, unsigned>, unsigned> hits;
   for (const TracedActor& a : t.actors) {
     if (!a.faulty) continue;
-    if (++hits[{a.original, a.attempt}] >= 2) return true;
     auto id = g.find_actor(a.original);
-    const Redundancy same = id ? g.actor(*id).redundancy.value_or(Redundancy::kNone) : Redundancy::kNone;
-    if (a.name == a.original && (same == Redundancy::kDoubleSame || same == Redundancy::kTripleSame ||
-                                 t.redundancy == "2x-same" || t.redundancy == "3x-same"))
-      return true;
+    const Redundancy own = id ? g.actor(*id).redundancy.value_or(Redundancy::kNone) : Redundancy::kNone;
+    const bool same = a.name == a.original && (own == Redundancy::kDoubleSame || own == Redundancy::kTripleSame ||
+                                              t.redundancy == "2x-same" || t.redundancy == "3x-same");
+    if (same) {
+      if (a.alike_flips > 0) return true;
+      continue;
+    }
+    if (++hits[{a.original, a.attempt}] >= 2) return true;
   }
   return false;
 }
