@@ -141,6 +141,16 @@ inline std::vector<std::byte> seeded_bytes(std::size_t n, std::uint32_t seed) {
   return v;
 }
 
+// Three local tiles under 3x-same with a bit flipped in one actor output in
+// five: a run whose fault counts (injected, detected, re-executed) are not all 0.
+inline RuntimeOptions three_tiles_flipping() {
+  RuntimeOptions o;
+  o.tiles = 3;
+  o.redundancy = Redundancy::kTripleSame;
+  o.faults.bitflip_probability = 0.2;
+  return o;
+}
+
 // `n` independent pairs: test.sleep `ms` on K_c then add X0, each K_c its
 // own constant (seeded `seed` + c), so a result booked for the wrong actor
 // shows in the outputs. Needs the test plugin (registry_with_test_plugin).

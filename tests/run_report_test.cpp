@@ -22,11 +22,7 @@ std::uint64_t units_of_places(const nlohmann::json& j) {
 TEST(RunReport, AGraphExecutionUnderRedundancyWithFaults) {
   const Graph g = testing::random_builtin_dag(20, 3);
   const auto x0 = testing::seeded_bytes(testing::kNetBytes, 1), x1 = testing::seeded_bytes(testing::kNetBytes, 2);
-  RuntimeOptions o;
-  o.tiles = 3;
-  o.redundancy = Redundancy::kTripleSame;
-  o.faults.bitflip_probability = 0.2;
-  Runtime rt(o);
+  Runtime rt(testing::three_tiles_flipping());
   auto loaded = rt.load(g, Registry::with_builtins());
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   ASSERT_TRUE(loaded->execute({{"X0", x0}, {"X1", x1}}).ok());
