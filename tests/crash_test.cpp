@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <random>
 
 #include "redflow/redflow.hpp"
@@ -174,6 +175,36 @@ TEST(CrashTile, EveryTileLostIsANamedError) {
   EXPECT_EQ(out.status().code(), Status::Code::kGaveUp) << out.status().ToString();
   EXPECT_NE(out.status().message().find("no compute tile in service"), std::string::npos) << out.status().ToString();
   EXPECT_NE(out.status().message().find("tile 0 lost"), std::string::npos) << out.status().ToString();
+}
+
+// RuntimeOptions::on_mark hears a lost tile as it is lost, with no trace
+// asked for, from the runtime's own threads (a live view's source).
+TEST(CrashTile, OnMarkHearsTheLossWithoutATrace) {
+  const testing::Shape shape = testing::fan_out_fan_in(16);  // HEFT gives each tile some
+  const Registry reg = testing::test_registry();
+  std::vector<std::vector<std::byte>> storage;
+  const Inputs inputs = testing::make_inputs(shape, storage, 1);
+  RuntimeOptions o = options(Scheduler::kHeft, 2);
+  o.faults.crash_tiles.emplace_back(1, 1);
+  std::mutex mutex;
+  std::vector<TracedMark> marks;
+  o.on_mark = [&](const TracedMark& m) {
+    std::lock_guard<std::mutex> lock(mutex);
+    marks.push_back(m);
+  };
+  ASSERT_FALSE(o.trace);
+  Runtime rt(o);
+  auto loaded = rt.load(shape.graph, reg);
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_TRUE(loaded->execute(inputs).ok());
+  ASSERT_EQ(loaded->last_stats().lost_tiles, 1u) << "the check below needs the crash";
+  std::lock_guard<std::mutex> lock(mutex);
+  ASSERT_EQ(marks.size(), 1u);
+  EXPECT_EQ(marks[0].what, "tile-lost");
+  EXPECT_EQ(marks[0].tile, 1);
+  EXPECT_EQ(marks[0].detail, "tile 1");
+  EXPECT_GE(marks[0].time_s, 0.0);
+  EXPECT_LE(marks[0].time_s, loaded->last_stats().makespan_s);
 }
 
 TEST(CrashTile, SpecParsesAndNamesItsErrors) {

@@ -8,13 +8,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
 #include "dashboard/board.hpp"
+#include "dashboard/http_probe.hpp"
 #include "dashboard/server.hpp"
 #include "net_workers.hpp"
 #include "png_pixels.hpp"
@@ -61,23 +64,30 @@ std::string dumped_text(const fs::path& p) {
   return ss.str();
 }
 
-// The page's DOM once its script rendered the run's final snapshot
-// (body data-state="finished"): chromium waits `wait_ms` after loading
-// before it dumps the DOM; a slow machine gets longer waits, all of them
-// within 90 s (ctest gives the whole test 300 s).
-std::string finished_dom(const fs::path& dir, const std::string& url) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+// The page's DOM once it holds `needle` (its script rendered a snapshot
+// that shows it). Headless chromium dumps the DOM soon after the page loaded
+// (`--timeout` bounds the wait for the load, on a slow machine), with what
+// the page's first snapshot rendered: so the page is loaded again until it
+// shows `needle` or `limit_s` passed; the last DOM is returned either way.
+std::string dom_showing(const fs::path& dir, const std::string& url, const std::string& needle, double limit_s = 90) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
   std::string dom;
-  for (int wait_ms = 1000; wait_ms <= 16000; wait_ms *= 2) {
+  for (int wait_ms = 1000;; wait_ms = std::min(2 * wait_ms, 16000)) {
     const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) break;
     const fs::path out = dir / "dom.html";
-    if (!run_chromium(dir / "profile", {"--timeout=" + std::to_string(wait_ms), "--dump-dom"}, url, out, left)) continue;
-    dom = dumped_text(out);
-    if (dom.find("data-state=\"finished\"") != std::string::npos) return dom;
+    if (run_chromium(dir / "profile", {"--timeout=" + std::to_string(wait_ms), "--dump-dom"}, url, out, left)) {
+      dom = dumped_text(out);
+      if (dom.find(needle) != std::string::npos) return dom;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // between loads of a page that does not show it yet
   }
   return dom;
 }
+
+// The page's DOM once its script rendered the run's final snapshot
+// (body data-state="finished"), within 90 s (ctest gives the whole test 300 s).
+std::string finished_dom(const fs::path& dir, const std::string& url) { return dom_showing(dir, url, "data-state=\"finished\""); }
 
 // The text of the element with id `id` (no nested elements), or "<missing>".
 std::string text_of(const std::string& dom, const std::string& id) {
@@ -103,11 +113,7 @@ TEST(DashboardBrowser, PagesShowTheRunsTilesAndItsFinalStats) {
   // A real run: 3 local tiles, 3x-same with bit flips, 4 executions.
   const Graph g = testing::random_builtin_dag(20, 7);
   const auto x0 = testing::seeded_bytes(testing::kNetBytes, 3), x1 = testing::seeded_bytes(testing::kNetBytes, 4);
-  RuntimeOptions o;
-  o.tiles = 3;
-  o.redundancy = Redundancy::kTripleSame;
-  o.faults.bitflip_probability = 0.2;
-  Runtime rt(o);
+  Runtime rt(testing::three_tiles_flipping());
   auto loaded = rt.load(g, Registry::with_builtins());
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   dashboard::Board board("graph", g.name(), 4);
@@ -176,6 +182,88 @@ TEST(DashboardBrowser, PagesShowTheRunsTilesAndItsFinalStats) {
   EXPECT_EQ(text_of(with_token, "actors-done"), std::to_string(actors)) << with_token;
   (*guarded)->stop();
   fs::remove_all(dir);
+}
+
+// The text of `path` once it contains `what` (polled, at most `limit_s`); what it holds then otherwise.
+std::string file_once_it_says(const fs::path& path, const std::string& what, double limit_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+  std::string text;
+  while (std::chrono::steady_clock::now() < deadline) {
+    text = dumped_text(path);
+    if (text.find(what) != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling a child's log for its line
+  }
+  return text;
+}
+
+// `redflow run --dashboard` on two workers, one execution of two 8 s naps:
+// a worker killed 1.5 s into it shows as lost on the page (the snapshot at
+// once, within the heartbeat timeout, and the tiles page and the event list
+// in the browser) while that first execution still runs.
+TEST(DashboardBrowser, AWorkerKilledMidExecutionShowsLostOnThePageBeforeTheExecutionEnds) {
+  if (!fs::exists(kChromium)) GTEST_SKIP() << "chromium is not installed (Debian: apt-get install chromium; scripts/bootstrap installs it)";
+  testing::within_seconds(150, "a killed worker shown lost on the dashboard", [&] {
+    const fs::path dir = fs::temp_directory_path() / ("redflow_dashboard_lost_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::ofstream(dir / "naps.dot") << "digraph naps {\n  X [kind=input, bytes=1024];\n  S0 [kind=output, bytes=1024];\n"
+                                       "  S1 [kind=output, bytes=1024];\n  nap0 [actor=\"test.sleep\", args=\"ms=8000\", work=8e9];\n"
+                                       "  nap1 [actor=\"test.sleep\", args=\"ms=8000\", work=8e9];\n"
+                                       "  X -> nap0 [port=0]; X -> nap1 [port=0]; nap0 -> S0; nap1 -> S1;\n}\n";
+    const auto x = testing::seeded_bytes(1024, 5);
+    std::ofstream(dir / "x.bin", std::ios::binary).write(reinterpret_cast<const char*>(x.data()), static_cast<std::streamsize>(x.size()));
+    const std::string addr = (dir / "driver.addr").string();
+    testing::WorkerProcesses procs;
+    procs.set_quiet(false);
+    procs.spawn_cli({"run", (dir / "naps.dot").string(), "--lib", REDFLOW_TEST_PLUGIN, "-i", "X=" + (dir / "x.bin").string(), "--listen",
+                     "tcp://127.0.0.1:*", "--min-workers", "2", "--address-file", addr, "--heartbeat-timeout", "1", "--dashboard",
+                     "--dashboard-linger", "60"},
+                    (dir / "driver.log").string());
+    const std::string driver_log = file_once_it_says(dir / "driver.log", "redflow: dashboard at ", 30);
+    const auto at = driver_log.find("redflow: dashboard at http://127.0.0.1:");
+    ASSERT_NE(at, std::string::npos) << driver_log;
+    const std::string url = driver_log.substr(at + 22, driver_log.find('\n', at) - at - 22);
+    const int port = std::atoi(url.c_str() + url.rfind(':') + 1);
+    std::vector<pid_t> workers;
+    for (int w = 0; w < 2; ++w)
+      workers.push_back(procs.spawn_cli({"--log-level", "info", "worker", "--address-file", addr, "--lib", REDFLOW_TEST_PLUGIN, "--connect-timeout", "30"},
+                                        (dir / ("worker" + std::to_string(w) + ".log")).string()));
+    for (int w = 0; w < 2; ++w) {
+      const std::string log = file_once_it_says(dir / ("worker" + std::to_string(w) + ".log"), "welcomed as tile", 60);
+      ASSERT_NE(log.find("welcomed as tile"), std::string::npos) << "worker " << w << ":\n" << log << dumped_text(dir / "driver.log");
+    }
+    // Both welcomed: the execution has started, each worker napping 8 s.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // into the naps, well before they end
+    const auto killed = std::chrono::steady_clock::now();
+    ::kill(workers[0], SIGKILL);
+    nlohmann::json snap;
+    bool lost = false;
+    while (!lost && std::chrono::steady_clock::now() - killed < std::chrono::seconds(20)) {
+      auto r = dashboard::http_get("127.0.0.1", port, "/api/snapshot");
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      snap = nlohmann::json::parse(r->body);
+      for (const auto& t : snap["tiles"]) lost = lost || t["state"] == "lost";
+      if (!lost) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling the dashboard's snapshot
+    }
+    const double after_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+    ASSERT_TRUE(lost) << "no tile shown lost 20 s after the kill:\n" << snap.dump() << "\n" << dumped_text(dir / "driver.log");
+    EXPECT_EQ(snap["executions_done"].get<int>(), 0) << "the loss must show inside the execution, not from its stats at the end";
+    EXPECT_LE(after_s, 1.0 + 4.0) << "shown lost " << after_s << " s after the kill (heartbeat timeout 1 s, 4 s for a loaded machine)";
+    ASSERT_FALSE(snap["events"].empty());
+    EXPECT_EQ(snap["events"].back()["what"], "tile-lost") << snap.dump();
+
+    const std::string base = "http://127.0.0.1:" + std::to_string(port);
+    const std::string tiles = dom_showing(dir, base + "/tiles", "data-state=\"lost\"", 40);
+    EXPECT_EQ(count_in_dom(tiles, "<tr class=\"tile\" data-state=\"lost\""), 1u) << tiles;
+    const std::string overview = dom_showing(dir, base + "/", "data-what=\"tile-lost\"", 40);
+    EXPECT_EQ(count_in_dom(overview, "data-what=\"tile-lost\""), 1u) << overview;
+    // The run goes on on the other worker and finishes: its page then says so.
+    const std::string finished = dom_showing(dir, base + "/", "data-state=\"finished\"", 60);
+    EXPECT_EQ(text_of(finished, "executions-done"), "1") << finished;
+    EXPECT_EQ(text_of(finished, "lost-tiles"), "1") << finished;
+    procs.end_all();
+    fs::remove_all(dir);
+  });
 }
 
 }  // namespace

@@ -1,12 +1,15 @@
 // `redflow run --dashboard`: the real command serves its run's dashboard;
 // after the run (--dashboard-linger) the snapshot equals the run's --stats,
 // beyond loopback the URL it prints carries the token it requires, and a bad
-// address is a usage error naming it.
+// address is a usage error naming it; `redflow spits --dashboard` counts
+// its commits live and ends with its report's numbers.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <chrono>
+#include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -26,6 +29,11 @@ class DashboardCli : public CliTest {
     args.insert(args.end(), extra.begin(), extra.end());
     log_ = path("run.log");
     pid_ = spawn_cli(args, log_);
+    return start_lingering_wait();
+  }
+  // Waits (at most 60 s) for the log of the command started to say its
+  // dashboard lingers; returns its log.
+  std::string start_lingering_wait() {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     std::string text;
     while (std::chrono::steady_clock::now() < deadline) {
@@ -116,6 +124,54 @@ TEST_F(DashboardCli, BeyondLoopbackThePrintedUrlCarriesTheToken) {
   ASSERT_TRUE(served.ok()) << served.status().ToString();
   EXPECT_EQ(served->status, 200);
   EXPECT_EQ(nlohmann::json::parse(served->body)["state"], "finished");
+}
+
+// `redflow spits --dashboard`: the commit count shows while the job runs,
+// and at the end the job's numbers equal its --stats.
+TEST_F(DashboardCli, ASpitsJobShowsItsCommitsWhileItRunsAndItsReportAtTheEnd) {
+  log_ = path("spits.log");
+  pid_ = spawn_cli({"spits", REDFLOW_SPITS_TEST_JOB, "tasks=400", "work_us=5000", "out=" + path("out.txt"), "-w", "2", "--stats",
+                    path("s.json"), "--dashboard", "--dashboard-linger", "120"},
+                   log_);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::string text;
+  int port = -1;
+  nlohmann::json live;  // a snapshot with commits counted and the job still running
+  while (std::chrono::steady_clock::now() < deadline && (port < 0 || live.is_null()) && text.find("dashboard stays up") == std::string::npos) {
+    std::ifstream in(log_);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (port < 0) port = port_of(url_in(text));
+    if (port > 0) {
+      auto r = dashboard::http_get("127.0.0.1", port, "/api/snapshot");
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      auto snap = nlohmann::json::parse(r->body);
+      if (snap["state"] == "running" && !snap["counters"].empty() && snap["counters"][0]["value"].get<double>() > 0) live = snap;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling the child's log and its dashboard
+  }
+  ASSERT_GT(port, 0) << text;
+  ASSERT_FALSE(live.is_null()) << "no snapshot counted commits while the job ran (400 tasks of 5 ms on 2 workers):\n" << text;
+  EXPECT_EQ(live["model"], "spits");
+  EXPECT_EQ(live["name"], std::filesystem::path(REDFLOW_SPITS_TEST_JOB).filename().string());
+  EXPECT_EQ(live["counters"][0]["name"], "tasks committed");
+  EXPECT_LT(live["counters"][0]["value"].get<double>(), 400) << "counted before the end";
+  text = start_lingering_wait();
+  ASSERT_NE(text.find("dashboard stays up"), std::string::npos) << text;
+  auto r = dashboard::http_get("127.0.0.1", port, "/api/snapshot");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto snap = nlohmann::json::parse(r->body);
+  std::ifstream in(path("s.json"));
+  const auto stats = nlohmann::json::parse(in);
+  EXPECT_EQ(snap["state"], "finished");
+  std::map<std::string, double> counters;
+  for (const auto& c : snap["counters"]) counters[c["name"].get<std::string>()] = c["value"].get<double>();
+  EXPECT_EQ(counters["tasks committed"], 400);
+  EXPECT_EQ(counters["tasks committed"], stats["committed"].get<double>());
+  EXPECT_EQ(counters["tasks generated"], stats["generated"].get<double>());
+  EXPECT_EQ(counters["results discarded as duplicates"], stats["duplicates_discarded"].get<double>());
+  EXPECT_EQ(counters["failed executions"], stats["strikes"].get<double>());
+  EXPECT_EQ(counters["task managers"], stats["task_managers"].size());
+  EXPECT_DOUBLE_EQ(counters["seconds"], stats["seconds"].get<double>());
 }
 
 TEST_F(DashboardCli, ABadAddressIsAUsageErrorNamingIt) {

@@ -31,11 +31,7 @@ struct FaultyRuns {
 FaultyRuns run_with_faults(unsigned executions) {
   const Graph g = testing::random_builtin_dag(20, 5);
   const auto x0 = testing::seeded_bytes(testing::kNetBytes, 1), x1 = testing::seeded_bytes(testing::kNetBytes, 2);
-  RuntimeOptions o;
-  o.tiles = 3;
-  o.redundancy = Redundancy::kTripleSame;
-  o.faults.bitflip_probability = 0.2;
-  Runtime rt(o);
+  Runtime rt(testing::three_tiles_flipping());
   auto loaded = rt.load(g, Registry::with_builtins());
   EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
   FaultyRuns r{{}, g.name()};
@@ -126,6 +122,32 @@ TEST(DashboardBoard, TileStatesAndTheRunsEnd) {
   j = nlohmann::json::parse(dashboard::to_json(board.snapshot()));
   EXPECT_EQ(j["state"], "failed");
   EXPECT_EQ(j["failure"], "replicas never agreed");
+}
+
+TEST(DashboardBoard, MarksShowAsTheyHappenAndKeepTheLastFifty) {
+  Board board("graph", "g", 1);
+  board.mark(TracedMark{"vote-failed", "sum", -1, 0.1});
+  board.mark(TracedMark{"tile-lost", "tile 2", 2, 0.2});
+  auto j = nlohmann::json::parse(dashboard::to_json(board.snapshot()));
+  EXPECT_EQ(j["executions_done"], 0) << "no execution has ended";
+  ASSERT_EQ(j["tiles"].size(), 3u) << "the lost tile's row exists before any execution's stats";
+  EXPECT_EQ(j["tiles"][2]["state"], "lost");
+  EXPECT_EQ(j["tiles"][2]["id"], 2);
+  EXPECT_EQ(j["tiles"][0]["state"], "in service");
+  ASSERT_EQ(j["events"].size(), 2u);
+  EXPECT_EQ(j["events"][0]["what"], "vote-failed");
+  EXPECT_EQ(j["events"][0]["tile"], -1);
+  EXPECT_EQ(j["events"][1]["detail"], "tile 2");
+  EXPECT_TRUE(j["events"][1]["at_s"].is_number());
+  board.mark(TracedMark{"quarantine", "tile 0 lost 3 votes", 0, 0.3});
+  EXPECT_EQ(nlohmann::json::parse(dashboard::to_json(board.snapshot()))["tiles"][0]["state"], "quarantined");
+  for (int i = 0; i < 60; ++i) board.mark(TracedMark{"speculative-copy", "a" + std::to_string(i), 1, 1.0});
+  j = nlohmann::json::parse(dashboard::to_json(board.snapshot()));
+  EXPECT_EQ(j["events_total"], 63);
+  ASSERT_EQ(j["events"].size(), dashboard::kMaxEvents);
+  EXPECT_EQ(j["events"].back()["detail"], "a59") << "the newest last";
+  EXPECT_EQ(j["events"].front()["detail"], "a10") << "the oldest beyond the last 50 are dropped";
+  EXPECT_EQ(j["tiles"][1]["state"], "in service") << "a speculative copy changes no tile's state";
 }
 
 TEST(DashboardHttp, BadAddressesAreRefusedByName) {

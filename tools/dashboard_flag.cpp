@@ -1,4 +1,4 @@
-// --dashboard on `redflow run` (dashboard_flag.hpp).
+// --dashboard on `redflow run` and `redflow spits` (dashboard_flag.hpp).
 #include "dashboard_flag.hpp"
 
 #include <fmt/format.h>
@@ -20,9 +20,10 @@ void add_dashboard_flags(CLI::App* cmd, DashboardArgs& args) {
       ->capture_default_str();
 }
 
-Result<std::unique_ptr<RunDashboard>> RunDashboard::start(const DashboardArgs& args, const std::string& name, std::uint64_t executions) {
+Result<std::unique_ptr<RunDashboard>> RunDashboard::start(const DashboardArgs& args, const std::string& name, std::uint64_t executions,
+                                                         const std::string& model) {
   if (!args.given) return std::unique_ptr<RunDashboard>();
-  std::unique_ptr<RunDashboard> d(new RunDashboard(name, executions, args.linger_s));
+  std::unique_ptr<RunDashboard> d(new RunDashboard(model, name, executions, args.linger_s));
   dashboard::ServerOptions o;
   if (!args.address.empty()) o.address = args.address;
   auto server = dashboard::DashboardServer::start(d->board_, o);

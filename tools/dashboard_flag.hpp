@@ -1,12 +1,14 @@
-// `--dashboard [ADDR]` and `--dashboard-linger SECONDS` on `redflow run`: a
-// live web dashboard of the run, inside its process (src/dashboard/,
+// `--dashboard [ADDR]` and `--dashboard-linger SECONDS` on `redflow run` and
+// `redflow spits`: a live web dashboard of the run, inside its process (src/dashboard/,
 // docs/dashboard.md). RunDashboard ties a Board and its server to one run.
 //
 //   auto d = RunDashboard::start(args, graph_name, repeat);  // prints the URL
+//   options.on_mark = [d](const TracedMark& m) { d->mark(m); };  // live events
 //   ... after each execution: (*d)->record(loaded.last_stats());
 //   (*d)->end(status);   // final state, lingers, stops
 //
-// Thread-safe as Board: record() and end() from the run's thread.
+// Thread-safe as Board: record() and end() from the run's thread, mark()
+// from any.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -30,14 +32,21 @@ void add_dashboard_flags(CLI::App* cmd, DashboardArgs& args);
 class RunDashboard {
  public:
   // Null without --dashboard; an InvalidArgument naming the address when it is bad.
-  static Result<std::unique_ptr<RunDashboard>> start(const DashboardArgs& args, const std::string& name, std::uint64_t executions);
+  // `model`: "graph", or "spits" (whose numbers come through count()).
+  static Result<std::unique_ptr<RunDashboard>> start(const DashboardArgs& args, const std::string& name, std::uint64_t executions,
+                                                     const std::string& model = "graph");
   ~RunDashboard();  // end() with a failure if end() was not called
   void record(const ExecutionStats& stats) { board_.record(stats); }
+  // An event as the runtime marks it (RuntimeOptions::on_mark), from any of its threads.
+  void mark(const TracedMark& m) { board_.mark(m); }
+  // A model's own number, from any thread (Board::count).
+  void count(const std::string& name, double value) { board_.count(name, value); }
   // The run's outcome on the page; then serves linger_s more seconds and stops.
   void end(const Status& status);
 
  private:
-  RunDashboard(const std::string& name, std::uint64_t executions, double linger_s) : board_("graph", name, executions), linger_s_(linger_s) {}
+  RunDashboard(const std::string& model, const std::string& name, std::uint64_t executions, double linger_s)
+      : board_(model, name, executions), linger_s_(linger_s) {}
   dashboard::Board board_;
   std::unique_ptr<dashboard::DashboardServer> server_;
   double linger_s_ = 0;

@@ -120,6 +120,8 @@ int run(const RunArgs& a) {
   if (!graph.ok()) return fail(graph.status());
   auto dashboard = RunDashboard::start(a.dashboard, graph->name(), a.repeat);
   if (!dashboard.ok()) return usage_error(dashboard.status());
+  // A lost or quarantined tile shows on the page when the runtime marks it, not after the execution.
+  if (RunDashboard* d = dashboard->get()) options->on_mark = [d](const TracedMark& m) { d->mark(m); };
   // Graph errors first (validation in load), then the files that feed it.
   Runtime rt(*options);
   auto loaded = rt.load(*graph, reg);

@@ -13,6 +13,7 @@
 #include "cli_common.hpp"
 #include "cluster_flags.hpp"
 #include "cluster_launch.hpp"
+#include "dashboard_flag.hpp"
 #include "report_flag.hpp"
 #include "redflow/spits.hpp"
 #include "redflow/visualize.hpp"
@@ -35,6 +36,7 @@ struct SpitsArgs {
   // --listen, --min-workers (Task Managers to wait for, with --announce-dir too), --wait, --heartbeat-timeout, --key, --authorized-keys
   ClusterOptions cluster = spits::Options{}.cluster;
   LaunchArgs launch;  // --address-file (mpirun/srun variables are ignored: a launched SPITS job is not offered)
+  DashboardArgs dashboard;
 };
 
 // The live commit count and rate: redrawn in place on a terminal (at most ten
@@ -163,11 +165,31 @@ int spits_main(const SpitsArgs& a, bool task_managers_given) {
   o.strikes = a.strikes;
   o.log_path = a.log;
   CommitProgress progress(a.progress);
-  o.on_commits = [&](std::uint64_t n) { progress.update(n); };
+  auto dashboard = RunDashboard::start(a.dashboard, std::filesystem::path(a.plugin).filename().string(), 1, "spits");
+  if (!dashboard.ok()) return usage_error(dashboard.status());
+  RunDashboard* board = dashboard->get();
+  o.on_commits = [&progress, board](std::uint64_t n) {
+    progress.update(n);
+    if (board != nullptr) board->count("tasks committed", static_cast<double>(n));
+  };
   o.trace = !a.trace.empty();
   auto report = spits::run_job(a.plugin, a.job_args, o);
-  if (!report.ok()) return fail(report.status());
+  if (!report.ok()) {
+    const int code = fail(report.status());
+    if (board != nullptr) board->end(report.status());
+    return code;
+  }
   progress.finish(report->committed);
+  if (board != nullptr) {
+    board->count("tasks committed", static_cast<double>(report->committed));
+    board->count("tasks generated", static_cast<double>(report->generated));
+    board->count("results discarded as duplicates", static_cast<double>(report->duplicates));
+    board->count("failed executions", static_cast<double>(report->strikes));
+    board->count("tasks poisoned", static_cast<double>(report->poisoned.size()));
+    board->count("task managers", static_cast<double>(report->task_managers.size()));
+    board->count("seconds", report->seconds);
+    board->count("commits per second", report->seconds > 0 ? static_cast<double>(report->committed) / report->seconds : 0);
+  }
   print_report(*report);
   if (!a.stats.empty()) {
     std::string text = stats_json(*report).dump(2) + "\n";
@@ -183,8 +205,10 @@ int spits_main(const SpitsArgs& a, bool task_managers_given) {
   if (!report->poisoned.empty()) {
     fmt::print(stderr, "redflow: error: {} poisoned task{} set aside, not committed (named above)\n", report->poisoned.size(),
                report->poisoned.size() == 1 ? "" : "s");
+    if (board != nullptr) board->end(Status::GaveUp(std::to_string(report->poisoned.size()) + " poisoned task(s) set aside"));
     return kGaveUp;
   }
+  if (board != nullptr) board->end(Status::Ok());
   return 0;
 }
 
@@ -243,8 +267,12 @@ Command add_spits_command(CLI::App& app) {
       ->type_name("DIR")
       ->group("Workers");
   cmd->add_option("--announce", a->announce, "Old name of --announce-dir")->type_name("DIR")->group("");
+  add_dashboard_flags(cmd, a->dashboard);
   auto* tms = cmd->get_option("--task-managers");
-  return {cmd, [a, tms] { return spits_main(*a, tms->count() > 0); }};
+  return {cmd, [a, tms, cmd] {
+            a->dashboard.given = cmd->count("--dashboard") > 0;
+            return spits_main(*a, tms->count() > 0);
+          }};
 }
 
 }  // namespace redflow::cli

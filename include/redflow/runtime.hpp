@@ -94,6 +94,14 @@ struct RuntimeOptions {
   // (the paper's TLM-to-TLM transfer, docs/remote.md "Transfers"); false:
   // every transfer relays through the driver (a baseline for bench/).
   bool peer_transfers = true;
+  // Told of each event of an execution as it happens, with or without a
+  // trace: the marks a trace records (TracedMark: "tile-lost",
+  // "quarantine", "vote-failed", "speculative-copy", ...; time_s from the
+  // execution's start). A live view (the dashboard) shows a lost or
+  // quarantined tile from it at once, not at the execution's end. Called on
+  // the runtime's own threads, several at once: it must be thread-safe,
+  // quick, and must not call back into the runtime. Default: none.
+  std::function<void(const TracedMark&)> on_mark = {};
   unsigned local_tiles() const { return tiles - (cluster.listen.empty() ? 0 : cluster.min_workers); }
   // Tiles a worker may still join as, beyond `tiles` (0 without cluster.listen).
   unsigned join_places() const {

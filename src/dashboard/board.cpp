@@ -62,6 +62,31 @@ void Board::record(const ExecutionStats& st) {
   }
 }
 
+void Board::mark(const TracedMark& m) {
+  const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++s_.events_total;
+  if (s_.events.size() == kMaxEvents) s_.events.erase(s_.events.begin());
+  s_.events.push_back({m.what, m.detail, m.tile, at});
+  const char* state = m.what == "tile-lost" ? "lost" : m.what == "quarantine" ? "quarantined" : nullptr;
+  if (state == nullptr || m.tile < 0) return;
+  const auto t = static_cast<std::size_t>(m.tile);
+  if (s_.tiles.size() <= t) s_.tiles.resize(t + 1);
+  s_.tiles[t].id = static_cast<unsigned>(t);
+  s_.tiles[t].state = state;
+}
+
+void Board::count(const std::string& name, double value) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (s_.state == "starting") s_.state = "running";
+  for (auto& [n, v] : s_.counters)
+    if (n == name) {
+      v = value;
+      return;
+    }
+  s_.counters.emplace_back(name, value);
+}
+
 void Board::finish(const Status& status) {
   std::lock_guard<std::mutex> lock(mutex_);
   s_.state = status.ok() ? "finished" : "failed";
@@ -81,6 +106,10 @@ std::string to_json(const Snapshot& s) {
     tiles.push_back({{"id", t.id}, {"worker", t.worker}, {"host", t.host}, {"state", t.state}, {"actors", t.actors},
                      {"bytes_in", t.bytes_in}, {"bytes_out", t.bytes_out}, {"lost_votes", t.lost_votes},
                      {"speculative", t.speculative}});
+  nlohmann::json events = nlohmann::json::array();
+  for (const EventView& e : s.events) events.push_back({{"what", e.what}, {"detail", e.detail}, {"tile", e.tile}, {"at_s", e.at_s}});
+  nlohmann::json counters = nlohmann::json::array();
+  for (const auto& [name, value] : s.counters) counters.push_back({{"name", name}, {"value", value}});
   nlohmann::json j{{"model", s.model},
                    {"name", s.name},
                    {"state", s.state},
@@ -100,7 +129,10 @@ std::string to_json(const Snapshot& s) {
                    {"scheduler", s.scheduler},
                    {"redundancy", s.redundancy},
                    {"last_execution", {{"makespan_s", s.last_makespan_s}, {"actors", s.last_actors}}},
-                   {"tiles", std::move(tiles)}};
+                   {"tiles", std::move(tiles)},
+                   {"events", std::move(events)},
+                   {"events_total", s.events_total},
+                   {"counters", std::move(counters)}};
   return j.dump();
 }
 

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "redflow/runtime.hpp"
@@ -29,12 +30,20 @@ struct TileView {
   unsigned id = 0;            // its index in ExecutionStats::tiles
   std::string worker;         // a worker's name; "" for a local tile
   std::string host;           // the worker's host; "" for a local tile
-  std::string state;          // "in service", "lost", "quarantined" or "out of service"
+  std::string state = "in service";  // "in service", "lost", "quarantined" or "out of service"
   std::uint64_t actors = 0;   // actors it ran, over every execution so far
   std::uint64_t bytes_in = 0;   // driver -> worker, over every execution so far
   std::uint64_t bytes_out = 0;  // worker -> driver, over every execution so far
   std::uint64_t lost_votes = 0; // its replica results a vote found wrong, over every execution so far
   std::uint64_t speculative = 0;  // copies of stragglers it ran, over every execution so far
+};
+
+// An event of the run as the runtime marked it (RuntimeOptions::on_mark).
+struct EventView {
+  std::string what;    // "tile-lost", "quarantine", "vote-failed", "speculative-copy", ...
+  std::string detail;  // the actor or the tile
+  int tile = -1;       // the tile it happened on; -1: none
+  double at_s = 0;     // since the board was made
 };
 
 // The whole dashboard at one moment. Counts are totals over the executions
@@ -63,7 +72,15 @@ struct Snapshot {
   double last_makespan_s = 0;
   std::uint64_t last_actors = 0;
   std::vector<TileView> tiles;
+  std::vector<EventView> events;  // the last kMaxEvents, oldest first
+  std::uint64_t events_total = 0;  // events marked so far
+  // A model's own numbers ("tasks committed" of a SPITS job, ...), in the
+  // order first counted; graph runs have none.
+  std::vector<std::pair<std::string, double>> counters;
 };
+
+// How many recent events a snapshot keeps.
+inline constexpr std::size_t kMaxEvents = 50;
 
 // The snapshot as JSON (schema: docs/dashboard.md, "Snapshot JSON").
 std::string to_json(const Snapshot& s);
@@ -77,6 +94,13 @@ class Board {
 
   // An execution finished well: adds its counts and takes its tiles' states.
   void record(const ExecutionStats& stats);
+  // An event as it happens, from any thread: kept among the recent events;
+  // "tile-lost" and "quarantine" set that tile's state at once (the
+  // execution's stats confirm it when it ends).
+  void mark(const TracedMark& m);
+  // Sets the model's counter `name` (a SPITS job's commits as they come,
+  // its report's numbers at the end): "running" from the first one on.
+  void count(const std::string& name, double value);
   // The run ended: "finished" when `status` is ok, else "failed" with its message.
   void finish(const Status& status);
   Snapshot snapshot() const;

@@ -83,10 +83,13 @@ void Engine::report(Job& job, ExecutionStats& stats) {
 }
 
 void Engine::mark(Job& job, std::string what, std::string detail, int tile) {
+  const auto& on_mark = options_.on_mark;
+  if (!job.tracing && !on_mark) return;
+  TracedMark m{std::move(what), std::move(detail), tile, job.now()};
+  if (on_mark) on_mark(m);
   if (!job.tracing) return;
-  const double t = job.now();
   std::lock_guard<std::mutex> lock(job.mark_mutex);
-  job.marks.push_back(TracedMark{std::move(what), std::move(detail), tile, t});
+  job.marks.push_back(std::move(m));
 }
 
 }  // namespace redflow::runtime

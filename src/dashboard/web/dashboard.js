@@ -32,7 +32,11 @@
     set("redundancy", s.redundancy || "-");
     set("last-actors", count(s.last_execution.actors));
     set("last-makespan", (1e3 * s.last_execution.makespan_s).toFixed(3));
-    history.push([s.elapsed_s, s.actors_done]);
+    // A graph run's progress is its actors; another model's, its first counter (a SPITS job's commits).
+    const first = s.counters.length > 0 ? s.counters[0] : null;
+    const done = s.model === "graph" || !first ? s.actors_done : first.value;
+    set("history-what", s.model === "graph" || !first ? "Actors done" : first.name[0].toUpperCase() + first.name.slice(1));
+    history.push([s.elapsed_s, done]);
     if (history.length > 600) history.shift();
     const line = document.getElementById("history-line");
     if (line && history.length > 0) {
@@ -68,6 +72,38 @@
     }));
   }
 
+  // A model's own numbers (a SPITS job's), in the order the run first counted them.
+  function counters(s) {
+    const section = document.getElementById("model-counters");
+    if (!section) return;
+    section.hidden = s.counters.length === 0;
+    set("model-name", s.model);
+    document.getElementById("counter-rows").replaceChildren(...s.counters.map((c) => {
+      const tr = document.createElement("tr");
+      tr.dataset.counter = c.name;
+      const th = document.createElement("th");
+      th.textContent = c.name;
+      const td = document.createElement("td");
+      td.textContent = Number.isInteger(c.value) ? String(c.value) : c.value.toFixed(3);
+      tr.append(th, td);
+      return tr;
+    }));
+  }
+
+  // The runtime's events as they happened, newest first.
+  function eventList(s) {
+    const list = document.getElementById("events");
+    if (!list) return;
+    set("events-total", count(s.events_total));
+    list.replaceChildren(...s.events.slice().reverse().map((e) => {
+      const li = document.createElement("li");
+      li.dataset.what = e.what;
+      if (e.tile >= 0) li.dataset.tile = String(e.tile);
+      li.textContent = e.at_s.toFixed(1) + " s  " + e.what + "  " + e.detail;
+      return li;
+    }));
+  }
+
   function render(s) {
     const state = document.getElementById("run-state");
     if (state) { state.textContent = s.state; state.className = "state " + s.state; }
@@ -77,8 +113,11 @@
     set("tile-count", count(s.tiles.length));
     overview(s);
     tiles(s);
+    counters(s);
+    eventList(s);
     document.body.dataset.snapshots = String(Number(document.body.dataset.snapshots || 0) + 1);
     document.body.dataset.state = s.state;
+    document.body.dataset.model = s.model;
   }
 
   fetch(withToken("/api/snapshot")).then((r) => r.json()).then(render).catch(() => set("run-state", "unreachable"));
