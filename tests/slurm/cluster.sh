@@ -18,8 +18,10 @@
 
 SLURM_SKIP=77
 
+# Skips the test: the reason goes on the line after "NAME: Skipped", where
+# scripts/skipped-tests finds it in ctest's log (as it finds GTEST_SKIP's).
 slurm_skip() {
-  echo "SKIP: $*" >&2
+  printf '%s: Skipped\n%s\n' "${0##*/}" "$*" >&2
   exit "$SLURM_SKIP"
 }
 
@@ -119,6 +121,12 @@ slurm_cluster_start() {
   done
   SLURM_TEST_DIR=$(mktemp -d /tmp/redflow-slurm.XXXXXX)
   trap slurm_cluster_stop EXIT
+  # A test killed outright (ctest's timeout) runs no trap: a guard outside
+  # its process tree stops the cluster once the test's shell is gone (after
+  # a normal exit it finds the directory removed and does nothing).
+  setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done
+    source "$2"; SLURM_TEST_DIR=$3; export SLURM_CONF=$3/slurm.conf; slurm_cluster_stop' \
+    slurm-guard "$$" "${BASH_SOURCE[0]}" "$SLURM_TEST_DIR" </dev/null >/dev/null 2>&1 &
   local d=$SLURM_TEST_DIR
   chmod 0700 "$d"
   mkdir -p "$d/state" "$d/spool" "$d/munge"
