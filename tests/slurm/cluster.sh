@@ -185,7 +185,7 @@ SchedulerType=sched/backfill
 ReturnToService=2
 InactiveLimit=0
 KillWait=2
-MinJobAge=2
+MinJobAge=300
 SlurmctldTimeout=30
 SlurmdTimeout=30
 NodeName=$SLURM_NODE NodeAddr=127.0.0.1 CPUs=$SLURM_CPUS RealMemory=$memory State=UNKNOWN

@@ -6,7 +6,9 @@
 # that job, submits a graph job and a SPITS job, checks each output against
 # its one-process run and that both ran on those workers, then ends the
 # allocation with scancel and checks that nothing of it is left running and
-# that the server no longer answers.
+# that the server no longer answers. A second allocation on the same
+# directory must list both jobs from the journal and, given no work, end by
+# itself once its workers have been idle REDFLOW_WORKER_IDLE seconds.
 # Usage: server_allocation_test.sh SOURCE_DIR REDFLOW SPITS_PI.so   (exit 77: skipped, why on stderr)
 set -euo pipefail
 source_dir=$1
@@ -108,4 +110,26 @@ slurm_wait_for 10 "the server and workers to end" all_gone $server_pid $worker_p
 while read -r endpoint; do
   ! listening "$endpoint" || fail "something still listens at the server's endpoint $endpoint after scancel"
 done <"$shared/server"
-echo "server_allocation_test: ok (job $job: graph job $id and SPITS job $sid right on its srun workers, nothing left after scancel)"
+
+# A second allocation on the same DIR: the server resumes from the journal
+# (both jobs listed as succeeded), and with no job to run its workers end
+# after REDFLOW_WORKER_IDLE seconds, and so does the allocation, completed.
+rm -f "$shared/server"
+job2=$(REDFLOW=$REDFLOW REDFLOW_SHARED_DIR=$shared REDFLOW_LISTEN_HOST=127.0.0.1 REDFLOW_WORKER_IDLE=2 \
+  timeout 20 sbatch --parsable --ntasks=2 --output="$work/job2.out" "$source_dir/examples/cluster/server.sbatch") ||
+  fail "the second sbatch server.sbatch failed: $job2"
+job2=${job2%%;*}
+server_up() { [ "$(cat "$shared/server" 2>/dev/null | wc -l)" -ge 2 ]; }
+slurm_wait_for 30 "the second server" server_up || fail "job $job2: no server file within 30 s"
+listed=$(rf jobs) || fail "the second server does not answer: $listed"
+for j in "$id" "$sid"; do
+  grep -Eq "^ +$j +succeeded +0 " <<<"$listed" || fail "the second server (job $job2) does not list job $j as succeeded from the journal: $listed"
+done
+job_state() { timeout 10 scontrol show job "$job2" --oneliner 2>/dev/null; }
+completed() { job_state | grep -q " JobState=COMPLETED .* ExitCode=0:0 "; }
+slurm_wait_for 30 "job $job2 to complete" completed ||
+  fail "job $job2 did not complete by itself within 30 s of idle workers: $(job_state)"
+slurm_wait_for 10 "job $job2's processes to end" test -z "$(slurm_job_pids "$job2")" ||
+  fail "processes of job $job2 still running after it completed: $(slurm_job_pids "$job2" | paste -sd,)"
+echo "server_allocation_test: ok (job $job: graph job $id and SPITS job $sid right on its srun workers, nothing left after scancel;" \
+  "job $job2: the journal's jobs listed, ended by itself when idle)"
