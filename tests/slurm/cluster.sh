@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # A single-node Slurm cluster on this machine for one test, sourced by the
 # tests/slurm/*_test.sh scripts:
 #   source tests/slurm/cluster.sh
@@ -37,7 +38,10 @@ slurm_wait_for() {
   shift 2
   local deadline=$((SECONDS + seconds))
   until "$@" >/dev/null 2>&1; do
-    [ "$SECONDS" -lt "$deadline" ] || return 1
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "cluster.sh: gave up waiting for $what after $seconds s" >&2
+      return 1
+    fi
     sleep 0.2
   done
 }
@@ -124,6 +128,7 @@ slurm_cluster_start() {
   # A test killed outright (ctest's timeout) runs no trap: a guard outside
   # its process tree stops the cluster once the test's shell is gone (after
   # a normal exit it finds the directory removed and does nothing).
+  # shellcheck disable=SC2016  # expanded by the guard's shell
   setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done
     source "$2"; SLURM_TEST_DIR=$3; export SLURM_CONF=$3/slurm.conf; slurm_cluster_stop' \
     slurm-guard "$$" "${BASH_SOURCE[0]}" "$SLURM_TEST_DIR" </dev/null >/dev/null 2>&1 &
@@ -148,7 +153,7 @@ slurm_cluster_start() {
   SLURM_CPUS=$(sed -n 's/.* CPUs=\([0-9]*\).*/\1/p' <<<"$probe")
   local memory
   memory=$(sed -n 's/.* RealMemory=\([0-9]*\).*/\1/p' <<<"$probe")
-  [ -n "$SLURM_CPUS" ] && [ -n "$memory" ] || slurm_skip "slurmd -C printed no CPUs or RealMemory: $probe"
+  if [ -z "$SLURM_CPUS" ] || [ -z "$memory" ]; then slurm_skip "slurmd -C printed no CPUs or RealMemory: $probe"; fi
   local ctld_port slurmd_port
   ctld_port=$(slurm_free_port)
   slurmd_port=$(slurm_free_port)

@@ -43,5 +43,5 @@ cmp one.bin shared/Y.bin || slurm_fail "the Slurm job's Y differs from the one-p
 
 slurm_wait_for 20 "job $job to leave the queue" slurm_no_jobs || slurm_fail "job $job still listed: $(squeue 2>&1)"
 left=$(slurm_job_pids "$job")
-[ -z "$left" ] || slurm_fail "processes of job $job still running: $(ps -o pid,args -p "$(echo $left | tr ' ' ,)")"
+[ -z "$left" ] || slurm_fail "processes of job $job still running: $(ps -o pid,args -p "$(paste -sd, <<<"$left")")"
 echo "sbatch_graph_test: ok (job $job: the same Y as a one-process run)"

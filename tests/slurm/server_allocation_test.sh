@@ -119,7 +119,7 @@ job2=$(REDFLOW=$REDFLOW REDFLOW_SHARED_DIR=$shared REDFLOW_LISTEN_HOST=127.0.0.1
   timeout 20 sbatch --parsable --ntasks=2 --output="$work/job2.out" "$source_dir/examples/cluster/server.sbatch") ||
   fail "the second sbatch server.sbatch failed: $job2"
 job2=${job2%%;*}
-server_up() { [ "$(cat "$shared/server" 2>/dev/null | wc -l)" -ge 2 ]; }
+server_up() { [ -f "$shared/server" ] && [ "$(wc -l <"$shared/server")" -ge 2 ]; }
 slurm_wait_for 30 "the second server" server_up || fail "job $job2: no server file within 30 s"
 listed=$(rf jobs) || fail "the second server does not answer: $listed"
 for j in "$id" "$sid"; do
