@@ -58,11 +58,15 @@ slurm_cluster_logs() {
   done >&2
 }
 
+# Stops the daemon whose pid FILE holds, if that process is still one this
+# cluster started (its command line names the cluster's directory): a pid
+# left in a file by a daemon that died may belong to another process since.
 slurm_stop_pid_file() {
   local file=$1 pid
   [ -f "$file" ] || return 0
   pid=$(cat "$file" 2>/dev/null) || return 0
   [ -n "$pid" ] || return 0
+  tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF "$SLURM_TEST_DIR/" || return 0
   kill "$pid" 2>/dev/null || return 0
   local deadline=$((SECONDS + 10))
   while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
