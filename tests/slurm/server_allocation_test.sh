@@ -22,7 +22,7 @@ cd "$work"
 shared=$work/shared
 rf() { timeout 60 "$REDFLOW" "$1" --server-file "$shared/server" "${@:2}"; }
 show_logs() {
-  for f in job.out shared/server.log; do
+  for f in job.out job2.out shared/server.log; do
     [ -f "$f" ] && { echo "--- $f"; cat "$f"; }
   done >&2
   slurm_cluster_logs
