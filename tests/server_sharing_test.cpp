@@ -4,7 +4,8 @@
 // big job waits while a younger small one backfills; a job over its time
 // limit ends with a named error; and a cancelled job's workers come back to
 // the server as soon as its driver is gone, not after a heartbeat timeout;
-// a job whose worker never took its REDIRECT gets the next idle one.
+// a job whose worker never took its REDIRECT gets the next idle one; idle
+// workers wait as long as the server beats them, and a dead one is dropped.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -171,6 +172,47 @@ TEST_F(ServerSharing, AJobWhoseWorkerNeverTookItsRedirectGetsTheNextIdleOne) {
     EXPECT_NE(log_at("worker ghost on test did not go to job 1 (no BYE within 5 s of its REDIRECT)"), std::string::npos)
         << file_text(dir_ / "server.log");
     EXPECT_NE(log_at("job 1 was short of workers; sent 1 more"), std::string::npos) << file_text(dir_ / "server.log");
+  });
+}
+
+// The server beats its idle workers: one with a 2 s --connect-timeout
+// waits through 6 s without a job and then takes one; one with
+// --idle-timeout 2 ends by itself with exit 0; and a worker killed while
+// idle is dropped from the idle list when a beat to it cannot be sent.
+TEST_F(ServerSharing, IdleWorkersWaitAsLongAsTheServerBeatsThemAndADeadOneIsDropped) {
+  testing::within_seconds(120, "idle workers at a server", [&] {
+    const std::string endpoint = start_server(1);
+    ASSERT_FALSE(endpoint.empty());
+    Client c = client();
+    workers_.set_quiet(false);
+    const pid_t patient = workers_.spawn_cli({"worker", "--connect", endpoint, "--persist", "--connect-timeout", "2", "--name", "patient"},
+                                             (dir_ / "patient.log").string());
+    wait_idle(c, 1);
+    EXPECT_EQ(workers_.wait_exit(patient, 6), -1) << "a worker with --connect-timeout 2 left its server after less than 6 s:\n"
+                                                  << file_text(dir_ / "patient.log");
+    auto w = c.workers();
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    EXPECT_EQ(w->idle.size(), 1u) << "the patient worker is no longer idle at the server";
+    const Path a = random_input("a.bin", 51);
+    auto id = c.submit(graph_job(a, dir_ / "y.bin"), dir_.string(), {.workers = 1});
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    const JobInfo j = wait(c, *id, 60);
+    ASSERT_EQ(j.state, JobState::kSucceeded) << j.message << "\n" << job_log(*id);
+    EXPECT_EQ(names(j), std::set<std::string>{"patient"});
+    EXPECT_EQ(file_text(dir_ / "y.bin"), graph_reference(a));
+    wait_idle(c, 1);  // back at the server after its job
+
+    const pid_t brief = workers_.spawn_cli({"--log-level", "info", "worker", "--connect", endpoint, "--persist", "--idle-timeout", "2", "--name", "brief"},
+                                           (dir_ / "brief.log").string());
+    wait_idle(c, 2);
+    EXPECT_EQ(workers_.wait_exit(brief, 30), 0) << "a worker with --idle-timeout 2 did not end well by itself:\n" << file_text(dir_ / "brief.log");
+    EXPECT_NE(file_text(dir_ / "brief.log").find("(--idle-timeout): ending"), std::string::npos) << file_text(dir_ / "brief.log");
+    wait_idle(c, 1, 20);  // the server found it gone: only the patient one is idle
+
+    ::kill(patient, SIGKILL);
+    EXPECT_NE(workers_.wait_exit(patient, 10), -1);
+    wait_idle(c, 0, 20);
+    EXPECT_NE(log_at("idle worker patient on "), std::string::npos) << file_text(dir_ / "server.log");
   });
 }
 

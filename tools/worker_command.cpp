@@ -62,7 +62,14 @@ Command add_worker_command(CLI::App& app) {
       ->type_name("PLUGIN.so")
       ->check(readable_file());
   sub->add_option("--name", a->worker.name, "How drivers' logs, errors and reports name this worker (default: HOST:PID)");
-  sub->add_flag("--persist", a->worker.persist, "After a driver's BYE, wait for the next driver (at most --connect-timeout each)");
+  sub->add_option("--idle-timeout", a->worker.idle_timeout_s,
+                  "Waiting at a `redflow server` for a job: end (exit 0) after this many seconds with none, e.g. to give a batch "
+                  "allocation back (default 0: wait as long as the server is there)")
+      ->check(CLI::Range(0.0, 1e9))
+      ->type_name("SECONDS");
+  sub->add_flag("--persist", a->worker.persist,
+                "After a driver's BYE, wait for the next driver (at most --connect-timeout each; at a `redflow server`, as long as "
+                "the server is there)");
   return {sub, [a] {
             if (Status s = a->driver.check(); !s.ok()) return usage_error(s);
             a->worker.connect = a->driver.connect;

@@ -41,6 +41,11 @@ struct WorkerOptions {
   // --- Its life.
   double connect_timeout_s = 30;  // for each driver's WELCOME (and, with address_file, for the file)
   bool persist = false;           // after a driver's BYE, wait for the next one (default: serve one driver)
+  // Waiting at a `redflow server` for a job (whose heartbeats keep it
+  // waiting past connect_timeout_s), end after this long with none, with
+  // success: a batch allocation given back when idle. 0: wait as long as
+  // the server is there.
+  double idle_timeout_s = 0;
   // Called with the role ("tile", "stream node", "task manager") and id of
   // each WELCOME, on the worker's thread (a log, a test).
   std::function<void(const std::string& role, unsigned id)> on_welcome = {};

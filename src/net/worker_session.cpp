@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -60,6 +61,7 @@ Status WorkerSession::run() {
     Outcome outcome = Outcome::kNoWelcome;
     RedirectMessage redirect;
     Status s = serve_one(*driver, redirected ? job_timeout_s : options_.connect_timeout_s, redirected, outcome, redirect);
+    if (outcome == Outcome::kIdle) return Status::Ok();
     if (outcome == Outcome::kRedirected) {
       job_driver = DriverAddress{with_port(driver->endpoint, redirect.port), driver->server_public_key};
       job_timeout_s = redirect.welcome_timeout_ms / 1000.0;
@@ -122,7 +124,10 @@ Status WorkerSession::serve_one(const DriverAddress& driver, double connect_time
   }
   std::vector<std::byte> body;
   encode(hello, body);
-  const auto connect_deadline = welcome_deadline(connect_timeout_s);
+  auto connect_deadline = welcome_deadline(connect_timeout_s);
+  // At a server (known by its first heartbeat), the wait for a job ends at the idle timeout.
+  const auto idle_deadline = !redirected && options_.idle_timeout_s > 0 ? welcome_deadline(options_.idle_timeout_s) : Clock::time_point::max();
+  bool at_server = false;
   const bool keyed = !security.key_file.empty();
   if (!send_hello(socket, body, connect_deadline)) return no_welcome(connect, connect_timeout_s, keyed, &watch);
 
@@ -234,7 +239,14 @@ Status WorkerSession::serve_one(const DriverAddress& driver, double connect_time
           send_envelope(socket, EnvelopeKind::kBye, 0, {});
           socket.set(zmq::sockopt::linger, 1000);
           return Status::Ok();
-        case EnvelopeKind::kHeartbeat: break;
+        case EnvelopeKind::kHeartbeat:
+          // Before a WELCOME only a server beats, to a worker it holds idle
+          // for its next job: it is there, so the wait goes on.
+          if (!service) {
+            at_server = true;
+            connect_deadline = std::min(welcome_deadline(connect_timeout_s), idle_deadline);
+          }
+          break;
         default: spdlog::warn("worker '{}': ignored a {} from the driver", hello.name, envelope_kind_name(e.kind)); break;
       }
     }
@@ -248,6 +260,12 @@ Status WorkerSession::serve_one(const DriverAddress& driver, double connect_time
       }
     now = Clock::now();
     if (!service) {
+      if (now > connect_deadline && at_server && now >= idle_deadline) {
+        spdlog::info("worker '{}': no job from the server at {} for {:g} s (--idle-timeout): ending", hello.name, connect,
+                     options_.idle_timeout_s);
+        outcome = Outcome::kIdle;
+        return Status::Ok();
+      }
       if (now > connect_deadline) return no_welcome(connect, connect_timeout_s, keyed, &watch);
       // Nothing listens there (yet): said at once and then every few
       // seconds, so a mistyped address is not a silent wait.

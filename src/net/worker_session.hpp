@@ -22,10 +22,12 @@
 // reached the last driver, closing after its BYE) is started over on a fresh
 // socket with a fresh HELLO, within connect_timeout_s.
 //
-// A `redflow server` answers HELLO with REDIRECT instead (or not at all while
-// it has no job for this worker): the worker confirms it with a BYE to the
-// server, then serves the job's driver on
-// the port REDIRECT names, on the host it reached the server on, and after
+// A `redflow server` answers HELLO with REDIRECT instead, or, while it has
+// no job for this worker, with a HEARTBEAT every second, each of which starts
+// the connect_timeout_s wait again (an idle worker waits as long as its
+// server is there). The worker confirms a REDIRECT with a BYE to the server,
+// then serves the job's driver on the port REDIRECT names, on the host it
+// reached the server on, and after
 // that session (or when that driver sends no WELCOME within REDIRECT's
 // timeout) dials the server again. A session with such a driver also ends
 // when its connection drops: the driver's process is gone (cancelled, over
@@ -128,6 +130,7 @@ struct WorkerSessionOptions {
   unsigned cores = 1;
   double connect_timeout_s = 30;  // for each WELCOME
   bool persist = false;           // serve driver after driver
+  double idle_timeout_s = 0;      // at a server: end (Ok) after this long with no job; 0: never
   // Tests and embedders: called with each WELCOME taken (role and id).
   std::function<void(const WelcomeMessage&)> on_welcome = {};
 };
@@ -140,7 +143,7 @@ class WorkerSession {
   Status run();
 
  private:
-  enum class Outcome { kNoWelcome, kRefused, kWelcomed, kDropped, kRedirected };
+  enum class Outcome { kNoWelcome, kRefused, kWelcomed, kDropped, kRedirected, kIdle };
   // One session. `redirected`: with a job's driver a server sent this worker
   // to (it ends when the connection drops). A REDIRECT fills `redirect`.
   Status serve_one(const DriverAddress& driver, double connect_timeout_s, bool redirected, Outcome& outcome, RedirectMessage& redirect);

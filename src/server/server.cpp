@@ -120,6 +120,7 @@ class Server {
       }
       if (items[0].revents & ZMQ_POLLIN) serve(router);
       if (items[1].revents & ZMQ_POLLIN) pool_->receive();
+      pool_->beat();
       for (const auto& u : pool_->untaken()) {
         spdlog::warn("server: worker {} did not go to job {} ({}); the job gets another", u.name, u.job, u.why);
         table_.untaken(u.job, u.name);

@@ -66,6 +66,17 @@ std::vector<std::string> WorkerPool::idle_names() const {
   return out;
 }
 
+void WorkerPool::beat() {
+  const auto now = Clock::now();
+  if (now < next_beat_) return;
+  next_beat_ = now + std::chrono::seconds(1);
+  std::erase_if(idle_, [&](const Idle& w) {
+    if (net::send_envelope(socket_, net::EnvelopeKind::kHeartbeat, 0, {}, w.routing_id, true)) return false;
+    spdlog::warn("server: idle worker {} is gone (its heartbeat could not be sent)", w.name);
+    return true;
+  });
+}
+
 std::vector<WorkerPool::Untaken> WorkerPool::untaken() {
   const auto now = Clock::now();
   std::erase_if(unconfirmed_, [&](const Sent& s) {

@@ -7,6 +7,10 @@
 // several jobs' drivers run at once, each on its own port, on disjoint
 // workers, and the workers never see more than one endpoint.
 //
+// The pool beats every idle worker once a second (beat()): the worker's wait
+// for a job starts again with each beat, so it waits as long as the server
+// is there; and a beat that cannot be sent finds an idle worker that died.
+//
 // A worker takes its REDIRECT by answering BYE before it leaves. One that
 // does not within the confirm timeout (it died while idle, and its REDIRECT
 // went into a connection that was already gone), or that says HELLO again
@@ -56,6 +60,10 @@ class WorkerPool {
   // "NAME on HOST" of each one sent (fewer than `n` when some were gone).
   std::vector<std::string> send(std::size_t n, std::uint16_t port, double welcome_timeout_s, std::uint64_t job);
 
+  // Once a second at most: a HEARTBEAT to each idle worker; one that cannot
+  // be sent (the worker's connection is gone) drops that worker.
+  void beat();
+
   // A worker sent to `job` that did not go.
   struct Untaken {
     std::uint64_t job = 0;
@@ -88,6 +96,7 @@ class WorkerPool {
   std::chrono::duration<double> confirm_timeout_;
   std::vector<Sent> unconfirmed_;  // sent, no BYE yet
   std::vector<Untaken> untaken_;   // said HELLO again before their BYE
+  Clock::time_point next_beat_ = Clock::now();
 };
 
 }  // namespace redflow::server

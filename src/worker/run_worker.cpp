@@ -36,6 +36,7 @@ Status run(const WorkerOptions& options, const Registry& actors, const stream::O
   session.cores = options.cores;
   session.connect_timeout_s = options.connect_timeout_s;
   session.persist = options.persist;
+  session.idle_timeout_s = options.idle_timeout_s;
   if (options.on_welcome)
     session.on_welcome = [&options](const net::WelcomeMessage& w) { options.on_welcome(net::role_name(w.role), w.tile); };
   net::WorkerSession worker(std::move(session));
