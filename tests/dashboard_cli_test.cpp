@@ -179,6 +179,10 @@ TEST_F(DashboardCli, ABadAddressIsAUsageErrorNamingIt) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("'127.0.0.1:99999'"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("port"), std::string::npos) << r.output;
+  // The address is optional: a file after --dashboard is named, not taken for the address.
+  const auto swallowed = run_cli("run --dashboard " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin");
+  EXPECT_EQ(swallowed.exit_code, 2) << swallowed.output;
+  EXPECT_NE(swallowed.output.find("pipeline.dot' is a file, not an address"), std::string::npos) << swallowed.output;
 }
 
 }  // namespace

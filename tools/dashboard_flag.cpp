@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 namespace redflow::cli {
@@ -13,7 +14,13 @@ void add_dashboard_flags(CLI::App* cmd, DashboardArgs& args) {
                   "Serve a live web dashboard of the run at ADDR (HOST[:PORT], default 127.0.0.1 on a free port; the URL is "
                   "printed at start). Beyond 127.0.0.1 a token printed with the URL is required (docs/dashboard.md)")
       ->type_name("[ADDR]")
-      ->expected(0, 1);
+      ->expected(0, 1)
+      // The address is optional, so `--dashboard g.dot` would take the graph for it: say so, not "graph is required".
+      ->check([](const std::string& value) {
+        std::error_code ec;
+        if (value.empty() || !std::filesystem::exists(value, ec)) return std::string();
+        return "'" + value + "' is a file, not an address: write --dashboard=ADDR, or give the file before --dashboard";
+      });
   cmd->add_option("--dashboard-linger", args.linger_s,
                   "With --dashboard: keep serving this many seconds after the run ended, so its final state can be read")
       ->check(CLI::Range(0.0, 86400.0))
