@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -22,7 +24,9 @@ using testing::WorkerProcesses;
 // `chains` chains of `length` links; a link sleeps `ms` (test.sleep, from the
 // test plugin) then adds X1, so each output is X0 + length * X1 computed
 // through every link, and one worker alone takes chains * length * ms.
-Graph sleepy_chains(int chains, int length, int ms) {
+// With a `gate` path, each chain's first link waits (at most a minute)
+// until that file exists, instead of sleeping: a test opens it on an event.
+Graph sleepy_chains(int chains, int length, int ms, const std::string& gate = "") {
   Graph g("net_join");
   const DataId x0 = g.input("X0", testing::kNetBytes), x1 = g.input("X1", testing::kNetBytes);
   for (int c = 0; c < chains; ++c) {
@@ -30,7 +34,8 @@ Graph sleepy_chains(int chains, int length, int ms) {
     for (int i = 0; i < length; ++i) {
       const std::string n = std::to_string(c) + "_" + std::to_string(i);
       const DataId slept = g.inner("s" + n, testing::kNetBytes);
-      g.actor("sleep" + n, "test.sleep", {prev}, slept).args("ms=" + std::to_string(ms)).work(ms * 1e6);  // HEFT: ms at 1e9 ops/s
+      const std::string args = i == 0 && !gate.empty() ? "ms=60000,until=" + gate : "ms=" + std::to_string(ms);
+      g.actor("sleep" + n, "test.sleep", {prev}, slept).args(args).work(ms * 1e6);  // HEFT: ms at 1e9 ops/s
       const DataId out = i + 1 == length ? g.output("y" + std::to_string(c), testing::kNetBytes) : g.inner("d" + n, testing::kNetBytes);
       g.actor("add" + n, "i32.add", {slept, x1}, out);
       prev = out;
@@ -48,11 +53,16 @@ std::vector<std::string> worker_flags() {
 class NetJoin : public ::testing::TestWithParam<Scheduler> {};
 
 TEST_P(NetJoin, AWorkerJoiningMidRunTakesActorsAndTheOutputsEqualTheLocalRun) {
-  // One worker alone needs 16 x 12 x 10 ms = 1.9 s; the second connects as the execution starts.
-  const Graph g = sleepy_chains(16, 12, 10);
+  // One worker alone needs 16 x 12 x 10 ms = 1.9 s; the second connects as
+  // the execution starts. The first tile waits at its first link until the
+  // join is marked (the gate file), however long the second worker takes to
+  // start: the join lands inside the execution, with nearly all of it left.
+  const std::string gate = ::testing::TempDir() + "/net_join_gate_" + std::to_string(::getpid()) + "_" + std::to_string(static_cast<int>(GetParam()));
+  std::filesystem::remove(gate);
+  const Graph g = sleepy_chains(16, 12, 10, gate);
   const auto x0 = testing::seeded_bytes(testing::kNetBytes, 7), x1 = testing::seeded_bytes(testing::kNetBytes, 8);
   const Inputs inputs{{"X0", x0}, {"X1", x1}};
-  const Outputs want = testing::plugin_reference(g, inputs);
+  const Outputs want = testing::plugin_reference(sleepy_chains(16, 12, 10), inputs);  // the gates change no value
   WorkerProcesses workers;
   std::string endpoint;
   RuntimeOptions o = testing::remote_options(0, 1, GetParam());
@@ -63,7 +73,10 @@ TEST_P(NetJoin, AWorkerJoiningMidRunTakesActorsAndTheOutputsEqualTheLocalRun) {
     endpoint = e;
     workers.spawn(e, worker_flags());
   };
-  testing::within_seconds(60, "a run a worker joins", [&] {
+  o.on_mark = [&gate](const TracedMark& m) {
+    if (m.what == "tile-joined") std::ofstream(gate) << "joined\n";
+  };
+  testing::within_seconds(90, "a run a worker joins", [&] {
     Runtime rt(o);
     auto loaded = rt.load(g, testing::registry_with_test_plugin());
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -98,6 +111,7 @@ TEST_P(NetJoin, AWorkerJoiningMidRunTakesActorsAndTheOutputsEqualTheLocalRun) {
     EXPECT_EQ(loaded->last_stats().joined_tiles, 0u);
     EXPECT_GT(loaded->last_stats().tiles[1].actors, 384u / 4);
   });
+  std::filesystem::remove(gate);
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, NetJoin, ::testing::Values(Scheduler::kSteal, Scheduler::kHeft),

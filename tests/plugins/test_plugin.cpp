@@ -10,7 +10,8 @@
 //                runs=PATH,slow_from=K, only from its K-th run on (counted in PATH across processes)
 //   test.refuse  always refuses with ctx.fail("refused on purpose")
 //   test.sleep   output = its first input (same size), after sleeping ms=N milliseconds (default 5):
-//                an actor that takes time, for joins and stragglers
+//                an actor that takes time, for joins and stragglers; with until=PATH it waits
+//                instead until the file PATH exists (at most ms): a gate a test opens on an event
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -95,7 +96,16 @@ void sleep_then_copy(redflow::ActorContext& ctx) {
     return;
   }
   const auto ms = redflow::ActorContext::find_arg_u64(ctx.args(), "ms");
-  std::this_thread::sleep_for(std::chrono::milliseconds(ms ? *ms : 5));
+  const auto wait = std::chrono::milliseconds(ms ? *ms : 5);
+  if (const auto until = redflow::ActorContext::find_arg(ctx.args(), "until")) {
+    const std::string path(*until);
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    struct stat st;
+    while (::stat(path.c_str(), &st) != 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));  // polling the file the test makes
+  } else {
+    std::this_thread::sleep_for(wait);
+  }
   std::memcpy(ctx.output_bytes().data(), ctx.input_bytes(0).data(), ctx.output_bytes().size());
 }
 
