@@ -88,7 +88,11 @@ TEST_P(NetJoin, AWorkerJoiningMidRunTakesActorsAndTheOutputsEqualTheLocalRun) {
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     EXPECT_EQ(*out, want);
     const ExecutionStats& st = loaded->last_stats();
-    ASSERT_EQ(st.tiles.size(), 2u) << "the place the worker filled is reported, the empty ones are not";
+    std::string marks;
+    for (const TracedMark& m : loaded->last_trace().marks) marks += m.what + " " + m.detail + "; ";
+    ASSERT_EQ(st.tiles.size(), 2u) << "the place the worker filled is reported, the empty ones are not; the gate "
+                                   << (std::filesystem::exists(gate) ? "opened" : "stayed shut") << "; marks: " << marks << "\n"
+                                   << st.to_json();
     EXPECT_EQ(st.joined_tiles, 1u);
     EXPECT_TRUE(st.tiles[1].joined);
     EXPECT_FALSE(st.tiles[0].joined);
