@@ -96,6 +96,7 @@ TEST_F(CliTest, EveryCommandExitsTwoOnAUsageErrorAndOneOnAFailure) {
       {"wait", "wait 1 --server-file " + nowhere},
       {"cancel", "cancel 1 --server-file " + nowhere},
       {"workers", "workers --server-file " + nowhere},
+      {"view", "view " + dot},  // not a run's stats
   };
   // A usage error each command finds after parsing (a value that does not
   // parse, flags that need each other), and the flag and value it names.
@@ -127,6 +128,7 @@ TEST_F(CliTest, EveryCommandExitsTwoOnAUsageErrorAndOneOnAFailure) {
       {"wait", {"wait 1 --server-file ''", "no server given"}},
       {"cancel", {"cancel x1", "'x1' is not a job id"}},
       {"workers", {"workers --server-file ''", "no server given"}},
+      {"view", {"view " + dot + " --dashboard 127.0.0.1:99999", "'127.0.0.1:99999'"}},
   };
   const std::set<std::string> listed = listed_commands();
   ASSERT_GE(listed.size(), 19u);

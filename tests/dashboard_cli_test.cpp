@@ -2,7 +2,8 @@
 // after the run (--dashboard-linger) the snapshot equals the run's --stats,
 // beyond loopback the URL it prints carries the token it requires, and a bad
 // address is a usage error naming it; `redflow spits --dashboard` counts
-// its commits live and ends with its report's numbers.
+// its commits live and ends with its report's numbers; `redflow view` serves
+// a finished run's files.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -172,6 +173,52 @@ TEST_F(DashboardCli, ASpitsJobShowsItsCommitsWhileItRunsAndItsReportAtTheEnd) {
   EXPECT_EQ(counters["failed executions"], stats["strikes"].get<double>());
   EXPECT_EQ(counters["task managers"], stats["task_managers"].size());
   EXPECT_DOUBLE_EQ(counters["seconds"], stats["seconds"].get<double>());
+}
+
+// `redflow view`: the pages of a finished run, from its --stats and --trace
+// files: the snapshot equals the stats, the trace's marks are its events.
+TEST_F(DashboardCli, ViewServesAFinishedRunFromItsStatsAndTraceFiles) {
+  const auto ran = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --tiles 3 --inject crash-tile:1,after=0 --stats " +
+                           path("s.json") + " --trace " + path("t.json"));
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  log_ = path("view.log");
+  pid_ = spawn_cli({"view", path("s.json"), "--trace", path("t.json"), "--for", "120"}, log_);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::string text;
+  while (std::chrono::steady_clock::now() < deadline && url_in(text).empty()) {
+    std::ifstream in(log_);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling the child's log for its line
+  }
+  const int port = port_of(url_in(text));
+  ASSERT_GT(port, 0) << text;
+  auto r = dashboard::http_get("127.0.0.1", port, "/api/snapshot");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto snap = nlohmann::json::parse(r->body);
+  std::ifstream in(path("s.json"));
+  const auto stats = nlohmann::json::parse(in);
+  EXPECT_EQ(snap["state"], "finished");
+  EXPECT_EQ(snap["name"], "s");
+  EXPECT_EQ(snap["executions_done"], 1);
+  EXPECT_EQ(snap["last_execution"]["actors"], stats["actors_executed"]);
+  EXPECT_EQ(snap["last_execution"]["makespan_s"], stats["makespan_s"]);
+  EXPECT_EQ(snap["lost_tiles"], stats["lost_tiles"]);
+  ASSERT_EQ(stats["lost_tiles"], 1) << "the checks below need tile 1 crashed";
+  EXPECT_EQ(snap["scheduler"], stats["scheduler"]);
+  ASSERT_EQ(snap["tiles"].size(), stats["tiles"].size());
+  for (std::size_t t = 0; t < stats["tiles"].size(); ++t) EXPECT_EQ(snap["tiles"][t]["actors"], stats["tiles"][t]["actors"]) << "tile " << t;
+  EXPECT_EQ(snap["tiles"][1]["state"], "out of service") << "the crashed local tile";
+  EXPECT_EQ(snap["tiles"][0]["state"], "in service");
+  bool lost_event = false;
+  for (const auto& e : snap["events"]) lost_event = lost_event || (e["what"] == "tile-lost" && e["tile"] == 1);
+  EXPECT_TRUE(lost_event) << "the trace's tile-lost mark is not among the events: " << snap["events"].dump();
+  // A file that is not a run's is named, and why.
+  const auto bad = run_cli("view " + path("s.json") + " --trace " + path("s.json"));
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_NE(bad.output.find("trace file '" + path("s.json") + "': no 'traceEvents' array"), std::string::npos) << bad.output;
+  const auto not_stats = run_cli("view " + path("t.json"));
+  EXPECT_EQ(not_stats.exit_code, 1) << not_stats.output;
+  EXPECT_NE(not_stats.output.find("not the stats of a redflow run"), std::string::npos) << not_stats.output;
 }
 
 TEST_F(DashboardCli, ABadAddressIsAUsageErrorNamingIt) {

@@ -157,6 +157,7 @@ Command add_spits_worker_command(CLI::App& app);
 Command add_stream_command(CLI::App& app);
 Command add_stream_worker_command(CLI::App& app);
 Command add_place_command(CLI::App& app);
+Command add_view_command(CLI::App& app);
 Command add_difftest_command(CLI::App& app);
 Command add_keygen_command(CLI::App& app);
 Command add_launch_probe_command(CLI::App& app);

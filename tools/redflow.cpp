@@ -36,7 +36,8 @@ int command_main(int argc, char** argv, AddCommands more) {
   auto group = [&](const char* title, std::initializer_list<Command> list) { add_group(commands, title, list); };
   group("Run a program", {add_run_command(app), add_stream_command(app), add_spits_command(app), add_rem_command(app),
                           add_campaign_command(app)});
-  group("Inspect a program", {add_graph_command(app), add_actors_command(app), add_schedule_command(app), add_place_command(app)});
+  group("Inspect a program", {add_graph_command(app), add_actors_command(app), add_schedule_command(app), add_place_command(app),
+                              add_view_command(app)});
   group("Run on a cluster", {add_worker_command(app), add_keygen_command(app), add_tile_command(app), add_stream_worker_command(app),
                              add_spits_worker_command(app)});
   group("Use a server", {add_server_command(app), add_submit_command(app), add_jobs_command(app), add_job_command(app), add_wait_command(app),

@@ -62,8 +62,8 @@ void Board::record(const ExecutionStats& st) {
   }
 }
 
-void Board::mark(const TracedMark& m) {
-  const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+void Board::mark(const TracedMark& m, std::optional<double> at_s) {
+  const double at = at_s ? *at_s : std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
   std::lock_guard<std::mutex> lock(mutex_);
   ++s_.events_total;
   if (s_.events.size() == kMaxEvents) s_.events.erase(s_.events.begin());

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -97,7 +98,9 @@ class Board {
   // An event as it happens, from any thread: kept among the recent events;
   // "tile-lost" and "quarantine" set that tile's state at once (the
   // execution's stats confirm it when it ends).
-  void mark(const TracedMark& m);
+  // `at_s`: when it happened, from the board's start (default: now; a
+  // finished run's trace gives its own times).
+  void mark(const TracedMark& m, std::optional<double> at_s = std::nullopt);
   // Sets the model's counter `name` (a SPITS job's commits as they come,
   // its report's numbers at the end): "running" from the first one on.
   void count(const std::string& name, double value);

@@ -1,0 +1,27 @@
+// A finished run's files on the dashboard: `redflow view STATS.json
+// [--trace TRACE.json]` reads what `redflow run --stats` and `--trace` wrote
+// (docs/runtime.md, "Stats JSON"; the Chrome/Perfetto trace of
+// visualize.hpp) into a Board, so the pages a live run has can be opened
+// afterwards on a run that ran elsewhere (a cluster's driver).
+//
+// The stats file holds one execution (the last of a --repeat): the board
+// shows that one, finished. The trace's marks (its instant events: lost
+// tiles, quarantines, failed votes, copies) become the board's events, at
+// the times the trace gives.
+//
+// Thread-safety: a free function; the Board it fills is thread-safe.
+#pragma once
+
+#include <string>
+
+#include "dashboard/board.hpp"
+#include "redflow/status.hpp"
+
+namespace redflow::dashboard {
+
+// Reads the stats file (and the trace file, when not "") into `board`, then
+// finishes it. Errors name the file and what in it is wrong; the board is
+// left as it was only up to the first error.
+Status read_run_files(Board& board, const std::string& stats_path, const std::string& trace_path);
+
+}  // namespace redflow::dashboard
