@@ -175,8 +175,8 @@ TEST_F(ServerSharing, AJobWhoseWorkerNeverTookItsRedirectGetsTheNextIdleOne) {
   });
 }
 
-// The server beats its idle workers: one with a 2 s --connect-timeout
-// waits through 6 s without a job and then takes one; one with
+// The server beats its idle workers: one with a 4 s --connect-timeout
+// waits through 12 s without a job and then takes one; one with
 // --idle-timeout 2 ends by itself with exit 0; and a worker killed while
 // idle is dropped from the idle list when a beat to it cannot be sent.
 TEST_F(ServerSharing, IdleWorkersWaitAsLongAsTheServerBeatsThemAndADeadOneIsDropped) {
@@ -185,10 +185,10 @@ TEST_F(ServerSharing, IdleWorkersWaitAsLongAsTheServerBeatsThemAndADeadOneIsDrop
     ASSERT_FALSE(endpoint.empty());
     Client c = client();
     workers_.set_quiet(false);
-    const pid_t patient = workers_.spawn_cli({"worker", "--connect", endpoint, "--persist", "--connect-timeout", "2", "--name", "patient"},
+    const pid_t patient = workers_.spawn_cli({"worker", "--connect", endpoint, "--persist", "--connect-timeout", "4", "--name", "patient"},
                                              (dir_ / "patient.log").string());
     wait_idle(c, 1);
-    EXPECT_EQ(workers_.wait_exit(patient, 6), -1) << "a worker with --connect-timeout 2 left its server after less than 6 s:\n"
+    EXPECT_EQ(workers_.wait_exit(patient, 12), -1) << "a worker with --connect-timeout 4 left its server after less than 12 s:\n"
                                                   << file_text(dir_ / "patient.log");
     auto w = c.workers();
     ASSERT_TRUE(w.ok()) << w.status().ToString();
