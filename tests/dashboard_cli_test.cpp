@@ -175,6 +175,47 @@ TEST_F(DashboardCli, ASpitsJobShowsItsCommitsWhileItRunsAndItsReportAtTheEnd) {
   EXPECT_DOUBLE_EQ(counters["seconds"], stats["seconds"].get<double>());
 }
 
+// `redflow stream --dashboard`: the program's numbers at its end equal what
+// the run printed: operators, streams, tokens, and each stream's tokens.
+TEST_F(DashboardCli, AStreamRunShowsItsTokensPerStream) {
+  const std::string sum = std::string(REDFLOW_SOURCE_DIR) + "/examples/streams/sum.dot";
+  log_ = path("stream.log");
+  pid_ = spawn_cli({"stream", sum, "--profile", path("p.json"), "--dashboard", "--dashboard-linger", "120"}, log_);
+  const std::string text = start_lingering_wait();
+  ASSERT_NE(text.find("dashboard stays up"), std::string::npos) << text;
+  auto r = dashboard::http_get("127.0.0.1", port_of(url_in(text)), "/api/snapshot");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto snap = nlohmann::json::parse(r->body);
+  EXPECT_EQ(snap["model"], "stream");
+  EXPECT_EQ(snap["name"], "sum");
+  EXPECT_EQ(snap["state"], "finished");
+  std::map<std::string, double> counters;
+  for (const auto& c : snap["counters"]) counters[c["name"].get<std::string>()] = c["value"].get<double>();
+  // "stream: 5 operators, 4 streams, 4000 tokens in 0.003 s (worker pool)"
+  unsigned operators = 0, streams = 0;
+  unsigned long long tokens = 0;
+  const auto at = text.find("stream: ");
+  ASSERT_NE(at, std::string::npos) << text;
+  ASSERT_EQ(std::sscanf(text.c_str() + at, "stream: %u operators, %u streams, %llu tokens", &operators, &streams, &tokens), 3) << text;
+  EXPECT_EQ(counters["operators"], operators);
+  EXPECT_EQ(counters["streams"], streams);
+  EXPECT_EQ(counters["tokens"], static_cast<double>(tokens));
+  ASSERT_GT(tokens, 0u);
+  // Each stream's tokens, as the profile has them.
+  std::ifstream in(path("p.json"));
+  const auto profile = nlohmann::json::parse(in);
+  std::map<std::string, double> per_stream;
+  for (const auto& s : profile["streams"])
+    per_stream["tokens " + s["from"].get<std::string>() + " -> " + s["to"].get<std::string>()] += s["tokens"].get<double>();
+  ASSERT_FALSE(per_stream.empty());
+  double sum_of_streams = 0;
+  for (const auto& [name, n] : per_stream) {
+    EXPECT_EQ(counters[name], n) << name;
+    sum_of_streams += counters[name];
+  }
+  EXPECT_EQ(sum_of_streams, static_cast<double>(tokens));
+}
+
 // `redflow view`: the pages of a finished run, from its --stats and --trace
 // files: the snapshot equals the stats, the trace's marks are its events.
 TEST_F(DashboardCli, ViewServesAFinishedRunFromItsStatsAndTraceFiles) {

@@ -47,6 +47,7 @@ void RunDashboard::end(const Status& status) {
   board_.finish(status);
   server_->publish_now();
   if (linger_s_ > 0) {
+    std::fflush(stdout);  // what the run printed is out before the wait
     fmt::print(stderr, "redflow: run {}; dashboard stays up {} s at {}\n", status.ok() ? "finished" : "failed", linger_s_, server_->url());
     std::fflush(stderr);
     std::this_thread::sleep_for(std::chrono::duration<double>(linger_s_));

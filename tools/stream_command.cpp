@@ -4,12 +4,15 @@
 // --place), and write its profile (tokens per stream, busy time per operator).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <map>
 
 #include "cli_common.hpp"
 #include "cluster_flags.hpp"
 #include "cluster_launch.hpp"
+#include "dashboard_flag.hpp"
 #include "progress.hpp"
 #include "report_flag.hpp"
 #include "redflow/stream.hpp"
@@ -30,7 +33,33 @@ struct StreamArgs {
   std::string place_profile;
   bool no_aggregate = false, one_level = false;
   LaunchArgs launch;
+  DashboardArgs dashboard;
 };
+
+// A stream run's numbers on its dashboard, at its end: the whole run's, then
+// the tokens each stream carried.
+void count_stream_run(RunDashboard& d, const stream::Program& program, const stream::RunResult& r) {
+  std::uint64_t tokens = 0;
+  for (const auto& s : r.streams) tokens += s.tokens;
+  d.count("operators", static_cast<double>(program.instances().size()));
+  d.count("streams", static_cast<double>(program.streams().size()));
+  d.count("tokens", static_cast<double>(tokens));
+  d.count("seconds", r.seconds);
+  d.count("tokens per second", r.seconds > 0 ? static_cast<double>(tokens) / r.seconds : 0);
+  if (!r.nodes.empty()) d.count("nodes", static_cast<double>(r.nodes.size()));
+  // Two streams between the same operators (two ports) are one number.
+  std::vector<std::pair<std::string, std::uint64_t>> per_stream;
+  for (const auto& s : r.streams) {
+    std::string name = "tokens ";
+    name += s.from;
+    name += " -> ";
+    name += s.to;
+    auto it = std::find_if(per_stream.begin(), per_stream.end(), [&](const auto& p) { return p.first == name; });
+    if (it == per_stream.end()) per_stream.emplace_back(std::move(name), s.tokens);
+    else it->second += s.tokens;
+  }
+  for (const auto& [name, n] : per_stream) d.count(name, static_cast<double>(n));
+}
 
 // Another starter of the same command line won the --address-file: serve it a node.
 int serve_node(const StreamArgs& a, const LaunchPlan& plan, const stream::OperatorRegistry& reg) {
@@ -145,7 +174,9 @@ Command add_stream_command(CLI::App& app) {
   sub->add_flag("--no-aggregate", a->no_aggregate, "Send every token in its own message (to measure what aggregation saves)")->group(cluster);
   sub->add_flag("--one-level", a->one_level, "Put and take every arriving token under the inbox's lock (to measure what two-level buffering saves)")
       ->group(cluster);
-  return {sub, [a] {
+  add_dashboard_flags(sub, a->dashboard);
+  return {sub, [a, sub] {
+            a->dashboard.given = sub->count("--dashboard") > 0;
             auto reg = stream::OperatorRegistry::with_builtins();
             if (Status s = a->cluster.cluster.validate(); !s.ok()) return usage_error(s);
             auto algo = stream::parse_place_algo(a->cluster.place);
@@ -166,6 +197,9 @@ Command add_stream_command(CLI::App& app) {
             const bool remote = !a->cluster.cluster.listen.empty() || plan->launched;
             if (!remote && a->cluster.cluster.min_workers > 0)
               return usage_error(Status::InvalidArgument("--min-workers needs --listen ADDR or --address-file FILE"));
+            auto dashboard = RunDashboard::start(a->dashboard, std::filesystem::path(a->program).stem().string(), 1, "stream");
+            if (!dashboard.ok()) return usage_error(dashboard.status());
+            RunDashboard* board = dashboard->get();
             Result<stream::RunResult> result = Status::Ok();
             if (remote) {
               stream::ClusterOptions c = a->cluster;
@@ -190,7 +224,11 @@ Command add_stream_command(CLI::App& app) {
                 fmt::print(stderr, "redflow: listening on {}; waiting for {} stream worker(s): redflow worker --connect {}\n", endpoint, n, endpoint);
               };
               auto bar = std::make_shared<Progress>("stream", c.cluster.min_workers);
-              c.on_progress = [bar, seen = 0u](unsigned done, std::uint64_t relayed) mutable {
+              c.on_progress = [bar, board, seen = 0u](unsigned done, std::uint64_t relayed) mutable {
+                if (board != nullptr) {
+                  board->count("nodes done", done);
+                  board->count("MB of tokens relayed", static_cast<double>(relayed) / 1e6);
+                }
                 bar->advance(done - seen);
                 seen = done;
                 bar->note(fmt::format("nodes done, {:.1f} MB of tokens relayed", static_cast<double>(relayed) / 1e6));
@@ -200,7 +238,12 @@ Command add_stream_command(CLI::App& app) {
             } else {
               result = stream::run(*program, o);
             }
-            if (!result.ok()) return fail(result.status());
+            if (!result.ok()) {
+              const int code = fail(result.status());
+              if (board != nullptr) board->end(result.status());
+              return code;
+            }
+            if (board != nullptr) count_stream_run(*board, *program, *result);
             for (const auto& [name, file] : *output_files) {
               // A collect operator that gathered nothing has no entry: an empty file.
               const Bytes& tokens = result->outputs[name];
@@ -238,6 +281,7 @@ Command add_stream_command(CLI::App& app) {
               const std::string text = stream::profile_json(*result);
               if (Status s = write_file(a->profile, text.data(), text.size()); !s.ok()) return fail(s);
             }
+            if (board != nullptr) board->end(Status::Ok());
             return 0;
           }};
 }
