@@ -63,6 +63,19 @@ class DashboardCli : public CliTest {
     const auto colon = url.find(':', 7);
     return colon == std::string::npos ? -1 : std::atoi(url.c_str() + colon + 1);
   }
+  // The dashboard's snapshot at `port` on loopback (a failed request fails the test and gives null).
+  static nlohmann::json snapshot_at(int port) {
+    auto r = dashboard::http_get("127.0.0.1", port, "/api/snapshot");
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok()) return nullptr;
+    EXPECT_EQ(r->status, 200);
+    return nlohmann::json::parse(r->body, nullptr, false);
+  }
+  // The JSON file `name` in the test's directory (--stats, --profile).
+  nlohmann::json json_file(const std::string& name) const {
+    std::ifstream in(path(name));
+    return nlohmann::json::parse(in, nullptr, false);
+  }
   pid_t pid_ = -1;
   std::string log_;
 };
@@ -73,12 +86,9 @@ TEST_F(DashboardCli, SnapshotAfterTheRunEqualsItsStats) {
   const std::string url = url_in(log);
   ASSERT_EQ(url.rfind("http://127.0.0.1:", 0), 0u) << log;
   EXPECT_EQ(url.find("token"), std::string::npos) << "no token on loopback: " << url;
-  auto r = dashboard::http_get("127.0.0.1", port_of(url), "/api/snapshot");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ASSERT_EQ(r->status, 200);
-  const auto snap = nlohmann::json::parse(r->body);
-  std::ifstream in(path("s.json"));
-  const auto stats = nlohmann::json::parse(in);
+  const auto snap = snapshot_at(port_of(url));
+  ASSERT_FALSE(snap.is_null());
+  const auto stats = json_file("s.json");
   EXPECT_EQ(snap["state"], "finished");
   EXPECT_EQ(snap["name"], "pipeline");
   EXPECT_EQ(snap["executions_done"].get<int>(), 3);
@@ -93,11 +103,9 @@ TEST_F(DashboardCli, SnapshotAfterTheRunEqualsItsStats) {
 TEST_F(DashboardCli, ACrashedLocalTileShowsOutOfServiceAndCountsAsLost) {
   const std::string log = start_lingering({"--dashboard", "--tiles", "3", "--inject", "crash-tile:1,after=1"});
   ASSERT_NE(log.find("dashboard stays up"), std::string::npos) << log;
-  auto r = dashboard::http_get("127.0.0.1", port_of(url_in(log)), "/api/snapshot");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  const auto snap = nlohmann::json::parse(r->body);
-  std::ifstream in(path("s.json"));
-  const auto stats = nlohmann::json::parse(in);
+  const auto snap = snapshot_at(port_of(url_in(log)));
+  ASSERT_FALSE(snap.is_null());
+  const auto stats = json_file("s.json");
   EXPECT_EQ(snap["state"], "finished");
   ASSERT_EQ(snap["tiles"].size(), 3u);
   // A local tile has no worker to lose: the stats say it is out of service, not quarantined for votes.
@@ -158,11 +166,9 @@ TEST_F(DashboardCli, ASpitsJobShowsItsCommitsWhileItRunsAndItsReportAtTheEnd) {
   EXPECT_LT(live["counters"][0]["value"].get<double>(), 400) << "counted before the end";
   text = start_lingering_wait();
   ASSERT_NE(text.find("dashboard stays up"), std::string::npos) << text;
-  auto r = dashboard::http_get("127.0.0.1", port, "/api/snapshot");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  const auto snap = nlohmann::json::parse(r->body);
-  std::ifstream in(path("s.json"));
-  const auto stats = nlohmann::json::parse(in);
+  const auto snap = snapshot_at(port);
+  ASSERT_FALSE(snap.is_null());
+  const auto stats = json_file("s.json");
   EXPECT_EQ(snap["state"], "finished");
   std::map<std::string, double> counters;
   for (const auto& c : snap["counters"]) counters[c["name"].get<std::string>()] = c["value"].get<double>();
@@ -183,9 +189,8 @@ TEST_F(DashboardCli, AStreamRunShowsItsTokensPerStream) {
   pid_ = spawn_cli({"stream", sum, "--profile", path("p.json"), "--dashboard", "--dashboard-linger", "120"}, log_);
   const std::string text = start_lingering_wait();
   ASSERT_NE(text.find("dashboard stays up"), std::string::npos) << text;
-  auto r = dashboard::http_get("127.0.0.1", port_of(url_in(text)), "/api/snapshot");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  const auto snap = nlohmann::json::parse(r->body);
+  const auto snap = snapshot_at(port_of(url_in(text)));
+  ASSERT_FALSE(snap.is_null());
   EXPECT_EQ(snap["model"], "stream");
   EXPECT_EQ(snap["name"], "sum");
   EXPECT_EQ(snap["state"], "finished");
@@ -202,8 +207,7 @@ TEST_F(DashboardCli, AStreamRunShowsItsTokensPerStream) {
   EXPECT_EQ(counters["tokens"], static_cast<double>(tokens));
   ASSERT_GT(tokens, 0u);
   // Each stream's tokens, as the profile has them.
-  std::ifstream in(path("p.json"));
-  const auto profile = nlohmann::json::parse(in);
+  const auto profile = json_file("p.json");
   std::map<std::string, double> per_stream;
   for (const auto& s : profile["streams"])
     per_stream["tokens " + s["from"].get<std::string>() + " -> " + s["to"].get<std::string>()] += s["tokens"].get<double>();
@@ -233,11 +237,9 @@ TEST_F(DashboardCli, ViewServesAFinishedRunFromItsStatsAndTraceFiles) {
   }
   const int port = port_of(url_in(text));
   ASSERT_GT(port, 0) << text;
-  auto r = dashboard::http_get("127.0.0.1", port, "/api/snapshot");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  const auto snap = nlohmann::json::parse(r->body);
-  std::ifstream in(path("s.json"));
-  const auto stats = nlohmann::json::parse(in);
+  const auto snap = snapshot_at(port);
+  ASSERT_FALSE(snap.is_null());
+  const auto stats = json_file("s.json");
   EXPECT_EQ(snap["state"], "finished");
   EXPECT_EQ(snap["name"], "s");
   EXPECT_EQ(snap["executions_done"], 1);
