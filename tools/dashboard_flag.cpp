@@ -10,7 +10,7 @@
 namespace redflow::cli {
 
 void add_dashboard_flags(CLI::App* cmd, DashboardArgs& args) {
-  cmd->add_option("--dashboard", args.address,
+  args.option = cmd->add_option("--dashboard", args.address,
                   "Serve a live web dashboard of the run at ADDR (HOST[:PORT], default 127.0.0.1 on a free port; the URL is "
                   "printed at start). Beyond 127.0.0.1 a token printed with the URL is required (docs/dashboard.md)")
       ->type_name("[ADDR]")
@@ -29,7 +29,7 @@ void add_dashboard_flags(CLI::App* cmd, DashboardArgs& args) {
 
 Result<std::unique_ptr<RunDashboard>> RunDashboard::start(const DashboardArgs& args, const std::string& name, std::uint64_t executions,
                                                          const std::string& model) {
-  if (!args.given) return std::unique_ptr<RunDashboard>();
+  if (!args.given()) return std::unique_ptr<RunDashboard>();
   std::unique_ptr<RunDashboard> d(new RunDashboard(model, name, executions, args.linger_s));
   dashboard::ServerOptions o;
   if (!args.address.empty()) o.address = args.address;

@@ -23,7 +23,8 @@ namespace redflow::cli {
 
 struct DashboardArgs {
   std::string address;  // "" and not given: no dashboard
-  bool given = false;
+  const CLI::Option* option = nullptr;  // --dashboard, set by add_dashboard_flags
+  bool given() const { return option != nullptr && option->count() > 0; }
   double linger_s = 0;  // serving after the run ended
 };
 

@@ -260,7 +260,6 @@ Command add_run_command(CLI::App& app) {
 
   return {run_cmd, [ra, run_cmd] {
             ra->tiles_given = run_cmd->count("--tiles") > 0;
-            ra->dashboard.given = run_cmd->count("--dashboard") > 0;
             return run(*ra);
           }};
 }

@@ -71,6 +71,8 @@ class CommitProgress {
   std::uint64_t last_count_ = 0;
 };
 
+double commits_per_second(const spits::Report& r) { return r.seconds > 0 ? static_cast<double>(r.committed) / r.seconds : 0.0; }
+
 nlohmann::json stats_json(const spits::Report& r) {
   nlohmann::json j = {{"job", r.job},
                       {"phases", r.phases},
@@ -84,7 +86,7 @@ nlohmann::json stats_json(const spits::Report& r) {
                       {"in_doubt", r.in_doubt},
                       {"in_doubt_recommitted", r.in_doubt_recommitted},
                       {"torn_log_bytes", r.torn_log_bytes},
-                      {"commits_per_second", r.seconds > 0 ? static_cast<double>(r.committed) / r.seconds : 0.0}};
+                      {"commits_per_second", commits_per_second(r)}};
   j["task_managers"] = nlohmann::json::array();
   for (const auto& t : r.task_managers)
     j["task_managers"].push_back({{"name", t.name}, {"host", t.host}, {"workers", t.workers}, {"pushed", t.pushed}, {"results", t.results},
@@ -100,7 +102,7 @@ nlohmann::json stats_json(const spits::Report& r) {
 void print_report(const spits::Report& r) {
   auto n = [](std::uint64_t count, const char* one, const char* many) { return fmt::format("{} {}", count, count == 1 ? one : many); };
   fmt::print("spits: job '{}': {} committed in {} phase{}, {:.3f} s ({:.0f} tasks/s)\n", r.job, n(r.committed, "task", "tasks"), r.phases,
-             r.phases == 1 ? "" : "s", r.seconds, r.seconds > 0 ? static_cast<double>(r.committed) / r.seconds : 0.0);
+             r.phases == 1 ? "" : "s", r.seconds, commits_per_second(r));
   fmt::print("  tasks: {} generated, {} again (after a loss or a strike), {} (their task was committed already), {}\n", r.generated,
              n(r.resubmissions, "pushed", "pushed"), n(r.duplicates, "result discarded", "results discarded"),
              n(r.strikes, "failed execution (strike)", "failed executions (strikes)"));
@@ -188,7 +190,7 @@ int spits_main(const SpitsArgs& a, bool task_managers_given) {
     board->count("tasks poisoned", static_cast<double>(report->poisoned.size()));
     board->count("task managers", static_cast<double>(report->task_managers.size()));
     board->count("seconds", report->seconds);
-    board->count("commits per second", report->seconds > 0 ? static_cast<double>(report->committed) / report->seconds : 0);
+    board->count("commits per second", commits_per_second(*report));
   }
   print_report(*report);
   if (!a.stats.empty()) {
@@ -269,10 +271,7 @@ Command add_spits_command(CLI::App& app) {
   cmd->add_option("--announce", a->announce, "Old name of --announce-dir")->type_name("DIR")->group("");
   add_dashboard_flags(cmd, a->dashboard);
   auto* tms = cmd->get_option("--task-managers");
-  return {cmd, [a, tms, cmd] {
-            a->dashboard.given = cmd->count("--dashboard") > 0;
-            return spits_main(*a, tms->count() > 0);
-          }};
+  return {cmd, [a, tms] { return spits_main(*a, tms->count() > 0); }};
 }
 
 }  // namespace redflow::cli

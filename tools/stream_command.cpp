@@ -175,8 +175,7 @@ Command add_stream_command(CLI::App& app) {
   sub->add_flag("--one-level", a->one_level, "Put and take every arriving token under the inbox's lock (to measure what two-level buffering saves)")
       ->group(cluster);
   add_dashboard_flags(sub, a->dashboard);
-  return {sub, [a, sub] {
-            a->dashboard.given = sub->count("--dashboard") > 0;
+  return {sub, [a] {
             auto reg = stream::OperatorRegistry::with_builtins();
             if (Status s = a->cluster.cluster.validate(); !s.ok()) return usage_error(s);
             auto algo = stream::parse_place_algo(a->cluster.place);

@@ -260,7 +260,7 @@ Status WorkerSession::serve_one(const DriverAddress& driver, double connect_time
       }
     now = Clock::now();
     if (!service) {
-      if (now > connect_deadline && at_server && now >= idle_deadline) {
+      if (at_server && now >= idle_deadline) {
         spdlog::info("worker '{}': no job from the server at {} for {:g} s (--idle-timeout): ending", hello.name, connect,
                      options_.idle_timeout_s);
         outcome = Outcome::kIdle;

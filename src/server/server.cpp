@@ -291,8 +291,8 @@ class Server {
       if (d.ok() && n > 0) {
         workers = pool_->send(n, *port, cluster_.wait_s, *id);
         if (workers.size() < n)
-          spdlog::warn("server: job {} has {} of its {} workers (the others were gone); its driver waits --wait {} s for them", *id,
-                       workers.size(), n, cluster_.wait_s);
+          spdlog::warn("server: job {} has {} of its {} workers (the others were gone); it gets the next idle ones (its driver waits --wait {} s)",
+                       *id, workers.size(), n, cluster_.wait_s);
       }
       table_.started(*id, workers);
       if (journal_) REDFLOW_RETURN_IF_ERROR(journal_->started(*id));
