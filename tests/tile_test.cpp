@@ -183,6 +183,31 @@ TEST_P(TileTest, AnActorWhoseInputSlotHoldsNoValueRunsNothing) {
   EXPECT_FALSE(read(tile, 2, DataTag{1, 2}, out)) << "no output was published";
 }
 
+// The driver frees every slot as an execution starts, so a slot whose
+// transfer failed may still hold a value of an earlier execution: the actor
+// of this one runs nothing on it, as on an empty slot.
+TEST_P(TileTest, AnActorWhoseInputSlotHoldsAnEarlierExecutionsValueRunsNothing) {
+  Tile& tile = make(3, 16, 1);
+  std::atomic<int> runs{0};
+  Table table({ActorFunction([&](ActorContext&) { ++runs; })});
+  ASSERT_TRUE(table.load(tile).ok());
+  auto v = u32_bytes({1, 2});
+  ASSERT_TRUE(tile.data_node(from_driver(DataTag{1, 0}, 0, v)).ok());
+  ASSERT_TRUE(tile.data_node(from_driver(DataTag{2, 1}, 1, v)).ok());
+  SlotId ins[] = {1, 0};
+  ActorMessage m = actor_message(ins, 2, DataTag{2, 2}, 8);
+  m.execution = 2;
+  const Completion c = tile.actor(m);
+  EXPECT_FALSE(c.ok);
+  EXPECT_FALSE(c.lost);
+  EXPECT_NE(c.error.find("input slot 0 holds no value of execution 2"), std::string::npos) << c.error;
+  EXPECT_EQ(runs.load(), 0);
+  // The value of this execution in the same slot is read.
+  ASSERT_TRUE(tile.data_node(from_driver(DataTag{2, 0}, 0, v)).ok());
+  EXPECT_TRUE(tile.actor(m).ok);
+  EXPECT_EQ(runs.load(), 1);
+}
+
 TEST_P(TileTest, RejectsOversizedDataAndBadSlots) {
   Tile& tile = make(2, 8, 1);
   auto big = std::vector<std::byte>(9);
@@ -514,6 +539,7 @@ TEST(TileServiceTest, AValueWhoseBytesDoNotMatchItsChecksumIsNeverPlaced) {
   EXPECT_NE(refused.message().find("data node 3"), std::string::npos) << refused.message();
   EXPECT_NE(refused.message().find("slot 1"), std::string::npos) << refused.message();
   EXPECT_FALSE(read(tile, 1, bad.tag, back)) << "a corrupted value was placed";
+  EXPECT_FALSE(read(tile, 1, m.tag, back)) << "the slot still holds the value before the refused one";
   // In pieces: the piece that would publish the value checks it first.
   DataNodePieceMessage piece{DataTag{3, 3, 0}, 0, value.size(), 0, std::span<const std::byte>(flipped).first(24), m.checksum, true};
   frame.clear();
@@ -550,6 +576,54 @@ TEST(TileServiceTest, AValueWhoseBytesDoNotMatchItsChecksumIsNeverPlaced) {
   ASSERT_TRUE(decode(reply, answer).ok());
   EXPECT_EQ(answer.status.code(), Status::Code::kDataLoss);
   EXPECT_FALSE(read(tile, 1, fetched.tag, back));
+}
+
+// A frame from the driver that arrives unreadable (its first byte flipped on
+// the way) never says which slot it was for: the slot keeps what it held,
+// a value of an earlier execution, and the actor sent behind the frame, of
+// this execution, runs nothing on it and says its input holds no value.
+TEST(TileServiceTest, AnActorBehindAnUnreadableValueRunsNothing) {
+  LocalTile tile(3, 64, 1, 0);
+  TileService service(tile);
+  std::atomic<int> runs{0};
+  Table table({ActorFunction([&](ActorContext&) { ++runs; })});
+  ASSERT_TRUE(table.load(tile).ok());
+  const auto value = u32_bytes({1, 2, 3, 4});
+  std::vector<std::byte> frame;
+  encode(from_driver(DataTag{1, 5, 0}, 0, value), frame);
+  ASSERT_TRUE(served_status(service, frame).ok());
+  // Execution 2 sends the same data node to the same slot, garbled.
+  DataNodeMessage next = from_driver(DataTag{2, 5, 0}, 0, value);
+  next.checksum = XXH3_64bits(value.data(), value.size());
+  next.checked = true;
+  frame.clear();
+  encode(next, frame);
+  frame[0] ^= std::byte{0xff};
+  const Status unreadable = served_status(service, frame);
+  EXPECT_EQ(unreadable.code(), Status::Code::kDataLoss) << unreadable.ToString();
+  SlotId ins[] = {0};
+  ActorMessage m = actor_message(ins, 1, DataTag{2, 6, 0}, 16);
+  m.execution = 2;
+  frame.clear();
+  encode(m, frame);
+  std::vector<std::byte> reply;
+  service.serve(frame, nullptr, reply);
+  DecodedFrame answer;
+  ASSERT_TRUE(decode(reply, answer).ok());
+  ASSERT_EQ(answer.kind, WireKind::kCompletion);
+  EXPECT_FALSE(answer.completion.ok);
+  EXPECT_NE(answer.completion.error.find("input slot 0 holds no value of execution 2"), std::string::npos) << answer.completion.error;
+  EXPECT_EQ(runs.load(), 0) << "the actor ran on the value of execution 1";
+  // Sent again, readable, the value is placed and the actor runs.
+  frame.clear();
+  encode(next, frame);
+  ASSERT_TRUE(served_status(service, frame).ok());
+  frame.clear();
+  encode(m, frame);
+  service.serve(frame, nullptr, reply);
+  ASSERT_TRUE(decode(reply, answer).ok());
+  EXPECT_TRUE(answer.completion.ok) << answer.completion.error;
+  EXPECT_EQ(runs.load(), 1);
 }
 
 }  // namespace

@@ -394,11 +394,17 @@ Completion LocalTile::actor(const ActorMessage& m) {
       done.error = "actor message names input slot " + std::to_string(s) + " of " + std::to_string(slots_.size());
       return done;
     }
-    // A transfer into it failed (a pipelined fetch from a peer that no
-    // longer held the value empties the slot): run nothing on a stale value.
-    if (slots_[s].tag.load(std::memory_order_acquire) == kEmpty) {
+    // A transfer into it failed: run nothing on a stale value. A pipelined
+    // fetch from a peer that no longer held the value empties the slot; a
+    // frame that arrived unreadable never said which slot it was for, so the
+    // slot still holds what it held before, which the driver's directory
+    // only lets be a value of an earlier execution (it frees every slot as
+    // an execution starts, and clears what it frees within one).
+    const std::uint64_t held = slots_[s].tag.load(std::memory_order_acquire);
+    if (held == kEmpty || held >> 32 != m.execution) {
       done.ok = false;
       done.error = "input slot " + std::to_string(s) + " holds no value";
+      if (held != kEmpty) done.error += " of execution " + std::to_string(m.execution);
       return done;
     }
   }

@@ -49,6 +49,7 @@ void TileService::serve(std::span<const std::byte> frame_bytes, const Registry* 
       if (m.checked && m.source_tile == kFromDriver && m.payload.size() == m.bytes) {
         const std::uint64_t got = XXH3_64bits(m.payload.data(), m.payload.size());
         if (got != m.checksum) {
+          tile_.clear_slot(m.slot);  // as a value in pieces: the slot holds nothing, not what it held before
           encode(arrived_corrupted(m, got), reply);
           break;
         }
