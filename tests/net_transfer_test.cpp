@@ -10,13 +10,19 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <string>
 
 #include "net/keys.hpp"
 #include "net/peer_links.hpp"
 #include "net/remote_tile.hpp"
 #include "net/tile_server.hpp"
+#include "loopback_capture.hpp"
+#include "net/security.hpp"
+#include "net/sockets.hpp"
 #include "net_workers.hpp"
+#include "runtime/tile_protocol.hpp"
 #include "redflow/redflow.hpp"
 #include "watchdog.hpp"
 
@@ -156,6 +162,115 @@ TEST(NetTransferKeyed, WorkersWithKeysFetchFromEachOtherOverCurve) {
   fs::remove_all(dir);
   EXPECT_GT(m.direct, 0u) << "no value went worker to worker over CURVE";
   EXPECT_EQ(m.direct, m.worker_to_worker);
+}
+
+// docs/security.md: with keys, what workers send each other on their peer
+// sockets is CURVE-encrypted, and a peer whose key the driver did not list
+// is turned away at the peer port. Watched from outside, as a man in the
+// middle on loopback would see it: every value that went worker to worker
+// shows in the peer links' bytes without keys (the control: the check can
+// fail), and none does with keys.
+TEST(NetTransferKeyed, ThePeerLinkCarriesNoPlainTextAndTurnsAStrangerAway) {
+  testing::LoopbackCapture probe;
+  if (!probe.error().empty()) GTEST_SKIP() << "cannot watch loopback (" << probe.error() << "): needs root";
+  char pattern[] = "/tmp/redflow-peerwire-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const fs::path dir = pattern;
+  std::map<std::string, std::string> public_key;
+  std::ofstream authorized(dir / "workers.keys");
+  for (const char* who : {"driver", "w1", "w2", "stranger"}) {
+    auto pair = net::generate_key_pair();
+    ASSERT_TRUE(pair.ok()) << pair.status().ToString();
+    ASSERT_TRUE(net::write_key_pair((dir / who).string(), *pair, false).ok()) << who;
+    public_key[who] = pair->public_key;
+    if (std::string(who) == "w1" || std::string(who) == "w2") authorized << pair->public_key << " " << who << "\n";
+  }
+  authorized.close();
+  // Every value an output, so the sequential interpreter gives each one's bytes.
+  Graph g = testing::random_builtin_dag(60, 23);
+  for (DataId d = 0; d < g.data().size(); ++d)
+    if (g.data(d).kind == DataKind::kInner) g.mutable_data(d).kind = DataKind::kOutput;
+  const std::vector<std::byte> x0 = testing::seeded_bytes(testing::kNetBytes, 7), x1 = testing::seeded_bytes(testing::kNetBytes, 8);
+  const Inputs inputs{{"X0", x0}, {"X1", x1}};
+  const Outputs want = testing::local_reference(g, inputs);
+  for (bool keyed : {false, true}) {
+    SCOPED_TRACE(keyed ? "with keys" : "without keys");
+    testing::LoopbackCapture capture;
+    ASSERT_EQ(capture.error(), "");
+    WorkerProcesses workers;
+    workers.set_quiet(false);
+    RuntimeOptions o = testing::remote_options(0, 2, Scheduler::kSteal);
+    if (keyed) {
+      o.cluster.key_file = (dir / "driver.key").string();
+      o.cluster.authorized_keys_file = (dir / "workers.keys").string();
+    }
+    std::vector<pid_t> pids;
+    const fs::path w1_log = dir / (keyed ? "w1-keyed.log" : "w1-plain.log");
+    o.cluster.on_listening = [&](const std::string& endpoint) {
+      for (const char* who : {"w1", "w2"}) {
+        std::vector<std::string> args = {"worker", "--connect", endpoint, "--connect-timeout", "20", "--name", who};
+        args.insert(args.end(), testing::kWorkerSlots.begin(), testing::kWorkerSlots.end());
+        if (keyed) args.insert(args.end(), {"--key", (dir / (std::string(who) + ".key")).string(), "--server-key", (dir / "driver.pub").string()});
+        pids.push_back(workers.spawn_cli(args, std::string(who) == "w1" ? w1_log.string() : (dir / "w2.log").string()));
+      }
+    };
+    std::vector<std::uint16_t> peer_ports;
+    std::set<std::string> moved;  // values traced worker to worker
+    testing::within_seconds(60, "two workers watched on loopback", [&] {
+      Runtime rt(o);
+      auto loaded = rt.load(g, Registry::with_builtins());
+      ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+      // Welcomed, so each has announced the peer socket it listens on.
+      for (pid_t p : pids) {
+        const std::vector<std::uint16_t> ports = testing::listening_ports(p);
+        ASSERT_EQ(ports.size(), 1u) << "worker " << p << " should listen on its peer socket alone";
+        peer_ports.push_back(ports[0]);
+        capture.watch(ports[0]);
+      }
+      ExecuteOptions eo;
+      eo.trace = true;
+      for (int e = 0; e < 20 && moved.empty(); ++e) {
+        auto out = loaded->execute(inputs, eo);
+        ASSERT_TRUE(out.ok()) << out.status().ToString();
+        EXPECT_EQ(*out, want) << "execution " << e;
+        for (const TracedTransfer& t : loaded->last_trace().transfers)
+          if (t.from_tile >= 0 && t.to_tile >= 0) moved.insert(t.data);
+      }
+      ASSERT_FALSE(moved.empty()) << "no value went worker to worker in 20 executions";
+      if (!keyed) return;
+      // A stranger with a key of its own, not in the driver's list, at w1's peer port.
+      zmq::context_t context;
+      zmq::socket_t stranger(context, zmq::socket_type::dealer);
+      stranger.set(zmq::sockopt::linger, 0);
+      ASSERT_TRUE(net::secure_client(stranger, {.key_file = (dir / "stranger.key").string(), .server_public_key_file = (dir / "w1.pub").string()}).ok());
+      stranger.connect("tcp://127.0.0.1:" + std::to_string(peer_ports[0]));
+      std::vector<std::byte> ask;
+      runtime::encode(runtime::ReadSlotMessage{0, runtime::DataTag{1, 3, 0}, testing::kNetBytes}, ask);
+      ASSERT_TRUE(net::send_envelope(stranger, net::EnvelopeKind::kRequest, 1, ask));
+      zmq::pollitem_t item{stranger.handle(), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, std::chrono::milliseconds(1000));
+      EXPECT_FALSE(item.revents & ZMQ_POLLIN) << "a stranger's read of a slot was answered";
+      const std::string refusal = "key " + public_key["stranger"].substr(0, 8);
+      EXPECT_TRUE(testing::file_shows(w1_log.string(), refusal, 10)) << "w1 did not log the stranger's key as refused:\n" << testing::file_text(w1_log.string());
+    });
+    const std::map<std::string, std::string> flows = capture.flows();
+    std::string wire;
+    for (const auto& [flow, bytes] : flows) wire += bytes;
+    EXPECT_GE(wire.size(), testing::kNetBytes) << "the capture saw too little of the peer links";
+    for (const std::string& name : moved) {
+      const auto& value = want.at(name);
+      const std::string window(reinterpret_cast<const char*>(value.data()), 64);
+      if (keyed) {
+        EXPECT_EQ(wire.find(window), std::string::npos) << name << " crossed a keyed peer link in plain text";
+      } else {
+        EXPECT_NE(wire.find(window), std::string::npos) << name << " went worker to worker, yet its bytes are not in the peer links' traffic";
+      }
+    }
+    if (keyed) {
+      EXPECT_NE(wire.find("CURVE"), std::string::npos) << "the peer links' greeting names the mechanism";
+    }
+  }
+  fs::remove_all(dir);
 }
 
 // Bytes move once on each side (docs/remote.md, "Transfers"): a value the

@@ -108,6 +108,17 @@ inline std::string file_text(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// Whether the text file at `path` comes to contain `needle` within `seconds`
+// (a process's log line: the event a test waits for).
+inline bool file_shows(const std::string& path, const std::string& needle, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    if (file_text(path).find(needle) != std::string::npos) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 inline constexpr std::size_t kNetElems = 256;
 inline constexpr std::size_t kNetBytes = kNetElems * 4;
 
