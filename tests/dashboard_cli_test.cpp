@@ -10,12 +10,15 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "cli_helpers.hpp"
 #include "dashboard/http_probe.hpp"
+#include "rem_servers.hpp"
 
 namespace redflow::testing {
 namespace {
@@ -75,6 +78,36 @@ class DashboardCli : public CliTest {
   nlohmann::json json_file(const std::string& name) const {
     std::ifstream in(path(name));
     return nlohmann::json::parse(in, nullptr, false);
+  }
+  // Polls the dashboard of the command started (its URL from its log) until
+  // a snapshot taken while the run is running satisfies `live`, the run ends,
+  // or 60 s pass. Returns that snapshot (null if none) and the port.
+  std::pair<nlohmann::json, int> snapshot_while_running(const std::function<bool(const nlohmann::json&)>& live) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    int port = -1;
+    for (std::string text; std::chrono::steady_clock::now() < deadline && text.find("dashboard stays up") == std::string::npos;) {
+      text = file_text(log_);
+      if (port < 0) port = port_of(url_in(text));
+      if (port > 0) {
+        auto r = dashboard::http_get("127.0.0.1", port, "/api/snapshot");
+        EXPECT_TRUE(r.ok()) << r.status().ToString();
+        if (!r.ok()) break;
+        auto snap = nlohmann::json::parse(r->body);
+        if (snap["state"] == "running" && live(snap)) return {snap, port};
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling the child's log and its dashboard
+    }
+    return {nullptr, port};
+  }
+  std::string file_text(const std::string& file) const {
+    std::ifstream in(file);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  // The snapshot's counters by name.
+  static std::map<std::string, double> counters_of(const nlohmann::json& snap) {
+    std::map<std::string, double> counters;
+    for (const auto& c : snap["counters"]) counters[c["name"].get<std::string>()] = c["value"].get<double>();
+    return counters;
   }
   pid_t pid_ = -1;
   std::string log_;
@@ -142,22 +175,10 @@ TEST_F(DashboardCli, ASpitsJobShowsItsCommitsWhileItRunsAndItsReportAtTheEnd) {
   pid_ = spawn_cli({"spits", REDFLOW_SPITS_TEST_JOB, "tasks=400", "work_us=5000", "out=" + path("out.txt"), "-w", "2", "--stats",
                     path("s.json"), "--dashboard", "--dashboard-linger", "120"},
                    log_);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  std::string text;
-  int port = -1;
-  nlohmann::json live;  // a snapshot with commits counted and the job still running
-  while (std::chrono::steady_clock::now() < deadline && (port < 0 || live.is_null()) && text.find("dashboard stays up") == std::string::npos) {
-    std::ifstream in(log_);
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (port < 0) port = port_of(url_in(text));
-    if (port > 0) {
-      auto r = dashboard::http_get("127.0.0.1", port, "/api/snapshot");
-      ASSERT_TRUE(r.ok()) << r.status().ToString();
-      auto snap = nlohmann::json::parse(r->body);
-      if (snap["state"] == "running" && !snap["counters"].empty() && snap["counters"][0]["value"].get<double>() > 0) live = snap;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling the child's log and its dashboard
-  }
+  // A snapshot with commits counted and the job still running.
+  const auto [live, port] = snapshot_while_running(
+      [](const nlohmann::json& snap) { return !snap["counters"].empty() && snap["counters"][0]["value"].get<double>() > 0; });
+  std::string text = file_text(log_);
   ASSERT_GT(port, 0) << text;
   ASSERT_FALSE(live.is_null()) << "no snapshot counted commits while the job ran (400 tasks of 5 ms on 2 workers):\n" << text;
   EXPECT_EQ(live["model"], "spits");
@@ -170,8 +191,7 @@ TEST_F(DashboardCli, ASpitsJobShowsItsCommitsWhileItRunsAndItsReportAtTheEnd) {
   ASSERT_FALSE(snap.is_null());
   const auto stats = json_file("s.json");
   EXPECT_EQ(snap["state"], "finished");
-  std::map<std::string, double> counters;
-  for (const auto& c : snap["counters"]) counters[c["name"].get<std::string>()] = c["value"].get<double>();
+  std::map<std::string, double> counters = counters_of(snap);
   EXPECT_EQ(counters["tasks committed"], 400);
   EXPECT_EQ(counters["tasks committed"], stats["committed"].get<double>());
   EXPECT_EQ(counters["tasks generated"], stats["generated"].get<double>());
@@ -180,6 +200,63 @@ TEST_F(DashboardCli, ASpitsJobShowsItsCommitsWhileItRunsAndItsReportAtTheEnd) {
   EXPECT_EQ(counters["task managers"], stats["task_managers"].size());
   EXPECT_DOUBLE_EQ(counters["seconds"], stats["seconds"].get<double>());
 }
+
+// `redflow rem --dashboard`: the tasks executed show while the run goes, in
+// one process (threads on the in-process store) and summed over scheduler
+// processes (on a real redis-server), and at the end every number equals
+// the run's --stats.
+class DashboardRem : public DashboardCli, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(DashboardRem, ShowsItsTasksWhileTheyRunAndItsStatsAtTheEnd) {
+  const bool processes = GetParam();
+  ServerProcess redis;
+  std::string store = "inproc";
+  if (processes) {
+    const std::string err = start_redis(redis);
+    ASSERT_EQ(err, "") << err;
+    store = "redis://127.0.0.1:" + std::to_string(redis.port());
+  }
+  // 16 naps of 150 ms, each its own task, for 2 schedulers: about 1.2 s.
+  std::string dot = "digraph naps {\n  X [kind=input, bytes=64];\n";
+  for (int i = 0; i < 16; ++i) {
+    const std::string n = std::to_string(i);
+    dot += "  Y" + n + " [kind=output, bytes=64];\n  nap" + n + " [actor=\"test.sleep\", args=\"ms=150\"];\n  X -> nap" + n +
+           " [port=0]; nap" + n + " -> Y" + n + ";\n";
+  }
+  write("naps.dot", dot + "}\n");
+  write("x.bin", std::string(64, 'x'));
+  log_ = path("rem.log");
+  pid_ = spawn_cli({"rem", path("naps.dot"), "--lib", REDFLOW_TEST_PLUGIN, "--input", "X=" + path("x.bin"), "--store", store, "--procs", "2",
+                    "--stats", path("s.json"), "--dashboard", "--dashboard-linger", "120"},
+                   log_);
+  const auto [live, port] = snapshot_while_running([](const nlohmann::json& snap) { return counters_of(snap)["tasks executed"] > 0; });
+  ASSERT_GT(port, 0) << file_text(log_);
+  ASSERT_FALSE(live.is_null()) << "no snapshot counted a task while the run went (16 tasks of 150 ms on 2 schedulers):\n" << file_text(log_);
+  EXPECT_EQ(live["model"], "rem");
+  EXPECT_EQ(live["name"], "naps");
+  EXPECT_EQ(live["counters"][0]["name"], "tasks executed");
+  EXPECT_LT(counters_of(live)["tasks executed"], 16) << "counted before the end";
+  const std::string text = start_lingering_wait();
+  ASSERT_NE(text.find("dashboard stays up"), std::string::npos) << text;
+  const auto snap = snapshot_at(port);
+  ASSERT_FALSE(snap.is_null());
+  EXPECT_EQ(snap["state"], "finished");
+  const auto stats = json_file("s.json");
+  std::map<std::string, double> counters = counters_of(snap);
+  EXPECT_GE(counters["tasks executed"], 16);
+  EXPECT_EQ(counters["tasks executed"], stats["executed"].get<double>());
+  EXPECT_EQ(counters["duplicate executions"], stats["duplicates"].get<double>());
+  EXPECT_EQ(counters["tasks dropped as their labels appeared"], stats["skipped"].get<double>());
+  EXPECT_EQ(counters["store existence checks"], stats["polls"].get<double>());
+  EXPECT_EQ(counters["bytes written"], stats["bytes_written"].get<double>());
+  EXPECT_EQ(counters["bytes read"], stats["bytes_read"].get<double>());
+  EXPECT_EQ(counters["schedulers"], 2);
+  EXPECT_EQ(counters["tasks in the program"], stats["tasks"].get<double>());
+  EXPECT_NEAR(counters["seconds"], stats["seconds"].get<double>(), 1e-6);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, DashboardRem, ::testing::Bool(),
+                         [](const auto& info) { return std::string(info.param ? "ProcessesOnRedis" : "ThreadsInProcess"); });
 
 // `redflow stream --dashboard`: the program's numbers at its end equal what
 // the run printed: operators, streams, tokens, and each stream's tokens.

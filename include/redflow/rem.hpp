@@ -170,6 +170,12 @@ struct RunOptions {
   std::chrono::milliseconds timeout{0};  // 0: none; otherwise a clear error when the run is not over by then
   const std::atomic<bool>* stop = nullptr;  // set by someone else to make this scheduler stop (not an error)
   std::size_t cache_bytes = std::size_t{256} << 20;  // label values kept locally
+  // Called by the scheduler after each task it chose (run, found already
+  // written, or dropped) and once as it ends, from its own thread, with what
+  // its stats gained since the last call: the sum of the calls is its final
+  // RunStats (but `seconds` and `finished`). For a live view (`redflow rem
+  // --dashboard`); must be cheap and safe to call from several schedulers at once.
+  std::function<void(const RunStats& gained)> on_progress{};
 };
 
 // The instance id of a run: hex of a hash of the program and its input values.

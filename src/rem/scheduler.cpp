@@ -98,8 +98,10 @@ class Scheduler {
       backoff = std::chrono::microseconds(200);
       TaskId t = pick();
       if (Status s = attempt(t); !s.ok()) return s;
+      report_progress();
     }
     stats_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    report_progress();
     return stats_;
   }
 
@@ -156,6 +158,21 @@ class Scheduler {
     frontier_.pop_back();
     in_frontier_[t] = 0;
     return t;
+  }
+
+  // What the stats gained since the last report, to RunOptions::on_progress.
+  void report_progress() {
+    if (!o_.on_progress) return;
+    RunStats gained;
+    gained.executed = stats_.executed - reported_.executed;
+    gained.duplicates = stats_.duplicates - reported_.duplicates;
+    gained.skipped = stats_.skipped - reported_.skipped;
+    gained.polls = stats_.polls - reported_.polls;
+    gained.waits = stats_.waits - reported_.waits;
+    gained.bytes_written = stats_.bytes_written - reported_.bytes_written;
+    gained.bytes_read = stats_.bytes_read - reported_.bytes_read;
+    reported_ = stats_;
+    o_.on_progress(gained);
   }
 
   Status attempt(TaskId t) {
@@ -259,6 +276,7 @@ class Scheduler {
   const RunOptions& o_;
   std::mt19937_64 rng_;
   RunStats stats_;
+  RunStats reported_;  // stats_ as last given to on_progress
   std::vector<std::uint8_t> known_, needed_, in_frontier_;
   std::vector<std::vector<TaskId>> consumers_;
   std::vector<std::uint32_t> missing_, unknown_produced_;
