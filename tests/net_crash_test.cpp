@@ -302,7 +302,7 @@ TEST(NetCrash, OnlyTheActorAWorkerWasRunningCountsTowardsPoisoning) {
       std::filesystem::remove(runs);
       const Graph g = killer_among_innocents(runs, kInnocents, true);
       WorkerProcesses workers;
-      RuntimeOptions o = testing::remote_options(0, 2, Scheduler::kHeft, 0.5);
+      RuntimeOptions o = testing::remote_options(0, 2, Scheduler::kHeft, 2);
       o.slots = 32;
       o.speculate_after_s = 0;  // no copies: a copy's loss is a strike of its own
       o.trace = true;
@@ -334,77 +334,83 @@ TEST(NetCrash, OnlyTheActorAWorkerWasRunningCountsTowardsPoisoning) {
   EXPECT_TRUE(shown) << "no trial had innocents in flight behind the killer when its worker died";
 }
 
-// Values that lived only on a worker killed mid-execution are recomputed on
+// Values that lived only on a worker lost mid-execution are recomputed on
 // main memory, each once whoever needs it first (docs/runtime.md, "Lost
-// tiles"). Counted from the trace: a recomputed producer runs on the driver
-// (no actor of these graphs does otherwise), having run on a tile before
-// (on the lost one, or on another that its value left for the lost one), at
-// most once per execution, and there are as many such runs as the stats'
-// recomputed_actors; the outputs are the sequential interpreter's. Trials go
-// on until 100 values were recomputed in all, or 16 trials ran (a kill that
-// lands between executions, or on a worker holding nothing needed,
-// recomputes nothing); a value read by several actors after the loss is
-// where a second recompute would show.
+// tiles"). The worker is lost to the crash fault: a killer (test.crash, its
+// first run only) reads a value halfway down a random DAG, so it runs, and
+// kills its worker, mid-execution, with values in that worker's slots that
+// later actors need. Counted from the trace: a recomputed producer runs on
+// the driver (no actor of these graphs does otherwise), having run on a tile
+// before (on the lost one, or on another its value left for the lost one),
+// at most once per execution, and there are as many such runs as the stats'
+// recomputed_actors; the outputs are the sequential interpreter's. A value
+// read by several actors after the loss is where a second recompute would
+// show: trials go on until 100 values were recomputed in all, or 10 ran.
+Graph with_a_killer_halfway(Graph g, const std::string& runs) {
+  for (int k = 40;; ++k) {
+    const auto& data = g.data();
+    const auto it = std::find_if(data.begin(), data.end(), [&](const auto& d) { return d.name == "d" + std::to_string(k); });
+    if (it == data.end()) break;
+    if (it->kind != DataKind::kInner) continue;
+    g.actor("killer", "test.crash", {static_cast<DataId>(it - data.begin())}, g.output("Z", testing::kNetBytes)).args("crashes=1,runs=" + runs);
+    break;
+  }
+  return g;
+}
+
 TEST(NetCrash, ValuesLostWithAWorkerAreRecomputedEachOnce) {
   std::uint64_t recomputed = 0;
   int trials = 0;
+  std::vector<std::string> slots = testing::kWorkerSlots;
+  slots.insert(slots.end(), {"--lib", REDFLOW_TEST_PLUGIN});
+  const Registry reg = testing::registry_with_test_plugin();
+  const std::string runs = (std::filesystem::temp_directory_path() / ("redflow-recompute-runs-" + std::to_string(::getpid()))).string();
   testing::within_seconds(90, "values lost with a worker", [&] {
-    for (std::uint32_t trial = 0; trial < 16 && recomputed < 100; ++trial, ++trials) {
-      std::mt19937 rng(9100 + trial);
-      const Graph g = testing::random_builtin_dag(80, 900 + trial);
+    for (std::uint32_t trial = 0; trial < 10 && recomputed < 100; ++trial, ++trials) {
+      std::filesystem::remove(runs);
+      const Graph g = with_a_killer_halfway(testing::random_builtin_dag(80, 900 + trial), runs);
+      ASSERT_NE(g.data().back().name, "d79") << "no inner value to put the killer on";
       const auto x0 = testing::seeded_bytes(testing::kNetBytes, trial), x1 = testing::seeded_bytes(testing::kNetBytes, trial + 7);
       const Inputs inputs{{"X0", x0}, {"X1", x1}};
-      const Outputs want = testing::local_reference(g, inputs);
+      Outputs want = testing::local_reference(testing::random_builtin_dag(80, 900 + trial), inputs);
+      want["Z"] = std::vector<std::byte>(testing::kNetBytes);  // the killer's run that ends writes zeros
       WorkerProcesses workers;
-      RuntimeOptions o = testing::remote_options(1, 2, Scheduler::kSteal, 0.3);
+      // Three workers and no local tile (the killer would take the test down with it).
+      RuntimeOptions o = testing::remote_options(0, 3, trial % 2 == 0 ? Scheduler::kSteal : Scheduler::kHeft, 2);
       o.trace = true;
-      o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, testing::kWorkerSlots); };
+      o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(3, endpoint, slots); };
       Runtime rt(o);
-      auto loaded = rt.load(g, Registry::with_builtins());
+      auto loaded = rt.load(g, reg);
       ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-      ASSERT_TRUE(loaded->execute(inputs).ok());  // both workers are past their WELCOME and took work
-      const pid_t victim = workers.pids()[rng() % 2];
-      std::atomic<bool> killed{false};
-      std::thread killer([&] {
-        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
-        workers.kill9(victim);
-        killed = true;
-      });
-      // Executions until the loss is seen (or 20 after the kill).
-      for (int after = 0; after < 20;) {
-        const bool was_killed = killed.load();
-        auto out = loaded->execute(inputs);
-        EXPECT_TRUE(out.ok()) << "trial " << trial << ": " << out.status().ToString();
-        if (!out.ok()) break;  // the killer thread is joined below
-        EXPECT_EQ(*out, want) << "trial " << trial;
-        const ExecutionStats& stats = loaded->last_stats();
-        const ExecutionTrace& trace = loaded->last_trace();
-        EXPECT_EQ(stats.driver.actors, 0u) << "a driver actor would run on the driver beside the recomputed ones";
-        std::map<ActorId, int> on_driver;
-        std::set<ActorId> on_tiles;
-        for (const TracedActor& a : trace.actors) {
-          if (a.tile < 0) {
-            ++on_driver[a.actor];
-          } else {
-            on_tiles.insert(a.actor);
-          }
+      auto out = loaded->execute(inputs);
+      ASSERT_TRUE(out.ok()) << "trial " << trial << ": " << out.status().ToString();
+      EXPECT_EQ(*out, want) << "trial " << trial;
+      const ExecutionStats& stats = loaded->last_stats();
+      const ExecutionTrace& trace = loaded->last_trace();
+      EXPECT_EQ(stats.lost_tiles, 1u) << "trial " << trial;
+      EXPECT_EQ(stats.driver.actors, 0u) << "a driver actor would run on the driver beside the recomputed ones";
+      std::map<ActorId, int> on_driver;
+      std::set<ActorId> on_tiles;
+      for (const TracedActor& a : trace.actors) {
+        if (a.tile < 0) {
+          ++on_driver[a.actor];
+        } else {
+          on_tiles.insert(a.actor);
         }
-        std::uint64_t runs = 0;
-        for (const auto& [actor, n] : on_driver) {
-          runs += static_cast<std::uint64_t>(n);
-          EXPECT_EQ(n, 1) << "trial " << trial << ": actor " << actor << " was recomputed " << n << " times";
-          EXPECT_TRUE(on_tiles.contains(actor)) << "trial " << trial << ": actor " << actor << " was recomputed but had never run on a tile";
-        }
-        EXPECT_EQ(runs, stats.recomputed_actors) << "trial " << trial;
-        recomputed += stats.recomputed_actors;
-        if (stats.lost_tiles > 0) break;
-        if (was_killed) ++after;
       }
-      killer.join();
+      std::uint64_t recomputes = 0;
+      for (const auto& [actor, n] : on_driver) {
+        recomputes += static_cast<std::uint64_t>(n);
+        EXPECT_EQ(n, 1) << "trial " << trial << ": actor " << actor << " was recomputed " << n << " times";
+        EXPECT_TRUE(on_tiles.contains(actor)) << "trial " << trial << ": actor " << actor << " was recomputed but had never run on a tile";
+      }
+      EXPECT_EQ(recomputes, stats.recomputed_actors) << "trial " << trial;
+      recomputed += stats.recomputed_actors;
     }
   });
+  std::filesystem::remove(runs);
   std::printf("%d trials recomputed %llu values in all\n", trials, static_cast<unsigned long long>(recomputed));
-  EXPECT_GT(recomputed, 0u) << "no kill landed on a worker holding values still needed";
+  EXPECT_GT(recomputed, 0u) << "no worker lost held values still needed";
 }
 
 // Raw bytes on the driver's socket, as a confused or hostile peer would send.

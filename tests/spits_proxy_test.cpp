@@ -152,7 +152,7 @@ TEST_F(SpitsNetProxy, ABatchUnacknowledgedPastTheEchoedNumberLosesItsTaskManager
   testing::within_seconds(90, "a SPITS job whose first batch to a Task Manager is dropped", [&] {
     procs_.set_quiet(false);  // its warnings name the Task Manager lost
     const pid_t jm = procs_.spawn_cli({"spits", REDFLOW_SPITS_TEST_JOB, "tasks=2000", "work_us=2000", "out=" + out_, "--announce-dir", announce_,
-                                       "--heartbeat-timeout", "1", "--wait", "30", "--stats", stats},
+                                       "--heartbeat-timeout", "2", "--wait", "30", "--stats", stats},
                                       log);
     procs_.set_quiet(true);
     EXPECT_EQ(procs_.wait_exit(jm, 80), 0) << testing::file_text(log);
