@@ -177,8 +177,9 @@ TEST(CrashTile, EveryTileLostIsANamedError) {
   EXPECT_NE(out.status().message().find("tile 0 lost"), std::string::npos) << out.status().ToString();
 }
 
-// RuntimeOptions::on_mark hears a lost tile as it is lost, with no trace
-// asked for, from the runtime's own threads (a live view's source).
+// RuntimeOptions::on_mark hears a lost tile as it is lost, and the strike
+// it counts, with no trace asked for, from the runtime's own threads (a live
+// view's source).
 TEST(CrashTile, OnMarkHearsTheLossWithoutATrace) {
   const testing::Shape shape = testing::fan_out_fan_in(16);  // HEFT gives each tile some
   const Registry reg = testing::test_registry();
@@ -199,12 +200,16 @@ TEST(CrashTile, OnMarkHearsTheLossWithoutATrace) {
   ASSERT_TRUE(loaded->execute(inputs).ok());
   ASSERT_EQ(loaded->last_stats().lost_tiles, 1u) << "the check below needs the crash";
   std::lock_guard<std::mutex> lock(mutex);
-  ASSERT_EQ(marks.size(), 1u);
+  // The loss, then the strike it counts against the actor the tile was running.
+  ASSERT_EQ(marks.size(), 2u);
   EXPECT_EQ(marks[0].what, "tile-lost");
   EXPECT_EQ(marks[0].tile, 1);
   EXPECT_EQ(marks[0].detail, "tile 1");
   EXPECT_GE(marks[0].time_s, 0.0);
   EXPECT_LE(marks[0].time_s, loaded->last_stats().makespan_s);
+  EXPECT_EQ(marks[1].what, "strike");
+  EXPECT_EQ(marks[1].tile, 1);
+  EXPECT_TRUE(marks[1].detail.ends_with("': 1 of 3 (tile 1 lost under it)")) << marks[1].detail;
 }
 
 TEST(CrashTile, SpecParsesAndNamesItsErrors) {

@@ -249,8 +249,10 @@ TEST(DashboardBrowser, AWorkerKilledMidExecutionShowsLostOnThePageBeforeTheExecu
     ASSERT_TRUE(lost) << "no tile shown lost 20 s after the kill:\n" << snap.dump() << "\n" << dumped_text(dir / "driver.log");
     EXPECT_EQ(snap["executions_done"].get<int>(), 0) << "the loss must show inside the execution, not from its stats at the end";
     EXPECT_LE(after_s, 1.0 + 4.0) << "shown lost " << after_s << " s after the kill (heartbeat timeout 1 s, 4 s for a loaded machine)";
-    ASSERT_FALSE(snap["events"].empty());
-    EXPECT_EQ(snap["events"].back()["what"], "tile-lost") << snap.dump();
+    // The loss is among the events (a strike against the actor it ran may follow it).
+    std::vector<std::string> events;
+    for (const auto& e : snap["events"]) events.push_back(e["what"].get<std::string>());
+    EXPECT_NE(std::find(events.begin(), events.end(), "tile-lost"), events.end()) << snap.dump();
 
     const std::string base = "http://127.0.0.1:" + std::to_string(port);
     const std::string tiles = dom_showing(dir, base + "/tiles", "data-state=\"lost\"", 40);

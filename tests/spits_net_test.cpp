@@ -4,13 +4,15 @@
 // Every task is committed exactly once with 1, 2 and 5 Task Managers, when
 // Task Managers are killed mid-job, when one joins mid-job (the commit rate
 // rises), when the Job Manager is killed and restarted from its log, when a
-// task crashes every Task Manager it reaches (poisoned, named), and when a
+// task crashes every Task Manager it reaches (poisoned, named), when a Task
+// Manager drops its results after --linger (its Job Manager stopped), and when a
 // Task Manager in a network namespace is cut off and comes back (its
 // buffered results commit). And --address-file: later starters of the same
 // command, `redflow worker` and `redflow spits-worker` given the file dial in
 // to the Job Manager that published it. Each is bounded in time (Deadline).
 #include <gtest/gtest.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -344,6 +346,56 @@ TEST_F(SpitsNet, AJobManagerKilledAndRestartedWithItsLogCommitsEachTaskOnce) {
   EXPECT_EQ(procs_.wait_exit(second, 60), 0) << "the restarted Job Manager did not finish the job";
   expect_each_once(400);
   for (pid_t p : tms) EXPECT_EQ(procs_.wait_exit(p, 10), 0);
+}
+
+// A Task Manager whose Job Manager falls silent keeps its results for
+// --linger seconds, then drops them, says how many and exits 1 (docs/spits.md,
+// "Leaves, deaths, partitions"). The Job Manager (a process, SIGSTOPped once
+// 50 tasks are committed) comes back after that, loses the Task Manager that
+// left (what it held goes back to the queue) and finishes on another, and
+// every task is committed once.
+TEST_F(SpitsNet, ATaskManagerDropsItsResultsAfterLingerAndNothingIsCommittedTwice) {
+  Deadline dog(90s);
+  constexpr int kLinger = 3;
+  const std::string tm_log = (dir_ / "lingerer.log").string(), stats = (dir_ / "stats.json").string();
+  const pid_t lingerer = procs_.spawn_cli({"spits-worker", REDFLOW_SPITS_TEST_JOB, "--announce-dir", announce_, "--name", "lingerer", "-w", "1",
+                                           "--linger", std::to_string(kLinger), "--wait", "60"},
+                                          tm_log);
+  ASSERT_TRUE(wait_announced(1));
+  const pid_t jm = procs_.spawn_cli({"spits", REDFLOW_SPITS_TEST_JOB, "tasks=600", "work_us=5000", "out=" + out_, "--announce-dir", announce_,
+                                     "--heartbeat-timeout", "2", "--wait", "30", "--stats", stats});
+  const auto give_up = std::chrono::steady_clock::now() + 30s;
+  while (commit_lines() < 50 && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(5ms);
+  ASSERT_GE(commit_lines(), 50u) << "the job never got going";
+  ASSERT_EQ(::kill(jm, SIGSTOP), 0);
+  const auto stopped = std::chrono::steady_clock::now();
+  const std::size_t before = commit_lines();
+  EXPECT_EQ(procs_.wait_exit(lingerer, 30), 1) << testing::file_text(tm_log);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
+  // It heard the Job Manager last shortly before the stop (its heartbeats
+  // come every 0.5 s; a second allows for a loaded machine).
+  EXPECT_GE(waited, kLinger - 1.0) << "the Task Manager left before its --linger";
+  const std::string said = testing::file_text(tm_log);
+  const std::string line = "the Job Manager has been silent for more than " + std::to_string(kLinger) + " s (--linger); the ";
+  const auto at = said.find(line);
+  ASSERT_NE(at, std::string::npos) << said;
+  const long dropped = std::atol(said.c_str() + at + line.size());
+  EXPECT_GT(dropped, 0) << "it had no results to drop: " << said;
+  std::printf("the Task Manager left %.2f s after its Job Manager stopped: %s", waited, said.c_str() + at);
+  EXPECT_NE(said.find(" result batch(es) kept here for it are dropped"), std::string::npos) << said;
+  ASSERT_LT(before, 600u) << "the job ended before its Job Manager was stopped";
+  start_tm("second", 1);
+  ASSERT_TRUE(wait_announced(1));
+  ASSERT_EQ(::kill(jm, SIGCONT), 0);
+  EXPECT_EQ(procs_.wait_exit(jm, 60), 0) << "the Job Manager did not finish the job after its Task Manager left";
+  expect_each_once(600);
+  std::ifstream in(stats);
+  const auto report = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << "no --stats from the Job Manager";
+  std::map<std::string, std::uint64_t> lost;
+  for (const auto& t : report["task_managers"]) lost[t["name"].get<std::string>()] = t["lost"].get<std::uint64_t>();
+  EXPECT_GE(lost["lingerer"], 1u) << report.dump();
+  EXPECT_EQ(lost["second"], 0u) << report.dump();
 }
 
 TEST_F(SpitsNet, ATaskThatCrashesEveryTaskManagerItReachesIsPoisonedAndNamed) {

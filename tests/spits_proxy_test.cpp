@@ -4,7 +4,8 @@
 // batch is garbled, unreadable, or turned into a kind only a Job Manager sends. The Job Manager loses that
 // Task Manager (its tasks go back to the queue), takes it back at its next
 // HELLO (it re-sends what was not acknowledged), and every task is committed
-// exactly once.
+// exactly once. A task batch the proxy drops loses the Task Manager too,
+// once its heartbeat echoes a later batch number.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
@@ -122,6 +124,53 @@ TEST_F(SpitsNetProxy, AMessageATaskManagerNeverSendsLosesItAndEveryTaskCommitsOn
   ProxyRule r = first_results(ProxyAction::kRewriteKind);
   r.new_kind = EnvelopeKind::kRequest;
   run_through_proxy(r);
+}
+
+// A task batch that never reaches its Task Manager (docs/spits.md, "Nothing
+// dropped on either side"): the proxy drops the first one on its way. The
+// Task Manager's heartbeat echoes the number of the Job Manager's last
+// heartbeat, which came after that batch, and the batch is still
+// unacknowledged: the Job Manager (a `redflow spits` process, whose log is
+// read) loses that Task Manager by name, with no timeout, takes it back at
+// its next HELLO, and every task is committed once.
+TEST_F(SpitsNetProxy, ABatchUnacknowledgedPastTheEchoedNumberLosesItsTaskManager) {
+  start_tm(announce_, "direct");
+  start_tm(behind_, "proxied");
+  const std::string target = announced(behind_, "proxied");
+  ASSERT_FALSE(target.empty()) << "the Task Manager behind the proxy did not announce itself";
+  WireProxy proxy(target, testing::WorkerSide::kListens);
+  ProxyRule drop;
+  drop.action = ProxyAction::kDrop;
+  drop.direction = testing::ProxyDirection::kToWorker;
+  drop.envelope = EnvelopeKind::kRequest;  // a task batch
+  drop.nth = 1;
+  const std::size_t hit = proxy.add(drop);
+  proxy.start();
+  ASSERT_TRUE(announce(announce_, "proxied", proxy.endpoint(), "").ok());
+  ASSERT_FALSE(announced(announce_, "direct").empty());
+  const std::string log = (dir_ / "jm.log").string(), stats = (dir_ / "stats.json").string();
+  testing::within_seconds(90, "a SPITS job whose first batch to a Task Manager is dropped", [&] {
+    procs_.set_quiet(false);  // its warnings name the Task Manager lost
+    const pid_t jm = procs_.spawn_cli({"spits", REDFLOW_SPITS_TEST_JOB, "tasks=2000", "work_us=2000", "out=" + out_, "--announce-dir", announce_,
+                                       "--heartbeat-timeout", "2", "--wait", "30", "--stats", stats},
+                                      log);
+    procs_.set_quiet(true);
+    EXPECT_EQ(procs_.wait_exit(jm, 80), 0) << testing::file_text(log);
+    EXPECT_EQ(proxy.applied(hit), 1) << "the proxy dropped no task batch";
+    const std::string said = testing::file_text(log);
+    EXPECT_NE(said.find("spits: Task Manager 'proxied' is lost: never received task batch "), std::string::npos) << said;
+    EXPECT_EQ(said.find("Task Manager 'direct' is lost"), std::string::npos) << said;
+    std::map<std::string, int> commits;
+    std::ifstream in(out_);
+    for (std::string line; std::getline(in, line);) ++commits[line];
+    EXPECT_EQ(commits.size(), 2000u);
+    for (int i = 0; i < 2000; ++i) EXPECT_EQ(commits["0:" + std::to_string(i)], 1) << "task 0:" << i;
+    std::ifstream stats_in(stats);
+    const auto report = nlohmann::json::parse(stats_in, nullptr, false);
+    ASSERT_FALSE(report.is_discarded()) << "no --stats from the Job Manager";
+    EXPECT_EQ(report["committed"], 2000) << report.dump();
+    for (const auto& t : report["task_managers"]) EXPECT_EQ(t["lost"].get<std::uint64_t>() > 0, t["name"] == "proxied") << report.dump();
+  });
 }
 
 }  // namespace

@@ -214,7 +214,23 @@ class TaskManagerServer {
  public:
   // setup ran: teardown is due at the end.
   bool set_up() const { return set_up_; }
+  // Result batches sent and not yet acknowledged.
+  std::size_t kept() const { return work_ ? work_->kept() : 0; }
 };
+
+// Why a Task Manager stops waiting for a silent Job Manager, and what that
+// costs: the result batches it kept are never acknowledged, so the Job
+// Manager (if it comes back) runs their tasks again.
+std::string linger_ended(const std::string& name, double linger_s, std::size_t kept) {
+  std::string s = "spits Task Manager '";
+  s += name;
+  s += "': the Job Manager has been silent for more than ";
+  s += std::to_string(static_cast<int>(linger_s));
+  s += " s (--linger); the ";
+  s += std::to_string(kept);
+  s += " result batch(es) kept here for it are dropped";
+  return s;
+}
 
 }  // namespace
 
@@ -292,8 +308,7 @@ Status run_task_manager(const TaskManagerProcessOptions& options) {
       break;
     }
     if (server.serving() && now - server.heard() > std::chrono::duration<double>(options.linger_s)) {
-      end = Status::IOError("spits Task Manager '" + server.name() + "': the Job Manager has been silent for more than " +
-                            std::to_string(static_cast<int>(options.linger_s)) + " s (--linger); its results kept here are dropped");
+      end = Status::IOError(linger_ended(server.name(), options.linger_s, server.kept()));
       break;
     }
   }

@@ -7,7 +7,9 @@
 //   test.add2_unchecked  the same function without a shape: a graph giving it one input must not crash silently
 //   test.crash   crashes (SIGSEGV) inside its parallel loop, for the crash report naming the actor;
 //                after sleeping ms=N milliseconds first if given (a worker slow to die); with
-//                runs=PATH,slow_from=K, only from its K-th run on (counted in PATH across processes)
+//                runs=PATH,slow_from=K, only from its K-th run on (counted in PATH across processes);
+//                with runs=PATH,crashes=K only its first K runs crash, later ones write zeros and end
+//                (a worker lost once, the actor then runs to the end elsewhere)
 //   test.refuse  always refuses with ctx.fail("refused on purpose")
 //   test.sleep   output = its first input (same size), after sleeping ms=N milliseconds (default 5):
 //                an actor that takes time, for joins and stragglers; with until=PATH it waits
@@ -79,13 +81,16 @@ std::uint64_t count_run(std::string_view path) {
 }
 
 void crash(redflow::ActorContext& ctx) {
-  bool slow = true;
-  if (const auto runs = redflow::ActorContext::find_arg(ctx.args(), "runs"))
-    slow = count_run(*runs) >= redflow::ActorContext::find_arg_u64(ctx.args(), "slow_from").value_or(1);
+  bool slow = true, crashes = true;
+  if (const auto runs = redflow::ActorContext::find_arg(ctx.args(), "runs")) {
+    const std::uint64_t run = count_run(*runs);
+    slow = run >= redflow::ActorContext::find_arg_u64(ctx.args(), "slow_from").value_or(1);
+    if (const auto limit = redflow::ActorContext::find_arg_u64(ctx.args(), "crashes")) crashes = run <= *limit;
+  }
   if (const auto ms = redflow::ActorContext::find_arg_u64(ctx.args(), "ms"); ms && slow) std::this_thread::sleep_for(std::chrono::milliseconds(*ms));
   auto out = ctx.output<std::uint32_t>();
   ctx.parallel_for(0, out.size(), [&](std::size_t i) {
-    if (i + 1 == out.size()) std::raise(SIGSEGV);  // as a wild pointer would
+    if (crashes && i + 1 == out.size()) std::raise(SIGSEGV);  // as a wild pointer would
     out[i] = 0;
   });
 }
