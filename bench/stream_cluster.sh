@@ -198,7 +198,11 @@ cluster_run() {  # cluster_run DOT N ALGO EXPECTED_TOKENS [driver flags...] -> r
   shift 4
   local prof=()
   case $algo in smart_min|smart_max) prof=(--place-profile "$work/$(basename "$dot" .dot).prof.json") ;; esac
-  rm -f "$work/drv.out" "$work/drv.err" "$work"/w*.log
+  rm -f "$work"/w*.log
+  # Made before the driver starts: the loop below reads drv.err at once, and under
+  # load the background job may not have opened it yet (sed then fails the script).
+  : >"$work/drv.out"
+  : >"$work/drv.err"
   timeout "$tmo" "$cli" stream "$dot" --listen 'tcp://0.0.0.0:*' --min-workers "$n" --place "$algo" "${prof[@]}" \
     --key "$work/driver.key" --authorized-keys "$work/workers.keys" --wait 20 "$@" >"$work/drv.out" 2>"$work/drv.err" &
   local drv=$! port="" i
