@@ -27,16 +27,24 @@ struct RunResult {
   std::string output;  // stdout and stderr together
 };
 
+// Runs `redflow ARGS` (through the shell) and returns its exit status and
+// its stdout and stderr. Bounded: a command still running after 120 s is
+// killed, its status is -1 and its output says so and names it, so a test
+// that hangs names the command instead of timing out mute.
 inline RunResult run_cli(const std::string& args) {
   // Appended, not `a + b + c`: GCC 12 at -O1 reports a false -Warray-bounds
   // in the inlined operator+ chain.
-  std::string cmd = REDFLOW_CLI;
-  cmd.append(" ").append(args).append(" 2>&1");
+  std::string cmd = "timeout -k 5 120 ";
+  cmd.append(REDFLOW_CLI).append(" ").append(args).append(" 2>&1");
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf;
   while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
   int status = pclose(p);
+  if (WIFEXITED(status) && (WEXITSTATUS(status) == 124 || WEXITSTATUS(status) == 137)) {
+    out.append("\n[run_cli: killed after 120 s: redflow ").append(args).append("]\n");
+    return {-1, out};
+  }
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
