@@ -227,6 +227,34 @@ TEST_F(NetCli, AKeyedDriverRefusesAnUnlistedWorkerAndRunsWithAListedOne) {
   EXPECT_FALSE(fs::exists(addr)) << "the driver removes its address file";
 }
 
+// With keys, the line the driver prints to paste names what a worker needs
+// besides the address: its own key (WORKER.key, the user's to put in) and
+// the driver's public key. Pasted with a listed worker's key, it serves.
+TEST_F(NetCli, AKeyedDriversLineToPasteNamesTheKeysAndServesAsPasted) {
+  const Demo demo;
+  const fs::path out = dir_ / "y.bin";
+  for (const char* who : {"driver", "listed"})
+    ASSERT_EQ(testing::run_cli("keygen --out " + (dir_ / who).string()).exit_code, 0) << who;
+  fs::copy_file(dir_ / "listed.pub", dir_ / "workers.txt");
+  std::vector<std::string> args = {REDFLOW_CLI, "run"};
+  std::istringstream split(demo.run_args(out));
+  for (std::string a; split >> a;) args.push_back(a);
+  const std::vector<std::string> extra = {"--listen", "tcp://127.0.0.1:*", "--min-workers", "1", "--wait", "20",
+                                          "--key", (dir_ / "driver.key").string(), "--authorized-keys", (dir_ / "workers.txt").string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  Driver driver(args);
+  const std::string endpoint = printed_endpoint(driver);
+  ASSERT_FALSE(endpoint.empty()) << driver.seen;
+  const std::string hint = "redflow worker --connect ";
+  const std::size_t at = driver.seen.find(hint) + 8;
+  std::string line = driver.seen.substr(at, driver.seen.find('\n', at) - at);
+  EXPECT_EQ(line, "worker --connect " + endpoint + " --key WORKER.key --server-key " + (dir_ / "driver.pub").string()) << driver.seen;
+  line.replace(line.find("WORKER.key"), 10, (dir_ / "listed.key").string());
+  auto pasted = testing::run_cli(line + " --slots 8 --slot-bytes 65536");
+  EXPECT_EQ(pasted.exit_code, 0) << line << "\n" << pasted.output;
+  EXPECT_EQ(driver.wait(20), 0) << driver.seen;
+}
+
 TEST_F(NetCli, ListeningBeyondLoopbackWithoutKeysIsRefused) {
   const Demo demo;
   auto r = testing::run_cli("run " + demo.run_args(dir_ / "y.bin") + " --listen tcp://0.0.0.0:0 --min-workers 1");

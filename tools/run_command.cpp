@@ -103,7 +103,12 @@ int run(const RunArgs& a) {
     options->peer_transfers = !a.no_peer_transfers;
     options->speculate_after_s = a.speculate_after_s;
     PublishedAddress* address = plan->address.get();
-    std::string libs;  // the worker needs the driver's plugins to run its actors
+    std::string libs;  // the worker needs the driver's plugins to run its actors, and with keys its own key and the driver's public one
+    if (!cluster.key_file.empty()) {
+      const std::string& k = cluster.key_file;
+      libs += " --key WORKER.key --server-key ";
+      libs += k.ends_with(".key") ? k.substr(0, k.size() - 4) + ".pub" : k + ".pub";
+    }
     for (const auto& lib : a.runtime.libs) libs += " --lib " + lib;
     const net::SecurityOptions security{.key_file = cluster.key_file, .authorized_keys_file = cluster.authorized_keys_file};
     cluster.on_listening = [n = cluster.min_workers, address, security, libs](const std::string& endpoint) {
@@ -132,6 +137,10 @@ int run(const RunArgs& a) {
   auto input_files = read_inputs(*graph, a.inputs);
   if (!input_files.ok()) return usage_error(input_files.status());
   const Inputs& inputs = input_files->inputs;
+  // A value the command line leaves out is the command line's fault (exit 2), named before anything runs.
+  for (const DataNode& n : graph->data())
+    if (n.kind == DataKind::kInput && !inputs.count(n.name))
+      return usage_error(Status::InvalidArgument("input data node '" + n.name + "' was not given: add --input " + n.name + "=FILE"));
   auto output_files = read_output_bindings(*graph, a.outputs);
   if (!output_files.ok()) return usage_error(output_files.status());
 
