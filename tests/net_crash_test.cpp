@@ -377,6 +377,10 @@ TEST(NetCrash, ValuesLostWithAWorkerAreRecomputedEachOnce) {
       WorkerProcesses workers;
       // Three workers and no local tile (the killer would take the test down with it).
       RuntimeOptions o = testing::remote_options(0, 3, trial % 2 == 0 ? Scheduler::kSteal : Scheduler::kHeft, 2);
+      // No copies: a copy of the killer, run while its worker takes its time
+      // to die (a sanitizer's report first), would end the execution before
+      // the loss, and then no value is recomputed in it.
+      o.speculate_after_s = 0;
       o.trace = true;
       o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(3, endpoint, slots); };
       Runtime rt(o);
