@@ -62,6 +62,11 @@ TEST_F(SpitsCli, PiCommitsEveryTaskOnceAndWritesStats) {
   EXPECT_NE(r.output.find("Task Manager local-1 (2 workers): "), std::string::npos) << r.output;
   // Each number says what it counts.
   EXPECT_NE(r.output.find("tasks: 200 generated, "), std::string::npos) << r.output;
+  // Re-submissions happen as the queue wraps, with nothing lost or struck: the text says when, and its count is the JSON's.
+  const auto resubmitted = nlohmann::json::parse(slurp(path("s.json")))["resubmissions"].get<std::uint64_t>();
+  EXPECT_NE(r.output.find(std::to_string(resubmitted) + " pushed again as the queue wrapped (not committed yet: still running elsewhere, lost or struck)"),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find(" tasks pushed to it, "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(" discarded as already committed), "), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find(", results "), std::string::npos) << r.output;

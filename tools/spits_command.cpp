@@ -103,7 +103,9 @@ void print_report(const spits::Report& r) {
   auto n = [](std::uint64_t count, const char* one, const char* many) { return fmt::format("{} {}", count, count == 1 ? one : many); };
   fmt::print("spits: job '{}': {} committed in {} phase{}, {:.3f} s ({:.0f} tasks/s)\n", r.job, n(r.committed, "task", "tasks"), r.phases,
              r.phases == 1 ? "" : "s", r.seconds, commits_per_second(r));
-  fmt::print("  tasks: {} generated, {} again (after a loss or a strike), {} (their task was committed already), {}\n", r.generated,
+  fmt::print("  tasks: {} generated, {} again as the queue wrapped (not committed yet: still running elsewhere, lost or struck), {} (their "
+             "task was committed already), {}\n",
+             r.generated,
              n(r.resubmissions, "pushed", "pushed"), n(r.duplicates, "result discarded", "results discarded"),
              n(r.strikes, "failed execution (strike)", "failed executions (strikes)"));
   if (r.from_log || r.in_doubt || r.torn_log_bytes)
