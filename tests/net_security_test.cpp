@@ -81,6 +81,10 @@ TEST_F(NetSecurityTest, KeygenWritesAPrivateKeyAndRefusesToOverwriteIt) {
   ASSERT_TRUE(pair.ok()) << pair.status().ToString();
   EXPECT_EQ(pair->public_key, *pub);  // the .pub is the secret key's own half
   EXPECT_NE(r.output.find(*pub), std::string::npos) << r.output;
+  // What to do with the pair on either side: the same command makes a worker's and a driver's.
+  EXPECT_NE(r.output.find("for a worker: give the driver's operator " + path("node1") + ".pub"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("for a driver (or Job Manager): start it with --key " + path("node1") + ".key --authorized-keys"), std::string::npos)
+      << r.output;
 
   r = run_cli("keygen --out " + path("node1"));
   EXPECT_EQ(r.exit_code, 1);

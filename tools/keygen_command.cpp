@@ -19,9 +19,12 @@ int keygen_main(const KeygenArgs& a) {
   auto keys = net::generate_key_pair();
   if (!keys.ok()) return fail(keys.status());
   if (Status s = net::write_key_pair(a.out, *keys, a.force); !s.ok()) return fail(s);
+  // What the pair is for, on either side: the same command makes both.
   fmt::print("wrote {0}.key (secret, mode 0600: never copy it off this machine) and {0}.pub (public):\n  {1}\n"
-             "on a worker: give the driver's operator {0}.pub, who adds it to the authorized keys:\n"
-             "  echo \"$(cat {0}.pub) {2}\" >> workers.keys\n",
+             "for a worker: give the driver's operator {0}.pub, who adds it to the authorized keys:\n"
+             "  echo \"$(cat {0}.pub) {2}\" >> workers.keys\n"
+             "for a driver (or Job Manager): start it with --key {0}.key --authorized-keys workers.keys, and give each worker\n"
+             "  {0}.pub for its --server-key\n",
              a.out, keys->public_key, "NAME");
   return 0;
 }
