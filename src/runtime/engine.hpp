@@ -139,7 +139,7 @@ class Engine {
   // Lost tiles (lost_tiles.cpp): take a tile out of service for good, and
   // recompute a value that lived only in a lost tile's slots.
   void lose_tile(Job& job, unsigned t);
-  ActorId hand_on_from_lost(Runner& r, Job& job, ActorId a);
+  ActorId hand_on_from_lost(Runner& r, Job& job, ActorId a, bool ran = true);
   bool poisoned(Job& job, ActorId a, unsigned tile);  // counts tile `tile`, lost under `a`; true (and fails the job) at the limit
   bool recompute(Job& job, DataId d, TileStats& stats, TraceBuffer& trace);
   bool only_on_lost_tile(const Job& job, DataId d) const;

@@ -67,6 +67,14 @@ ActorId Engine::dispatch(Runner& r, Job& job, ActorId a) {
     note_unsent(r, job);
     return next;
   }
+  if (!places_.healthy(r.index)) {
+    // A completion taken above put the tile out of service (lost or
+    // quarantined): `a` never went there, so it goes elsewhere as from any
+    // tile out of service, without a strike towards poisoning.
+    note_unsent(r, job);
+    (void)run_on_tile(r, job, a);
+    return next;
+  }
   send_actor_message(r, job, a);
   if (next != kNone) return next;
   if (r.sent.size() < r.depth) return kNone;

@@ -11,17 +11,20 @@
 
 namespace redflow::runtime {
 
-// Tile r answered `lost`: it leaves service for good and `a` goes to another
+// Tile r was found lost: it leaves service for good and `a` goes to another
 // tile, as from a quarantined one (HEFT's order of r is handed on the same way).
+// `ran`: `a` was what the tile ran when it was lost (its answer said `lost`),
+// which counts a strike towards poisoning; an actor whose inputs found the
+// tile already gone never ran there and counts none.
 // While an actor runs twice (a speculative copy beside the run it copies),
 // a lost run counts a strike and is handed on only if the other run is gone
 // too (speculation.cpp, "One run stands for both"): handing on both would run
 // an actor that kills its tiles twice more at once, and take down a tile
 // beyond the poisoning limit.
-ActorId Engine::hand_on_from_lost(Runner& r, Job& job, ActorId a) {
+ActorId Engine::hand_on_from_lost(Runner& r, Job& job, ActorId a, bool ran) {
   lose_tile(job, r.index);
   if (already_booked(job, a)) return kNone;  // a speculative copy's result was used
-  if (poisoned(job, a, r.index)) return kNone;
+  if (ran && poisoned(job, a, r.index)) return kNone;
   if (!r.copying && !job.speculation.stand_for(a)) placement_.forward(job, a, r);
   return kNone;
 }
@@ -99,7 +102,7 @@ bool Engine::place_inputs(Runner& r, Job& job, ActorId a, ActorId& next) {
     SlotId slot;
     if (!slots_.place_input(r, job, a, job.state->alias[plan.inputs[hot.first_input + i]], slot)) {
       if (r.tile->lost()) {
-        next = hand_on_from_lost(r, job, a);
+        next = hand_on_from_lost(r, job, a, /*ran=*/false);
         return false;
       }
       if (already_booked(job, a)) {  // another run's result was used (speculation): this one is dropped
