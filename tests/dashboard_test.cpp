@@ -165,6 +165,21 @@ TEST(DashboardHttp, BadAddressesAreRefusedByName) {
   EXPECT_FALSE(s.ok());
 }
 
+// A run that fails at once stops its dashboard right after starting it
+// (`redflow view` of a bad file): the server ends every time, however soon.
+// httplib's stop() does nothing before its listen loop has begun, and the
+// loop then ran on for ever.
+TEST(DashboardHttp, AServerStoppedRightAfterItStartedEnds) {
+  Board board("graph", "g", 1);
+  testing::within_seconds(60, "500 dashboards stopped as soon as started", [&] {
+    for (int i = 0; i < 500; ++i) {
+      auto s = DashboardServer::start(board, {.address = "127.0.0.1:0"});
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      (*s)->stop();
+    }
+  });
+}
+
 // Opens event streams until the first event of one says `executions_done`
 // is `n` (the first event of a stream is the last snapshot published), for at most 10 s.
 bool event_with_executions(int port, std::uint64_t n) {

@@ -94,7 +94,10 @@ Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const Board& boa
     return Status::IOError(joined({"--dashboard ", options.address, ": cannot listen there (address in use, or not an address of this machine)"}));
   s->publish();  // the first requests find a snapshot
   s->publisher_ = std::thread([p = s.get()] { p->publisher_main(); });
-  s->http_thread_ = std::thread([p = s.get()] { p->http_->listen_after_bind(); });
+  s->http_thread_ = std::thread([p = s.get()] {
+    p->http_->listen_after_bind();
+    p->listen_ended_.store(true);
+  });
   return s;
 }
 
@@ -113,6 +116,11 @@ void DashboardServer::stop() {
   }
   changed_.notify_all();
   if (publisher_.joinable()) publisher_.join();
+  // httplib's stop() does nothing until the listen loop has begun, which
+  // then runs on for ever: a run that fails at once (a bad file for `view`)
+  // stopped before it began and never ended. Wait for the loop to begin (or
+  // to have ended by itself), then stop it.
+  while (!http_->is_running() && !listen_ended_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   http_->stop();
   if (http_thread_.joinable()) http_thread_.join();
 }

@@ -94,6 +94,7 @@ class DashboardServer {
   std::string token_;
   std::unique_ptr<httplib::Server> http_;
   std::thread http_thread_;
+  std::atomic<bool> listen_ended_{false};  // http_thread_'s listen loop returned (or never started)
   std::thread publisher_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;  // a snapshot was published, or stop() began
