@@ -162,6 +162,9 @@ struct RunStats {
   double seconds = 0;
   bool finished = false;          // saw every result label in the store (false: stopped)
   RunStats& operator+=(const RunStats& o);
+  // The counts gained since `before` (an earlier copy of these stats);
+  // `seconds` and `finished` are left out (0, false).
+  RunStats since(const RunStats& before) const;
 };
 
 struct RunOptions {

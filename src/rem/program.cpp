@@ -157,4 +157,16 @@ RunStats& RunStats::operator+=(const RunStats& o) {
   return *this;
 }
 
+RunStats RunStats::since(const RunStats& before) const {
+  RunStats d;
+  d.executed = executed - before.executed;
+  d.duplicates = duplicates - before.duplicates;
+  d.skipped = skipped - before.skipped;
+  d.polls = polls - before.polls;
+  d.waits = waits - before.waits;
+  d.bytes_written = bytes_written - before.bytes_written;
+  d.bytes_read = bytes_read - before.bytes_read;
+  return d;
+}
+
 }  // namespace redflow::rem

@@ -163,14 +163,7 @@ class Scheduler {
   // What the stats gained since the last report, to RunOptions::on_progress.
   void report_progress() {
     if (!o_.on_progress) return;
-    RunStats gained;
-    gained.executed = stats_.executed - reported_.executed;
-    gained.duplicates = stats_.duplicates - reported_.duplicates;
-    gained.skipped = stats_.skipped - reported_.skipped;
-    gained.polls = stats_.polls - reported_.polls;
-    gained.waits = stats_.waits - reported_.waits;
-    gained.bytes_written = stats_.bytes_written - reported_.bytes_written;
-    gained.bytes_read = stats_.bytes_read - reported_.bytes_read;
+    const RunStats gained = stats_.since(reported_);
     reported_ = stats_;
     o_.on_progress(gained);
   }
