@@ -33,7 +33,7 @@ TEST_F(CliTest, UndeclaredArityFailsTheRunAtTheBadPortNamingTheActor) {
   auto r = run_cli("run " + path("g.dot") + " --lib " + REDFLOW_TEST_PLUGIN + " --tiles 1 --input A=" + path("a.bin") + " --input B=" +
                    path("a.bin") + " --output Y=" + path("y.bin"));
   EXPECT_EQ(r.exit_code, 1) << r.output;  // a failed run, not SIGABRT's 134
-  EXPECT_NE(r.output.find("actor error"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("user code error"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("'sum'"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("reads input port 1 but has 1 input(s)"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(path("y.bin")));

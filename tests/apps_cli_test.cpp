@@ -42,7 +42,14 @@ class AppsCliTest : public redflow::testing::CliTest {
 TEST_F(AppsCliTest, GeneratedMatmulRunsAndMatchesTheTextbookProduct) {
   auto g = run_cli("gen matmul --n 37 --block 10 --out " + path("mm"));
   ASSERT_EQ(g.exit_code, 0) << g.output;
-  EXPECT_NE(g.output.find("redflow run"), std::string::npos) << g.output;
+  // The line to paste names the command as it was invoked (here the build tree's), and runs as printed.
+  const std::string prompt = std::string("run it with:\n  ") + REDFLOW_CLI + " run ";
+  const std::size_t at = g.output.find(prompt);
+  ASSERT_NE(at, std::string::npos) << g.output;
+  const std::size_t args = at + prompt.size() - 4;
+  const auto pasted = run_cli(g.output.substr(args, g.output.find('\n', args) - args));
+  ASSERT_EQ(pasted.exit_code, 0) << pasted.output;
+  EXPECT_TRUE(std::filesystem::exists(path("mm/C.bin"))) << g.output;
   for (const char* sched : {"heft", "steal"}) {
     auto r = run_cli("run " + path("mm/matmul.dot") + " --input A=" + path("mm/A.bin") + " --input B=" + path("mm/B.bin") +
                  " --output C=" + path("c.bin") + " --tiles 2 --scheduler " + sched);

@@ -24,7 +24,7 @@ TEST_F(CliTest, ActorFailureIsTheActorsErrorAndTheTraceIsWrittenMarkedFailed) {
                    path("s.json") + " --trace " + path("t.json") + " --gantt " + path("g.svg"));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("actor error: actor 'filler' failed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("user code error: actor 'filler' failed"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("refused on purpose"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(path("y.bin")));
   EXPECT_FALSE(std::filesystem::exists(path("s.json")));

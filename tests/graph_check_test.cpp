@@ -27,10 +27,13 @@ TEST_F(CliTest, GraphRefusesWhatRunRefuses) {
 
 TEST_F(CliTest, GraphChecksTheRuntimeFlagsLikeRun) {
   auto tiles = run_cli("graph " + kDemo + "pipeline.dot --redundancy 3x-diff --tiles 2");
-  EXPECT_EQ(tiles.exit_code, 1) << tiles.output;
+  EXPECT_EQ(tiles.exit_code, 2) << "flags that need each other are a usage error\n" << tiles.output;
   EXPECT_NE(tiles.output.find("3 compute tiles"), std::string::npos) << tiles.output;
+  auto run = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --redundancy 3x-diff --tiles 2");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("3 compute tiles"), std::string::npos) << run.output;
   auto prot = run_cli("graph " + kDemo + "pipeline.dot --redundancy 3x-diff --tiles 3 --slot-bytes 16 --require-protection");
-  EXPECT_EQ(prot.exit_code, 1) << prot.output;
+  EXPECT_EQ(prot.exit_code, 2) << prot.output;
   EXPECT_NE(prot.output.find("'mm'"), std::string::npos) << prot.output;
   auto ok = run_cli("graph " + kDemo + "pipeline.dot --redundancy 3x-diff --tiles 3");
   EXPECT_EQ(ok.exit_code, 0) << ok.output;

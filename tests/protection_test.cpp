@@ -32,7 +32,7 @@ TEST_F(CliTest, RunWarnsAboutUnprotectedActorsAndCountsThemInStats) {
 TEST_F(CliTest, RequireProtectionRefusesToRunUnprotected) {
   auto r = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --tiles 3 --redundancy 3x-diff --slot-bytes 16 "
                    "--require-protection --output Y=" + path("y.bin"));
-  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("'mm'"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Protection is required"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(path("y.bin")));

@@ -165,7 +165,7 @@ TEST_F(SeeCliTest, ScheduleOfARedundantConfigurationPlacesReplicasOnDistinctTile
   EXPECT_EQ((std::set<std::string>{row_of["mm.r1"], row_of["mm.r2"], row_of["mm.r3"]}).size(), 3u);
   EXPECT_EQ(row_of["mm.compare"], "driver");
   auto too_few = run("schedule " + kDemo + "pipeline.dot --tiles 2 --redundancy 3x-diff");
-  EXPECT_NE(too_few.exit_code, 0);
+  EXPECT_EQ(too_few.exit_code, 2) << too_few.err;
   EXPECT_NE(too_few.err.find("3x-diff"), std::string::npos) << too_few.err;
 }
 

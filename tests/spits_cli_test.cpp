@@ -228,7 +228,8 @@ TEST_F(SpitsCli, BadInputGetsNamedErrors) {
   EXPECT_NE(r.output.find("has no entry point redflow_spits_job_v1()"), std::string::npos) << r.output;
   r = run_cli("spits " + kPi + " tasks=10 out=" + path("pi.txt") + " colour=blue");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("setup failed: unknown arg 'colour' (known: tasks, samples, seed, out)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("user code error: SPITS job 'pi': setup failed: unknown arg 'colour' (known: tasks, samples, seed, out)"), std::string::npos)
+      << "a job is not an actor\n" << r.output;
   r = run_cli(std::string("spits ") + REDFLOW_SPITS_TEST_JOB + " tasks=10 fail_generate_at=3");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("redflow: error: "), std::string::npos) << r.output;

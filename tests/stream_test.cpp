@@ -118,6 +118,8 @@ TEST_P(StreamModes, AThrowingOperatorEndsTheRunWithAnErrorNamingIt) {
   auto r = run(p, options());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("'weak' threw: token 100 is too many"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().ToString().find("user code error: stream operator 'weak' threw"), std::string::npos) << "an operator is not an actor\n"
+                                                                                                           << r.status().ToString();
 }
 
 INSTANTIATE_TEST_SUITE_P(Local, StreamModes, ::testing::ValuesIn(kModes), [](const auto& info) {

@@ -25,6 +25,20 @@ int usage_error(const Status& s) {
   return kUsageError;
 }
 
+namespace {
+std::string& command_name_storage() {
+  static std::string name = "redflow";
+  return name;
+}
+}  // namespace
+
+const std::string& command_name() { return command_name_storage(); }
+void set_command_name(std::string name) {
+  if (!name.empty()) command_name_storage() = std::move(name);
+}
+
+int load_refused(const Status& s) { return s.code() == Status::Code::kInvalidArgument ? usage_error(s) : fail(s); }
+
 Result<std::vector<std::byte>> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::IOError("cannot open '" + path + "': " + std::strerror(errno));

@@ -41,6 +41,18 @@ int fail(const Status& s);
 // "redflow: error: ..." as fail() does (the message names the flag and its
 // value) and returns kUsageError.
 int usage_error(const Status& s);
+// Runtime::load() or check() refused the graph with these flags: an
+// InvalidArgument means the runtime flags do not fit the graph (--tiles too
+// few for the replicas of *-diff, --slots too few for *-same's results,
+// --require-protection with data larger than a slot), so usage_error();
+// anything else (an invalid graph, a failed cluster) is fail().
+int load_refused(const Status& s);
+
+// The command as the user invoked it (argv[0]: `build/redflow` in a build
+// tree, `redflow` once installed on the PATH), for the command lines it prints
+// to paste; command_main() sets it before any subcommand runs.
+const std::string& command_name();
+void set_command_name(std::string name);
 
 Result<std::vector<std::byte>> read_file(const std::string& path);
 // Writes to PATH.redflow-tmp then renames, so a failed run never leaves a half-written file.

@@ -46,7 +46,7 @@ int gen_main(const GenArgs& a) {
   // The paper's graphs are cut for the paper's machine; ours for the flags given.
   const std::string machine = *profile == apps::Profile::kPaper ? std::string(" --machine paper")
                                                                 : fmt::format(" --slot-bytes {} --slots {}", a.slot_bytes, a.slots);
-  fmt::print("run it with:\n  redflow run {}{} --output {}={}{}\n", dot, inputs_flags, problem->output, out_file, machine);
+  fmt::print("run it with:\n  {} run {}{} --output {}={}{}\n", command_name(), dot, inputs_flags, problem->output, out_file, machine);
   return 0;
 }
 

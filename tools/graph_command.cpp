@@ -30,7 +30,7 @@ int graph_main(const GraphArgs& a) {
   if (!graph.ok()) return fail(graph.status());
   // What `run` would check with the same flags (memory fit, shapes, tiles for *-diff, ...), without running.
   const Runtime rt(*options);
-  if (Status s = rt.check(*graph, reg); !s.ok()) return fail(s);
+  if (Status s = rt.check(*graph, reg); !s.ok()) return load_refused(s);
   if (r) {
     // The machine decides which actors run on the driver (never replicated).
     auto transformed = apply_redundancy(*graph, *r, rt.machine(), reg);

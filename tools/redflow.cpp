@@ -18,6 +18,7 @@ int command_main(int argc, char** argv, AddCommands more) {
   // Values sent and received as whole blocks are reused, not faulted in anew
   // (a worker's and a driver's large messages; docs/remote.md, "Copies").
   redflow::reuse_freed_buffers();
+  if (argc > 0) set_command_name(argv[0]);
   CLI::App app{"redflow: run coarse-grain dataflow graphs on every core, with HEFT or work stealing.\n"
                "Examples:\n"
                "  redflow run examples/demo/pipeline.dot --input A=examples/demo/A.bin --print\n"

@@ -117,7 +117,7 @@ int run(const RunArgs& a) {
         fmt::print(stderr, "redflow: listening on {} (published in {}); waiting for {} remote tile(s)\n", endpoint, address->path(), n);
         return;
       }
-      fmt::print(stderr, "redflow: listening on {}; waiting for {} remote tile(s): redflow worker --connect {}{}\n", endpoint, n, endpoint, libs);
+      fmt::print(stderr, "redflow: listening on {}; waiting for {} remote tile(s): {} worker --connect {}{}\n", endpoint, n, command_name(), endpoint, libs);
     };
     options->cluster = cluster;
   }
@@ -130,7 +130,7 @@ int run(const RunArgs& a) {
   // Graph errors first (validation in load), then the files that feed it.
   Runtime rt(*options);
   auto loaded = rt.load(*graph, reg);
-  if (!loaded.ok()) return fail(loaded.status());
+  if (!loaded.ok()) return load_refused(loaded.status());
   for (Redundancy r : *configs)
     if (Status s = loaded->usable(r); !s.ok()) return usage_error(Status::InvalidArgument("--redundancy " + std::string(to_string(r)) + ": " + s.message()));
   warn_unprotected(*loaded, *configs);

@@ -62,7 +62,7 @@ int schedule_main(const ScheduleArgs& a) {
   }
   Runtime rt(o);
   auto loaded = rt.load(*graph, reg);
-  if (!loaded.ok()) return fail(loaded.status());
+  if (!loaded.ok()) return load_refused(loaded.status());
   if (Status s = loaded->usable(*redundancy); !s.ok()) return usage_error(Status::InvalidArgument("--redundancy " + a.redundancy + ": " + s.message()));
   const Graph& executed = **loaded->executed_graph(*redundancy);  // usable: checked above
   const Schedule& schedule = **loaded->heft_schedule(*redundancy);

@@ -59,7 +59,7 @@ Command add_server_command(CLI::App& app) {
             std::signal(SIGINT, on_stop_signal);
             std::signal(SIGTERM, on_stop_signal);
             o->on_listening = [](const std::string& client, const std::string& workers) {
-              fmt::print(stderr, "redflow: server: clients at {}; workers: redflow worker --connect {} --persist\n", client, workers);
+              fmt::print(stderr, "redflow: server: clients at {}; workers: {} worker --connect {} --persist\n", client, command_name(), workers);
             };
             if (Status s = server::run_server(*o, stop_server); !s.ok()) return fail(s);
             return 0;

@@ -161,7 +161,7 @@ int spits_main(const SpitsArgs& a, bool task_managers_given) {
       fmt::print(stderr, "redflow: listening on {} (published in {}); waiting for {} Task Manager(s)\n", endpoint, address->path(), o.cluster.min_workers);
       return;
     }
-    fmt::print(stderr, "redflow: listening on {}; waiting for {} Task Manager(s): redflow worker --connect {}\n", endpoint, o.cluster.min_workers,
+    fmt::print(stderr, "redflow: listening on {}; waiting for {} Task Manager(s): {} worker --connect {}\n", endpoint, o.cluster.min_workers, command_name(),
                endpoint);
   };
   o.workers = workers;

@@ -220,7 +220,7 @@ Command add_stream_command(CLI::App& app) {
                   fmt::print(stderr, "redflow: listening on {} (published in {}); waiting for {} stream worker(s)\n", endpoint, address->path(), n);
                   return;
                 }
-                fmt::print(stderr, "redflow: listening on {}; waiting for {} stream worker(s): redflow worker --connect {}\n", endpoint, n, endpoint);
+                fmt::print(stderr, "redflow: listening on {}; waiting for {} stream worker(s): {} worker --connect {}\n", endpoint, n, command_name(), endpoint);
               };
               auto bar = std::make_shared<Progress>("stream", c.cluster.min_workers);
               c.on_progress = [bar, board, seen = 0u](unsigned done, std::uint64_t relayed) mutable {

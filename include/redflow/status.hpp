@@ -22,7 +22,10 @@ class Status {
   static Status InvalidGraph(std::string msg) { return Status(Code::kInvalidGraph, std::move(msg)); }
   static Status ResourceExhausted(std::string msg) { return Status(Code::kResourceExhausted, std::move(msg)); }
   static Status Internal(std::string msg) { return Status(Code::kInternal, std::move(msg)); }
-  // An actor reported bad data with ctx.fail(): the graph's or its inputs' fault, not redflow's.
+  // The user's code failed: an actor's ctx.fail() or exception, a SPITS job's
+  // function returning an error, a stream operator's exception. The program's
+  // or its inputs' fault, not redflow's; ToString() says "user code error" and
+  // the message names the actor, job function or operator.
   static Status ActorFailed(std::string msg) { return Status(Code::kActorFailed, std::move(msg)); }
   // Bytes that crossed a process boundary do not match the checksum their
   // producer reported: the copy is dropped and the value fetched again or

@@ -19,7 +19,7 @@ std::string Status::ToString() const {
     case Code::kInvalidGraph: kind = "invalid graph"; break;
     case Code::kResourceExhausted: kind = "resource exhausted"; break;
     case Code::kInternal: kind = "internal error"; break;
-    case Code::kActorFailed: kind = "actor error"; break;
+    case Code::kActorFailed: kind = "user code error"; break;
     case Code::kDataLoss: kind = "data loss"; break;
     case Code::kGaveUp: kind = "gave up under faults"; break;
   }
