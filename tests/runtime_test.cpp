@@ -2,7 +2,11 @@
 // slot budgets, compared with the sequential reference.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <atomic>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 #include "test_graphs.hpp"
@@ -271,6 +275,59 @@ TEST(RuntimeTest, ZeroCopySplitAndCollectMatchTheReference) {
         auto ref = testing::run_sequential(g, reg, {{"X", xs}});
         for (const auto& [name, bytes] : ref) EXPECT_TRUE(out->at(name) == bytes) << name << " " << to_string(sch) << " slots " << slots;
         EXPECT_EQ(loaded->last_stats().driver.actors, 9u);  // 5 splits, 4 collects
+      }
+    }
+  }
+}
+
+// A split's offset is in bytes, and may be odd: the range is then copied to
+// an aligned home, so that an actor's typed view (ctx.input<std::uint32_t>)
+// is never misaligned, on the driver (too few slots for the reader) or on a
+// tile reading main memory in place.
+TEST(RuntimeTest, ASplitAtAnOddOffsetHandsItsReadersAnAlignedValue) {
+  static std::atomic<int> misaligned{0};
+  static std::atomic<int> reads{0};
+  Registry reg = Registry::with_builtins();
+  reg.add("t.probe", ActorFunction{[](ActorContext& ctx) {
+    for (std::size_t i = 0; i < ctx.num_inputs(); ++i) {
+      reads.fetch_add(1);
+      if (reinterpret_cast<std::uintptr_t>(ctx.input_bytes(i).data()) % alignof(std::max_align_t) != 0) misaligned.fetch_add(1);
+    }
+    const auto a = ctx.input<std::uint32_t>(0), b = ctx.input<std::uint32_t>(1);
+    auto out = ctx.output<std::uint32_t>();
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = a[i] * b[i] + 1;
+  }});
+  Graph g("odd-splits");
+  const DataId k = g.constant("K", testing::random_bytes(1012, 5));
+  const DataId x = g.input("X", 116);
+  for (int i = 0; i < 4; ++i) {
+    // Offsets 689, 1, 2 and 16: three misaligned, one aligned (zero-copy).
+    const int offset = std::array{689, 1, 2, 16}[i];
+    const DataId part = g.inner(testing::numbered("part", i), 116);
+    g.actor(testing::numbered("split", i), "rf.split", {k}, part).args(testing::numbered("offset=", offset));
+    g.actor(testing::numbered("probe", i), "t.probe", {x, part}, g.output(testing::numbered("Y", i), 116));
+  }
+  const auto xs = testing::random_bytes(116, 6);
+  const auto ref = testing::run_sequential(g, reg, {{"X", xs}});
+  for (Scheduler sch : {Scheduler::kHeft, Scheduler::kSteal}) {
+    // 1 tile of 2 slots: the probes run on the driver; 2 tiles of 16: on the tiles.
+    for (auto [tiles, slots] : {std::pair{1u, 2u}, std::pair{2u, 16u}}) {
+      RuntimeOptions o;
+      o.scheduler = sch;
+      o.tiles = tiles;
+      o.slots = slots;
+      o.slot_bytes = 1024;
+      Runtime rt(o);
+      auto loaded = rt.load(g, reg);
+      ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+      for (int round = 0; round < 3; ++round) {
+        misaligned = 0;
+        reads = 0;
+        auto out = loaded->execute({{"X", xs}});
+        ASSERT_TRUE(out.ok()) << out.status().ToString();
+        for (const auto& [name, bytes] : ref) EXPECT_TRUE(out->at(name) == bytes) << name << " " << to_string(sch) << " tiles " << tiles;
+        EXPECT_EQ(reads.load(), 8) << "every probe ran once";
+        EXPECT_EQ(misaligned.load(), 0) << to_string(sch) << " tiles " << tiles << " slots " << slots;
       }
     }
   }

@@ -95,7 +95,14 @@ void Engine::run_on_driver(Job& job, ActorId a) {
   const auto t0 = job.timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   const double trace_start = job.tracing ? job.now() : 0;
   if (pa.alias == ActorAlias::kInputRange) {
-    s.home[hot.output] = inputs[0].subspan(pa.alias_offset, out_bytes);  // the shape check guaranteed the range
+    const std::span<const std::byte> range = inputs[0].subspan(pa.alias_offset, out_bytes);  // the shape check guaranteed the range
+    // Zero-copy unless the range is misaligned and has a home of its own to copy to (MainMemory::assign).
+    if (std::byte* own = s.home_write[hot.output]; own != nullptr && reinterpret_cast<std::uintptr_t>(range.data()) % kValueAlignment != 0) {
+      std::memcpy(own, range.data(), out_bytes);
+      s.home[hot.output] = {own, out_bytes};
+    } else {
+      s.home[hot.output] = range;
+    }
   } else if (pa.alias == ActorAlias::kConcatenation) {
     std::byte* out = s.home_write[hot.output];
     std::size_t at = 0;

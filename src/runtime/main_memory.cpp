@@ -25,9 +25,16 @@ void MainMemory::assign(const Plan& plan, GraphState& s) {
   constexpr DataId kNoParent = ~DataId{0};
   HugePageVector<DataId> parent(data, kNoParent);
   HugePageVector<std::size_t> offset(data, 0);
+  // A split's output is a range of its input (zero-copy), except an inner
+  // one at an offset that is not a multiple of kValueAlignment: that one gets
+  // a home of its own, and the driver copies the range there when the range
+  // is not aligned (run_on_driver), so that no actor reads a misaligned value.
   std::vector<bool> split_output(data, false), own(data, false);
-  for (ActorId a = 0; a < plan.actors.size(); ++a)
-    if (plan.actors[a].alias == ActorAlias::kInputRange) split_output[plan.hot[a].output] = true;
+  for (ActorId a = 0; a < plan.actors.size(); ++a) {
+    if (plan.actors[a].alias != ActorAlias::kInputRange) continue;
+    const DataId out = plan.hot[a].output;
+    split_output[out] = plan.data[out].kind != DataKind::kInner || plan.actors[a].alias_offset % kValueAlignment == 0;
+  }
   for (ActorId a = 0; a < plan.actors.size(); ++a) {
     if (plan.actors[a].alias != ActorAlias::kConcatenation) continue;
     const ActorHot& hot = plan.hot[a];

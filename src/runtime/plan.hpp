@@ -4,6 +4,7 @@
 // graph executes, so the hot path touches only flat arrays.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,11 @@ static_assert(sizeof(ActorHot) == 32);
 // there in place: copying a cache line costs less than keeping it in a slot
 // (directory, LRU, displacement, tile-to-tile fetch with the pin protocol).
 inline constexpr std::size_t kInlineBytes = 64;
+
+// Every value an actor reads starts at a multiple of this (slots, main
+// memory's arena, a split's range or its copy), so typed views
+// (ActorContext::input<T>) of any fundamental type are aligned.
+inline constexpr std::size_t kValueAlignment = alignof(std::max_align_t);
 
 struct PlanData {
   std::size_t bytes = 0;

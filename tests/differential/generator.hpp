@@ -25,7 +25,7 @@ struct Exclusions {
   bool user_compare = false;      // rf.compare in the user's graph (not only from the redundancy transformation)
   bool mixed_redundancy = false;  // per-actor *-diff executed under a graph-wide *-same configuration
   bool diff_faults = false;       // faults injected into executions that have *-diff replicas
-  bool unaligned_split = false;   // rf.split at an offset that is not a multiple of 4, feeding int32 actors (UB only UBSan sees)
+  bool unaligned_split = false;   // rf.split at an offset that is not a multiple of 4, feeding int32 actors (the runtime must still hand them aligned values)
   bool steal_failures = false;    // executions after a failed one (on purpose or a give-up) under work stealing
 };
 // "user-compare,steal-failures" (or "" / "none"); the error names the bad class.
