@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 
 #include "net/driver_messages.hpp"
@@ -55,6 +56,85 @@ TEST(ServerJobTable, JobsStartFirstComeFirstServedAndSmallerOnesBackfill) {
   EXPECT_EQ(t.find(b)->exit_status, 3);
   EXPECT_EQ(t.find(b)->message, "gave up");
   EXPECT_EQ(t.last_workers(), std::vector<std::string>{"w0 on h"}) << "a job without places forgot the last workers";
+}
+
+// EASY backfilling: the oldest job waiting for workers has a reservation
+// (when the running jobs' time limits free enough of them), and a younger job
+// starts before it only if it cannot push that reservation back.
+TEST(ServerJobTable, AYoungerJobBackfillsOnlyWhereItCannotDelayTheOldest) {
+  JobTable t(3, 2);  // a driver stopped at its time limit gets 2 s to end
+  const auto running = t.submit({"spits", "r.so"}, "/w", {.workers = 2, .time_limit_s = 100});
+  ASSERT_EQ(t.next_to_start(3, 0), running);
+  t.started(running, {"w0 on h", "w1 on h"}, 0);  // sure to have ended by 102
+  const auto big = t.submit({"run", "big.dot"}, "/w");  // all 3: waits for the running job's 2
+  const auto unlimited = t.submit({"spits", "u.so"}, "/w", {.workers = 1});
+  const auto too_long = t.submit({"spits", "l.so"}, "/w", {.workers = 1, .time_limit_s = 95});
+  const auto short_one = t.submit({"spits", "s.so"}, "/w", {.workers = 1, .time_limit_s = 50});
+  const auto rem = t.submit({"rem", "g.dot", "--store", "inproc"}, "/w");
+  EXPECT_EQ(t.reservation(1), 102.0) << "the big job's workers are free when the running job's limit and grace are over";
+  // At 10 s: 1 idle worker. Without a limit, or ending at 10 + 95 + 2 > 102, a job could hold the worker the big job needs.
+  EXPECT_EQ(t.next_to_start(1, 10), short_one) << "ends by 62, before the reservation: it backfills";
+  t.started(short_one, {"w2 on h"}, 10);
+  EXPECT_EQ(t.next_to_start(0, 10), rem) << "a REM job takes no worker, so it never delays anyone";
+  t.started(rem, {}, 10);
+  t.ended(short_one, 0, "", "", {});
+  EXPECT_EQ(t.next_to_start(1, 60), std::nullopt) << "the unlimited job, and one ending at 157, would both delay the big one";
+  EXPECT_EQ(t.next_to_start(1, 4), too_long) << "earlier, the 95 s job would have ended by 101";
+  // The running job ends: the big job starts, then the others in their order.
+  t.ended(running, 0, "", "", {});
+  EXPECT_EQ(t.reservation(3), std::nullopt) << "it fits now";
+  ASSERT_EQ(t.next_to_start(3, 70), big);
+  t.started(big, {"w0 on h", "w1 on h", "w2 on h"}, 70);
+  t.ended(big, 0, "", "", {});
+  EXPECT_EQ(t.next_to_start(3, 80), unlimited);
+}
+
+// Workers the oldest job will not need at its reservation are free for
+// anyone, with or without a time limit; an oldest job that asks for more
+// workers than the server has reserves nothing, and the others go on.
+TEST(ServerJobTable, SpareWorkersBackfillAndAnOversizedJobReservesNothing) {
+  JobTable t(2);
+  const auto running = t.submit({"spits", "r.so"}, "/w", {.workers = 2});  // no time limit: may run for ever
+  ASSERT_EQ(t.next_to_start(3, 0), running);
+  t.started(running, {"w0 on h", "w1 on h"}, 0);
+  const auto pair = t.submit({"run", "p.dot"}, "/w", {.workers = 2});
+  const auto single = t.submit({"spits", "s.so"}, "/w", {.workers = 1});
+  EXPECT_EQ(t.reservation(1), std::numeric_limits<double>::infinity()) << "only the unlimited job can free a second worker";
+  EXPECT_EQ(t.next_to_start(1, 5), single) << "3 workers once the running job ends, 2 for the pair: 1 to spare";
+  t.started(single, {"w2 on h"}, 5);
+  t.ended(running, 0, "", "", {});
+  EXPECT_EQ(t.next_to_start(2, 6), pair);
+  t.started(pair, {"w0 on h", "w1 on h"}, 6);
+  // The single job's worker is back at the server before its driver has been
+  // seen to end: counted once (idle), not also as the single job's, so the
+  // triple job needs every worker there is and none is spare for `extra`.
+  const auto triple = t.submit({"run", "t.dot"}, "/w", {.workers = 3});
+  const auto extra = t.submit({"spits", "e.so"}, "/w", {.workers = 1});
+  t.returned(single);
+  EXPECT_EQ(t.next_to_start(1, 7), std::nullopt) << "the pair's 2 and the idle 1 are all the triple job will have";
+  t.ended(single, 0, "", "", {});
+  EXPECT_EQ(t.next_to_start(1, 8), std::nullopt);
+  t.ended(pair, 0, "", "", {});
+  EXPECT_EQ(t.next_to_start(3, 9), triple);
+  t.started(triple, {"w0 on h", "w1 on h", "w2 on h"}, 9);
+  t.ended(triple, 0, "", "", {});
+  EXPECT_EQ(t.next_to_start(3, 10), extra);
+
+  JobTable u(2);
+  const auto huge = u.submit({"run", "h.dot"}, "/w", {.workers = 10});
+  const auto small = u.submit({"spits", "s.so"}, "/w", {.workers = 1});
+  EXPECT_EQ(u.reservation(2), std::nullopt) << "10 workers are more than idle and running together";
+  EXPECT_EQ(u.next_to_start(2, 0), small) << "the oversized job waits for workers to join, and blocks no one";
+  EXPECT_EQ(u.find(huge)->state, JobState::kQueued);
+
+  // A worker on its way back from an ended job counts for the reservation (it is about to be idle).
+  JobTable v(3);
+  const auto all = v.submit({"run", "a.dot"}, "/w");
+  const auto one = v.submit({"spits", "o.so"}, "/w", {.workers = 1});
+  EXPECT_EQ(v.next_to_start(2, 0), one) << "alone, 2 idle workers are all there is: no reservation";
+  EXPECT_EQ(v.reservation(2, 30, 1), 30.0) << "with one more on its way back, the big job's workers are there now";
+  EXPECT_EQ(v.next_to_start(2, 30, 1), std::nullopt) << "so the small job would take one it needs";
+  EXPECT_EQ(v.next_to_start(3, 31), all);
 }
 
 TEST(ServerJobTable, ARunningJobShortOfWorkersComesFirstForTheNextIdleOnes) {

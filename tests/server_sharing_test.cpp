@@ -1,7 +1,9 @@
 // How `redflow server` shares its workers, with real processes: jobs ask for
 // a number of workers (`submit --workers N`, default the server's
 // --min-workers); two small jobs run at the same time on disjoint workers; a
-// big job waits while a younger small one backfills; a job over its time
+// big job waits while a younger small one backfills (one whose time limit
+// ends it before the big job's reservation; one without a limit waits behind
+// the big job); a job over its time
 // limit ends with a named error; and a cancelled job's workers come back to
 // the server as soon as its driver is gone, not after a heartbeat timeout;
 // a job whose worker never took its REDIRECT gets the next idle one; idle
@@ -72,24 +74,29 @@ TEST_F(ServerSharing, TwoSmallJobsRunAtOnceOnDisjointWorkersAndABigJobWaitsWhile
     const auto expected_two = spits_reference({"tasks=1500", "work_us=4000"});
     const auto expected_one = spits_reference({"tasks=300", "work_us=4000"});
     const Path a = random_input("a.bin", 31);
-    auto two = c.submit(spits_job(1500, 4000, "two.txt"), cwd, {.workers = 2});
+    // Time limits far beyond what the jobs need: they make the reservation (job_table.hpp).
+    auto two = c.submit(spits_job(1500, 4000, "two.txt"), cwd, {.workers = 2, .time_limit_s = 600});
     auto big = c.submit(graph_job(a, dir_ / "y.bin"), cwd);  // the server's --min-workers: all three
-    auto one = c.submit(spits_job(300, 4000, "one.txt"), cwd, {.workers = 1});
-    ASSERT_TRUE(two.ok() && big.ok() && one.ok());
+    auto later = c.submit(spits_job(300, 4000, "later.txt"), cwd, {.workers = 1});  // no limit: could delay the big job
+    auto one = c.submit(spits_job(300, 4000, "one.txt"), cwd, {.workers = 1, .time_limit_s = 300});
+    ASSERT_TRUE(two.ok() && big.ok() && later.ok() && one.ok());
 
-    // The one-worker job backfills beside the two-worker one while the big job waits.
+    // The one-worker job with a time limit backfills beside the two-worker one while the big job waits;
+    // the one without a limit waits behind the big job, though a worker is idle for it.
     const JobInfo one_running = wait_state(c, *one, JobState::kRunning);
-    auto two_now = c.status(*two), big_now = c.status(*big);
-    ASSERT_TRUE(two_now.ok() && big_now.ok());
+    auto two_now = c.status(*two), big_now = c.status(*big), later_now = c.status(*later);
+    ASSERT_TRUE(two_now.ok() && big_now.ok() && later_now.ok());
     EXPECT_EQ(two_now->state, JobState::kRunning) << "the small jobs did not run at the same time";
     EXPECT_EQ(big_now->state, JobState::kQueued) << "the big job started without its three workers";
+    EXPECT_EQ(later_now->state, JobState::kQueued) << "a job with no time limit backfilled, and could delay the big one";
     EXPECT_EQ(one_running.workers.size(), 1u);
     EXPECT_EQ(two_now->workers.size(), 2u);
     std::set<std::string> both = names(one_running);
     for (const auto& n : names(*two_now)) EXPECT_TRUE(both.insert(n).second) << n << " was sent to both small jobs";
     EXPECT_EQ(both, (std::set<std::string>{"p0", "p1", "p2"}));
 
-    const JobInfo j_two = wait(c, *two), j_one = wait(c, *one), j_big = wait(c, *big);
+    const JobInfo j_two = wait(c, *two), j_one = wait(c, *one), j_big = wait(c, *big), j_later = wait(c, *later);
+    EXPECT_EQ(j_later.state, JobState::kSucceeded) << j_later.message << "\n" << job_log(*later);
     EXPECT_EQ(j_two.state, JobState::kSucceeded) << j_two.message << "\n" << job_log(*two);
     EXPECT_EQ(j_one.state, JobState::kSucceeded) << j_one.message << "\n" << job_log(*one);
     EXPECT_EQ(j_big.state, JobState::kSucceeded) << j_big.message << "\n" << job_log(*big);
@@ -99,9 +106,11 @@ TEST_F(ServerSharing, TwoSmallJobsRunAtOnceOnDisjointWorkersAndABigJobWaitsWhile
     EXPECT_EQ(commit_lines(dir_ / "two.txt"), expected_two) << "a task missing, or committed twice";
     EXPECT_EQ(commit_lines(dir_ / "one.txt"), expected_one);
     EXPECT_EQ(file_text(dir_ / "y.bin"), graph_reference(a));
-    const std::size_t big_started = log_at("job 2 started"), one_started = log_at("job 3 started");
+    const std::size_t big_started = log_at("job 2 started"), later_started = log_at("job 3 started"), one_started = log_at("job 4 started");
     ASSERT_NE(big_started, std::string::npos);
+    ASSERT_NE(later_started, std::string::npos);
     EXPECT_LT(one_started, big_started) << "the younger small job did not start before the older big one";
+    EXPECT_GT(later_started, big_started) << "the job without a time limit started before the big one\n" << file_text(dir_ / "server.log");
     expect_same_workers_running();
   });
 }

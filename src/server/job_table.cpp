@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 
 namespace redflow::server {
 
@@ -37,9 +38,51 @@ std::uint32_t JobTable::workers_for(std::uint64_t id) const {
   return j->workers_asked != 0 ? j->workers_asked : workers_per_job_;
 }
 
-std::optional<std::uint64_t> JobTable::next_to_start(std::size_t idle) const {
-  for (const auto& [id, j] : jobs_)
-    if (j.state == JobState::kQueued && workers_for(id) <= idle) return id;
+double JobTable::ends_by(std::uint64_t id) const {
+  const JobInfo* j = find(id);
+  auto at = started_at_.find(id);
+  if (j == nullptr || j->time_limit_s <= 0 || at == started_at_.end()) return std::numeric_limits<double>::infinity();
+  return at->second + j->time_limit_s + stop_grace_s_;
+}
+
+std::optional<JobTable::Reservation> JobTable::reserve(std::size_t idle, double now_s, std::size_t returning) const {
+  auto oldest = std::find_if(jobs_.begin(), jobs_.end(), [](const auto& e) { return e.second.state == JobState::kQueued; });
+  if (oldest == jobs_.end()) return std::nullopt;
+  const std::size_t need = workers_for(oldest->first);
+  if (need <= idle) return std::nullopt;
+  // The running jobs by when they are sure to have ended, with the workers each gives back.
+  std::vector<std::pair<double, std::size_t>> ends;
+  if (returning > 0) ends.emplace_back(now_s, returning);
+  for (std::uint64_t id : running_) {
+    // Those already back at the server are among the idle ones.
+    const std::size_t held = workers_for(id), back = returned_.count(id) ? returned_.at(id) : 0;
+    ends.emplace_back(ends_by(id), held > back ? held - back : 0);
+  }
+  std::sort(ends.begin(), ends.end());
+  std::size_t free = idle;
+  for (const auto& [at, workers] : ends) {
+    free += workers;
+    if (free >= need) return Reservation{oldest->first, at, free - need};
+  }
+  return std::nullopt;  // more than the server has: it waits for workers to join, and reserves none
+}
+
+std::optional<double> JobTable::reservation(std::size_t idle, double now_s, std::size_t returning) const {
+  auto r = reserve(idle, now_s, returning);
+  return r ? std::optional<double>(r->at_s) : std::nullopt;
+}
+
+std::optional<std::uint64_t> JobTable::next_to_start(std::size_t idle, double now_s, std::size_t returning) const {
+  const auto r = reserve(idle, now_s, returning);
+  for (const auto& [id, j] : jobs_) {
+    if (j.state != JobState::kQueued) continue;
+    const std::size_t need = workers_for(id);
+    if (need > idle) continue;
+    if (!r || id == r->oldest) return id;
+    // A younger job: it backfills if it ends before the reservation, or leaves the oldest job's workers alone.
+    if (j.time_limit_s > 0 && now_s + j.time_limit_s + stop_grace_s_ <= r->at_s) return id;
+    if (need <= r->spare) return id;
+  }
   return std::nullopt;
 }
 
@@ -49,8 +92,9 @@ JobInfo& JobTable::at(std::uint64_t id) {
   return it->second;
 }
 
-void JobTable::started(std::uint64_t id, std::vector<std::string> workers) {
+void JobTable::started(std::uint64_t id, std::vector<std::string> workers, double now_s) {
   JobInfo& j = at(id);
+  started_at_[id] = now_s;
   j.state = JobState::kRunning;
   ++j.starts;
   j.workers = std::move(workers);
@@ -81,6 +125,10 @@ void JobTable::untaken(std::uint64_t id, const std::string& name) {
   if (auto it = std::find(workers.begin(), workers.end(), name); it != workers.end()) workers.erase(it);
 }
 
+void JobTable::returned(std::uint64_t id) {
+  if (running_.count(id)) ++returned_[id];
+}
+
 void JobTable::ended(std::uint64_t id, int exit_status, std::string message, std::string report_json, std::vector<std::string> workers) {
   JobInfo& j = at(id);
   j.exit_status = exit_status;
@@ -99,6 +147,8 @@ void JobTable::ended(std::uint64_t id, int exit_status, std::string message, std
   if (!workers.empty()) j.workers = std::move(workers);
   if (!j.workers.empty()) last_workers_ = j.workers;
   running_.erase(id);
+  started_at_.erase(id);
+  returned_.erase(id);
   timed_out_.erase(id);
 }
 
@@ -135,6 +185,8 @@ void JobTable::recover() {
     }
   }
   running_.clear();
+  started_at_.clear();
+  returned_.clear();
   timed_out_.clear();
 }
 

@@ -75,7 +75,7 @@ std::string read_report_text(const std::string& path) {
 
 class Server {
  public:
-  explicit Server(const ServerOptions& o) : o_(o), cluster_(o.cluster), table_(o.cluster.min_workers) {}
+  explicit Server(const ServerOptions& o) : o_(o), cluster_(o.cluster), table_(o.cluster.min_workers, o.stop_grace_s) {}
 
   Status run(const std::atomic<bool>& stop) {
     std::string endpoint;  // from the journal, if one names it
@@ -125,6 +125,7 @@ class Server {
         spdlog::warn("server: worker {} did not go to job {} ({}); the job gets another", u.name, u.job, u.why);
         table_.untaken(u.job, u.name);
       }
+      for (const auto& r : pool_->returned()) table_.returned(r.job);
       stop_timed_out();
       REDFLOW_RETURN_IF_ERROR(reap(router));
       REDFLOW_RETURN_IF_ERROR(start_next(router));
@@ -252,6 +253,7 @@ class Server {
       }
       const std::uint64_t id = it->first;
       it = drivers_.erase(it);
+      pool_->job_ended(id);
       const DriverFiles files = driver_files(dir_, id);
       std::string report = read_report_text(files.report_json);
       table_.ended(id, exit_status, message, report, report_workers(report));
@@ -275,7 +277,7 @@ class Server {
       spdlog::info("server: job {} was short of workers; sent {} more", *id, sent.size());
       table_.joined(*id, sent);
     }
-    while (auto id = table_.next_to_start(pool_->idle())) {
+    while (auto id = table_.next_to_start(pool_->idle(), uptime_s(), pool_->returning())) {
       const JobInfo& job = *table_.find(*id);
       const std::uint32_t n = table_.workers_for(*id);
       ClusterOptions cluster = cluster_;
@@ -294,7 +296,7 @@ class Server {
           spdlog::warn("server: job {} has {} of its {} workers (the others were gone); it gets the next idle ones (its driver waits --wait {} s)",
                        *id, workers.size(), n, cluster_.wait_s);
       }
-      table_.started(*id, workers);
+      table_.started(*id, workers, uptime_s());
       if (journal_) REDFLOW_RETURN_IF_ERROR(journal_->started(*id));
       if (!d.ok()) {  // the job fails, the server goes on
         table_.ended(*id, 1, d.status().message(), "", {});
@@ -319,7 +321,11 @@ class Server {
     std::uint16_t port = 0;  // where its workers are sent; 0: it takes none
   };
 
+  // Seconds since this server started: the clock of the job table's reservations.
+  double uptime_s() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - born_).count(); }
+
   const ServerOptions& o_;
+  const std::chrono::steady_clock::time_point born_ = std::chrono::steady_clock::now();
   ClusterOptions cluster_;
   zmq::context_t context_;
   JobTable table_;

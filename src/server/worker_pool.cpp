@@ -35,7 +35,12 @@ void WorkerPool::receive() {
     }
     if (e.kind == net::EnvelopeKind::kBye) {
       // A worker sent to a job took its REDIRECT.
-      if (std::erase_if(unconfirmed_, [&](const Sent& s) { return s.worker.routing_id == who; }) > 0) continue;
+      auto sent = std::find_if(unconfirmed_.begin(), unconfirmed_.end(), [&](const Sent& s) { return s.worker.routing_id == who; });
+      if (sent != unconfirmed_.end()) {
+        serving_.push_back(std::move(*sent));
+        unconfirmed_.erase(sent);
+        continue;
+      }
     }
     if (e.kind != net::EnvelopeKind::kHello) {
       // A worker that still thinks it serves a job's driver (a BYE, a late heartbeat): nothing to do here.
@@ -53,6 +58,12 @@ void WorkerPool::receive() {
     std::erase_if(unconfirmed_, [&](const Sent& s) {
       if (s.worker.host != hello.host || s.worker.pid != hello.pid) return false;
       untaken_.push_back({s.job, s.worker.name, "it said HELLO again instead"});
+      return true;
+    });
+    // One that served a job is back from it.
+    std::erase_if(serving_, [&](const Sent& s) {
+      if (s.worker.host != hello.host || s.worker.pid != hello.pid) return false;
+      returned_.push_back({s.job, s.worker.name});
       return true;
     });
     idle_.push_back({who, hello.name + " on " + hello.host, hello.host, hello.pid});
@@ -75,6 +86,24 @@ void WorkerPool::beat() {
     spdlog::warn("server: idle worker {} is gone (its heartbeat could not be sent)", w.name);
     return true;
   });
+}
+
+void WorkerPool::job_ended(std::uint64_t job, double return_timeout_s) {
+  for (Sent& s : serving_)
+    if (s.job == job && !s.job_ended) {
+      s.job_ended = true;
+      s.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(return_timeout_s));
+    }
+}
+
+std::size_t WorkerPool::returning() {
+  const auto now = Clock::now();
+  std::erase_if(serving_, [&](const Sent& s) {
+    if (!s.job_ended || now < s.deadline) return false;
+    spdlog::warn("server: worker {} did not come back after job {} ended; forgotten until it says HELLO", s.worker.name, s.job);
+    return true;
+  });
+  return static_cast<std::size_t>(std::count_if(serving_.begin(), serving_.end(), [](const Sent& s) { return s.job_ended; }));
 }
 
 std::vector<WorkerPool::Untaken> WorkerPool::untaken() {

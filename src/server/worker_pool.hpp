@@ -74,6 +74,20 @@ class WorkerPool {
   // again; each is given once, then forgotten (a HELLO makes it idle again).
   std::vector<Untaken> untaken();
 
+  // A worker that served `job` (it confirmed its REDIRECT) and is idle here
+  // again: the job's driver let it go, so the job no longer holds it.
+  struct Returned {
+    std::uint64_t job = 0;
+    std::string name;  // "NAME on HOST"
+  };
+  // The workers returned since the last call; each is given once.
+  std::vector<Returned> returned() { return std::exchange(returned_, {}); }
+  // Job `job`'s driver has ended: its workers still away are on their way
+  // back. One not back within `return_timeout_s` is forgotten (it died).
+  void job_ended(std::uint64_t job, double return_timeout_s = 10);
+  // The workers of ended jobs on their way back (the forgotten ones logged and dropped).
+  std::size_t returning();
+
  private:
   using Clock = std::chrono::steady_clock;
   struct Idle {
@@ -85,7 +99,8 @@ class WorkerPool {
   struct Sent {
     Idle worker;
     std::uint64_t job = 0;
-    Clock::time_point deadline;
+    Clock::time_point deadline;  // unconfirmed: for its BYE; serving an ended job: to be back
+    bool job_ended = false;
   };
   WorkerPool(zmq::context_t& context, double confirm_timeout_s) : zap_(context), confirm_timeout_(confirm_timeout_s) {}
 
@@ -96,6 +111,8 @@ class WorkerPool {
   std::chrono::duration<double> confirm_timeout_;
   std::vector<Sent> unconfirmed_;  // sent, no BYE yet
   std::vector<Untaken> untaken_;   // said HELLO again before their BYE
+  std::vector<Sent> serving_;      // confirmed: serving their job's driver
+  std::vector<Returned> returned_;  // served, and said HELLO here again
   Clock::time_point next_beat_ = Clock::now();
 };
 
