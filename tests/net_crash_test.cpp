@@ -208,11 +208,11 @@ TEST(NetCrash, AFrozenWorkerIsLostAndWhatItSendsWhenWokenIsDiscarded) {
   });
 }
 
-// An actor that kills every worker it lands on, on 4 workers: poisoned after
-// 3 losses, with the fourth worker alive and never sent it. `args` and
-// `speculate_after_s` make it slow to die and copied while it dies
-// (`want_copies` times; -1: any number).
-void expect_poisoned_after_three(const std::string& args, double speculate_after_s, int want_copies) {
+// An actor that kills every worker it lands on, on `limit` + 1 workers:
+// poisoned after `limit` losses (RuntimeOptions::crash_limit), with the last
+// worker alive and never sent it. `args` and `speculate_after_s` make it slow
+// to die and copied while it dies (`want_copies` times; -1: any number).
+void expect_poisoned_after(unsigned limit, const std::string& args, double speculate_after_s, int want_copies) {
   Graph g("poison");
   const DataId x = g.input("X", 64);
   g.actor("killer", "test.crash", {x}, g.output("Y", 64)).args(args);
@@ -221,9 +221,10 @@ void expect_poisoned_after_three(const std::string& args, double speculate_after
   WorkerProcesses workers;
   std::vector<std::string> extra = testing::kWorkerSlots;
   extra.insert(extra.end(), {"--lib", REDFLOW_TEST_PLUGIN});
-  RuntimeOptions o = testing::remote_options(0, 4, Scheduler::kSteal, 0.3);
+  RuntimeOptions o = testing::remote_options(0, limit + 1, Scheduler::kSteal, 0.3);
   o.speculate_after_s = speculate_after_s;
-  o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(4, endpoint, extra); };
+  o.crash_limit = limit;
+  o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(limit + 1, endpoint, extra); };
   testing::within_seconds(30, "poisoned actor", [&] {
     Runtime rt(o);
     auto loaded = rt.load(g, reg);
@@ -232,20 +233,28 @@ void expect_poisoned_after_three(const std::string& args, double speculate_after
     auto out = loaded->execute({{"X", in}});
     ASSERT_FALSE(out.ok());
     EXPECT_EQ(out.status().code(), Status::Code::kGaveUp) << out.status().ToString();
-    EXPECT_NE(out.status().message().find("actor 'killer' is poisoned: 3 tiles were lost while it ran on them (tiles "), std::string::npos)
-        << out.status().message();
-    EXPECT_EQ(loaded->last_stats().lost_tiles, 3u);
+    const std::string lost = limit == 1 ? "1 tile was lost while it ran on them (tile " : std::to_string(limit) + " tiles were lost while it ran on them (tiles ";
+    EXPECT_NE(out.status().message().find("actor 'killer' is poisoned: " + lost), std::string::npos) << out.status().message();
+    EXPECT_NE(out.status().message().find("its crash limit; it is not retried"), std::string::npos) << out.status().message();
+    EXPECT_EQ(loaded->last_stats().lost_tiles, limit);
     if (want_copies >= 0) {
       EXPECT_EQ(loaded->last_stats().speculative_copies, static_cast<std::uint64_t>(want_copies));
     }
-    // The fourth worker is alive and was never sent the poisoned actor.
+    // The last worker is alive and was never sent the poisoned actor.
     int alive = 0;
     for (pid_t p : std::vector<pid_t>(workers.pids())) alive += ::kill(p, 0) == 0 && workers.wait_exit(p, 0.01) == -1;
     EXPECT_EQ(alive, 1);
   });
 }
 
-TEST(NetCrash, AnActorThatKillsEveryWorkerItLandsOnIsPoisonedAfterThree) { expect_poisoned_after_three("", 0.1, -1); }
+TEST(NetCrash, AnActorThatKillsEveryWorkerItLandsOnIsPoisonedAfterThree) { expect_poisoned_after(3, "", 0.1, -1); }
+
+// --crash-limit: the user's limit, here 1 (no copy may run beside the
+// original: two could die at once) and 2.
+TEST(NetCrash, TheCrashLimitIsTheUsersToSet) {
+  expect_poisoned_after(1, "", 0.1, 0);
+  expect_poisoned_after(2, "", 10, 0);
+}
 
 // Its first two runs die at once (each declared lost within a heartbeat,
 // 75 ms; longer under the sanitizers), the third takes 1.5 s to: a copy of
@@ -256,7 +265,7 @@ TEST(NetCrash, AnActorThatKillsEveryWorkerItLandsOnIsPoisonedAfterThree) { expec
 TEST(NetCrash, AnActorTwoTilesWereLostUnderIsNotCopied) {
   const std::string runs = (std::filesystem::temp_directory_path() / ("redflow-crash-runs-" + std::to_string(::getpid()))).string();
   std::filesystem::remove(runs);
-  expect_poisoned_after_three("ms=1500,slow_from=3,runs=" + runs, 0.5, -1);
+  expect_poisoned_after(3, "ms=1500,slow_from=3,runs=" + runs, 0.5, -1);
   std::filesystem::remove(runs);
 }
 
@@ -265,7 +274,7 @@ TEST(NetCrash, AnActorTwoTilesWereLostUnderIsNotCopied) {
 // handed on once, by the original's runner: before, both handed it on and
 // the fourth worker died as well (seen under AddressSanitizer, whose crash
 // report makes every worker slow to die).
-TEST(NetCrash, ACopiedKillerIsHandedOnOnceAndStillPoisonedAfterThree) { expect_poisoned_after_three("ms=400", 0.05, 1); }
+TEST(NetCrash, ACopiedKillerIsHandedOnOnceAndStillPoisonedAfterThree) { expect_poisoned_after(3, "ms=400", 0.05, 1); }
 
 // A pipelined worker killed with several actors in flight (docs/remote.md,
 // "Pipelining"): only the actor it was running counts towards poisoning; the

@@ -101,12 +101,14 @@ class ServerClusterFixture : public ::testing::Test {
   }
   // `count` persistent workers p0, p1, ... on `endpoint`, each saying at
   // info level where it goes into pN.log (shown by cluster_logs()).
-  void start_workers(const std::string& endpoint, unsigned count = 3) {
+  // `extra`: more of the worker's flags (e.g. --lib PLUGIN.so).
+  void start_workers(const std::string& endpoint, unsigned count = 3, const std::vector<std::string>& extra = {}) {
     workers_.set_quiet(false);
     for (unsigned i = 0; i < count; ++i) {
       const std::string name = "p" + std::to_string(i);
       std::vector<std::string> a = {"--log-level", "info", "worker", "--connect", endpoint, "--connect-timeout", "120", "--persist",
                                     "--cores", "2", "--name", name};
+      a.insert(a.end(), extra.begin(), extra.end());
       worker_pids_.push_back(workers_.spawn_cli(a, (dir_ / (name + ".log")).string()));
       ++worker_logs_;
     }

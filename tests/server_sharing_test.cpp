@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iterator>
 #include <set>
 #include <string>
@@ -112,6 +113,38 @@ TEST_F(ServerSharing, TwoSmallJobsRunAtOnceOnDisjointWorkersAndABigJobWaitsWhile
     EXPECT_LT(one_started, big_started) << "the younger small job did not start before the older big one";
     EXPECT_GT(later_started, big_started) << "the job without a time limit started before the big one\n" << file_text(dir_ / "server.log");
     expect_same_workers_running();
+  });
+}
+
+// The crash limit through the server: a graph job whose actor kills the
+// worker it runs on fails at its `--crash-limit 1`, naming the actor, while
+// a SPITS job beside it on the other workers runs to its end.
+TEST_F(ServerSharing, AJobOverItsCrashLimitFailsNamingTheActorAndTheOthersGoOn) {
+  testing::within_seconds(180, "crash limit through the server", [&] {
+    const std::string endpoint = start_server();
+    ASSERT_FALSE(endpoint.empty());
+    start_workers(endpoint, 3, {"--lib", REDFLOW_TEST_PLUGIN});
+    Client c = client();
+    wait_idle(c, 3);
+    const std::string cwd = dir_.string();
+    std::ofstream(dir_ / "poison.dot") << "digraph \"poison\" {\n  \"X\" [kind=input, bytes=64];\n  \"Y\" [kind=output, bytes=64];\n"
+                                          "  \"killer\" [actor=\"test.crash\"];\n  \"X\" -> \"killer\" [port=0];\n  \"killer\" -> \"Y\";\n}\n";
+    std::ofstream(dir_ / "x.bin", std::ios::binary) << std::string(64, '\0');
+    const auto expected = spits_reference({"tasks=600", "work_us=2000"});
+    auto other = c.submit(spits_job(600, 2000, "other.txt"), cwd, {.workers = 2});
+    auto poison = c.submit({"run", (dir_ / "poison.dot").string(), "--lib", REDFLOW_TEST_PLUGIN, "--crash-limit", "1", "--input",
+                            "X=" + (dir_ / "x.bin").string(), "--output", "Y=" + (dir_ / "y.bin").string()},
+                           cwd, {.workers = 1});
+    ASSERT_TRUE(other.ok() && poison.ok());
+    const JobInfo failed = wait(c, *poison);
+    EXPECT_EQ(failed.state, JobState::kFailed) << job_log(*poison);
+    EXPECT_EQ(failed.exit_status, 3) << "fault tolerance gave up\n" << job_log(*poison);
+    EXPECT_NE(failed.message.find("actor 'killer' is poisoned: 1 tile was lost while it ran on them"), std::string::npos)
+        << failed.message << "\n" << job_log(*poison);
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "y.bin"));
+    const JobInfo done = wait(c, *other);
+    EXPECT_EQ(done.state, JobState::kSucceeded) << done.message << "\n" << job_log(*other);
+    EXPECT_EQ(commit_lines(dir_ / "other.txt"), expected) << "a task missing, or committed twice";
   });
 }
 

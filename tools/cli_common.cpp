@@ -110,6 +110,11 @@ void add_runtime_options(CLI::App* cmd, RuntimeArgs& a) {
   cmd->add_option("--quarantine-after", a.quarantine_after,
                   "Lost votes in one execution that take a tile out of service for the rest of the run (0: never)")
       ->capture_default_str();
+  cmd->add_option("--crash-limit", a.crash_limit,
+                  "Tiles (worker processes) an actor may lose while it runs on them before it is poisoned: named in the error, not "
+                  "retried, and the run exits 3")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_flag("--require-protection", a.require_protection,
                "Refuse a --redundancy under which some actor would run once on the driver, unprotected (data larger than a slot, "
                "more inputs than slots; default: warn and run)");
@@ -135,6 +140,7 @@ Result<RuntimeOptions> runtime_options(const RuntimeArgs& a) {
   o.seed = a.seed;
   o.scheduler = a.scheduler == "steal" ? Scheduler::kSteal : Scheduler::kHeft;
   o.quarantine_after = a.quarantine_after;
+  o.crash_limit = a.crash_limit;
   if (a.machine == "paper") apps::apply_paper_machine(o);
   o.require_protection = a.require_protection;
   o.tile_transport = a.tile_transport == "wire" ? TileTransport::kWire : TileTransport::kDirect;

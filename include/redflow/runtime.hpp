@@ -40,6 +40,11 @@ struct RuntimeOptions {
   Redundancy redundancy = Redundancy::kNone;   // graph-wide configuration; an actor's own `redundancy` wins
   FaultInjection faults = {};                  // none by default
   unsigned quarantine_after = 3;               // lost votes that take a tile out of service; 0 = never
+  // The crash limit: an actor under which this many tiles were lost (their
+  // worker processes died while it ran) is poisoned, named in the error, and
+  // not retried: the execution fails with kGaveUp rather than hand a task
+  // that kills workers to the next one. At least 1.
+  unsigned crash_limit = 3;
   bool trace = false;                          // record an ExecutionTrace of every execution
   // Read the clock around every actor for TileStats::busy_s (always done
   // with a trace). Off by default: two clock reads are a large share of an

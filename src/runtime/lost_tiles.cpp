@@ -29,13 +29,13 @@ void Engine::lose_tile(Job& job, unsigned t) {
 
 // "'a': 1 of 3 (tile 2 lost under it)", built out of line (GCC 12's -O3 string warnings).
 namespace {
-std::string strike_detail(std::string_view actor, std::size_t strikes, unsigned tile) {
+std::string strike_detail(std::string_view actor, std::size_t strikes, unsigned limit, unsigned tile) {
   std::string s = "'";
   s += actor;
   s += "': ";
   s += std::to_string(strikes);
   s += " of ";
-  s += std::to_string(kPoisonedAfterLostTiles);
+  s += std::to_string(limit);
   s += " (tile ";
   s += std::to_string(tile);
   s += " lost under it)";
@@ -43,19 +43,20 @@ std::string strike_detail(std::string_view actor, std::size_t strikes, unsigned 
 }
 }  // namespace
 
-// An actor under which kPoisonedAfterLostTiles tiles were lost is not
+// An actor under which RuntimeOptions::crash_limit tiles were lost is not
 // retried again: a task that kills every worker it lands on would otherwise
 // take the whole cluster down one worker at a time. Each loss charged to an
 // actor is marked (`strike`), so a trace shows which actor a loss counted
 // against: the one the tile was running, never those queued behind it.
 bool Engine::poisoned(Job& job, ActorId a, unsigned tile) {
   std::vector<unsigned> under = job.losses.lost_under(a, tile);
-  mark(job, "strike", strike_detail(job.plan->name(a), under.size(), tile), static_cast<int>(tile));
-  if (under.size() < kPoisonedAfterLostTiles) return false;
+  mark(job, "strike", strike_detail(job.plan->name(a), under.size(), options_.crash_limit, tile), static_cast<int>(tile));
+  if (under.size() < options_.crash_limit) return false;
   std::sort(under.begin(), under.end());
+  const std::string lost = under.size() == 1 ? "1 tile was lost" : std::to_string(under.size()) + " tiles were lost";
   fail(job,
-       "actor '" + std::string(job.plan->name(a)) + "' is poisoned: " + std::to_string(under.size()) + " tiles were lost while it ran on them (" +
-           describe_tiles(under) + "); it is not retried",
+       "actor '" + std::string(job.plan->name(a)) + "' is poisoned: " + lost + " while it ran on them (" + describe_tiles(under) +
+           "), its crash limit; it is not retried",
        Status::Code::kGaveUp);
   return true;
 }

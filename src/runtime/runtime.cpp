@@ -184,6 +184,7 @@ namespace {
 // What load() checks before it validates a graph: a usable machine.
 Status check_options(const RuntimeOptions& o) {
   if (o.slots < 2) return Status::InvalidArgument("--slots must be at least 2 (an input and an output), got " + std::to_string(o.slots));
+  if (o.crash_limit < 1) return Status::InvalidArgument("--crash-limit must be at least 1 (the tiles an actor may lose before it is poisoned), got 0");
   return check_tile_memory(o);
 }
 

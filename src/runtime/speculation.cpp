@@ -165,7 +165,7 @@ ActorId Engine::find_straggler(Runner& r, Job& job) {
     for (ActorId a : v.flight) {
       if (s.booked[a].load(std::memory_order_acquire) == job.execution) continue;
       if (s.copied[a].load(std::memory_order_acquire) == job.execution) continue;
-      if (!inputs_without(job, a, v.index) || !job.losses.may_run_twice(a)) continue;
+      if (!inputs_without(job, a, v.index) || !job.losses.may_run_twice(a, options_.crash_limit)) continue;
       if (s.copied[a].exchange(job.execution, std::memory_order_acq_rel) == job.execution) continue;
       return a;
     }

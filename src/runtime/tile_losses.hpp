@@ -1,6 +1,6 @@
 // TileLosses: one execution's part of lost tiles (lost_tiles.cpp): how many
 // tiles it lost and how many values it recomputed, and per actor the tiles
-// lost while it ran on them. An actor under which kPoisonedAfterLostTiles
+// lost while it ran on them. An actor under which RuntimeOptions::crash_limit
 // tiles were lost is poisoned (it may be what kills them): the execution
 // fails rather than hand it to the next worker.
 //
@@ -19,8 +19,6 @@
 
 namespace redflow::runtime {
 
-inline constexpr unsigned kPoisonedAfterLostTiles = 3;
-
 class TileLosses {
  public:
   void count_lost_tile() { lost_tiles_.fetch_add(1, std::memory_order_relaxed); }
@@ -36,13 +34,13 @@ class TileLosses {
     return under;
   }
   // A copy of `a` may run beside its original (speculation.cpp): two runs at
-  // once may both die, so not when all but one of the tiles poisoning allows
-  // were lost under `a` already, or the copy and its original together would
-  // take down one tile beyond that limit (the fourth of four workers).
-  bool may_run_twice(ActorId a) {
+  // once may both die, so not when all but one of the `crash_limit` tiles
+  // poisoning allows were lost under `a` already, or the copy and its
+  // original together would take down one tile beyond that limit.
+  bool may_run_twice(ActorId a, unsigned crash_limit) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = under_.find(a);
-    return it == under_.end() || it->second.size() + 2 <= kPoisonedAfterLostTiles;
+    return (it == under_.end() ? 0 : it->second.size()) + 2 <= crash_limit;
   }
 
  private:
