@@ -6,6 +6,7 @@
 // line, and the workers are the ones started at first.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -168,6 +169,46 @@ TEST_F(ServerModels, ThirtyJobsOfAllFourModelsEqualTheirOneProcessRunsOnTheSameW
     ASSERT_TRUE(listed.ok());
     EXPECT_EQ(listed->size(), 30u);
     expect_same_workers_running();
+  });
+}
+
+// `submit --array`: one command, one job per index, {} replaced by the index
+// in every word; checked whole before any job is queued.
+TEST_F(ServerModels, AnArrayIsOneSubmitOfOneJobPerIndex) {
+  testing::within_seconds(120, "an array of graph jobs", [&] {
+    const std::string endpoint = start_server(1);
+    ASSERT_FALSE(endpoint.empty());
+    start_workers(endpoint, 2);
+    const std::string server = " --server-file " + (dir_ / "server").string();
+    std::vector<Path> inputs;
+    for (unsigned i = 1; i <= 4; ++i) inputs.push_back(random_input("a" + std::to_string(i) + ".bin", 40 + i));
+    const std::string words = " run " + demo_dot() + " --input A=" + (dir_ / "a{}.bin").string() + " --output Y=" + (dir_ / "y{}.bin").string();
+    // Index 5 has no input file: the whole array is refused, naming the index, and nothing is queued.
+    auto missing = run_cli("submit" + server + " --array 1..5" + words);
+    EXPECT_EQ(missing.exit_code, 2) << missing.output;
+    EXPECT_NE(missing.output.find("--array index 5"), std::string::npos) << missing.output;
+    EXPECT_NE(missing.output.find("a5.bin"), std::string::npos) << missing.output;
+    auto backwards = run_cli("submit" + server + " --array 4..1" + words);
+    EXPECT_EQ(backwards.exit_code, 2) << backwards.output;
+    EXPECT_NE(backwards.output.find("'4..1' ends before it starts"), std::string::npos) << backwards.output;
+    auto same = run_cli("submit" + server + " --array 1..2 run " + demo_dot() + " --input A=" + inputs[0].string());
+    EXPECT_EQ(same.exit_code, 2) << same.output;
+    EXPECT_NE(same.output.find("no word has {}"), std::string::npos) << same.output;
+    Client c = client();
+    auto listed = c.list();
+    ASSERT_TRUE(listed.ok());
+    EXPECT_TRUE(listed->empty()) << "a refused array queued " << listed->size() << " job(s)";
+
+    auto r = run_cli("submit" + server + " --array 1..2,3-4 --wait" + words);
+    ASSERT_EQ(r.exit_code, 0) << r.output << cluster_logs();
+    EXPECT_EQ(r.output, "1\n2\n3\n4\n") << "one id per index, in order";
+    for (unsigned i = 1; i <= 4; ++i) {
+      const JobInfo j = wait(c, i);
+      EXPECT_EQ(j.state, JobState::kSucceeded) << j.message;
+      EXPECT_NE(std::find(j.args.begin(), j.args.end(), "A=" + (dir_ / ("a" + std::to_string(i) + ".bin")).string()), j.args.end())
+          << "job " << i << " did not get index " << i;
+      EXPECT_EQ(file_text(dir_ / ("y" + std::to_string(i) + ".bin")), graph_reference(inputs[i - 1])) << "index " << i;
+    }
   });
 }
 
