@@ -68,6 +68,32 @@ TEST_F(CliTest, DemoRunsWithBothSchedulersAndWritesOutputsAndStats) {
   }
 }
 
+// --resume-file: how many --repeat executions completed, so a run started
+// again runs only the rest (the last always, for its outputs).
+TEST_F(CliTest, AResumedRunRunsOnlyTheExecutionsLeft) {
+  const std::vector<std::int32_t> expected = demo_expected_output();
+  const std::string cmd = "run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --output Y=" + path("y.bin") + " --repeat 5 --resume-file " +
+                          path("r.resume");
+  auto whole = run(cmd);
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  EXPECT_NE(whole.output.find(", 5 run(s)"), std::string::npos) << whole.output;
+  std::ifstream recorded(path("r.resume"));
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(recorded), {}), "5 5\n");
+  write("r.resume", "3 5\n");  // as a start killed after its third execution left it
+  std::filesystem::remove(path("y.bin"));
+  auto rest = run(cmd);
+  ASSERT_EQ(rest.exit_code, 0) << rest.output;
+  EXPECT_NE(rest.output.find("resuming after execution 3 of 5"), std::string::npos) << rest.output;
+  EXPECT_NE(rest.output.find(", 2 run(s)"), std::string::npos) << rest.output;
+  EXPECT_EQ(read_i32("y.bin"), expected);
+  auto again = run(cmd);  // all 5 done: the last runs again, for the outputs
+  EXPECT_NE(again.output.find(", 1 run(s)"), std::string::npos) << again.output;
+  write("r.resume", "3 8\n");  // another run's
+  auto other = run(cmd);
+  EXPECT_NE(other.output.find("is of another run"), std::string::npos) << other.output;
+  EXPECT_NE(other.output.find(", 5 run(s)"), std::string::npos) << other.output;
+}
+
 TEST_F(CliTest, RunComputesWhatTheGraphSays) {
   write("g.dot", R"(digraph g {
     X [kind=input, bytes=16]; K [kind=constant, bytes=16, file="k.bin"]; S [kind=inner, bytes=16]; Y [kind=output, bytes=16];

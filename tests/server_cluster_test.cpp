@@ -5,6 +5,7 @@
 // stops a running one; a server killed with -9 while a SPITS job runs and a
 // graph job waits, restarted on its journal, finishes both, each SPITS task
 // committed once; a malformed request is a named error.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <zmq.hpp>
@@ -183,6 +184,60 @@ TEST_F(ServerCluster, AServerKilledWithJobsRunningAndQueuedResumesFromItsJournal
     EXPECT_EQ(g.starts, 1u);
     EXPECT_EQ(file_text(dir_ / "y.bin"), graph_reference(a));
     expect_same_workers_running();
+  });
+}
+
+// A graph job with --repeat, its server killed with -9 mid-job: started
+// again, its driver runs only the executions after the last one completed
+// (the server gives it --resume-file in the journal directory), and its
+// output is the one-process run's.
+TEST_F(ServerCluster, AGraphJobKilledWithItsServerResumesAfterItsLastCompletedExecution) {
+  testing::within_seconds(180, "a graph job resumed", [&] {
+    const std::string endpoint = start_server(2);
+    ASSERT_FALSE(endpoint.empty());
+    start_workers(endpoint, 2, {"--lib", REDFLOW_TEST_PLUGIN});
+    std::ofstream(dir_ / "slow.dot") << "digraph \"slow\" {\n  \"X\" [kind=input, bytes=256];\n  \"Y\" [kind=output, bytes=256];\n"
+                                        "  \"nap\" [actor=\"test.sleep\", args=\"ms=40\"];\n  \"X\" -> \"nap\" [port=0];\n  \"nap\" -> \"Y\";\n}\n";
+    const fs::path x = random_input("x.bin", 5);
+    Client c = client();
+    const unsigned repeat = 100;
+    auto job = c.submit({"run", (dir_ / "slow.dot").string(), "--lib", REDFLOW_TEST_PLUGIN, "--repeat", std::to_string(repeat), "--input",
+                         "X=" + x.string(), "--output", "Y=" + (dir_ / "y.bin").string()},
+                        dir_.string());
+    ASSERT_TRUE(job.ok()) << job.status().ToString();
+    // Killed once 10 executions are recorded as completed.
+    const fs::path resume = dir_ / "journal" / ("job-" + std::to_string(*job) + ".resume");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    unsigned done = 0;
+    while (done < 10) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no progress recorded in " << resume << "\n" << cluster_logs() << job_log(*job);
+      std::ifstream(resume) >> done;
+      auto now = c.status(*job);
+      ASSERT_TRUE(now.ok() && !finished(now->state)) << "the job ended: " << (now.ok() ? now->message : now.status().ToString()) << "\n"
+                                                      << job_log(*job);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    stop_server();
+    EXPECT_EQ(start_server(2), endpoint);
+    Client again = client();
+    const JobInfo j = wait(again, *job);
+    EXPECT_EQ(j.state, JobState::kSucceeded) << j.message << "\n" << job_log(*job);
+    EXPECT_EQ(j.starts, 2u);
+    EXPECT_EQ(file_text(dir_ / "y.bin"), file_text(x)) << "test.sleep copies its input";
+    // The second start says where it resumed, no earlier than where the kill found the job, and ran only the rest.
+    const std::string log = job_log(*job);
+    const std::string said = "redflow: resuming after execution ";
+    const std::size_t at = log.find(said);
+    ASSERT_NE(at, std::string::npos) << log;
+    const unsigned resumed = static_cast<unsigned>(std::stoul(log.substr(at + said.size())));
+    EXPECT_GE(resumed, done) << log;
+    EXPECT_LT(resumed, repeat) << log;
+    EXPECT_NE(log.find(fmt::format("{} run(s)", repeat - resumed), at), std::string::npos) << "the resumed driver ran more than the rest\n" << log;
+    std::ifstream in(resume);
+    unsigned final_done = 0, of = 0;
+    in >> final_done >> of;
+    EXPECT_EQ(final_done, repeat);
+    EXPECT_EQ(of, repeat);
   });
 }
 

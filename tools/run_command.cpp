@@ -3,7 +3,9 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -28,6 +30,7 @@ struct RunArgs {
   unsigned repeat = 1;
   std::string stats, trace, gantt, report_json;
   bool print = false;
+  std::string resume_file;  // --resume-file: executions completed, kept across starts of the same run
   ClusterOptions cluster;  // --listen, --min-workers, --max-workers, --wait, --heartbeat-timeout, --key, --authorized-keys
   unsigned pipeline_depth = 32;
   bool no_peer_transfers = false;
@@ -71,6 +74,21 @@ std::string faults_survived(const ExecutionStats& totals, const ExecutionStats& 
   if (!last.quarantined_tiles.empty())
     parts.push_back(runtime::describe_tiles(last.quarantined_tiles) + " quarantined");
   return parts.empty() ? std::string() : fmt::format("; survived: {}", fmt::join(parts, ", "));
+}
+
+// --resume-file FILE holds "K N": K of this run's N executions completed.
+// The executions an earlier start of the same run completed (0 when FILE
+// does not exist, or is another run's: a different N).
+unsigned executions_done(const std::string& file, unsigned repeat) {
+  std::ifstream in(file);
+  unsigned done = 0, of = 0;
+  if (!(in >> done >> of)) return 0;
+  if (of != repeat || done > repeat) {
+    fmt::print(stderr, "redflow: --resume-file {} is of another run ({} of {} executions, this one has {}): starting from the first\n", file,
+               done, of, repeat);
+    return 0;
+  }
+  return done;
 }
 
 int run(const RunArgs& a) {
@@ -145,11 +163,19 @@ int run(const RunArgs& a) {
   if (!output_files.ok()) return usage_error(output_files.status());
 
 
+  // Resumed: the executions an earlier start completed are not run again, but
+  // the last one always runs here, since the outputs are written only at the end.
+  unsigned first = 0;
+  if (!a.resume_file.empty()) {
+    first = std::min(executions_done(a.resume_file, a.repeat), a.repeat - 1);
+    if (first > 0) fmt::print(stderr, "redflow: resuming after execution {} of {} (--resume-file {})\n", first, a.repeat, a.resume_file);
+  }
+  const unsigned runs = a.repeat - first;
   Outputs outputs;
   double total = 0;
   ExecutionStats totals;
-  Progress progress("run", a.repeat);  // drawn only if stderr is a terminal
-  for (unsigned i = 0; i < a.repeat; ++i) {
+  Progress progress("run", runs);  // drawn only if stderr is a terminal
+  for (unsigned i = first; i < a.repeat; ++i) {
     // A comma list of configurations applies run by run, cycling: the loaded graph is not reloaded.
     ExecuteOptions eo;
     eo.redundancy = (*configs)[i % configs->size()];
@@ -173,6 +199,10 @@ int run(const RunArgs& a) {
     outputs = std::move(*out);
     if (*dashboard) (*dashboard)->record(loaded->last_stats());
     progress.advance();
+    if (!a.resume_file.empty()) {
+      const std::string done = fmt::format("{} {}\n", i + 1, a.repeat);
+      if (Status s = write_file(a.resume_file, done.data(), done.size()); !s.ok()) return fail(s);
+    }
   }
   progress.finish();
   // Everything ran: only now write files, so a failed run leaves none behind.
@@ -191,8 +221,8 @@ int run(const RunArgs& a) {
     for (const auto& [name, bytes] : outputs) print_values(name, bytes, graph->data(*graph->find_data(name)).type);
   fmt::print(stderr, "redflow: {} actors on {} tiles ({}, redundancy {}{}), {} run(s), last {:.3f} ms, mean {:.3f} ms, {} transfers, {} steals{}\n",
              st.actors_executed, st.tiles.size(), st.scheduler, st.redundancy,
-             st.unprotected_actors ? fmt::format(", {} actor(s) unprotected", st.unprotected_actors) : std::string(), a.repeat,
-             st.makespan_s * 1e3, total / a.repeat * 1e3, st.transfers, st.steals, faults_survived(totals, st));
+             st.unprotected_actors ? fmt::format(", {} actor(s) unprotected", st.unprotected_actors) : std::string(), runs,
+             st.makespan_s * 1e3, total / runs * 1e3, st.transfers, st.steals, faults_survived(totals, st));
   if (options->faults.any() || totals.reexecutions > 0)
     fmt::print(stderr, "redflow: faults over all runs: {} injected, {} detected, {} re-executions; quarantined: {}; "
                "{} tile(s) lost, {} actor(s) recomputed\n",
@@ -232,6 +262,11 @@ Command add_run_command(CLI::App& app) {
   run_cmd->add_option("--repeat", ra->repeat, "Execute the loaded graph this many times (schedules are computed once)")
       ->check(CLI::Range(1u, 1u << 30))
       ->capture_default_str();
+  run_cmd->add_option("--resume-file", ra->resume_file,
+                      "Keep in FILE how many of the --repeat executions completed; a run started again with the same FILE and "
+                      "--repeat runs only the rest (the last one always: outputs are written at the end). The server gives each "
+                      "graph job one, so a job resumes after a server restart (default: none)")
+      ->type_name("FILE");
   run_cmd->add_option("--stats", ra->stats, "Write statistics of the last execution as JSON (schema: docs/runtime.md, section Stats JSON; default: none)")
       ->type_name("FILE.json");
   run_cmd->add_option("--trace", ra->trace, "Write the last execution as a Chrome trace for ui.perfetto.dev (docs/guide.md; default: none)")

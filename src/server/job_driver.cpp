@@ -63,7 +63,8 @@ Status check_job_words(const std::vector<std::string>& args) {
 DriverFiles driver_files(const std::string& dir, std::uint64_t id) {
   const std::filesystem::path d(dir);
   const std::string stem = "job-" + std::to_string(id);
-  return {(d / (stem + ".log")).string(), (d / (stem + ".report.json")).string(), (d / (stem + ".commit.log")).string()};
+  return {(d / (stem + ".log")).string(), (d / (stem + ".report.json")).string(), (d / (stem + ".commit.log")).string(),
+          (d / (stem + ".resume")).string()};
 }
 
 std::vector<std::string> driver_argv(const std::string& exe, const std::vector<std::string>& args, const ClusterOptions& cluster,
@@ -87,14 +88,16 @@ std::vector<std::string> driver_argv(const std::string& exe, const std::vector<s
   if (!cluster.key_file.empty()) flag("--key", cluster.key_file);
   if (!cluster.authorized_keys_file.empty()) flag("--authorized-keys", cluster.authorized_keys_file);
   flag("--report-json", files.report_json);
-  if (args[0] == "spits") {
-    bool own_log = false;
+  // What lets a job started again after a server restart resume, unless the job names its own.
+  auto gives = [&](const std::string& name) {
     for (const auto& w : args) {
       if (w == "--") break;
-      own_log = own_log || w == "--log" || w.rfind("--log=", 0) == 0;
+      if (w == name || w.rfind(name + "=", 0) == 0) return true;
     }
-    if (!own_log) flag("--log", files.commit_log);
-  }
+    return false;
+  };
+  if (args[0] == "spits" && !gives("--log")) flag("--log", files.commit_log);
+  if (args[0] == "run" && !gives("--resume-file")) flag("--resume-file", files.resume);
   argv.insert(argv.end(), args.begin() + 1, args.end());
   return argv;
 }

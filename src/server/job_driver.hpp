@@ -37,6 +37,7 @@ struct DriverFiles {
   std::string log;          // its stdout and stderr
   std::string report_json;  // its RunReport
   std::string commit_log;   // a SPITS job's --log, unless it gives one
+  std::string resume;       // a graph job's --resume-file, unless it gives one: its completed executions
 };
 DriverFiles driver_files(const std::string& dir, std::uint64_t id);
 
