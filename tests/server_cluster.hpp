@@ -55,8 +55,9 @@ class ServerClusterFixture : public ::testing::Test {
   }
 
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("redflow_server_" + std::to_string(getpid()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');  // a parameterized test's "Name/3"
+    dir_ = std::filesystem::temp_directory_path() / ("redflow_server_" + std::to_string(getpid()) + "_" + name);
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
@@ -68,14 +69,16 @@ class ServerClusterFixture : public ::testing::Test {
 
   // Starts the server (a job runs on `min_workers` unless it asks
   // otherwise; `extra` flags after the others; a heartbeat timeout of 1 s
-  // unless `extra` gives one) and waits for its server file; returns the
+  // and a --wait of 60 s unless `extra` gives them) and waits for its server file; returns the
   // workers' endpoint ("" after a failure).
   std::string start_server(unsigned min_workers = 3, const std::vector<std::string>& extra = {}) {
     std::filesystem::remove(dir_ / "server");
     const int log = ::open((dir_ / "server.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     std::vector<std::string> args = {REDFLOW_CLI, "--log-level", "info", "server", "--min-workers", std::to_string(min_workers),
-                                     "--wait", "60", "--server-file", (dir_ / "server").string(), "--journal", (dir_ / "journal").string()};
-    if (std::find(extra.begin(), extra.end(), "--heartbeat-timeout") == extra.end()) args.insert(args.end(), {"--heartbeat-timeout", "1"});
+                                     "--server-file", (dir_ / "server").string(), "--journal", (dir_ / "journal").string()};
+    auto given = [&](const char* flag) { return std::find(extra.begin(), extra.end(), flag) != extra.end(); };
+    if (!given("--wait")) args.insert(args.end(), {"--wait", "60"});
+    if (!given("--heartbeat-timeout")) args.insert(args.end(), {"--heartbeat-timeout", "1"});
     args.insert(args.end(), extra.begin(), extra.end());
     server_ = spawn_process(args, {.err_fd = log});
     ::close(log);
