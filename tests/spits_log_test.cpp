@@ -1,6 +1,9 @@
 // SPITS units: the circular queue of submitted tasks and the commit log
 // (torn tail ignored, damage and another job's log refused).
 #include <gtest/gtest.h>
+#include <unordered_map>
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -81,6 +84,51 @@ TEST_F(SpitsCommitLog, ReopensWithEveryTaskState) {
   EXPECT_EQ((*log)->torn_bytes(), 0u);
 }
 
+// What a kill -9 finds: each record is in the file as soon as the call that
+// appends it returns (a begin before commit_task runs, a committed after),
+// with no sync; the zeros a killed process leaves after its records (the
+// mapping's room to grow) are not a torn tail.
+TEST_F(SpitsCommitLog, EveryRecordIsInTheFileOnceAppendedAndAKilledWritersRoomIsNoTornTail) {
+  // What a restart would read now: a copy of the file as it stands.
+  auto as_now = [&]() {
+    fs::copy_file(path_, path_ + ".copy", fs::copy_options::overwrite_existing);
+    auto now = CommitLog::open(path_ + ".copy", 42);
+    EXPECT_TRUE(now.ok()) << now.status().ToString();
+    std::unordered_map<std::uint64_t, CommitLog::Entry> e;
+    if (now.ok()) e = (*now)->entries();
+    return e;
+  };
+  {
+    auto log = CommitLog::open(path_, 42);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    ASSERT_TRUE((*log)->begin(1, 10).ok());
+    EXPECT_EQ(as_now().at(1).state, CommitLog::State::kBegun) << "a begin record must be in the file before commit_task";
+    ASSERT_TRUE((*log)->committed(1, 10).ok());
+    EXPECT_EQ(as_now().at(1).state, CommitLog::State::kCommitted);
+    ASSERT_TRUE((*log)->poisoned(2, 20).ok());
+    EXPECT_EQ(as_now().at(2).state, CommitLog::State::kPoisoned);
+  }
+  EXPECT_EQ(fs::file_size(path_), 4 * CommitLog::kRecordBytes) << "closing cuts the room to grow";
+  // A writer killed with its log open: SIGKILL, no destructor.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto log = CommitLog::open(path_, 42);
+    if (!log.ok() || !(*log)->begin(3, 30).ok() || !(*log)->committed(3, 30).ok() || !(*log)->begin(4, 40).ok()) ::_exit(1);
+    ::raise(SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  EXPECT_GT(fs::file_size(path_), 7 * CommitLog::kRecordBytes) << "the killed writer left no room after its records";
+  auto again = CommitLog::open(path_, 42);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)->torn_bytes(), 0u) << "zeros after the records are room, not a torn record";
+  EXPECT_EQ((*again)->entries().at(3).state, CommitLog::State::kCommitted);
+  EXPECT_EQ((*again)->entries().at(4).state, CommitLog::State::kBegun) << "killed inside commit_task: in doubt";
+  fs::remove(path_ + ".copy");
+}
+
 TEST_F(SpitsCommitLog, TornTailIsIgnoredAndCutSoAppendsStayAligned) {
   write_three(42);
   const auto whole = fs::file_size(path_);
@@ -92,9 +140,9 @@ TEST_F(SpitsCommitLog, TornTailIsIgnoredAndCutSoAppendsStayAligned) {
     ASSERT_TRUE(log.ok()) << log.status().ToString();
     EXPECT_EQ((*log)->torn_bytes(), 13u);
     EXPECT_EQ((*log)->entries().size(), 3u);
-    EXPECT_EQ(fs::file_size(path_), whole);
     ASSERT_TRUE((*log)->committed(8, 80).ok());
   }
+  EXPECT_EQ(fs::file_size(path_), whole + CommitLog::kRecordBytes) << "the torn bytes were not cut before the append";
   auto again = CommitLog::open(path_, 42);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ((*again)->torn_bytes(), 0u);

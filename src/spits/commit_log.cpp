@@ -2,10 +2,12 @@
 #include "spits/commit_log.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -38,6 +40,9 @@ bool valid(const Record& r) {
 
 std::string errno_text() { return std::strerror(errno); }
 
+// The mapping grows by this much at least (doubling up to 64 MiB at a time).
+constexpr std::size_t kGrowBytes = std::size_t{1} << 20;
+
 }  // namespace
 
 std::uint64_t task_hash(const void* data, std::size_t size) { return XXH3_64bits(data, size); }
@@ -57,13 +62,19 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const std::string& path, std:
   // is damage, not a torn tail, and resuming past it could commit twice.
   std::size_t good = 0;
   while (good < records.size() && valid(records[good])) ++good;
+  // Zeros after the last record are the mapping's room to grow, left by a
+  // process that ended without closing the log (killed): not a torn tail.
+  std::vector<char> rest(static_cast<std::size_t>(st.st_size) - good * sizeof(Record));
+  if (!rest.empty() && pread(log->fd_, rest.data(), rest.size(), static_cast<off_t>(good * sizeof(Record))) != static_cast<ssize_t>(rest.size()))
+    return Status::IOError("commit log '" + path + "': cannot read: " + errno_text());
+  const bool padding = std::all_of(rest.begin(), rest.end(), [](char c) { return c == 0; });
   for (std::size_t i = good + 1; i < records.size(); ++i)
     if (valid(records[i]))
       return Status::IOError("commit log '" + path + "': record " + std::to_string(good) + " (byte " +
                              std::to_string(good * sizeof(Record)) + ") is damaged but later records are intact; refusing to resume from it");
   if (good == 0 && records.size() > 1)
     return Status::IOError("commit log '" + path + "' is not a redflow SPITS commit log");
-  log->torn_bytes_ = static_cast<std::uint64_t>(st.st_size) - good * sizeof(Record);
+  log->torn_bytes_ = padding ? 0 : rest.size();
   if (good > 0) {
     if (records[0].kind != kHeader) return Status::IOError("commit log '" + path + "' does not start with a header record");
     if (records[0].id != job_hash)
@@ -74,48 +85,66 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const std::string& path, std:
     State s = r.kind == kBegin ? State::kBegun : r.kind == kCommit ? State::kCommitted : State::kPoisoned;
     log->entries_[r.id] = Entry{s, r.hash};
   }
-  if (log->torn_bytes_ && ftruncate(log->fd_, static_cast<off_t>(good * sizeof(Record))) != 0)
+  if (!rest.empty() && ftruncate(log->fd_, static_cast<off_t>(good * sizeof(Record))) != 0)
     return Status::IOError("commit log '" + path + "': cannot cut its torn tail: " + errno_text());
-  if (lseek(log->fd_, 0, SEEK_END) < 0) return Status::IOError("commit log '" + path + "': " + errno_text());
+  log->end_ = good * sizeof(Record);
+  REDFLOW_RETURN_IF_ERROR(log->grow());
   if (good == 0) {
-    REDFLOW_RETURN_IF_ERROR(log->write_record(kHeader, job_hash, 0));
+    REDFLOW_RETURN_IF_ERROR(log->append(kHeader, job_hash, 0));
     REDFLOW_RETURN_IF_ERROR(log->sync());
   }
   return log;
 }
 
-CommitLog::~CommitLog() {
-  if (fd_ >= 0) {
-    (void)fdatasync(fd_);
-    ::close(fd_);
-  }
+Status CommitLog::grow() {
+  const std::size_t room = std::max(kGrowBytes, std::min(mapped_, std::size_t{64} << 20));
+  const std::size_t size = (end_ + room) / kGrowBytes * kGrowBytes + kGrowBytes;
+  if (map_ != nullptr) ::munmap(map_, mapped_);
+  map_ = nullptr;
+  mapped_ = 0;
+  if (ftruncate(fd_, static_cast<off_t>(size)) != 0) return Status::IOError("commit log '" + path_ + "': cannot grow: " + errno_text());
+  void* m = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (m == MAP_FAILED) return Status::IOError("commit log '" + path_ + "': cannot map: " + errno_text());
+  map_ = static_cast<char*>(m);
+  mapped_ = size;
+  return Status::Ok();
 }
 
-Status CommitLog::write_record(std::uint8_t kind, std::uint64_t id, std::uint64_t hash) {
+CommitLog::~CommitLog() {
+  if (fd_ < 0) return;
+  // Not mapped: open() refused the file, which stays as it was.
+  if (map_ != nullptr) {
+    (void)::msync(map_, end_, MS_SYNC);
+    ::munmap(map_, mapped_);
+    (void)!ftruncate(fd_, static_cast<off_t>(end_));  // the room to grow goes
+    (void)fdatasync(fd_);
+  }
+  ::close(fd_);
+}
+
+Status CommitLog::append(std::uint8_t kind, std::uint64_t id, std::uint64_t hash) {
   Record r{};
   r.magic = kMagic;
   r.kind = kind;
   r.id = id;
   r.hash = hash;
   r.check = checksum(r);
-  ssize_t n;
-  do n = ::write(fd_, &r, sizeof r);
-  while (n < 0 && errno == EINTR);
-  if (n != static_cast<ssize_t>(sizeof r)) return Status::IOError("commit log '" + path_ + "': cannot append: " + (n < 0 ? errno_text() : "short write"));
+  if (end_ + sizeof r > mapped_) REDFLOW_RETURN_IF_ERROR(grow());
+  // In the file's pages once copied: a process killed after this line leaves the record in the file.
+  std::memcpy(map_ + end_, &r, sizeof r);
+  end_ += sizeof r;
   dirty_ = true;
   return Status::Ok();
 }
 
-Status CommitLog::append(State state, std::uint64_t id, std::uint64_t hash) {
-  std::uint8_t kind = state == State::kBegun ? kBegin : state == State::kCommitted ? kCommit : kPoison;
-  REDFLOW_RETURN_IF_ERROR(write_record(kind, id, hash));
-  entries_[id] = Entry{state, hash};
-  return Status::Ok();
-}
+Status CommitLog::begin(std::uint64_t id, std::uint64_t task_hash) { return append(kBegin, id, task_hash); }
+Status CommitLog::committed(std::uint64_t id, std::uint64_t task_hash) { return append(kCommit, id, task_hash); }
+Status CommitLog::poisoned(std::uint64_t id, std::uint64_t task_hash) { return append(kPoison, id, task_hash); }
 
 Status CommitLog::sync() {
   if (!dirty_) return Status::Ok();
   dirty_ = false;
+  if (::msync(map_, end_, MS_SYNC) != 0) return Status::IOError("commit log '" + path_ + "': msync: " + errno_text());
   if (fdatasync(fd_) != 0) return Status::IOError("commit log '" + path_ + "': fdatasync: " + errno_text());
   return Status::Ok();
 }

@@ -7,10 +7,18 @@
 //   begin     task id + task hash, written just before commit_task
 //   committed task id + task hash, written just after commit_task returns
 //   poisoned  task id + task hash, when a task is set aside
-// A record is one write(2), so it survives SIGKILL of the process as soon as
-// write returns; sync() (fdatasync) after each batch of commits makes it
-// survive a power loss too. On open, a torn tail (a short or bad record, what
-// a crash in the middle of a write leaves) is reported, cut off and ignored.
+// The file is mapped (MAP_SHARED) and each record copied into it: once
+// copied, a record is in the file's pages, so it survives SIGKILL of the
+// process with no system call per record. A begin record is appended before
+// commit_task runs and a committed record after it returns, so a process
+// killed inside commit_task leaves its task begun: in doubt on the next open
+// (the job's was_committed decides, docs/spits.md). sync() (msync and
+// fdatasync) after each batch of commits makes the records survive a power
+// loss too. The file grows in steps of at least 1 MiB, zero-filled; closing
+// cuts it to its records, and zeros after the last record on open (a killed
+// process's room to grow) are dropped. On open, a torn tail (a short or bad
+// record, what a crash in the middle of a write leaves) is reported, cut off
+// and ignored.
 #pragma once
 
 #include <cstdint>
@@ -38,24 +46,28 @@ class CommitLog {
   CommitLog(const CommitLog&) = delete;
   CommitLog& operator=(const CommitLog&) = delete;
 
-  // What the log said about each task when it was opened (later appends
-  // update it too).
+  // What the log said about each task when it was opened (appends since are
+  // not in it: the Job Manager asks only about tasks of earlier runs).
   const std::unordered_map<std::uint64_t, Entry>& entries() const { return entries_; }
   std::uint64_t torn_bytes() const { return torn_bytes_; }
 
-  Status begin(std::uint64_t id, std::uint64_t task_hash) { return append(State::kBegun, id, task_hash); }
-  Status committed(std::uint64_t id, std::uint64_t task_hash) { return append(State::kCommitted, id, task_hash); }
-  Status poisoned(std::uint64_t id, std::uint64_t task_hash) { return append(State::kPoisoned, id, task_hash); }
-  // fdatasync, if anything was appended since the last one.
+  Status begin(std::uint64_t id, std::uint64_t task_hash);
+  Status committed(std::uint64_t id, std::uint64_t task_hash);
+  Status poisoned(std::uint64_t id, std::uint64_t task_hash);
+  // msync and fdatasync, if anything was appended since the last one.
   Status sync();
 
   static constexpr std::size_t kRecordBytes = 32;
 
  private:
   CommitLog() = default;
-  Status append(State state, std::uint64_t id, std::uint64_t task_hash);
-  Status write_record(std::uint8_t kind, std::uint64_t id, std::uint64_t hash);
+  Status append(std::uint8_t kind, std::uint64_t id, std::uint64_t hash);
+  // Maps the file with room for at least 1 MiB more of records.
+  Status grow();
   int fd_ = -1;
+  char* map_ = nullptr;     // the file, mapped
+  std::size_t mapped_ = 0;  // bytes mapped (the file's size while open)
+  std::size_t end_ = 0;     // bytes of records
   bool dirty_ = false;  // appended since the last sync
   std::string path_;
   std::uint64_t torn_bytes_ = 0;
