@@ -94,6 +94,7 @@ TEST_F(CliTest, EveryCommandExitsTwoOnAUsageErrorAndOneOnAFailure) {
       {"jobs", "jobs --server-file " + nowhere},
       {"job", "job 1 --server-file " + nowhere},
       {"wait", "wait 1 --server-file " + nowhere},
+      {"fetch", "fetch 1 --server-file " + nowhere},
       {"cancel", "cancel 1 --server-file " + nowhere},
       {"workers", "workers --server-file " + nowhere},
       {"view", "view " + dot},  // not a run's stats
@@ -126,6 +127,7 @@ TEST_F(CliTest, EveryCommandExitsTwoOnAUsageErrorAndOneOnAFailure) {
       {"jobs", {"jobs --server-file ''", "no server given: --server ENDPOINT or --server-file FILE"}},
       {"job", {"job 0", "'0' is not a job id"}},
       {"wait", {"wait 1 --server-file ''", "no server given"}},
+      {"fetch", {"fetch 0", "'0' is not a job id"}},
       {"cancel", {"cancel x1", "'x1' is not a job id"}},
       {"workers", {"workers --server-file ''", "no server given"}},
       {"view", {"view " + dot + " --dashboard 127.0.0.1:99999", "'127.0.0.1:99999'"}},

@@ -17,6 +17,7 @@
 #include "net/driver_messages.hpp"
 #include "net/envelope.hpp"
 #include "server/job_driver.hpp"
+#include "server/job_files.hpp"
 #include "server/job_table.hpp"
 #include "server/journal.hpp"
 #include "server/server_messages.hpp"
@@ -135,6 +136,24 @@ TEST(ServerJobTable, SpareWorkersBackfillAndAnOversizedJobReservesNothing) {
   EXPECT_EQ(v.reservation(2, 30, 1), 30.0) << "with one more on its way back, the big job's workers are there now";
   EXPECT_EQ(v.next_to_start(2, 30, 1), std::nullopt) << "so the small job would take one it needs";
   EXPECT_EQ(v.next_to_start(3, 31), all);
+}
+
+// What `redflow fetch` sends: the files a job's words name as outputs.
+TEST(ServerJobFiles, AJobsOutputsAreTheFilesItsWordsName) {
+  JobInfo run;
+  run.args = {"run", "g.dot", "--input", "X=x.bin", "--output", "Y=out/y.bin", "-o", "Z=z.npy", "--output=W=w.bin", "--stats", "s.json",
+              "--trace", "t.json"};
+  EXPECT_EQ(job_output_paths(run), (std::vector<std::string>{"out/y.bin", "z.npy", "w.bin", "s.json"}));
+  JobInfo spits;
+  spits.args = {"spits", "job.so", "tasks=10", "out=pi.txt", "--local-workers", "2"};
+  EXPECT_EQ(job_output_paths(spits), std::vector<std::string>{"pi.txt"});
+  JobInfo queued = run;
+  queued.id = 4;
+  queued.state = JobState::kQueued;
+  auto refused = read_job_files(queued, "/nonexistent/report.json", 1 << 20);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("job 4 is queued: its files are fetched once it has ended"), std::string::npos)
+      << refused.status().ToString();
 }
 
 TEST(ServerJobTable, ARunningJobShortOfWorkersComesFirstForTheNextIdleOnes) {

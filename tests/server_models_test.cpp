@@ -209,6 +209,25 @@ TEST_F(ServerModels, AnArrayIsOneSubmitOfOneJobPerIndex) {
           << "job " << i << " did not get index " << i;
       EXPECT_EQ(file_text(dir_ / ("y" + std::to_string(i) + ".bin")), graph_reference(inputs[i - 1])) << "index " << i;
     }
+
+    // `redflow fetch`: the job's output and report, sent by the server, written elsewhere.
+    const Path to = dir_ / "fetched";
+    auto fetched = run_cli("fetch 2" + server + " --to " + to.string());
+    ASSERT_EQ(fetched.exit_code, 0) << fetched.output;
+    EXPECT_EQ(file_text(to / "y2.bin"), graph_reference(inputs[1]));
+    EXPECT_NE(file_text(to / "job-2.report.json").find("\"failed\""), std::string::npos) << "not the job's RunReport";
+    auto again = run_cli("fetch 2" + server + " --to " + to.string());
+    EXPECT_EQ(again.exit_code, 1) << again.output;
+    EXPECT_NE(again.output.find("exists: give --force"), std::string::npos) << again.output;
+    EXPECT_EQ(run_cli("fetch 2" + server + " --to " + to.string() + " --force").exit_code, 0);
+    auto unknown = run_cli("fetch 99" + server);
+    EXPECT_EQ(unknown.exit_code, 1) << unknown.output;
+    EXPECT_NE(unknown.output.find("no job 99"), std::string::npos) << unknown.output;
+    // A job whose output is gone since: named.
+    std::filesystem::remove(dir_ / "y3.bin");
+    auto gone = run_cli("fetch 3" + server + " --to " + to.string());
+    EXPECT_EQ(gone.exit_code, 1) << gone.output;
+    EXPECT_NE(gone.output.find("output '" + (dir_ / "y3.bin").string() + "' is gone"), std::string::npos) << gone.output;
   });
 }
 

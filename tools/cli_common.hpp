@@ -164,6 +164,7 @@ Command add_submit_command(CLI::App& app);
 Command add_jobs_command(CLI::App& app);
 Command add_job_command(CLI::App& app);
 Command add_wait_command(CLI::App& app);
+Command add_fetch_command(CLI::App& app);
 Command add_cancel_command(CLI::App& app);
 Command add_workers_command(CLI::App& app);
 Command add_spits_worker_command(CLI::App& app);

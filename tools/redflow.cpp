@@ -42,7 +42,7 @@ int command_main(int argc, char** argv, AddCommands more) {
   group("Run on a cluster", {add_worker_command(app), add_keygen_command(app), add_tile_command(app), add_stream_worker_command(app),
                              add_spits_worker_command(app)});
   group("Use a server", {add_server_command(app), add_submit_command(app), add_jobs_command(app), add_job_command(app), add_wait_command(app),
-                         add_cancel_command(app), add_workers_command(app)});
+                         add_fetch_command(app), add_cancel_command(app), add_workers_command(app)});
   if (more != nullptr)
     more(app, commands);
   else

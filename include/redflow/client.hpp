@@ -48,6 +48,12 @@ struct JobInfo {
   double time_limit_s = 0;           // its driver is stopped this long after it started (0: no limit)
 };
 
+// A file of a finished job, as Client::fetch returns it.
+struct JobFile {
+  std::string name;              // the path its words gave (relative to its directory), or "report.json"
+  std::vector<std::byte> bytes;  // its contents
+};
+
 // What a job asks of the server besides its words.
 struct SubmitOptions {
   std::uint32_t workers = 0;  // run on this many of the server's workers (0: its --min-workers)
@@ -83,6 +89,12 @@ class Client {
   // A queued job is taken out of the queue; a running one has its driver
   // stopped. Returns the job as it stands after the call.
   Result<JobInfo> cancel(std::uint64_t id);
+  // A finished job's files, read by the server where the job wrote them:
+  // the outputs its words name (--output NAME=FILE and --stats FILE of run,
+  // rem and stream; out=FILE of a SPITS job) that exist, and its RunReport
+  // as "report.json". A job not finished, or files over 512 MiB in all, is
+  // a named error; so is a succeeded job's output that is gone.
+  Result<std::vector<JobFile>> fetch(std::uint64_t id);
   // Every job the server knows, oldest first.
   Result<std::vector<JobInfo>> list();
   // The workers waiting for a job now and those the server's last finished

@@ -76,6 +76,12 @@ Result<JobInfo> Client::status(std::uint64_t id) { return link_->one({.kind = se
 Result<JobInfo> Client::wait(std::uint64_t id, double timeout_s) { return link_->one({.kind = server::RequestKind::kWait, .id = id}, timeout_s); }
 Result<JobInfo> Client::cancel(std::uint64_t id) { return link_->one({.kind = server::RequestKind::kCancel, .id = id}, link_->timeout_s); }
 
+Result<std::vector<JobFile>> Client::fetch(std::uint64_t id) {
+  auto r = link_->call({.kind = server::RequestKind::kFetch, .id = id}, link_->timeout_s);
+  if (!r.ok()) return r.status();
+  return std::move(r->files);
+}
+
 Result<std::vector<JobInfo>> Client::list() {
   auto r = link_->call({.kind = server::RequestKind::kList}, link_->timeout_s);
   if (!r.ok()) return r.status();

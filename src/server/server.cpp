@@ -17,6 +17,7 @@
 
 #include "net/security.hpp"
 #include "server/job_driver.hpp"
+#include "server/job_files.hpp"
 #include "server/job_table.hpp"
 #include "server/journal.hpp"
 #include "server/server_messages.hpp"
@@ -219,6 +220,14 @@ class Server {
       case RequestKind::kList:
         r.jobs = table_.all();
         break;
+      case RequestKind::kFetch: {
+        const JobInfo* job = table_.find(q.id);
+        if (job == nullptr) return send(router, who, Reply{.status = unknown_job(q.id)});
+        auto files = read_job_files(*job, driver_files(dir_, q.id).report_json, kMaxFetchBytes);
+        if (!files.ok()) return send(router, who, Reply{.status = files.status()});
+        r.files = std::move(*files);
+        break;
+      }
       case RequestKind::kWorkers:
         break;
     }

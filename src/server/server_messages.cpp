@@ -6,7 +6,7 @@ namespace redflow::server {
 namespace {
 
 constexpr std::uint32_t kServerMagic = 0x56534652;  // "RFSV"
-constexpr std::uint8_t kServerVersion = 2;
+constexpr std::uint8_t kServerVersion = 3;
 constexpr std::size_t kServerMaxString = 1 << 24;   // a report's JSON can be long
 constexpr std::size_t kServerMaxList = 1 << 20;
 constexpr const char* kServerFormat = "server request";
@@ -97,6 +97,7 @@ std::vector<std::byte> encode(const Request& q) {
     case RequestKind::kStatus:
     case RequestKind::kWait:
     case RequestKind::kCancel:
+    case RequestKind::kFetch:
       w.u64(q.id);
       break;
     case RequestKind::kList:
@@ -111,7 +112,7 @@ Result<Request> decode_request(std::span<const std::byte> bytes) {
   get_header(r);
   Request q;
   const std::uint8_t kind = r.u8("kind");
-  if (!r.failed() && (kind < static_cast<std::uint8_t>(RequestKind::kSubmit) || kind > static_cast<std::uint8_t>(RequestKind::kWorkers)))
+  if (!r.failed() && (kind < static_cast<std::uint8_t>(RequestKind::kSubmit) || kind > static_cast<std::uint8_t>(RequestKind::kFetch)))
     r.fail(wire::Error::kUnknownKind, "request kind " + std::to_string(kind));
   q.kind = static_cast<RequestKind>(kind);
   if (!r.failed()) {
@@ -128,6 +129,7 @@ Result<Request> decode_request(std::span<const std::byte> bytes) {
       case RequestKind::kStatus:
       case RequestKind::kWait:
       case RequestKind::kCancel:
+      case RequestKind::kFetch:
         q.id = r.u64("job id");
         break;
       case RequestKind::kList:
@@ -157,6 +159,11 @@ std::vector<std::byte> encode(const Reply& p) {
   w.u32(p.workers.per_job);
   put_strings(w, p.workers.last);
   put_strings(w, p.workers.idle);
+  w.u32(static_cast<std::uint32_t>(p.files.size()));
+  for (const auto& f : p.files) {
+    w.str(f.name);
+    w.bytes(f.bytes);
+  }
   return out;
 }
 
@@ -179,6 +186,14 @@ Result<Reply> decode_reply(std::span<const std::byte> bytes) {
   p.workers.per_job = r.u32("workers per job");
   p.workers.last = get_strings(r, "worker names");
   p.workers.idle = get_strings(r, "idle workers");
+  const std::size_t files = r.count("files", kServerMaxList, 8);
+  for (std::size_t i = 0; i < files && !r.failed(); ++i) {
+    JobFile f;
+    f.name = r.str("file name", kServerMaxString);
+    const auto bytes = r.bytes("file bytes", kMaxFetchBytes);
+    f.bytes.assign(bytes.begin(), bytes.end());
+    p.files.push_back(std::move(f));
+  }
   r.finish("the reply");
   if (r.failed()) return wire::status("server reply", r.error(), r.what());
   return p;

@@ -5,11 +5,12 @@
 //
 //   request: magic u32 "RFSV", version u8, kind u8, then by kind:
 //     submit   args (u32 count, strings), cwd (string), workers u32, time limit f64
-//     status, wait, cancel   job id u64
+//     status, wait, cancel, fetch   job id u64
 //     list, workers          nothing
 //   reply:   magic, version, ok u8; if not ok: status code u8, message;
 //            else: id u64, jobs (u32 count, JobInfo each), workers endpoint,
-//            workers per job u32, last job's workers, idle workers (u32 count, strings each)
+//            workers per job u32, last job's workers, idle workers (u32 count, strings each),
+//            files (u32 count; name string, bytes each)
 //
 // Plain functions over plain structs; thread-safe.
 #pragma once
@@ -25,11 +26,11 @@
 
 namespace redflow::server {
 
-enum class RequestKind : std::uint8_t { kSubmit = 1, kStatus, kWait, kCancel, kList, kWorkers };
+enum class RequestKind : std::uint8_t { kSubmit = 1, kStatus, kWait, kCancel, kList, kWorkers, kFetch };
 
 struct Request {
   RequestKind kind = RequestKind::kList;
-  std::uint64_t id = 0;            // status, wait, cancel
+  std::uint64_t id = 0;            // status, wait, cancel, fetch
   std::vector<std::string> args = {};  // submit
   std::string cwd = {};                // submit
   SubmitOptions options = {};          // submit
@@ -40,7 +41,11 @@ struct Reply {
   std::uint64_t id = 0;            // submit: the job's id
   std::vector<JobInfo> jobs = {};  // status, wait, cancel: one; list: all
   Client::Workers workers = {};    // workers
+  std::vector<JobFile> files = {};  // fetch
 };
+
+// What one fetch sends at most: a job's files, in all.
+inline constexpr std::size_t kMaxFetchBytes = std::size_t{512} << 20;
 
 std::vector<std::byte> encode(const Request& r);
 Result<Request> decode_request(std::span<const std::byte> bytes);
