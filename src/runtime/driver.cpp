@@ -96,7 +96,7 @@ void Engine::run_on_driver(Job& job, ActorId a) {
   const double trace_start = job.tracing ? job.now() : 0;
   if (pa.alias == ActorAlias::kInputRange) {
     const std::span<const std::byte> range = inputs[0].subspan(pa.alias_offset, out_bytes);  // the shape check guaranteed the range
-    // Zero-copy unless the range is misaligned and has a home of its own to copy to (MainMemory::assign).
+    // Zero-copy unless the range is misaligned: then into its home (MainMemory::assign), so no actor reads a misaligned value.
     if (std::byte* own = s.home_write[hot.output]; own != nullptr && reinterpret_cast<std::uintptr_t>(range.data()) % kValueAlignment != 0) {
       std::memcpy(own, range.data(), out_bytes);
       s.home[hot.output] = {own, out_bytes};

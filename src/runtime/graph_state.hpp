@@ -32,7 +32,7 @@ struct GraphState {
   HugePageArray<std::atomic<std::uint32_t>> home_state; // per data node: main memory's copy, (round << 2) | state
   HugePageArray<std::atomic<std::uint64_t>> location;   // per data node: the producer's (tile, slot)
   // Main memory's own bytes for the inner and output nodes that own theirs
-  // (not: 0 bytes, a split's range, or placed inside a collect's output):
+  // (not: 0 bytes, or placed inside a collect's output):
   // one zeroed allocation (calloc: pages cost nothing until written), each
   // node's part 64-byte aligned (16 below 64 bytes), rather than a buffer
   // and a pointer per node.
@@ -42,8 +42,9 @@ struct GraphState {
   std::unique_ptr<std::byte, FreeBytes> arena;
   HugePageVector<std::span<const std::byte>> home;             // per data node: its bytes in main memory
   // Per data node: where its producer writes it in main memory. A collect's
-  // input points into the collect's output (zero-copy); a split's output has
-  // none, its home is set to a range of the split's input when it runs.
+  // input points into the collect's output (zero-copy). A split's output has
+  // one too, but its home is set to a range of the split's input when it
+  // runs, unless that range is misaligned and is copied here.
   HugePageVector<std::byte*> home_write;
   std::vector<std::span<const std::byte>> driver_inputs;    // scratch, reserved: no allocation per driver actor
   // Output nodes, and the inner nodes placed inside an output's buffer (a

@@ -19,22 +19,18 @@ namespace redflow::runtime {
 // Gives every inner and output node its place in main memory. Zero-copy for
 // the paper's special actors: an inner node read only by a collect (once) is
 // placed inside the collect's output, so writing it back is the collect; a
-// split's output gets no buffer, it will be a range of the split's input.
+// split's output is a range of the split's input (zero-copy) when the range
+// is aligned, and is copied to a home of its own when not (run_on_driver).
 void MainMemory::assign(const Plan& plan, GraphState& s) {
   const std::size_t data = plan.data.size();
   constexpr DataId kNoParent = ~DataId{0};
   HugePageVector<DataId> parent(data, kNoParent);
   HugePageVector<std::size_t> offset(data, 0);
-  // A split's output is a range of its input (zero-copy), except an inner
-  // one at an offset that is not a multiple of kValueAlignment: that one gets
-  // a home of its own, and the driver copies the range there when the range
-  // is not aligned (run_on_driver), so that no actor reads a misaligned value.
-  std::vector<bool> split_output(data, false), own(data, false);
-  for (ActorId a = 0; a < plan.actors.size(); ++a) {
-    if (plan.actors[a].alias != ActorAlias::kInputRange) continue;
-    const DataId out = plan.hot[a].output;
-    split_output[out] = plan.data[out].kind != DataKind::kInner || plan.actors[a].alias_offset % kValueAlignment == 0;
-  }
+  // Every node gets a home, a split's output too: whether its range will be
+  // aligned is known only when it runs (its input may itself be a range, or
+  // a caller's buffer), and a home costs address space only (calloc) until
+  // the driver copies a misaligned range there.
+  std::vector<bool> own(data, false);
   for (ActorId a = 0; a < plan.actors.size(); ++a) {
     if (plan.actors[a].alias != ActorAlias::kConcatenation) continue;
     const ActorHot& hot = plan.hot[a];
@@ -43,7 +39,7 @@ void MainMemory::assign(const Plan& plan, GraphState& s) {
       const DataId d = plan.inputs[hot.first_input + i];
       const PlanData& pd = plan.data[d];
       const bool once = pd.consumer_count == 1;
-      if (pd.kind == DataKind::kInner && once && !split_output[d] && parent[d] == kNoParent) {
+      if (pd.kind == DataKind::kInner && once && parent[d] == kNoParent) {
         parent[d] = hot.output;
         offset[d] = at;
       }
@@ -61,7 +57,6 @@ void MainMemory::assign(const Plan& plan, GraphState& s) {
     resolved[d] = true;
     const PlanData& pd = plan.data[d];
     if (pd.kind != DataKind::kInner && pd.kind != DataKind::kOutput) return base[d] = kNone;
-    if (split_output[d]) return base[d] = kNone;
     if (parent[d] != kNoParent) {
       const std::size_t outer = self(self, parent[d]);
       if (outer != kNone) return base[d] = outer + offset[d];
@@ -112,7 +107,7 @@ void MainMemory::assign(const Plan& plan, GraphState& s) {
 void MainMemory::place_outputs(GraphState& s, std::span<std::byte* const> output_to) {
   for (std::size_t i = 0; i < s.outputs.size(); ++i) {
     const DataId d = s.outputs[i];
-    if (s.own_output[i] == nullptr) continue;  // a split's range, or 0 bytes: nothing of its own
+    if (s.own_output[i] == nullptr) continue;  // 0 bytes: nothing of its own
     std::byte* to = output_to.empty() ? nullptr : output_to[i];
     s.home_write[d] = to != nullptr ? to : s.own_output[i];
     s.home[d] = {s.home_write[d], s.home[d].size()};  // an owning output's home always spans all its bytes

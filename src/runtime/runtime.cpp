@@ -396,7 +396,7 @@ Status LoadedGraph::execute_into(const Inputs& inputs, const OutputBuffers& outp
   }
   g.last.unprotected_actors = v.unprotected.size();
   for (std::size_t i = 0; i < g.output_ids.size(); ++i) {
-    // Written in place except a split's range or a 0-byte node, which have no buffer of their own.
+    // Written in place, except a 0-byte node and a split's range left zero-copy (an aligned one).
     const auto bytes = g.runtime->engine.output(*v.state, g.output_ids[i]);
     if (bytes.data() != g.output_to[i] && !bytes.empty()) std::memcpy(g.output_to[i], bytes.data(), bytes.size());
   }
