@@ -38,6 +38,8 @@ Command add_server_command(CLI::App& app) {
               "  redflow server --min-workers 2 --journal ~/redflow-journal &\n"
               "  redflow worker --connect tcp://127.0.0.1:7000 --persist --connect-timeout 3600 &   (twice; the port is printed)\n"
               "  redflow submit run g.dot -i X=x.bin -o Y=y.bin && redflow wait 1\n"
+              "  redflow server --min-workers 2 --slurm-workers 8 --slurm-per-allocation 2 --slurm-arg=--time=02:00:00 &\n"
+              "     (no workers of its own: it asks Slurm for 2 at a time while jobs wait, 8 at most; `redflow workers` lists them)\n"
               "Exit status: 0 after SIGINT or SIGTERM; 1 an error (the journal damaged, an endpoint taken); 2 a usage error.");
   add_cluster_flags(cmd, o->cluster, {.workers = "workers per job (unless a job asks otherwise)", .min_default = "required"});
   cmd->add_option("--client-listen", o->client_listen, "Where clients (`redflow submit` and the others) connect: loopback only")
@@ -48,6 +50,33 @@ Command add_server_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--journal", o->journal_dir, "Keep jobs, their states and SPITS commit logs in DIR, and resume from it (default: none)")
       ->type_name("DIR");
+  auto& slurm = o->slurm;
+  cmd->add_option("--slurm-workers", slurm.allocator.max_workers,
+                  "Ask Slurm (sbatch) for workers when jobs wait for them, at most N at once; 0: never (docs/server.md)")
+      ->type_name("N")
+      ->group("Workers from Slurm")
+      ->capture_default_str();
+  cmd->add_option("--slurm-per-allocation", slurm.allocator.workers_per_allocation, "Workers (Slurm tasks) per allocation it asks for")
+      ->type_name("K")
+      ->group("Workers from Slurm")
+      ->capture_default_str();
+  cmd->add_option("--slurm-idle", slurm.worker_idle_s,
+                  "Seconds a worker from Slurm waits for a job before it leaves (its allocation ends with its last worker)")
+      ->type_name("S")
+      ->group("Workers from Slurm")
+      ->capture_default_str();
+  cmd->add_option("--slurm-arg", slurm.sbatch_args, "One more sbatch argument for every allocation (repeatable): --slurm-arg=--partition=batch")
+      ->type_name("ARG")
+      ->group("Workers from Slurm");
+  cmd->add_option("--slurm-worker-keys", slurm.key_dir,
+                  "Beyond loopback: each worker from Slurm uses DIR/HOST.key, and the server's --key with .pub for .key as the server's key")
+      ->type_name("DIR")
+      ->group("Workers from Slurm");
+  cmd->add_option("--slurm-join-timeout", slurm.allocator.join_timeout_s,
+                  "Cancel a running allocation none of whose workers reached the server within S seconds, and back off")
+      ->type_name("S")
+      ->group("Workers from Slurm")
+      ->capture_default_str();
   return {cmd, [o] {
             if (o->cluster.listen.empty()) o->cluster.listen = "tcp://127.0.0.1:*";
             if (Status s = server::check_server_options(*o); !s.ok()) return usage_error(s);

@@ -99,11 +99,23 @@ class Client {
   Result<std::vector<JobInfo>> list();
   // The workers waiting for a job now and those the server's last finished
   // job ran on (name and host), and how many a job runs on by default.
+  // One allocation the server asked a batch system (Slurm) for, for
+  // workers (`redflow server --slurm-workers`).
+  struct Allocation {
+    std::string id = {};       // the batch system's job id
+    std::string state = {};    // "queued" (waiting in Slurm), "running", "ending" or "ended"
+    std::uint32_t workers = 0;  // the workers it starts
+    std::uint32_t joined = 0;   // of them, at the server now
+    double age_s = 0;          // seconds since the server asked for it
+    std::string why = {};      // why the server cancelled it, if it did
+  };
   struct Workers {
     std::string endpoint;              // where workers connect
     std::uint32_t per_job = 0;         // workers a job runs on unless it asks otherwise (the server's --min-workers)
     std::vector<std::string> idle;     // "NAME on HOST" of each worker waiting for a job now
     std::vector<std::string> last;     // "NAME on HOST" of the last job that reported its places
+    std::string allocating = {};       // "" when the server asks no batch system; else its bounds, and what went wrong last
+    std::vector<Allocation> allocations = {};  // the allocations asked for, oldest first (the ended ones: the last few)
   };
   Result<Workers> workers();
 

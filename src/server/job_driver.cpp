@@ -102,16 +102,15 @@ std::vector<std::string> driver_argv(const std::string& exe, const std::vector<s
   return argv;
 }
 
-Result<JobDriver> JobDriver::start(const std::vector<std::string>& argv, const std::string& cwd, const DriverFiles& files) {
+Result<JobDriver> JobDriver::start(const std::vector<std::string>& argv, const std::string& cwd, const std::string& log) {
   // Everything the child needs is made before fork: it only changes
   // directory, redirects and execs (other threads, ZeroMQ's, may hold locks).
   std::vector<std::string> copy = argv;
   std::vector<char*> args;
   for (auto& a : copy) args.push_back(a.data());
   args.push_back(nullptr);
-  const int out = ::open(files.log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (out < 0) return Status::IOError("job log '" + files.log + "': cannot open: " + std::strerror(errno));
-  std::filesystem::remove(files.report_json);  // a report left by an earlier start is not this one's
+  const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (out < 0) return Status::IOError("log '" + log + "': cannot open: " + std::strerror(errno));
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -135,7 +134,7 @@ Result<JobDriver> JobDriver::start(const std::vector<std::string>& argv, const s
   ::close(out);
   JobDriver d;
   d.pid_ = pid;
-  d.log_ = files.log;
+  d.log_ = log;
   return d;
 }
 

@@ -47,8 +47,9 @@ std::vector<std::string> driver_argv(const std::string& exe, const std::vector<s
 
 class JobDriver {
  public:
-  // Starts `argv` in `cwd`, its output to files.log.
-  static Result<JobDriver> start(const std::vector<std::string>& argv, const std::string& cwd, const DriverFiles& files);
+  // Starts `argv` in `cwd`, its output appended to `log`. (The server runs
+  // its batch-system commands, sbatch and the like, the same way.)
+  static Result<JobDriver> start(const std::vector<std::string>& argv, const std::string& cwd, const std::string& log);
   JobDriver() = default;
 
   // Asks it to stop (SIGTERM), and kills it (SIGKILL) `grace_s` later if it has not.

@@ -114,6 +114,15 @@ std::optional<std::uint64_t> JobTable::next_short() const {
   return std::nullopt;
 }
 
+std::size_t JobTable::workers_wanted() const {
+  std::size_t wanted = 0;
+  for (const auto& [id, j] : jobs_)
+    if (j.state == JobState::kQueued) wanted += workers_for(id);
+  for (std::uint64_t id : running_)
+    if (!cancel_asked_.count(id) && !timed_out_.count(id)) wanted += short_of(id);
+  return wanted;
+}
+
 void JobTable::joined(std::uint64_t id, const std::vector<std::string>& workers) {
   JobInfo& j = at(id);
   j.workers.insert(j.workers.end(), workers.begin(), workers.end());

@@ -68,6 +68,10 @@ class JobTable {
   std::optional<std::uint64_t> next_short() const;
   // How many more workers running job `id` asked for than it was sent.
   std::uint32_t short_of(std::uint64_t id) const;
+  // The workers the jobs wait for: what every queued job asks for, and what
+  // running ones are short of. What the server asks a batch system for
+  // (allocator.hpp) is this less its idle and returning workers.
+  std::size_t workers_wanted() const;
   // More `workers` were sent to running job `id`.
   void joined(std::uint64_t id, const std::vector<std::string>& workers);
   // Worker `name` sent to running job `id` did not go: the job is short of one.

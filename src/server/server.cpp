@@ -107,6 +107,11 @@ class Server {
     } catch (const zmq::error_t& e) {
       return Status::IOError("--client-listen " + o_.client_listen + ": cannot bind: " + e.what());
     }
+    if (o_.slurm.allocator.max_workers > 0) {
+      auto slurm = SlurmAllocations::open(o_.slurm, dir_, o_.exe, cluster_.listen, cluster_.key_file);
+      if (!slurm.ok()) return slurm.status();
+      slurm_ = std::move(*slurm);
+    }
     const std::string client = router.get(zmq::sockopt::last_endpoint);
     if (!o_.server_file.empty()) REDFLOW_RETURN_IF_ERROR(write_server_file(client));
     if (o_.on_listening) o_.on_listening(client, cluster_.listen);
@@ -127,6 +132,10 @@ class Server {
         table_.untaken(u.job, u.name);
       }
       for (const auto& r : pool_->returned()) table_.returned(r.job);
+      if (slurm_) {
+        const std::size_t have = pool_->idle() + pool_->returning(), wanted = table_.workers_wanted();
+        slurm_->tick(wanted > have ? wanted - have : 0, pool_->names(), uptime_s());
+      }
       stop_timed_out();
       REDFLOW_RETURN_IF_ERROR(reap(router));
       REDFLOW_RETURN_IF_ERROR(start_next(router));
@@ -232,6 +241,10 @@ class Server {
         break;
     }
     r.workers = {.endpoint = cluster_.listen, .per_job = cluster_.min_workers, .idle = pool_->idle_names(), .last = table_.last_workers()};
+    if (slurm_) {
+      r.workers.allocating = slurm_->allocator().summary(uptime_s());
+      r.workers.allocations = slurm_->allocator().allocations(uptime_s());
+    }
     send(router, who, r);
   }
 
@@ -297,7 +310,9 @@ class Server {
         cluster.min_workers = n;
       }
       const DriverFiles files = driver_files(dir_, *id);
-      auto d = port.ok() ? JobDriver::start(driver_argv(o_.exe, job.args, cluster, files), job.cwd, files) : Result<JobDriver>(port.status());
+      std::error_code ignored;
+      fs::remove(files.report_json, ignored);  // a report left by an earlier start is not this one's
+      auto d = port.ok() ? JobDriver::start(driver_argv(o_.exe, job.args, cluster, files), job.cwd, files.log) : Result<JobDriver>(port.status());
       std::vector<std::string> workers;
       if (d.ok() && n > 0) {
         workers = pool_->send(n, *port, cluster_.wait_s, *id);
@@ -341,6 +356,7 @@ class Server {
   std::unique_ptr<Journal> journal_;
   std::string dir_;
   std::unique_ptr<WorkerPool> pool_;
+  std::unique_ptr<SlurmAllocations> slurm_;
   std::mt19937 random_{std::random_device{}()};
   std::map<std::uint64_t, Running> drivers_;
   std::map<std::uint64_t, std::vector<std::string>> waiters_;
@@ -355,6 +371,17 @@ Status check_server_options(const ServerOptions& options) {
     return Status::InvalidArgument("--listen " + options.cluster.listen + ": the server's workers' endpoint is tcp://HOST:PORT (each job's driver takes another port of HOST)");
   if (Status s = net::check_listen_address(options.client_listen, net::SecurityOptions{}); !s.ok())
     return Status::InvalidArgument("--client-listen: " + s.message() + " (clients reach the server on loopback only)");
+  const SlurmOptions& slurm = options.slurm;
+  if (slurm.allocator.max_workers > 0) {
+    if (slurm.allocator.workers_per_allocation == 0 || slurm.allocator.workers_per_allocation > slurm.allocator.max_workers)
+      return Status::InvalidArgument(fmt::format("--slurm-per-allocation {}: between 1 and --slurm-workers ({})", slurm.allocator.workers_per_allocation,
+                                                 slurm.allocator.max_workers));
+    if (!(slurm.worker_idle_s > 0)) return Status::InvalidArgument("--slurm-idle: seconds a worker from Slurm waits for a job, above 0");
+    if (!slurm.key_dir.empty() && options.cluster.key_file.empty())
+      return Status::InvalidArgument("--slurm-worker-keys needs the server's own --key (its workers check the server's public key)");
+  } else if (!slurm.sbatch_args.empty() || !slurm.key_dir.empty()) {
+    return Status::InvalidArgument("--slurm-arg and --slurm-worker-keys need --slurm-workers N: the most workers the server asks Slurm for");
+  }
   return Status::Ok();
 }
 

@@ -3,8 +3,9 @@
 // WorkerPool, where `redflow worker --connect ENDPOINT --persist` processes
 // wait for jobs), keeps the JobTable, writes the Journal, and starts every
 // job the table's policy lets start as a JobDriver on a port of its own,
-// sending it the idle workers it asked for. Requests are answered at once,
-// except a wait, answered when its job ends.
+// sending it the idle workers it asked for. With ServerOptions::slurm it
+// asks Slurm for workers when jobs wait for them (allocator.hpp). Requests
+// are answered at once, except a wait, answered when its job ends.
 //
 // Thread-safety: run_server runs on the calling thread; `stop` may be set
 // from any thread (or a signal handler).
@@ -16,6 +17,7 @@
 
 #include "redflow/cluster.hpp"
 #include "redflow/status.hpp"
+#include "server/slurm_allocations.hpp"
 
 namespace redflow::server {
 
@@ -35,6 +37,8 @@ struct ServerOptions {
   std::string journal_dir;
   // The redflow executable that runs each job's driver.
   std::string exe;
+  // Workers from Slurm when jobs wait (max_workers 0: none): slurm_allocations.hpp.
+  SlurmOptions slurm;
   // Seconds a cancelled driver has after SIGTERM before SIGKILL.
   double stop_grace_s = 2;
   // Called once listening: (client endpoint, workers endpoint).

@@ -6,7 +6,7 @@ namespace redflow::server {
 namespace {
 
 constexpr std::uint32_t kServerMagic = 0x56534652;  // "RFSV"
-constexpr std::uint8_t kServerVersion = 3;
+constexpr std::uint8_t kServerVersion = 4;
 constexpr std::size_t kServerMaxString = 1 << 24;   // a report's JSON can be long
 constexpr std::size_t kServerMaxList = 1 << 20;
 constexpr const char* kServerFormat = "server request";
@@ -159,6 +159,16 @@ std::vector<std::byte> encode(const Reply& p) {
   w.u32(p.workers.per_job);
   put_strings(w, p.workers.last);
   put_strings(w, p.workers.idle);
+  w.str(p.workers.allocating);
+  w.u32(static_cast<std::uint32_t>(p.workers.allocations.size()));
+  for (const auto& a : p.workers.allocations) {
+    w.str(a.id);
+    w.str(a.state);
+    w.u32(a.workers);
+    w.u32(a.joined);
+    w.f64(a.age_s);
+    w.str(a.why);
+  }
   w.u32(static_cast<std::uint32_t>(p.files.size()));
   for (const auto& f : p.files) {
     w.str(f.name);
@@ -186,6 +196,18 @@ Result<Reply> decode_reply(std::span<const std::byte> bytes) {
   p.workers.per_job = r.u32("workers per job");
   p.workers.last = get_strings(r, "worker names");
   p.workers.idle = get_strings(r, "idle workers");
+  p.workers.allocating = r.str("allocating", kServerMaxString);
+  const std::size_t allocations = r.count("allocations", kServerMaxList, 4 * 4 + 8);
+  for (std::size_t i = 0; i < allocations && !r.failed(); ++i) {
+    Client::Allocation a;
+    a.id = r.str("allocation id", kServerMaxString);
+    a.state = r.str("allocation state", kServerMaxString);
+    a.workers = r.u32("allocation workers");
+    a.joined = r.u32("allocation joined");
+    a.age_s = r.f64("allocation age");
+    a.why = r.str("allocation why", kServerMaxString);
+    p.workers.allocations.push_back(std::move(a));
+  }
   const std::size_t files = r.count("files", kServerMaxList, 8);
   for (std::size_t i = 0; i < files && !r.failed(); ++i) {
     JobFile f;

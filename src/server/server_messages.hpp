@@ -10,6 +10,8 @@
 //   reply:   magic, version, ok u8; if not ok: status code u8, message;
 //            else: id u64, jobs (u32 count, JobInfo each), workers endpoint,
 //            workers per job u32, last job's workers, idle workers (u32 count, strings each),
+//            allocating (string), allocations (u32 count; id, state strings, workers,
+//            joined u32, age f64, why string each),
 //            files (u32 count; name string, bytes each)
 //
 // Plain functions over plain structs; thread-safe.

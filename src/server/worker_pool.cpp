@@ -77,6 +77,13 @@ std::vector<std::string> WorkerPool::idle_names() const {
   return out;
 }
 
+std::vector<std::string> WorkerPool::names() const {
+  std::vector<std::string> out = idle_names();
+  for (const auto* list : {&unconfirmed_, &serving_})
+    for (const auto& s : *list) out.push_back(s.worker.name);
+  return out;
+}
+
 void WorkerPool::beat() {
   const auto now = Clock::now();
   if (now < next_beat_) return;

@@ -54,6 +54,8 @@ class WorkerPool {
   std::size_t idle() const { return idle_.size(); }
   // "NAME on HOST" of each idle worker, longest idle first.
   std::vector<std::string> idle_names() const;
+  // "NAME on HOST" of every worker the pool knows: idle, sent, serving a job.
+  std::vector<std::string> names() const;
   // Sends up to `n` idle workers, longest idle first, to the driver
   // listening on `port` of this host; each comes back to the server when
   // that driver has not welcomed it within `welcome_timeout_s`. Returns the
