@@ -14,6 +14,7 @@ void register_app_actors(Registry& reg) {
   register_bitonic_actors(reg);
   register_overhead_actors(reg);
   register_paper_actors(reg);
+  register_workflow_actors(reg);
 }
 
 Registry app_registry() {

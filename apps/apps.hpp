@@ -12,6 +12,7 @@
 #include "apps/paper.hpp"
 #include "apps/rearrange.hpp"
 #include "apps/target.hpp"
+#include "apps/workflow.hpp"
 #include "redflow/graph.hpp"
 #include "redflow/registry.hpp"
 #include "redflow/status.hpp"
@@ -25,8 +26,8 @@
 namespace redflow::apps {
 
 // Adds every application actor: mat.cols, mat.hcat (driver), mm.block,
-// fft.cols, fft.rows, sort.low, sort.high, noop, and the paper profile's
-// (paper.hpp). The graphs also use the
+// fft.cols, fft.rows, sort.low, sort.high, noop, wf.task, wf.digest
+// (driver; workflow.hpp), and the paper profile's (paper.hpp). The graphs also use the
 // built-ins rf.split, rf.collect and i32.sort.
 void register_app_actors(Registry& reg);
 

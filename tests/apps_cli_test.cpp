@@ -172,7 +172,7 @@ TEST_F(AppsCliTest, BadArgumentsNameTheFlag) {
 TEST_F(AppsCliTest, ActorsListsTheApplicationActors) {
   auto r = run_cli("actors");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* name : {"mm.block", "fft.cols", "fft.rows", "sort.low", "sort.high", "mat.cols", "mat.hcat", "mat.hcat.tile", "noop"})
+  for (const char* name : {"mm.block", "fft.cols", "fft.rows", "sort.low", "sort.high", "mat.cols", "mat.hcat", "mat.hcat.tile", "noop", "wf.task", "wf.digest"})
     EXPECT_NE(r.output.find(name), std::string::npos) << name;
 }
 

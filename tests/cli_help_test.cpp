@@ -85,6 +85,7 @@ TEST_F(CliTest, EveryCommandExitsTwoOnAUsageErrorAndOneOnAFailure) {
       {"stream-worker", "stream-worker --connect tcp://127.0.0.1:1 --connect-timeout 0.3"},
       {"spits-worker", "spits-worker " + so + " --announce-dir " + path("announce")},
       {"gen", "gen matmul --n 4 --out /proc/" + std::string("redflow-no")},
+      {"import", "import wfformat " + dot + " --out " + path("imported")},  // not JSON
       {"bench", "bench matmul --n 4 --json " + nowhere + "/b.json"},
       {"table1", "table1 --rows matmul:1000 --runs 1 --json " + nowhere + "/t.json"},
       {"difftest", "difftest --replay " + path("")},
@@ -118,6 +119,7 @@ TEST_F(CliTest, EveryCommandExitsTwoOnAUsageErrorAndOneOnAFailure) {
       {"stream-worker", {"stream-worker --connect tcp://nohost", "--connect 'tcp://nohost': expected tcp://HOST:PORT"}},
       {"spits-worker", {"spits-worker " + so + " --announce " + path("") + " --listen tcp://10.0.0.1:7000", "refusing to listen on tcp://10.0.0.1:7000 without keys"}},
       {"gen", {"gen fft --n 100 --out " + path("gen"), "--n must be a power of two for fft (the number of points), got 100"}},
+      {"import", {"import dax " + dot + " --out " + path("imported"), "import: format 'dax' is not one redflow reads (wfformat)"}},
       {"bench", {"bench overhead --shape ring", "--shape ring: expected"}},
       {"table1", {"table1 --rows nope", "--rows nope: 'nope' is not a row"}},
       {"difftest", {"difftest --seeds 5..2", "--seeds '5..2': expected"}},

@@ -154,6 +154,7 @@ Command add_worker_command(CLI::App& app);
 Command add_schedule_command(CLI::App& app);
 Command add_campaign_command(CLI::App& app);
 Command add_gen_command(CLI::App& app);
+Command add_import_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
 Command add_table1_command(CLI::App& app);
 Command add_rem_command(CLI::App& app);

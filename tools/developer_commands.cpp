@@ -12,6 +12,7 @@ Registry cli_registry() { return apps::app_registry(); }
 
 void add_developer_commands(CLI::App& app, std::vector<Command>& commands) {
   add_group(commands, "Reproduce the papers", {add_gen_command(app), add_bench_command(app), add_table1_command(app)});
+  add_group(commands, "Import real workloads", {add_import_command(app)});
   add_group(commands, "Develop redflow", {add_difftest_command(app), add_launch_probe_command(app)});
 }
 

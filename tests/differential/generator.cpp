@@ -276,6 +276,18 @@ class Builder {
     produced(out);
   }
 
+  // A workflow task (apps/workflow.hpp; no wait) and a digest of it and another node on the driver.
+  void motif_workflow() {
+    std::vector<DataId> ins;
+    for (std::size_t i = below(3); i > 0; --i) ins.push_back(pick());
+    const DataId task = g_.inner(fresh("w"), 1 + any_size());  // a task writes at least 1 byte
+    g_.actor(fresh("wf_task"), "wf.task", ins, task).args("id=" + std::to_string(below(1000)) + ",micros=0");
+    produced(task);
+    const DataId digest = g_.inner(fresh("wd"), 8);
+    g_.actor(fresh("wf_digest"), "wf.digest", {task, pick()}, digest);
+    produced(digest);
+  }
+
   void motif_fail_if() {
     if (!fail_) fail_ = g_.input(kFailInput, 4);
     std::vector<DataId> ins{*fail_};
@@ -311,6 +323,8 @@ class Builder {
   }
 
   const Registry& registry() const { return reg_; }
+  // A draw from the side stream (see side_).
+  std::uint64_t side() { return side_(); }
 
  private:
   std::mt19937_64 rng_;
@@ -394,7 +408,7 @@ Case generate(std::uint64_t seed, const GenOptions& options) {
       case 8: b.motif_reorder(); break;
       case 9: b.motif_compare(); break;
       case 10: case 11: b.motif_app(); break;
-      case 12: b.motif_noop(); break;
+      case 12: b.side() % 2 == 0 ? b.motif_workflow() : b.motif_noop(); break;  // the side stream: other seeds unchanged
       default: b.motif_fail_if(); break;
     }
   }

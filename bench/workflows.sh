@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Makespans of real scientific workflows (WfCommons' WfFormat traces) on
+# redflow, over the lower bound max(critical path, work / tiles), for HEFT
+# (each task's time given exactly as its work= hint) and work stealing.
+# Each trace is imported with `redflow import wfformat --total-seconds S`
+# (docs/workflows.md), run once per scheduler, and its digest checked
+# against the reference; the makespan is the execution's wall time as the
+# driver measures it (--stats makespan_s).
+#   bench/workflows.sh [BUILD_DIR] [TILES] [SECONDS] TRACE.json...
+# The traces are the wfcommons/WfInstances repository's (fetch it; they
+# are not in this repository), e.g.:
+#   bench/workflows.sh build 2 4 WfInstances/pegasus/montage/montage-chameleon-2mass-005d-001.json ...
+set -euo pipefail
+build=${1:-build}
+tiles=${2:-2}
+seconds=${3:-4}
+shift 3 || { echo "usage: bench/workflows.sh BUILD_DIR TILES SECONDS TRACE.json..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "bench/workflows.sh: no trace given" >&2; exit 2; }
+redflow=$build/redflow
+work=$(mktemp -d /tmp/redflow-workflows.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+printf '%-44s %6s %7s %7s %9s %9s %7s %7s\n' workflow tasks cpath_s bound_s heft_s steal_s heft/lb steal/lb
+for trace; do
+  name=$(basename "$trace" .json)
+  out=$("$redflow" import wfformat "$trace" --out "$work/$name" --total-seconds "$seconds" --tiles "$tiles") ||
+    { echo "$name: import failed: $out" >&2; continue; }
+  tasks=$(sed -n 's/.*), \([0-9]*\) tasks as .*/\1/p' <<<"$out")
+  cpath=$(sed -n 's/.*critical path \([0-9.]*\) s.*/\1/p' <<<"$out")
+  bound=$(sed -n 's/.*at best \([0-9.]*\) s.*/\1/p' <<<"$out")
+  run_line=$(tail -n 1 <<<"$out")
+  declare -A makespan=()
+  for scheduler in heft steal; do
+    line=${run_line/ run / run --scheduler $scheduler --stats $work/$name.stats.json }
+    if ! eval "$line" >"$work/$name.$scheduler.log" 2>&1; then
+      echo "$name ($scheduler): the run failed or its digest differs from the reference:" >&2
+      tail -n 3 "$work/$name.$scheduler.log" >&2
+      exit 1
+    fi
+    makespan[$scheduler]=$(jq .makespan_s "$work/$name.stats.json")
+  done
+  printf '%-44s %6s %7.3f %7.3f %9.3f %9.3f %7.3f %7.3f\n' "$name" "$tasks" "$cpath" "$bound" "${makespan[heft]}" "${makespan[steal]}" \
+    "$(echo "${makespan[heft]} / $bound" | bc -l)" "$(echo "${makespan[steal]} / $bound" | bc -l)"
+done
