@@ -142,6 +142,7 @@ class Server {
     }
     // Stopped: the running jobs stay "running" in the journal and run again after a restart.
     for (auto& [id, running] : drivers_) running.driver.stop(0);
+    if (slurm_) slurm_->stop(uptime_s());
     return Status::Ok();
   }
 

@@ -3,6 +3,7 @@
 #include "server/slurm_allocations.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace redflow::server {
 
@@ -103,6 +105,31 @@ Result<std::unique_ptr<SlurmAllocations>> SlurmAllocations::open(const SlurmOpti
 
 SlurmAllocations::~SlurmAllocations() {
   if (command_) command_->process.stop(0);
+}
+
+void SlurmAllocations::stop(double now_s) {
+  auto wait = [&](double limit_s) {
+    int exit_status = 0;
+    std::string message;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+    while (!command_->process.ended(exit_status, message)) {
+      if (std::chrono::steady_clock::now() >= until) command_->process.stop(0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    command_.reset();
+    return exit_status;
+  };
+  if (command_) {
+    command_->process.stop(0);
+    wait(0);
+  }
+  std::vector<std::string> argv = {scancel_};
+  for (const auto& a : allocator_.allocations(now_s))
+    if (a.state == "queued" && a.why.empty()) argv.push_back(a.id);
+  if (argv.size() == 1) return;
+  spdlog::info("server: stopping: cancelling the Slurm allocation(s) still queued: {}", fmt::join(argv.begin() + 1, argv.end(), " "));
+  start(Kind::kCancel, argv, now_s);
+  if (command_ && wait(o_.command_timeout_s) != 0) spdlog::warn("server: scancel of the queued allocations failed (see {})", dir_);
 }
 
 void SlurmAllocations::start(Kind kind, std::vector<std::string> argv, double now_s) {

@@ -13,6 +13,7 @@
 // Every allocation has the job name redflow-workers-HASH (a hash of the
 // workers' endpoint), so a server restarted on the same journal (the same
 // endpoint) finds its predecessor's allocations with squeue and adopts them.
+// A server stopped (SIGTERM) cancels the allocations still in the queue.
 //
 // Thread-safety: none; the server's one thread owns it.
 #pragma once
@@ -59,6 +60,12 @@ class SlurmAllocations {
   // workers the jobs want beyond the idle and returning ones; `workers`:
   // the names of the workers at the server now.
   void tick(std::size_t wanted, const std::vector<std::string>& workers, double now_s);
+
+  // The server is stopping: ends a command in flight and cancels the
+  // allocations still waiting in Slurm's queue (running ones end with their
+  // idle workers, or serve the server started again on the same journal).
+  // Waits for scancel at most the command timeout.
+  void stop(double now_s);
 
   const Allocator& allocator() const { return allocator_; }
 

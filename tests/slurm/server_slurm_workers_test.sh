@@ -8,7 +8,8 @@
 # allocations end by themselves. Then, with the node drained (allocations
 # can only wait), a job that wants 3 workers gets requests for 2 and no
 # more, and cancelling it makes the server take the waiting requests back
-# (scancel), visibly in `redflow workers`.
+# (scancel), visibly in `redflow workers`; and a server stopped with SIGTERM
+# cancels the requests still waiting.
 # Usage: server_slurm_workers_test.sh SOURCE_DIR REDFLOW   (exit 77: skipped, why on stderr)
 set -euo pipefail
 source_dir=$1
@@ -96,5 +97,20 @@ rf workers | grep -q "cancelled: no job waits for its workers any more" ||
   fail "redflow workers does not say why the allocations were cancelled: $(rf workers)"
 grep -q "cancelling Slurm allocation" server.log || fail "the server's log does not say it cancelled allocations"
 kill -0 "$server_pid" || fail "the server died"
+
+# A server stopped (SIGTERM) takes back what still waits in the queue: no allocation outlives it unasked.
+again=$(rf submit run "$graph" --input A=A.bin --output Y4=Y4.bin) || fail "submit failed: $again"
+slurm_wait_for 20 "two waiting allocations" two_pending || fail "not two pending allocations for job $again: $(ours)"
+kill -TERM "$server_pid"
+server_gone() {  # exited: gone, or a zombie until the wait below
+  local state
+  state=$(awk '{print $3}' "/proc/$server_pid/stat" 2>/dev/null) || return 0
+  [ -z "$state" ] || [ "$state" = Z ]
+}
+slurm_wait_for 20 "the server to stop" server_gone || fail "the server still runs 20 s after SIGTERM"
+wait "$server_pid" || fail "the server exited with status $? after SIGTERM"
+server_pid=
+none_ours || fail "allocations still queued after the server stopped: $(ours)"
+grep -q "stopping: cancelling the Slurm allocation(s) still queued" server.log || fail "the server's log does not say it cancelled its queued allocations"
 echo "server_slurm_workers_test: ok (job $id right on workers of allocation(s) $(echo $allocs), at most $most listed at once," \
-  "ended when idle; a job wanting 3 got 2 requests, taken back when it was cancelled)"
+  "ended when idle; a job wanting 3 got 2 requests, taken back when it was cancelled, and when the server stopped)"
