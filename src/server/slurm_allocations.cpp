@@ -108,28 +108,29 @@ SlurmAllocations::~SlurmAllocations() {
 }
 
 void SlurmAllocations::stop(double now_s) {
-  auto wait = [&](double limit_s) {
+  // Each step waits for its command (at most the command timeout) and takes
+  // its result: an sbatch in flight may already have made an allocation.
+  auto finish_now = [&] {
     int exit_status = 0;
     std::string message;
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
-    while (!command_->process.ended(exit_status, message)) {
-      if (std::chrono::steady_clock::now() >= until) command_->process.stop(0);
+    while (command_ && !command_->process.ended(exit_status, message)) {
+      if (now_s >= command_->deadline_s) command_->process.stop(0);
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      now_s += 0.01;
     }
-    command_.reset();
-    return exit_status;
+    if (command_) finish(exit_status, message, now_s);
   };
-  if (command_) {
-    command_->process.stop(0);
-    wait(0);
-  }
+  finish_now();
+  // What Slurm has of this server's now, whether or not this server heard of it.
+  start(Kind::kList, {squeue_, "--noheader", "--name=" + job_name_, "--format=%i %T"}, now_s);
+  finish_now();
   std::vector<std::string> argv = {scancel_};
   for (const auto& a : allocator_.allocations(now_s))
     if (a.state == "queued" && a.why.empty()) argv.push_back(a.id);
   if (argv.size() == 1) return;
   spdlog::info("server: stopping: cancelling the Slurm allocation(s) still queued: {}", fmt::join(argv.begin() + 1, argv.end(), " "));
   start(Kind::kCancel, argv, now_s);
-  if (command_ && wait(o_.command_timeout_s) != 0) spdlog::warn("server: scancel of the queued allocations failed (see {})", dir_);
+  finish_now();
 }
 
 void SlurmAllocations::start(Kind kind, std::vector<std::string> argv, double now_s) {

@@ -61,10 +61,11 @@ class SlurmAllocations {
   // the names of the workers at the server now.
   void tick(std::size_t wanted, const std::vector<std::string>& workers, double now_s);
 
-  // The server is stopping: ends a command in flight and cancels the
-  // allocations still waiting in Slurm's queue (running ones end with their
-  // idle workers, or serve the server started again on the same journal).
-  // Waits for scancel at most the command timeout.
+  // The server is stopping: waits for a command in flight (an sbatch may
+  // already have made an allocation), lists what Slurm has of this server's
+  // allocations, and cancels those still waiting in the queue (running ones
+  // end with their idle workers, or serve the server started again on the
+  // same journal). Each command is waited for at most the command timeout.
   void stop(double now_s);
 
   const Allocator& allocator() const { return allocator_; }
