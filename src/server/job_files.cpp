@@ -75,4 +75,9 @@ Result<std::vector<JobFile>> read_job_files(const JobInfo& job, const std::strin
   return files;
 }
 
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
 }  // namespace redflow::server

@@ -24,4 +24,8 @@ std::vector<std::string> job_output_paths(const JobInfo& job);
 // where the files are.
 Result<std::vector<JobFile>> read_job_files(const JobInfo& job, const std::string& report_path, std::size_t limit);
 
+// The text of a file a child of the server wrote (a driver's report, a Slurm
+// command's output); "" when there is none.
+std::string read_text(const std::string& path);
+
 }  // namespace redflow::server

@@ -69,11 +69,6 @@ std::vector<std::string> report_workers(const std::string& json) {
   return out;
 }
 
-std::string read_report_text(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
 class Server {
  public:
   explicit Server(const ServerOptions& o) : o_(o), cluster_(o.cluster), table_(o.cluster.min_workers, o.stop_grace_s) {}
@@ -278,7 +273,7 @@ class Server {
       it = drivers_.erase(it);
       pool_->job_ended(id);
       const DriverFiles files = driver_files(dir_, id);
-      std::string report = read_report_text(files.report_json);
+      std::string report = read_text(files.report_json);
       table_.ended(id, exit_status, message, report, report_workers(report));
       if (journal_) REDFLOW_RETURN_IF_ERROR(journal_->ended(*table_.find(id)));
       spdlog::info("server: job {} {} (exit status {})", id, to_string(table_.find(id)->state), table_.find(id)->exit_status);

@@ -14,6 +14,8 @@
 #include <sstream>
 #include <thread>
 
+#include "server/job_files.hpp"
+
 namespace redflow::server {
 
 namespace {
@@ -38,11 +40,6 @@ std::string sh_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), {}};
 }
 
 bool all_digits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
