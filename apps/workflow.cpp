@@ -95,8 +95,11 @@ class Names {
   std::set<std::string> used_;
 };
 
-// The tasks in an order where parents come first (parse_wfformat refused cycles).
-std::vector<std::size_t> task_order(const Workflow& w, const std::map<std::string, std::size_t>& index) {
+}  // namespace
+
+std::vector<std::size_t> task_order(const Workflow& w) {
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < w.tasks.size(); ++i) index[w.tasks[i].id] = i;
   std::vector<std::size_t> waiting(w.tasks.size()), order;
   std::vector<std::vector<std::size_t>> after(w.tasks.size());
   for (std::size_t i = 0; i < w.tasks.size(); ++i)
@@ -111,8 +114,6 @@ std::vector<std::size_t> task_order(const Workflow& w, const std::map<std::strin
       if (--waiting[j] == 0) order.push_back(j);
   return order;
 }
-
-}  // namespace
 
 void register_workflow_actors(Registry& reg) {
   reg.add("wf.task", ActorSpec{run_task, check_task, false, "a workflow task: waits its args' micros, writes a digest of its inputs"});
@@ -218,7 +219,7 @@ Result<WorkflowProblem> make_workflow_problem(const Workflow& w, const WorkflowI
   // The reference, from the workflow alone: each task's output from its inputs in port order.
   std::vector<std::vector<std::byte>> whole_bytes(w.tasks.size());
   std::vector<double> finish(w.tasks.size(), 0);
-  for (std::size_t i : task_order(w, index)) {
+  for (std::size_t i : task_order(w)) {
     const WorkflowTask& t = w.tasks[i];
     std::vector<std::span<const std::byte>> inputs;
     double start = 0;

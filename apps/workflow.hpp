@@ -58,6 +58,11 @@ struct Workflow {
 // tasks), a missing or mistyped field.
 Result<Workflow> parse_wfformat(std::string_view json_text);
 
+// The tasks' indices, every parent before its children (Kahn's algorithm).
+// Shorter than the task list when tasks are on or behind a cycle. Every
+// parent must be a task's id.
+std::vector<std::size_t> task_order(const Workflow& workflow);
+
 struct WorkflowImportOptions {
   double time_scale = 1;        // a task's seconds = its runtime x this
   double total_seconds = 0;     // > 0: the time scale that makes the tasks' seconds add up to this

@@ -196,34 +196,19 @@ Result<Workflow> parse_wfformat(std::string_view json_text) {
         if (it->second == task.id) return bad("task '" + task.id + "' reads the file '" + f + "' it writes");
         add_unique(task.parents, it->second);
       }
-  // No cycle: Kahn's algorithm; what is left holds one, walked back to name it.
-  std::vector<std::size_t> waiting(w.tasks.size());
-  std::vector<std::vector<std::size_t>> after(w.tasks.size());
-  for (std::size_t i = 0; i < w.tasks.size(); ++i)
-    for (const auto& p : w.tasks[i].parents) {
-      after[index[p]].push_back(i);
-      ++waiting[i];
-    }
-  std::vector<std::size_t> ready;
-  for (std::size_t i = 0; i < w.tasks.size(); ++i)
-    if (waiting[i] == 0) ready.push_back(i);
-  std::size_t done = 0;
-  while (!ready.empty()) {
-    const std::size_t i = ready.back();
-    ready.pop_back();
-    ++done;
-    for (std::size_t j : after[i])
-      if (--waiting[j] == 0) ready.push_back(j);
-  }
-  if (done < w.tasks.size()) {
+  // No cycle: the tasks left out of the order hold one, walked back to name it.
+  const std::vector<std::size_t> order = task_order(w);
+  if (order.size() < w.tasks.size()) {
+    std::vector<bool> placed(w.tasks.size(), false);
+    for (std::size_t i : order) placed[i] = true;
     std::size_t at = 0;
-    while (waiting[at] == 0) ++at;
+    while (placed[at]) ++at;
     std::vector<std::size_t> path;
     std::set<std::size_t> seen;
-    while (seen.insert(at).second) {  // step to a parent still waiting: the walk must come round
+    while (seen.insert(at).second) {  // step to a parent not placed (each such task has one): the walk must come round
       path.push_back(at);
       for (const auto& p : w.tasks[at].parents)
-        if (waiting[index[p]] > 0) {
+        if (!placed[index[p]]) {
           at = index[p];
           break;
         }
