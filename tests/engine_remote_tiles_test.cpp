@@ -6,6 +6,7 @@
 // worker through that seam alone, without a socket.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <functional>
@@ -403,6 +404,134 @@ TEST(EngineRemoteTiles, AnActorAnsweredBeforeItsTileDiedIsBookedAndRunsAgainOnly
     recomputing += stats.recomputed_actors > 0;
   }
   EXPECT_GT(recomputing, 0u) << "no execution recomputed a value of the lost tile";
+}
+
+// A worker tile that keeps actor messages on the wire and, once, finds the
+// value it fetched from a peer gone (the peer displaced it after the driver
+// read its directory): it empties that slot, runs nothing and answers that
+// the input was not there, as a worker process does. Every other message
+// runs as sent, so one that reads the emptied slot fails with "holds no value".
+class MissesAFetchTile final : public WorkerTile {
+ public:
+  explicit MissesAFetchTile(std::unique_ptr<InProcessWorkerTile> inner) : inner_(std::move(inner)) {}
+
+  unsigned pipeline_depth() const override { return 4; }
+  Status data_node(const DataNodeMessage& m) override {
+    if (m.source_tile >= 0 && !fetched_) fetched_ = m.slot;
+    return inner_->data_node(m);
+  }
+  void send_actor(const ActorMessage& m) override {
+    if (fetched_ && !missed_ && std::find(m.input_slots.begin(), m.input_slots.end(), *fetched_) != m.input_slots.end()) {
+      missed_ = true;
+      inner_->clear_slot(*fetched_);
+      Completion c;
+      c.actor = m.actor;
+      c.ok = false;
+      c.error = "an input fetched from another worker was not there";
+      c.missing_inputs = {*fetched_};
+      answered_.push_back(std::move(c));
+      return;
+    }
+    answered_.push_back(inner_->actor(m));
+  }
+  Completion next_completion() override {
+    Completion c = std::move(answered_.front());
+    answered_.pop_front();
+    return c;
+  }
+  Completion actor(const ActorMessage& m) override {
+    send_actor(m);
+    return next_completion();
+  }
+  void abandon_completion() override { answered_.pop_front(); }
+
+  unsigned index() const override { return inner_->index(); }
+  void set_peers(std::span<Tile* const> peers) override { inner_->set_peers(peers); }
+  Status load_actors(const ActorTableMessage& table, const Registry& registry) override { return inner_->load_actors(table, registry); }
+  Status configure_faults(const FaultConfigMessage& faults) override { return inner_->configure_faults(faults); }
+  void clear_slot(SlotId slot) override { inner_->clear_slot(slot); }
+  void clear_all() override { inner_->clear_all(); }
+  bool read_slot(const ReadSlotMessage& m, std::span<std::byte> out) override { return inner_->read_slot(m, out); }
+  bool lost() const override { return false; }
+  bool checks_values() const override { return inner_->checks_values(); }
+  void attach() override {}
+  const std::string& name() const override { return inner_->name(); }
+  void set_peer_transfers(bool on) override { inner_->set_peer_transfers(on); }
+  std::uint64_t take_peer_bytes_in() override { return 0; }
+  std::vector<Corrupted> take_corrupted() override { return {}; }
+
+  bool missed_ = false;
+
+ private:
+  std::unique_ptr<InProcessWorkerTile> inner_;
+  std::optional<SlotId> fetched_;
+  std::deque<Completion> answered_;
+};
+
+// Three readers of one value fetched from another tile, on a worker tile of
+// four slots: x = d + d and y = d * d are on the wire when z = d + A waits
+// for room, and x's answer says d's fetch found nothing. The slot holding d
+// is emptied, so z needs a slot more than when it began to wait (for d
+// again): it must wait for y's answer too (y read the emptied slot) rather
+// than be placed short of a slot ("needs more slots than tile 1 has").
+// Then x and y run again from main memory, and the outputs are right.
+TEST(EngineRemoteTiles, AFetchThatFoundNothingWhileAnotherActorWaitsForRoomCostsItNoSlot) {
+  RuntimeOptions o = in_process_remote_options();
+  o.tiles = 2;  // tile 0 here, tile 1 the worker
+  o.slots = 4;
+  o.cluster.min_workers = 1;
+  o.cluster.max_workers = 1;
+  const Registry registry = Registry::with_builtins();
+  Graph g("three_readers");
+  const DataId in = g.input("A", testing::kNetBytes);
+  const DataId k = g.constant("K", testing::seeded_bytes(testing::kNetBytes, 7));
+  const DataId d = g.inner("d", testing::kNetBytes);
+  const ActorId p = g.actor("p", "i32.add", {in, k}, d);
+  const ActorId x = g.actor("x", "i32.add", {d, d}, g.output("X", testing::kNetBytes));
+  const ActorId y = g.actor("y", "i32.mul", {d, d}, g.output("Y", testing::kNetBytes));
+  const ActorId z = g.actor("z", "i32.add", {d, in}, g.output("Z", testing::kNetBytes));
+  const std::vector<std::byte> a = testing::seeded_bytes(testing::kNetBytes, 3);
+  const Inputs inputs{{"A", a}};
+  const Outputs want = testing::local_reference(g, inputs);
+
+  MissesAFetchTile* missing = nullptr;
+  Engine engine(o, [&](const RemoteTilesOptions& ro) -> Result<std::unique_ptr<RemoteTiles>> {
+    auto s = std::make_unique<InProcessTiles>(ro, o, std::vector<std::string>{"i32.add", "i32.mul"});
+    s->wrap_ = [&](unsigned, std::unique_ptr<InProcessWorkerTile> plain) -> std::unique_ptr<WorkerTile> {
+      auto t = std::make_unique<MissesAFetchTile>(std::move(plain));
+      missing = t.get();
+      return t;
+    };
+    return std::unique_ptr<RemoteTiles>(std::move(s));
+  });
+  ASSERT_TRUE(engine.start().ok());
+  ASSERT_NE(missing, nullptr);
+  ASSERT_TRUE(engine.check_remote_functions(g, registry).ok());
+  // p on tile 0; x, y, z in that order on the worker.
+  const MachineModel m = engine.machine();
+  Schedule schedule = heft_schedule(g, m, registry);
+  schedule.tile_order.assign(m.tiles, {});
+  schedule.driver_order.clear();
+  double t = 0;
+  for (auto [actor, tile] : {std::pair{p, 0}, std::pair{x, 1}, std::pair{y, 1}, std::pair{z, 1}}) {
+    schedule.actors[actor] = ScheduledActor{actor, tile, t, t + 1};
+    schedule.tile_order[static_cast<std::size_t>(tile)].push_back(actor);
+    t += 1;
+  }
+  const Plan plan = make_plan(g, registry, m, std::move(schedule));
+  std::unique_ptr<GraphState> state = engine.prepare(plan);
+  std::vector<std::span<const std::byte>> given;
+  for (DataId n : state->given) given.push_back(g.data(n).kind == DataKind::kConstant ? std::span<const std::byte>(g.data(n).contents) : std::span<const std::byte>(a));
+  ExecutionRequest request;
+  request.scheduler = Scheduler::kHeft;
+  ExecutionStats stats;
+  const Status s = engine.execute(plan, *state, request, given, {}, stats);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(missing->missed_) << "no fetch to the worker found its value gone";
+  for (DataId n : state->outputs) {
+    const std::span<const std::byte> got = engine.output(*state, n);
+    EXPECT_EQ(std::vector<std::byte>(got.begin(), got.end()), want.at(g.data(n).name)) << g.data(n).name;
+  }
 }
 
 }  // namespace

@@ -36,13 +36,19 @@ ActorId Engine::dispatch(Runner& r, Job& job, ActorId a) {
   // and a fetch again, round trips each, which is what pipelining is there
   // to save (with 64 slots and 64 actors in flight over 64 chains it fell to
   // half the rate of depth 1).
+  // Both are counted again after each completion taken: one that says a
+  // fetch found nothing (place_again) empties a slot that may hold an input
+  // of `a`, which then needs a slot more.
   const auto& dir = job.state->dirs[r.index];
   const ActorHot& hot = job.plan->hot[a];
-  std::size_t needs = 1;  // its output, and each input not in a slot here yet
-  for (std::uint32_t i = 0; i < hot.input_count; ++i) {
-    const DataId d = job.state->alias[job.plan->inputs[hot.first_input + i]];
-    needs += dir.slot_holding(DataTag{job.execution, d, job.round_of(d)}) < 0;
-  }
+  auto needs = [&] {
+    std::size_t n = 1;  // its output, and each input not in a slot here yet
+    for (std::uint32_t i = 0; i < hot.input_count; ++i) {
+      const DataId d = job.state->alias[job.plan->inputs[hot.first_input + i]];
+      n += dir.slot_holding(DataTag{job.execution, d, job.round_of(d)}) < 0;
+    }
+    return n;
+  };
   auto room = [&] {
     std::size_t n = 0;
     for (SlotId i = 0; i < dir.stamp.size(); ++i) n += dir.stamp[i] < r.sent.front().clock && SlotDirectory::reusable(job, dir, i);
@@ -53,7 +59,7 @@ ActorId Engine::dispatch(Runner& r, Job& job, ActorId a) {
   // so only a copy can run it (and the wait ends when the execution does).
   note_sent(r, job, a);
   ActorId next = kNone;
-  while (!r.sent.empty() && room() < needs) {
+  while (!r.sent.empty() && room() < needs()) {
     const ActorId ready = take_completion(r, job);
     if (ready != kNone) {
       if (next != kNone) {
