@@ -116,4 +116,66 @@ inline std::string start_redis(ServerProcess& s, const std::string& maxmemory = 
                  port);
 }
 
+// Every key the server at 127.0.0.1:`port` holds, asked in its own words:
+// memcached's `lru_crawler metadump all` (keys URL-encoded there, decoded
+// here) or Redis's `KEYS *`. For tests that must see what a store holds
+// beyond the keys a program knows. Empty with `error` set when it could not ask.
+inline std::vector<std::string> server_keys(int port, bool redis, std::string& error) {
+  std::vector<std::string> keys;
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    error = "cannot connect to port " + std::to_string(port);
+    ::close(fd);
+    return keys;
+  }
+  const std::string ask = redis ? "KEYS *\r\n" : "lru_crawler metadump all\r\n";
+  if (::write(fd, ask.data(), ask.size()) != static_cast<ssize_t>(ask.size())) error = "cannot send";
+  std::string in;
+  char buf[65536];
+  // memcached ends with "END"; Redis answers one array, read until it is whole.
+  auto whole = [&] {
+    if (!redis) return in.ends_with("END\r\n") || in.starts_with("ERROR") || in.starts_with("CLIENT_ERROR");
+    if (!in.starts_with("*")) return !in.empty() && in.ends_with("\r\n");
+    const std::size_t n = std::stoul(in.substr(1));
+    std::size_t lines = 0;
+    for (char c : in) lines += c == '\n';
+    return lines >= 1 + 2 * n;
+  };
+  while (error.empty() && !whole()) {
+    const ssize_t got = ::read(fd, buf, sizeof buf);
+    if (got <= 0) error = "the server stopped answering";
+    else in.append(buf, static_cast<std::size_t>(got));
+  }
+  ::close(fd);
+  if (!error.empty()) return keys;
+  std::size_t at = 0;
+  for (std::size_t nl; (nl = in.find("\r\n", at)) != std::string::npos; at = nl + 2) {
+    const std::string line = in.substr(at, nl - at);
+    if (redis) {
+      if (!line.starts_with("*") && !line.starts_with("$")) keys.push_back(line);
+    } else if (line.starts_with("key=")) {
+      const std::string enc = line.substr(4, line.find(' ') - 4);
+      std::string key;
+      for (std::size_t i = 0; i < enc.size(); ++i) {
+        if (enc[i] == '%' && i + 2 < enc.size()) {
+          key += static_cast<char>(std::stoi(enc.substr(i + 1, 2), nullptr, 16));
+          i += 2;
+        } else {
+          key += enc[i];
+        }
+      }
+      keys.push_back(key);
+    } else if (line.starts_with("ERROR") || line.starts_with("CLIENT_ERROR")) {
+      error = "the server refused to list its keys: " + line;
+    }
+  }
+  return keys;
+}
+
 }  // namespace redflow::testing

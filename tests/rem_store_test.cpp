@@ -2,6 +2,8 @@
 // chunked values, a full server, a corrupted value) and redis-server.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "redflow/rem.hpp"
 #include "rem/value_codec.hpp"
 #include "rem_servers.hpp"
@@ -78,6 +80,81 @@ void expect_records_bound_to_program_and_key(Store& store) {
   EXPECT_NE(got.status().message().find("label 'Y' (key " + codec.key(y) + ") is corrupted"), std::string::npos) << got.status().ToString();
   EXPECT_NE(got.status().message().find("record written for key " + codec.key(d1) + " (label 'd1')"), std::string::npos)
       << got.status().ToString();
+}
+
+// On a real server: two finished instances of a program (on memcached with
+// its values chunked); cleaning one out leaves no key of it on the server (as the server
+// itself lists them) and every key of the other, which still reads right;
+// the cleaned one runs again from nothing. Cleaning an instance with another
+// program is refused and deletes nothing.
+void expect_clean_removes_one_instance(Store& store, int port, bool redis, bool chunked) {
+  Registry reg = test_registry();
+  const std::size_t bytes = chunked ? 3 * store.max_value_bytes() / 2 : 4096;  // chunked: every value in two chunks
+  Shape s = wide_fan(bytes, 3);
+  auto p = from_graph(s.graph, reg);
+  auto other = from_graph(chain(3).graph, reg);
+  ASSERT_TRUE(p.ok() && other.ok());
+  auto x = random_bytes(bytes, 31);
+  Inputs in{{"X", x}};
+  const Outputs want = run_sequential(s.graph, reg, in);
+  for (const char* inst : {"keep", "drop"}) {
+    RunOptions o;
+    o.instance = inst;
+    o.timeout = std::chrono::seconds(30);
+    auto run = run_program(*p, store, in, 2, o);
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+  }
+  auto keys_of = [&](const std::string& inst) {
+    std::string error;
+    std::vector<std::string> all = server_keys(port, redis, error), mine;
+    EXPECT_EQ(error, "");
+    for (const std::string& k : all)
+      if (k.starts_with("rf:" + inst + ":")) mine.push_back(k);
+    std::sort(mine.begin(), mine.end());
+    return mine;
+  };
+  const std::vector<std::string> kept = keys_of("keep"), dropped = keys_of("drop");
+  ASSERT_FALSE(dropped.empty());
+  if (chunked) {
+    EXPECT_TRUE(std::any_of(dropped.begin(), dropped.end(), [](const std::string& k) { return std::count(k.begin(), k.end(), ':') == 4; }))
+        << "no chunk key: the values were not chunked";
+  }
+  auto refused = clean_instance(*other, store, "drop");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("instance 'drop' belongs to another program"), std::string::npos) << refused.status().ToString();
+  EXPECT_EQ(keys_of("drop"), dropped) << "a refused clean deleted keys";
+  auto removed = clean_instance(*p, store, "drop");
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_EQ(*removed, dropped.size());
+  EXPECT_EQ(keys_of("drop"), std::vector<std::string>{});
+  EXPECT_EQ(keys_of("keep"), kept);
+  auto kept_out = read_results(*p, store, "keep");
+  ASSERT_TRUE(kept_out.ok()) << kept_out.status().ToString();
+  EXPECT_EQ(*kept_out, want);
+  EXPECT_EQ(read_results(*p, store, "drop").status().code(), Status::Code::kNotFound);
+  RunOptions o;
+  o.instance = "drop";
+  o.timeout = std::chrono::seconds(30);
+  auto again = run_program(*p, store, in, 1, o);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->stats.executed, p->tasks().size() - 1) << "every task but the input's runs again";
+  EXPECT_EQ(again->outputs, want);
+}
+
+TEST(RemMemcached, CleanRemovesEveryKeyOfOneInstanceAndNoOther) {
+  ServerProcess mc;
+  ASSERT_EQ(start_memcached(mc, 64, 64), "");  // 64 KiB items: values are chunked
+  auto store = open_store(mc_spec({&mc}));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  expect_clean_removes_one_instance(**store, mc.port(), false, true);
+}
+
+TEST(RemRedis, CleanRemovesEveryKeyOfOneInstanceAndNoOther) {
+  ServerProcess rs;
+  ASSERT_EQ(start_redis(rs), "");
+  auto store = open_store("redis://127.0.0.1:" + std::to_string(rs.port()));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  expect_clean_removes_one_instance(**store, rs.port(), true, false);  // 32 MiB items: values inline
 }
 
 TEST(RemMemcached, AnotherProgramAndCopiedRecordsAreRefusedByName) {

@@ -28,6 +28,7 @@ struct RemArgs {
   unsigned procs = 1;
   unsigned coalesce_tasks = 1;
   bool coalesce_labels = false;
+  bool clean = false;
   std::uint64_t seed = 0;
   double timeout_s = 0;
   std::string stats, report_json;
@@ -82,28 +83,39 @@ class RemProgress {
 // Runs `procs` scheduler processes (fork) on a networked store; each opens its
 // own connections and sends its stats through a pipe: its totals so far now
 // and then (every 100 ms at most, when shown on a dashboard), then its final
-// ones. Returns their sum.
+// ones. Returns their sum and counts in `replaced` the processes that were
+// killed (by a signal) before any scheduler saw the run finished: each is
+// replaced by a new one, up to kReplacementsPerProc * procs in one run, so
+// the run finishes as long as the store lives (what it wrote is kept; the
+// new process walks over it). A process that exits with an error (it
+// printed it) is not replaced: the others would meet the same error.
+constexpr unsigned kReplacementsPerProc = 3;
+
 Result<rem::RunStats> run_processes(const RemArgs& a, const rem::Program& program, const Inputs& inputs, const rem::RunOptions& base,
-                                    RemProgress& progress) {
+                                    RemProgress& progress, unsigned& replaced) {
   struct Child {
+    unsigned number;  // 1-based, in the order started, for messages
     pid_t pid;
     int fd;
     rem::RunStats latest;
     bool heard = false;
   };
   std::vector<Child> children;
-  for (unsigned i = 0; i < a.procs; ++i) {
+  unsigned started = 0;
+  auto spawn = [&]() -> Status {
     int fds[2];
     if (pipe(fds) != 0) return Status::IOError("pipe: " + std::string(std::strerror(errno)));
+    const unsigned number = ++started;
     pid_t pid = fork();
     if (pid < 0) return Status::IOError("fork: " + std::string(std::strerror(errno)));
     if (pid == 0) {
       close(fds[0]);
-      for (const Child& c : children) close(c.fd);
+      for (const Child& c : children)
+        if (c.fd >= 0) close(c.fd);
       auto store = rem::open_store(a.store);
       if (!store.ok()) _exit(fail(store.status()));
       rem::RunOptions o = base;
-      o.seed = base.seed * 1000003 + i;
+      o.seed = base.seed * 1000003 + number;
       o.on_progress = nullptr;
       rem::RunStats so_far;
       auto last_sent = std::chrono::steady_clock::now();
@@ -121,15 +133,22 @@ Result<rem::RunStats> run_processes(const RemArgs& a, const rem::Program& progra
       _exit(n == sizeof(rem::RunStats) ? 0 : 1);
     }
     close(fds[1]);
-    children.push_back({pid, fds[0], {}, false});
-  }
+    children.push_back({number, pid, fds[0], {}, false});
+    return Status::Ok();
+  };
+  for (unsigned i = 0; i < a.procs; ++i) REDFLOW_RETURN_IF_ERROR(spawn());
+  rem::RunStats sum;  // of the processes that ended
+  bool finished = false;
+  std::vector<std::string> errors;
+  replaced = 0;
   // Every child's records, as they come; the last before its end is its final stats.
-  for (std::size_t open = children.size(); open > 0;) {
+  while (std::any_of(children.begin(), children.end(), [](const Child& c) { return c.fd >= 0; })) {
     std::vector<pollfd> fds;
     for (const Child& c : children)
       if (c.fd >= 0) fds.push_back({c.fd, POLLIN, 0});
     if (poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return Status::IOError("poll: " + std::string(std::strerror(errno)));
-    for (Child& c : children) {
+    for (std::size_t k = 0; k < children.size(); ++k) {
+      Child& c = children[k];
       if (c.fd < 0) continue;
       const auto it = std::find_if(fds.begin(), fds.end(), [&](const pollfd& p) { return p.fd == c.fd; });
       if (it == fds.end() || it->revents == 0) continue;
@@ -138,26 +157,52 @@ Result<rem::RunStats> run_processes(const RemArgs& a, const rem::Program& progra
         c.latest = st;
         c.heard = true;
         if (progress.shown()) {
-          rem::RunStats sum;
-          for (const Child& k : children) sum += k.latest;
-          progress.set(sum);
+          rem::RunStats now = sum;
+          for (const Child& j : children)
+            if (j.fd >= 0) now += j.latest;
+          progress.set(now);
         }
         continue;
       }
-      close(c.fd);  // its end (or a short read: it died mid-record)
+      // Its end (or a short read: it died mid-record).
+      close(c.fd);
       c.fd = -1;
-      --open;
+      int status = 0;
+      waitpid(c.pid, &status, 0);
+      sum += c.latest;  // a killed one's last record counts what it did before
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && c.heard) {  // it saw every result label in the store
+        finished = true;
+        continue;
+      }
+      if (!WIFSIGNALED(status)) {
+        errors.push_back(WIFEXITED(status) ? fmt::format("scheduler process {} (pid {}) failed with exit status {} (its error is above)", c.number,
+                                                         c.pid, WEXITSTATUS(status))
+                                           : fmt::format("scheduler process {} (pid {}) ended without its statistics", c.number, c.pid));
+        continue;
+      }
+      const int sig = WTERMSIG(status);
+      const std::string how = fmt::format("scheduler process {} (pid {}) was killed by signal {} ({})", c.number, c.pid, sig, strsignal(sig));
+      if (finished || !errors.empty()) {
+        fmt::print(stderr, "redflow rem: {}\n", how);
+        continue;
+      }
+      if (replaced >= kReplacementsPerProc * a.procs) {
+        errors.push_back(fmt::format("{}, and {} were replaced already, the most one run replaces ({} per --procs); every label written so far "
+                                     "is kept in the store: run again with --instance {} to continue",
+                                     how, replaced, kReplacementsPerProc, base.instance));
+        continue;
+      }
+      ++replaced;
+      fmt::print(stderr, "redflow rem: {}; starting another in its place\n", how);
+      REDFLOW_RETURN_IF_ERROR(spawn());  // may move `children`: `c` is not used after this
     }
   }
-  rem::RunStats sum;
-  int failed = 0;
-  for (const Child& c : children) {
-    int status = 0;
-    waitpid(c.pid, &status, 0);
-    if (c.heard && WIFEXITED(status) && WEXITSTATUS(status) == 0) sum += c.latest;
-    else ++failed;
+  if (!errors.empty()) {
+    std::string msg = errors.front();
+    if (errors.size() > 1) msg += fmt::format(" (and {} more scheduler process(es) failed)", errors.size() - 1);
+    // Each failed process printed its own error above; this says which ended how.
+    return Status::GaveUp(msg);
   }
-  if (failed) return Status::Internal(fmt::format("{} of {} scheduler processes failed (their errors are above)", failed, a.procs));
   return sum;
 }
 
@@ -189,6 +234,13 @@ int rem_main(const RemArgs& a) {
       return usage_error(Status::InvalidArgument("give every --input, or --instance ID to join a run someone else started"));
     o.instance = rem::derive_instance(program, inputs);
   }
+  if (a.clean) {
+    // Every key of the instance, once its schedulers are done; nothing runs.
+    auto removed = rem::clean_instance(program, **store, o.instance);
+    if (!removed.ok()) return fail(removed.status());
+    fmt::print(stderr, "redflow rem: removed {} key(s) of instance {} from {}\n", *removed, o.instance, (*store)->describe());
+    return 0;
+  }
   fmt::print(stderr, "redflow rem: instance {} on {}, {} scheduler(s), {} tasks, {} labels\n", o.instance, (*store)->describe(), a.procs,
              program.tasks().size(), program.labels().size());
   // Refused once here rather than by every scheduler process below.
@@ -199,6 +251,7 @@ int rem_main(const RemArgs& a) {
   RemProgress progress(board);
   if (board != nullptr) o.on_progress = [&progress](const rem::RunStats& gained) { progress.add(gained); };
   Result<rem::RunStats> stats = Status::Internal("not run");
+  unsigned replaced = 0;  // scheduler processes killed and replaced
   if (a.store == "inproc" || a.procs == 1) {
     // One process: its schedulers are threads (the in-process store cannot be shared by processes).
     auto run = rem::run_program(program, **store, inputs, a.procs, o);
@@ -206,7 +259,7 @@ int rem_main(const RemArgs& a) {
     stats = run->stats;
   } else {
     store->reset();  // children open their own connections after fork
-    stats = run_processes(a, program, inputs, o, progress);
+    stats = run_processes(a, program, inputs, o, progress, replaced);
     if (!stats.ok()) return fail(stats.status());
     store = rem::open_store(a.store);
     if (!store.ok()) return fail(store.status());
@@ -229,13 +282,14 @@ int rem_main(const RemArgs& a) {
   if (!a.stats.empty()) {
     std::string json = fmt::format(
         "{{\"instance\": \"{}\", \"store\": \"{}\", \"schedulers\": {}, \"tasks\": {}, \"labels\": {}, \"executed\": {}, \"duplicates\": {}, "
-        "\"skipped\": {}, \"polls\": {}, \"bytes_written\": {}, \"bytes_read\": {}, \"seconds\": {:.6f}}}\n",
+        "\"skipped\": {}, \"polls\": {}, \"bytes_written\": {}, \"bytes_read\": {}, \"seconds\": {:.6f}, \"replaced\": {}}}\n",
         o.instance, (*store)->describe(), a.procs, program.tasks().size(), program.labels().size(), stats->executed, stats->duplicates,
-        stats->skipped, stats->polls, stats->bytes_written, stats->bytes_read, stats->seconds);
+        stats->skipped, stats->polls, stats->bytes_written, stats->bytes_read, stats->seconds, replaced);
     if (Status s = write_file(a.stats, json.data(), json.size()); !s.ok()) return fail(s);
   }
   if (Status s = write_report(a.report_json, report(*stats, program.name())); !s.ok()) return fail(s);
-  fmt::print(stderr, "redflow rem: done in {:.3f} s: {}\n", stats->seconds, stats_line(*stats));
+  fmt::print(stderr, "redflow rem: done in {:.3f} s: {}{}\n", stats->seconds, stats_line(*stats),
+             replaced ? fmt::format("; {} scheduler process(es) killed and replaced", replaced) : std::string());
   if (board != nullptr) board->end(Status::Ok());
   return 0;
 }
@@ -249,6 +303,8 @@ Command add_rem_command(CLI::App& app) {
               "  redflow rem examples/demo/pipeline.dot --input A=examples/demo/A.bin --output Y=y.bin --procs 4\n"
               "  redflow rem g.dot --store memcached://127.0.0.1:11211 --input X=x.bin --procs 4 --instance run1\n"
               "  redflow rem g.dot --store memcached://127.0.0.1:11211 --instance run1   # joins run1 and helps\n"
+              "  redflow rem g.dot --store memcached://127.0.0.1:11211 --instance run1 --clean   # deletes run1's keys\n"
+              "A scheduler process of --procs killed by a signal is replaced, so the run still finishes.\n"
               "docs/rem.md explains the model, the store layout and the failure behaviour.");
   cmd->add_option("graph", ra->graph, "Extended DOT file (docs/dot.md)")->type_name("GRAPH.dot")->required()->check(CLI::ExistingFile);
   cmd->add_option("--input,-i", ra->inputs, "Raw bytes for input data node NAME (repeatable; all of them, or none with --instance)")
@@ -264,6 +320,9 @@ Command add_rem_command(CLI::App& app) {
       ->check(CLI::Range(1u, 1u << 20))
       ->capture_default_str();
   cmd->add_flag("--coalesce-labels", ra->coalesce_labels, "Store the labels of a coalesced task as one value (default: off)");
+  cmd->add_flag("--clean", ra->clean,
+                "Delete every key of the instance (--instance, or the one the --input files give) from the store and exit; "
+                "run it once no scheduler of the instance runs any more");
   cmd->add_option("--seed", ra->seed, "Seed of the random task choices (default: the process id)");
   cmd->add_option("--timeout", ra->timeout_s, "Give up with an error after this many seconds (default: 0, never)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--stats", ra->stats, "Write the summed scheduler statistics as JSON")->type_name("FILE.json");

@@ -140,6 +140,9 @@ class Store {
   virtual Result<bool> add(const std::string& key, std::span<const std::byte> value) = 0;
   virtual Result<std::optional<Value>> get(const std::string& key) = 0;
   virtual Result<bool> exists(const std::string& key) = 0;
+  // Deletes `key`: true if it held a value. Only cleaning out a finished
+  // instance deletes (clean_instance()); a run never does.
+  virtual Result<bool> remove(const std::string& key) = 0;
   // Largest value one add() may carry; larger label values are chunked.
   virtual std::size_t max_value_bytes() const = 0;
   virtual std::string describe() const = 0;
@@ -201,6 +204,17 @@ Status bind_instance(const Program& program, Store& store, const std::string& in
 // Reads the result labels of a finished instance, verifying their checksums
 // and that the instance and every record belong to this program.
 Result<ByteMap> read_results(const Program& program, Store& store, const std::string& instance);
+
+// Deletes every key of `instance` from the store: each label's record and
+// the chunks it lists, then the key that binds the instance to its program
+// (last, so an interrupted clean can be run again). Refused, deleting
+// nothing, when the instance belongs to another program. Returns how many
+// keys it deleted. Run it once no scheduler of the instance runs any more: a
+// scheduler still running would write its labels again. Chunks whose record
+// was never written (a writer killed between its chunks and its record, and
+// nobody finished the label after it) are referenced by no key and are not
+// found: flush the store to drop those.
+Result<std::uint64_t> clean_instance(const Program& program, Store& store, const std::string& instance);
 
 // Convenience: `schedulers` independent schedulers (threads, each with its own
 // cache and random choices) on one store; returns the outputs and summed stats.

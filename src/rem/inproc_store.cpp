@@ -28,6 +28,10 @@ class InprocStore final : public Store {
     std::lock_guard lock(mu_);
     return map_.count(key) > 0;
   }
+  Result<bool> remove(const std::string& key) override {
+    std::lock_guard lock(mu_);
+    return map_.erase(key) > 0;
+  }
   std::size_t max_value_bytes() const override { return max_value_; }
   std::string describe() const override { return "inproc"; }
 

@@ -60,6 +60,14 @@ class MemcachedStore final : public Store {
     return error(m.get(), rc, "touch " + key);
   }
 
+  Result<bool> remove(const std::string& key) override {
+    Lease m(*this);
+    memcached_return_t rc = memcached_delete(m.get(), key.data(), key.size(), 0);
+    if (rc == MEMCACHED_SUCCESS) return true;
+    if (rc == MEMCACHED_NOTFOUND) return false;
+    return error(m.get(), rc, "delete " + key);
+  }
+
   std::size_t max_value_bytes() const override { return max_value_; }
   std::string describe() const override { return description_; }
 

@@ -57,6 +57,13 @@ class RedisStore final : public Store {
                            return r->integer > 0;
                          });
   }
+  Result<bool> remove(const std::string& key) override {
+    return command<bool>([&](redisContext* c) { return redisCommand(c, "DEL %b", key.data(), key.size()); }, "DEL " + key,
+                         [](redisReply* r) -> Result<bool> {
+                           if (r->type != REDIS_REPLY_INTEGER) return Status::Internal("unexpected reply");
+                           return r->integer > 0;
+                         });
+  }
   // Redis takes values up to 512 MiB; chunks of 32 MiB keep one reply's buffer modest.
   std::size_t max_value_bytes() const override { return std::size_t{32} << 20; }
   std::string describe() const override { return fmt::format("redis://{}:{}", ep_.host, ep_.port); }

@@ -348,6 +348,22 @@ Result<std::map<std::string, Value>> read_results(const Program& program, Store&
   return out;
 }
 
+Result<std::uint64_t> clean_instance(const Program& program, Store& store, const std::string& instance) {
+  REDFLOW_RETURN_IF_ERROR(program.validate());
+  REDFLOW_RETURN_IF_ERROR(check_instance(instance));
+  LabelCodec codec(store, program, instance);
+  REDFLOW_RETURN_IF_ERROR(codec.bind_instance(false));  // another program's instance is not ours to delete
+  std::uint64_t removed = 0;
+  for (LabelId l = 0; l < program.labels().size(); ++l) {
+    auto n = codec.remove(l);
+    if (!n.ok()) return n.status();
+    removed += *n;
+  }
+  auto n = codec.remove_instance_key();
+  if (!n.ok()) return n.status();
+  return removed + *n;
+}
+
 Result<Run> run_program(const Program& program, Store& store, const std::map<std::string, std::span<const std::byte>>& inputs,
                         unsigned schedulers, RunOptions options) {
   REDFLOW_RETURN_IF_ERROR(program.validate());

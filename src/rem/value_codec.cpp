@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <vector>
 
 namespace redflow::rem {
 
@@ -270,6 +271,45 @@ Result<std::optional<Value>> LabelCodec::read(LabelId l) {
   }
   if (out.size() != h.size || hash(out.data(), out.size()) != h.checksum) return corrupt("reassembled value fails its checksum");
   return std::optional<Value>(std::move(out));
+}
+
+Result<std::uint64_t> LabelCodec::remove(LabelId l) {
+  const std::string k = key(l);
+  auto failed = [&](const Status& s) { return Status::IOError("removing label '" + program_.label(l).name + "': " + s.message()); };
+  auto got = store_.get(k);
+  if (!got.ok()) return failed(got.status());
+  if (!*got) return std::uint64_t{0};
+  // The chunk keys, from the record's table, before the record goes: the
+  // record first, so no reader ever sees it with a chunk missing.
+  std::vector<std::string> chunks;
+  const Value& rec = **got;
+  Header h;
+  if (rec.size() >= sizeof h) {
+    std::memcpy(&h, rec.data(), sizeof h);
+    const std::size_t meta = sizeof(Header) + std::size_t{h.key_bytes};
+    ChunkTable table{};
+    if (std::memcmp(h.magic, kMagic, 4) == 0 && h.layout == kChunked && rec.size() >= meta + sizeof table) {
+      std::memcpy(&table, rec.data() + meta, sizeof table);
+      if (rec.size() == meta + sizeof table + std::size_t{table.chunks} * 8)
+        for (std::uint32_t i = 0; i < table.chunks; ++i) chunks.push_back(fmt::format("{}:{:016x}:{}", k, h.checksum, i));
+    }
+  }
+  std::uint64_t removed = 0;
+  auto gone = store_.remove(k);
+  if (!gone.ok()) return failed(gone.status());
+  removed += *gone;
+  for (const std::string& c : chunks) {
+    auto part = store_.remove(c);
+    if (!part.ok()) return failed(part.status());
+    removed += *part;
+  }
+  return removed;
+}
+
+Result<std::uint64_t> LabelCodec::remove_instance_key() {
+  auto gone = store_.remove(instance_key());
+  if (!gone.ok()) return Status::IOError("removing the program record of instance '" + instance_ + "': " + gone.status().message());
+  return std::uint64_t{*gone};
 }
 
 Result<bool> LabelCodec::present(LabelId l) {

@@ -45,6 +45,11 @@ class LabelCodec {
   // written for another key or by another program.
   Result<std::optional<Value>> read(LabelId l);
   Result<bool> present(LabelId l);
+  // Deletes the label's record and then the chunks it lists (a record that
+  // does not parse is deleted alone); returns the keys deleted.
+  Result<std::uint64_t> remove(LabelId l);
+  // Deletes the instance key (after every label: clean_instance()).
+  Result<std::uint64_t> remove_instance_key();
 
  private:
   // The label whose key `k` is in this instance, for messages ("" if none).
