@@ -34,6 +34,11 @@ struct Row {
   std::uint64_t crashes = 0, survived = 0, recomputed = 0;  // tiles lost; of them, in runs with the right output
   std::size_t unprotected = 0;  // actors run once on the driver although the configuration asks for redundancy
   std::vector<unsigned> quarantined;
+  // Runs after which some tile was out of service for its votes (on
+  // probation or for good), runs with replicas skipped for lack of tiles,
+  // and tiles put back after a known-answer test.
+  unsigned ended_with_tiles_out = 0, degraded = 0;
+  std::uint64_t reinstated = 0;
   double seconds = 0;
   std::string first_failure;
 };
@@ -115,6 +120,9 @@ int campaign(const CampaignArgs& a) {
       row.reexecutions += st.reexecutions;
       row.crashes += st.lost_tiles;
       row.recomputed += st.recomputed_actors;
+      row.ended_with_tiles_out += !st.quarantined_tiles.empty();
+      row.degraded += st.degraded();
+      row.reinstated += st.reinstated_tiles.size();
       progress.advance();
       if (!out.ok()) {
         ++row.failed;
@@ -165,12 +173,19 @@ int campaign(const CampaignArgs& a) {
     c.update({{"runs", row.runs}, {"injected", row.injected}, {"detected", row.detected}, {"corrected", row.corrected},
               {"silent", row.silent}, {"failed", row.failed}, {"reexecutions", row.reexecutions},
               {"crashes", row.crashes}, {"crashes_survived", row.survived}, {"recomputed_actors", row.recomputed},
-              {"quarantined_tiles", row.quarantined}, {"unprotected_actors", row.unprotected}, {"ms_per_run", ms}});
+              {"quarantined_tiles", row.quarantined}, {"runs_ending_with_tiles_out", row.ended_with_tiles_out},
+              {"degraded_runs", row.degraded}, {"reinstated_tiles", row.reinstated}, {"unprotected_actors", row.unprotected},
+              {"ms_per_run", ms}});
     if (!row.first_failure.empty()) c["first_failure"] = row.first_failure;
     j["configurations"].push_back(c);
   }
-  for (const Row& row : rows)
+  for (const Row& row : rows) {
+    if (row.ended_with_tiles_out > 0 || row.degraded > 0 || row.reinstated > 0)
+      fmt::print("\n{}: {} run(s) ended with a tile out of service for its votes, {} ran DEGRADED (replicas skipped), {} tile(s) "
+                 "put back after a known-answer test\n",
+                 to_string(row.redundancy), row.ended_with_tiles_out, row.degraded, row.reinstated);
     if (!row.first_failure.empty()) fmt::print("\n{}: first failed run: {}\n", to_string(row.redundancy), row.first_failure);
+  }
   if (!a.json.empty()) {
     const std::string text = j.dump(2) + "\n";
     if (Status s = write_file(a.json, text.data(), text.size()); !s.ok()) return fail(s);

@@ -108,7 +108,12 @@ void add_runtime_options(CLI::App* cmd, RuntimeArgs& a) {
                   "crash-tile:T[,after=K] (tile T dies after K actors; its work is re-run elsewhere)")
       ->type_name("SPEC");
   cmd->add_option("--quarantine-after", a.quarantine_after,
-                  "Lost votes in one execution that take a tile out of service for the rest of the run (0: never)")
+                  "Lost votes in one execution that take a tile out of service, on probation: a known-answer test after that "
+                  "execution (and before each later one) puts it back when it passes (0: never)")
+      ->capture_default_str();
+  cmd->add_option("--probation-rounds", a.probation_rounds,
+                  "Failed known-answer tests in a row that quarantine a tile on probation for the rest of the run (0: the first "
+                  "suspicion does)")
       ->capture_default_str();
   cmd->add_option("--crash-limit", a.crash_limit,
                   "Tiles (worker processes) an actor may lose while it runs on them before it is poisoned: named in the error, not "
@@ -117,7 +122,8 @@ void add_runtime_options(CLI::App* cmd, RuntimeArgs& a) {
       ->capture_default_str();
   cmd->add_flag("--require-protection", a.require_protection,
                "Refuse a --redundancy under which some actor would run once on the driver, unprotected (data larger than a slot, "
-               "more inputs than slots; default: warn and run)");
+               "more inputs than slots), and fail a run whose replicas cannot all run on distinct tiles (too few in service; "
+               "default: warn, run, and say DEGRADED)");
   cmd->add_option("--tile-transport", a.tile_transport,
                   "direct (tiles called on their runner threads) or wire (every tile a worker on a thread of this process, "
                   "reached over ZeroMQ as a `redflow worker` is: the production path in one process; slower)")
@@ -140,6 +146,7 @@ Result<RuntimeOptions> runtime_options(const RuntimeArgs& a) {
   o.seed = a.seed;
   o.scheduler = a.scheduler == "steal" ? Scheduler::kSteal : Scheduler::kHeft;
   o.quarantine_after = a.quarantine_after;
+  o.probation_rounds = a.probation_rounds;
   o.crash_limit = a.crash_limit;
   if (a.machine == "paper") apps::apply_paper_machine(o);
   o.require_protection = a.require_protection;

@@ -85,6 +85,7 @@ struct RuntimeArgs {
   std::uint64_t seed = 1;
   std::vector<std::string> inject;
   unsigned quarantine_after = 3;
+  unsigned probation_rounds = 3;
   unsigned crash_limit = 3;
   std::vector<std::string> libs;
   std::string machine = "default";  // --machine paper: the paper's Kalray Bostan (apps/paper.hpp)

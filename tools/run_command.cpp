@@ -71,9 +71,19 @@ std::string faults_survived(const ExecutionStats& totals, const ExecutionStats& 
   count(totals.detected_faults, "wrong replica result outvoted", "wrong replica results outvoted");
   count(totals.reexecutions, "re-execution", "re-executions");
   count(totals.corrupted_transfers, "corrupted transfer caught", "corrupted transfers caught");
-  if (!last.quarantined_tiles.empty())
-    parts.push_back(runtime::describe_tiles(last.quarantined_tiles) + " quarantined");
-  return parts.empty() ? std::string() : fmt::format("; survived: {}", fmt::join(parts, ", "));
+  count(totals.reinstated_tiles.size(), "tile back in service after a known-answer test", "tiles back in service after known-answer tests");
+  std::vector<unsigned> for_good;
+  for (unsigned t : last.quarantined_tiles)
+    if (std::find(last.probation_tiles.begin(), last.probation_tiles.end(), t) == last.probation_tiles.end()) for_good.push_back(t);
+  if (!last.probation_tiles.empty()) parts.push_back(runtime::describe_tiles(last.probation_tiles) + " on probation");
+  if (!for_good.empty()) parts.push_back(runtime::describe_tiles(for_good) + " quarantined");
+  std::string out = parts.empty() ? std::string() : fmt::format("; survived: {}", fmt::join(parts, ", "));
+  // Never silent: fewer replicas than asked for is said apart from what was survived.
+  if (totals.skipped_replicas > 0)
+    out += fmt::format("; DEGRADED: {} replica(s) not run for lack of distinct tiles in service (their actors were voted on the "
+                       "replicas left; --require-protection fails such a run)",
+                       totals.skipped_replicas);
+  return out;
 }
 
 // --resume-file FILE holds "K N": K of this run's N executions completed.
@@ -196,6 +206,9 @@ int run(const RunArgs& a) {
     totals.lost_tiles += loaded->last_stats().lost_tiles;
     totals.recomputed_actors += loaded->last_stats().recomputed_actors;
     totals.corrupted_transfers += loaded->last_stats().corrupted_transfers;
+    totals.skipped_replicas += loaded->last_stats().skipped_replicas;
+    totals.probation_tests += loaded->last_stats().probation_tests;
+    for (unsigned t : loaded->last_stats().reinstated_tiles) totals.reinstated_tiles.push_back(t);
     outputs = std::move(*out);
     if (*dashboard) (*dashboard)->record(loaded->last_stats());
     progress.advance();
@@ -224,11 +237,11 @@ int run(const RunArgs& a) {
              st.unprotected_actors ? fmt::format(", {} actor(s) unprotected", st.unprotected_actors) : std::string(), runs,
              st.makespan_s * 1e3, total / runs * 1e3, st.transfers, st.steals, faults_survived(totals, st));
   if (options->faults.any() || totals.reexecutions > 0)
-    fmt::print(stderr, "redflow: faults over all runs: {} injected, {} detected, {} re-executions; quarantined: {}; "
-               "{} tile(s) lost, {} actor(s) recomputed\n",
+    fmt::print(stderr, "redflow: faults over all runs: {} injected, {} detected, {} re-executions; quarantined: {}; on probation: {}; "
+               "{} known-answer test(s); {} replica(s) skipped; {} tile(s) lost, {} actor(s) recomputed\n",
                totals.injected_faults, totals.detected_faults, totals.reexecutions,
-               runtime::describe_tiles(st.quarantined_tiles),
-               totals.lost_tiles, totals.recomputed_actors);
+               runtime::describe_tiles(st.quarantined_tiles), runtime::describe_tiles(st.probation_tiles), totals.probation_tests,
+               totals.skipped_replicas, totals.lost_tiles, totals.recomputed_actors);
   if (*dashboard) (*dashboard)->end(Status::Ok());
   return 0;
 }

@@ -39,7 +39,13 @@ struct RuntimeOptions {
   std::uint64_t seed = 1;                      // random choices of work stealing
   Redundancy redundancy = Redundancy::kNone;   // graph-wide configuration; an actor's own `redundancy` wins
   FaultInjection faults = {};                  // none by default
-  unsigned quarantine_after = 3;               // lost votes that take a tile out of service; 0 = never
+  // Quarantine in two steps (docs/redundancy.md, "Quarantine"): a tile that
+  // loses this many votes in one execution leaves service at once, on
+  // probation (0 = never); a known-answer test after that execution, and
+  // before each later one, puts it back when it passes, and this many failed
+  // tests in a row quarantine it for good (0 = the suspicion alone does).
+  unsigned quarantine_after = 3;
+  unsigned probation_rounds = 3;
   // The crash limit: an actor under which this many tiles were lost (their
   // worker processes died while it ran) is poisoned, named in the error, and
   // not retried: the execution fails with kGaveUp rather than hand a task
@@ -144,7 +150,8 @@ struct TileStats {
   std::uint64_t steals = 0;           // actors this tile stole
   std::uint64_t displacements = 0;    // live data nodes pushed out of a slot for lack of room
   std::uint64_t lost_votes = 0;       // replica results computed here that a vote found wrong
-  bool quarantined = false;           // taken out of service after quarantine_after lost votes
+  bool quarantined = false;           // out of service for its lost votes: on probation, or for good
+  bool on_probation = false;          // of those, waiting for a known-answer test to put it back
   // Remote tiles (a worker process; empty and 0 for local tiles):
   std::string worker{};               // its name (redflow tile --name, or HOST:PID)
   std::string host{};                 // the host it runs on
@@ -181,7 +188,16 @@ struct ExecutionStats {
   std::uint64_t corrupted_transfers = 0;  // remote tiles: values whose bytes crossed the wire corrupted, caught by the end-to-end check (this execution)
   std::uint64_t batched_messages = 0;  // remote tiles: requests and replies that shared a message with others (runtime's life)
   std::uint64_t unprotected_actors = 0;  // actors redundancy asked for that ran once on the driver (LoadedGraph::unprotected_actors)
-  std::vector<unsigned> quarantined_tiles;
+  std::vector<unsigned> quarantined_tiles;  // out of service for their lost votes (on probation or for good) after this execution
+  std::vector<unsigned> probation_tiles;    // of those, the ones on probation
+  std::vector<unsigned> reinstated_tiles;   // tiles that passed a known-answer test during this execution and serve again
+  std::uint64_t probation_tests = 0;        // known-answer tests run on tiles on probation (each five runs of one actor)
+  // Degraded: replicas of a *-diff configuration not run because fewer
+  // distinct tiles were in service than replicas; their actors were voted
+  // on the replicas left (3x-diff as 2 replicas). 0: every actor got the
+  // replicas it asked for. RuntimeOptions::require_protection fails such a run.
+  std::uint64_t skipped_replicas = 0;
+  bool degraded() const { return skipped_replicas > 0; }
   std::vector<TileStats> tiles;
   TileStats driver;
   std::string scheduler;
@@ -263,8 +279,8 @@ class Runtime {
   Status check(const Graph& graph, const Registry& registry) const;
 
   const RuntimeOptions& options() const;  // with defaults resolved (tiles > 0, driver_bytes > 0)
-  // Tiles taken out of service after losing quarantine_after votes in one
-  // execution; they stay out for the runtime's life.
+  // Tiles out of service for their lost votes: on probation (a known-answer
+  // test may put them back) or quarantined for good (for the runtime's life).
   std::vector<unsigned> quarantined_tiles() const;
   MachineModel machine() const;
 

@@ -49,7 +49,7 @@ Engine::Engine(const RuntimeOptions& options, RemoteTilesFactory remote_tiles)
     : options_(served(options)),
       remote_factory_(in_process_tiles(options) ? RemoteTilesFactory(serve_tiles_in_process) : std::move(remote_tiles)),
       in_process_tiles_(in_process_tiles(options)),
-      places_(options_.tiles + options_.join_places(), options_.quarantine_after) {}  // the tiles, and the places kept for joins
+      places_(options_.tiles + options_.join_places(), options_.quarantine_after, options_.probation_rounds) {}  // the tiles, and the places kept for joins
 
 
 Status Engine::start() {
@@ -265,6 +265,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   if (plan.redundant)
     for (const PlanActor& pa : plan.actors) has_replicas = has_replicas || pa.replica != 0;
   job.min_healthy = has_replicas ? std::min(2u, tiles()) : 1u;
+  job.require_protection = options_.require_protection;
 
   if (job.plain && state.clean) {
     // Per-execution state resets itself on the fast path (GraphState::clean):
@@ -333,6 +334,10 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     r->rng = (options_.seed + 0x9E3779B97F4A7C15ULL * (r->index + 1)) ^ job.execution;
     if (r->rng == 0) r->rng = 1;
   }
+  // Tiles still on probation from an earlier execution are tested again
+  // before this one is scheduled: one that passes takes part in it.
+  job.t0 = std::chrono::steady_clock::now();
+  if (!plan.actors.empty()) test_probation(job);
   if (replannable(job)) {
     job.joins.use_claims(state.claim.get(), job.execution);
     // The plan's schedule is for the tiles in service at load: made again
@@ -373,6 +378,9 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
       for (DataId d : state.outputs)
         if (!memory_.ensure(job, d)) fail(job, "internal error: output '" + plan.graph->data(d).name + "' is nowhere after a lost tile");
   }
+  // Tiles suspected during this execution: tested now, so that one hit by a
+  // transient fault serves again before the caller looks.
+  if (!plan.actors.empty()) test_probation(job);
   state.clean = job.plain && !job.aborted.load();
   report(job, stats);
   if (job.aborted.load()) {

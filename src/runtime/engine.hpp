@@ -164,6 +164,12 @@ class Engine {
 
   Status start_remote_tiles();
 
+  // Probation (probation.cpp): known-answer tests of the tiles on probation
+  // not tested yet in this execution; each passed one serves again.
+  void test_probation(Job& job);
+  ActorId probe_actor(const Plan& plan) const;  // kNone: the plan has no actor fit to test a tile with
+  bool known_answer_test(Job& job, unsigned t, ActorId a, std::span<const std::byte> answer);
+
   // Joins (joins.cpp): a worker welcomed after the start fills a place kept
   // for it; its tile's own runner (or execute(), between executions)
   // configures it and puts it in service, and under HEFT the unstarted part
@@ -229,6 +235,8 @@ class Engine {
   std::atomic<bool> stop_{false};
   std::atomic<Job*> job_{nullptr};
   std::uint32_t execution_counter_ = 0;
+  std::uint64_t probes_ = 0;                 // known-answer test runs so far (each its own fault decisions)
+  std::vector<std::uint32_t> tested_in_;     // per place: the execution in which its last known-answer test ran
 
   Notifier steal_notifier_;   // idle stealing tiles
   DriverRole driver_;         // the thread that calls execute(): its queue, stats, trace

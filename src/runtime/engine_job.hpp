@@ -96,6 +96,11 @@ struct Job {
   bool plain = false;
   bool in_place = false;  // plain and no trace: Engine::run_in_place may run an actor
   unsigned min_healthy = 1;   // quarantine never leaves fewer tiles in service
+  bool require_protection = false;  // RuntimeOptions::require_protection: a replica that cannot run fails the execution
+  std::atomic<std::uint64_t> skipped_replicas{0};  // replicas not run for lack of distinct tiles (ExecutionStats::degraded)
+  // Probation (probation.cpp): known-answer tests run, tiles put back in service.
+  std::uint64_t probation_tests = 0;
+  std::vector<unsigned> reinstated;
   TileLosses losses;           // tiles lost, values recomputed, actors poisoned (lost_tiles.cpp)
   JoinSchedule joins;              // HEFT's schedule made again when a worker joins, claims (joins.cpp)
   SpeculativeCopies speculation;  // on for remote tiles without redundancy (speculation.cpp)

@@ -33,6 +33,7 @@ void Engine::report(Job& job, ExecutionStats& stats) {
     r->stats.lost_votes = places_.lost_votes(r->index);
     r->stats.joined = t >= options_.tiles;
     r->stats.quarantined = !places_.healthy(r->index);
+    r->stats.on_probation = places_.on_probation(r->index) && !places_.lost(r->index);
     stats.tiles.push_back(r->stats);
     stats.actors_executed += r->stats.actors;
     stats.transfers += r->stats.transfers_in + r->stats.transfers_out;
@@ -41,6 +42,10 @@ void Engine::report(Job& job, ExecutionStats& stats) {
     add_counts(r->counts);
   }
   stats.quarantined_tiles = quarantined_tiles();
+  stats.probation_tiles = places_.probation_tiles(tiles());
+  stats.reinstated_tiles = job.reinstated;
+  stats.probation_tests = job.probation_tests;
+  stats.skipped_replicas = job.skipped_replicas.load(std::memory_order_relaxed);
   stats.lost_tiles = job.losses.lost_tiles();
   stats.recomputed_actors = job.losses.recomputed();
   stats.joined_tiles = job.joins.joins();

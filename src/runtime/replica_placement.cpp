@@ -111,6 +111,14 @@ void ReplicaPlacement::place_again(Job& job, ActorId c, Runner* from) {
 // No tile in service may take this replica (fewer healthy tiles than
 // replicas after a quarantine): its actor is voted on the other replicas.
 ActorId ReplicaPlacement::skip(Job& job, ActorId c, Runner* from) {
+  if (job.require_protection) {
+    engine_.fail(job,
+                 "actor '" + std::string(job.plan->original(c)) + "' cannot have its replicas on distinct tiles: too few compute tiles are in service (" +
+                     engine_.out_of_service() + "), and protection is required (--require-protection)",
+                 Status::Code::kGaveUp);
+    return kNone;
+  }
+  job.skipped_replicas.fetch_add(1, std::memory_order_relaxed);
   job.state->replica_tile[c].store(-1, std::memory_order_release);
   job.state->skipped[c].store(1, std::memory_order_release);
   engine_.mark(job, "replica-skipped", std::string(job.plan->name(c)), -1);

@@ -408,7 +408,7 @@ std::string ExecutionStats::to_json() const {
     return nlohmann::json{{"busy_s", t.busy_s}, {"checksum_s", t.checksum_s}, {"actors", t.actors}, {"transfers_in", t.transfers_in},
                           {"transfers_out", t.transfers_out},
                           {"steals", t.steals}, {"displacements", t.displacements}, {"lost_votes", t.lost_votes},
-                          {"quarantined", t.quarantined}, {"worker", t.worker}, {"host", t.host}, {"lost", t.lost},
+                          {"quarantined", t.quarantined}, {"on_probation", t.on_probation}, {"worker", t.worker}, {"host", t.host}, {"lost", t.lost},
                           {"bytes_sent", t.bytes_sent}, {"bytes_received", t.bytes_received}, {"peer_bytes_in", t.peer_bytes_in}, {"corrupted_transfers", t.corrupted_transfers},
                           {"most_in_flight", t.most_in_flight}, {"joined", t.joined}, {"speculative", t.speculative}};
   };
@@ -417,7 +417,9 @@ std::string ExecutionStats::to_json() const {
                    {"scheduler", scheduler}, {"redundancy", redundancy}, {"injected_faults", injected_faults},
                    {"detected_faults", detected_faults}, {"reexecutions", reexecutions},
                    {"lost_tiles", lost_tiles}, {"recomputed_actors", recomputed_actors}, {"joined_tiles", joined_tiles}, {"replans", replans}, {"speculative_copies", speculative_copies}, {"speculative_wins", speculative_wins}, {"abandoned", abandoned}, {"taken_over", taken_over}, {"late_messages", late_messages}, {"refused_messages", refused_messages}, {"corrupted_transfers", corrupted_transfers}, {"batched_messages", batched_messages},
-                   {"quarantined_tiles", quarantined_tiles}, {"unprotected_actors", unprotected_actors}, {"driver", tile_json(driver)}};
+                   {"quarantined_tiles", quarantined_tiles}, {"probation_tiles", probation_tiles}, {"reinstated_tiles", reinstated_tiles},
+                   {"probation_tests", probation_tests}, {"skipped_replicas", skipped_replicas}, {"degraded", degraded()},
+                   {"unprotected_actors", unprotected_actors}, {"driver", tile_json(driver)}};
   j["tiles"] = nlohmann::json::array();
   for (const auto& t : tiles) j["tiles"].push_back(tile_json(t));
   return j.dump(2);

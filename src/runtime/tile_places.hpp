@@ -3,10 +3,14 @@
 // votes each tile lost in the current execution. A place is a tile, or a
 // place kept for a worker that may join (RuntimeOptions::max_remote_tiles).
 //
-// It owns the per-place flags and decides a quarantine: a tile that lost
-// `quarantine_after` votes leaves service unless fewer tiles than the
-// redundancy configuration needs would be left. It does not wake runners or
-// write marks: its caller (the Engine) does, on what it returns.
+// It owns the per-place flags and decides a quarantine in two steps
+// (docs/redundancy.md, "Quarantine"): a tile that lost `quarantine_after`
+// votes in one execution is suspected and leaves service at once (unless
+// fewer tiles than the redundancy configuration needs would be left); it
+// is then on probation: each known-answer test it passes puts it back in
+// service, and `probation_rounds` failed tests in a row quarantine it for
+// good. It does not run the tests, wake runners or write marks: its caller
+// (the Engine) does, on what it returns.
 //
 // Thread-safe: readers use acquire loads (healthy() is on the hot path, one
 // load); changes of service (quarantine, loss, admission) are serialized by
@@ -25,8 +29,10 @@ namespace redflow::runtime {
 class TilePlaces {
  public:
   // `places`: every tile and every place kept for a join. `quarantine_after`:
-  // lost votes in one execution that quarantine a tile (0: never).
-  TilePlaces(unsigned places, unsigned quarantine_after);
+  // lost votes in one execution that make a tile suspect (0: never).
+  // `probation_rounds`: failed known-answer tests in a row that quarantine a
+  // suspected tile for good (0: suspicion alone does).
+  TilePlaces(unsigned places, unsigned quarantine_after, unsigned probation_rounds = 3);
   TilePlaces(const TilePlaces&) = delete;
   TilePlaces& operator=(const TilePlaces&) = delete;
 
@@ -57,24 +63,42 @@ class TilePlaces {
   void reset_votes(unsigned places);
   std::uint32_t lost_votes(unsigned t) const { return lost_votes_[t].load(std::memory_order_acquire); }
   // Counts a lost vote of tile t. Returns the tile's lost votes when this
-  // one quarantined it, else 0. Never leaves fewer than `min_healthy` of the
-  // first `tiles` places in service.
+  // one took it out of service (suspected, or with probation_rounds 0
+  // quarantined for good), else 0. Never leaves fewer than `min_healthy` of
+  // the first `tiles` places in service.
   std::uint32_t lose_vote(unsigned t, unsigned tiles, unsigned min_healthy);
 
-  // Of the first `tiles` places: the quarantined ones (for their votes; lost
-  // tiles and unfilled places are out of service for other reasons).
+  // On probation: out of service for its votes, and not quarantined for
+  // good yet (a known-answer test may put it back).
+  bool on_probation(unsigned t) const { return probation_[t].load(std::memory_order_acquire); }
+  // Tile t passed a known-answer test: in service again, its record clean.
+  void pass_probation(unsigned t);
+  // Tile t failed one: true when that quarantined it for good
+  // (probation_rounds failed in a row).
+  bool fail_probation(unsigned t);
+  // Failed known-answer tests in a row of a tile on probation.
+  unsigned failed_probations(unsigned t) const { return failed_[t].load(std::memory_order_acquire); }
+
+  // Of the first `tiles` places: the ones out of service for their votes,
+  // on probation or quarantined for good (lost tiles and unfilled places are
+  // out of service for other reasons).
   std::vector<unsigned> quarantined(unsigned tiles) const;
+  // Of those, the ones on probation.
+  std::vector<unsigned> probation_tiles(unsigned tiles) const;
   // For a give-up's message: "tile 0 quarantined, tiles 1, 2 lost, 1 of 4
   // compute tiles in service".
   std::string out_of_service(unsigned tiles) const;
 
  private:
   unsigned quarantine_after_;
+  unsigned probation_rounds_;
   std::unique_ptr<std::atomic<bool>[]> quarantined_;  // out of service: quarantined, lost, or unfilled
   std::unique_ptr<std::atomic<bool>[]> lost_;
   std::unique_ptr<std::atomic<bool>[]> absent_;
   std::unique_ptr<std::atomic<bool>[]> joined_;
   std::unique_ptr<std::atomic<std::uint32_t>[]> lost_votes_;
+  std::unique_ptr<std::atomic<bool>[]> probation_;
+  std::unique_ptr<std::atomic<unsigned>[]> failed_;
   std::mutex service_mutex_;  // one change of service at a time, per engine
 };
 
