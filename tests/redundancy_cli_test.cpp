@@ -179,7 +179,7 @@ TEST_F(CliTest, TheSummaryLineNamesTheFaultsSurvived) {
   ASSERT_EQ(voted.exit_code, 0) << voted.output;
   EXPECT_EQ(read_i32("y.bin"), expected);
   EXPECT_NE(voted.output.find("wrong replica result"), std::string::npos) << voted.output;
-  EXPECT_NE(voted.output.find("tile 1 quarantined"), std::string::npos) << voted.output;
+  EXPECT_NE(voted.output.find("tile 1 on probation"), std::string::npos) << voted.output;
 }
 
 // The chart of an execution after the one that quarantined a tile labels

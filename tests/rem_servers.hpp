@@ -116,10 +116,11 @@ inline std::string start_redis(ServerProcess& s, const std::string& maxmemory = 
                  port);
 }
 
-// Every key the server at 127.0.0.1:`port` holds, asked in its own words:
-// memcached's `lru_crawler metadump all` (keys URL-encoded there, decoded
-// here) or Redis's `KEYS *`. For tests that must see what a store holds
-// beyond the keys a program knows. Empty with `error` set when it could not ask.
+// The keys the server at 127.0.0.1:`port` holds, asked in its own words:
+// Redis's `KEYS *` (all of them), or memcached's `lru_crawler metadump all`
+// (keys URL-encoded there, decoded here), which lists only the items its
+// crawler has reached: a sample, never proof that a key is absent. Empty
+// with `error` set when it could not ask.
 inline std::vector<std::string> server_keys(int port, bool redis, std::string& error) {
   std::vector<std::string> keys;
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);

@@ -82,12 +82,35 @@ void expect_records_bound_to_program_and_key(Store& store) {
       << got.status().ToString();
 }
 
+// A store that remembers every key written through it, for a server that
+// cannot list its keys reliably (memcached's `lru_crawler metadump` leaves
+// out items it has not crawled yet): what is left of an instance is then
+// each key ever written under its prefix that the server still has.
+class RecordingStore final : public Store {
+ public:
+  explicit RecordingStore(Store& inner) : inner_(inner) {}
+  Result<bool> add(const std::string& key, std::span<const std::byte> value) override {
+    written.push_back(key);
+    return inner_.add(key, value);
+  }
+  Result<std::optional<Value>> get(const std::string& key) override { return inner_.get(key); }
+  Result<bool> exists(const std::string& key) override { return inner_.exists(key); }
+  Result<bool> remove(const std::string& key) override { return inner_.remove(key); }
+  std::size_t max_value_bytes() const override { return inner_.max_value_bytes(); }
+  std::string describe() const override { return inner_.describe(); }
+  std::vector<std::string> written;
+
+ private:
+  Store& inner_;
+};
+
 // On a real server: two finished instances of a program (on memcached with
 // its values chunked); cleaning one out leaves no key of it on the server (as the server
 // itself lists them) and every key of the other, which still reads right;
 // the cleaned one runs again from nothing. Cleaning an instance with another
 // program is refused and deletes nothing.
-void expect_clean_removes_one_instance(Store& store, int port, bool redis, bool chunked) {
+void expect_clean_removes_one_instance(Store& server, int port, bool redis, bool chunked) {
+  RecordingStore store(server);
   Registry reg = test_registry();
   const std::size_t bytes = chunked ? 3 * store.max_value_bytes() / 2 : 4096;  // chunked: every value in two chunks
   Shape s = wide_fan(bytes, 3);
@@ -104,13 +127,21 @@ void expect_clean_removes_one_instance(Store& store, int port, bool redis, bool 
     auto run = run_program(*p, store, in, 2, o);
     ASSERT_TRUE(run.ok()) << run.status().ToString();
   }
+  // Redis lists its keys; memcached's are the ones written that it still has.
   auto keys_of = [&](const std::string& inst) {
-    std::string error;
-    std::vector<std::string> all = server_keys(port, redis, error), mine;
-    EXPECT_EQ(error, "");
+    std::vector<std::string> all, mine;
+    if (redis) {
+      std::string error;
+      all = server_keys(port, redis, error);
+      EXPECT_EQ(error, "");
+    } else {
+      for (const std::string& k : store.written)
+        if (auto there = server.exists(k); there.ok() && *there) all.push_back(k);
+    }
     for (const std::string& k : all)
       if (k.starts_with("rf:" + inst + ":")) mine.push_back(k);
     std::sort(mine.begin(), mine.end());
+    mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
     return mine;
   };
   const std::vector<std::string> kept = keys_of("keep"), dropped = keys_of("drop");

@@ -25,7 +25,7 @@ TEST(TilePlaces, QuarantinesATileAtItsLostVotesButNeverBelowTheTilesNeeded) {
   EXPECT_EQ(places.lost_votes(2), 2u);
   places.reset_votes(4);
   EXPECT_EQ(places.lost_votes(2), 0u);
-  EXPECT_EQ(places.out_of_service(4), "tiles 0, 1 quarantined, 2 of 4 compute tiles in service");
+  EXPECT_EQ(places.out_of_service(4), "tiles 0, 1 on probation, 2 of 4 compute tiles in service");
 }
 
 TEST(TilePlaces, NeverQuarantinesWhenTheLimitIsZero) {
