@@ -17,6 +17,10 @@ void TileConfiguration::reset(unsigned tiles) {
 // tiles keep views of it until the next plan's.
 void TileConfiguration::build(const Plan& plan) {
   if (actor_table_plan_ == plan.id) return;
+  // Every tile's table views the one being rebuilt: each must be sent this
+  // one, even a tile that last held this plan's and sat out the plans
+  // between (out of service, then tested on probation).
+  std::fill(tile_table_.begin(), tile_table_.end(), 0);
   actor_table_.resize(plan.actors.size());
   actor_functions_.clear();
   std::unordered_map<std::string_view, std::uint32_t> index;
