@@ -374,9 +374,19 @@ struct Runner::Impl {
 
   // Pool: an operator is queued at most once; a token arriving while it runs
   // marks it dirty, so the worker looks at it again before letting it go.
+  //
+  // The token written before this call and the state read here are two
+  // locations (a store then a load). A plain load may read kQueued while the
+  // token still sits in this core's store buffer, and the worker that just
+  // took the operator marks it kRunning, reads its queues without the token,
+  // finds it not ready and lets it go idle: a lost wake-up (a cycle then ends
+  // as "deadlocked"). So the state is read with a read-modify-write, and the
+  // worker marks kRunning with one (exchange): the two are ordered on the
+  // state itself, and whichever comes second sees what the first published.
+  // (Not fences: TSan does not support them.)
   void schedule(std::size_t i) {
     OpState& s = *ops_[i];
-    int st = s.sched.load();
+    int st = s.sched.fetch_or(0);
     for (;;) {
       if (st == kIdle) {
         if (!s.sched.compare_exchange_weak(st, kQueued)) continue;
@@ -451,7 +461,7 @@ struct Runner::Impl {
         queued_.fetch_sub(1, std::memory_order_relaxed);
       }
       OpState& s = *ops_[i];
-      s.sched.store(kRunning);
+      s.sched.exchange(kRunning);  // see schedule()
       for (;;) {
         Step r = Step::kIdle;
         for (int k = 0; k < kFiringsPerTurn && !failed_.load(); ++k)
@@ -465,7 +475,7 @@ struct Runner::Impl {
         }
         int expected = kRunning;
         if (s.sched.compare_exchange_strong(expected, kIdle)) break;
-        s.sched.store(kRunning);  // dirty: a token came while it ran
+        s.sched.exchange(kRunning);  // dirty: a token came while it ran (see schedule())
       }
     }
   }
