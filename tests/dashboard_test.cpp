@@ -13,6 +13,7 @@
 #include "dashboard/http_probe.hpp"
 #include "dashboard/server.hpp"
 #include "net_workers.hpp"
+#include "test_graphs.hpp"
 #include "redflow/redflow.hpp"
 
 namespace redflow {
@@ -108,6 +109,10 @@ TEST(DashboardBoard, TileStatesAndTheRunsEnd) {
   s.tiles[1].quarantined = true;
   s.quarantined_tiles = {1};
   s.tiles.emplace_back().quarantined = true;  // out of service, not for votes
+  s.tiles.emplace_back().quarantined = true;  // suspected for its votes, waiting for a known-answer test
+  s.tiles[4].on_probation = true;
+  s.quarantined_tiles = {1, 4};
+  s.probation_tiles = {4};
   Board board("graph", "g", 2);
   EXPECT_EQ(nlohmann::json::parse(dashboard::to_json(board.snapshot()))["state"], "starting");
   board.record(s);
@@ -117,6 +122,9 @@ TEST(DashboardBoard, TileStatesAndTheRunsEnd) {
   EXPECT_EQ(j["tiles"][1]["state"], "quarantined");
   EXPECT_EQ(j["tiles"][2]["state"], "in service");
   EXPECT_EQ(j["tiles"][3]["state"], "out of service");
+  EXPECT_EQ(j["tiles"][4]["state"], "on probation");
+  EXPECT_EQ(j["quarantined_tiles"], nlohmann::json::array({1, 4}));
+  EXPECT_EQ(j["probation_tiles"], nlohmann::json::array({4}));
   EXPECT_DOUBLE_EQ(j["actors_per_s"].get<double>(), 8.0);
   board.finish(Status::GaveUp("replicas never agreed"));
   j = nlohmann::json::parse(dashboard::to_json(board.snapshot()));
@@ -139,15 +147,78 @@ TEST(DashboardBoard, MarksShowAsTheyHappenAndKeepTheLastFifty) {
   EXPECT_EQ(j["events"][0]["tile"], -1);
   EXPECT_EQ(j["events"][1]["detail"], "tile 2");
   EXPECT_TRUE(j["events"][1]["at_s"].is_number());
-  board.mark(TracedMark{"quarantine", "tile 0 lost 3 votes", 0, 0.3});
-  EXPECT_EQ(nlohmann::json::parse(dashboard::to_json(board.snapshot()))["tiles"][0]["state"], "quarantined");
-  for (int i = 0; i < 60; ++i) board.mark(TracedMark{"speculative-copy", "a" + std::to_string(i), 1, 1.0});
+  const auto state_of = [&](int tile) { return nlohmann::json::parse(dashboard::to_json(board.snapshot()))["tiles"][tile]["state"]; };
+  board.mark(TracedMark{"quarantine", "tile 0 lost 3 votes: out of service for good", 0, 0.3});
+  EXPECT_EQ(state_of(0), "quarantined");
+  board.mark(TracedMark{"quarantine", "tile 1 lost 3 votes: out of service, on probation until a known-answer test", 1, 0.4});
+  EXPECT_EQ(state_of(1), "on probation");
+  board.mark(TracedMark{"probation", "tile 1 failed a known-answer test (1 of 3)", 1, 0.5});
+  EXPECT_EQ(state_of(1), "on probation");
+  board.mark(TracedMark{"reinstated", "tile 1 passed a known-answer test", 1, 0.6});
+  EXPECT_EQ(state_of(1), "in service");
+  board.mark(TracedMark{"quarantine-for-good", "tile 2 failed 3 known-answer tests in a row", 2, 0.7});
+  EXPECT_EQ(state_of(2), "quarantined");
+  board.mark(TracedMark{"tile-lost", "tile 2", 2, 0.8});
+  board.mark(TracedMark{"vote-failed", "sum", -1, 0.8});
+  for (int i = 0; i < 56; ++i) board.mark(TracedMark{"speculative-copy", "a" + std::to_string(i), 1, 1.0});
   j = nlohmann::json::parse(dashboard::to_json(board.snapshot()));
-  EXPECT_EQ(j["events_total"], 63);
+  EXPECT_EQ(j["events_total"], 65);
   ASSERT_EQ(j["events"].size(), dashboard::kMaxEvents);
-  EXPECT_EQ(j["events"].back()["detail"], "a59") << "the newest last";
-  EXPECT_EQ(j["events"].front()["detail"], "a10") << "the oldest beyond the last 50 are dropped";
+  EXPECT_EQ(j["events"].back()["detail"], "a55") << "the newest last";
+  EXPECT_EQ(j["events"].front()["detail"], "a6") << "the oldest beyond the last 50 are dropped";
   EXPECT_EQ(j["tiles"][1]["state"], "in service") << "a speculative copy changes no tile's state";
+}
+
+// Through the runtime's own marks (RuntimeOptions::on_mark), as a live run
+// feeds its board: a tile that corrupts everything it computes shows on
+// probation from the mark that suspected it, inside that execution, and
+// quarantined once its known-answer tests failed; a tile faulty for a while
+// shows in service again when its test passed.
+TEST(DashboardBoard, TilesOnProbationShowAsTheRuntimeMarksThem) {
+  const Registry reg = testing::test_registry();
+  const testing::Shape shape = testing::random_dag(40, 3);
+  for (const bool heals : {false, true}) {
+    SCOPED_TRACE(heals ? "faulty for a while" : "faulty for good");
+    Board board("graph", "g", 0);
+    std::vector<std::string> seen;  // tile 1's states after it first left service, each change once
+    RuntimeOptions o = testing::redundancy_options(Scheduler::kHeft, 4, Redundancy::kTripleDiff);
+    o.on_mark = [&](const TracedMark& m) {
+      board.mark(m);
+      const auto j = nlohmann::json::parse(dashboard::to_json(board.snapshot()));
+      if (j["tiles"].size() <= 1) return;
+      const std::string state = j["tiles"][1]["state"];
+      if (seen.empty() ? state != "in service" : seen.back() != state) seen.push_back(state);
+    };
+    Runtime rt(o);
+    auto loaded = rt.load(shape.graph, reg);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    ExecuteOptions faulty;
+    faulty.faults = FaultInjection{};
+    ASSERT_TRUE(parse_fault_spec("faulty-tile:1", *faulty.faults).ok());
+    std::uint32_t round = 0;
+    const auto execute = [&](const ExecuteOptions& eo) {
+      std::vector<std::vector<std::byte>> storage;
+      auto out = loaded->execute(testing::make_inputs(shape, storage, round++), eo);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      board.record(loaded->last_stats());
+    };
+    while (round < 12 && rt.quarantined_tiles().empty()) execute(faulty);
+    ASSERT_EQ(rt.quarantined_tiles(), std::vector<unsigned>{1}) << "tile 1 never lost 3 votes in one execution";
+    auto j = nlohmann::json::parse(dashboard::to_json(board.snapshot()));
+    EXPECT_EQ(j["tiles"][1]["state"], "on probation");
+    EXPECT_EQ(j["probation_tiles"], nlohmann::json::array({1}));
+    ASSERT_FALSE(seen.empty());
+    EXPECT_EQ(seen.front(), "on probation") << "the suspicion's own mark, before the execution's stats";
+    execute(heals ? ExecuteOptions{} : faulty);
+    execute(heals ? ExecuteOptions{} : faulty);
+    j = nlohmann::json::parse(dashboard::to_json(board.snapshot()));
+    EXPECT_EQ(j["tiles"][1]["state"], heals ? "in service" : "quarantined");
+    EXPECT_TRUE(j["probation_tiles"].empty());
+    EXPECT_EQ(seen, (std::vector<std::string>{"on probation", heals ? "in service" : "quarantined"}));
+    bool marked = false;
+    for (const auto& e : j["events"]) marked |= e["what"] == (heals ? "reinstated" : "quarantine-for-good");
+    EXPECT_TRUE(marked) << j["events"].dump();
+  }
 }
 
 TEST(DashboardHttp, BadAddressesAreRefusedByName) {

@@ -9,14 +9,31 @@ namespace redflow::dashboard {
 
 namespace {
 
+bool has(const std::vector<unsigned>& tiles, unsigned t) { return std::find(tiles.begin(), tiles.end(), t) != tiles.end(); }
+
 // TileStats::quarantined says "out of service" for any reason; the
-// execution's quarantined_tiles are the ones taken out for lost votes.
+// execution's quarantined_tiles are the ones taken out for lost votes, and
+// of those its probation_tiles wait for a known-answer test.
 const char* tile_state(const ExecutionStats& s, unsigned t) {
   const TileStats& tile = s.tiles[t];
   if (tile.lost) return "lost";
-  if (std::find(s.quarantined_tiles.begin(), s.quarantined_tiles.end(), t) != s.quarantined_tiles.end()) return "quarantined";
+  if (tile.on_probation || has(s.probation_tiles, t)) return "on probation";
+  if (has(s.quarantined_tiles, t)) return "quarantined";
   if (tile.quarantined) return "out of service";
   return "in service";
+}
+
+// The state a runtime mark puts its tile in at once, or nullptr. A tile
+// suspected for its lost votes ("quarantine") goes on probation when the
+// runtime will test it ("... on probation until a known-answer test"), else
+// out for good; "probation" is a failed test, "reinstated" a passed one.
+const char* state_after(const TracedMark& m) {
+  if (m.what == "tile-lost") return "lost";
+  if (m.what == "quarantine") return m.detail.find("on probation") != std::string::npos ? "on probation" : "quarantined";
+  if (m.what == "probation") return "on probation";
+  if (m.what == "quarantine-for-good") return "quarantined";
+  if (m.what == "reinstated") return "in service";
+  return nullptr;
 }
 
 }  // namespace
@@ -42,6 +59,7 @@ void Board::record(const ExecutionStats& st) {
   s_.recomputed_actors += st.recomputed_actors;
   s_.speculative_copies += st.speculative_copies;
   s_.quarantined_tiles = st.quarantined_tiles;
+  s_.probation_tiles = st.probation_tiles;
   s_.scheduler = st.scheduler;
   s_.redundancy = st.redundancy;
   s_.last_makespan_s = st.makespan_s;
@@ -68,7 +86,7 @@ void Board::mark(const TracedMark& m, std::optional<double> at_s) {
   ++s_.events_total;
   if (s_.events.size() == kMaxEvents) s_.events.erase(s_.events.begin());
   s_.events.push_back({m.what, m.detail, m.tile, at});
-  const char* state = m.what == "tile-lost" ? "lost" : m.what == "quarantine" ? "quarantined" : nullptr;
+  const char* state = state_after(m);
   if (state == nullptr || m.tile < 0) return;
   const auto t = static_cast<std::size_t>(m.tile);
   if (s_.tiles.size() <= t) s_.tiles.resize(t + 1);
@@ -126,6 +144,7 @@ std::string to_json(const Snapshot& s) {
                    {"recomputed_actors", s.recomputed_actors},
                    {"speculative_copies", s.speculative_copies},
                    {"quarantined_tiles", s.quarantined_tiles},
+                   {"probation_tiles", s.probation_tiles},
                    {"scheduler", s.scheduler},
                    {"redundancy", s.redundancy},
                    {"last_execution", {{"makespan_s", s.last_makespan_s}, {"actors", s.last_actors}}},

@@ -5,10 +5,12 @@
 // times a second. Nothing here touches the runtime's hot path.
 //
 // Tile states: "in service", "lost" (a worker that crashed, was cut off or
-// went silent), "quarantined" (out of service after losing votes), "out of
-// service" (any other reason: a local tile that crashed, a place kept for a
-// worker that has not joined). They are the states of the last execution's
-// stats (ExecutionStats::tiles and quarantined_tiles).
+// went silent), "on probation" (out of service after losing votes, waiting
+// for a known-answer test to put it back), "quarantined" (out of service for
+// good), "out of service" (any other reason: a local tile that crashed, a
+// place kept for a worker that has not joined). They are the states of the
+// last execution's stats (ExecutionStats::tiles, quarantined_tiles and
+// probation_tiles), changed at once by the runtime's marks in between.
 //
 // Thread-safe: every member function may be called from any thread.
 #pragma once
@@ -31,7 +33,7 @@ struct TileView {
   unsigned id = 0;            // its index in ExecutionStats::tiles
   std::string worker;         // a worker's name; "" for a local tile
   std::string host;           // the worker's host; "" for a local tile
-  std::string state = "in service";  // "in service", "lost", "quarantined" or "out of service"
+  std::string state = "in service";  // "in service", "lost", "on probation", "quarantined" or "out of service"
   std::uint64_t actors = 0;   // actors it ran, over every execution so far
   std::uint64_t bytes_in = 0;   // driver -> worker, over every execution so far
   std::uint64_t bytes_out = 0;  // worker -> driver, over every execution so far
@@ -67,7 +69,8 @@ struct Snapshot {
   std::uint64_t lost_tiles = 0;
   std::uint64_t recomputed_actors = 0;
   std::uint64_t speculative_copies = 0;
-  std::vector<unsigned> quarantined_tiles;  // as the last execution left them
+  std::vector<unsigned> quarantined_tiles;  // as the last execution left them (on probation or for good)
+  std::vector<unsigned> probation_tiles;    // of those, the ones on probation
   std::string scheduler;
   std::string redundancy;       // the last execution's configuration
   double last_makespan_s = 0;
@@ -96,8 +99,9 @@ class Board {
   // An execution finished well: adds its counts and takes its tiles' states.
   void record(const ExecutionStats& stats);
   // An event as it happens, from any thread: kept among the recent events;
-  // "tile-lost" and "quarantine" set that tile's state at once (the
-  // execution's stats confirm it when it ends).
+  // "tile-lost", "quarantine", "probation", "quarantine-for-good" and
+  // "reinstated" set that tile's state at once (the execution's stats
+  // confirm it when it ends).
   // `at_s`: when it happened, from the board's start (default: now; a
   // finished run's trace gives its own times).
   void mark(const TracedMark& m, std::optional<double> at_s = std::nullopt);

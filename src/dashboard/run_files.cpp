@@ -47,6 +47,7 @@ Status read_tile(const nlohmann::json& j, TileStats& t, const std::string& where
   REDFLOW_RETURN_IF_ERROR(field(j, "speculative", t.speculative, where));
   REDFLOW_RETURN_IF_ERROR(field(j, "lost", t.lost, where));
   REDFLOW_RETURN_IF_ERROR(field(j, "quarantined", t.quarantined, where));
+  REDFLOW_RETURN_IF_ERROR(field(j, "on_probation", t.on_probation, where));
   REDFLOW_RETURN_IF_ERROR(field(j, "worker", t.worker, where));
   return field(j, "host", t.host, where);
 }
@@ -68,6 +69,7 @@ Status read_stats(const std::string& path, ExecutionStats& st) {
   REDFLOW_RETURN_IF_ERROR(field(*j, "recomputed_actors", st.recomputed_actors, where));
   REDFLOW_RETURN_IF_ERROR(field(*j, "speculative_copies", st.speculative_copies, where));
   REDFLOW_RETURN_IF_ERROR(field(*j, "quarantined_tiles", st.quarantined_tiles, where));
+  REDFLOW_RETURN_IF_ERROR(field(*j, "probation_tiles", st.probation_tiles, where));
   REDFLOW_RETURN_IF_ERROR(field(*j, "scheduler", st.scheduler, where));
   REDFLOW_RETURN_IF_ERROR(field(*j, "redundancy", st.redundancy, where));
   st.tiles.resize(tiles->size());

@@ -27,7 +27,10 @@
     set("lost-tiles", count(s.lost_tiles));
     set("recomputed-actors", count(s.recomputed_actors));
     set("speculative-copies", count(s.speculative_copies));
-    set("quarantined-tiles", tileName(s.quarantined_tiles));
+    // quarantined_tiles holds the tiles on probation too: each is shown once.
+    const probation = s.probation_tiles || [];
+    set("quarantined-tiles", tileName(s.quarantined_tiles.filter((t) => !probation.includes(t))));
+    set("probation-tiles", tileName(probation));
     set("scheduler", s.scheduler || "-");
     set("redundancy", s.redundancy || "-");
     set("last-actors", count(s.last_execution.actors));
