@@ -8,8 +8,14 @@
 // the given ports, and appends each to its flow's bytes in the order seen.
 // Each segment is kept once (loopback shows it twice: going out and coming
 // in). Ports are chosen with watch() before the traffic of interest. One
-// thread reads; watch(), flows() and the destructor may be called from any
-// other thread.
+// thread reads; watch(), flows(), drops() and the destructor may be called
+// from any other thread.
+//
+// The socket sees all of lo's traffic (other tests' too), and a reader
+// starved on a loaded machine (the sanitizer stages) would let the kernel
+// drop packets from a default-sized buffer; it gets 64 MB (root may exceed
+// rmem_max), and drops() says how many the kernel dropped all the same, so
+// a missing byte is told from a missed packet.
 //
 // Also here: the TCP ports a process listens on, from /proc.
 #pragma once
@@ -56,6 +62,9 @@ class LoopbackCapture {
       error_ = std::string("binding the packet socket to lo: ") + std::strerror(errno);
       return;
     }
+    const int buffer = 64 << 20;
+    if (::setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buffer, sizeof buffer) != 0)
+      ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);  // without CAP_NET_ADMIN: up to rmem_max
     reader_ = std::thread([this] { read(); });
   }
   LoopbackCapture(const LoopbackCapture&) = delete;
@@ -79,6 +88,15 @@ class LoopbackCapture {
   std::map<std::string, std::string> flows() const {
     std::lock_guard lock(mutex_);
     return flows_;
+  }
+
+  // Packets the kernel dropped for want of room in the socket's buffer, so
+  // far (any port's: the kernel cannot tell which were watched).
+  std::uint64_t drops() {
+    tpacket_stats st{};
+    socklen_t len = sizeof st;
+    if (fd_ >= 0 && ::getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0) drops_ += st.tp_drops;  // reading resets them
+    return drops_;
   }
 
  private:
@@ -112,6 +130,7 @@ class LoopbackCapture {
   int fd_ = -1;
   std::string error_;
   std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> drops_{0};
   mutable std::mutex mutex_;
   std::set<std::uint16_t> ports_;
   std::map<std::string, std::string> flows_;
