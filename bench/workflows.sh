@@ -6,6 +6,12 @@
 # (docs/workflows.md), run once per scheduler, and its digest checked
 # against the reference; the makespan is the execution's wall time as the
 # driver measures it (--stats makespan_s).
+# Beside them, the same workflow on Dask with the same task times, TILES
+# workers of one thread: its threaded scheduler and Dask distributed
+# (bench/workflow_dask.py; Debian's python3-dask and python3-distributed, run
+# by /usr/bin/python3; the Dask columns say "-" without them), and a lower
+# bound tighter than max(critical path, work / tiles) that the ratios are
+# over (tight_s: bench/workflow_dask.py's tight_bound()).
 #   bench/workflows.sh [BUILD_DIR] [TILES] [SECONDS] TRACE.json...
 # The traces are the wfcommons/WfInstances repository's (fetch it; they
 # are not in this repository), e.g.:
@@ -19,7 +25,12 @@ shift 3 || { echo "usage: bench/workflows.sh BUILD_DIR TILES SECONDS TRACE.json.
 redflow=$build/redflow
 work=$(mktemp -d /tmp/redflow-workflows.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-printf '%-44s %6s %7s %7s %9s %9s %7s %7s\n' workflow tasks cpath_s bound_s heft_s steal_s heft/lb steal/lb
+dask=$(dirname "$0")/workflow_dask.py
+have_dask=0
+/usr/bin/python3 -c 'import dask.threaded, distributed' 2>/dev/null && have_dask=1
+ratio() { if [ "$1" = - ]; then echo -; else printf '%.3f' "$(echo "$1 / $2" | bc -l)"; fi; }
+printf '%-44s %6s %7s %7s %7s %9s %9s %9s %9s %7s %7s %8s %9s\n' workflow tasks cpath_s bound_s tight_s heft_s steal_s dthr_s ddist_s \
+  heft/lb steal/lb dthr/lb ddist/lb
 for trace; do
   name=$(basename "$trace" .json)
   out=$("$redflow" import wfformat "$trace" --out "$work/$name" --total-seconds "$seconds" --tiles "$tiles") ||
@@ -38,6 +49,13 @@ for trace; do
     fi
     makespan[$scheduler]=$(jq .makespan_s "$work/$name.stats.json")
   done
-  printf '%-44s %6s %7.3f %7.3f %9.3f %9.3f %7.3f %7.3f\n' "$name" "$tasks" "$cpath" "$bound" "${makespan[heft]}" "${makespan[steal]}" \
-    "$(echo "${makespan[heft]} / $bound" | bc -l)" "$(echo "${makespan[steal]} / $bound" | bc -l)"
+  threaded=- distributed=- tight=$bound
+  if [ "$have_dask" = 1 ]; then
+    read -r threaded distributed tight < <(/usr/bin/python3 "$dask" "$work/$name/workflow.dot" "$tiles" 2>"$work/$name.dask.log") ||
+      { echo "$name (dask): failed:" >&2; tail -n 3 "$work/$name.dask.log" >&2; exit 1; }
+  fi
+  # The ratios are over the tighter bound (the same as bound_s without Dask's Python).
+  printf '%-44s %6s %7.3f %7.3f %7.3f %9.3f %9.3f %9s %9s %7s %7s %8s %9s\n' "$name" "$tasks" "$cpath" "$bound" "$tight" \
+    "${makespan[heft]}" "${makespan[steal]}" "$threaded" "$distributed" "$(ratio "${makespan[heft]}" "$tight")" \
+    "$(ratio "${makespan[steal]}" "$tight")" "$(ratio "$threaded" "$tight")" "$(ratio "$distributed" "$tight")"
 done
