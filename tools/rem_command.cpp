@@ -1,15 +1,22 @@
 // `redflow rem`: run a graph with no driver, as a REM program (docs/rem.md).
 // Scheduler processes meet only through the store; more can be started at
 // any time against the same store and --instance, and they help.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
+
+extern char** environ;
 
 #include "cli_common.hpp"
 #include "dashboard_flag.hpp"
@@ -80,10 +87,42 @@ class RemProgress {
   std::chrono::steady_clock::time_point published_{};
 };
 
-// Runs `procs` scheduler processes (fork) on a networked store; each opens its
-// own connections and sends its stats through a pipe: its totals so far now
-// and then (every 100 ms at most, when shown on a dashboard), then its final
-// ones. Returns their sum and counts in `replaced` the processes that were
+// A scheduler process of --procs is this command started again (posix_spawn
+// of /proc/self/exe) with this variable set to "FD SHOWN": it runs one
+// scheduler and writes its stats to FD. Not fork() alone: the parent has
+// threads (the dashboard's), and a child forked while one of them held a lock
+// (the allocator's, under ASan) would wait for it for ever.
+constexpr const char* kSchedulerChildEnv = "REDFLOW_REM_SCHEDULER_FD";
+// The descriptor a scheduler process writes its records to.
+constexpr int kSchedulerChildFd = 3;
+
+// The body of a scheduler process: its totals so far now and then (every
+// 100 ms at most, when the parent shows them on a dashboard), then its final
+// ones, each a record written whole (under PIPE_BUF). Returns the exit status.
+int scheduler_child(const char* env, const rem::Program& program, rem::Store& store, const Inputs& inputs, rem::RunOptions o) {
+  int fd = -1, shown = 0;
+  if (std::sscanf(env, "%d %d", &fd, &shown) != 2 || fd < 0)
+    return fail(Status::InvalidArgument(fmt::format("{}='{}': not 'FD SHOWN' (it is set by redflow rem --procs for its own processes)",
+                                                    kSchedulerChildEnv, env)));
+  rem::RunStats so_far;
+  auto last_sent = std::chrono::steady_clock::now();
+  o.on_progress = nullptr;
+  if (shown != 0) {
+    o.on_progress = [&](const rem::RunStats& gained) {
+      so_far += gained;
+      if (std::chrono::steady_clock::now() - last_sent < std::chrono::milliseconds(100)) return;
+      last_sent = std::chrono::steady_clock::now();
+      (void)!write(fd, &so_far, sizeof so_far);
+    };
+  }
+  auto st = rem::run_scheduler(program, store, inputs, o);
+  if (!st.ok()) return fail(st.status());
+  return write(fd, &*st, sizeof(rem::RunStats)) == static_cast<ssize_t>(sizeof(rem::RunStats)) ? 0 : 1;
+}
+
+// Runs `procs` scheduler processes on a networked store; each opens its own
+// connections and sends its stats through a pipe (scheduler_child()).
+// Returns their sum and counts in `replaced` the processes that were
 // killed (by a signal) before any scheduler saw the run finished: each is
 // replaced by a new one, up to kReplacementsPerProc * procs in one run, so
 // the run finishes as long as the store lives (what it wrote is kept; the
@@ -91,8 +130,8 @@ class RemProgress {
 // printed it) is not replaced: the others would meet the same error.
 constexpr unsigned kReplacementsPerProc = 3;
 
-Result<rem::RunStats> run_processes(const RemArgs& a, const rem::Program& program, const Inputs& inputs, const rem::RunOptions& base,
-                                    RemProgress& progress, unsigned& replaced) {
+// Each process reads the graph, its plugins and the inputs again.
+Result<rem::RunStats> run_processes(const RemArgs& a, const rem::RunOptions& base, RemProgress& progress, unsigned& replaced) {
   struct Child {
     unsigned number;  // 1-based, in the order started, for messages
     pid_t pid;
@@ -102,37 +141,46 @@ Result<rem::RunStats> run_processes(const RemArgs& a, const rem::Program& progra
   };
   std::vector<Child> children;
   unsigned started = 0;
+  std::error_code ec;
+  const std::string exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) return Status::IOError("cannot find the redflow executable (/proc/self/exe) to start scheduler processes: " + ec.message());
+  const std::string child_env = fmt::format("{}={} {}", kSchedulerChildEnv, kSchedulerChildFd, progress.shown() ? 1 : 0);
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::strncmp(*e, kSchedulerChildEnv, std::strlen(kSchedulerChildEnv)) != 0) envp.push_back(*e);
+  envp.push_back(const_cast<char*>(child_env.c_str()));
+  envp.push_back(nullptr);
   auto spawn = [&]() -> Status {
-    int fds[2];
-    if (pipe(fds) != 0) return Status::IOError("pipe: " + std::string(std::strerror(errno)));
     const unsigned number = ++started;
-    pid_t pid = fork();
-    if (pid < 0) return Status::IOError("fork: " + std::string(std::strerror(errno)));
-    if (pid == 0) {
-      close(fds[0]);
-      for (const Child& c : children)
-        if (c.fd >= 0) close(c.fd);
-      auto store = rem::open_store(a.store);
-      if (!store.ok()) _exit(fail(store.status()));
-      rem::RunOptions o = base;
-      o.seed = base.seed * 1000003 + number;
-      o.on_progress = nullptr;
-      rem::RunStats so_far;
-      auto last_sent = std::chrono::steady_clock::now();
-      if (progress.shown()) {
-        o.on_progress = [&](const rem::RunStats& gained) {
-          so_far += gained;
-          if (std::chrono::steady_clock::now() - last_sent < std::chrono::milliseconds(100)) return;
-          last_sent = std::chrono::steady_clock::now();
-          (void)!write(fds[1], &so_far, sizeof so_far);  // a record under PIPE_BUF: written whole or not at all
-        };
-      }
-      auto st = rem::run_scheduler(program, **store, inputs, o);
-      if (!st.ok()) _exit(fail(st.status()));
-      ssize_t n = write(fds[1], &*st, sizeof(rem::RunStats));
-      _exit(n == sizeof(rem::RunStats) ? 0 : 1);
+    std::vector<std::string> args = {exe, "rem", a.graph, "--store", a.store, "--instance", base.instance,
+                                     "--seed", std::to_string(base.seed * 1000003 + number), "--coalesce-tasks", std::to_string(a.coalesce_tasks),
+                                     "--timeout", fmt::format("{}", a.timeout_s)};
+    if (a.coalesce_labels) args.push_back("--coalesce-labels");
+    for (const std::string& lib : a.libs) args.insert(args.end(), {"--lib", lib});
+    for (const std::string& in : a.inputs) args.insert(args.end(), {"--input", in});
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) return Status::IOError("pipe: " + std::string(std::strerror(errno)));
+    // The write end becomes the child's descriptor 3 (dup2 clears close-on-exec; a pipe already
+    // at 3 is moved first, since dup2 onto itself would leave the flag).
+    if (fds[1] == kSchedulerChildFd) {
+      const int moved = fcntl(fds[1], F_DUPFD_CLOEXEC, kSchedulerChildFd + 1);
+      close(fds[1]);
+      fds[1] = moved;
     }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], kSchedulerChildFd);
+    pid_t pid = -1;
+    const int rc = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
     close(fds[1]);
+    if (rc != 0) {
+      close(fds[0]);
+      return Status::IOError(fmt::format("starting scheduler process {} ({}): {}", number, exe, std::strerror(rc)));
+    }
     children.push_back({number, pid, fds[0], {}, false});
     return Status::Ok();
   };
@@ -241,6 +289,7 @@ int rem_main(const RemArgs& a) {
     fmt::print(stderr, "redflow rem: removed {} key(s) of instance {} from {}\n", *removed, o.instance, (*store)->describe());
     return 0;
   }
+  if (const char* child = std::getenv(kSchedulerChildEnv)) return scheduler_child(child, program, **store, inputs, o);
   fmt::print(stderr, "redflow rem: instance {} on {}, {} scheduler(s), {} tasks, {} labels\n", o.instance, (*store)->describe(), a.procs,
              program.tasks().size(), program.labels().size());
   // Refused once here rather than by every scheduler process below.
@@ -258,8 +307,8 @@ int rem_main(const RemArgs& a) {
     if (!run.ok()) return fail(run.status());
     stats = run->stats;
   } else {
-    store->reset();  // children open their own connections after fork
-    stats = run_processes(a, program, inputs, o, progress, replaced);
+    store->reset();  // the scheduler processes open their own connections
+    stats = run_processes(a, o, progress, replaced);
     if (!stats.ok()) return fail(stats.status());
     store = rem::open_store(a.store);
     if (!store.ok()) return fail(store.status());
