@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <mutex>
 
 #include "redflow/rem.hpp"
 #include "rem/value_codec.hpp"
@@ -86,11 +87,16 @@ void expect_records_bound_to_program_and_key(Store& store) {
 // cannot list its keys reliably (memcached's `lru_crawler metadump` leaves
 // out items it has not crawled yet): what is left of an instance is then
 // each key ever written under its prefix that the server still has.
+// add() may be called from several scheduler threads at once; `written` is
+// read once they are done.
 class RecordingStore final : public Store {
  public:
   explicit RecordingStore(Store& inner) : inner_(inner) {}
   Result<bool> add(const std::string& key, std::span<const std::byte> value) override {
-    written.push_back(key);
+    {
+      std::lock_guard lock(mutex_);
+      written.push_back(key);
+    }
     return inner_.add(key, value);
   }
   Result<std::optional<Value>> get(const std::string& key) override { return inner_.get(key); }
@@ -102,6 +108,7 @@ class RecordingStore final : public Store {
 
  private:
   Store& inner_;
+  std::mutex mutex_;
 };
 
 // On a real server: two finished instances of a program (on memcached with
