@@ -167,7 +167,12 @@ Result<rem::RunStats> run_processes(const RemArgs& a, const rem::RunOptions& bas
     // at 3 is moved first, since dup2 onto itself would leave the flag).
     if (fds[1] == kSchedulerChildFd) {
       const int moved = fcntl(fds[1], F_DUPFD_CLOEXEC, kSchedulerChildFd + 1);
+      const int error = errno;
       close(fds[1]);
+      if (moved < 0) {
+        close(fds[0]);
+        return Status::IOError("pipe: " + std::string(std::strerror(error)));
+      }
       fds[1] = moved;
     }
     posix_spawn_file_actions_t actions;
