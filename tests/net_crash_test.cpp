@@ -15,9 +15,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -33,15 +35,26 @@ namespace {
 
 using testing::WorkerProcesses;
 
+// The heartbeat timeout of the kill trials: short, so that a killed
+// worker is found lost within a trial, but not so short that a live
+// worker's heartbeats, late on a machine loaded many times over, make it
+// look dead too. Under a sanitizer, with both sanitizer stages running at
+// once (load 14-16 on 2 cores), 0.3 s was too short: both workers of a
+// trial were declared lost before the kill.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr double kKillTrialHeartbeatS = 1.0;
+#else
+constexpr double kKillTrialHeartbeatS = 0.3;
+#endif
+
 // Executions of `loaded` around a `kill -9` of `victim`, `delay` after the
 // first starts: they go on until the kill has landed (an event, whatever the
-// machine's speed) and then until the tile is lost or 20 more have run, and
-// each must equal `want`. Returns the tiles they lost, in all, and whether
-// the kill landed while an execution ran (`mid`). A tile lost between two
-// executions (the kill came after the last answer the execution needed) is
-// lost in no execution's count, but its stats say so from the next one on:
-// that ends the trial too, rather than 20 more executions (two to three
-// seconds each under TSan with values of 3 MB, past the trials' budget).
+// machine's speed) and then until the tile is lost or three heartbeat
+// timeouts and a second have passed, and each must equal `want`. Returns
+// the tiles they lost, in all, and whether the kill landed while an
+// execution ran (`mid`). A tile lost between two executions (the kill came
+// after the last answer the execution needed) is lost in no execution's
+// count, but its stats say so from the next one on: that ends the trial too.
 struct AcrossAKill {
   std::uint64_t lost = 0;
   int executions = 0;
@@ -56,8 +69,11 @@ AcrossAKill execute_across_a_kill(LoadedGraph& loaded, const Inputs& inputs, con
     killed = true;
   });
   AcrossAKill a;
-  for (int since_kill = 0; a.executions < 5000;) {
+  const auto patience = std::chrono::duration<double>(3 * kKillTrialHeartbeatS + 1);
+  std::optional<std::chrono::steady_clock::time_point> landed;
+  while (a.executions < 100000) {
     const bool after = killed.load();
+    if (after && !landed) landed = std::chrono::steady_clock::now();
     auto out = loaded.execute(inputs);
     ++a.executions;
     if (!after && killed.load()) a.mid = true;
@@ -67,7 +83,7 @@ AcrossAKill execute_across_a_kill(LoadedGraph& loaded, const Inputs& inputs, con
     a.lost += loaded.last_stats().lost_tiles;
     const auto& tiles = loaded.last_stats().tiles;
     const bool gone = std::any_of(tiles.begin(), tiles.end(), [](const TileStats& t) { return t.lost; });
-    if (after && (a.lost > 0 || gone || ++since_kill >= 20)) break;
+    if (after && (a.lost > 0 || gone || std::chrono::steady_clock::now() - *landed > patience)) break;
   }
   killer.join();
   return a;
@@ -88,7 +104,7 @@ TEST(NetCrash, KillNineOfAWorkerAtARandomMomentTwentyTrials) {
       const Scheduler scheduler = trial % 2 == 0 ? Scheduler::kSteal : Scheduler::kHeft;
       WorkerProcesses workers;
       // One local tile so that a run always has a tile left; two workers, one of which dies.
-      RuntimeOptions o = testing::remote_options(1, 2, scheduler, 0.3);
+      RuntimeOptions o = testing::remote_options(1, 2, scheduler, kKillTrialHeartbeatS);
       o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, testing::kWorkerSlots); };
       Runtime rt(o);
       auto loaded = rt.load(g, Registry::with_builtins());
@@ -128,7 +144,7 @@ TEST(NetCrash, KillNineWhileLargeValuesCrossInPieces) {
       const Outputs want = testing::local_reference(g, inputs);
       WorkerProcesses workers;
       // Two workers and no local tile: every value crosses to a worker.
-      RuntimeOptions o = testing::remote_options(0, 2, trial % 2 == 0 ? Scheduler::kSteal : Scheduler::kHeft, 0.3);
+      RuntimeOptions o = testing::remote_options(0, 2, trial % 2 == 0 ? Scheduler::kSteal : Scheduler::kHeft, kKillTrialHeartbeatS);
       o.slot_bytes = 4 << 20;
       o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, slots); };
       Runtime rt(o);
