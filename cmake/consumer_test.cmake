@@ -4,7 +4,10 @@
 # the installed `redflow` command. Checks the shared library's SONAME and
 # that the installed command links it and not the applications' BLAS and
 # FFTW, and offers no developer tools.
-# Arguments: BUILD_DIR, SOURCE_DIR, WORK_DIR, CXX, FLAGS (sanitizer flags of the build, may be empty).
+# And, when the build has the Python module (PYTHON, the interpreter, and
+# PYTHON_SITE, its directory under the prefix), that the installed package
+# imports and runs a graph through the installed libredflow.so.
+# Arguments: BUILD_DIR, SOURCE_DIR, WORK_DIR, CXX, FLAGS (sanitizer flags of the build, may be empty), PYTHON, PYTHON_SITE.
 cmake_minimum_required(VERSION 3.20)
 
 function(run what)
@@ -105,4 +108,18 @@ if(PKG_CONFIG)
       -Wl,-rpath,${libdir})
   run("run consumer (pkg-config)" ${WORK_DIR}/consumer-pc)
   message(STATUS "consumer (pkg-config): ${last_output}")
+endif()
+
+# 3. The Python package, from a directory outside the build tree.
+if(PYTHON)
+  if(NOT EXISTS ${prefix}/${PYTHON_SITE}/redflow/__init__.py)
+    message(FATAL_ERROR "install_consumer: the Python package was not installed in ${prefix}/${PYTHON_SITE}/redflow")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${prefix}/${PYTHON_SITE} ${PYTHON} -c
+    "import numpy as np, redflow; x = redflow.input('x', shape=(4,), dtype=np.int32); (y,) = redflow.compute(redflow.call('i32.add', x, x), inputs={'x': np.arange(4, dtype=np.int32)}, tiles=1); assert list(y) == [0, 2, 4, 6], y; print(redflow.__file__, redflow._redflow.__file__)"
+    WORKING_DIRECTORY ${WORK_DIR} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "^${prefix}/")
+    message(FATAL_ERROR "install_consumer: the installed Python package did not run a graph (${rc}):\n${out}\n${err}")
+  endif()
+  message(STATUS "Python package: ${out}")
 endif()

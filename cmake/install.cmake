@@ -45,6 +45,7 @@ if(REDFLOW_BUILD_TESTS AND TARGET redflow_user_cli)
   add_test(NAME install_consumer
     COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${CMAKE_BINARY_DIR} -DSOURCE_DIR=${CMAKE_CURRENT_SOURCE_DIR}
             -DWORK_DIR=${CMAKE_BINARY_DIR}/consumer-test -DCXX=${CMAKE_CXX_COMPILER} "-DFLAGS=${REDFLOW_CONSUMER_FLAGS}"
+            "-DPYTHON=$<$<TARGET_EXISTS:redflow_python>:${REDFLOW_PYTHON}>" "-DPYTHON_SITE=${REDFLOW_PYTHON_SITE}"
             -P ${CMAKE_CURRENT_LIST_DIR}/consumer_test.cmake)
   set_tests_properties(install_consumer PROPERTIES TIMEOUT 600)
   add_test(NAME reconfigure_keeps_flags

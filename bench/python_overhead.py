@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""What Python costs redflow, measured in one run (docs/python.md, "Cost"):
+
+1. a chain of empty-ish C++ actors (i32.add on 4 bytes) built and executed
+   from Python, against the same DOT graph executed by the `redflow`
+   command (per execution, from the difference of two --repeat counts);
+2. the same chain of empty Python actors: the cost of a Python call under
+   the GIL per actor;
+3. a blocked matrix product of NumPy actors on 2 tiles against NumPy's own
+   product (one call), both with OpenBLAS on one thread per call.
+
+Usage: PYTHONPATH=build/python /usr/bin/python3 bench/python_overhead.py [build/redflow]
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
+
+import redflow  # noqa: E402
+
+CHAIN = 1000
+REPEAT = 200
+
+
+def chain_graph(function):
+    g = redflow.Graph("chain")
+    g.input("x", shape=1, dtype=np.int32)
+    prev = "x"
+    for k in range(CHAIN):
+        out = f"v{k}"
+        (g.output if k == CHAIN - 1 else g.inner)(out, shape=1, dtype=np.int32)
+        g.actor(f"a{k}", function, [prev, "x"] if function == "i32.add" else [prev], out)
+        prev = out
+    return g
+
+
+def per_execution(loaded, inputs, repeat=REPEAT):
+    loaded.execute(inputs)  # warm
+    start = time.perf_counter()
+    for _ in range(repeat):
+        loaded.execute(inputs)
+    return (time.perf_counter() - start) / repeat
+
+
+def command_per_execution(command, dot, x_path):
+    """The command's own mean time of an execution over --repeat runs (it prints it)."""
+    done = subprocess.run([command, "run", dot, "--tiles", "1", "--input", f"x={x_path}", "--repeat", str(REPEAT)],
+                          check=True, capture_output=True, text=True)
+    mean = re.search(r"mean ([0-9.]+) ms", done.stdout + done.stderr)
+    if not mean:
+        sys.exit(f"python_overhead: no mean time in the command's output:\n{done.stdout}{done.stderr}")
+    return float(mean.group(1)) / 1e3
+
+
+def blocked_matmul(n, b):
+    s = n // b
+
+    @redflow.actor(shape=lambda x, y: (x.shape[0], y.shape[1]))
+    def product(x, y, out):
+        np.matmul(x, y, out=out)
+
+    @redflow.actor
+    def total(p, q, out):
+        np.add(p, q, out=out)
+
+    def block(m, i, j, name):
+        @redflow.actor(shape=(s, s), name=name)
+        def take(whole, out):
+            np.copyto(out, whole[i * s:(i + 1) * s, j * s:(j + 1) * s])
+        return take(m)
+
+    a = redflow.input("a", shape=(n, n), dtype=np.float64)
+    c = redflow.input("b", shape=(n, n), dtype=np.float64)
+    ab = [[block(a, i, k, f"a{i}_{k}") for k in range(b)] for i in range(b)]
+    cb = [[block(c, k, j, f"b{k}_{j}") for j in range(b)] for k in range(b)]
+    outs = []
+    for i in range(b):
+        for j in range(b):
+            acc = product(ab[i][0], cb[0][j])
+            for k in range(1, b):
+                acc = total(acc, product(ab[i][k], cb[k][j]))
+            outs.append(acc)
+    return redflow.program(*outs)
+
+
+def main():
+    command = sys.argv[1] if len(sys.argv) > 1 else "build/redflow"
+    x = {"x": np.ones(1, np.int32)}
+    with tempfile.TemporaryDirectory() as tmp:
+        dot, x_path = os.path.join(tmp, "chain.dot"), os.path.join(tmp, "x.npy")
+        graph = chain_graph("i32.add")
+        graph.write_dot(dot)
+        np.save(x_path, x["x"])
+        # Alternating, best of three each: the machine's noise hits both alike.
+        loaded = redflow.Runtime(tiles=1).load(graph, redflow.Registry())
+        cxx_py, cxx_cmd = float("inf"), float("inf")
+        for _ in range(3):
+            cxx_py = min(cxx_py, per_execution(loaded, x))
+            cxx_cmd = min(cxx_cmd, command_per_execution(command, dot, x_path))
+    print(f"chain of {CHAIN} C++ actors, 1 tile: from Python {cxx_py / CHAIN * 1e9:.0f} ns/actor, "
+          f"from the command {cxx_cmd / CHAIN * 1e9:.0f} ns/actor: ratio {cxx_py / cxx_cmd:.2f}")
+
+    reg = redflow.Registry()
+    reg.add("py.empty", lambda inputs, output, args: None, inputs=1)
+    py = per_execution(redflow.Runtime(tiles=1).load(chain_graph("py.empty"), reg), x, repeat=20)
+    print(f"chain of {CHAIN} empty Python actors, 1 tile: {py / CHAIN * 1e9:.0f} ns/actor: "
+          f"{py / cxx_py:.1f} times the C++ actor's")
+
+    n, b = 1024, 4
+    rng = np.random.default_rng(1)
+    a0, b0 = rng.random((n, n)), rng.random((n, n))
+    loaded = blocked_matmul(n, b).load(tiles=2)
+    inputs = {"a": a0, "b": b0}
+    blocks = loaded.execute(inputs)
+    assert np.allclose(np.block([[blocks[i * b + j] for j in range(b)] for i in range(b)]), a0 @ b0)
+    rf = min(per_execution(loaded, inputs, repeat=3) for _ in range(3))
+    start = time.perf_counter()
+    for _ in range(3):
+        a0 @ b0
+    ref = (time.perf_counter() - start) / 3
+    print(f"blocked matmul {n}x{n} in {b}x{b} blocks of NumPy actors on 2 tiles: {rf * 1e3:.1f} ms, "
+          f"NumPy alone (one thread) {ref * 1e3:.1f} ms: ratio {ref / rf:.2f} (>1: redflow faster)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,12 @@
+// The parts of the Python module, one binding file each; module.cpp calls
+// them in this order when Python imports redflow._redflow.
+#pragma once
+#include <pybind11/pybind11.h>
+
+namespace redflow::python {
+
+void bind_graph(pybind11::module_& m);     // graph_binding.cpp: Graph
+void bind_registry(pybind11::module_& m);  // registry_binding.cpp: Registry, Python actors
+void bind_runtime(pybind11::module_& m);   // runtime_binding.cpp: Runtime, LoadedGraph
+
+}  // namespace redflow::python

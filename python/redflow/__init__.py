@@ -1,0 +1,20 @@
+"""redflow from Python: dataflow graphs with redundancy and voting, NumPy data
+in and out without copies, Python callables as actors (docs/python.md).
+
+Two ways to build a graph:
+
+* explicitly, with :class:`Graph` (data nodes and actors by name), or read
+  from extended DOT with :meth:`Graph.from_dot`; then ``Runtime.load`` once
+  and ``LoadedGraph.execute`` many times;
+* by calling functions, as with ``dask.delayed``: :func:`input` and
+  :func:`constant` make values, functions decorated with :func:`actor` (or
+  C++ actors through :func:`call`) combine them, and :func:`compute` runs
+  the graph they built (:func:`program` keeps it for many executions).
+"""
+from ._redflow import REDUNDANCIES, Error, Graph, LoadedGraph, Registry, Runtime
+from .delayed import Program, Value, actor, call, compute, constant, input, program
+
+__all__ = [
+    "REDUNDANCIES", "Error", "Graph", "LoadedGraph", "Registry", "Runtime",
+    "Program", "Value", "actor", "call", "compute", "constant", "input", "program",
+]

@@ -1,0 +1,268 @@
+"""Graphs built by calling functions, in the style of ``dask.delayed``.
+
+``input`` and ``constant`` make values; a function decorated with ``actor``
+(or a C++ actor through ``call``) applied to values makes a new value
+instead of computing it; ``compute`` (once) or ``program`` (many
+executions) turns the values asked for into a redflow graph, with a Python
+actor registered per call site, and runs it::
+
+    import numpy as np, redflow
+
+    @redflow.actor
+    def scale(a, out):          # writes its output in place: no copy
+        np.multiply(a, 2.0, out=out)
+
+    @redflow.actor(redundancy="3x-diff")
+    def total(a):               # returns its output: copied into the slot once
+        return np.cumsum(a)
+
+    x = redflow.input("x", shape=(1000,), dtype=np.float64)
+    y = total(scale(x))
+    (result,) = redflow.compute(y, inputs={"x": np.ones(1000)}, tiles=3)
+
+Every value has a shape and a dtype: an input's and a constant's are given,
+an actor's output is declared (``shape=``, ``dtype=``, each a value or a
+function of the input values) or else is the first input's.
+"""
+import inspect
+import itertools
+
+import numpy as np
+
+from ._redflow import Graph, Registry, Runtime
+
+_counter = itertools.count(1)
+
+
+class Value:
+    """A value of a graph being built: an input, a constant, or an actor's output."""
+
+    def __init__(self, kind, name, shape, dtype, *, array=None, function=None, inputs=(), args="",
+                 redundancy=None, python=None, actor=None):
+        self.kind = kind              # "input", "constant" or "actor"
+        self.name = name              # the data node's name in the graph
+        self.actor = actor            # actors: the actor node's name (errors name it)
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = np.dtype(dtype)
+        self.array = array            # constants
+        self.function = function      # actors: the registered name (a Python actor's is made at build time)
+        self.inputs = tuple(inputs)
+        self.args = args
+        self.redundancy = redundancy
+        self.python = python          # Python actors: (callable, writes_out)
+
+    @property
+    def nbytes(self):
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def __repr__(self):
+        return f"<redflow.Value {self.kind} '{self.name}' {self.shape} {self.dtype}>"
+
+
+def input(name, shape, dtype):  # noqa: A001 - the graph's word for it
+    """An input of the graph, given at each execution as an array of this shape and dtype."""
+    return Value("input", name, _shape(shape), dtype)
+
+
+def constant(array, name=None):
+    """A constant: the graph keeps a copy of ``array``."""
+    array = np.ascontiguousarray(array)
+    return Value("constant", name or f"const_{next(_counter)}", array.shape, array.dtype, array=array)
+
+
+def _shape(shape):
+    return (shape,) if isinstance(shape, int) else tuple(shape)
+
+
+def _declared(spec, inputs, default):
+    if spec is None:
+        return default
+    return spec(*inputs) if callable(spec) else spec
+
+
+def _check_values(what, values):
+    for v in values:
+        if not isinstance(v, Value):
+            raise TypeError(f"{what}: {v!r} is not a redflow value (make inputs with redflow.input or redflow.constant)")
+
+
+def actor(function=None, *, shape=None, dtype=None, redundancy=None, name=None):
+    """Decorates ``function`` so that calling it on values adds an actor.
+
+    The function gets one NumPy array per input (read-only, with the input
+    value's shape and dtype) and either writes its output into the keyword
+    argument ``out`` (when it has one: no copy) or returns it (copied into
+    the output slot once). ``shape`` and ``dtype`` declare the output (a
+    value, or a function of the input values); by default the first
+    input's. ``redundancy`` protects this actor ("2x-same" ... "3x-diff").
+    """
+    def wrap(fn):
+        base = name or fn.__name__
+        try:
+            writes_out = "out" in inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            writes_out = False
+
+        def call_site(*values):
+            _check_values(f"actor '{base}'", values)
+            if not values and (shape is None or dtype is None):
+                raise ValueError(f"actor '{base}' has no inputs: declare its output's shape and dtype")
+            first = values[0] if values else None
+            out_shape = _shape(_declared(shape, values, first.shape if first else None))
+            out_dtype = _declared(dtype, values, first.dtype if first else None)
+            label = f"{base}_{next(_counter)}"
+            return Value("actor", label + "_out", out_shape, out_dtype, inputs=values, redundancy=redundancy,
+                         python=(fn, writes_out), actor=label)
+
+        call_site.__name__ = getattr(fn, "__name__", base)
+        call_site.__doc__ = getattr(fn, "__doc__", None)
+        call_site.__wrapped__ = fn
+        return call_site
+
+    return wrap(function) if function is not None else wrap
+
+
+def call(function, *values, shape=None, dtype=None, args="", redundancy=None, name=None):
+    """A registered actor (built-in, from a plugin, or added to the registry) on ``values``."""
+    _check_values(f"actor '{function}'", values)
+    first = values[0] if values else None
+    if first is None and (shape is None or dtype is None):
+        raise ValueError(f"actor '{function}' has no inputs: declare its output's shape and dtype")
+    out_shape = _shape(_declared(shape, values, first.shape if first else None))
+    out_dtype = _declared(dtype, values, first.dtype if first else None)
+    label = name or f"{function.replace('.', '_')}_{next(_counter)}"
+    return Value("actor", label + "_out", out_shape, out_dtype, function=function, inputs=values, args=args,
+                 redundancy=redundancy, actor=label)
+
+
+def _python_actor(fn, writes_out, inputs, out_value):
+    """The fn(inputs, output, args) the registry runs for one call site."""
+    in_specs = [(v.dtype, v.shape) for v in inputs]
+    out_dtype, out_shape = out_value.dtype, out_value.shape
+
+    def run(buffers, output, _args):
+        arrays = [b.view(d).reshape(s) for b, (d, s) in zip(buffers, in_specs)]
+        out = output.view(out_dtype).reshape(out_shape)
+        if writes_out:
+            fn(*arrays, out=out)
+            return
+        result = fn(*arrays)
+        if result is None:
+            raise ValueError(f"{fn.__name__} returned None: return the output, or take an `out` argument and write it")
+        result = np.asarray(result)
+        if result.shape != out_shape and result.size != out.size:
+            raise ValueError(f"{fn.__name__} returned shape {result.shape}, the actor's output is {out_shape}")
+        out[...] = result.reshape(out_shape)
+
+    return run
+
+
+class Program:
+    """The graph the asked-for values need, with the registry of its actors.
+
+    ``outputs`` are the values asked for, in order; ``graph`` and ``registry``
+    can also be used directly (``Runtime.load``).
+    """
+
+    def __init__(self, values, registry=None, plugins=(), name="redflow"):
+        _check_values("program", values)
+        if not values:
+            raise ValueError("program: ask for at least one value")
+        self.outputs = tuple(values)
+        self.registry = registry if registry is not None else Registry()
+        for plugin in plugins:
+            self.registry.load_plugin(str(plugin))
+        self.graph = Graph(name)
+        self.inputs = {}
+        order = self._topological(self.outputs)
+        wanted = {id(v) for v in self.outputs}
+        names = set()
+        for v in order:
+            if v.name in names:
+                raise ValueError(f"two values are named '{v.name}': give inputs and constants distinct names")
+            names.add(v.name)
+            if v.kind == "input":
+                if id(v) in wanted:
+                    raise ValueError(f"input '{v.name}' is asked for as an output: ask for a value computed from it")
+                self.graph.input(v.name, shape=v.shape, dtype=v.dtype)
+                self.inputs[v.name] = v
+            elif v.kind == "constant":
+                self.graph.constant(v.name, v.array)
+            else:
+                make = self.graph.output if id(v) in wanted else self.graph.inner
+                make(v.name, shape=v.shape, dtype=v.dtype)
+        for v in order:
+            if v.kind != "actor":
+                continue
+            function = v.function
+            if v.python is not None:
+                function = "py." + v.actor
+                self.registry.add(function, _python_actor(*v.python, v.inputs, v), inputs=len(v.inputs))
+            self.graph.actor(v.actor, function, [i.name for i in v.inputs], v.name, args=v.args,
+                             redundancy=v.redundancy)
+
+    @staticmethod
+    def _topological(values):
+        order, seen = [], set()
+
+        def visit(v, path):
+            if id(v) in seen:
+                return
+            seen.add(id(v))
+            for i in v.inputs:
+                visit(i, path)
+            order.append(v)
+
+        for v in values:
+            visit(v, ())
+        return order
+
+    def load(self, runtime=None, **options):
+        """Loads the graph on ``runtime`` (or a Runtime made from ``options``): a Loaded to execute."""
+        if runtime is None:
+            runtime = Runtime(**options)
+        elif options:
+            raise TypeError("give a runtime or its options, not both")
+        return Loaded(self, runtime, runtime.load(self.graph, self.registry))
+
+
+class Loaded:
+    """A Program loaded on a runtime: execute it many times."""
+
+    def __init__(self, program, runtime, loaded):
+        self.program, self.runtime, self.loaded = program, runtime, loaded
+
+    def execute(self, inputs=None, **options):
+        """Runs once; returns the asked-for values as arrays of their shapes (views, no copy)."""
+        inputs = dict(inputs or {})
+        missing = [n for n in self.program.inputs if n not in inputs]
+        if missing:
+            raise KeyError(f"no array given for input(s) {', '.join(repr(m) for m in missing)}")
+        arrays = {}
+        for name, given in inputs.items():
+            if name not in self.program.inputs:
+                raise KeyError(f"'{name}' is not an input of this program (inputs: {', '.join(self.program.inputs)})")
+            v = self.program.inputs[name]
+            a = np.asarray(given)
+            if a.shape != v.shape:
+                raise ValueError(f"input '{name}' has shape {a.shape}, the program declares {v.shape}")
+            arrays[name] = a.reshape(-1) if a.flags.c_contiguous else a
+        out = self.loaded.execute(arrays, **options)
+        return tuple(out[v.name].reshape(v.shape) for v in self.program.outputs)
+
+    @property
+    def stats(self):
+        return self.loaded.stats
+
+
+def program(*values, registry=None, plugins=(), name="redflow"):
+    """The Program computing ``values``: load it once, execute it many times."""
+    return Program(values, registry=registry, plugins=plugins, name=name)
+
+
+def compute(*values, inputs=None, registry=None, plugins=(), **options):
+    """Builds, loads and runs the graph of ``values`` once; returns their arrays, in order (a tuple).
+
+    ``options`` are the Runtime's (tiles, scheduler, redundancy, inject, ...).
+    """
+    return program(*values, registry=registry, plugins=plugins).load(**options).execute(inputs)
