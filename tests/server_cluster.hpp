@@ -31,6 +31,16 @@
 
 namespace redflow::testing {
 
+// The jobs' heartbeat timeout: short, so that tests which lose a worker
+// find it lost quickly; under a sanitizer longer, since with both
+// sanitizer stages running at once (load 15 on 2 cores) a live Task
+// Manager's heartbeats came more than 1 s apart and it was declared lost.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr const char* kServerHeartbeatTimeout = "3";
+#else
+inline constexpr const char* kServerHeartbeatTimeout = "1";
+#endif
+
 class ServerClusterFixture : public ::testing::Test {
  protected:
   using Path = std::filesystem::path;
@@ -68,9 +78,10 @@ class ServerClusterFixture : public ::testing::Test {
   }
 
   // Starts the server (a job runs on `min_workers` unless it asks
-  // otherwise; `extra` flags after the others; a heartbeat timeout of 1 s
-  // and a --wait of 60 s unless `extra` gives them) and waits for its server file; returns the
-  // workers' endpoint ("" after a failure).
+  // otherwise; `extra` flags after the others; a heartbeat timeout of
+  // kServerHeartbeatTimeout and a --wait of 60 s unless `extra` gives them)
+  // and waits for its server file; returns the workers' endpoint ("" after
+  // a failure).
   std::string start_server(unsigned min_workers = 3, const std::vector<std::string>& extra = {}) {
     std::filesystem::remove(dir_ / "server");
     const int log = ::open((dir_ / "server.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -78,7 +89,7 @@ class ServerClusterFixture : public ::testing::Test {
                                      "--server-file", (dir_ / "server").string(), "--journal", (dir_ / "journal").string()};
     auto given = [&](const char* flag) { return std::find(extra.begin(), extra.end(), flag) != extra.end(); };
     if (!given("--wait")) args.insert(args.end(), {"--wait", "60"});
-    if (!given("--heartbeat-timeout")) args.insert(args.end(), {"--heartbeat-timeout", "1"});
+    if (!given("--heartbeat-timeout")) args.insert(args.end(), {"--heartbeat-timeout", kServerHeartbeatTimeout});
     args.insert(args.end(), extra.begin(), extra.end());
     server_ = spawn_process(args, {.err_fd = log});
     ::close(log);
