@@ -10,11 +10,14 @@ Two ways to build a graph:
   :func:`constant` make values, functions decorated with :func:`actor` (or
   C++ actors through :func:`call`) combine them, and :func:`compute` runs
   the graph they built (:func:`program` keeps it for many executions).
+
+A bag of tasks (SPITS) is three Python pieces: :func:`spits_run` (tasks,
+execute, commit), each task committed exactly once.
 """
-from ._redflow import REDUNDANCIES, Error, Graph, LoadedGraph, Registry, Runtime
+from ._redflow import REDUNDANCIES, Error, Graph, LoadedGraph, Registry, Runtime, spits_run
 from .delayed import Program, Value, actor, call, compute, constant, input, program
 
 __all__ = [
-    "REDUNDANCIES", "Error", "Graph", "LoadedGraph", "Registry", "Runtime",
+    "REDUNDANCIES", "Error", "Graph", "LoadedGraph", "Registry", "Runtime", "spits_run",
     "Program", "Value", "actor", "call", "compute", "constant", "input", "program",
 ]

@@ -33,3 +33,15 @@ def test_the_readmes_python_example_runs():
     scope = {}
     exec(compile(code, "README.md", "exec"), scope)
     assert (scope["y"] == 2.0).all() and scope["y"].shape == (1000,)
+
+
+def test_bag_of_tasks_commits_every_task_and_then_none_from_its_log(tmp_path):
+    log = str(tmp_path / "pi.log")
+    first = subprocess.run([sys.executable, str(EXAMPLES / "bag_of_tasks.py"), log], capture_output=True, text=True,
+                           timeout=120, env=dict(os.environ))
+    assert first.returncode == 0, first.stderr
+    assert "committed 64 task(s), 0 from the log" in first.stdout
+    assert "pi is about 3.14" in first.stdout
+    second = subprocess.run([sys.executable, str(EXAMPLES / "bag_of_tasks.py"), log], capture_output=True, text=True,
+                            timeout=120, env=dict(os.environ))
+    assert "committed 0 task(s), 64 from the log" in second.stdout
