@@ -169,6 +169,38 @@ TEST_F(PeerHubTest, ASilentPeerIsLostAndToldByeAndTheOthersGetHeartbeatsWithTheS
   EXPECT_TRUE(of_kind(sent, "quiet", EnvelopeKind::kHeartbeat).empty());
 }
 
+// A tick more than half a timeout late means this process did not run
+// (under two sanitizer stages at once, a driver woke to find every worker
+// "silent", their heartbeats unread in its socket): that tick judges no
+// silence, the next one does.
+TEST_F(PeerHubTest, ATickThatComesLateJudgesNoSilenceUntilWhatCameMeanwhileIsRead) {
+  welcome("unread", t0_);
+  welcome("dead", t0_);
+  tick(t0_ + 500ms);
+  // Nothing ran for 2.5 s: both look silent for 3 s, past the 2 s timeout.
+  std::vector<HubSent> sent = tick(t0_ + 3000ms);
+  EXPECT_FALSE(hub_.lost(0));
+  EXPECT_FALSE(hub_.lost(1));
+  EXPECT_EQ(of_kind(sent, "unread", EnvelopeKind::kHeartbeat).size(), 1u);
+  EXPECT_EQ(of_kind(sent, "dead", EnvelopeKind::kHeartbeat).size(), 1u);
+  // What the first sent meanwhile is read; the next tick judges.
+  say("unread", EnvelopeKind::kHeartbeat, 0, {}, t0_ + 3100ms);
+  tick(t0_ + 3500ms);
+  EXPECT_FALSE(hub_.lost(0));
+  EXPECT_TRUE(hub_.lost(1));
+  ASSERT_EQ(service_.losses.size(), 1u);
+  EXPECT_EQ(service_.losses[0].why, "silent for more than 2 s");
+}
+
+TEST_F(PeerHubTest, TicksThatAreAllLateStillFindADeadPeer) {
+  welcome("dead", t0_);
+  tick(t0_ + 500ms);
+  tick(t0_ + 3000ms);  // late: judges nothing
+  EXPECT_FALSE(hub_.lost(0));
+  tick(t0_ + 5000ms);  // late again, but the one before judged nothing: this one does
+  EXPECT_TRUE(hub_.lost(0));
+}
+
 TEST_F(PeerHubTest, APeerWhoseConnectionDroppedIsLostAtTheNextSend) {
   welcome("w", t0_);
   out_.unreachable.insert("w");

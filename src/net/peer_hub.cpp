@@ -162,9 +162,18 @@ void PeerHub::refuse_stranger(const std::string& who, std::string why, const std
 }
 
 void PeerHub::on_tick(Time now) {
+  const auto late = std::chrono::duration<double>(options_.heartbeat_timeout_s / 2) + interval_;
+  const bool stalled = last_tick_ != Time{} && now - last_tick_ > late;
+  last_tick_ = now;
+  // At most one tick in a row judges nothing, so steady stalls only slow the judging down.
+  const bool judge = !stalled || silence_deferred_;
+  silence_deferred_ = !judge;
+  if (!judge)
+    spdlog::debug("{}: no tick for more than {:g} s (this process did not run); silence is judged at the next", options_.log_name,
+                  late.count());
   for (unsigned p = 0; p < peers_.size(); ++p) {
     if (peers_[p].lost) continue;
-    if (silent(peers_[p].heard, now, options_.heartbeat_timeout_s)) {
+    if (judge && silent(peers_[p].heard, now, options_.heartbeat_timeout_s)) {
       declare_lost(p, silence_reason(options_.heartbeat_timeout_s));
       continue;
     }

@@ -152,7 +152,12 @@ class PeerHub {
   // A message from `routing_id`: `parts` after the routing id.
   void on_message(const std::string& routing_id, std::span<const std::span<const std::byte>> parts, const std::string& address, Time now,
                   zmq::message_t* body_part = nullptr);
-  // The clock: silent peers lost, HEARTBEAT to the others.
+  // The clock: silent peers lost, HEARTBEAT to the others. A tick that
+  // comes more than half a heartbeat timeout late (this process did not
+  // run: a loaded machine, a VM's stolen time, a debugger) judges no
+  // silence: what the peers sent meanwhile may be unread still, in the
+  // socket or in ZeroMQ's queues. The next tick, once the owner has read
+  // it, judges; so a dead peer is found at most one interval later.
   void on_tick(Time now);
   // Declares `peer` lost for `why` (a message out of place: counted as
   // refused). False when it was lost already or is unknown.
@@ -196,6 +201,8 @@ class PeerHub {
   PeerHubOptions options_;
   PeerService& service_;
   std::chrono::milliseconds interval_;
+  Time last_tick_{};           // the last on_tick(); none before the first
+  bool silence_deferred_ = false;  // the last tick came late and judged no silence
   std::vector<Peer> peers_;
   std::vector<Notice> notices_;
   std::uint64_t incarnations_ = 0;
