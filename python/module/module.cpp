@@ -29,6 +29,7 @@ PYBIND11_MODULE(_redflow, m) {
   redflow::python::bind_registry(m);
   redflow::python::bind_runtime(m);
   redflow::python::bind_spits(m);
+  redflow::python::bind_client(m);
   py::list redundancies;
   for (redflow::Redundancy r : redflow::kAllRedundancies) redundancies.append(redflow::to_string(r));
   m.attr("REDUNDANCIES") = redundancies;

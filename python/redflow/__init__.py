@@ -13,11 +13,15 @@ Two ways to build a graph:
 
 A bag of tasks (SPITS) is three Python pieces: :func:`spits_run` (tasks,
 execute, commit), each task committed exactly once.
+
+A long-lived ``redflow server`` is reached with :class:`Client`;
+:func:`submit_graph` runs a graph there and returns a future of its arrays.
 """
-from ._redflow import REDUNDANCIES, Error, Graph, LoadedGraph, Registry, Runtime, spits_run
+from ._redflow import REDUNDANCIES, Client, Error, Graph, LoadedGraph, Registry, Runtime, spits_run
+from .cluster import JobFuture, submit_graph
 from .delayed import Program, Value, actor, call, compute, constant, input, program
 
 __all__ = [
-    "REDUNDANCIES", "Error", "Graph", "LoadedGraph", "Registry", "Runtime", "spits_run",
+    "REDUNDANCIES", "Client", "Error", "Graph", "JobFuture", "LoadedGraph", "Registry", "Runtime", "spits_run", "submit_graph",
     "Program", "Value", "actor", "call", "compute", "constant", "input", "program",
 ]
