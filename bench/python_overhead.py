@@ -6,8 +6,10 @@
    command (per execution, from the difference of two --repeat counts);
 2. the same chain of empty Python actors: the cost of a Python call under
    the GIL per actor;
-3. a blocked matrix product of NumPy actors on 2 tiles against NumPy's own
-   product (one call), both with OpenBLAS on one thread per call.
+3. a blocked matrix product of NumPy actors, on 2 tiles of this process
+   (one GIL) and on 2 `python3 -m redflow.worker` processes (one
+   interpreter each), against NumPy's own product (one call), OpenBLAS on
+   one thread per call everywhere.
 
 Usage: PYTHONPATH=build/python /usr/bin/python3 bench/python_overhead.py [build/redflow]
 """
@@ -22,6 +24,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 import redflow  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import python_bench_actors as actors  # noqa: E402
 
 CHAIN = 1000
 REPEAT = 200
@@ -58,34 +63,38 @@ def command_per_execution(command, dot, x_path):
 
 
 def blocked_matmul(n, b):
+    """C = A B in b x b blocks, each block of A and B an input (the caller splits them)."""
     s = n // b
-
-    @redflow.actor(shape=lambda x, y: (x.shape[0], y.shape[1]))
-    def product(x, y, out):
-        np.matmul(x, y, out=out)
-
-    @redflow.actor
-    def total(p, q, out):
-        np.add(p, q, out=out)
-
-    def block(m, i, j, name):
-        @redflow.actor(shape=(s, s), name=name)
-        def take(whole, out):
-            np.copyto(out, whole[i * s:(i + 1) * s, j * s:(j + 1) * s])
-        return take(m)
-
-    a = redflow.input("a", shape=(n, n), dtype=np.float64)
-    c = redflow.input("b", shape=(n, n), dtype=np.float64)
-    ab = [[block(a, i, k, f"a{i}_{k}") for k in range(b)] for i in range(b)]
-    cb = [[block(c, k, j, f"b{k}_{j}") for j in range(b)] for k in range(b)]
+    a = [[redflow.input(f"a{i}_{k}", shape=(s, s), dtype=np.float64) for k in range(b)] for i in range(b)]
+    c = [[redflow.input(f"b{k}_{j}", shape=(s, s), dtype=np.float64) for j in range(b)] for k in range(b)]
     outs = []
     for i in range(b):
         for j in range(b):
-            acc = product(ab[i][0], cb[0][j])
+            acc = actors.product(a[i][0], c[0][j])
             for k in range(1, b):
-                acc = total(acc, product(ab[i][k], cb[k][j]))
+                acc = actors.total(acc, actors.product(a[i][k], c[k][j]))
             outs.append(acc)
     return redflow.program(*outs)
+
+
+def block_inputs(m0, name, b):
+    s = m0.shape[0] // b
+    return {f"{name}{i}_{k}": np.ascontiguousarray(m0[i * s:(i + 1) * s, k * s:(k + 1) * s]) for i in range(b) for k in range(b)}
+
+
+def timed_product(loaded, a0, b0, b, repeat=3):
+    """Seconds per product, the split into blocks and the result's assembly included."""
+    def once():
+        inputs = {**block_inputs(a0, "a", b), **block_inputs(b0, "b", b)}
+        blocks = loaded.execute(inputs)
+        return np.block([[blocks[i * b + j] for j in range(b)] for i in range(b)])
+    assert np.allclose(once(), a0 @ b0)
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        once()
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 def main():
@@ -114,18 +123,29 @@ def main():
     n, b = 1024, 4
     rng = np.random.default_rng(1)
     a0, b0 = rng.random((n, n)), rng.random((n, n))
-    loaded = blocked_matmul(n, b).load(tiles=2)
-    inputs = {"a": a0, "b": b0}
-    blocks = loaded.execute(inputs)
-    assert np.allclose(np.block([[blocks[i * b + j] for j in range(b)] for i in range(b)]), a0 @ b0)
-    rf = min(per_execution(loaded, inputs, repeat=3) for _ in range(3))
-    start = time.perf_counter()
+    ref = float("inf")
     for _ in range(3):
+        start = time.perf_counter()
         a0 @ b0
-    ref = (time.perf_counter() - start) / 3
-    print(f"blocked matmul {n}x{n} in {b}x{b} blocks of NumPy actors on 2 tiles: {rf * 1e3:.1f} ms, "
-          f"NumPy alone (one thread) {ref * 1e3:.1f} ms: ratio {ref / rf:.2f} (>1: redflow faster)")
+        ref = min(ref, time.perf_counter() - start)
+    local = timed_product(blocked_matmul(n, b).load(tiles=2), a0, b0, b)
+    procs = []
 
+    def start_workers(endpoint):
+        for i in range(2):
+            procs.append(subprocess.Popen([sys.executable, "-m", "redflow.worker", "--connect", endpoint, "--actors",
+                                           actors.__file__, "--slots", "16", "--slot-bytes", str(1 << 20)]))
+
+    rt = redflow.Runtime(tiles=0, listen="tcp://127.0.0.1:*", workers=2, on_listening=start_workers, slots=16,
+                         slot_bytes=1 << 20)
+    loaded = blocked_matmul(n, b).load(rt)
+    remote = timed_product(loaded, a0, b0, b)
+    del loaded, rt
+    for p in procs:
+        p.wait(timeout=30)
+    print(f"blocked matmul {n}x{n} in {b}x{b} blocks of NumPy actors, NumPy alone (one thread) {ref * 1e3:.1f} ms: "
+          f"2 tiles of this process {local * 1e3:.1f} ms (ratio {ref / local:.2f}), "
+          f"2 worker processes {remote * 1e3:.1f} ms (ratio {ref / remote:.2f}; >1: redflow faster)")
 
 if __name__ == "__main__":
     main()

@@ -10,5 +10,6 @@ void bind_registry(pybind11::module_& m);  // registry_binding.cpp: Registry, Py
 void bind_runtime(pybind11::module_& m);   // runtime_binding.cpp: Runtime, LoadedGraph
 void bind_spits(pybind11::module_& m);     // spits_binding.cpp: spits_run
 void bind_client(pybind11::module_& m);    // client_binding.cpp: Client
+void bind_worker(pybind11::module_& m);    // worker_binding.cpp: run_worker
 
 }  // namespace redflow::python

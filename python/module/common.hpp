@@ -18,6 +18,21 @@ namespace redflow::python {
 
 namespace py = pybind11;
 
+// A Python callable that C++ may copy and drop on any thread: copies share
+// this holder (std::shared_ptr<Callable>), so no thread touches the
+// callable's reference count without the GIL; the last copy drops it
+// holding the GIL.
+struct Callable {
+  explicit Callable(py::object f) : fn(std::move(f)) {}
+  Callable(const Callable&) = delete;
+  Callable& operator=(const Callable&) = delete;
+  ~Callable() {
+    py::gil_scoped_acquire gil;
+    fn = py::object();
+  }
+  py::object fn;
+};
+
 // Creates redflow.Error (a RuntimeError whose `code` is the Status code's
 // name: "invalid_graph", "actor_failed", "gave_up", ...) in `m`.
 void define_error(py::module_& m);

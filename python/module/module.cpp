@@ -30,6 +30,7 @@ PYBIND11_MODULE(_redflow, m) {
   redflow::python::bind_runtime(m);
   redflow::python::bind_spits(m);
   redflow::python::bind_client(m);
+  redflow::python::bind_worker(m);
   py::list redundancies;
   for (redflow::Redundancy r : redflow::kAllRedundancies) redundancies.append(redflow::to_string(r));
   m.attr("REDUNDANCIES") = redundancies;

@@ -16,20 +16,6 @@
 namespace redflow::python {
 namespace {
 
-// A Python callable the runtime may copy and drop on any thread: copies
-// share this holder, so no thread touches the callable's reference count
-// without the GIL; the last copy drops it holding the GIL.
-struct Callable {
-  explicit Callable(py::object f) : fn(std::move(f)) {}
-  Callable(const Callable&) = delete;
-  Callable& operator=(const Callable&) = delete;
-  ~Callable() {
-    py::gil_scoped_acquire gil;
-    fn = py::object();
-  }
-  py::object fn;
-};
-
 // Runs `callable` as the actor `ctx` describes: fn(inputs, output, args).
 void run_python_actor(const Callable& callable, ActorContext& ctx) {
   py::gil_scoped_acquire gil;

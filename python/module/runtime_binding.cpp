@@ -70,7 +70,7 @@ void bind_runtime(py::module_& m) {
       .def(py::init([](unsigned tiles, const std::string& scheduler, const std::string& redundancy, unsigned slots,
                        std::size_t slot_bytes, unsigned cores_per_tile, std::uint64_t seed, const std::vector<std::string>& inject,
                        bool trace, unsigned quarantine_after, unsigned crash_limit, const std::string& listen, unsigned workers,
-                       double wait_s, const std::string& key_file, const std::string& authorized_keys_file) {
+                       double wait_s, const std::string& key_file, const std::string& authorized_keys_file, py::object on_listening) {
              RuntimeOptions o;
              o.tiles = tiles;
              o.scheduler = scheduler_named(scheduler);
@@ -89,16 +89,29 @@ void bind_runtime(py::module_& m) {
              o.cluster.key_file = key_file;
              o.cluster.authorized_keys_file = authorized_keys_file;
              if (!listen.empty()) o.tiles += workers;  // `tiles` counts local and remote tiles together
+             if (!on_listening.is_none()) {
+               auto callable = std::make_shared<Callable>(std::move(on_listening));
+               o.cluster.on_listening = [callable](const std::string& endpoint) {
+                 py::gil_scoped_acquire gil;
+                 try {
+                   callable->fn(endpoint);
+                 } catch (py::error_already_set& e) {
+                   // Printed, not thrown through the runtime: no worker comes, and load() says so after wait_s.
+                   e.discard_as_unraisable("redflow.Runtime on_listening");
+                 }
+               };
+             }
              return PyRuntime{std::make_unique<Runtime>(std::move(o))};
            }),
            py::kw_only(), py::arg("tiles") = 0, py::arg("scheduler") = "heft", py::arg("redundancy") = "none", py::arg("slots") = 16,
            py::arg("slot_bytes") = std::size_t{8} << 20, py::arg("cores_per_tile") = 1, py::arg("seed") = 1,
            py::arg("inject") = std::vector<std::string>{}, py::arg("trace") = false, py::arg("quarantine_after") = 3,
            py::arg("crash_limit") = 3, py::arg("listen") = "", py::arg("workers") = 0, py::arg("wait_s") = 30.0, py::arg("key_file") = "",
-           py::arg("authorized_keys_file") = "",
+           py::arg("authorized_keys_file") = "", py::arg("on_listening") = py::none(),
            "tiles: local compute tiles (0: one per hardware thread); scheduler: heft or steal; redundancy: none, 2x-same, "
            "3x-same, 2x-diff, 3x-diff; inject: fault specs (\"bitflip:p=0.01,seed=7\", \"faulty-tile:1\", ...); listen and "
-           "workers: wait for that many `redflow worker --connect` processes (docs/remote.md).")
+           "workers: wait for that many `redflow worker --connect` or `python3 -m redflow.worker` processes (docs/remote.md); "
+           "on_listening(endpoint) is called once the driver listens (\"tcp://127.0.0.1:*\" picks a free port): start them there.")
       .def(
           "load",
           [](PyRuntime& self, const Graph& graph, const Registry& registry) {

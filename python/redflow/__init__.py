@@ -17,11 +17,12 @@ execute, commit), each task committed exactly once.
 A long-lived ``redflow server`` is reached with :class:`Client`;
 :func:`submit_graph` runs a graph there and returns a future of its arrays.
 """
-from ._redflow import REDUNDANCIES, Client, Error, Graph, LoadedGraph, Registry, Runtime, spits_run
+from ._redflow import REDUNDANCIES, Client, Error, Graph, LoadedGraph, Registry, Runtime, run_worker, spits_run
 from .cluster import JobFuture, submit_graph
-from .delayed import Program, Value, actor, call, compute, constant, input, program
+from .delayed import Program, Value, actor, call, compute, constant, input, program, register_actors
 
 __all__ = [
-    "REDUNDANCIES", "Client", "Error", "Graph", "JobFuture", "LoadedGraph", "Registry", "Runtime", "spits_run", "submit_graph",
+    "REDUNDANCIES", "Client", "Error", "Graph", "JobFuture", "LoadedGraph", "Registry", "Runtime", "run_worker", "spits_run",
+    "submit_graph", "register_actors",
     "Program", "Value", "actor", "call", "compute", "constant", "input", "program",
 ]

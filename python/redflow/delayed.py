@@ -77,7 +77,8 @@ def _shape(shape):
 def _declared(spec, inputs, default):
     if spec is None:
         return default
-    return spec(*inputs) if callable(spec) else spec
+    # A function of the input values; a type (numpy.int64) is a dtype, not one.
+    return spec(*inputs) if callable(spec) and not isinstance(spec, type) else spec
 
 
 def _check_values(what, values):
@@ -112,11 +113,12 @@ def actor(function=None, *, shape=None, dtype=None, redundancy=None, name=None):
             out_dtype = _declared(dtype, values, first.dtype if first else None)
             label = f"{base}_{next(_counter)}"
             return Value("actor", label + "_out", out_shape, out_dtype, inputs=values, redundancy=redundancy,
-                         python=(fn, writes_out), actor=label)
+                         python=(fn, writes_out, base), actor=label)
 
         call_site.__name__ = getattr(fn, "__name__", base)
         call_site.__doc__ = getattr(fn, "__doc__", None)
         call_site.__wrapped__ = fn
+        call_site.__redflow_actor__ = (base, fn, writes_out)  # what register_actors() registers
         return call_site
 
     return wrap(function) if function is not None else wrap
@@ -135,12 +137,33 @@ def call(function, *values, shape=None, dtype=None, args="", redundancy=None, na
                  redundancy=redundancy, actor=label)
 
 
-def _python_actor(fn, writes_out, inputs, out_value):
-    """The fn(inputs, output, args) the registry runs for one call site."""
-    in_specs = [(v.dtype, v.shape) for v in inputs]
-    out_dtype, out_shape = out_value.dtype, out_value.shape
+def _spec(value):
+    """A value's dtype and shape in an actor's args: "<f8:100x4" ("<f8:" for a scalar)."""
+    return f"{value.dtype.str}:{'x'.join(str(d) for d in value.shape)}"
 
-    def run(buffers, output, _args):
+
+def _parse_spec(text):
+    dtype, _, dims = text.partition(":")
+    return np.dtype(dtype), tuple(int(d) for d in dims.split("x")) if dims else ()
+
+
+def _site_args(inputs, out_value):
+    """A call site's args: its inputs' and output's dtypes and shapes, so that one
+    registered function serves every call site, in this process and in workers."""
+    return "py:" + ";".join(_spec(v) for v in inputs) + "->" + _spec(out_value)
+
+
+def python_actor(fn, writes_out):
+    """The fn(inputs, output, args) a registry runs for a decorated function: it
+    views the slots as the call site's arrays (from its args) and calls ``fn``."""
+    sites = {}
+
+    def run(buffers, output, args):
+        site = sites.get(args)
+        if site is None:
+            ins, _, out = args[len("py:"):].partition("->")
+            site = sites[args] = ([_parse_spec(t) for t in ins.split(";")] if ins else [], _parse_spec(out))
+        in_specs, (out_dtype, out_shape) = site
         arrays = [b.view(d).reshape(s) for b, (d, s) in zip(buffers, in_specs)]
         out = output.view(out_dtype).reshape(out_shape)
         if writes_out:
@@ -155,6 +178,22 @@ def _python_actor(fn, writes_out, inputs, out_value):
         out[...] = result.reshape(out_shape)
 
     return run
+
+
+def register_actors(registry, *sources):
+    """Registers every function decorated with ``actor`` found in ``sources``
+    (modules, or the functions themselves) as "py.NAME": what a worker process
+    needs to run a program's Python actors (``python3 -m redflow.worker``)."""
+    names = []
+    for source in sources:
+        found = [source] if hasattr(source, "__redflow_actor__") else [
+            getattr(source, a) for a in dir(source) if hasattr(getattr(source, a), "__redflow_actor__")]
+        for f in found:
+            base, fn, writes_out = f.__redflow_actor__
+            if "py." + base not in registry:
+                registry.add("py." + base, python_actor(fn, writes_out), summary=f"Python: {fn.__qualname__}")
+                names.append("py." + base)
+    return names
 
 
 class Program:
@@ -191,14 +230,20 @@ class Program:
             else:
                 make = self.graph.output if id(v) in wanted else self.graph.inner
                 make(v.name, shape=v.shape, dtype=v.dtype)
+        registered = {}
         for v in order:
             if v.kind != "actor":
                 continue
-            function = v.function
+            function, args = v.function, v.args
             if v.python is not None:
-                function = "py." + v.actor
-                self.registry.add(function, _python_actor(*v.python, v.inputs, v), inputs=len(v.inputs))
-            self.graph.actor(v.actor, function, [i.name for i in v.inputs], v.name, args=v.args,
+                fn, writes_out, base = v.python
+                function, args = "py." + base, _site_args(v.inputs, v)
+                if registered.setdefault(function, fn) is not fn:
+                    raise ValueError(f"two different functions are actors named '{base}': give one another name "
+                                     "(@redflow.actor(name=...))")
+                if function not in self.registry:
+                    self.registry.add(function, python_actor(fn, writes_out), summary=f"Python: {fn.__qualname__}")
+            self.graph.actor(v.actor, function, [i.name for i in v.inputs], v.name, args=args,
                              redundancy=v.redundancy)
 
     @staticmethod
