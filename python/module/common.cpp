@@ -55,6 +55,15 @@ py::array uint8_view(const void* data, std::size_t size, bool writeable) {
 
 }  // namespace
 
+std::string traceback_of(py::error_already_set& e) {
+  try {
+    py::object lines = py::module_::import("traceback").attr("format_exception")(e.type(), e.value(), e.trace());
+    return py::str("").attr("join")(lines).cast<std::string>();
+  } catch (py::error_already_set&) {
+    return e.what();
+  }
+}
+
 void define_error(py::module_& m) {
   error_type = PyErr_NewExceptionWithDoc("redflow.Error",
                                          "A redflow operation failed; str() is redflow's message, naming the node, actor or "

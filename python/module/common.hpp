@@ -33,6 +33,9 @@ struct Callable {
   py::object fn;
 };
 
+// The Python exception `e` with its traceback, as Python prints it.
+std::string traceback_of(py::error_already_set& e);
+
 // Creates redflow.Error (a RuntimeError whose `code` is the Status code's
 // name: "invalid_graph", "actor_failed", "gave_up", ...) in `m`.
 void define_error(py::module_& m);

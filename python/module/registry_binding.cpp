@@ -25,14 +25,7 @@ void run_python_actor(const Callable& callable, ActorContext& ctx) {
     py::array output = view_of(ctx.output_bytes());
     callable.fn(inputs, output, std::string(ctx.args()));
   } catch (py::error_already_set& e) {
-    std::string traceback;
-    try {
-      py::object lines = py::module_::import("traceback").attr("format_exception")(e.type(), e.value(), e.trace());
-      traceback = py::str("").attr("join")(lines).cast<std::string>();
-    } catch (py::error_already_set&) {
-      traceback = e.what();
-    }
-    ctx.fail("Python actor '" + std::string(ctx.actor_name()) + "' raised:\n" + traceback);
+    ctx.fail("Python actor '" + std::string(ctx.actor_name()) + "' raised:\n" + traceback_of(e));
   }
 }
 

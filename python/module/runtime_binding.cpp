@@ -34,18 +34,25 @@ struct PyRuntime {
   std::unique_ptr<Runtime> runtime;
 };
 
+// The data node `name` of `g`, which must be of `kind`, and `value` as an
+// array; KeyError or TypeError naming it otherwise.
+std::pair<const DataNode*, py::array> node_and_array(const Graph& g, const std::string& name, const py::handle& value, DataKind kind) {
+  const char* role = to_string(kind);
+  const auto id = g.find_data(name);
+  if (!id || g.data(*id).kind != kind) throw py::key_error("'" + name + "' is not an " + role + " of graph '" + g.name() + "'");
+  py::array array = py::array::ensure(value);
+  if (!array) throw py::type_error(std::string(role) + " '" + name + "' is not an array: " + std::string(py::repr(value)));
+  return {&g.data(*id), std::move(array)};
+}
+
 // The inputs of an execution, checked against the graph's input nodes and
 // held as views of the caller's arrays (which the caller's dict keeps alive).
 Inputs inputs_of(const Graph& g, const py::dict& given) {
   Inputs inputs;
   for (auto [key, value] : given) {
     const std::string name = py::cast<std::string>(key);
-    const auto id = g.find_data(name);
-    if (!id || g.data(*id).kind != DataKind::kInput)
-      throw py::key_error("'" + name + "' is not an input of graph '" + g.name() + "'");
-    const py::array array = py::array::ensure(value);
-    if (!array) throw py::type_error("input '" + name + "' is not an array: " + std::string(py::repr(value)));
-    inputs.emplace(name, bytes_of(array, g.data(*id), "input '" + name + "'"));
+    const auto [node, array] = node_and_array(g, name, value, DataKind::kInput);
+    inputs.emplace(name, bytes_of(array, *node, "input '" + name + "'"));
   }
   return inputs;
 }
@@ -162,12 +169,8 @@ void bind_runtime(py::module_& m) {
             OutputBuffers buffers;
             for (auto [key, value] : outputs) {
               const std::string name = py::cast<std::string>(key);
-              const auto id = g.find_data(name);
-              if (!id || g.data(*id).kind != DataKind::kOutput)
-                throw py::key_error("'" + name + "' is not an output of graph '" + g.name() + "'");
-              const py::array array = py::array::ensure(value);
-              if (!array) throw py::type_error("output '" + name + "' is not an array");
-              buffers.emplace(name, writable_bytes_of(array, g.data(*id), "output '" + name + "'"));
+              const auto [node, array] = node_and_array(g, name, value, DataKind::kOutput);
+              buffers.emplace(name, writable_bytes_of(array, *node, "output '" + name + "'"));
             }
             const ExecuteOptions options = execute_options(std::move(redundancy), std::move(inject), std::nullopt);
             Status status;

@@ -36,14 +36,7 @@ std::mutex running;  // one Python job at a time
 
 // The Python exception being handled, with its traceback, into `out`.
 void report(py::error_already_set& e, redflow_spits_out* out, const char* function) {
-  std::string text;
-  try {
-    py::object lines = py::module_::import("traceback").attr("format_exception")(e.type(), e.value(), e.trace());
-    text = py::str("").attr("join")(lines).cast<std::string>();
-  } catch (py::error_already_set&) {
-    text = e.what();
-  }
-  out->error(out, (std::string("Python ") + function + " raised:\n" + text).c_str());
+  out->error(out, (std::string("Python ") + function + " raised:\n" + traceback_of(e)).c_str());
 }
 
 void write_pickle(const PythonJob& job, const py::object& value, redflow_spits_out* out) {
