@@ -3,13 +3,15 @@
 
 1. a chain of empty-ish C++ actors (i32.add on 4 bytes) built and executed
    from Python, against the same DOT graph executed by the `redflow`
-   command (per execution, from the difference of two --repeat counts);
+   command (its own mean time per execution over --repeat runs);
 2. the same chain of empty Python actors: the cost of a Python call under
    the GIL per actor;
 3. a blocked matrix product of NumPy actors, on 2 tiles of this process
    (one GIL) and on 2 `python3 -m redflow.worker` processes (one
    interpreter each), against NumPy's own product (one call), OpenBLAS on
-   one thread per call everywhere.
+   one thread per call everywhere;
+4. building a graph of 10^5 actors from Python (a chain of C++ actors),
+   against dask.delayed building the same chain (Debian python3-dask).
 
 Usage: PYTHONPATH=build/python /usr/bin/python3 bench/python_overhead.py [build/redflow]
 """
@@ -97,6 +99,33 @@ def timed_product(loaded, a0, b0, b, repeat=3):
     return best
 
 
+def construction(n=100_000):
+    """Seconds to build a chain of n actors: redflow's values and its Program
+    (the Graph itself), and dask.delayed's graph of the same chain."""
+    start = time.perf_counter()
+    x = redflow.input("x", shape=(1,), dtype=np.int32)
+    v = x
+    for _ in range(n):
+        v = redflow.call("i32.add", v, x)
+    program = redflow.program(v)
+    rf = time.perf_counter() - start
+    assert len(program.graph.actors) == n
+    try:
+        import dask
+    except ImportError:
+        return rf, None
+    start = time.perf_counter()
+    add = dask.delayed(np.add, pure=True)
+    d = dask.delayed(np.ones(1, np.int32))
+    w = d
+    for _ in range(n):
+        w = add(w, d)
+    graph = w.__dask_graph__()
+    dk = time.perf_counter() - start
+    assert len(graph) >= n
+    return rf, dk
+
+
 def main():
     command = sys.argv[1] if len(sys.argv) > 1 else "build/redflow"
     x = {"x": np.ones(1, np.int32)}
@@ -119,6 +148,10 @@ def main():
     py = per_execution(redflow.Runtime(tiles=1).load(chain_graph("py.empty"), reg), x, repeat=20)
     print(f"chain of {CHAIN} empty Python actors, 1 tile: {py / CHAIN * 1e9:.0f} ns/actor: "
           f"{py / cxx_py:.1f} times the C++ actor's")
+
+    rf, dk = construction()
+    print(f"a chain of 100000 actors built from Python: redflow {rf:.2f} s" +
+          (f", dask.delayed {dk:.2f} s: ratio {dk / rf:.2f} (>1: redflow faster)" if dk else " (no dask to compare)"))
 
     n, b = 1024, 4
     rng = np.random.default_rng(1)

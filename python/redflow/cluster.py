@@ -56,7 +56,7 @@ def submit_graph(client, graph, inputs, outputs=None, *, workdir, redundancy=Non
     program = None
     if hasattr(graph, "graph") and hasattr(graph, "outputs"):  # a Program
         program, graph = graph, graph.graph
-        python = [v.actor for v in _values(program) if v.kind == "actor" and v.python is not None]
+        python = [v.actor for v in program._topological(program.outputs) if v.kind == "actor" and v.python is not None]
         if python:
             raise ValueError(f"a server job runs C++ actors only; Python actor(s) {', '.join(python)} "
                              "run in this process: use compute() or program().load()")
@@ -86,18 +86,3 @@ def submit_graph(client, graph, inputs, outputs=None, *, workdir, redundancy=Non
     job_id = client.submit(args, os.path.abspath(workdir), workers=workers, time_limit_s=time_limit_s)
     return JobFuture(client, job_id, outputs)
 
-
-def _values(program):
-    seen, out = set(), []
-
-    def visit(v):
-        if id(v) in seen:
-            return
-        seen.add(id(v))
-        for i in v.inputs:
-            visit(i)
-        out.append(v)
-
-    for v in program.outputs:
-        visit(v)
-    return out

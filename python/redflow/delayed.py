@@ -215,7 +215,7 @@ class Program:
         self.inputs = {}
         order = self._topological(self.outputs)
         wanted = {id(v) for v in self.outputs}
-        names = set()
+        names, ids = set(), {}
         for v in order:
             if v.name in names:
                 raise ValueError(f"two values are named '{v.name}': give inputs and constants distinct names")
@@ -223,13 +223,13 @@ class Program:
             if v.kind == "input":
                 if id(v) in wanted:
                     raise ValueError(f"input '{v.name}' is asked for as an output: ask for a value computed from it")
-                self.graph.input(v.name, shape=v.shape, dtype=v.dtype)
+                ids[id(v)] = self.graph.input(v.name, shape=v.shape, dtype=v.dtype)
                 self.inputs[v.name] = v
             elif v.kind == "constant":
-                self.graph.constant(v.name, v.array)
+                ids[id(v)] = self.graph.constant(v.name, v.array)
             else:
                 make = self.graph.output if id(v) in wanted else self.graph.inner
-                make(v.name, shape=v.shape, dtype=v.dtype)
+                ids[id(v)] = make(v.name, shape=v.shape, dtype=v.dtype)
         registered = {}
         for v in order:
             if v.kind != "actor":
@@ -243,23 +243,30 @@ class Program:
                                      "(@redflow.actor(name=...))")
                 if function not in self.registry:
                     self.registry.add(function, python_actor(fn, writes_out), summary=f"Python: {fn.__qualname__}")
-            self.graph.actor(v.actor, function, [i.name for i in v.inputs], v.name, args=args,
+            # By id: a name is looked up by a scan of the graph's nodes.
+            self.graph.actor(v.actor, function, [ids[id(i)] for i in v.inputs], ids[id(v)], args=args,
                              redundancy=v.redundancy)
 
     @staticmethod
     def _topological(values):
+        """The values ``values`` need, each after its inputs (iterative: a chain
+        of 10^5 actors is deeper than Python's recursion limit)."""
         order, seen = [], set()
-
-        def visit(v, path):
-            if id(v) in seen:
-                return
-            seen.add(id(v))
-            for i in v.inputs:
-                visit(i, path)
-            order.append(v)
-
-        for v in values:
-            visit(v, ())
+        for root in values:
+            if id(root) in seen:
+                continue
+            seen.add(id(root))
+            stack = [(root, iter(root.inputs))]
+            while stack:
+                v, pending = stack[-1]
+                for i in pending:
+                    if id(i) not in seen:
+                        seen.add(id(i))
+                        stack.append((i, iter(i.inputs)))
+                        break
+                else:
+                    stack.pop()
+                    order.append(v)
         return order
 
     def load(self, runtime=None, **options):

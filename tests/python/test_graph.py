@@ -113,3 +113,14 @@ def test_an_actor_plugin_loads_and_runs(test_plugin):
     y = redflow.call("test.sleep", x, args="ms=1")
     (got,) = redflow.compute(y, inputs={"x": np.arange(8, dtype=np.uint32)}, registry=reg, tiles=2)
     assert np.array_equal(got, np.arange(8, dtype=np.uint32))
+
+
+def test_a_chain_deeper_than_pythons_recursion_limit_builds_and_runs():
+    x = redflow.input("x", shape=(1,), dtype=np.int32)
+    v = x
+    for _ in range(3000):  # Python's recursion limit is 1000
+        v = redflow.call("i32.add", v, x)
+    p = redflow.program(v)
+    assert len(p.graph.actors) == 3000
+    (got,) = p.load(tiles=1).execute({"x": np.ones(1, np.int32)})
+    assert got[0] == 3001
