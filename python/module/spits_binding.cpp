@@ -51,9 +51,36 @@ py::object unpickle(const PythonJob& job, const void* data, std::size_t size) {
   return job.loads(py::bytes(static_cast<const char*>(data), size));
 }
 
-void* job_setup(int, const char* const*, redflow_spits_out* out) {
-  if (current == nullptr) out->error(out, "no Python job is being run (call redflow.spits_run)");
-  return current;
+// On the Job Manager: the job spits_run is running. On a Task Manager in a
+// worker process (python3 -m redflow.worker), where no spits_run runs: a
+// job of its own whose execute is the function the args name (the file of
+// its module and its qualified name), imported here.
+void* job_setup(int argc, const char* const* argv, redflow_spits_out* out) {
+  if (current != nullptr) return current;
+  if (argc != 3) {
+    out->error(out, "no Python job is being run here (call redflow.spits_run, with listen= for Task Managers in workers)");
+    return nullptr;
+  }
+  py::gil_scoped_acquire gil;
+  try {
+    py::module_ util = py::module_::import("importlib.util");
+    py::object spec = util.attr("spec_from_file_location")("redflow_spits_job", argv[1]);
+    if (spec.is_none()) throw py::value_error(std::string("no Python module at ") + argv[1]);
+    py::object module = util.attr("module_from_spec")(spec);
+    spec.attr("loader").attr("exec_module")(module);
+    py::object execute = module;
+    const std::string qualname = argv[2];
+    for (std::size_t at = 0; at <= qualname.size();) {
+      const std::size_t dot = std::min(qualname.find('.', at), qualname.size());
+      execute = execute.attr(py::str(qualname.substr(at, dot - at)));
+      at = dot + 1;
+    }
+    py::module_ pickle = py::module_::import("pickle");
+    return new PythonJob{py::none(), execute, py::none(), pickle.attr("dumps"), pickle.attr("loads")};
+  } catch (py::error_already_set& e) {
+    report(e, out, "job import");
+    return nullptr;
+  }
 }
 
 int job_generate(void* state, redflow_spits_out* task) {
@@ -97,7 +124,13 @@ int job_commit(void* state, const void* task, std::size_t task_size, const void*
   }
 }
 
-int job_teardown(void*, int, redflow_spits_out*) { return 0; }
+int job_teardown(void* state, int, redflow_spits_out*) {
+  if (state != nullptr && state != current) {  // a worker's own job (job_setup)
+    py::gil_scoped_acquire gil;
+    delete static_cast<PythonJob*>(state);
+  }
+  return 0;
+}
 
 const redflow_spits_job kJobTable = {
     .abi_version = REDFLOW_SPITS_ABI_VERSION,
@@ -130,6 +163,17 @@ py::dict report_dict(const spits::Report& r) {
     poisoned.append(t);
   }
   d["poisoned"] = poisoned;
+  py::list managers;
+  for (const auto& t : r.task_managers) {
+    py::dict m;
+    m["name"] = t.name;
+    m["host"] = t.host;
+    m["lost"] = t.lost;
+    m["results"] = t.results;
+    m["committed"] = t.committed;
+    managers.append(m);
+  }
+  d["task_managers"] = managers;
   return d;
 }
 
@@ -146,11 +190,24 @@ void bind_spits(py::module_& m) {
   m.def(
       "spits_run",
       [](py::iterable tasks, py::object execute, py::object commit, const std::string& name, unsigned task_managers, unsigned workers,
-         unsigned strikes, const std::string& log) {
+         unsigned strikes, const std::string& log, const std::string& listen, unsigned min_workers, double wait_s,
+         double heartbeat_timeout_s, py::object on_listening) {
         std::unique_lock<std::mutex> only_one(running, std::try_to_lock);
         if (!only_one.owns_lock()) throw py::value_error("spits_run: another Python SPITS job is running in this process");
         for (const auto& [what, fn] : {std::pair<const char*, py::object&>{"execute", execute}, {"commit", commit}})
           if (!PyCallable_Check(fn.ptr())) throw py::type_error(std::string("spits_run: ") + what + " is not callable");
+        std::vector<std::string> args = {name};
+        if (!listen.empty()) {
+          // Task Managers in workers import execute: it must be a module's function.
+          const std::string qualname = py::getattr(execute, "__qualname__", py::str("")).cast<std::string>();
+          py::object module = py::module_::import("sys").attr("modules").attr("get")(py::getattr(execute, "__module__", py::none()));
+          py::object file = module.is_none() ? py::object(py::none()) : py::getattr(module, "__file__", py::none());
+          if (qualname.empty() || qualname.find("<") != std::string::npos || file.is_none())
+            throw py::value_error("spits_run with listen: execute must be a function defined at the top of a module file "
+                                  "(Task Managers in worker processes import it), not " + std::string(py::repr(execute)));
+          args.push_back(file.cast<std::string>());
+          args.push_back(qualname);
+        }
         py::module_ pickle = py::module_::import("pickle");
         PythonJob job{py::iter(tasks), execute, commit, pickle.attr("dumps"), pickle.attr("loads")};
         spits::Options o;
@@ -158,23 +215,41 @@ void bind_spits(py::module_& m) {
         o.workers = workers;
         o.strikes = strikes;
         o.log_path = log;
+        o.cluster.listen = listen;
+        o.cluster.min_workers = min_workers;
+        o.cluster.wait_s = wait_s;
+        o.cluster.heartbeat_timeout_s = heartbeat_timeout_s;
+        if (!on_listening.is_none()) {
+          auto callable = std::make_shared<Callable>(std::move(on_listening));
+          o.cluster.on_listening = [callable](const std::string& endpoint) {
+            py::gil_scoped_acquire gil;
+            try {
+              callable->fn(endpoint);
+            } catch (py::error_already_set& e) {
+              e.discard_as_unraisable("redflow.spits_run on_listening");
+            }
+          };
+        }
         const std::string plugin = module_path();
         current = &job;
         Result<spits::Report> r = [&] {
           py::gil_scoped_release release;
-          return spits::run_job(plugin, {name}, o);
+          return spits::run_job(plugin, args, o);
         }();
         current = nullptr;
         return report_dict(value_or_raise(std::move(r)));
       },
       py::arg("tasks"), py::arg("execute"), py::arg("commit"), py::kw_only(), py::arg("name") = "python-job", py::arg("task_managers") = 1,
-      py::arg("workers") = 2, py::arg("strikes") = 3, py::arg("log") = "",
+      py::arg("workers") = 2, py::arg("strikes") = 3, py::arg("log") = "", py::arg("listen") = "", py::arg("min_workers") = 0,
+      py::arg("wait_s") = 60.0, py::arg("heartbeat_timeout_s") = 2.0, py::arg("on_listening") = py::none(),
       "Runs a bag of tasks: execute(task) -> result on `workers` threads of each of `task_managers` Task Managers (any "
       "number of times per task), commit(task, result) exactly once per task, on one thread. `tasks` is an iterable of "
       "picklable objects, the same ones in the same order on every run of the job. With log=PATH, a job run again "
       "with the same PATH and name commits only what the log does not hold. A task whose execute raised `strikes` "
       "times is set aside (the report's 'poisoned'); a raising commit or task generator ends the job with "
-      "redflow.Error. Returns the report as a dict.");
+      "redflow.Error. With listen (\"tcp://127.0.0.1:*\"), `python3 -m redflow.worker --connect` processes join as "
+      "Task Managers (min_workers waited for; on_listening(endpoint) says where), importing execute from its module; "
+      "one lost mid-job gives its tasks back to the queue. Returns the report as a dict.");
 }
 
 }  // namespace redflow::python

@@ -2,7 +2,10 @@
 
     python3 -m redflow.worker --connect tcp://HOST:PORT --actors my_actors.py [--slots 16 --slot-bytes 8388608]
 
-It serves the driver as `redflow worker --connect` does (docs/remote.md),
+It serves the driver as `redflow worker --connect` does (docs/remote.md):
+a tile of a graph run, or a Task Manager of a SPITS job run with
+redflow.spits_run(..., listen=...), which imports the job's execute from
+its module.
 its tiles running the built-in actors, C++ plugins (--lib) and every
 function decorated with @redflow.actor in the --actors modules (files or
 module names), registered as the driver registers them ("py.NAME"). Each
@@ -42,6 +45,7 @@ def main(argv=None):
     parser.add_argument("--lib", action="append", default=[], metavar="PLUGIN.so", help="a C++ actor plugin (repeatable)")
     parser.add_argument("--slots", type=int, default=16, help="memory slots of the tile (default 16)")
     parser.add_argument("--slot-bytes", type=int, default=8 << 20, help="bytes per slot (default 8 MiB)")
+    parser.add_argument("--cores", type=int, default=1, help="a tile's parallel width; a SPITS Task Manager's worker threads")
     parser.add_argument("--name", default="", help="how the driver names this worker (default HOST:PID)")
     parser.add_argument("--persist", action="store_true", help="serve driver after driver")
     parser.add_argument("--connect-timeout", type=float, default=30, help="seconds to wait for the driver's WELCOME")
@@ -56,7 +60,7 @@ def main(argv=None):
         if hasattr(module, "register"):
             module.register(registry)
     try:
-        run_worker(registry, connect=args.connect, slots=args.slots, slot_bytes=args.slot_bytes, name=args.name,
+        run_worker(registry, connect=args.connect, slots=args.slots, slot_bytes=args.slot_bytes, cores=args.cores, name=args.name,
                    persist=args.persist, connect_timeout_s=args.connect_timeout)
     except Error as e:
         print(f"redflow.worker: {e}", file=sys.stderr)

@@ -1,6 +1,7 @@
 """Python actors for the worker-process tests: imported by the driver (the
 test) and by each `python3 -m redflow.worker --actors` process."""
 import os
+import time
 
 import numpy as np
 
@@ -16,3 +17,9 @@ def where_and_sum(a, out):
 @redflow.actor
 def triple(a, out):
     np.multiply(a, 3, out=out)
+
+
+def slow_square(n):
+    """A SPITS task's execute, imported by Task Managers in worker processes."""
+    time.sleep(0.002)
+    return n * n
