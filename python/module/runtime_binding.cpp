@@ -12,6 +12,7 @@
 #include "bindings.hpp"
 #include "common.hpp"
 #include "redflow/runtime.hpp"
+#include "redflow/visualize.hpp"
 
 namespace redflow::python {
 namespace {
@@ -183,6 +184,11 @@ void bind_runtime(py::module_& m) {
           py::arg("inputs"), py::arg("outputs"), py::kw_only(), py::arg("redundancy") = py::none(), py::arg("inject") = py::none(),
           "Runs the graph once and writes each output straight into the caller's array ({name: array}, every output once).")
       .def_property_readonly("stats", &stats_of, "The last execution's statistics (docs/runtime.md, \"Stats JSON\") as a dict.")
+      .def_property_readonly(
+          "trace",
+          [](const LoadedGraph& self) { return py::module_::import("json").attr("loads")(to_chrome_trace(self.last_trace())); },
+          "The last execution as a Chrome trace (a dict: json.dump it and open it in ui.perfetto.dev); its events are "
+          "empty unless the runtime or the execution had trace=True.")
       .def_property_readonly("graph", &LoadedGraph::graph, py::return_value_policy::reference_internal)
       .def(
           "executed_graph",

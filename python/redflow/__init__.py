@@ -18,11 +18,12 @@ A long-lived ``redflow server`` is reached with :class:`Client`;
 :func:`submit_graph` runs a graph there and returns a future of its arrays.
 """
 from ._redflow import REDUNDANCIES, Client, Error, Graph, LoadedGraph, Registry, Runtime, run_worker, spits_run
+from .campaign import campaign
 from .cluster import JobFuture, submit_graph
 from .delayed import Program, Value, actor, call, compute, constant, input, program, register_actors
 
 __all__ = [
     "REDUNDANCIES", "Client", "Error", "Graph", "JobFuture", "LoadedGraph", "Registry", "Runtime", "run_worker", "spits_run",
-    "submit_graph", "register_actors",
+    "submit_graph", "register_actors", "campaign",
     "Program", "Value", "actor", "call", "compute", "constant", "input", "program",
 ]

@@ -304,7 +304,13 @@ class Loaded:
 
     @property
     def stats(self):
+        """The last execution's statistics (a dict)."""
         return self.loaded.stats
+
+    @property
+    def trace(self):
+        """The last execution as a Chrome trace (a dict); empty without trace=True."""
+        return self.loaded.trace
 
 
 def program(*values, registry=None, plugins=(), name="redflow"):

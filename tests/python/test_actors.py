@@ -124,3 +124,16 @@ def test_a_program_runs_many_times_on_new_inputs_and_checks_them():
 def test_values_must_be_redflow_values():
     with pytest.raises(TypeError, match="not a redflow value"):
         scale(np.ones(3))
+
+
+def test_a_traced_execution_gives_a_chrome_trace_with_each_actor():
+    x = redflow.input("x", shape=(64,), dtype=np.float64)
+    p = redflow.program(scale(scale(x)))
+    loaded = p.load(tiles=2, trace=True)
+    loaded.execute({"x": np.ones(64)})
+    names = {e.get("name") for e in loaded.trace["traceEvents"] if e.get("ph") == "X"}
+    actors = {a["name"] for a in p.graph.actors}
+    assert len(actors) == 2 and actors <= names, (actors, names)
+    untraced = redflow.program(scale(x)).load(tiles=1)
+    untraced.execute({"x": np.ones(64)})
+    assert not [e for e in untraced.trace["traceEvents"] if e.get("ph") == "X"]

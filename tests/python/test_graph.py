@@ -124,3 +124,27 @@ def test_a_chain_deeper_than_pythons_recursion_limit_builds_and_runs():
     assert len(p.graph.actors) == 3000
     (got,) = p.load(tiles=1).execute({"x": np.ones(1, np.int32)})
     assert got[0] == 3001
+
+
+def test_a_campaign_from_python_counts_what_the_commands_campaign_counts(command, tmp_path):
+    import json
+    import subprocess
+    (tmp_path / "mix.dot").write_text(DOT)
+    x0, w0 = np.arange(16, dtype=np.int32), np.arange(16, dtype=np.int32) * 7
+    np.save(tmp_path / "x.npy", x0)
+    np.save(tmp_path / "w.npy", w0)
+    done = subprocess.run([command, "campaign", str(tmp_path / "mix.dot"), "--input", f"x={tmp_path / 'x.npy'}",
+                           "--input", f"w={tmp_path / 'w.npy'}", "--tiles", "3", "--runs", "25", "--inject",
+                           "bitflip:p=0.3,seed=5", "--quarantine-after", "0", "--json", str(tmp_path / "c.json")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    expected = {c["redundancy"]: c for c in json.loads((tmp_path / "c.json").read_text())["configurations"]}
+    rows = redflow.campaign(mix_graph(), {"x": x0, "w": w0}, runs=25, inject=["bitflip:p=0.3,seed=5"], tiles=3,
+                            quarantine_after=0)
+    assert [r["redundancy"] for r in rows] == list(redflow.REDUNDANCIES)
+    keys = ("runs", "injected", "detected", "corrected", "silent", "failed", "reexecutions")
+    for row in rows:
+        assert {k: row[k] for k in keys} == {k: expected[row["redundancy"]][k] for k in keys}, row["redundancy"]
+    by = {r["redundancy"]: r for r in rows}
+    assert by["none"]["injected"] > 0 and by["none"]["silent"] > 0, "unprotected runs are corrupted"
+    assert by["3x-diff"]["silent"] == 0 and by["3x-diff"]["detected"] > 0
