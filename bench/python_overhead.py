@@ -10,8 +10,8 @@
    (one GIL) and on 2 `python3 -m redflow.worker` processes (one
    interpreter each), against NumPy's own product (one call), OpenBLAS on
    one thread per call everywhere;
-4. building a graph of 10^5 actors from Python (a chain of C++ actors),
-   against dask.delayed building the same chain (Debian python3-dask).
+4. building graphs from Python, 10^5 independent C++ actors and a chain
+   of 10^4, against dask.delayed building the same (Debian python3-dask).
 
 Usage: PYTHONPATH=build/python /usr/bin/python3 bench/python_overhead.py [build/redflow]
 """
@@ -99,15 +99,19 @@ def timed_product(loaded, a0, b0, b, repeat=3):
     return best
 
 
-def construction(n=100_000):
-    """Seconds to build a chain of n actors: redflow's values and its Program
-    (the Graph itself), and dask.delayed's graph of the same chain."""
+def construction(shape, n):
+    """Seconds to build n actors from Python, as a chain (each adds x to the
+    one before) or a fan (each adds x to itself): redflow's values and its
+    Program (the Graph itself), and dask.delayed's graph of the same."""
     start = time.perf_counter()
     x = redflow.input("x", shape=(1,), dtype=np.int32)
-    v = x
+    v, values = x, []
     for _ in range(n):
-        v = redflow.call("i32.add", v, x)
-    program = redflow.program(v)
+        if shape == "chain":
+            v = redflow.call("i32.add", v, x)
+        else:
+            values.append(redflow.call("i32.add", x, x))
+    program = redflow.program(*(values or [v]))
     rf = time.perf_counter() - start
     assert len(program.graph.actors) == n
     try:
@@ -115,12 +119,15 @@ def construction(n=100_000):
     except ImportError:
         return rf, None
     start = time.perf_counter()
-    add = dask.delayed(np.add, pure=True)
+    add = dask.delayed(np.add, pure=False)
     d = dask.delayed(np.ones(1, np.int32))
-    w = d
+    w, values = d, []
     for _ in range(n):
-        w = add(w, d)
-    graph = w.__dask_graph__()
+        if shape == "chain":
+            w = add(w, d)
+        else:
+            values.append(add(d, d))
+    graph = (w if shape == "chain" else dask.delayed(list)(values)).__dask_graph__()
     dk = time.perf_counter() - start
     assert len(graph) >= n
     return rf, dk
@@ -149,11 +156,18 @@ def main():
     print(f"chain of {CHAIN} empty Python actors, 1 tile: {py / CHAIN * 1e9:.0f} ns/actor: "
           f"{py / cxx_py:.1f} times the C++ actor's")
 
-    rf, dk = construction()
-    print(f"a chain of 100000 actors built from Python: redflow {rf:.2f} s" +
-          (f", dask.delayed {dk:.2f} s: ratio {dk / rf:.2f} (>1: redflow faster)" if dk else " (no dask to compare)"))
+    # A dask.delayed chain costs time quadratic in its length (each call
+    # merges the graph behind it): 10^4 is as long as it is measured.
+    for shape, n in (("fan", 100_000), ("chain", 10_000)):
+        rf, dk = construction(shape, n)
+        print(f"a {shape} of {n} actors built from Python: redflow {rf:.2f} s" +
+              (f", dask.delayed {dk:.2f} s: ratio {dk / rf:.1f} (>1: redflow faster)" if dk else " (no dask to compare)"))
 
-    n, b = 1024, 4
+    for n, b in ((1024, 4), (2048, 4)):
+        matmul(n, b)
+
+
+def matmul(n, b):
     rng = np.random.default_rng(1)
     a0, b0 = rng.random((n, n)), rng.random((n, n))
     ref = float("inf")
@@ -161,16 +175,17 @@ def main():
         start = time.perf_counter()
         a0 @ b0
         ref = min(ref, time.perf_counter() - start)
-    local = timed_product(blocked_matmul(n, b).load(tiles=2), a0, b0, b)
+    slot_bytes = max(1 << 20, (n // b) ** 2 * 8)
+    local = timed_product(blocked_matmul(n, b).load(tiles=2, slot_bytes=slot_bytes), a0, b0, b)
     procs = []
 
     def start_workers(endpoint):
-        for i in range(2):
+        for _ in range(2):
             procs.append(subprocess.Popen([sys.executable, "-m", "redflow.worker", "--connect", endpoint, "--actors",
-                                           actors.__file__, "--slots", "16", "--slot-bytes", str(1 << 20)]))
+                                           actors.__file__, "--slots", "16", "--slot-bytes", str(slot_bytes)]))
 
     rt = redflow.Runtime(tiles=0, listen="tcp://127.0.0.1:*", workers=2, on_listening=start_workers, slots=16,
-                         slot_bytes=1 << 20)
+                         slot_bytes=slot_bytes)
     loaded = blocked_matmul(n, b).load(rt)
     remote = timed_product(loaded, a0, b0, b)
     del loaded, rt
