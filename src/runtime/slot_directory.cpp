@@ -132,7 +132,13 @@ bool SlotDirectory::place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId
       // slot busy): the driver reads it back, checked, and sends it from there.
       memory_.write(job, tag, engine_.tile(static_cast<unsigned>(loc >> 32)), static_cast<SlotId>(loc & 0xffffffffu), r.stats, &r.trace);
     }
-    if (!memory_.valid(job, d, tag.round) && engine_.only_on_lost_tile(job, d)) engine_.recompute(job, d, r.stats, r.trace);
+    // Its only copy was on a tile now lost, or the producer's tile, alive,
+    // could not give it back (the read-back was refused: its slot no longer
+    // held this value): either way its producer runs again on the driver,
+    // as for a lost tile, rather than the execution failing with the value
+    // "in no memory".
+    if (!memory_.valid(job, d, tag.round) && loc != kNowhere && (engine_.only_on_lost_tile(job, d) || !engine_.already_booked(job, a)))
+      engine_.recompute(job, d, r.stats, r.trace);
     if (!memory_.valid(job, d, tag.round)) {
       // Another run of `a` (a speculative copy, or the original it copies)
       // was booked while the inputs were being placed here, and freed the
