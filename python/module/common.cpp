@@ -55,6 +55,18 @@ py::array uint8_view(const void* data, std::size_t size, bool writeable) {
 
 }  // namespace
 
+std::function<void(const std::string&)> on_listening_callback(py::object fn, const char* where) {
+  auto callable = std::make_shared<Callable>(std::move(fn));
+  return [callable, where](const std::string& endpoint) {
+    py::gil_scoped_acquire gil;
+    try {
+      callable->fn(endpoint);
+    } catch (py::error_already_set& e) {
+      e.discard_as_unraisable(where);
+    }
+  };
+}
+
 std::string traceback_of(py::error_already_set& e) {
   try {
     py::object lines = py::module_::import("traceback").attr("format_exception")(e.type(), e.value(), e.trace());

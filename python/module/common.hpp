@@ -6,6 +6,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <functional>
+#include <memory>
 #include <span>
 #include <string>
 
@@ -32,6 +34,12 @@ struct Callable {
   }
   py::object fn;
 };
+
+// `fn(endpoint)` as a driver's on_listening callback (ClusterOptions),
+// called on the runtime's thread with the GIL taken. What it raises is
+// printed as unraisable (`where` names it), not thrown through the runtime:
+// no worker comes, and the driver says so after its wait.
+std::function<void(const std::string&)> on_listening_callback(py::object fn, const char* where);
 
 // The Python exception `e` with its traceback, as Python prints it.
 std::string traceback_of(py::error_already_set& e);

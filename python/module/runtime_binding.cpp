@@ -98,16 +98,7 @@ void bind_runtime(py::module_& m) {
              o.cluster.authorized_keys_file = authorized_keys_file;
              if (!listen.empty()) o.tiles += workers;  // `tiles` counts local and remote tiles together
              if (!on_listening.is_none()) {
-               auto callable = std::make_shared<Callable>(std::move(on_listening));
-               o.cluster.on_listening = [callable](const std::string& endpoint) {
-                 py::gil_scoped_acquire gil;
-                 try {
-                   callable->fn(endpoint);
-                 } catch (py::error_already_set& e) {
-                   // Printed, not thrown through the runtime: no worker comes, and load() says so after wait_s.
-                   e.discard_as_unraisable("redflow.Runtime on_listening");
-                 }
-               };
+               o.cluster.on_listening = on_listening_callback(std::move(on_listening), "redflow.Runtime on_listening");
              }
              return PyRuntime{std::make_unique<Runtime>(std::move(o))};
            }),

@@ -220,15 +220,7 @@ void bind_spits(py::module_& m) {
         o.cluster.wait_s = wait_s;
         o.cluster.heartbeat_timeout_s = heartbeat_timeout_s;
         if (!on_listening.is_none()) {
-          auto callable = std::make_shared<Callable>(std::move(on_listening));
-          o.cluster.on_listening = [callable](const std::string& endpoint) {
-            py::gil_scoped_acquire gil;
-            try {
-              callable->fn(endpoint);
-            } catch (py::error_already_set& e) {
-              e.discard_as_unraisable("redflow.spits_run on_listening");
-            }
-          };
+          o.cluster.on_listening = on_listening_callback(std::move(on_listening), "redflow.spits_run on_listening");
         }
         const std::string plugin = module_path();
         current = &job;
