@@ -81,6 +81,16 @@ def _declared(spec, inputs, default):
     return spec(*inputs) if callable(spec) and not isinstance(spec, type) else spec
 
 
+def _output_of(what, values, shape, dtype):
+    """An actor's output shape and dtype on ``values``: declared, or the first input's."""
+    _check_values(what, values)
+    if not values and (shape is None or dtype is None):
+        raise ValueError(f"{what} has no inputs: declare its output's shape and dtype")
+    first = values[0] if values else None
+    return (_shape(_declared(shape, values, first.shape if first else None)),
+            _declared(dtype, values, first.dtype if first else None))
+
+
 def _check_values(what, values):
     for v in values:
         if not isinstance(v, Value):
@@ -105,12 +115,7 @@ def actor(function=None, *, shape=None, dtype=None, redundancy=None, name=None):
             writes_out = False
 
         def call_site(*values):
-            _check_values(f"actor '{base}'", values)
-            if not values and (shape is None or dtype is None):
-                raise ValueError(f"actor '{base}' has no inputs: declare its output's shape and dtype")
-            first = values[0] if values else None
-            out_shape = _shape(_declared(shape, values, first.shape if first else None))
-            out_dtype = _declared(dtype, values, first.dtype if first else None)
+            out_shape, out_dtype = _output_of(f"actor '{base}'", values, shape, dtype)
             label = f"{base}_{next(_counter)}"
             return Value("actor", label + "_out", out_shape, out_dtype, inputs=values, redundancy=redundancy,
                          python=(fn, writes_out, base), actor=label)
@@ -126,12 +131,7 @@ def actor(function=None, *, shape=None, dtype=None, redundancy=None, name=None):
 
 def call(function, *values, shape=None, dtype=None, args="", redundancy=None, name=None):
     """A registered actor (built-in, from a plugin, or added to the registry) on ``values``."""
-    _check_values(f"actor '{function}'", values)
-    first = values[0] if values else None
-    if first is None and (shape is None or dtype is None):
-        raise ValueError(f"actor '{function}' has no inputs: declare its output's shape and dtype")
-    out_shape = _shape(_declared(shape, values, first.shape if first else None))
-    out_dtype = _declared(dtype, values, first.dtype if first else None)
+    out_shape, out_dtype = _output_of(f"actor '{function}'", values, shape, dtype)
     label = name or f"{function.replace('.', '_')}_{next(_counter)}"
     return Value("actor", label + "_out", out_shape, out_dtype, function=function, inputs=values, args=args,
                  redundancy=redundancy, actor=label)

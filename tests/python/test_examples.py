@@ -7,8 +7,8 @@ import sys
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python"
 
 
-def run(name):
-    done = subprocess.run([sys.executable, str(EXAMPLES / name)], capture_output=True, text=True, timeout=120,
+def run(name, *args):
+    done = subprocess.run([sys.executable, str(EXAMPLES / name), *args], capture_output=True, text=True, timeout=120,
                           env=dict(os.environ))
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -37,11 +37,8 @@ def test_the_readmes_python_example_runs():
 
 def test_bag_of_tasks_commits_every_task_and_then_none_from_its_log(tmp_path):
     log = str(tmp_path / "pi.log")
-    first = subprocess.run([sys.executable, str(EXAMPLES / "bag_of_tasks.py"), log], capture_output=True, text=True,
-                           timeout=120, env=dict(os.environ))
-    assert first.returncode == 0, first.stderr
-    assert "committed 64 task(s), 0 from the log" in first.stdout
-    assert "pi is about 3.14" in first.stdout
-    second = subprocess.run([sys.executable, str(EXAMPLES / "bag_of_tasks.py"), log], capture_output=True, text=True,
-                            timeout=120, env=dict(os.environ))
-    assert "committed 0 task(s), 64 from the log" in second.stdout
+    first = run("bag_of_tasks.py", log)
+    assert "committed 64 task(s), 0 from the log" in first
+    assert "pi is about 3.14" in first
+    second = run("bag_of_tasks.py", log)
+    assert "committed 0 task(s), 64 from the log" in second
