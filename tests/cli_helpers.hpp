@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "spawn_process.hpp"
+#include "scratch_dir.hpp"
 
 namespace redflow::testing {
 
@@ -51,8 +52,7 @@ inline RunResult run_cli(const std::string& args) {
 class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("redflow_cli_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = test_scratch_path("redflow_cli");
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }

@@ -18,6 +18,7 @@
 
 #include "cli_helpers.hpp"
 #include "svg_check.hpp"
+#include "scratch_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -38,8 +39,7 @@ std::string slurp(const std::string& path) {
 class SeeCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("redflow_see_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = test_scratch_path("redflow_see");
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }

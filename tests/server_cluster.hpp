@@ -28,6 +28,7 @@
 #include "net_workers.hpp"
 #include "redflow/client.hpp"
 #include "redflow/spits.hpp"
+#include "scratch_dir.hpp"
 
 namespace redflow::testing {
 
@@ -65,9 +66,7 @@ class ServerClusterFixture : public ::testing::Test {
   }
 
   void SetUp() override {
-    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::replace(name.begin(), name.end(), '/', '_');  // a parameterized test's "Name/3"
-    dir_ = std::filesystem::temp_directory_path() / ("redflow_server_" + std::to_string(getpid()) + "_" + name);
+    dir_ = test_scratch_path("redflow_server");
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }

@@ -21,6 +21,7 @@
 #include "server/job_table.hpp"
 #include "server/journal.hpp"
 #include "server/server_messages.hpp"
+#include "scratch_dir.hpp"
 
 namespace redflow::server {
 namespace {
@@ -234,8 +235,7 @@ TEST(ServerJobTable, RecoverQueuesTheRunningJobAheadOfLaterOnes) {
 class ServerJournal : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("redflow_server_journal_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = test_scratch_path("redflow_server_journal");
     fs::remove_all(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }

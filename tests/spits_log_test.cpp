@@ -11,6 +11,7 @@
 
 #include "spits/commit_log.hpp"
 #include "spits/submitted_queue.hpp"
+#include "scratch_dir.hpp"
 
 namespace redflow::spits {
 namespace {
@@ -53,8 +54,7 @@ TEST(SpitsSubmittedQueue, ATaskManagerGetsOnlyTasksItDoesNotHold) {
 class SpitsCommitLog : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = (fs::temp_directory_path() / ("redflow_spits_log_" + std::to_string(getpid()) + "_" +
-                                          ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+    path_ = (test_scratch_path("redflow_spits_log"))
                 .string();
     fs::remove(path_);
   }

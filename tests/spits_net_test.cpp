@@ -37,6 +37,7 @@
 #include "netns.hpp"
 #include "redflow/spits.hpp"
 #include "redflow/visualize.hpp"
+#include "scratch_dir.hpp"
 
 namespace redflow::spits {
 namespace {
@@ -76,9 +77,7 @@ class Deadline {
 class SpitsNet : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::replace(name.begin(), name.end(), '/', '_');
-    dir_ = fs::temp_directory_path() / ("redflow_spits_net_" + std::to_string(getpid()) + "_" + name);
+    dir_ = test_scratch_path("redflow_spits_net");
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     out_ = (dir_ / "commits.txt").string();

@@ -23,6 +23,7 @@
 #include "spits/announce.hpp"
 #include "watchdog.hpp"
 #include "wire_proxy.hpp"
+#include "scratch_dir.hpp"
 
 namespace redflow::spits {
 namespace {
@@ -36,8 +37,7 @@ using testing::WireProxy;
 class SpitsNetProxy : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("redflow_spits_proxy_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = test_scratch_path("redflow_spits_proxy");
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     out_ = (dir_ / "commits.txt").string();

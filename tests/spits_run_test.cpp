@@ -14,6 +14,7 @@
 #include "spits/committer.hpp"
 #include "spits/job_manager.hpp"
 #include "spits/local_task_manager.hpp"
+#include "scratch_dir.hpp"
 
 namespace redflow::spits {
 namespace {
@@ -23,9 +24,7 @@ namespace fs = std::filesystem;
 class SpitsRun : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::replace(name.begin(), name.end(), '/', '_');  // parameterised names end in "/N"
-    dir_ = fs::temp_directory_path() / ("redflow_spits_" + std::to_string(getpid()) + "_" + name);
+    dir_ = test_scratch_path("redflow_spits");
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     out_ = (dir_ / "commits.txt").string();

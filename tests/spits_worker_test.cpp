@@ -29,6 +29,7 @@
 #include "net_workers.hpp"
 #include "redflow/spits.hpp"
 #include "redflow/stream.hpp"
+#include "scratch_dir.hpp"
 
 namespace redflow::spits {
 namespace {
@@ -67,8 +68,7 @@ int free_port() {
 class SpitsWorker : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("redflow_spits_worker_" + std::to_string(getpid()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = test_scratch_path("redflow_spits_worker");
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
