@@ -54,8 +54,7 @@ TEST(SpitsSubmittedQueue, ATaskManagerGetsOnlyTasksItDoesNotHold) {
 class SpitsCommitLog : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = (test_scratch_path("redflow_spits_log"))
-                .string();
+    path_ = test_scratch_path("redflow_spits_log").string();
     fs::remove(path_);
   }
   void TearDown() override { fs::remove(path_); }

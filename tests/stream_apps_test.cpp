@@ -5,7 +5,6 @@
 // have the paper's operator counts, every operator fires, the checked-in DOT
 // files are the programs, and bad PGM files are named errors.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,6 +15,7 @@
 #include "redflow/stream.hpp"
 #include "stream/apps/compute_heavy.hpp"
 #include "stream/apps/wavelet.hpp"
+#include "scratch_dir.hpp"
 
 namespace redflow::stream {
 namespace {
@@ -43,8 +43,7 @@ OperatorRegistry app_registry() {
 class StreamAppsWavelet : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("redflow_stream_apps_" + std::to_string(::getpid()) + "_" + info->name());
+    dir_ = test_scratch_path("redflow_stream_apps");
     fs::create_directories(dir_);
   }
   void TearDown() override {
