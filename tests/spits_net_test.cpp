@@ -298,7 +298,11 @@ TEST_F(SpitsNet, ATaskManagerJoiningMidJobRaisesTheCommitRate) {
     start_tm("second", 1);
     start_tm("third", 1);
   });
-  auto report = run({"tasks=500", "work_us=10000"}, o);
+  // 30 ms a task (a sleep): the rate is bound by the Workers, not by the
+  // CPU, even on a loaded machine. At 10 ms, two TSan stages on 2 cores
+  // spent about 14 ms a task on waking and messaging once three Task
+  // Managers ran, and three of them reached only 1.37 times one's rate.
+  auto report = run({"tasks=500", "work_us=30000"}, o);
   {
     std::lock_guard lock(m);
     samples.emplace_back(std::chrono::steady_clock::now(), ~std::uint64_t{0});  // lets a joiner still waiting (a failed run) go
