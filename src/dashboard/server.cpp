@@ -116,6 +116,14 @@ void DashboardServer::stop() {
   }
   changed_.notify_all();
   if (publisher_.joinable()) publisher_.join();
+  // Every open event stream writes the state published above and ends
+  // itself. httplib's stop() would cut a stream whose first write has not
+  // happened yet (a page that connected just before), and that page would
+  // never see the run's end; a page that stopped reading ends its stream
+  // with a failed write, so the wait is bounded.
+  const auto streams_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (open_streams_.load(std::memory_order_acquire) > 0 && std::chrono::steady_clock::now() < streams_deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   // httplib's stop() does nothing until the listen loop has begun, which
   // then runs on for ever: a run that fails at once (a bad file for `view`)
   // stopped before it began and never ended. Wait for the loop to begin (or
