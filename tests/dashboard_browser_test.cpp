@@ -32,7 +32,10 @@ namespace fs = std::filesystem;
 constexpr const char* kChromium = "/usr/bin/chromium";
 
 // Runs chromium headless with `args` and `url`, stdout to `out`; false when
-// it did not exit within `limit_s` (it is then killed).
+// it did not exit within `limit_s`. Chromium runs in a process group of its
+// own, killed whole when it ends or is given up on: a browser process killed
+// alone leaves its network and renderer processes behind, holding
+// connections to the dashboard.
 bool run_chromium(const fs::path& profile, std::vector<std::string> args, const std::string& url, const fs::path& out, double limit_s) {
   std::vector<std::string> argv{kChromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-proxy-server", "--no-first-run",
                                 "--user-data-dir=" + profile.string()};
@@ -40,21 +43,27 @@ bool run_chromium(const fs::path& profile, std::vector<std::string> args, const 
   argv.push_back(url);
   const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   const int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  const pid_t pid = testing::spawn_process(std::move(argv), {.out_fd = fd, .err_fd = null_fd});
+  const pid_t pid = testing::spawn_process(std::move(argv), {.out_fd = fd, .err_fd = null_fd, .own_process_group = true});
   ::close(fd);
   ::close(null_fd);
   if (pid < 0) return false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
-  int status = 0;
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      return false;
+  // Its exit is seen without reaping it (WNOWAIT): until it is reaped, its
+  // pid, the group's id, cannot be reused, so the group killed is its own.
+  bool ended = false;
+  for (;;) {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == pid) {
+      ended = true;
+      break;
     }
+    if (std::chrono::steady_clock::now() > deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling a child's exit
   }
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  ::kill(-pid, SIGKILL);  // what it left behind (nothing, when it ended well), or all of it
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return ended && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 std::string dumped_text(const fs::path& p) {
@@ -65,10 +74,11 @@ std::string dumped_text(const fs::path& p) {
 }
 
 // The page's DOM once it holds `needle` (its script rendered a snapshot
-// that shows it). Headless chromium dumps the DOM soon after the page loaded
+// that shows it). Headless chromium dumps the DOM once the page has loaded
 // (`--timeout` bounds the wait for the load, on a slow machine), with what
-// the page's first snapshot rendered: so the page is loaded again until it
-// shows `needle` or `limit_s` passed; the last DOM is returned either way.
+// its script rendered by then: at least the snapshot the page was served
+// with. So the page is loaded again until it shows `needle` (a later
+// snapshot) or `limit_s` passed; the last DOM is returned either way.
 std::string dom_showing(const fs::path& dir, const std::string& url, const std::string& needle, double limit_s = 90) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
   std::string dom;

@@ -259,6 +259,9 @@ bool event_with_executions(int port, std::uint64_t n) {
     auto events = dashboard::read_events("127.0.0.1", port, "/api/events", 1, 5);
     if (!events.ok() || events->empty()) return false;
     if (nlohmann::json::parse(events->front())["executions_done"].get<std::uint64_t>() == n) return true;
+    // As a browser does before it reconnects: a stream the server still
+    // holds for a closed page ends only at its next write.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return false;
 }
@@ -321,6 +324,86 @@ TEST(DashboardHttp, PagesSnapshotAndEventsOverLoopback) {
   EXPECT_EQ(nlohmann::json::parse(last.back())["state"], "finished");
   EXPECT_EQ(nlohmann::json::parse(last.back())["actors_done"].get<std::uint64_t>(),
             runs.stats[0].actors_executed + runs.stats[1].actors_executed);
+}
+
+// The JSON in a served page's <script id="snapshot">, or "" without one.
+std::string snapshot_in_page(const std::string& page) {
+  const std::string open = "<script id=\"snapshot\" type=\"application/json\">";
+  const auto at = page.find(open);
+  if (at == std::string::npos) return "";
+  const auto from = at + open.size();
+  return page.substr(from, page.find("</script>", from) - from);
+}
+
+TEST(DashboardPage, CarriesItsSnapshotBeforeItsScriptAndNoTextCanEndIt) {
+  const std::string page = "<html><body><p>x</p>\n<script src=\"/static/dashboard.js\"></script>\n</body></html>";
+  EXPECT_EQ(dashboard::page_with_snapshot(page, ""), page) << "no snapshot yet: the page as it is";
+  const std::string json = R"({"failure":"actor '</script><b>' failed","n":1})";
+  const std::string served = dashboard::page_with_snapshot(page, json);
+  const auto snapshot_at = served.find("<script id=\"snapshot\"");
+  ASSERT_NE(snapshot_at, std::string::npos) << served;
+  EXPECT_LT(snapshot_at, served.find("<script src=")) << "the page's script finds it in place:\n" << served;
+  const std::string carried = snapshot_in_page(served);
+  EXPECT_EQ(carried.find('<'), std::string::npos) << carried;
+  EXPECT_EQ(nlohmann::json::parse(carried), nlohmann::json::parse(json)) << "the same JSON once parsed";
+  // A page without the script: before </body>.
+  const std::string plain = dashboard::page_with_snapshot("<html><body>p</body></html>", "{}");
+  EXPECT_EQ(plain, "<html><body>p<script id=\"snapshot\" type=\"application/json\">{}</script>\n</body></html>");
+}
+
+TEST(DashboardHttp, EachPageIsServedWithTheLatestSnapshot) {
+  const FaultyRuns runs = run_with_faults(2);
+  Board board("graph", runs.name, 2);
+  board.record(runs.stats[0]);
+  auto server = DashboardServer::start(board, {.address = "127.0.0.1:0", .period_s = 0.05});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const int port = (*server)->port();
+  for (const char* path : {"/", "/tiles"}) {
+    auto r = dashboard::http_get("127.0.0.1", port, path);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const std::string carried = snapshot_in_page(r->body);
+    ASSERT_FALSE(carried.empty()) << path << ":\n" << r->body;
+    EXPECT_EQ(nlohmann::json::parse(carried)["executions_done"].get<std::uint64_t>(), 1u) << path;
+  }
+  board.record(runs.stats[1]);
+  (*server)->publish_now();
+  auto r = dashboard::http_get("127.0.0.1", port, "/");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(nlohmann::json::parse(snapshot_in_page(r->body))["executions_done"].get<std::uint64_t>(), 2u)
+      << "a page served later carries the later snapshot";
+  (*server)->stop();
+}
+
+// Each page following the events holds a server thread for as long as it is
+// open: pages left open (or a browser's processes that outlived it) must not
+// leave the server unable to answer anyone else.
+TEST(DashboardHttp, PagesBeyondTheStreamLimitAreToldToPollAndEveryOtherRequestIsStillAnswered) {
+  Board board("graph", "many", 1);
+  auto server = DashboardServer::start(board, {.address = "127.0.0.1:0", .period_s = 0.05});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const int port = (*server)->port();
+  std::atomic<bool> done{false};
+  std::vector<std::thread> pages;
+  for (int i = 0; i < DashboardServer::kMaxStreams + 4; ++i)
+    pages.emplace_back([&] { (void)dashboard::read_events("127.0.0.1", port, "/api/events", 1000000, 60, &done); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while ((*server)->open_streams() < DashboardServer::kMaxStreams && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling the server's count of open streams
+  EXPECT_EQ((*server)->open_streams(), DashboardServer::kMaxStreams);
+  auto page = dashboard::http_get("127.0.0.1", port, "/", "", 5);
+  ASSERT_TRUE(page.ok()) << "a page with " << DashboardServer::kMaxStreams << " streams open: " << page.status().ToString();
+  EXPECT_EQ(page->status, 200);
+  auto snap = dashboard::http_get("127.0.0.1", port, "/api/snapshot", "", 5);
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  EXPECT_EQ(snap->status, 200);
+  auto refused = dashboard::http_get("127.0.0.1", port, "/api/events", "", 5);
+  ASSERT_TRUE(refused.ok()) << refused.status().ToString();
+  EXPECT_EQ(refused->status, 503);
+  EXPECT_NE(refused->body.find("polls /api/snapshot"), std::string::npos) << refused->body;
+  EXPECT_EQ((*server)->open_streams(), DashboardServer::kMaxStreams) << "a refused page holds no stream";
+  done = true;
+  (*server)->stop();
+  for (auto& t : pages) t.join();
 }
 
 TEST(DashboardHttp, BeyondLoopbackEveryRequestNeedsTheToken) {

@@ -17,6 +17,9 @@ struct SpawnOptions {
   int out_fd = -1;           // the child's stdout, when >= 0 (open it O_CLOEXEC)
   int err_fd = -1;           // the child's stderr, when >= 0
   bool search_path = false;  // look argv[0] up in PATH (execvp)
+  // The child leads a process group of its own (pgid = its pid), so that
+  // kill(-pid, ...) reaches every process it started too.
+  bool own_process_group = false;
 };
 
 // Starts argv[0] with `argv`; returns the child's pid (-1 if fork failed).
@@ -27,6 +30,7 @@ inline pid_t spawn_process(std::vector<std::string> argv, SpawnOptions options =
   args.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid == 0) {
+    if (options.own_process_group) ::setpgid(0, 0);
     if (options.out_fd >= 0) ::dup2(options.out_fd, 1);
     if (options.err_fd >= 0) ::dup2(options.err_fd, 2);
     if (options.search_path) {

@@ -73,6 +73,28 @@ Result<HostPort> parse_address(const std::string& address) {
 
 bool is_loopback_host(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1"; }
 
+std::string page_with_snapshot(std::string_view page, std::string_view snapshot_json) {
+  if (snapshot_json.empty()) return std::string(page);
+  static constexpr std::string_view kScript = "<script src=\"/static/dashboard.js\">";
+  std::size_t at = page.find(kScript);
+  if (at == std::string_view::npos) at = page.rfind("</body>");
+  if (at == std::string_view::npos) at = page.size();
+  std::string out(page.substr(0, at));
+  out += "<script id=\"snapshot\" type=\"application/json\">";
+  // '<' only occurs inside JSON strings, where \u003c means the same: no
+  // text of the run (a failure message, a name) can end the script early.
+  for (char c : snapshot_json) {
+    if (c == '<') {
+      out += "\\u003c";
+    } else {
+      out += c;
+    }
+  }
+  out += "</script>\n";
+  out += page.substr(at);
+  return out;
+}
+
 DashboardServer::DashboardServer(const Board& board, const ServerOptions& options)
     : board_(board), options_(options), http_(std::make_unique<httplib::Server>()) {}
 
@@ -197,6 +219,8 @@ bool DashboardServer::allowed(const std::string& query_token, const std::string&
 void DashboardServer::add_routes() {
   // An idle keep-alive connection holds a server thread this long: stop() waits for it.
   http_->set_keep_alive_timeout(1);
+  // Threads for the event streams and, beside them, for pages and snapshots.
+  http_->new_task_queue = [] { return new httplib::ThreadPool(kMaxStreams + 8); };
   http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (allowed(req.get_param_value("token"), req.get_header_value("Authorization"), req.get_header_value("Cookie"))) {
       // A page opened with its token hands it on to the files it loads.
@@ -220,8 +244,19 @@ void DashboardServer::add_routes() {
       res.set_content(f->body.data(), f->body.size(), std::string(f->content_type));
     };
   };
-  http_->Get("/", serve_file("overview.html"));
-  http_->Get("/tiles", serve_file("tiles.html"));
+  // A page carries the latest snapshot in itself: it shows the run at its
+  // first paint, without waiting for a request of its own (which a slow
+  // machine or a browser that renders once, such as a headless one dumping
+  // the DOM, may never wait for).
+  auto serve_page = [this](std::string_view name) {
+    return [this, name](const httplib::Request&, httplib::Response& res) {
+      const WebFile* f = find_web_file(name);
+      res.set_header("Cache-Control", "no-store");
+      res.set_content(page_with_snapshot(f->body, latest_json()), std::string(f->content_type));
+    };
+  };
+  http_->Get("/", serve_page("overview.html"));
+  http_->Get("/tiles", serve_page("tiles.html"));
   for (const WebFile& f : web_files()) {
     std::string path = "/static/";
     path += f.name;
@@ -233,8 +268,14 @@ void DashboardServer::add_routes() {
   });
   http_->Get("/api/events", [this](const httplib::Request&, httplib::Response& res) {
     res.set_header("Cache-Control", "no-store");
+    if (open_streams_.fetch_add(1, std::memory_order_acq_rel) >= kMaxStreams) {
+      open_streams_.fetch_sub(1, std::memory_order_acq_rel);
+      res.status = 503;
+      res.set_content("503: " + std::to_string(kMaxStreams) + " pages already follow this dashboard's events; this one polls /api/snapshot\n",
+                      "text/plain");
+      return;
+    }
     auto seen = std::make_shared<std::uint64_t>(0);
-    open_streams_.fetch_add(1, std::memory_order_acq_rel);
     streams_opened_.fetch_add(1, std::memory_order_acq_rel);
     res.set_chunked_content_provider("text/event-stream", [this, seen](std::size_t, httplib::DataSink& sink) {
       std::string event;

@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "dashboard/board.hpp"
@@ -48,9 +49,18 @@ struct HostPort {
 Result<HostPort> parse_address(const std::string& address);
 // Whether `host` is the loopback address the token is not needed on.
 bool is_loopback_host(const std::string& host);
+// `page` with `snapshot_json` in a <script id="snapshot" type="application/json">
+// before its script (the page renders it at once); `page` as it is when
+// there is no snapshot yet.
+std::string page_with_snapshot(std::string_view page, std::string_view snapshot_json);
 
 class DashboardServer {
  public:
+  // Pages following the events at once. Each open event stream holds one of
+  // the server's threads, so beyond this a page is told 503 (it then polls
+  // /api/snapshot) and the server keeps threads to answer every other request.
+  static constexpr int kMaxStreams = 32;
+
   // Binds, starts serving and publishing. The board must outlive the server.
   static Result<std::unique_ptr<DashboardServer>> start(const Board& board, const ServerOptions& options);
   ~DashboardServer();  // stop()
