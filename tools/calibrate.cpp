@@ -5,10 +5,8 @@
 // fraction of a second and is cached per machine in
 // $XDG_CACHE_HOME/redflow/ (default ~/.cache/redflow/).
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -17,17 +15,6 @@
 namespace redflow::cli {
 
 namespace {
-
-std::filesystem::path cache_file() {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  std::filesystem::path dir = xdg != nullptr && xdg[0] != '\0' ? std::filesystem::path(xdg)
-                              : home != nullptr                ? std::filesystem::path(home) / ".cache"
-                                                               : std::filesystem::temp_directory_path();
-  char host[256] = "machine";
-  gethostname(host, sizeof host - 1);
-  return dir / "redflow" / (std::string("actor-overhead-") + host);
-}
 
 // Seconds per actor of a chain of `n` 4-byte i32.add actors on one tile: their work is negligible, so this is overhead.
 Result<double> measure() {
@@ -57,7 +44,7 @@ Result<double> measure() {
 }  // namespace
 
 Result<CalibratedOverhead> actor_overhead(bool remeasure) {
-  const std::filesystem::path file = cache_file();
+  const std::filesystem::path file = host_cache_file("actor-overhead");
   if (!remeasure) {
     std::ifstream in(file);
     double cached = 0;

@@ -133,6 +133,45 @@ Status check_output_format(const DataNode& node, const std::string& file);
 Result<std::map<std::string, std::string>> read_output_bindings(const Graph& graph, const std::vector<std::string>& bindings);
 std::vector<std::byte> output_file_bytes(const DataNode& node, const std::string& file, const std::vector<std::byte>& bytes);
 
+// A file in redflow's per-user cache, one per host:
+// $XDG_CACHE_HOME/redflow/STEM-HOSTNAME (default ~/.cache/redflow/).
+std::string host_cache_file(const std::string& stem);
+
+// Measured actor costs (CostModel, docs/scheduling.md "Measured costs") for
+// the commands that plan with HEFT: `--costs FILE`, `--learn-costs`,
+// `--no-learned-costs` (tools/learned_costs.cpp).
+struct CostArgs {
+  std::string file;     // empty: host_cache_file("actor-costs")
+  bool learn = false;   // add this run's measured actor times to the model
+  bool ignore = false;  // plan with work= hints and bytes touched only
+};
+void add_cost_options(CLI::App* cmd, CostArgs& a, bool can_learn);
+// The model of a command: read once before the graph is loaded (it sets
+// `work` of the actors without a hint), learning from traces when asked,
+// written back at the end.
+class LearnedCosts {
+ public:
+  // Reads the model and applies it to `g`. A model that cannot be read is an
+  // error when learning (nothing would be lost but the file would be
+  // replaced), else a warning and the bytes-touched estimate.
+  static Result<LearnedCosts> open(const CostArgs& a, Graph& g, const Registry& reg, unsigned cores_per_tile);
+  bool learning() const { return learn_; }
+  // "N of M actors without a work= hint are planned with measured costs (FILE)", or "" when none are.
+  std::string describe() const;
+  void learn(const Graph& g, const ExecutionTrace& trace, const Registry& reg);
+  // Reads the file again (another run may have written it), keeps its kinds
+  // this run did not see, writes it. A line saying what was learned.
+  Result<std::string> save();
+
+ private:
+  std::string file_;
+  bool learn_ = false;
+  CostModel model_;
+  std::size_t applied_ = 0, unhinted_ = 0;
+  CostLearning learned_;
+  std::size_t executions_ = 0;
+};
+
 // `redflow schedule`'s machine model: seconds one actor execution costs on
 // this machine beyond its work, measured at first use and cached
 // (tools/calibrate.cpp). `remeasure` ignores the cache and rewrites it.

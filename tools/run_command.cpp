@@ -39,6 +39,7 @@ struct RunArgs {
   std::string server_key_file;  // --server-key (a launched worker)
   LaunchArgs launch;
   DashboardArgs dashboard;
+  CostArgs costs;
 };
 
 // A launched starter that lost the race for the driver: it serves one tile,
@@ -151,13 +152,28 @@ int run(const RunArgs& a) {
   }
   auto graph = Graph::from_dot_file(a.graph);
   if (!graph.ok()) return fail(graph.status());
+  // HEFT plans the actors without a work= hint with their measured costs; the
+  // graph itself (what the model learns from) is the same either way.
+  Graph planned = *graph;
+  auto costs = LearnedCosts::open(a.costs, planned, reg, options->cores_per_tile);
+  if (!costs.ok()) return usage_error(costs.status());
+  if (costs->learning()) options->trace = true;
+  if (const std::string line = costs->describe(); !line.empty() && options->scheduler == Scheduler::kHeft)
+    fmt::print(stderr, "redflow: {}\n", line);
+  // Whatever was measured before a failure is worth keeping: the runs were real.
+  auto save_costs = [&] {
+    if (!costs->learning()) return;
+    auto said = costs->save();
+    if (!said.ok()) fail(said.status());
+    else fmt::print(stderr, "redflow: {}\n", *said);
+  };
   auto dashboard = RunDashboard::start(a.dashboard, graph->name(), a.repeat);
   if (!dashboard.ok()) return usage_error(dashboard.status());
   // A lost or quarantined tile shows on the page when the runtime marks it, not after the execution.
   if (RunDashboard* d = dashboard->get()) options->on_mark = [d](const TracedMark& m) { d->mark(m); };
   // Graph errors first (validation in load), then the files that feed it.
   Runtime rt(*options);
-  auto loaded = rt.load(*graph, reg);
+  auto loaded = rt.load(planned, reg);
   if (!loaded.ok()) return load_refused(loaded.status());
   for (Redundancy r : *configs)
     if (Status s = loaded->usable(r); !s.ok()) return usage_error(Status::InvalidArgument("--redundancy " + std::string(to_string(r)) + ": " + s.message()));
@@ -190,7 +206,9 @@ int run(const RunArgs& a) {
     ExecuteOptions eo;
     eo.redundancy = (*configs)[i % configs->size()];
     auto out = loaded->execute(inputs, eo);
+    if (costs->learning()) costs->learn(*graph, loaded->last_trace(), reg);
     if (!out.ok()) {
+      save_costs();
       // Outputs and stats stay unwritten, but the trace and chart of a failed execution help most now
       // (an execution refused before it started, e.g. for a missing input, has none).
       if (!loaded->last_trace().failure.empty())
@@ -218,6 +236,7 @@ int run(const RunArgs& a) {
     }
   }
   progress.finish();
+  save_costs();
   // Everything ran: only now write files, so a failed run leaves none behind.
   for (const auto& [name, file] : *output_files) {
     const auto bytes = output_file_bytes(graph->data(*graph->find_data(name)), file, outputs.at(name));
@@ -313,6 +332,7 @@ Command add_run_command(CLI::App& app) {
   run_cmd->add_flag("--no-launcher", ra->launch.ignore_launcher,
                     "Ignore mpirun/srun/PMI variables in the environment: a plain run even inside a launched job (default: off)");
   add_dashboard_flags(run_cmd, ra->dashboard);
+  add_cost_options(run_cmd, ra->costs, /*can_learn=*/true);
   run_cmd->add_flag("--print", ra->print, "Print every output's values by its type= (int32 when untyped; default: off)");
 
   return {run_cmd, [ra, run_cmd] {

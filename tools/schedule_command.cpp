@@ -25,6 +25,7 @@ struct ScheduleArgs {
   bool quiet = false;
   bool calibrate = false;     // measure again now, ignoring the cache
   bool no_calibrate = false;  // the bare model: no per-actor overhead
+  CostArgs costs;
 };
 
 std::string seconds(double s) {
@@ -60,6 +61,8 @@ int schedule_main(const ScheduleArgs& a) {
     calibration = fmt::format("plus {} per actor, {} on this machine ({})", seconds(overhead->seconds),
                               overhead->cached ? "measured earlier" : "measured now", overhead->cache);
   }
+  auto costs = LearnedCosts::open(a.costs, *graph, reg, o.cores_per_tile);
+  if (!costs.ok()) return usage_error(costs.status());
   Runtime rt(o);
   auto loaded = rt.load(*graph, reg);
   if (!loaded.ok()) return load_refused(loaded.status());
@@ -76,6 +79,7 @@ int schedule_main(const ScheduleArgs& a) {
     const MachineModel m = rt.machine();
     fmt::print("estimates: `work` hints (operations) at {:g} operations/s per core, transfers at {:g} GB/s plus {} each, {} (docs/scheduling.md)\n",
                m.ops_per_second_per_core, m.bytes_per_second / 1e9, seconds(m.transfer_latency_s), calibration);
+    if (const std::string line = costs->describe(); !line.empty()) fmt::print("costs: {} (redflow run --learn-costs measures them)\n", line);
     std::vector<ActorId> order(std::min(schedule.actors.size(), executed.actors().size()));
     for (ActorId i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
@@ -134,6 +138,7 @@ Command add_schedule_command(CLI::App& app) {
                 "from ~/.cache/redflow)");
   sub->add_flag("--no-calibrate", a->no_calibrate,
                 "Use the bare machine model: no per-actor overhead, estimates far below measured times for small actors (default: off)");
+  add_cost_options(sub, a->costs, /*can_learn=*/false);
   sub->add_option("--lib", a->libs, "Actor plugin .so to load (repeatable; docs/actors.md; default: built-in actors only)")
       ->type_name("PLUGIN.so")
       ->check(readable_file());

@@ -14,6 +14,7 @@
 #include "redflow/bytes.hpp"
 #include "redflow/client.hpp"
 #include "redflow/cluster.hpp"
+#include "redflow/cost_model.hpp"
 #include "redflow/graph.hpp"
 #include "redflow/npy.hpp"
 #include "redflow/redundancy.hpp"
