@@ -9,6 +9,7 @@
 #include <chrono>
 #include <random>
 
+#include "dashboard/on_demand_threads.hpp"
 #include "dashboard/web_files.hpp"
 
 namespace redflow::dashboard {
@@ -219,8 +220,9 @@ bool DashboardServer::allowed(const std::string& query_token, const std::string&
 void DashboardServer::add_routes() {
   // An idle keep-alive connection holds a server thread this long: stop() waits for it.
   http_->set_keep_alive_timeout(1);
-  // Threads for the event streams and, beside them, for pages and snapshots.
-  http_->new_task_queue = [] { return new httplib::ThreadPool(kMaxStreams + 8); };
+  // Threads for the event streams and, beside them, for pages and
+  // snapshots, started as connections come (none for a dashboard nobody opens).
+  http_->new_task_queue = [] { return new OnDemandThreads(kMaxStreams + 8); };
   http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (allowed(req.get_param_value("token"), req.get_header_value("Authorization"), req.get_header_value("Cookie"))) {
       // A page opened with its token hands it on to the files it loads.
