@@ -279,7 +279,13 @@ void DashboardServer::add_routes() {
     }
     auto seen = std::make_shared<std::uint64_t>(0);
     streams_opened_.fetch_add(1, std::memory_order_acq_rel);
-    res.set_chunked_content_provider("text/event-stream", [this, seen](std::size_t, httplib::DataSink& sink) {
+    // Not chunked: the stream ends with its connection. httplib's chunked
+    // writer ends a stream with a string it makes once in a function-local
+    // static; Debian's library is not built with TSan, which then cannot see
+    // the initialisation's guard and reports every later stream's end as a
+    // race. The event stream format needs no chunks.
+    res.set_header("Connection", "close");
+    res.set_content_provider("text/event-stream", [this, seen](std::size_t, httplib::DataSink& sink) {
       std::string event;
       bool end = false;
       {
