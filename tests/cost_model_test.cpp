@@ -139,8 +139,15 @@ Graph fork_of_tasks(bool exact_hints) {
   Graph g("fork");
   const DataId x = g.input("x", 8);
   for (unsigned i = 0; i < 5; ++i) {
-    auto a = g.actor("t" + std::to_string(i), "wf.task", {x}, g.output("o" + std::to_string(i), 8))
-                 .args("id=" + std::to_string(i) + ",micros=" + std::to_string(kMicros[i]));
+    // Appended, not `"t" + std::to_string(i)`: GCC 12 at -O3 reports a false
+    // -Wrestrict in the inlined operator+.
+    std::string task = "t", out = "o", args = "id=";
+    task += std::to_string(i);
+    out += std::to_string(i);
+    args += std::to_string(i);
+    args += ",micros=";
+    args += std::to_string(kMicros[i]);
+    auto a = g.actor(task, "wf.task", {x}, g.output(out, 8)).args(args);
     if (exact_hints) a.work(kMicros[i] * 1e3);
   }
   return g;
