@@ -152,10 +152,10 @@ int run(const RunArgs& a) {
   }
   auto graph = Graph::from_dot_file(a.graph);
   if (!graph.ok()) return fail(graph.status());
-  // HEFT plans the actors without a work= hint with their measured costs; the
-  // graph itself (what the model learns from) is the same either way.
-  Graph planned = *graph;
-  auto costs = LearnedCosts::open(a.costs, planned, reg, options->cores_per_tile);
+  // HEFT plans the actors without a work= hint with their measured costs
+  // (set as their work; a kind does not depend on it, so the model still
+  // learns from this graph).
+  auto costs = LearnedCosts::open(a.costs, *graph, reg, options->cores_per_tile);
   if (!costs.ok()) return usage_error(costs.status());
   if (costs->learning()) options->trace = true;
   if (const std::string line = costs->describe(); !line.empty() && options->scheduler == Scheduler::kHeft)
@@ -173,7 +173,7 @@ int run(const RunArgs& a) {
   if (RunDashboard* d = dashboard->get()) options->on_mark = [d](const TracedMark& m) { d->mark(m); };
   // Graph errors first (validation in load), then the files that feed it.
   Runtime rt(*options);
-  auto loaded = rt.load(planned, reg);
+  auto loaded = rt.load(*graph, reg);
   if (!loaded.ok()) return load_refused(loaded.status());
   for (Redundancy r : *configs)
     if (Status s = loaded->usable(r); !s.ok()) return usage_error(Status::InvalidArgument("--redundancy " + std::string(to_string(r)) + ": " + s.message()));
