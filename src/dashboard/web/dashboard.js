@@ -1,5 +1,5 @@
-// The dashboard's pages: the snapshot the page was served with, one more at
-// load (/api/snapshot), then one per server-sent event (/api/events). Plain DOM and SVG, nothing fetched from
+// The dashboard's pages: the snapshot the page was served with, then one per
+// server-sent event (/api/events; the first is the latest snapshot). Plain DOM and SVG, nothing fetched from
 // elsewhere. The token in the page's address, if any, goes with each request.
 "use strict";
 (function () {
@@ -126,7 +126,6 @@
   // The snapshot the page was served with (server.cpp): shown at once.
   const first = document.getElementById("snapshot");
   if (first && first.textContent) render(JSON.parse(first.textContent));
-  fetch(withToken("/api/snapshot")).then((r) => r.json()).then(render).catch(() => set("run-state", "unreachable"));
   const events = new EventSource(withToken("/api/events"));
   events.onmessage = (e) => render(JSON.parse(e.data));
   // Closed for good (the server refused one page too many, or is gone): the
