@@ -102,9 +102,10 @@ bool send_envelope_owned(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t
                          },
                          owned);
   try {
-    if (!routing_id.empty() && !socket.send(zmq::buffer(routing_id), zmq::send_flags::sndmore)) return false;
-    if (!socket.send(zmq::buffer(header), zmq::send_flags::sndmore)) return false;
-    return socket.send(message, zmq::send_flags::none).has_value();
+    if (!routing_id.empty() && !retry_on_signal([&] { return socket.send(zmq::buffer(routing_id), zmq::send_flags::sndmore); }))
+      return false;
+    if (!retry_on_signal([&] { return socket.send(zmq::buffer(header), zmq::send_flags::sndmore); })) return false;
+    return retry_on_signal([&] { return socket.send(message, zmq::send_flags::none); }).has_value();
   } catch (const zmq::error_t&) {
     return false;  // the peer is gone
   }
@@ -116,7 +117,7 @@ bool send_parts(zmq::socket_t& socket, std::initializer_list<zmq::const_buffer> 
   try {
     for (const auto& p : parts) {
       const bool more = ++i < parts.size();
-      if (!socket.send(p, more ? (zmq::send_flags::sndmore | wait) : wait)) return false;
+      if (!retry_on_signal([&] { return socket.send(p, more ? (zmq::send_flags::sndmore | wait) : wait); })) return false;
     }
   } catch (const zmq::error_t&) {
     return false;  // EHOSTUNREACH: the peer is gone; the heartbeat will say so
@@ -170,7 +171,7 @@ bool receive_message(zmq::socket_t& socket, std::vector<zmq::message_t>& parts, 
   parts.clear();
   for (;;) {
     zmq::message_t m;
-    if (!socket.recv(m, zmq::recv_flags::dontwait)) return !parts.empty();
+    if (!retry_on_signal([&] { return socket.recv(m, zmq::recv_flags::dontwait); })) return !parts.empty();
     const bool more = m.more();
     if (parts.size() < max_parts) parts.push_back(std::move(m));
     if (!more) return true;

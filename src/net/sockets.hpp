@@ -6,6 +6,7 @@
 
 #include <zmq.hpp>
 
+#include <cerrno>
 #include <chrono>
 #include <span>
 #include <string>
@@ -73,6 +74,23 @@ Status refuse_and_leave(zmq::socket_t& driver, const std::string& connect, const
 // value read out of a slot is then copied once on this side, not twice).
 bool send_envelope_owned(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body,
                          const std::string& routing_id = {});
+
+// Runs `call`, one ZeroMQ send, receive or poll, until no signal interrupts
+// it. ZeroMQ fails a call with EINTR when a signal lands while it looks at
+// its command mailbox, even without waiting, and before it has taken the
+// part: the part is then simply sent or received again. (A process that
+// leaves on SIGTERM otherwise lost the message it was sending, or died of
+// the exception while reading.) Any other failure is thrown as before.
+template <typename Call>
+auto retry_on_signal(Call&& call) {
+  for (;;) {
+    try {
+      return call();
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;
+    }
+  }
+}
 
 // Receives one multipart message without waiting; false when none was
 // waiting. Keeps at most `max_parts` parts (the rest are read and dropped,

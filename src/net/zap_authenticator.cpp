@@ -10,6 +10,8 @@
 #include <array>
 #include <cstring>
 
+#include "net/sockets.hpp"
+
 namespace redflow::net {
 
 namespace {
@@ -140,10 +142,10 @@ void ZapAuthenticator::serve(zmq::socket_t handler, zmq::socket_t control) {
     for (;;) {
       std::vector<zmq::pollitem_t> items{{handler.handle(), 0, ZMQ_POLLIN, 0}, {control.handle(), 0, ZMQ_POLLIN, 0}};
       for (auto& m : monitors) items.push_back({m.handle(), 0, ZMQ_POLLIN, 0});
-      zmq::poll(items.data(), items.size(), std::chrono::milliseconds(-1));
+      retry_on_signal([&] { return zmq::poll(items.data(), items.size(), std::chrono::milliseconds(-1)); });
       if (items[1].revents & ZMQ_POLLIN) {
         zmq::message_t command;
-        (void)control.recv(command);
+        (void)retry_on_signal([&] { return control.recv(command); });
         const std::string text = command.to_string();
         if (text == "stop") return;
         if (text.rfind("watch ", 0) == 0) {
@@ -155,8 +157,8 @@ void ZapAuthenticator::serve(zmq::socket_t handler, zmq::socket_t control) {
       for (std::size_t i = 2; i < items.size(); ++i) {
         if (!(items[i].revents & ZMQ_POLLIN)) continue;
         zmq::message_t event, address;
-        (void)monitors[i - 2].recv(event);
-        if (monitors[i - 2].get(zmq::sockopt::rcvmore)) (void)monitors[i - 2].recv(address);
+        (void)retry_on_signal([&] { return monitors[i - 2].recv(event); });
+        if (monitors[i - 2].get(zmq::sockopt::rcvmore)) (void)retry_on_signal([&] { return monitors[i - 2].recv(address); });
         handshake_failed(event, address.to_string());
       }
       if (items[0].revents & ZMQ_POLLIN) answer(handler);
@@ -171,7 +173,7 @@ void ZapAuthenticator::answer(zmq::socket_t& handler) {
   std::vector<std::string> frames;
   do {
     zmq::message_t m;
-    if (!handler.recv(m, zmq::recv_flags::none)) break;
+    if (!retry_on_signal([&] { return handler.recv(m, zmq::recv_flags::none); })) break;
     frames.push_back(m.to_string());
   } while (handler.get(zmq::sockopt::rcvmore));
   // A request libzmq itself sends always has 7 frames or more (PLAIN: 8).
@@ -179,12 +181,8 @@ void ZapAuthenticator::answer(zmq::socket_t& handler) {
   if (frames.size() >= 6 && frames[0] == "1.0") reply = decide(frames[5], frames.size() > 6 ? frames[6] : std::string(), frames[3]);
   const std::string request_id = frames.size() > 1 ? frames[1] : std::string();
   const std::string text = reply.first == "200" ? "OK" : "key not authorized";
-  handler.send(zmq::str_buffer("1.0"), zmq::send_flags::sndmore);
-  handler.send(zmq::buffer(request_id), zmq::send_flags::sndmore);
-  handler.send(zmq::buffer(reply.first), zmq::send_flags::sndmore);
-  handler.send(zmq::buffer(text), zmq::send_flags::sndmore);
-  handler.send(zmq::buffer(reply.second), zmq::send_flags::sndmore);
-  handler.send(zmq::message_t(), zmq::send_flags::none);
+  send_parts(handler, {zmq::str_buffer("1.0"), zmq::buffer(request_id), zmq::buffer(reply.first), zmq::buffer(text),
+                       zmq::buffer(reply.second), zmq::const_buffer()});
 }
 
 }  // namespace redflow::net

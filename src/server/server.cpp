@@ -16,6 +16,7 @@
 #include <random>
 
 #include "net/security.hpp"
+#include "net/sockets.hpp"
 #include "server/job_driver.hpp"
 #include "server/job_files.hpp"
 #include "server/job_table.hpp"
@@ -169,17 +170,11 @@ class Server {
 
   void serve(zmq::socket_t& router) {
     std::vector<zmq::message_t> parts;
-    for (;;) {
-      zmq::message_t m;
-      if (!router.recv(m, zmq::recv_flags::dontwait)) return;
-      const bool more = m.more();
-      parts.push_back(std::move(m));
-      if (!more) break;
-    }
-    if (parts.size() < 2) return;  // no routing id: nothing to answer
+    if (!net::receive_message(router, parts, 3)) return;  // the routing id, the request, and one too many
+    if (parts.size() < 2) return;                          // no routing id: nothing to answer
     const std::string who = parts[0].to_string();
     if (parts.size() != 2) {
-      send(router, who, Reply{.status = Status::InvalidArgument("server request: malformed: " + std::to_string(parts.size() - 1) + " parts, not 1")});
+      send(router, who, Reply{.status = Status::InvalidArgument("server request: malformed: more than 1 part")});
       return;
     }
     auto request = decode_request(std::span(static_cast<const std::byte*>(parts[1].data()), parts[1].size()));
