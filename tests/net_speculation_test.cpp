@@ -88,5 +88,83 @@ TEST(NetSpeculationOff, WithSpeculationOffTheStragglerRunsItsOwnActors) {
   EXPECT_FALSE(run.marked);
 }
 
+// Six 10 ms actors and one of 600 ms on 2 workers, none slowed: the long one
+// is no straggler. `long_hint`: its work= hint (0: none).
+Graph one_long_among_short(double long_hint) {
+  Graph g("net_speculation_long");
+  const DataId x0 = g.input("X0", testing::kNetBytes);
+  for (int c = 0; c < 7; ++c) {
+    const std::string i = std::to_string(c);
+    const int ms = c == 0 ? 600 : 10;
+    const DataId k = g.constant("K" + i, testing::seeded_bytes(testing::kNetBytes, 200 + static_cast<std::uint32_t>(c)));
+    const DataId slept = g.inner("s" + i, testing::kNetBytes);
+    ActorBuilder sleep = g.actor("sleep" + i, "test.sleep", {k}, slept);
+    sleep.args("ms=" + std::to_string(ms));
+    if (c != 0) sleep.work(ms * 1e6);
+    if (c == 0 && long_hint > 0) sleep.work(long_hint);
+    g.actor("add" + i, "i32.add", {slept, x0}, g.output("y" + i, testing::kNetBytes));
+  }
+  return g;
+}
+
+struct PlainRun {
+  ExecutionStats stats;
+  ExecutionTrace trace;
+};
+
+// The first execution of `g` in a new runtime on 2 workers, copies after 50 ms.
+PlainRun first_execution(const Graph& g) {
+  const auto x0 = testing::seeded_bytes(testing::kNetBytes, 3);
+  WorkerProcesses workers;
+  std::vector<std::string> extra = testing::kWorkerSlots;
+  extra.insert(extra.end(), {"--lib", REDFLOW_TEST_PLUGIN});
+  RuntimeOptions o = testing::remote_options(0, 2, Scheduler::kSteal);
+  o.speculate_after_s = 0.05;
+  o.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_n(2, endpoint, extra); };
+  PlainRun run;
+  testing::within_seconds(60, "a run with one long actor", [&] {
+    Runtime rt(o);
+    auto loaded = rt.load(g, testing::registry_with_test_plugin());
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    ExecuteOptions eo;
+    eo.trace = true;
+    auto out = loaded->execute({{"X0", x0}}, eo);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(*out, testing::plugin_reference(g, {{"X0", x0}}));
+    run.stats = loaded->last_stats();
+    run.trace = loaded->last_trace();
+  });
+  return run;
+}
+
+// Unknown, the long actor's estimate is the tiles' mean run (milliseconds),
+// and the idle tile copies it: the control that shows the others mean something.
+TEST(NetSpeculationEstimate, ALongActorWithoutAKnownCostIsTakenForAStraggler) {
+  const PlainRun run = first_execution(one_long_among_short(0));
+  EXPECT_GE(run.stats.speculative_copies, 1u);
+}
+
+// Its cost known from a work= hint, the straggler estimate waits for it.
+TEST(NetSpeculationEstimate, ALongActorWithAWorkHintIsNotCopiedInTheFirstExecution) {
+  const PlainRun run = first_execution(one_long_among_short(600e6));  // 600 ms at 1e9 ops/s
+  EXPECT_EQ(run.stats.speculative_copies, 0u) << "a 600 ms actor planned as such was copied as a straggler";
+}
+
+// Its cost learned from an earlier run's trace (what `redflow run` keeps per
+// host) and set on a new load: the first execution there copies nothing.
+TEST(NetSpeculationEstimate, ALongActorWithALearnedCostIsNotCopiedInTheFirstExecution) {
+  const Graph unhinted = one_long_among_short(0);
+  const PlainRun earlier = first_execution(unhinted);
+  CostModel costs;
+  const CostLearning learned = costs.learn(unhinted, earlier.trace, testing::registry_with_test_plugin());
+  ASSERT_GT(learned.samples, 0u);
+  Graph g = unhinted;
+  ASSERT_GE(costs.apply(g, testing::registry_with_test_plugin()), 1u);
+  const ActorId long_actor = *g.find_actor("sleep0");
+  EXPECT_GT(g.actor(long_actor).work, 0.3e9) << "the long actor's learned cost";
+  const PlainRun run = first_execution(g);
+  EXPECT_EQ(run.stats.speculative_copies, 0u) << "a 600 ms actor with a learned cost was copied as a straggler";
+}
+
 }  // namespace
 }  // namespace redflow

@@ -106,11 +106,21 @@ double Engine::answer_budget(const Job& job, ActorId a) const {
   return fastest > 0 ? kLostAfter * fastest : 0;
 }
 
-// What `a` should take: its fastest run in an earlier execution, else the
-// mean run of the fastest tile so far in this one (a straggler's own runs
-// would hide it), else 0 (then only speculate_after_s counts).
+// What `a` should take: its fastest run in an earlier execution (or the
+// mean run of the fastest tile so far in this one, if less); without such a
+// run, its cost as HEFT plans it when the graph gives one: a `work` hint, or
+// the time measured in earlier runs that CostModel::apply set (a long actor
+// is then not taken for a straggler in the first execution); else the mean
+// run of the fastest tile so far (a straggler's own runs would hide it),
+// else 0 (then only speculate_after_s counts).
 double Engine::estimate(const Job& job, ActorId a) const {
   double best = job.state->measured_s[a].load(std::memory_order_relaxed);
+  if (best <= 0) {
+    const double work = job.plan->graph->actor(a).work;
+    const MachineModel m = machine();
+    if (work > 0 && m.ops_per_second_per_core > 0)
+      return work / (static_cast<double>(std::max(m.cores_per_tile, 1u)) * m.ops_per_second_per_core);
+  }
   for (const auto& v : runners_) {
     const std::uint64_t n = v->measured_count.load(std::memory_order_acquire);
     if (n == 0) continue;
