@@ -84,6 +84,9 @@ void add_runtime_options(CLI::App* cmd, RuntimeArgs& a) {
   cmd->add_option("--scheduler", a.scheduler, "heft (offline, Algorithm 2; redundant HEFT for *-diff) or steal (online random work stealing)")
       ->check(CLI::IsMember({"heft", "steal"}))
       ->capture_default_str();
+  cmd->add_flag("--heft-static", a.heft_static,
+                "HEFT walks its plan as made: no idle tile takes over the actors of a tile that fell behind "
+                "(docs/scheduling.md, \"HEFT under load\"; for comparisons; default: HEFT adapts)");
   auto* tiles = cmd->add_option("--tiles", a.tiles, "Compute tiles (default: one per hardware thread)")->check(CLI::Range(1u, 1024u))->capture_default_str();
   auto* cores = cmd->add_option("--cores-per-tile", a.cores_per_tile, "Worker threads per tile (width of ctx.parallel_for)")
       ->check(CLI::Range(1u, 256u))
@@ -145,6 +148,7 @@ Result<RuntimeOptions> runtime_options(const RuntimeArgs& a) {
   o.slot_bytes = a.slot_bytes;
   o.seed = a.seed;
   o.scheduler = a.scheduler == "steal" ? Scheduler::kSteal : Scheduler::kHeft;
+  o.heft_adapts = !a.heft_static;
   o.quarantine_after = a.quarantine_after;
   o.probation_rounds = a.probation_rounds;
   o.crash_limit = a.crash_limit;

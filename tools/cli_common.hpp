@@ -78,6 +78,7 @@ Status write_trace_files(const LoadedGraph& loaded, const std::string& trace_pat
 // The runtime flags `run`, `campaign` (and others that execute graphs) share.
 struct RuntimeArgs {
   std::string scheduler = "heft";
+  bool heft_static = false;  // --heft-static: HEFT walks its plan as made (RuntimeOptions::heft_adapts off)
   unsigned tiles = 0;  // 0: one per hardware thread (set by add_runtime_options)
   unsigned cores_per_tile = 1;
   unsigned slots = 16;

@@ -97,6 +97,13 @@ struct RuntimeOptions {
   // for more than 4 times its estimate and at least this many seconds; the
   // first result is used, the other dropped. 0: never.
   double speculate_after_s = 0.1;
+  // HEFT adapts to a tile that falls behind its plan (docs/scheduling.md,
+  // "HEFT under load"): an idle tile takes over the next ready actor of a
+  // tile whose running actor has run twice its planned time, or which has
+  // left a ready actor waiting for a millisecond (its thread descheduled).
+  // Only for plans whose actors are coarse enough (20 us planned on
+  // average) and without redundancy. false: every tile walks its plan.
+  bool heft_adapts = true;
   // Actor messages a remote tile may have on the wire before the engine
   // takes the first completion back (docs/remote.md, "Pipelined dispatch").
   // 1: one round trip per actor, as in-process tiles.

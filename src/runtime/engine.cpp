@@ -320,6 +320,10 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     r->transfer_bytes = 0;
     r->unconfirmed.clear();
     r->flight.clear();
+    r->walk_at.store(0, std::memory_order_relaxed);
+    r->running_since_ns.store(0, std::memory_order_relaxed);
+    r->pace.store(1, std::memory_order_relaxed);
+    r->late_seen.clear();
     r->measured_sum.store(0, std::memory_order_relaxed);
     r->measured_count.store(0, std::memory_order_relaxed);
     r->trace.clear();
@@ -338,8 +342,8 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
   // before this one is scheduled: one that passes takes part in it.
   job.t0 = std::chrono::steady_clock::now();
   if (!plan.actors.empty()) test_probation(job);
+  if (replannable(job) || adapting(job)) job.joins.use_claims(state.claim.get(), job.execution);
   if (replannable(job)) {
-    job.joins.use_claims(state.claim.get(), job.execution);
     // The plan's schedule is for the tiles in service at load: made again
     // when a worker has joined or a tile is out of service since.
     job.joins.start_with(start_schedule(job));
@@ -463,8 +467,9 @@ std::unique_ptr<GraphState> Engine::prepare(const Plan& plan) {
     if (!plan.redundant) s->checksum.assign(data, 0);
     s->checksum_of.assign(data, 0);
   }
-  // HEFT walkers claim actors only where a join can make a new schedule mid-run.
-  if (options_.join_places() > 0 && !plan.redundant) s->claim = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
+  // HEFT walkers claim actors only where a join can make a new schedule
+  // mid-run, or where an idle tile may take over a late tile's actors.
+  if ((options_.join_places() > 0 || (plan.adapts() && options_.heft_adapts)) && !plan.redundant) s->claim = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
   if (!options_.cluster.listen.empty() && options_.speculate_after_s > 0 && !plan.redundant) {
     s->copied = make_huge_page_array<std::atomic<std::uint32_t>>(actors);
     s->booked = make_huge_page_array<std::atomic<std::uint32_t>>(actors);

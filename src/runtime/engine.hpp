@@ -179,6 +179,13 @@ class Engine {
   bool in_service(unsigned t) const;
   unsigned tiles_in_view() const;           // places up to the last one a worker ever filled
   bool replannable(const Job& job) const;
+  // HEFT adapting to a tile that falls behind (adaptive_heft.cpp).
+  bool adapting(const Job& job) const;
+  bool take_late(Runner& r, Job& job);
+  std::chrono::nanoseconds next_look(const Job& job) const;
+  void note_running(Runner& r, const Job& job, ActorId a, double clock) const;
+  double planned_start(const Job& job, ActorId a) const;
+  void note_done(Runner& r, const Job& job) const;
   const Schedule& orders(const Job& job) const;
   // The tile the current schedule gives actor `a` (kDriverTile: the driver):
   // a re-plan's, or the plan's (kept in ActorHot, not in Plan::heft).
@@ -205,7 +212,8 @@ class Engine {
   // Walks `order` from the start, skipping claimed actors, until its end, an
   // abort or a new schedule (replan epoch other than `epoch`).
   template <typename Wait, typename Run>
-  void walk_order(Job& job, std::span<const ActorId> order, std::uint32_t epoch, Wait&& wait, Run&& run);
+  void walk_order(Job& job, std::span<const ActorId> order, std::uint32_t epoch, Wait&& wait, Run&& run,
+                  std::atomic<std::uint32_t>* at = nullptr);
 
   RuntimeOptions options_;
   RemoteTilesFactory remote_factory_;

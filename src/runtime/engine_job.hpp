@@ -153,6 +153,20 @@ struct Runner {
   std::vector<ActorId> flight;
   double flight_since = 0;
   bool copying = false;  // the actor running now is a speculative copy
+  // Adaptive HEFT (adaptive_heft.cpp), published for idle tiles: where this
+  // tile's walk is in its order, and since when (ns after the execution's
+  // start; 0: none) it runs an actor planned for `running_cost` seconds,
+  // from `running_clock`, the time in the plan this tile had reached.
+  std::atomic<std::uint32_t> walk_at{0};
+  std::atomic<std::int64_t> running_since_ns{0};
+  std::atomic<float> running_cost{0};
+  std::atomic<float> running_clock{0};
+  // How long its actors take over their planned cost, a moving average
+  // over this execution (adaptive_heft.cpp: a tile at 1.5 or more is slow).
+  std::atomic<float> pace{1};
+  // Per tile, the ready actor of its order this tile found waiting, and
+  // when: taken over if still waiting a while later.
+  std::vector<std::pair<ActorId, double>> late_seen;
   // Actors to run again with every input from main memory (or recomputed):
   // a fetch from a peer sent ahead of them found nothing (place_again).
   // `relaying`: the actor being placed is one of them.
@@ -188,12 +202,20 @@ struct Runner {
 // walk stops so the caller can take the new order. A claimed actor was run
 // (or is being run) by another walker under an earlier schedule. A compare
 // actor is not waited for: it is voted where its last replica finishes.
+// `at` (adaptive HEFT): where the walk is, for idle tiles looking for a late one.
 template <typename Wait, typename Run>
-void Engine::walk_order(Job& job, std::span<const ActorId> order, std::uint32_t epoch, Wait&& wait, Run&& run) {
+void Engine::walk_order(Job& job, std::span<const ActorId> order, std::uint32_t epoch, Wait&& wait, Run&& run,
+                        std::atomic<std::uint32_t>* at) {
   auto moved_on = [&] { return job.aborted.load(std::memory_order_acquire) || job.joins.epoch() != epoch; };
-  for (ActorId a : order) {
+  for (std::uint32_t i = 0; i < order.size(); ++i) {
+    const ActorId a = order[i];
+    if (at != nullptr) at->store(i, std::memory_order_relaxed);
     if (job.joins.claimed(a) || (job.plan->hot[a].flags & ActorHot::kIsVote) != 0) continue;
-    auto ready = [&] { return job.state->pending[a].load(std::memory_order_acquire) == 0 || moved_on(); };
+    // Claimed meanwhile by a tile that took it over: its pending count is
+    // set again for the next execution once it runs, so it may never read 0.
+    auto ready = [&] {
+      return job.state->pending[a].load(std::memory_order_acquire) == 0 || job.joins.claimed(a) || moved_on();
+    };
     wait(ready);
     if (moved_on()) return;
     if (job.joins.claim(a)) run(a);

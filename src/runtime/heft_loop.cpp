@@ -1,7 +1,8 @@
 // The HEFT scheduler's tile loop (section 4.3): walk the tile's static order,
 // serving handed-over work (re-executed replicas, a quarantined tile's queue)
 // while the next actor waits for its inputs. A worker joining mid-run makes
-// a new schedule (joins.cpp): the loop then walks its new order.
+// a new schedule (joins.cpp): the loop then walks its new order. An idle
+// tile takes over the actors of a tile that fell behind (adaptive_heft.cpp).
 #include <thread>
 
 #include "runtime/engine_job.hpp"
@@ -12,12 +13,26 @@ namespace redflow::runtime {
 // runs what was handed to it (re-executed replicas, work of a quarantined
 // tile), and after its order it keeps doing so until the execution ends.
 void Engine::heft_loop(Runner& r, Job& job) {
+  const bool adapts = adapting(job);
   // A tile behind a link keeps several actors on the wire (pipeline.cpp).
   auto run = [&](ActorId x) {
     if (r.depth > 1) {
       dispatch(r, job, x);
+    } else if (adapts) {
+      note_running(r, job, x, planned_start(job, x));
+      run_on_tile(r, job, x);
+      note_done(r, job);
     } else {
       run_on_tile(r, job, x);
+    }
+  };
+  // Sleeps until woken; adapting, for at most the time after which a late
+  // tile shows, then looks again.
+  auto sleep = [&](std::uint32_t token) {
+    if (adapts) {
+      r.notifier.wait_for(token, next_look(job));
+    } else {
+      r.notifier.wait(token);
     }
   };
   auto serve_inbox = [&]() {
@@ -41,13 +56,14 @@ void Engine::heft_loop(Runner& r, Job& job) {
         continue;
       }
       if (speculate_while_idle(r, job)) continue;
+      if (take_late(r, job)) continue;
       flush_completed(r, job);
       const std::uint32_t token = r.notifier.prepare();
       if (ready() || r.inbox_size.load(std::memory_order_acquire) != 0) {
         r.notifier.cancel();
         continue;
       }
-      r.notifier.wait(token);
+      sleep(token);
     }
     // A straggler takes no new actor while its oldest is overdue: idle tiles
     // may take this one over (speculation.cpp), and the walk then skips it.
@@ -60,7 +76,10 @@ void Engine::heft_loop(Runner& r, Job& job) {
     if (epoch != walked && !job.aborted.load()) {
       walked = epoch;
       const Schedule& s = orders(job);
-      if (r.index < s.tile_order.size()) walk_order(job, s.tile_order[r.index], epoch, wait, run);
+      if (r.index < s.tile_order.size()) {
+        walk_order(job, s.tile_order[r.index], epoch, wait, run, adapts ? &r.walk_at : nullptr);
+        if (adapts) r.walk_at.store(static_cast<std::uint32_t>(s.tile_order[r.index].size()), std::memory_order_relaxed);
+      }
       drain_pipeline(r, job);
       continue;
     }
@@ -71,6 +90,7 @@ void Engine::heft_loop(Runner& r, Job& job) {
       continue;
     }
     if (speculate_while_idle(r, job)) continue;
+    if (take_late(r, job)) continue;
     flush_completed(r, job);
     const std::uint32_t token = r.notifier.prepare();
     if (finished(job) || r.inbox_size.load(std::memory_order_acquire) != 0 || job.joins.epoch() != walked ||
@@ -78,7 +98,7 @@ void Engine::heft_loop(Runner& r, Job& job) {
       r.notifier.cancel();
       continue;
     }
-    r.notifier.wait(token);
+    sleep(token);
   }
   drain_pipeline(r, job);
   flush_completed(r, job);

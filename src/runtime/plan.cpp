@@ -14,6 +14,33 @@ std::string_view Plan::original(ActorId a) const {
   return of != node.extra.end() ? std::string_view(of->second) : std::string_view(node.name);
 }
 
+namespace {
+
+// HEFT adapts (adaptive_heft.cpp) where its actors are coarse: the plan
+// keeps each actor's estimated cost, and its walkers claim the actors they
+// run. Fine-grained graphs (a chain of empty actors) walk the plan as made:
+// there a tile that falls behind loses microseconds, less than what
+// watching for it would cost every actor.
+void keep_costs_if_coarse(Plan& plan, const MachineModel& machine) {
+  if (!plan.heft_planned || plan.redundant || machine.tiles < 2) return;
+  double sum = 0;
+  std::size_t on_tiles = 0;
+  for (ActorId a = 0; a < plan.heft.actors.size(); ++a) {
+    if (plan.heft.actors[a].tile < 0) continue;
+    sum += plan.heft.actors[a].finish - plan.heft.actors[a].start;
+    ++on_tiles;
+  }
+  if (on_tiles == 0 || sum / static_cast<double>(on_tiles) < kAdaptiveMeanCostS) return;
+  plan.planned_cost.resize(plan.heft.actors.size());
+  plan.planned_start.resize(plan.heft.actors.size());
+  for (ActorId a = 0; a < plan.heft.actors.size(); ++a) {
+    plan.planned_cost[a] = static_cast<float>(plan.heft.actors[a].finish - plan.heft.actors[a].start);
+    plan.planned_start[a] = static_cast<float>(plan.heft.actors[a].start);
+  }
+}
+
+}  // namespace
+
 Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel& machine, Schedule heft, Redundancy same_default) {
   Plan plan;
   static std::atomic<std::uint64_t> next_id{1};
@@ -92,13 +119,14 @@ Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel&
                                              : 0) |
                                         (out.kind == DataKind::kInner && out.consumer_count == 0 ? ActorHot::kDeadInner : 0));
   }
-  plan.heft.actors.clear();
-  plan.heft.actors.shrink_to_fit();
   plan.max_runs = 1;
   for (const PlanActor& pa : plan.actors) {
     plan.redundant = plan.redundant || pa.runs > 1 || pa.replica != 0;
     plan.max_runs = std::max<unsigned>(plan.max_runs, pa.runs);
   }
+  keep_costs_if_coarse(plan, machine);
+  plan.heft.actors.clear();
+  plan.heft.actors.shrink_to_fit();
   return plan;
 }
 
