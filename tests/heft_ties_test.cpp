@@ -205,11 +205,18 @@ TEST(HeftLatency, TheEstimateIncludesTheLatencyOfAChoiceThatPaysIt) {
   MachineModel m;
   m.tiles = 2;
   m.transfer_latency_s = 5e-3;
-  const Schedule s = heft_schedule(g, m, noop_registry());
+  const schedule::HeftProblem p = heft_problem(g, m, noop_registry());
+  const Schedule s = schedule_of(p, schedule::heft(p), g.actors().size(), m.tiles, m.first_remote_tile);
   // b goes across greedily (EFT 1 ms), and c then pays the latency: the
   // estimate says so rather than pretending the move is free.
   EXPECT_GE(s.actors[c].start, 5e-3);
   EXPECT_NEAR(s.makespan, s.actors[c].finish, 1e-12);
+  // The refined plan (heft_schedule(): HEFT, then local search) undoes the
+  // greedy crossing: all three on one tile, 3 ms.
+  const Schedule refined = heft_schedule(g, m, noop_registry());
+  EXPECT_NEAR(refined.makespan, 3e-3, 1e-12);
+  EXPECT_EQ(refined.tile_order[0].size() + refined.tile_order[1].size(), 3u);
+  EXPECT_TRUE(refined.tile_order[0].empty() || refined.tile_order[1].empty()) << "the refined plan still crosses";
 }
 
 TEST(HeftLatency, NegativeOrNanLatencyIsTreatedAsNone) {

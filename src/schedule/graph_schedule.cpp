@@ -144,9 +144,36 @@ schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const 
   return p;
 }
 
+namespace {
+// HEFT's plan is refined (schedule::refine()) where actors are coarse: a
+// mean planned cost on the tiles of at least kRefineMeanCostS. There the
+// search may spend kRefineShare of the plan's makespan, at about kStepS per
+// step (schedule::refine()); at most kRefineMaxSteps. Finer graphs keep
+// HEFT's plan: their makespan is dispatch, not placement.
+constexpr double kRefineMeanCostS = 20e-6;
+constexpr double kRefineShare = 0.01;
+constexpr double kStepS = 8e-9;
+constexpr double kRefineMaxSteps = 4e8;
+
+std::size_t refine_budget(const schedule::HeftProblem& p, const schedule::HeftResult& r, unsigned tiles) {
+  double sum = 0;
+  std::size_t on_tiles = 0;
+  for (std::size_t t = 0; t < p.cost.size(); ++t) {
+    if (r.proc[t] >= tiles) continue;
+    sum += p.cost[t][r.proc[t]];
+    ++on_tiles;
+  }
+  if (tiles < 2 || on_tiles == 0 || sum / static_cast<double>(on_tiles) < kRefineMeanCostS) return 0;
+  return static_cast<std::size_t>(std::min(kRefineMaxSteps, kRefineShare * r.makespan / kStepS));
+}
+}  // namespace
+
 Schedule heft_schedule(const Graph& g, const MachineModel& m, const Registry& reg) {
   const schedule::HeftProblem p = heft_problem(g, m, reg);
-  return schedule_of(p, schedule::heft(p), g.actors().size(), m.tiles, m.first_remote_tile);
+  schedule::HeftResult r = schedule::heft(p);
+  const std::size_t budget = refine_budget(p, r, m.tiles);
+  if (budget > 0) r = schedule::refine(p, std::move(r), budget);
+  return schedule_of(p, r, g.actors().size(), m.tiles, m.first_remote_tile);
 }
 
 Schedule schedule_of(const schedule::HeftProblem& p, const schedule::HeftResult& r, std::size_t n, unsigned tiles,

@@ -1,6 +1,7 @@
 // The generic HEFT core: upward ranks, the scheduling list, and
 // insertion-based earliest-finish-time placement.
 #include "schedule/heft.hpp"
+#include "schedule/heft_slots.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -46,32 +47,6 @@ HugePageVector<std::size_t> topological_order(const HeftProblem& p) {
       if (succ[k].task < n && --waiting[succ[k].task] == 0) ready.push_back(succ[k].task);
   }
   return order;
-}
-
-// One busy interval on a processor.
-struct Busy {
-  double start;
-  double finish;
-};
-
-// Insertion policy: the earliest start >= ready on `busy` (sorted by start)
-// where `duration` fits before the next busy interval. Returns the start and
-// the index to insert the new interval at.
-std::pair<double, std::size_t> earliest_slot(const HugePageVector<Busy>& busy, double ready, double duration) {
-  // Intervals never overlap, so finishes are sorted like starts. The gap
-  // before an interval that finishes by `ready` ends by `ready`: it cannot
-  // hold a task of positive duration, and a zero-duration task starts at
-  // `ready` either way (only its place among equal-time intervals differs).
-  // Skipping them in O(log n) keeps HEFT from going quadratic on long chains
-  // and on zero-cost graphs.
-  const auto first = std::partition_point(busy.begin(), busy.end(), [&](const Busy& b) { return b.finish <= ready; });
-  double prev_end = 0;  // every skipped finish is <= ready, so max(ready, prev_end) is unchanged
-  for (std::size_t k = static_cast<std::size_t>(first - busy.begin()); k < busy.size(); ++k) {
-    const double t = std::max(ready, prev_end);
-    if (t + duration <= busy[k].start) return {t, k};
-    prev_end = std::max(prev_end, busy[k].finish);
-  }
-  return {std::max(ready, prev_end), busy.size()};
 }
 
 }  // namespace

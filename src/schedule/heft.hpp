@@ -120,6 +120,16 @@ Status check_heft_problem(const HeftProblem& p);
 //    index. Deterministic.
 HeftResult heft(const HeftProblem& p);
 
+// HEFT's result improved by local search (heft_refine.cpp): the costliest
+// free tasks moved to another processor, or two of them on different
+// processors swapped, the schedule made again with r's list and the
+// insertion policy, each change kept if the makespan falls. Never worse
+// than `r`; r itself when nothing better is found, when `p` has replica
+// groups, or when `budget` is below the task count. `budget` is in steps:
+// each schedule made again costs one per task and one per busy interval
+// looked at for a slot. Deterministic.
+HeftResult refine(const HeftProblem& p, HeftResult r, std::size_t budget);
+
 }  // namespace redflow::schedule
 
 namespace redflow {
