@@ -74,7 +74,8 @@ def tight_bound(tasks, parents, workers):
     t + (that work after t) / workers for every t. The same holds of the
     graph reversed (the work that must run in the last t seconds, by each
     task's longest path of children). The largest over the t where it can
-    change (each task's earliest start and end) and both directions."""
+    change (each task's earliest start and end) and both directions, and
+    over a head and a tail cut at once (below)."""
     children = {t: [] for t in tasks}
     for t, ps in parents.items():
         for p in ps:
@@ -102,11 +103,34 @@ def tight_bound(tasks, parents, workers):
         return start
 
     best = 0.0
-    for before in (parents, children):
-        start = levels(before)
+    head, tail = levels(parents), levels(children)
+    for start in (head, tail):
         for t0 in {v for t in tasks for v in (start[t], start[t] + d[t])}:
             after = sum(min(d[t], max(0.0, start[t] + d[t] - t0)) for t in tasks)
             best = max(best, t0 + after / workers)
+    # Both ends at once: task t can run at most max(0, t0 - head) of its d
+    # seconds before t0 and max(0, t1 - tail) in the last t1 seconds, so the
+    # rest runs within [t0, makespan - t1], and the makespan is at least
+    # t0 + t1 + that rest / workers, wherever t0 + t1 is at most a bound
+    # already shown (the window is then not empty). A serial head and tail
+    # around a wide middle (BWA: an index, 1,001 alignments, a concatenation)
+    # need both. Over the tasks' earliest starts and ends from either end (at
+    # most 48 of each, evenly spread when there are more).
+    def spread(values, most=48):
+        values = sorted(values)
+        if len(values) <= most:
+            return values
+        return [values[i * (len(values) - 1) // (most - 1)] for i in range(most)]
+
+    def candidates(level):
+        return sorted(set(spread({level[t] for t in tasks})) | set(spread({level[t] + d[t] for t in tasks})))
+    shown = best
+    for t0 in candidates(head):
+        for t1 in candidates(tail):
+            if t0 + t1 > shown:
+                continue
+            rest = sum(max(0.0, d[t] - max(0.0, t0 - head[t]) - max(0.0, t1 - tail[t])) for t in tasks)
+            best = max(best, t0 + t1 + rest / workers)
     return best
 
 
