@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "apps/apps.hpp"
 #include "dashboard/board.hpp"
 #include "dashboard/http_probe.hpp"
 #include "dashboard/server.hpp"
@@ -191,6 +192,50 @@ TEST(DashboardBrowser, PagesShowTheRunsTilesAndItsFinalStats) {
   const std::string with_token = finished_dom(dir, (*guarded)->url());
   EXPECT_EQ(text_of(with_token, "actors-done"), std::to_string(actors)) << with_token;
   (*guarded)->stop();
+  fs::remove_all(dir);
+}
+
+// A run whose tile 1 is ten times slower (adaptive HEFT's idle tile takes
+// over its actors): the tiles page shows tile 1 straggling, tile 0 in
+// service, and how many of tile 1's actors were taken from it.
+TEST(DashboardBrowser, ATileThatFellBehindShowsStragglingOnTheTilesPage) {
+  if (!fs::exists(kChromium)) GTEST_SKIP() << "chromium is not installed (Debian: apt-get install chromium; scripts/bootstrap installs it)";
+  const fs::path dir = fs::temp_directory_path() / ("redflow_dashboard_straggler_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Graph g("straggler");
+  const DataId x = g.input("X", 8);
+  for (int i = 0; i < 8; ++i)
+    g.actor("t" + std::to_string(i), "wf.task", {x}, g.output("y" + std::to_string(i), 8))
+        .args("id=" + std::to_string(i + 1) + ",micros=20000")
+        .work(20e6);
+  RuntimeOptions o;
+  o.tiles = 2;
+  o.scheduler = Scheduler::kHeft;
+  dashboard::Board board("graph", g.name(), 1);
+  o.on_mark = [&](const TracedMark& m) { board.mark(m); };
+  Runtime rt(o);
+  auto loaded = rt.load(g, apps::app_registry());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  auto server = dashboard::DashboardServer::start(board, {});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  ExecuteOptions slow;
+  slow.faults = FaultInjection{};
+  slow.faults->slow_tiles = {{1, 10}};
+  const std::vector<std::byte> bytes(8, std::byte{1});
+  ASSERT_TRUE(loaded->execute({{"X", bytes}}, slow).ok());
+  const ExecutionStats& st = loaded->last_stats();
+  ASSERT_GE(st.tiles[1].straggled, 1u) << "tile 1 did not fall behind: the page has nothing to show";
+  board.record(st);
+  board.finish(Status::Ok());
+  (*server)->publish_now();
+  const std::string base = "http://127.0.0.1:" + std::to_string((*server)->port());
+  const std::string tiles = finished_dom(dir, base + "/tiles");
+  ASSERT_NE(tiles.find("data-state=\"finished\""), std::string::npos) << tiles;
+  EXPECT_EQ(count_in_dom(tiles, "<tr class=\"tile\" data-state=\"straggling\" data-tile=\"1\""), 1u) << tiles;
+  EXPECT_EQ(count_in_dom(tiles, "<tr class=\"tile\" data-state=\"in service\" data-tile=\"0\""), 1u) << tiles;
+  EXPECT_NE(tiles.find("<td>" + std::to_string(st.tiles[1].straggled) + "</td></tr>"), std::string::npos)
+      << "tile 1's row does not end with how many of its actors were taken over:\n" << tiles;
+  (*server)->stop();
   fs::remove_all(dir);
 }
 

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <thread>
 
+#include "apps/apps.hpp"
 #include "dashboard/board.hpp"
 #include "dashboard/http_probe.hpp"
 #include "dashboard/server.hpp"
@@ -219,6 +220,53 @@ TEST(DashboardBoard, TilesOnProbationShowAsTheRuntimeMarksThem) {
     for (const auto& e : j["events"]) marked |= e["what"] == (heals ? "reinstated" : "quarantine-for-good");
     EXPECT_TRUE(marked) << j["events"].dump();
   }
+}
+
+// A tile that falls behind its plan (tenfold slower: adaptive HEFT's idle
+// tile takes over its actors) shows "straggling" as soon as the runtime
+// marks it, stays so for the execution's stats, and is back "in service"
+// after an execution where it kept up.
+TEST(DashboardBoard, ATileThatFallsBehindShowsStragglingUntilAnExecutionWhereItKeptUp) {
+  Graph g("straggler");
+  const DataId x = g.input("X", 8);
+  for (int i = 0; i < 8; ++i)
+    g.actor("t" + std::to_string(i), "wf.task", {x}, g.output("y" + std::to_string(i), 8))
+        .args("id=" + std::to_string(i + 1) + ",micros=20000")
+        .work(20e6);
+  Board board("graph", g.name(), 0);
+  std::vector<std::string> seen;  // tile 1's state after each mark
+  RuntimeOptions o;
+  o.tiles = 2;
+  o.scheduler = Scheduler::kHeft;
+  o.on_mark = [&](const TracedMark& m) {
+    board.mark(m);
+    const auto j = nlohmann::json::parse(dashboard::to_json(board.snapshot()));
+    if (j["tiles"].size() > 1) seen.push_back(j["tiles"][1]["state"]);
+  };
+  Runtime rt(o);
+  auto loaded = rt.load(g, apps::app_registry());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const std::vector<std::byte> bytes(8, std::byte{1});
+  ExecuteOptions slow;
+  slow.faults = FaultInjection{};
+  slow.faults->slow_tiles = {{1, 10}};
+  ASSERT_TRUE(loaded->execute({{"X", bytes}}, slow).ok());
+  ASSERT_FALSE(seen.empty()) << "no mark named tile 1";
+  EXPECT_EQ(seen.front(), "straggling") << "the straggler mark, before the execution's stats";
+  board.record(loaded->last_stats());
+  auto j = nlohmann::json::parse(dashboard::to_json(board.snapshot()));
+  EXPECT_EQ(j["tiles"][1]["state"], "straggling");
+  EXPECT_GE(j["tiles"][1]["straggled"].get<std::uint64_t>(), 2u);
+  EXPECT_EQ(j["tiles"][0]["state"], "in service");
+  ASSERT_TRUE(loaded->execute({{"X", bytes}}).ok());
+  board.record(loaded->last_stats());
+  j = nlohmann::json::parse(dashboard::to_json(board.snapshot()));
+  EXPECT_EQ(j["tiles"][1]["state"], "in service");
+  // A loss is not hidden by a straggler mark that comes after it.
+  board.mark(TracedMark{"tile-lost", "worker", 1, 1.0});
+  board.mark(TracedMark{"straggler", "t3", 1, 1.1});
+  j = nlohmann::json::parse(dashboard::to_json(board.snapshot()));
+  EXPECT_EQ(j["tiles"][1]["state"], "lost");
 }
 
 TEST(DashboardHttp, BadAddressesAreRefusedByName) {

@@ -37,6 +37,8 @@ struct AdaptRun {
   Outputs out;
   ExecutionStats stats;
   bool marked = false;
+  int straggler_marks = 0;  // "straggler" marks naming tile 1
+  int other_straggler_marks = 0;
 };
 
 AdaptRun run_with_slow_tile(bool adapts, double factor = 10) {
@@ -63,8 +65,10 @@ AdaptRun run_with_slow_tile(bool adapts, double factor = 10) {
   if (!out.ok()) return run;
   run.out = *out;
   run.stats = loaded->last_stats();
-  for (const auto& m : loaded->last_trace().marks)
+  for (const auto& m : loaded->last_trace().marks) {
     if (m.what == "taken-over") run.marked = true;
+    if (m.what == "straggler") ++(m.tile == 1 ? run.straggler_marks : run.other_straggler_marks);
+  }
   EXPECT_EQ(run.out, testing::run_sequential(g, reg, in));
   return run;
 }
@@ -76,6 +80,11 @@ TEST(HeftAdapts, AnIdleTileTakesOverTheActorsOfATileThatFellBehind) {
   // its waiting ones. Tile 0 runs its own four (80 ms), then tile 1's.
   EXPECT_GE(run.stats.taken_over, 2u) << "the idle tile did not take over the late tile's actors";
   EXPECT_TRUE(run.marked) << "the trace marks each take-over";
+  // The late tile is counted and marked a straggler, once an execution.
+  EXPECT_EQ(run.stats.tiles[1].straggled, run.stats.taken_over);
+  EXPECT_EQ(run.stats.tiles[0].straggled, 0u);
+  EXPECT_EQ(run.straggler_marks, 1);
+  EXPECT_EQ(run.other_straggler_marks, 0);
   EXPECT_GE(run.stats.tiles[0].actors, 6u);
   EXPECT_LE(run.stats.tiles[1].actors, 2u);
   EXPECT_EQ(run.stats.tiles[0].actors + run.stats.tiles[1].actors, static_cast<std::uint64_t>(kTasks)) << "an actor ran twice";
@@ -97,6 +106,8 @@ TEST(HeftAdapts, WithAdaptingOffTheLateTileWalksItsWholeOrder) {
   ASSERT_EQ(run.stats.tiles.size(), 2u);
   EXPECT_EQ(run.stats.taken_over, 0u);
   EXPECT_FALSE(run.marked);
+  EXPECT_EQ(run.stats.tiles[1].straggled, 0u);
+  EXPECT_EQ(run.straggler_marks, 0);
   EXPECT_EQ(run.stats.tiles[1].actors, 4u) << "HEFT's plan puts half of the equal tasks on each tile";
 }
 

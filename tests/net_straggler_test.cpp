@@ -105,6 +105,9 @@ TEST(NetStraggler, AWorkerBehindAThrottledLinkIsOvertakenByTheIdleTile) {
         << "the idle tile overtook none of the straggler's actors (copies " << st.speculative_copies << ", the straggler ran "
         << st.tiles[slow].actors << ")";
     EXPECT_EQ(st.tiles[slow].speculative, 0u);
+    // The throttled worker is the straggler its stats and the dashboard name.
+    EXPECT_GE(st.tiles[slow].straggled, st.speculative_copies + st.taken_over > 0 ? 1u : 0u);
+    EXPECT_EQ(st.tiles[1 - slow].straggled, 0u);
   });
 }
 

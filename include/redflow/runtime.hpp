@@ -170,6 +170,7 @@ struct TileStats {
   std::uint64_t most_in_flight = 0;   // most actor messages unanswered at once: 1 one at a time, up to RuntimeOptions::pipeline_depth for a worker (0: local fast path only)
   bool joined = false;                // a worker that joined after the runtime started (docs/remote.md, "Joins")
   std::uint64_t speculative = 0;      // speculative copies of stragglers this tile ran
+  std::uint64_t straggled = 0;        // its actors other tiles copied or took over because it fell behind
 };
 
 struct ExecutionStats {

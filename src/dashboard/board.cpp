@@ -20,7 +20,7 @@ const char* tile_state(const ExecutionStats& s, unsigned t) {
   if (tile.on_probation || has(s.probation_tiles, t)) return "on probation";
   if (has(s.quarantined_tiles, t)) return "quarantined";
   if (tile.quarantined) return "out of service";
-  return "in service";
+  return tile.straggled > 0 ? "straggling" : "in service";
 }
 
 // The state a runtime mark puts its tile in at once, or nullptr. A tile
@@ -33,6 +33,7 @@ const char* state_after(const TracedMark& m) {
   if (m.what == "probation") return "on probation";
   if (m.what == "quarantine-for-good") return "quarantined";
   if (m.what == "reinstated") return "in service";
+  if (m.what == "straggler") return "straggling";
   return nullptr;
 }
 
@@ -77,6 +78,7 @@ void Board::record(const ExecutionStats& st) {
     v.bytes_out += in.bytes_received;
     v.lost_votes += in.lost_votes;
     v.speculative += in.speculative;
+    v.straggled += in.straggled;
   }
 }
 
@@ -91,6 +93,9 @@ void Board::mark(const TracedMark& m, std::optional<double> at_s) {
   const auto t = static_cast<std::size_t>(m.tile);
   if (s_.tiles.size() <= t) s_.tiles.resize(t + 1);
   s_.tiles[t].id = static_cast<unsigned>(t);
+  // Straggling is a tile in service falling behind: it does not hide a loss
+  // or a quarantine.
+  if (std::string_view(state) == "straggling" && s_.tiles[t].state != "in service") return;
   s_.tiles[t].state = state;
 }
 
@@ -123,7 +128,7 @@ std::string to_json(const Snapshot& s) {
   for (const TileView& t : s.tiles)
     tiles.push_back({{"id", t.id}, {"worker", t.worker}, {"host", t.host}, {"state", t.state}, {"actors", t.actors},
                      {"bytes_in", t.bytes_in}, {"bytes_out", t.bytes_out}, {"lost_votes", t.lost_votes},
-                     {"speculative", t.speculative}});
+                     {"speculative", t.speculative}, {"straggled", t.straggled}});
   nlohmann::json events = nlohmann::json::array();
   for (const EventView& e : s.events) events.push_back({{"what", e.what}, {"detail", e.detail}, {"tile", e.tile}, {"at_s", e.at_s}});
   nlohmann::json counters = nlohmann::json::array();

@@ -8,7 +8,9 @@
 // went silent), "on probation" (out of service after losing votes, waiting
 // for a known-answer test to put it back), "quarantined" (out of service for
 // good), "out of service" (any other reason: a local tile that crashed, a
-// place kept for a worker that has not joined). They are the states of the
+// place kept for a worker that has not joined), "straggling" (in service,
+// but fell behind: other tiles copied or took over its actors in the last
+// execution, or the current one). They are the states of the
 // last execution's stats (ExecutionStats::tiles, quarantined_tiles and
 // probation_tiles), changed at once by the runtime's marks in between.
 //
@@ -33,12 +35,14 @@ struct TileView {
   unsigned id = 0;            // its index in ExecutionStats::tiles
   std::string worker;         // a worker's name; "" for a local tile
   std::string host;           // the worker's host; "" for a local tile
-  std::string state = "in service";  // "in service", "lost", "on probation", "quarantined" or "out of service"
+  // "in service", "straggling", "lost", "on probation", "quarantined" or "out of service"
+  std::string state = "in service";
   std::uint64_t actors = 0;   // actors it ran, over every execution so far
   std::uint64_t bytes_in = 0;   // driver -> worker, over every execution so far
   std::uint64_t bytes_out = 0;  // worker -> driver, over every execution so far
   std::uint64_t lost_votes = 0; // its replica results a vote found wrong, over every execution so far
   std::uint64_t speculative = 0;  // copies of stragglers it ran, over every execution so far
+  std::uint64_t straggled = 0;    // its actors others copied or took over as it fell behind, over every execution so far
 };
 
 // An event of the run as the runtime marked it (RuntimeOptions::on_mark).

@@ -45,6 +45,7 @@ Status read_tile(const nlohmann::json& j, TileStats& t, const std::string& where
   REDFLOW_RETURN_IF_ERROR(field(j, "bytes_received", t.bytes_received, where));
   REDFLOW_RETURN_IF_ERROR(field(j, "lost_votes", t.lost_votes, where));
   REDFLOW_RETURN_IF_ERROR(field(j, "speculative", t.speculative, where));
+  REDFLOW_RETURN_IF_ERROR(field(j, "straggled", t.straggled, where));
   REDFLOW_RETURN_IF_ERROR(field(j, "lost", t.lost, where));
   REDFLOW_RETURN_IF_ERROR(field(j, "quarantined", t.quarantined, where));
   REDFLOW_RETURN_IF_ERROR(field(j, "on_probation", t.on_probation, where));

@@ -152,6 +152,7 @@ bool Engine::take_late(Runner& r, Job& job) {
     }
     if (take == kNone || !job.joins.claim(take)) continue;
     r.late_seen[v.index].first = kNone;
+    note_straggler(job, v, take);
     mark(job, "taken-over", std::string(job.plan->name(take)) + " (" + why + ")", static_cast<int>(r.index));
     job.speculation.count_taken_over();
     note_running(r, job, take, std::isinf(clock) ? planned_start(job, take) : clock);

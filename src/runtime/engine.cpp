@@ -323,6 +323,8 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     r->walk_at.store(0, std::memory_order_relaxed);
     r->running_since_ns.store(0, std::memory_order_relaxed);
     r->pace.store(1, std::memory_order_relaxed);
+    r->straggled.store(0, std::memory_order_relaxed);
+    r->straggler_marked.store(false, std::memory_order_relaxed);
     r->late_seen.clear();
     r->measured_sum.store(0, std::memory_order_relaxed);
     r->measured_count.store(0, std::memory_order_relaxed);

@@ -205,6 +205,9 @@ class Engine {
   double answer_budget(const Job& job, ActorId a) const;  // a worker's deadline for `a` (0: none of its own)
   bool inputs_without(const Job& job, ActorId a, unsigned v) const;
   ActorId find_straggler(Runner& r, Job& job);
+  // Tile v fell behind and another tile copies or takes over its actor a:
+  // counted (TileStats::straggled), and marked "straggler" once an execution.
+  void note_straggler(Job& job, Runner& v, ActorId a);
   bool speculate_while_idle(Runner& r, Job& job);
   bool straggling_locked(const Job& job, const Runner& v, double now) const;
   bool straggling(Runner& r, Job& job);

@@ -164,6 +164,10 @@ struct Runner {
   // How long its actors take over their planned cost, a moving average
   // over this execution (adaptive_heft.cpp: a tile at 1.5 or more is slow).
   std::atomic<float> pace{1};
+  // Its actors other tiles copied or took over because it fell behind, this
+  // execution (TileStats::straggled), and whether it was marked a straggler.
+  std::atomic<std::uint64_t> straggled{0};
+  std::atomic<bool> straggler_marked{false};
   // Per tile, the ready actor of its order this tile found waiting, and
   // when: taken over if still waiting a while later.
   std::vector<std::pair<ActorId, double>> late_seen;

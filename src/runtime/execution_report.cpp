@@ -34,6 +34,7 @@ void Engine::report(Job& job, ExecutionStats& stats) {
     r->stats.joined = t >= options_.tiles;
     r->stats.quarantined = !places_.healthy(r->index);
     r->stats.on_probation = places_.on_probation(r->index) && !places_.lost(r->index);
+    r->stats.straggled = r->straggled.load(std::memory_order_relaxed);
     stats.tiles.push_back(r->stats);
     stats.actors_executed += r->stats.actors;
     stats.transfers += r->stats.transfers_in + r->stats.transfers_out;

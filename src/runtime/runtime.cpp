@@ -410,7 +410,7 @@ std::string ExecutionStats::to_json() const {
                           {"steals", t.steals}, {"displacements", t.displacements}, {"lost_votes", t.lost_votes},
                           {"quarantined", t.quarantined}, {"on_probation", t.on_probation}, {"worker", t.worker}, {"host", t.host}, {"lost", t.lost},
                           {"bytes_sent", t.bytes_sent}, {"bytes_received", t.bytes_received}, {"peer_bytes_in", t.peer_bytes_in}, {"corrupted_transfers", t.corrupted_transfers},
-                          {"most_in_flight", t.most_in_flight}, {"joined", t.joined}, {"speculative", t.speculative}};
+                          {"most_in_flight", t.most_in_flight}, {"joined", t.joined}, {"speculative", t.speculative}, {"straggled", t.straggled}};
   };
   nlohmann::json j{{"makespan_s", makespan_s}, {"actors_executed", actors_executed}, {"transfers", transfers},
                    {"transfer_bytes", transfer_bytes}, {"steals", steals}, {"displacements", displacements},

@@ -169,16 +169,22 @@ ActorId Engine::find_straggler(Runner& r, Job& job) {
   for (auto& vp : runners_) {
     Runner& v = *vp;
     if (&v == &r) continue;
-    std::lock_guard<std::mutex> lock(v.flight_mutex);
-    if (v.flight.empty()) continue;
-    if (!straggling_locked(job, v, now)) continue;
-    for (ActorId a : v.flight) {
-      if (s.booked[a].load(std::memory_order_acquire) == job.execution) continue;
-      if (s.copied[a].load(std::memory_order_acquire) == job.execution) continue;
-      if (!inputs_without(job, a, v.index) || !job.losses.may_run_twice(a, options_.crash_limit)) continue;
-      if (s.copied[a].exchange(job.execution, std::memory_order_acq_rel) == job.execution) continue;
-      return a;
+    ActorId found = kNone;
+    {
+      std::lock_guard<std::mutex> lock(v.flight_mutex);
+      if (v.flight.empty() || !straggling_locked(job, v, now)) continue;
+      for (ActorId a : v.flight) {
+        if (s.booked[a].load(std::memory_order_acquire) == job.execution) continue;
+        if (s.copied[a].load(std::memory_order_acquire) == job.execution) continue;
+        if (!inputs_without(job, a, v.index) || !job.losses.may_run_twice(a, options_.crash_limit)) continue;
+        if (s.copied[a].exchange(job.execution, std::memory_order_acq_rel) == job.execution) continue;
+        found = a;
+        break;
+      }
     }
+    if (found == kNone) continue;
+    note_straggler(job, v, found);  // marks: not under the flight lock
+    return found;
   }
   return kNone;
 }
@@ -217,6 +223,12 @@ bool Engine::speculate_while_idle(Runner& r, Job& job) {
   return true;
 }
 
+void Engine::note_straggler(Job& job, Runner& v, ActorId a) {
+  v.straggled.fetch_add(1, std::memory_order_relaxed);
+  if (!v.straggler_marked.exchange(true, std::memory_order_relaxed))
+    mark(job, "straggler", std::string(job.plan->name(a)), static_cast<int>(v.index));
+}
+
 // HEFT: a straggler's walker takes no new actor, so an idle tile claims the
 // next ready one of its order (not a copy: the straggler will skip it).
 bool Engine::take_over(Runner& r, Job& job) {
@@ -228,6 +240,7 @@ bool Engine::take_over(Runner& r, Job& job) {
     for (ActorId a : s.tile_order[v.index]) {
       if (job.joins.claimed(a) || job.state->pending[a].load(std::memory_order_acquire) != 0) continue;
       if (!inputs_without(job, a, v.index) || !job.joins.claim(a)) continue;
+      note_straggler(job, v, a);
       mark(job, "taken-over", std::string(job.plan->name(a)), static_cast<int>(r.index));
       job.speculation.count_taken_over();
       drain_pipeline(r, job);

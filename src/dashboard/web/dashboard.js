@@ -60,7 +60,7 @@
       tr.dataset.state = t.state;
       tr.dataset.tile = String(t.id);
       const cells = [String(t.id), t.worker || "local", t.host || "-", t.state, count(t.actors), null,
-                     count(t.bytes_in), count(t.bytes_out), count(t.lost_votes), count(t.speculative)];
+                     count(t.bytes_in), count(t.bytes_out), count(t.lost_votes), count(t.speculative), count(t.straggled || 0)];
       for (const c of cells) {
         const td = document.createElement("td");
         if (c === null) {
