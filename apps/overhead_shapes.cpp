@@ -148,6 +148,22 @@ void TbbShape::run() {
 
 std::size_t TbbShape::nodes() const { return impl_->nodes.size(); }
 
+Graph independent_chains(std::size_t actors, std::size_t width, std::size_t bytes) {
+  Graph g("chains");
+  const DataId x = g.input("X", bytes);
+  const std::size_t length = actors / width;
+  for (std::size_t c = 0; c < width; ++c) {
+    DataId prev = x;
+    for (std::size_t i = 0; i < length; ++i) {
+      const std::string n = std::to_string(c) + "_" + std::to_string(i);
+      const DataId next = i + 1 == length ? g.output("Y" + std::to_string(c), bytes) : g.inner("d" + n, bytes);
+      g.actor("a" + n, "noop", {prev}, next);
+      prev = next;
+    }
+  }
+  return g;
+}
+
 void register_overhead_actors(Registry& reg) {
   reg.add("noop", ActorSpec{[](ActorContext&) {}, nullptr, false, "does nothing (overhead benchmarks)"});
 }

@@ -30,6 +30,12 @@ std::optional<Shape> parse_shape(std::string_view text);
 // About n actors (exactly n for chain and tree, n + 2 for fanout, m*m for wavefront).
 Graph overhead_graph(Shape shape, std::size_t n, std::size_t bytes = 0);
 
+// `width` independent chains of `actors / width` "noop" actors each, all
+// reading X and each ending in an output Y<c>: what dispatch to worker
+// processes is measured with (every actor on a tile, none read back before
+// the end, several chains on the wire at once).
+Graph independent_chains(std::size_t actors, std::size_t width, std::size_t bytes);
+
 // The same shape as a oneTBB flow graph; run() executes it once and waits.
 // TBB's thread count is whatever tbb::global_control allows around run().
 class TbbShape {

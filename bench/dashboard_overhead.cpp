@@ -6,11 +6,16 @@
 // alternate in one process; the ratio of their median rates is printed (the
 // goal is >= 0.97), and the process's CPU seconds per wall second in each,
 // whose difference is the dashboard's CPU use.
-//   dashboard_overhead [--rounds 9] [--fanout 2000] [--chain 100000] [--round-s 0.5]
+//   dashboard_overhead [--rounds 9] [--fanout 2000] [--chain 100000] [--round-s 0.5] [--workers PATH/TO/redflow]
 // Shapes: fanout (apps/overhead_shapes.hpp, executed again and again for
-// --round-s per round) and the chain of --chain actors (one execution per round).
+// --round-s per round) and the chain of --chain actors (one execution per
+// round), on 2 local tiles; with --workers also 64 independent chains of
+// 40,000 empty actors in all dispatched to 2 worker processes (`redflow worker`, started on loopback by this program).
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -112,11 +117,32 @@ Round one_round(LoadedGraph& loaded, const Inputs& inputs, bool watched, double 
   return {static_cast<double>(actors) / elapsed, cpu / elapsed};
 }
 
-void measure(const char* label, Graph graph, int rounds, double round_s) {
+// With `workers_cli`: the 2 tiles are worker processes it starts, killed at the end.
+void measure(const char* label, Graph graph, int rounds, double round_s, const std::string& workers_cli = "") {
   Registry reg;
   apps::register_overhead_actors(reg);
   RuntimeOptions o;
   o.tiles = 2;
+  std::vector<pid_t> workers;
+  if (!workers_cli.empty()) {
+    // 64 chains on the wire at once: a slot for each chain's value (as
+    // bench/net_remote.cpp's dispatch measurement).
+    o.slots = 64;
+    o.slot_bytes = 4096;
+    o.cluster.listen = "tcp://127.0.0.1:*";
+    o.cluster.min_workers = 2;
+    o.cluster.on_listening = [&](const std::string& endpoint) {
+      for (int i = 0; i < 2; ++i) {
+        const pid_t pid = fork();
+        if (pid == 0) {
+          execl(workers_cli.c_str(), workers_cli.c_str(), "--log-level", "error", "worker", "--connect", endpoint.c_str(), "--slots",
+                "64", "--slot-bytes", "4096", static_cast<char*>(nullptr));
+          _exit(127);
+        }
+        workers.push_back(pid);
+      }
+    };
+  }
   Runtime rt(o);
   auto loaded = rt.load(std::move(graph), reg);
   if (!loaded.ok()) {
@@ -142,6 +168,10 @@ void measure(const char* label, Graph graph, int rounds, double round_s) {
   fmt::print("{{\"bench\":\"dashboard_overhead\",\"shape\":\"{}\",\"rounds\":{},\"without_actors_per_s\":{:.0f},"
              "\"with_actors_per_s\":{:.0f},\"ratio\":{:.4f},\"cpu_without\":{:.4f},\"cpu_with\":{:.4f}}}\n",
              label, rounds, p, w, w / p, median(plain_cpu), median(watched_cpu));
+  for (pid_t pid : workers) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
 }
 
 }  // namespace
@@ -150,6 +180,7 @@ int main(int argc, char** argv) {
   int rounds = 9;
   std::size_t fanout = 2000, chain = 100000;
   double round_s = 0.5;
+  std::string workers_cli;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--rounds" && i + 1 < argc) {
@@ -160,8 +191,10 @@ int main(int argc, char** argv) {
       chain = std::stoul(argv[++i]);
     } else if (a == "--round-s" && i + 1 < argc) {
       round_s = std::atof(argv[++i]);
+    } else if (a == "--workers" && i + 1 < argc) {
+      workers_cli = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: dashboard_overhead [--rounds N] [--fanout N] [--chain N] [--round-s S]\n");
+      std::fprintf(stderr, "usage: dashboard_overhead [--rounds N] [--fanout N] [--chain N] [--round-s S] [--workers PATH/TO/redflow]\n");
       return 2;
     }
   }
@@ -171,5 +204,7 @@ int main(int argc, char** argv) {
   }
   measure(fmt::format("fanout of {} empty actors", fanout).c_str(), apps::overhead_graph(apps::Shape::kFanout, fanout), rounds, round_s);
   measure(fmt::format("chain of {} empty actors", chain).c_str(), apps::overhead_graph(apps::Shape::kChain, chain), rounds, round_s);
+  if (!workers_cli.empty())
+    measure("64 chains of 40000 empty actors on 2 workers", apps::independent_chains(40000, 64, 4), rounds, round_s, workers_cli);
   return 0;
 }

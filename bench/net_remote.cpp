@@ -49,6 +49,7 @@
 
 #include "net/remote_tile.hpp"
 #include "net/tile_server.hpp"
+#include "apps/overhead_shapes.hpp"
 #include "redflow/redflow.hpp"
 
 using namespace redflow;
@@ -85,22 +86,6 @@ Registry bench_registry() {
   Registry reg = Registry::with_builtins();
   reg.add("noop", [](ActorContext&) {});
   return reg;
-}
-
-Graph chains(std::size_t actors, std::size_t width, std::size_t bytes) {
-  Graph g("chains");
-  const DataId x = g.input("X", bytes);
-  const std::size_t length = actors / width;
-  for (std::size_t c = 0; c < width; ++c) {
-    DataId prev = x;
-    for (std::size_t i = 0; i < length; ++i) {
-      const std::string n = std::to_string(c) + "_" + std::to_string(i);
-      const DataId next = i + 1 == length ? g.output("Y" + std::to_string(c), bytes) : g.inner("d" + n, bytes);
-      g.actor("a" + n, "noop", {prev}, next);
-      prev = next;
-    }
-  }
-  return g;
 }
 
 // `actors` noop actors in stages of 64: stage k's actor i reads the values
@@ -164,7 +149,7 @@ double dispatch_rate(std::size_t actors, unsigned remote, unsigned local, unsign
   o.pipeline_depth = depth;
   if (std::getenv("NET_REMOTE_NO_SPECULATION") != nullptr) o.speculate_after_s = 0;
   Runtime rt(o);
-  auto g = rt.load(chains(actors, 64, 4), bench_registry());
+  auto g = rt.load(apps::independent_chains(actors, 64, 4), bench_registry());
   if (!g.ok()) {
     fmt::print(stderr, "net_remote: {}\n", g.status().ToString());
     std::exit(1);

@@ -202,12 +202,7 @@ TEST(DashboardBrowser, ATileThatFellBehindShowsStragglingOnTheTilesPage) {
   if (!fs::exists(kChromium)) GTEST_SKIP() << "chromium is not installed (Debian: apt-get install chromium; scripts/bootstrap installs it)";
   const fs::path dir = fs::temp_directory_path() / ("redflow_dashboard_straggler_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  Graph g("straggler");
-  const DataId x = g.input("X", 8);
-  for (int i = 0; i < 8; ++i)
-    g.actor("t" + std::to_string(i), "wf.task", {x}, g.output("y" + std::to_string(i), 8))
-        .args("id=" + std::to_string(i + 1) + ",micros=20000")
-        .work(20e6);
+  const Graph g = testing::equal_workflow_tasks(8, 20000, "straggler");
   RuntimeOptions o;
   o.tiles = 2;
   o.scheduler = Scheduler::kHeft;

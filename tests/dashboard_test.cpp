@@ -227,12 +227,7 @@ TEST(DashboardBoard, TilesOnProbationShowAsTheRuntimeMarksThem) {
 // marks it, stays so for the execution's stats, and is back "in service"
 // after an execution where it kept up.
 TEST(DashboardBoard, ATileThatFallsBehindShowsStragglingUntilAnExecutionWhereItKeptUp) {
-  Graph g("straggler");
-  const DataId x = g.input("X", 8);
-  for (int i = 0; i < 8; ++i)
-    g.actor("t" + std::to_string(i), "wf.task", {x}, g.output("y" + std::to_string(i), 8))
-        .args("id=" + std::to_string(i + 1) + ",micros=20000")
-        .work(20e6);
+  const Graph g = testing::equal_workflow_tasks(8, 20000, "straggler");
   Board board("graph", g.name(), 0);
   std::vector<std::string> seen;  // tile 1's state after each mark
   RuntimeOptions o;

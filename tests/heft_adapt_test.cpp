@@ -21,17 +21,7 @@ namespace {
 constexpr int kTasks = 8;
 constexpr int kMicros = 20000;
 
-Graph equal_tasks() {
-  Graph g("heft_adapt");
-  const DataId x = g.input("X", 8);
-  for (int i = 0; i < kTasks; ++i) {
-    const std::string n = std::to_string(i);
-    g.actor("t" + n, "wf.task", {x}, g.output("y" + n, 8))
-        .args("id=" + std::to_string(i + 1) + ",micros=" + std::to_string(kMicros))
-        .work(kMicros * 1e3);  // its time exactly, at 1e9 ops/s
-  }
-  return g;
-}
+Graph equal_tasks() { return testing::equal_workflow_tasks(kTasks, kMicros, "heft_adapt"); }
 
 struct AdaptRun {
   Outputs out;

@@ -69,6 +69,20 @@ inline std::vector<std::byte> random_bytes(std::size_t n, std::uint32_t seed) {
   return v;
 }
 
+// `tasks` independent "wf.task" actors (apps::app_registry()) of `micros`
+// microseconds each, reading X (8 bytes) and writing Y0, Y1, ...: each
+// one's work hint is its time exactly (at 1e9 ops/s), so HEFT splits them
+// evenly over equal tiles.
+inline Graph equal_workflow_tasks(int tasks, int micros, const std::string& name = "equal_tasks") {
+  Graph g(name);
+  const DataId x = g.input("X", 8);
+  for (int i = 0; i < tasks; ++i)
+    g.actor("t" + std::to_string(i), "wf.task", {x}, g.output("y" + std::to_string(i), 8))
+        .args("id=" + std::to_string(i + 1) + ",micros=" + std::to_string(micros))
+        .work(micros * 1e3);
+  return g;
+}
+
 // Runs the graph actor by actor in topological order: the meaning every runtime must reproduce.
 inline Outputs run_sequential(const Graph& g, const Registry& reg, const Inputs& inputs) {
   std::vector<std::vector<std::byte>> mem(g.data().size());
