@@ -48,6 +48,20 @@ class DashboardCli : public CliTest {
     }
     return text;
   }
+  // Starts `redflow view` with `args` and waits (at most 30 s) for the URL
+  // it prints; returns its port, 0 if none came.
+  int start_view(const std::vector<std::string>& args) {
+    log_ = path("view.log");
+    pid_ = spawn_cli(args, log_);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    std::string text;
+    while (std::chrono::steady_clock::now() < deadline && url_in(text).empty()) {
+      std::ifstream in(log_);
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling the child's log for its line
+    }
+    return port_of(url_in(text));
+  }
   void TearDown() override {
     if (pid_ > 0) {
       ::kill(pid_, SIGTERM);
@@ -303,17 +317,8 @@ TEST_F(DashboardCli, ViewServesAFinishedRunFromItsStatsAndTraceFiles) {
   const auto ran = run_cli("run " + kDemo + "pipeline.dot --input A=" + kDemo + "A.bin --tiles 3 --inject crash-tile:1,after=0 --stats " +
                            path("s.json") + " --trace " + path("t.json"));
   ASSERT_EQ(ran.exit_code, 0) << ran.output;
-  log_ = path("view.log");
-  pid_ = spawn_cli({"view", path("s.json"), "--trace", path("t.json"), "--for", "120"}, log_);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  std::string text;
-  while (std::chrono::steady_clock::now() < deadline && url_in(text).empty()) {
-    std::ifstream in(log_);
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling the child's log for its line
-  }
-  const int port = port_of(url_in(text));
-  ASSERT_GT(port, 0) << text;
+  const int port = start_view({"view", path("s.json"), "--trace", path("t.json"), "--for", "120"});
+  ASSERT_GT(port, 0) << file_text(log_);
   const auto snap = snapshot_at(port);
   ASSERT_FALSE(snap.is_null());
   const auto stats = json_file("s.json");
@@ -339,6 +344,33 @@ TEST_F(DashboardCli, ViewServesAFinishedRunFromItsStatsAndTraceFiles) {
   const auto not_stats = run_cli("view " + path("t.json"));
   EXPECT_EQ(not_stats.exit_code, 1) << not_stats.output;
   EXPECT_NE(not_stats.output.find("not the stats of a redflow run"), std::string::npos) << not_stats.output;
+}
+
+// `redflow view` of a SPITS job's --stats file: the same counters as the
+// live job's end; a --trace beside it is a usage error.
+TEST_F(DashboardCli, ViewServesAFinishedSpitsJobFromItsStatsFile) {
+  const auto ran = run_cli(std::string("spits ") + REDFLOW_SPITS_TEST_JOB + " tasks=300 work_us=100 out=" + path("out.txt") +
+                           " -w 2 --stats " + path("j.json"));
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  const int port = start_view({"view", path("j.json"), "--for", "120"});
+  ASSERT_GT(port, 0) << file_text(log_);
+  const auto snap = snapshot_at(port);
+  ASSERT_FALSE(snap.is_null());
+  const auto stats = json_file("j.json");
+  EXPECT_EQ(snap["model"], "spits");
+  EXPECT_EQ(snap["state"], "finished");
+  std::map<std::string, double> counters = counters_of(snap);
+  EXPECT_EQ(counters["tasks committed"], 300);
+  EXPECT_EQ(counters["tasks committed"], stats["committed"].get<double>());
+  EXPECT_EQ(counters["tasks generated"], stats["generated"].get<double>());
+  EXPECT_EQ(counters["results discarded as duplicates"], stats["duplicates_discarded"].get<double>());
+  EXPECT_EQ(counters["failed executions"], stats["strikes"].get<double>());
+  EXPECT_EQ(counters["task managers"], stats["task_managers"].size());
+  EXPECT_DOUBLE_EQ(counters["seconds"], stats["seconds"].get<double>());
+  EXPECT_DOUBLE_EQ(counters["commits per second"], stats["commits_per_second"].get<double>());
+  const auto with_trace = run_cli("view " + path("j.json") + " --trace " + path("j.json"));
+  EXPECT_EQ(with_trace.exit_code, 2) << with_trace.output;
+  EXPECT_NE(with_trace.output.find("a SPITS job's stats file"), std::string::npos) << with_trace.output;
 }
 
 TEST_F(DashboardCli, ABadAddressIsAUsageErrorNamingIt) {

@@ -42,6 +42,8 @@ class RunDashboard {
   void mark(const TracedMark& m) { board_.mark(m); }
   // A model's own number, from any thread (Board::count).
   void count(const std::string& name, double value) { board_.count(name, value); }
+  // A SPITS job's report at its end, as the counters (dashboard::count_spits_report).
+  void count_report(const spits::Report& report) { dashboard::count_spits_report(board_, report); }
   // The run's outcome on the page; then serves linger_s more seconds and stops.
   void end(const Status& status);
 

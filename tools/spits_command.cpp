@@ -184,16 +184,7 @@ int spits_main(const SpitsArgs& a, bool task_managers_given) {
     return code;
   }
   progress.finish(report->committed);
-  if (board != nullptr) {
-    board->count("tasks committed", static_cast<double>(report->committed));
-    board->count("tasks generated", static_cast<double>(report->generated));
-    board->count("results discarded as duplicates", static_cast<double>(report->duplicates));
-    board->count("failed executions", static_cast<double>(report->strikes));
-    board->count("tasks poisoned", static_cast<double>(report->poisoned.size()));
-    board->count("task managers", static_cast<double>(report->task_managers.size()));
-    board->count("seconds", report->seconds);
-    board->count("commits per second", commits_per_second(*report));
-  }
+  if (board != nullptr) board->count_report(*report);
   print_report(*report);
   if (!a.stats.empty()) {
     std::string text = stats_json(*report).dump(2) + "\n";

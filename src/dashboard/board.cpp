@@ -160,4 +160,15 @@ std::string to_json(const Snapshot& s) {
   return j.dump();
 }
 
+void count_spits_report(Board& board, const spits::Report& r) {
+  board.count("tasks committed", static_cast<double>(r.committed));
+  board.count("tasks generated", static_cast<double>(r.generated));
+  board.count("results discarded as duplicates", static_cast<double>(r.duplicates));
+  board.count("failed executions", static_cast<double>(r.strikes));
+  board.count("tasks poisoned", static_cast<double>(r.poisoned.size()));
+  board.count("task managers", static_cast<double>(r.task_managers.size()));
+  board.count("seconds", r.seconds);
+  board.count("commits per second", r.seconds > 0 ? static_cast<double>(r.committed) / r.seconds : 0.0);
+}
+
 }  // namespace redflow::dashboard

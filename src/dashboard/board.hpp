@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "redflow/runtime.hpp"
+#include "redflow/spits.hpp"
 #include "redflow/status.hpp"
 
 namespace redflow::dashboard {
@@ -92,6 +93,12 @@ inline constexpr std::size_t kMaxEvents = 50;
 
 // The snapshot as JSON (schema: docs/dashboard.md, "Snapshot JSON").
 std::string to_json(const Snapshot& s);
+
+class Board;
+// A finished SPITS job's report as the board's counters ("tasks committed",
+// "tasks generated", ...), the same for a live job's end (`redflow spits
+// --dashboard`) and a finished job's stats file (`redflow view`).
+void count_spits_report(Board& board, const spits::Report& report);
 
 class Board {
  public:

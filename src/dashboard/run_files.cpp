@@ -103,6 +103,33 @@ Status read_marks(const std::string& path, Board& board) {
 
 }  // namespace
 
+std::string stats_model(const std::string& stats_path) {
+  auto j = read_json(stats_path, "stats file");
+  return j.ok() && j->contains("committed") && j->contains("task_managers") && !j->contains("actors_executed") ? "spits" : "graph";
+}
+
+Status read_spits_stats(Board& board, const std::string& stats_path) {
+  auto j = read_json(stats_path, "stats file");
+  if (!j.ok()) return j.status();
+  const std::string where = "SPITS stats file '" + stats_path + "'";
+  spits::Report r;
+  REDFLOW_RETURN_IF_ERROR(field(*j, "job", r.job, where));
+  REDFLOW_RETURN_IF_ERROR(field(*j, "seconds", r.seconds, where));
+  REDFLOW_RETURN_IF_ERROR(field(*j, "generated", r.generated, where));
+  REDFLOW_RETURN_IF_ERROR(field(*j, "committed", r.committed, where));
+  REDFLOW_RETURN_IF_ERROR(field(*j, "duplicates_discarded", r.duplicates, where));
+  REDFLOW_RETURN_IF_ERROR(field(*j, "strikes", r.strikes, where));
+  for (const char* list : {"task_managers", "poisoned"}) {
+    auto it = j->find(list);
+    if (it == j->end() || !it->is_array()) return Status::InvalidArgument(where + ": no '" + list + "' array");
+  }
+  r.task_managers.resize((*j)["task_managers"].size());
+  r.poisoned.resize((*j)["poisoned"].size());
+  count_spits_report(board, r);
+  board.finish(Status::Ok());
+  return Status::Ok();
+}
+
 Status read_run_files(Board& board, const std::string& stats_path, const std::string& trace_path) {
   ExecutionStats st;
   REDFLOW_RETURN_IF_ERROR(read_stats(stats_path, st));
