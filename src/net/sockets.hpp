@@ -80,7 +80,7 @@ bool send_envelope_owned(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t
 // its command mailbox, even without waiting, and before it has taken the
 // part: the part is then simply sent or received again. (A process that
 // leaves on SIGTERM otherwise lost the message it was sending, or died of
-// the exception while reading.) Any other failure is thrown as before.
+// the exception while reading.) Any other failure is thrown to the caller.
 template <typename Call>
 auto retry_on_signal(Call&& call) {
   for (;;) {
