@@ -123,6 +123,18 @@ class DashboardCli : public CliTest {
     for (const auto& c : snap["counters"]) counters[c["name"].get<std::string>()] = c["value"].get<double>();
     return counters;
   }
+  // A SPITS job's counters on the page equal its --stats file, number for number.
+  static void expect_counters_are_the_spits_stats(const nlohmann::json& snap, const nlohmann::json& stats) {
+    std::map<std::string, double> counters = counters_of(snap);
+    EXPECT_EQ(counters["tasks committed"], stats["committed"].get<double>());
+    EXPECT_EQ(counters["tasks generated"], stats["generated"].get<double>());
+    EXPECT_EQ(counters["results discarded as duplicates"], stats["duplicates_discarded"].get<double>());
+    EXPECT_EQ(counters["failed executions"], stats["strikes"].get<double>());
+    EXPECT_EQ(counters["task managers"], stats["task_managers"].size());
+    EXPECT_DOUBLE_EQ(counters["seconds"], stats["seconds"].get<double>());
+    EXPECT_DOUBLE_EQ(counters["commits per second"], stats["commits_per_second"].get<double>());
+  }
+
   pid_t pid_ = -1;
   std::string log_;
 };
@@ -205,14 +217,8 @@ TEST_F(DashboardCli, ASpitsJobShowsItsCommitsWhileItRunsAndItsReportAtTheEnd) {
   ASSERT_FALSE(snap.is_null());
   const auto stats = json_file("s.json");
   EXPECT_EQ(snap["state"], "finished");
-  std::map<std::string, double> counters = counters_of(snap);
-  EXPECT_EQ(counters["tasks committed"], 400);
-  EXPECT_EQ(counters["tasks committed"], stats["committed"].get<double>());
-  EXPECT_EQ(counters["tasks generated"], stats["generated"].get<double>());
-  EXPECT_EQ(counters["results discarded as duplicates"], stats["duplicates_discarded"].get<double>());
-  EXPECT_EQ(counters["failed executions"], stats["strikes"].get<double>());
-  EXPECT_EQ(counters["task managers"], stats["task_managers"].size());
-  EXPECT_DOUBLE_EQ(counters["seconds"], stats["seconds"].get<double>());
+  EXPECT_EQ(counters_of(snap)["tasks committed"], 400);
+  expect_counters_are_the_spits_stats(snap, stats);
 }
 
 // `redflow rem --dashboard`: the tasks executed show while the run goes, in
@@ -359,15 +365,8 @@ TEST_F(DashboardCli, ViewServesAFinishedSpitsJobFromItsStatsFile) {
   const auto stats = json_file("j.json");
   EXPECT_EQ(snap["model"], "spits");
   EXPECT_EQ(snap["state"], "finished");
-  std::map<std::string, double> counters = counters_of(snap);
-  EXPECT_EQ(counters["tasks committed"], 300);
-  EXPECT_EQ(counters["tasks committed"], stats["committed"].get<double>());
-  EXPECT_EQ(counters["tasks generated"], stats["generated"].get<double>());
-  EXPECT_EQ(counters["results discarded as duplicates"], stats["duplicates_discarded"].get<double>());
-  EXPECT_EQ(counters["failed executions"], stats["strikes"].get<double>());
-  EXPECT_EQ(counters["task managers"], stats["task_managers"].size());
-  EXPECT_DOUBLE_EQ(counters["seconds"], stats["seconds"].get<double>());
-  EXPECT_DOUBLE_EQ(counters["commits per second"], stats["commits_per_second"].get<double>());
+  EXPECT_EQ(counters_of(snap)["tasks committed"], 300);
+  expect_counters_are_the_spits_stats(snap, stats);
   const auto with_trace = run_cli("view " + path("j.json") + " --trace " + path("j.json"));
   EXPECT_EQ(with_trace.exit_code, 2) << with_trace.output;
   EXPECT_NE(with_trace.output.find("a SPITS job's stats file"), std::string::npos) << with_trace.output;
