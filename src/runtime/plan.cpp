@@ -30,7 +30,7 @@ void keep_costs_if_coarse(Plan& plan, const MachineModel& machine) {
     sum += plan.heft.actors[a].finish - plan.heft.actors[a].start;
     ++on_tiles;
   }
-  if (on_tiles == 0 || sum / static_cast<double>(on_tiles) < kAdaptiveMeanCostS) return;
+  if (on_tiles == 0 || sum / static_cast<double>(on_tiles) < schedule::kCoarseMeanCostS) return;
   plan.planned_cost.resize(plan.heft.actors.size());
   plan.planned_start.resize(plan.heft.actors.size());
   for (ActorId a = 0; a < plan.heft.actors.size(); ++a) {

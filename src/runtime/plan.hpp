@@ -54,11 +54,6 @@ struct ActorHot {
 };
 static_assert(sizeof(ActorHot) == 32);
 
-// The mean planned cost of a plan's tile actors from which HEFT adapts
-// (Plan::planned_cost): 20 us, some hundred times what watching for a tile
-// that fell behind costs an actor (a clock read and two stores).
-inline constexpr double kAdaptiveMeanCostS = 20e-6;
-
 // Values this small go straight to main memory on the fast path and are read
 // there in place: copying a cache line costs less than keeping it in a slot
 // (directory, LRU, displacement, tile-to-tile fetch with the pin protocol).
@@ -98,7 +93,7 @@ struct Plan {
   // HEFT's estimated seconds of each actor, kept only where HEFT adapts to a
   // tile that falls behind (adaptive_heft.cpp): a HEFT plan of 2 tiles or
   // more, without redundancy, whose tile actors are planned for at least
-  // kAdaptiveMeanCostS on average. Empty otherwise.
+  // schedule::kCoarseMeanCostS on average. Empty otherwise.
   HugePageVector<float> planned_cost;
   HugePageVector<float> planned_start;  // HEFT's estimated start, seconds after the execution's
   bool adapts() const { return !planned_cost.empty(); }

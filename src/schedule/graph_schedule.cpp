@@ -146,11 +146,10 @@ schedule::HeftProblem heft_problem(const Graph& g, const MachineModel& m, const 
 
 namespace {
 // HEFT's plan is refined (schedule::refine()) where actors are coarse: a
-// mean planned cost on the tiles of at least kRefineMeanCostS. There the
+// mean planned cost on the tiles of at least schedule::kCoarseMeanCostS. There the
 // search may spend kRefineShare of the plan's makespan, at about kStepS per
 // step (schedule::refine()); at most kRefineMaxSteps. Finer graphs keep
 // HEFT's plan: their makespan is dispatch, not placement.
-constexpr double kRefineMeanCostS = 20e-6;
 constexpr double kRefineShare = 0.01;
 constexpr double kStepS = 8e-9;
 constexpr double kRefineMaxSteps = 4e8;
@@ -163,7 +162,7 @@ std::size_t refine_budget(const schedule::HeftProblem& p, const schedule::HeftRe
     sum += p.cost[t][r.proc[t]];
     ++on_tiles;
   }
-  if (tiles < 2 || on_tiles == 0 || sum / static_cast<double>(on_tiles) < kRefineMeanCostS) return 0;
+  if (tiles < 2 || on_tiles == 0 || sum / static_cast<double>(on_tiles) < schedule::kCoarseMeanCostS) return 0;
   return static_cast<std::size_t>(std::min(kRefineMaxSteps, kRefineShare * r.makespan / kStepS));
 }
 }  // namespace

@@ -1,6 +1,7 @@
 // The generic HEFT core: upward ranks, the scheduling list, and
 // insertion-based earliest-finish-time placement.
 #include "schedule/heft.hpp"
+#include "schedule/heft_predecessors.hpp"
 #include "schedule/heft_slots.hpp"
 
 #include <algorithm>
@@ -144,21 +145,8 @@ HeftResult heft(const HeftProblem& p) {
   HugePageVector<std::size_t> topo_index(n, n);  // n = not reached (only on a cycle)
   for (std::size_t i = 0; i < topo.size(); ++i) topo_index[topo[i]] = i;
 
-  // Predecessors with their comm costs, for data-ready times: one array in
-  // compressed rows (pred_at[t]..pred_at[t+1]), not a vector per task, so a
-  // million-task graph costs two allocations here instead of a million.
-  HugePageVector<std::size_t> pred_at(n + 1, 0);
-  for (std::size_t t = 0; t < n; ++t)
-    for (const auto& [s, c] : p.successors[t])
-      if (s < n) ++pred_at[s + 1];
-  for (std::size_t t = 0; t < n; ++t) pred_at[t + 1] += pred_at[t];
-  HugePageVector<std::pair<std::size_t, double>> pred_edges(pred_at[n]);
-  {
-    HugePageVector<std::size_t> fill(pred_at.begin(), pred_at.end() - 1);
-    for (std::size_t t = 0; t < n; ++t)
-      for (const auto& [s, c] : p.successors[t])
-        if (s < n) pred_edges[fill[s]++] = {t, c};
-  }
+  // Predecessors with their comm costs, for data-ready times.
+  const Predecessors preds(p);
 
   // Upward ranks in reverse topological order. Since costs are >= 0 and
   // floating-point addition and max are monotone, rank(pred) >= rank(succ)
@@ -170,11 +158,7 @@ HeftResult heft(const HeftProblem& p) {
     if (f >= 0 && static_cast<std::size_t>(f) < procs) {
       w = p.cost[t][f];
     } else {
-      double sum = 0;
-      std::size_t finite = 0;
-      for (double c : p.cost[t])
-        if (std::isfinite(c)) sum += c, ++finite;
-      w = finite > 0 ? sum / static_cast<double>(finite) : 0;
+      w = mean_finite_cost(p.cost[t]);
     }
     double tail = 0;
     for (const auto& [s, c] : p.successors[t])
@@ -240,10 +224,7 @@ HeftResult heft(const HeftProblem& p) {
       // Data-ready time: every input must have arrived; no transfer when the
       // producer ran on the same processor.
       double ready = 0;
-      for (std::size_t e = pred_at[t]; e < pred_at[t + 1]; ++e) {
-        const auto& [pred, c] = pred_edges[e];
-        ready = std::max(ready, r.finish[pred] + (r.proc[pred] == q ? 0 : c));
-      }
+      for (const auto& [pred, c] : preds.of(t)) ready = std::max(ready, r.finish[pred] + (r.proc[pred] == q ? 0 : c));
       const auto [start, pos] = earliest_slot(busy[q], ready, duration);
       if (start + duration < best_eft) {
         best_eft = start + duration;

@@ -120,6 +120,14 @@ Status check_heft_problem(const HeftProblem& p);
 //    index. Deterministic.
 HeftResult heft(const HeftProblem& p);
 
+// A plan is coarse when its actors on compute tiles are planned for at
+// least this long on average: some hundred times what refining the plan
+// costs per actor at load (refine(), within 1 % of the makespan) and what
+// watching for a tile that falls behind costs an actor as it runs (a clock
+// read and two stores: runtime/adaptive_heft.cpp). Only coarse plans are
+// refined and adapt; finer graphs are dispatch-bound and keep HEFT's plan.
+inline constexpr double kCoarseMeanCostS = 20e-6;
+
 // HEFT's result improved by local search (heft_refine.cpp): the costliest
 // free tasks moved to another processor, or two of them on different
 // processors swapped, the schedule made again with r's list and the

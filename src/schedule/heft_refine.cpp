@@ -17,6 +17,7 @@
 #include <numeric>
 
 #include "schedule/heft.hpp"
+#include "schedule/heft_predecessors.hpp"
 #include "schedule/heft_slots.hpp"
 
 namespace redflow::schedule {
@@ -35,18 +36,9 @@ constexpr double kGain = 1e-9;
 // order, on its processor at the earliest slot after its inputs arrive.
 class Evaluator {
  public:
-  Evaluator(const HeftProblem& p, const HeftResult& r) : p_(p), order_(r.order), busy_(p.processors) {
-    const std::size_t n = p.cost.size();
-    pred_at_.assign(n + 1, 0);
-    for (std::size_t t = 0; t < n; ++t)
-      for (const auto& [s, c] : p.successors[t]) ++pred_at_[s + 1];
-    for (std::size_t t = 0; t < n; ++t) pred_at_[t + 1] += pred_at_[t];
-    pred_edges_.resize(pred_at_[n]);
-    HugePageVector<std::size_t> fill(pred_at_.begin(), pred_at_.end() - 1);
-    for (std::size_t t = 0; t < n; ++t)
-      for (const auto& [s, c] : p.successors[t]) pred_edges_[fill[s]++] = {t, c};
-    start_.assign(n, 0);
-    finish_.assign(n, 0);
+  Evaluator(const HeftProblem& p, const HeftResult& r) : p_(p), order_(r.order), preds_(p), busy_(p.processors) {
+    start_.assign(p.cost.size(), 0);
+    finish_.assign(p.cost.size(), 0);
   }
 
   // The makespan of `proc`; start() and finish() hold its times after.
@@ -61,10 +53,7 @@ class Evaluator {
       const double duration = p_.cost[t][q];
       if (!std::isfinite(duration)) return kNoSchedule;
       double ready = 0;
-      for (std::size_t e = pred_at_[t]; e < pred_at_[t + 1]; ++e) {
-        const auto& [pred, c] = pred_edges_[e];
-        ready = std::max(ready, finish_[pred] + (proc[pred] == q ? 0 : c));
-      }
+      for (const auto& [pred, c] : preds_.of(t)) ready = std::max(ready, finish_[pred] + (proc[pred] == q ? 0 : c));
       const auto [start, pos] = earliest_slot(busy_[q], ready, duration, &steps);
       start_[t] = start;
       finish_[t] = start + duration;
@@ -73,28 +62,18 @@ class Evaluator {
     }
     return makespan;
   }
-  std::span<const std::pair<std::size_t, double>> predecessor_edges(std::size_t t) const {
-    return {pred_edges_.data() + pred_at_[t], pred_at_[t + 1] - pred_at_[t]};
-  }
+  const Predecessors& predecessors() const { return preds_; }
   const HugePageVector<double>& start() const { return start_; }
   const HugePageVector<double>& finish() const { return finish_; }
 
  private:
   const HeftProblem& p_;
   const HugePageVector<std::size_t>& order_;
-  HugePageVector<std::size_t> pred_at_;
-  HugePageVector<std::pair<std::size_t, double>> pred_edges_;
+  Predecessors preds_;
   HugePageVector<double> start_, finish_;
   std::vector<HugePageVector<Busy>> busy_;
 };
 
-double mean_task_cost(const HeftProblem& p, std::size_t t) {
-  double sum = 0;
-  std::size_t finite = 0;
-  for (double c : p.cost[t])
-    if (std::isfinite(c)) sum += c, ++finite;
-  return finite > 0 ? sum / static_cast<double>(finite) : 0;
-}
 
 }  // namespace
 
@@ -109,13 +88,13 @@ HeftResult refine(const HeftProblem& p, HeftResult r, std::size_t budget) {
   for (std::size_t t = 0; t < n; ++t)
     if (p.forced.empty() || p.forced[t] < 0) {
       heavy.push_back(t);
-      sum += mean_task_cost(p, t);
+      sum += mean_finite_cost(p.cost[t]);
     }
   const double mean = heavy.empty() ? 0 : sum / static_cast<double>(heavy.size());
-  std::erase_if(heavy, [&](std::size_t t) { const double c = mean_task_cost(p, t); return c <= 0 || c < mean; });
+  std::erase_if(heavy, [&](std::size_t t) { const double c = mean_finite_cost(p.cost[t]); return c <= 0 || c < mean; });
   const std::size_t k = std::min(kCandidates, heavy.size());
   std::partial_sort(heavy.begin(), heavy.begin() + static_cast<std::ptrdiff_t>(k), heavy.end(), [&](std::size_t a, std::size_t b) {
-    const double ca = mean_task_cost(p, a), cb = mean_task_cost(p, b);
+    const double ca = mean_finite_cost(p.cost[a]), cb = mean_finite_cost(p.cost[b]);
     return ca != cb ? ca > cb : a < b;
   });
   heavy.resize(k);
@@ -131,7 +110,7 @@ HeftResult refine(const HeftProblem& p, HeftResult r, std::size_t budget) {
     std::vector<std::size_t>& m = members[i];
     m.push_back(heavy[i]);
     for (std::size_t at = 0; at < m.size(); ++at)
-      for (const auto& [pred, c] : eval.predecessor_edges(m[at]))
+      for (const auto& [pred, c] : eval.predecessors().of(m[at]))
         if ((p.forced.empty() || p.forced[pred] < 0) && p.successors[pred].size() == 1) m.push_back(pred);
   }
   auto fits = [&](std::size_t i, std::size_t q) {
