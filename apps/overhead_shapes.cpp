@@ -155,9 +155,8 @@ Graph independent_chains(std::size_t actors, std::size_t width, std::size_t byte
   for (std::size_t c = 0; c < width; ++c) {
     DataId prev = x;
     for (std::size_t i = 0; i < length; ++i) {
-      const std::string n = std::to_string(c) + "_" + std::to_string(i);
-      const DataId next = i + 1 == length ? g.output("Y" + std::to_string(c), bytes) : g.inner("d" + n, bytes);
-      g.actor("a" + n, "noop", {prev}, next);
+      const DataId next = i + 1 == length ? g.output(node_name("Y", c), bytes) : g.inner(node_name("d", c, i), bytes);
+      g.actor(node_name("a", c, i), "noop", {prev}, next);
       prev = next;
     }
   }

@@ -16,6 +16,7 @@
 #include "redflow/schedule.hpp"
 #include "schedule/heft.hpp"
 #include "schedule/stg.hpp"
+#include "test_graphs.hpp"
 
 namespace redflow {
 namespace {
@@ -153,8 +154,8 @@ TEST(HeftRefine, HeftScheduleRefinesCoarseGraphsOnly) {
     const DataId x = g.input("X", 8);
     std::vector<DataId> outs;
     for (std::size_t i = 0; i < std::size(kEpiMaps); ++i) {
-      const DataId d = g.inner("d" + std::to_string(i), 8);
-      g.actor("map" + std::to_string(i), "f", {x}, d).work(kEpiMaps[i] * 1e9 * scale);
+      const DataId d = g.inner(testing::numbered("d", static_cast<long long>(i)), 8);
+      g.actor(testing::numbered("map", static_cast<long long>(i)), "f", {x}, d).work(kEpiMaps[i] * 1e9 * scale);
       outs.push_back(d);
     }
     g.actor("tail", "f", outs, g.output("Y", 8)).work(kEpiTail * 1e9 * scale);

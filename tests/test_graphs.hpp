@@ -77,7 +77,7 @@ inline Graph equal_workflow_tasks(int tasks, int micros, const std::string& name
   Graph g(name);
   const DataId x = g.input("X", 8);
   for (int i = 0; i < tasks; ++i)
-    g.actor("t" + std::to_string(i), "wf.task", {x}, g.output("y" + std::to_string(i), 8))
+    g.actor(numbered("t", i), "wf.task", {x}, g.output(numbered("y", i), 8))
         .args("id=" + std::to_string(i + 1) + ",micros=" + std::to_string(micros))
         .work(micros * 1e3);
   return g;
