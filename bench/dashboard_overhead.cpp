@@ -2,11 +2,13 @@
 // rate of empty actors on 2 local tiles without a dashboard, and with one
 // (Board recorded after every execution, the server publishing 5 snapshots a
 // second) that a client watches: an event stream open (what a browser's
-// page holds) and /api/snapshot fetched 5 times a second. Rounds of the two
+// page holds), /api/snapshot fetched 5 times a second and the tiles page's
+// Gantt chart once a second (so one execution a second is traced and drawn
+// for it, as `redflow run --dashboard` does). Rounds of the two
 // alternate in one process; the ratio of their median rates is printed (the
 // goal is >= 0.97), and the process's CPU seconds per wall second in each,
 // whose difference is the dashboard's CPU use.
-//   dashboard_overhead [--rounds 9] [--fanout 2000] [--chain 100000] [--round-s 0.5] [--workers PATH/TO/redflow]
+//   dashboard_overhead [--rounds 9] [--fanout 2000] [--chain 100000] [--round-s 1] [--workers PATH/TO/redflow]
 // Shapes: fanout (apps/overhead_shapes.hpp, executed again and again for
 // --round-s per round) and the chain of --chain actors (one execution per
 // round), on 2 local tiles; with --workers also 64 independent chains of
@@ -30,6 +32,7 @@
 #include "apps/overhead_shapes.hpp"
 #include "dashboard/board.hpp"
 #include "dashboard/http_probe.hpp"
+#include "dashboard/live_gantt.hpp"
 #include "dashboard/server.hpp"
 #include "redflow/runtime.hpp"
 
@@ -57,12 +60,19 @@ class Watcher {
       while (!stop_.load()) (void)dashboard::read_events("127.0.0.1", port_, "/api/events", ~std::size_t{0}, 3600, &stop_);
     });
     poll_ = std::thread([this] {
-      while (!stop_.load()) {
+      for (int n = 0; !stop_.load(); ++n) {
         (void)dashboard::http_get("127.0.0.1", port_, "/api/snapshot");
+        // The tiles page's Gantt chart, asked for once a second: the run traces an execution a second for it.
+        if (n % 5 == 0) {
+          (void)dashboard::http_get("127.0.0.1", port_, "/api/gantt?since=" + std::to_string(n));
+          asked_.store(true);
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
       }
     });
   }
+  // It asked for the Gantt chart once.
+  bool asked() const { return asked_.load(); }
   // Stops watching; the event stream ends with `server`'s stop().
   void finish(dashboard::DashboardServer& server) {
     stop_.store(true);
@@ -73,7 +83,7 @@ class Watcher {
 
  private:
   int port_;
-  std::atomic<bool> stop_{false};
+  std::atomic<bool> stop_{false}, asked_{false};
   std::thread stream_, poll_;
 };
 
@@ -82,14 +92,15 @@ struct Round {
   double cpu_per_s = 0;
 };
 
-// One round: executes until `round_s` passed (at least once); with
-// `watched`, a dashboard is up with a watcher and records every execution.
-Round one_round(LoadedGraph& loaded, const Inputs& inputs, bool watched, double round_s) {
-  std::unique_ptr<dashboard::Board> board;
+// One round: executes until `round_s` passed (at least once); with a
+// `board`, a dashboard of it is up with a watcher and records every
+// execution. The board lives on from round to round, as a run's does: the
+// Gantt chart's pace (one a second, or fewer when they cost more than 1 %)
+// carries over.
+Round one_round(LoadedGraph& loaded, const Inputs& inputs, dashboard::Board* board, double round_s) {
   std::unique_ptr<dashboard::DashboardServer> server;
   std::unique_ptr<Watcher> watcher;
-  if (watched) {
-    board = std::make_unique<dashboard::Board>("graph", loaded.graph().name(), 0);
+  if (board != nullptr) {
     auto s = dashboard::DashboardServer::start(*board, {});
     if (!s.ok()) {
       std::fprintf(stderr, "dashboard_overhead: %s\n", s.status().ToString().c_str());
@@ -97,19 +108,28 @@ Round one_round(LoadedGraph& loaded, const Inputs& inputs, bool watched, double 
     }
     server = std::move(*s);
     watcher = std::make_unique<Watcher>(server->port());
-    while (server->streams_opened() == 0) std::this_thread::yield();  // the watcher is connected before timing
+    // The watcher is connected, and has asked for the chart, before timing.
+    while (server->streams_opened() == 0 || !watcher->asked()) std::this_thread::yield();
   }
   std::uint64_t actors = 0;
   const double cpu0 = process_cpu_s();
   const auto t0 = Clock::now();
   double elapsed = 0;
+  std::uint64_t executions = 0;
   do {
-    if (!loaded.execute(inputs).ok()) {
+    const bool for_gantt = board != nullptr && board->wants_gantt();
+    ExecuteOptions eo;
+    if (for_gantt) eo.trace = true;
+    const auto started = Clock::now();
+    if (!loaded.execute(inputs, eo).ok()) {
       std::fprintf(stderr, "dashboard_overhead: an execution failed\n");
       std::exit(1);
     }
+    ++executions;
     actors += loaded.last_stats().actors_executed;
-    if (board) board->record(loaded.last_stats());
+    if (for_gantt)
+      dashboard::record_gantt(*board, loaded.last_trace(), &loaded.graph(), executions, 0, std::chrono::duration<double>(Clock::now() - started).count());
+    if (board != nullptr) board->record(loaded.last_stats());
     elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
   } while (elapsed < round_s);
   const double cpu = process_cpu_s() - cpu0;
@@ -151,12 +171,13 @@ void measure(const char* label, Graph graph, int rounds, double round_s, const s
   }
   std::vector<std::byte> x(loaded->graph().data(*loaded->graph().find_data("X")).bytes);
   const Inputs inputs{{"X", x}};
-  one_round(*loaded, inputs, false, round_s);  // warm
+  one_round(*loaded, inputs, nullptr, round_s);  // warm
+  dashboard::Board board("graph", loaded->graph().name(), 0);
   std::vector<double> plain, watched, plain_cpu, watched_cpu;
   for (int r = 0; r < rounds; ++r) {
     // Alternating, each pair in the other order than the last: drift on a shared machine hits both alike.
     for (bool w : r % 2 == 0 ? std::vector<bool>{false, true} : std::vector<bool>{true, false}) {
-      const Round got = one_round(*loaded, inputs, w, round_s);
+      const Round got = one_round(*loaded, inputs, w ? &board : nullptr, round_s);
       (w ? watched : plain).push_back(got.actors_per_s);
       (w ? watched_cpu : plain_cpu).push_back(got.cpu_per_s);
     }
@@ -179,7 +200,7 @@ void measure(const char* label, Graph graph, int rounds, double round_s, const s
 int main(int argc, char** argv) {
   int rounds = 9;
   std::size_t fanout = 2000, chain = 100000;
-  double round_s = 0.5;
+  double round_s = 1.0;  // the Gantt chart's period: a watched round traces one execution, as a second of a run does
   std::string workers_cli;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

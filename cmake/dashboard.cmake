@@ -17,7 +17,7 @@ add_library(redflow_dashboard STATIC ${REDFLOW_DASHBOARD_SOURCES} ${REDFLOW_DASH
 # Private include directories and httplib's flags (a static library passes its
 # private libraries on to the link only): its users compile as they did.
 target_include_directories(redflow_dashboard PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR}/include)
-target_link_libraries(redflow_dashboard PRIVATE PkgConfig::CPPHTTPLIB nlohmann_json::nlohmann_json Threads::Threads)
+target_link_libraries(redflow_dashboard PRIVATE PkgConfig::CPPHTTPLIB nlohmann_json::nlohmann_json fmt::fmt Threads::Threads)
 foreach(user redflow_cli redflow_user_cli redflow_tests dashboard_overhead)
   if(TARGET ${user})
     target_link_libraries(${user} PRIVATE redflow_dashboard)
@@ -29,5 +29,6 @@ if(TARGET redflow_tests)
   target_link_libraries(redflow_tests PRIVATE ZLIB::ZLIB)
 endif()
 if(TARGET dashboard_overhead)
-  target_link_libraries(dashboard_overhead PRIVATE redflow_apps)
+  # redflow again after the dashboard's library, which draws with its Gantt writer.
+  target_link_libraries(dashboard_overhead PRIVATE redflow_apps redflow)
 endif()

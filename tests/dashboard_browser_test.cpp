@@ -19,6 +19,7 @@
 #include "apps/apps.hpp"
 #include "dashboard/board.hpp"
 #include "dashboard/http_probe.hpp"
+#include "dashboard/live_gantt.hpp"
 #include "dashboard/server.hpp"
 #include "net_workers.hpp"
 #include "png_pixels.hpp"
@@ -132,9 +133,13 @@ TEST(DashboardBrowser, PagesShowTheRunsTilesAndItsFinalStats) {
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   std::uint64_t actors = 0, injected = 0, detected = 0, reexecutions = 0;
   for (int i = 0; i < 4; ++i) {
-    ASSERT_TRUE(loaded->execute({{"X0", x0}, {"X1", x1}}).ok());
+    // The last execution is traced and drawn for the tiles page's Gantt chart, as `redflow run` does.
+    ExecuteOptions eo;
+    eo.trace = i == 3;
+    ASSERT_TRUE(loaded->execute({{"X0", x0}, {"X1", x1}}, eo).ok());
     const ExecutionStats& s = loaded->last_stats();
     board.record(s);
+    if (i == 3) dashboard::record_gantt(board, loaded->last_trace(), *loaded->executed_graph(Redundancy::kTripleSame), 4, 4, s.makespan_s);
     actors += s.actors_executed;
     injected += s.injected_faults;
     detected += s.detected_faults;
@@ -168,6 +173,9 @@ TEST(DashboardBrowser, PagesShowTheRunsTilesAndItsFinalStats) {
   for (const TileStats& t : last.tiles) quarantined += t.quarantined;
   EXPECT_EQ(count_in_dom(tiles, "data-state=\"quarantined\""), quarantined);
   EXPECT_EQ(count_in_dom(tiles, "data-state=\"in service\""), last.tiles.size() - quarantined);
+  // The Gantt chart of the traced execution: one box per actor execution, titled with its execution.
+  EXPECT_EQ(count_in_dom(tiles, "<rect class=\"box\""), loaded->last_trace().actors.size()) << tiles;
+  EXPECT_EQ(text_of(tiles, "gantt-what"), "execution 4") << "the page's script did not take the chart it was served with";
 
   for (const char* page : {"/", "/tiles"}) {
     const fs::path png = dir / "screenshot.png";

@@ -303,18 +303,55 @@ TEST_F(DashboardCli, AStreamRunShowsItsTokensPerStream) {
   EXPECT_EQ(counters["streams"], streams);
   EXPECT_EQ(counters["tokens"], static_cast<double>(tokens));
   ASSERT_GT(tokens, 0u);
-  // Each stream's tokens, as the profile has them.
+  // Each stream's tokens, as the profile has them, in the same order, and
+  // its tokens per second over the run.
   const auto profile = json_file("p.json");
-  std::map<std::string, double> per_stream;
-  for (const auto& s : profile["streams"])
-    per_stream["tokens " + s["from"].get<std::string>() + " -> " + s["to"].get<std::string>()] += s["tokens"].get<double>();
-  ASSERT_FALSE(per_stream.empty());
+  ASSERT_EQ(snap["streams"].size(), profile["streams"].size());
+  ASSERT_EQ(snap["streams"].size(), streams);
   double sum_of_streams = 0;
-  for (const auto& [name, n] : per_stream) {
-    EXPECT_EQ(counters[name], n) << name;
-    sum_of_streams += counters[name];
+  for (std::size_t i = 0; i < snap["streams"].size(); ++i) {
+    const auto& on_page = snap["streams"][i];
+    const auto& profiled = profile["streams"][i];
+    EXPECT_EQ(on_page["from"], profiled["from"]);
+    EXPECT_EQ(on_page["to"], profiled["to"]);
+    EXPECT_EQ(on_page["tokens"], profiled["tokens"]);
+    EXPECT_EQ(on_page["queued"].get<int>(), 0) << "every token was read by the end";
+    EXPECT_DOUBLE_EQ(on_page["per_s"].get<double>(), on_page["tokens"].get<double>() / counters["seconds"]);
+    sum_of_streams += on_page["tokens"].get<double>();
   }
   EXPECT_EQ(sum_of_streams, static_cast<double>(tokens));
+}
+
+// A longer program: the streams page's numbers come while it runs (tokens
+// written so far, never more than the run's totals at its end).
+TEST_F(DashboardCli, AStreamRunShowsItsStreamsWhileItRuns) {
+  const std::string dot = path("cha.dot");
+  {
+    std::ifstream in(std::string(REDFLOW_SOURCE_DIR) + "/examples/streams/compute_heavy.dot");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto at = text.find("blocks=1000\"");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, 11, "blocks=20000");
+    write("cha.dot", text);
+  }
+  log_ = path("stream.log");
+  pid_ = spawn_cli({"stream", dot, "--profile", path("p.json"), "--dashboard", "--dashboard-linger", "120"}, log_);
+  const auto [live, port] = snapshot_while_running([](const nlohmann::json& s) {
+    std::uint64_t tokens = 0;
+    for (const auto& v : s["streams"]) tokens += v["tokens"].get<std::uint64_t>();
+    return s["streams"].size() == 22 && tokens > 0;
+  });
+  ASSERT_FALSE(live.is_null()) << "no snapshot with the program's 22 streams while it ran:\n" << file_text(log_);
+  EXPECT_TRUE(counters_of(live).empty()) << "the run's totals come at its end";
+  const std::string text = start_lingering_wait();
+  ASSERT_NE(text.find("dashboard stays up"), std::string::npos) << text;
+  const auto profile = json_file("p.json");
+  ASSERT_EQ(profile["streams"].size(), live["streams"].size());
+  for (std::size_t i = 0; i < live["streams"].size(); ++i) {
+    EXPECT_EQ(live["streams"][i]["from"], profile["streams"][i]["from"]);
+    EXPECT_LE(live["streams"][i]["tokens"].get<std::uint64_t>(), profile["streams"][i]["tokens"].get<std::uint64_t>());
+    EXPECT_LE(live["streams"][i]["queued"].get<std::uint64_t>(), live["streams"][i]["tokens"].get<std::uint64_t>());
+  }
 }
 
 // `redflow view`: the pages of a finished run, from its --stats and --trace

@@ -43,11 +43,11 @@ class StreamNodeServiceTest : public ::testing::Test {
     EXPECT_TRUE(p.ok()) << p.status().ToString();
     return std::move(*p);
   }
-  // A service for `nodes` nodes, both operators on node 0.
-  void start(unsigned nodes) {
+  // A service for `nodes` nodes, both operators on node 0 (or as `node_of` says).
+  void start(unsigned nodes, std::vector<unsigned> node_of = {0, 0}) {
     options_.cluster.min_workers = nodes;
     options_.cluster.heartbeat_timeout_s = 2;
-    service_ = std::make_unique<NodeService>(program_, run_, options_, std::vector<unsigned>{0, 0});
+    service_ = std::make_unique<NodeService>(program_, run_, options_, std::move(node_of));
     driver_ = std::make_unique<testing::HubDriver>(service_->hub());
   }
   std::vector<HubSent> say(const std::string& from, net::EnvelopeKind kind, std::vector<std::byte> body, net::PeerHub::Time at) {
@@ -132,6 +132,37 @@ TEST_F(StreamNodeServiceTest, ALateMessageFromALostNodeIsDiscardedAndCounted) {
   EXPECT_EQ(service_->hub().counts().discarded_late, 1u);
   EXPECT_FALSE(service_->started());
   EXPECT_EQ(service_->error().message(), first.message());
+}
+
+// The live sample over worker processes (RunOptions::on_sample): the
+// streams between nodes, each with the tokens the driver relayed on it,
+// read from the TOKENS bodies it forwards.
+TEST_F(StreamNodeServiceTest, TokensRelayedBetweenNodesAreCountedByStream) {
+  run_.on_sample = [](const std::vector<StreamProfile>&) {};
+  start(2, {0, 1});  // src on node 0, out on node 1: the one stream crosses
+  say_hello("a", node_hello("a"), t0_);
+  say_hello("b", node_hello("b"), t0_);
+  const std::vector<std::byte> tokens(7 * 8, std::byte{1});
+  for (std::size_t n : {3u, 4u}) {
+    std::vector<std::byte> body;
+    TokenBatchWriter w(body);
+    w.begin(1);
+    w.add(0, n == 4, std::span(tokens).first(n * 8), n);
+    const std::vector<HubSent> sent = say("a", net::EnvelopeKind::kReply, body, t0_ + 1s);
+    EXPECT_EQ(of_kind(sent, "b", net::EnvelopeKind::kRequest).size(), 1u) << "forwarded to node 1";
+  }
+  EXPECT_TRUE(service_->error().ok()) << service_->error().ToString();
+  const std::vector<StreamProfile> relayed = service_->relayed_streams();
+  ASSERT_EQ(relayed.size(), 1u);
+  EXPECT_EQ(relayed[0].from, "src");
+  EXPECT_EQ(relayed[0].to, "out");
+  EXPECT_EQ(relayed[0].tokens, 7u);
+  EXPECT_EQ(relayed[0].queued, 0u);
+}
+
+TEST_F(StreamNodeServiceTest, StreamsWithinANodeAreNotAmongTheRelayed) {
+  start(1);
+  EXPECT_TRUE(service_->relayed_streams().empty());
 }
 
 }  // namespace

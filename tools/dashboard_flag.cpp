@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "dashboard/live_gantt.hpp"
+
 namespace redflow::cli {
 
 void add_dashboard_flags(CLI::App* cmd, DashboardArgs& args) {
@@ -39,6 +41,10 @@ Result<std::unique_ptr<RunDashboard>> RunDashboard::start(const DashboardArgs& a
   fmt::print(stderr, "redflow: dashboard at {}\n", d->server_->url());
   std::fflush(stderr);
   return d;
+}
+
+void RunDashboard::record_trace(const ExecutionTrace& trace, const Graph* executed_graph, std::uint64_t execution, double execute_s) {
+  dashboard::record_gantt(board_, trace, executed_graph, execution, executions_, execute_s);
 }
 
 void RunDashboard::end(const Status& status) {

@@ -4,7 +4,8 @@
 //
 //   auto d = RunDashboard::start(args, graph_name, repeat);  // prints the URL
 //   options.on_mark = [d](const TracedMark& m) { d->mark(m); };  // live events
-//   ... after each execution: (*d)->record(loaded.last_stats());
+//   ... before each execution: trace it if (*d)->wants_trace() (the tiles page's Gantt chart is open),
+//       and after it: (*d)->record(loaded.last_stats()); (*d)->record_trace(...) when traced;
 //   (*d)->end(status);   // final state, lingers, stops
 //
 // Thread-safe as Board: record() and end() from the run's thread, mark()
@@ -40,8 +41,18 @@ class RunDashboard {
   void record(const ExecutionStats& stats) { board_.record(stats); }
   // An event as the runtime marks it (RuntimeOptions::on_mark), from any of its threads.
   void mark(const TracedMark& m) { board_.mark(m); }
+  // Whether to trace the next execution for the tiles page's Gantt chart
+  // (Board::wants_gantt: a page watches it, at most one a second).
+  bool wants_trace() const { return board_.wants_gantt(); }
+  // That execution's trace, drawn for the page (dashboard::record_gantt),
+  // before record() of its stats; `execution` counts from 1,
+  // `executed_graph` (may be null) colours it, `execute_s` is the wall time
+  // of its execute() call.
+  void record_trace(const ExecutionTrace& trace, const Graph* executed_graph, std::uint64_t execution, double execute_s);
   // A model's own number, from any thread (Board::count).
   void count(const std::string& name, double value) { board_.count(name, value); }
+  // A stream program's streams, sampled as it runs or at its end (Board::streams).
+  void streams(const std::vector<stream::StreamProfile>& sample, std::optional<double> over_s = std::nullopt) { board_.streams(sample, over_s); }
   // A SPITS job's report at its end, as the counters (dashboard::count_spits_report).
   void count_report(const spits::Report& report) { dashboard::count_spits_report(board_, report); }
   // The run's outcome on the page; then serves linger_s more seconds and stops.
@@ -49,8 +60,9 @@ class RunDashboard {
 
  private:
   RunDashboard(const std::string& model, const std::string& name, std::uint64_t executions, double linger_s)
-      : board_(model, name, executions), linger_s_(linger_s) {}
+      : board_(model, name, executions), executions_(executions), linger_s_(linger_s) {}
   dashboard::Board board_;
+  std::uint64_t executions_ = 0;
   std::unique_ptr<dashboard::DashboardServer> server_;
   double linger_s_ = 0;
   bool ended_ = false;

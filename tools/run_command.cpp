@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -205,7 +206,16 @@ int run(const RunArgs& a) {
     // A comma list of configurations applies run by run, cycling: the loaded graph is not reloaded.
     ExecuteOptions eo;
     eo.redundancy = (*configs)[i % configs->size()];
+    // The tiles page's Gantt chart, while it is open: one execution a second is traced for it.
+    const bool for_gantt = *dashboard && (*dashboard)->wants_trace();
+    if (for_gantt) eo.trace = true;
+    const auto started = std::chrono::steady_clock::now();
     auto out = loaded->execute(inputs, eo);
+    if (for_gantt) {
+      auto executed = loaded->executed_graph(*eo.redundancy);
+      (*dashboard)->record_trace(loaded->last_trace(), executed.ok() ? *executed : nullptr, i + 1,
+                                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    }
     if (costs->learning()) costs->learn(*graph, loaded->last_trace(), reg);
     if (!out.ok()) {
       save_costs();

@@ -36,8 +36,8 @@ struct StreamArgs {
   DashboardArgs dashboard;
 };
 
-// A stream run's numbers on its dashboard, at its end: the whole run's, then
-// the tokens each stream carried.
+// A stream run's numbers on its dashboard, at its end: the whole run's, and
+// each stream's tokens (the streams page, tokens per second over the run).
 void count_stream_run(RunDashboard& d, const stream::Program& program, const stream::RunResult& r) {
   std::uint64_t tokens = 0;
   for (const auto& s : r.streams) tokens += s.tokens;
@@ -47,18 +47,7 @@ void count_stream_run(RunDashboard& d, const stream::Program& program, const str
   d.count("seconds", r.seconds);
   d.count("tokens per second", r.seconds > 0 ? static_cast<double>(tokens) / r.seconds : 0);
   if (!r.nodes.empty()) d.count("nodes", static_cast<double>(r.nodes.size()));
-  // Two streams between the same operators (two ports) are one number.
-  std::vector<std::pair<std::string, std::uint64_t>> per_stream;
-  for (const auto& s : r.streams) {
-    std::string name = "tokens ";
-    name += s.from;
-    name += " -> ";
-    name += s.to;
-    auto it = std::find_if(per_stream.begin(), per_stream.end(), [&](const auto& p) { return p.first == name; });
-    if (it == per_stream.end()) per_stream.emplace_back(std::move(name), s.tokens);
-    else it->second += s.tokens;
-  }
-  for (const auto& [name, n] : per_stream) d.count(name, static_cast<double>(n));
+  d.streams(r.streams, r.seconds);
 }
 
 // Another starter of the same command line won the --address-file: serve it a node.
@@ -199,6 +188,8 @@ Command add_stream_command(CLI::App& app) {
             auto dashboard = RunDashboard::start(a->dashboard, std::filesystem::path(a->program).stem().string(), 1, "stream");
             if (!dashboard.ok()) return usage_error(dashboard.status());
             RunDashboard* board = dashboard->get();
+            // The streams page, live: each stream's tokens and where they queue up.
+            if (board != nullptr) o.on_sample = [board](const std::vector<stream::StreamProfile>& sample) { board->streams(sample); };
             Result<stream::RunResult> result = Status::Ok();
             if (remote) {
               stream::ClusterOptions c = a->cluster;

@@ -170,11 +170,20 @@ class Program {
 // pool of worker threads, each fired when its firing rule holds.
 enum class Mode { kThreadPerOperator, kPool };
 
+struct StreamProfile;
+
 struct RunOptions {
   Mode mode = Mode::kPool;
   unsigned threads = 0;  // kPool: worker threads (0: one per hardware thread)
   bool trace = false;    // record when each operator fired (OperatorProfile::spans; to_chrome_trace, to_gantt_svg)
+  // While the operators run, every kSamplePeriodS, from a thread of its own:
+  // each stream's tokens so far and the tokens waiting in it (run()), or
+  // each stream between nodes with the tokens the driver relayed on it
+  // (run_cluster(); `queued` 0). It reads counters the streams keep anyway:
+  // the operators are not slowed. Not sent to the nodes.
+  std::function<void(const std::vector<StreamProfile>&)> on_sample{};
 };
+inline constexpr double kSamplePeriodS = 0.2;
 
 // When an operator was firing, in seconds from the start of its node's run.
 // Firings less than kSpanGap apart are one span, so a busy operator costs a
@@ -192,7 +201,8 @@ struct OperatorProfile {
 };
 struct StreamProfile {
   std::string from, to;
-  std::uint64_t tokens = 0;
+  std::uint64_t tokens = 0;  // written into it
+  std::uint64_t queued = 0;  // of those, waiting to be read (a live sample: RunOptions::on_sample)
 };
 
 // run_cluster(): one worker process of the run, and what crossed its link.

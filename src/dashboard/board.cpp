@@ -83,7 +83,7 @@ void Board::record(const ExecutionStats& st) {
 }
 
 void Board::mark(const TracedMark& m, std::optional<double> at_s) {
-  const double at = at_s ? *at_s : std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  const double at = at_s ? *at_s : now_s();
   std::lock_guard<std::mutex> lock(mutex_);
   ++s_.events_total;
   if (s_.events.size() == kMaxEvents) s_.events.erase(s_.events.begin());
@@ -110,6 +110,30 @@ void Board::count(const std::string& name, double value) {
   s_.counters.emplace_back(name, value);
 }
 
+void Board::streams(const std::vector<stream::StreamProfile>& sample, std::optional<double> over_s) {
+  const double now = now_s();
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (s_.state == "starting") s_.state = "running";
+  std::vector<StreamView> views;
+  views.reserve(sample.size());
+  const double since = now - streams_at_s_;
+  for (std::size_t i = 0; i < sample.size(); ++i) {
+    const stream::StreamProfile& p = sample[i];
+    StreamView v{p.from, p.to, p.tokens, 0, p.queued};
+    if (over_s) {
+      v.per_s = *over_s > 0 ? static_cast<double>(p.tokens) / *over_s : 0;
+    } else {
+      // Streams keep their order from sample to sample: the same one in the last.
+      const bool seen = i < s_.streams.size() && s_.streams[i].from == p.from && s_.streams[i].to == p.to;
+      const std::uint64_t before = seen ? s_.streams[i].tokens : 0;
+      v.per_s = since > 0 && p.tokens >= before ? static_cast<double>(p.tokens - before) / since : 0;
+    }
+    views.push_back(std::move(v));
+  }
+  s_.streams = std::move(views);
+  streams_at_s_ = now;
+}
+
 void Board::finish(const Status& status) {
   std::lock_guard<std::mutex> lock(mutex_);
   s_.state = status.ok() ? "finished" : "failed";
@@ -119,8 +143,39 @@ void Board::finish(const Status& status) {
 Snapshot Board::snapshot() const {
   std::lock_guard<std::mutex> lock(mutex_);
   Snapshot s = s_;
-  s.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  s.elapsed_s = now_s();
+  s.gantt_version = gantt_.version;
+  s.gantt_execution = gantt_.execution;
   return s;
+}
+
+double Board::now_s() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
+
+void Board::gantt_watched() const { gantt_watched_at_s_.store(now_s(), std::memory_order_relaxed); }
+
+bool Board::wants_gantt() const {
+  const double now = now_s();
+  return now - gantt_watched_at_s_.load(std::memory_order_relaxed) <= kGanttWatchedS &&
+         now >= next_gantt_at_s_.load(std::memory_order_relaxed);
+}
+
+void Board::record_gantt(std::uint64_t execution, std::string svg, double cost_s) {
+  auto shared = std::make_shared<const std::string>(std::move(svg));
+  std::lock_guard<std::mutex> lock(mutex_);
+  next_gantt_at_s_.store(now_s() + std::max(kGanttEveryS, std::max(0.0, cost_s) / kGanttShare), std::memory_order_relaxed);
+  ++gantt_.version;
+  gantt_.execution = execution;
+  gantt_.svg = std::move(shared);
+}
+
+double Board::last_makespan_s() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return s_.last_makespan_s;
+}
+
+GanttView Board::gantt() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return gantt_;
 }
 
 std::string to_json(const Snapshot& s) {
@@ -131,6 +186,9 @@ std::string to_json(const Snapshot& s) {
                      {"speculative", t.speculative}, {"straggled", t.straggled}});
   nlohmann::json events = nlohmann::json::array();
   for (const EventView& e : s.events) events.push_back({{"what", e.what}, {"detail", e.detail}, {"tile", e.tile}, {"at_s", e.at_s}});
+  nlohmann::json streams = nlohmann::json::array();
+  for (const StreamView& v : s.streams)
+    streams.push_back({{"from", v.from}, {"to", v.to}, {"tokens", v.tokens}, {"per_s", v.per_s}, {"queued", v.queued}});
   nlohmann::json counters = nlohmann::json::array();
   for (const auto& [name, value] : s.counters) counters.push_back({{"name", name}, {"value", value}});
   nlohmann::json j{{"model", s.model},
@@ -156,7 +214,9 @@ std::string to_json(const Snapshot& s) {
                    {"tiles", std::move(tiles)},
                    {"events", std::move(events)},
                    {"events_total", s.events_total},
-                   {"counters", std::move(counters)}};
+                   {"counters", std::move(counters)},
+                   {"streams", std::move(streams)},
+                   {"gantt", {{"version", s.gantt_version}, {"execution", s.gantt_execution}}}};
   return j.dump();
 }
 

@@ -17,8 +17,10 @@
 // Thread-safe: every member function may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -28,6 +30,7 @@
 #include "redflow/runtime.hpp"
 #include "redflow/spits.hpp"
 #include "redflow/status.hpp"
+#include "redflow/stream.hpp"
 
 namespace redflow::dashboard {
 
@@ -44,6 +47,14 @@ struct TileView {
   std::uint64_t lost_votes = 0; // its replica results a vote found wrong, over every execution so far
   std::uint64_t speculative = 0;  // copies of stragglers it ran, over every execution so far
   std::uint64_t straggled = 0;    // its actors others copied or took over as it fell behind, over every execution so far
+};
+
+// A stream of a SCORE stream program as the streams page shows it.
+struct StreamView {
+  std::string from, to;       // its producer and consumer operators
+  std::uint64_t tokens = 0;   // written into it so far (over worker processes: relayed between nodes)
+  double per_s = 0;           // tokens per second: since the last sample, or over the run at its end
+  std::uint64_t queued = 0;   // written and not yet read (where tokens queue up)
 };
 
 // An event of the run as the runtime marked it (RuntimeOptions::on_mark).
@@ -86,7 +97,29 @@ struct Snapshot {
   // A model's own numbers ("tasks committed" of a SPITS job, ...), in the
   // order first counted; graph runs have none.
   std::vector<std::pair<std::string, double>> counters;
+  // A stream program's streams (streams page), as last sampled; empty for other models.
+  std::vector<StreamView> streams;
+  // The live Gantt chart (/api/gantt, live_gantt.hpp): changed when
+  // `gantt_version` grows; 0 = none drawn yet. `gantt_execution`: the
+  // execution it shows, counting from 1.
+  std::uint64_t gantt_version = 0;
+  std::uint64_t gantt_execution = 0;
 };
+
+// The live Gantt chart as the board holds it.
+struct GanttView {
+  std::uint64_t version = 0;  // 0: none yet
+  std::uint64_t execution = 0;
+  std::shared_ptr<const std::string> svg;  // null when none yet
+};
+
+// A run traces an execution for the chart at most this often...
+inline constexpr double kGanttEveryS = 1.0;
+// ...and only while a page asked for the chart this recently...
+inline constexpr double kGanttWatchedS = 5.0;
+// ...and seldom enough that tracing and drawing take at most this share of
+// the run's time: a chart that cost 30 ms waits 3 s for the next.
+inline constexpr double kGanttShare = 0.01;
 
 // How many recent events a snapshot keeps.
 inline constexpr std::size_t kMaxEvents = 50;
@@ -119,14 +152,38 @@ class Board {
   // Sets the model's counter `name` (a SPITS job's commits as they come,
   // its report's numbers at the end): "running" from the first one on.
   void count(const std::string& name, double value);
+  // A stream program's streams as sampled now (stream::RunOptions::on_sample;
+  // tokens per second from the last sample), or at the end with `over_s`,
+  // the run's seconds (tokens per second over the whole run).
+  void streams(const std::vector<stream::StreamProfile>& sample, std::optional<double> over_s = std::nullopt);
   // The run ended: "finished" when `status` is ok, else "failed" with its message.
   void finish(const Status& status);
   Snapshot snapshot() const;
 
+  // The live Gantt chart. A page asks for it (gantt_watched(), from the
+  // server's threads); the run asks wants_gantt() before an execution and,
+  // when true, traces it and hands its chart to record_gantt() (drawn by
+  // live_gantt.hpp's record_gantt(), on the run's thread). `cost_s`: what
+  // tracing and drawing it added to the run; the next chart waits
+  // max(kGanttEveryS, cost_s / kGanttShare).
+  void gantt_watched() const;
+  bool wants_gantt() const;
+  void record_gantt(std::uint64_t execution, std::string svg, double cost_s = 0);
+  // The makespan of the last execution record() was given (0 before the first).
+  double last_makespan_s() const;
+  GanttView gantt() const;
+
  private:
+  double now_s() const;
+
   mutable std::mutex mutex_;
   Snapshot s_;
   std::chrono::steady_clock::time_point t0_;
+  double streams_at_s_ = 0;  // when the last stream sample was taken
+  GanttView gantt_;
+  std::atomic<double> next_gantt_at_s_{-1e300};  // the earliest time for the next chart (read without the lock)
+  // When a page last asked for the chart (a page's request is not the run's state: mutable).
+  mutable std::atomic<double> gantt_watched_at_s_{-1e300};
 };
 
 }  // namespace redflow::dashboard

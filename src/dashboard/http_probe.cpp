@@ -36,7 +36,7 @@ Result<HttpReply> http_get(const std::string& host, int port, const std::string&
   if (!authorization.empty()) headers.emplace("Authorization", authorization);
   auto res = c.Get(path, headers);
   if (!res) return no_answer(host, port, path, res.error());
-  return HttpReply{res->status, res->get_header_value("Content-Type"), res->body};
+  return HttpReply{res->status, res->get_header_value("Content-Type"), res->body, res->get_header_value("X-Gantt-Version")};
 }
 
 Result<std::vector<std::string>> read_events(const std::string& host, int port, const std::string& path, std::size_t count,

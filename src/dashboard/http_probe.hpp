@@ -21,6 +21,7 @@ struct HttpReply {
   int status = 0;
   std::string content_type;
   std::string body;
+  std::string gantt_version;  // the X-Gantt-Version header of /api/gantt; "" without one
 };
 
 // GET `path` (with its query) from HOST:PORT; `authorization`, when not

@@ -74,6 +74,21 @@ Result<HostPort> parse_address(const std::string& address) {
 
 bool is_loopback_host(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1"; }
 
+std::string page_with_gantt(std::string page, const GanttView& gantt) {
+  static constexpr std::string_view kHere = "<!--gantt-->";
+  const std::size_t at = page.find(kHere);
+  if (gantt.svg == nullptr || at == std::string::npos) return page;
+  // The placeholder's text after it, up to the element's end, goes.
+  const std::size_t end = page.find("</div>", at);
+  page.replace(at, end == std::string::npos ? kHere.size() : end - at, *gantt.svg);
+  // The chart's version (the page asks only for newer ones) and execution, on the element that holds it.
+  static constexpr std::string_view kElement = "id=\"gantt\"";
+  if (const std::size_t e = page.rfind(kElement, at); e != std::string::npos)
+    page.insert(e + kElement.size(), " data-version=\"" + std::to_string(gantt.version) + "\" data-execution=\"" +
+                                         std::to_string(gantt.execution) + "\"");
+  return page;
+}
+
 std::string page_with_snapshot(std::string_view page, std::string_view snapshot_json) {
   if (snapshot_json.empty()) return std::string(page);
   static constexpr std::string_view kScript = "<script src=\"/static/dashboard.js\">";
@@ -258,7 +273,15 @@ void DashboardServer::add_routes() {
     };
   };
   http_->Get("/", serve_page("overview.html"));
-  http_->Get("/tiles", serve_page("tiles.html"));
+  http_->Get("/streams", serve_page("streams.html"));
+  // The tiles page carries the latest Gantt chart too, for the same reason,
+  // and opening it is asking for the chart.
+  http_->Get("/tiles", [this](const httplib::Request&, httplib::Response& res) {
+    board_.gantt_watched();
+    const WebFile* f = find_web_file("tiles.html");
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(page_with_gantt(page_with_snapshot(f->body, latest_json()), board_.gantt()), std::string(f->content_type));
+  });
   for (const WebFile& f : web_files()) {
     std::string path = "/static/";
     path += f.name;
@@ -267,6 +290,21 @@ void DashboardServer::add_routes() {
   http_->Get("/api/snapshot", [this](const httplib::Request&, httplib::Response& res) {
     res.set_header("Cache-Control", "no-store");
     res.set_content(latest_json(), "application/json");
+  });
+  // The live Gantt chart (live_gantt.hpp), SVG. A page asks for it every
+  // second or two with ?since=VERSION, the version it shows: 204 when there
+  // is no newer one. Asking is what makes the run trace executions for it.
+  http_->Get("/api/gantt", [this](const httplib::Request& req, httplib::Response& res) {
+    board_.gantt_watched();
+    res.set_header("Cache-Control", "no-store");
+    const GanttView g = board_.gantt();
+    res.set_header("X-Gantt-Version", std::to_string(g.version));
+    res.set_header("X-Gantt-Execution", std::to_string(g.execution));
+    if (g.svg == nullptr || req.get_param_value("since") == std::to_string(g.version)) {
+      res.status = 204;
+      return;
+    }
+    res.set_content(*g.svg, "image/svg+xml");
   });
   http_->Get("/api/events", [this](const httplib::Request&, httplib::Response& res) {
     res.set_header("Cache-Control", "no-store");

@@ -1,8 +1,9 @@
 // DashboardServer: a run's live dashboard over HTTP, inside the run's process
 // (cpp-httplib, Debian's libcpp-httplib). It serves the pages embedded at
 // build time (web/, web_files.hpp) and the Board's snapshot:
-//   /                overview page        /tiles        tiles page
+//   /                overview page        /tiles        tiles page        /streams   streams page
 //   /api/snapshot    the snapshot, JSON   /api/events   server-sent events, one snapshot each
+//   /api/gantt       the live Gantt chart, SVG (live_gantt.hpp)
 // A publisher thread copies the Board's snapshot and builds its JSON at a
 // bounded rate (ServerOptions::period_s, 5 per second by default), whether or
 // not anyone watches; requests only read the last JSON built. So the run pays
@@ -53,6 +54,11 @@ bool is_loopback_host(const std::string& host);
 // before its script (the page renders it at once); `page` as it is when
 // there is no snapshot yet.
 std::string page_with_snapshot(std::string_view page, std::string_view snapshot_json);
+// `page` with the Gantt chart in place of its "<!--gantt-->" placeholder (and
+// the placeholder's text up to the element's end), and the chart's version and
+// execution as data-version and data-execution on the element; `page` as it
+// is when there is no chart yet.
+std::string page_with_gantt(std::string page, const GanttView& gantt);
 
 class DashboardServer {
  public:

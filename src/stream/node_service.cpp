@@ -34,7 +34,22 @@ net::PeerHubOptions node_session_options(const ClusterOptions& options) {
 }  // namespace
 
 NodeService::NodeService(const Program& program, const RunOptions& run, const ClusterOptions& options, std::vector<unsigned> node_of)
-    : program_(program), run_(run), options_(options), node_of_(std::move(node_of)), hub_(node_session_options(options), *this) {}
+    : program_(program),
+      run_(run),
+      options_(options),
+      node_of_(std::move(node_of)),
+      hub_(node_session_options(options), *this),
+      relayed_tokens_(program.streams().size(), 0) {}
+
+std::vector<StreamProfile> NodeService::relayed_streams() const {
+  std::vector<StreamProfile> out;
+  for (std::size_t i = 0; i < program_.streams().size(); ++i) {
+    const Program::Stream& st = program_.streams()[i];
+    if (node_of_[st.from] != node_of_[st.to])
+      out.push_back(StreamProfile{program_.instances()[st.from].name, program_.instances()[st.to].name, relayed_tokens_[i], 0});
+  }
+  return out;
+}
 
 Status NodeService::none_came(const std::string& endpoint) const {
   std::string refused;
@@ -117,6 +132,12 @@ void NodeService::on_reply(std::size_t i, std::span<const std::byte> body) {
         return fail(Status::IOError(who(i) + " sent tokens to " + (node.ok() ? "node " + std::to_string(*node) + ", which does not exist" : node.status().message())));
       send(*node, body);
       relayed_ += body.size();
+      // Counted by stream for the live sample; the node it goes to checks the body and names what is wrong in it.
+      if (run_.on_sample) {
+        const auto& streams = program_.streams();
+        (void)decode_tokens(body, [&](std::uint32_t s) { return s < streams.size() ? streams[s].token_bytes : std::size_t{0}; },
+                            [&](std::uint32_t s, bool, std::span<const std::byte>, std::size_t n) { relayed_tokens_[s] += n; });
+      }
       return;
     }
     case StreamMessage::kDone: {

@@ -36,6 +36,10 @@ class NodeService final : public net::PeerService {
   bool started() const { return ready_ == options_.cluster.min_workers; }
   unsigned nodes_done() const { return done_; }
   std::uint64_t relayed() const { return relayed_; }
+  // The streams between nodes, each with the tokens relayed on it so far
+  // (RunOptions::on_sample over worker processes; `queued` 0: the queues are
+  // on the nodes).
+  std::vector<StreamProfile> relayed_streams() const;
   // The error when fewer than `nodes` came within the wait, with what was refused.
   Status none_came(const std::string& endpoint) const;
   // What the nodes reported, gathered (once done()).
@@ -71,6 +75,7 @@ class NodeService final : public net::PeerService {
   std::vector<Node> nodes_;  // node i is the hub's peer i, in order of arrival
   unsigned ready_ = 0, done_ = 0;
   std::uint64_t relayed_ = 0;  // TOKENS bytes forwarded
+  std::vector<std::uint64_t> relayed_tokens_;  // by stream: tokens forwarded
   std::chrono::steady_clock::time_point start_;
   Status error_;
 };

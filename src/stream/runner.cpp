@@ -155,8 +155,18 @@ struct Runner::Impl {
       if (s) guarded(*s, [&] { s->op->start(*s); });
     for (auto& s : ops_)
       if (s) wake_consumers(*s);
+    std::thread sampler;
+    if (options_.on_sample) sampler = std::thread([this] { sample_until_ran(); });
     if (options_.mode == Mode::kThreadPerOperator) run_threads();
     else run_pool();
+    if (sampler.joinable()) {
+      {
+        std::lock_guard lock(sample_mutex_);
+        ran_ = true;
+      }
+      sample_cv_.notify_all();
+      sampler.join();
+    }
     RunResult result;
     result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     {
@@ -168,12 +178,33 @@ struct Runner::Impl {
       if (auto* c = dynamic_cast<CollectOperator*>(s->op.get())) result.outputs[s->op_name] = c->take_bytes();
       result.operators.push_back(OperatorProfile{s->op_name, s->firings, s->busy_s, -1, std::move(s->spans)});
     }
-    // A stream is counted where its producer runs.
+    result.streams = sample();
+    return result;
+  }
+
+  // Each stream's tokens written and waiting, read from its queue's counters
+  // (atomics; safe beside the operators). A stream is counted where its
+  // producer runs.
+  std::vector<StreamProfile> sample() const {
+    std::vector<StreamProfile> out;
     for (std::size_t i = 0; i < program_.streams().size(); ++i) {
       const auto& st = program_.streams()[i];
-      if (queues_[i]) result.streams.push_back(StreamProfile{program_.instances()[st.from].name, program_.instances()[st.to].name, queues_[i]->pushed()});
+      if (!queues_[i]) continue;
+      const std::uint64_t read = queues_[i]->popped();  // first: then written >= read
+      const std::uint64_t written = queues_[i]->pushed();
+      out.push_back(StreamProfile{program_.instances()[st.from].name, program_.instances()[st.to].name, written, written - read});
     }
-    return result;
+    return out;
+  }
+
+  // RunOptions::on_sample every kSamplePeriodS until the operators ran.
+  void sample_until_ran() {
+    std::unique_lock lock(sample_mutex_);
+    while (!sample_cv_.wait_for(lock, std::chrono::duration<double>(kSamplePeriodS), [this] { return ran_; })) {
+      lock.unlock();
+      options_.on_sample(sample());
+      lock.lock();
+    }
   }
 
   TokenQueue* outgoing_queue(std::size_t k) { return k < queues_.size() && (!part_ || !part_->local[program_.streams()[k].to]) ? queues_[k].get() : nullptr; }
@@ -492,6 +523,9 @@ struct Runner::Impl {
   std::atomic<bool> failed_{false};
   std::mutex mutex_;
   std::condition_variable work_;
+  std::mutex sample_mutex_;  // the sampler's wait (RunOptions::on_sample)
+  std::condition_variable sample_cv_;
+  bool ran_ = false;         // under sample_mutex_: the operators ran, the sampler ends
   std::deque<std::size_t> ready_;
   std::atomic<std::size_t> queued_{0};  // ready_'s size, for looking without the lock
   unsigned workers_ = 1, idle_workers_ = 0;  // under mutex_

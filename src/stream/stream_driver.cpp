@@ -34,10 +34,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // NodeService's effects: the socket, the clock, and the hub's sends.
-Result<RunResult> serve(NodeService& nodes, const ClusterOptions& options, zmq::socket_t& router, const std::string& endpoint) {
+Result<RunResult> serve(NodeService& nodes, const RunOptions& node_options, const ClusterOptions& options, zmq::socket_t& router,
+                        const std::string& endpoint) {
   net::PeerHub& hub = nodes.hub();
   const auto joined_by = Clock::now() + std::chrono::duration<double>(options.cluster.wait_s);
-  auto next_tick = Clock::now(), next_progress = Clock::now();
+  auto next_tick = Clock::now(), next_progress = Clock::now(), next_sample = Clock::now();
   net::RouterSender sender(router, /*dontwait=*/true);
   std::vector<zmq::message_t> parts;
   zmq::pollitem_t item{router.handle(), 0, ZMQ_POLLIN, 0};
@@ -63,6 +64,10 @@ Result<RunResult> serve(NodeService& nodes, const ClusterOptions& options, zmq::
     if (options.on_progress && nodes.started() && now >= next_progress) {
       options.on_progress(nodes.nodes_done(), nodes.relayed());
       next_progress = now + std::chrono::milliseconds(100);
+    }
+    if (node_options.on_sample && nodes.started() && now >= next_sample) {
+      node_options.on_sample(nodes.relayed_streams());
+      next_sample = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kSamplePeriodS));
     }
     if (hub.size() < options.cluster.min_workers && now > joined_by) error = nodes.none_came(endpoint);
   }
@@ -94,7 +99,7 @@ Result<RunResult> run_cluster(const Program& program, const RunOptions& node_opt
   if (!router.ok()) return router.status();
   if (options.cluster.on_listening) options.cluster.on_listening(bound);
   NodeService nodes(program, node_options, options, placed->placement.node_of);
-  auto result = serve(nodes, options, *router, bound);
+  auto result = serve(nodes, node_options, options, *router, bound);
   router->set(zmq::sockopt::linger, 500);
   return result;
 }

@@ -103,6 +103,8 @@ class TokenQueue {
   bool drained() const { return closed_.load(std::memory_order_acquire) && size() == 0; }
   bool closed() const { return closed_.load(std::memory_order_acquire); }
   std::uint64_t pushed() const { return written_.load(std::memory_order_acquire); }
+  // Tokens taken so far (read by anyone: pushed() read after it is at least as large).
+  std::uint64_t popped() const { return read_.load(std::memory_order_acquire); }
 
  private:
   static constexpr std::size_t kBlockBytes = 32 << 10;

@@ -75,6 +75,32 @@
     }));
   }
 
+  // A stream program's streams: tokens, tokens per second, and where tokens queue up.
+  function streams(s) {
+    const body = document.getElementById("stream-rows");
+    if (!body) return;
+    const list = s.streams || [];
+    set("stream-count", count(list.length));
+    const most = Math.max(1, ...list.map((v) => v.queued));
+    body.replaceChildren(...list.map((v) => {
+      const tr = document.createElement("tr");
+      tr.className = "stream";
+      tr.dataset.from = v.from;
+      tr.dataset.to = v.to;
+      for (const c of [v.from, v.to, count(v.tokens), Math.round(v.per_s).toString(), count(v.queued), null]) {
+        const td = document.createElement("td");
+        if (c === null) {
+          td.innerHTML = '<svg class="queued" viewBox="0 0 100 10" preserveAspectRatio="none"><rect height="10"/></svg>';
+          td.querySelector("rect").setAttribute("width", String(100 * v.queued / most));
+        } else {
+          td.textContent = c;
+        }
+        tr.appendChild(td);
+      }
+      return tr;
+    }));
+  }
+
   // A model's own numbers (a SPITS job's), in the order the run first counted them.
   function counters(s) {
     const section = document.getElementById("model-counters");
@@ -116,11 +142,31 @@
     set("tile-count", count(s.tiles.length));
     overview(s);
     tiles(s);
+    streams(s);
     counters(s);
     eventList(s);
     document.body.dataset.snapshots = String(Number(document.body.dataset.snapshots || 0) + 1);
     document.body.dataset.state = s.state;
     document.body.dataset.model = s.model;
+  }
+
+  // The live Gantt chart (tiles page): asked for every second, which is what
+  // makes the run trace executions for it; 204 while the one shown is the newest.
+  const gantt = document.getElementById("gantt");
+  if (gantt) {
+    let version = gantt.dataset.version || "0";  // the chart the page was served with
+    if (gantt.dataset.execution) set("gantt-what", "execution " + gantt.dataset.execution);
+    const refresh = () => fetch(withToken("/api/gantt?since=" + version)).then((r) => {
+      if (r.status !== 200) return;
+      version = r.headers.get("X-Gantt-Version") || version;
+      const execution = r.headers.get("X-Gantt-Execution");
+      return r.text().then((svg) => {
+        gantt.innerHTML = svg;
+        gantt.dataset.version = version;
+        set("gantt-what", "execution " + execution);
+      });
+    }).catch(() => {}).finally(() => setTimeout(refresh, version === "0" ? 150 : 1000));
+    refresh();  // the first chart is traced just after this first request, and fetched soon after
   }
 
   // The snapshot the page was served with (server.cpp): shown at once.
