@@ -3,8 +3,8 @@
 // (Board recorded after every execution, the server publishing 5 snapshots a
 // second) that a client watches: an event stream open (what a browser's
 // page holds), /api/snapshot fetched 5 times a second and the tiles page's
-// Gantt chart once a second (so one execution a second is traced and drawn
-// for it, as `redflow run --dashboard` does). Rounds of the two
+// Gantt chart asked for once a second (so an execution is traced and drawn
+// for it every few seconds, as `redflow run --dashboard` does). Rounds of the two
 // alternate in one process; the ratio of their median rates is printed (the
 // goal is >= 0.97), and the process's CPU seconds per wall second in each,
 // whose difference is the dashboard's CPU use.
@@ -62,7 +62,7 @@ class Watcher {
     poll_ = std::thread([this] {
       for (int n = 0; !stop_.load(); ++n) {
         (void)dashboard::http_get("127.0.0.1", port_, "/api/snapshot");
-        // The tiles page's Gantt chart, asked for once a second: the run traces an execution a second for it.
+        // The tiles page's Gantt chart, asked for once a second: the run traces an execution for it every few seconds.
         if (n % 5 == 0) {
           (void)dashboard::http_get("127.0.0.1", port_, "/api/gantt?since=" + std::to_string(n));
           asked_.store(true);
@@ -95,7 +95,7 @@ struct Round {
 // One round: executes until `round_s` passed (at least once); with a
 // `board`, a dashboard of it is up with a watcher and records every
 // execution. The board lives on from round to round, as a run's does: the
-// Gantt chart's pace (one a second, or fewer when they cost more than 1 %)
+// Gantt chart's pace (dashboard::kGanttEveryS, or slower when a chart costs more)
 // carries over.
 Round one_round(LoadedGraph& loaded, const Inputs& inputs, dashboard::Board* board, double round_s) {
   std::unique_ptr<dashboard::DashboardServer> server;
@@ -200,7 +200,7 @@ void measure(const char* label, Graph graph, int rounds, double round_s, const s
 int main(int argc, char** argv) {
   int rounds = 9;
   std::size_t fanout = 2000, chain = 100000;
-  double round_s = 1.0;  // the Gantt chart's period: a watched round traces one execution, as a second of a run does
+  double round_s = 1.0;
   std::string workers_cli;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

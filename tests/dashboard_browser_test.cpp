@@ -24,6 +24,7 @@
 #include "net_workers.hpp"
 #include "png_pixels.hpp"
 #include "redflow/redflow.hpp"
+#include "server_cluster.hpp"
 #include "spawn_process.hpp"
 
 namespace redflow {
@@ -324,6 +325,80 @@ TEST(DashboardBrowser, AWorkerKilledMidExecutionShowsLostOnThePageBeforeTheExecu
     procs.end_all();
     fs::remove_all(dir);
   });
+}
+
+class DashboardServer : public testing::ServerClusterFixture {};
+
+// `redflow server --dashboard` with 2 workers and two jobs, one that
+// succeeds and one whose input is the wrong size: the snapshot's jobs and
+// workers are the server's own (as its client sees them), the jobs'
+// changes are events, and the jobs page in the browser shows both jobs in
+// their states and both workers.
+TEST_F(DashboardServer, TheJobsPageShowsTheServersJobsAndWorkers) {
+  const std::string endpoint = start_server(2, {"--dashboard"});
+  ASSERT_FALSE(endpoint.empty());
+  start_workers(endpoint, 2);
+  const std::string log = file_once_it_says(dir_ / "server.log", "redflow: dashboard at ", 30);
+  const auto at = log.find("redflow: dashboard at http://127.0.0.1:");
+  ASSERT_NE(at, std::string::npos) << log;
+  const int port = std::atoi(log.c_str() + at + 39);
+  Client c = client();
+  const auto a = random_input("a.bin", 1);
+  std::ofstream(dir_ / "short.bin", std::ios::binary) << "abc";
+  auto good = c.submit(graph_job(a, dir_ / "y.bin"), dir_.string());
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  auto bad = c.submit({"run", std::string(REDFLOW_SOURCE_DIR) + "/examples/demo/pipeline.dot", "--input", "A=" + (dir_ / "short.bin").string()},
+                      dir_.string());
+  ASSERT_TRUE(bad.ok()) << bad.status().ToString();
+  const JobInfo good_end = wait(c, *good), bad_end = wait(c, *bad);
+  ASSERT_EQ(good_end.state, JobState::kSucceeded) << cluster_logs();
+  ASSERT_EQ(bad_end.state, JobState::kFailed) << cluster_logs();
+
+  // The snapshot once it has both ends (the server publishes its state five times a second).
+  nlohmann::json snap;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto r = dashboard::http_get("127.0.0.1", port, "/api/snapshot");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    snap = nlohmann::json::parse(r->body);
+    if (snap["jobs"].size() == 2 && snap["jobs"][0]["state"] == "succeeded" && snap["jobs"][1]["state"] == "failed" && snap["workers"].size() == 2)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling the dashboard's snapshot
+  }
+  EXPECT_EQ(snap["model"], "server");
+  ASSERT_EQ(snap["jobs"].size(), 2u) << snap.dump();
+  for (const auto& [j, info] : {std::pair{snap["jobs"][0], good_end}, std::pair{snap["jobs"][1], bad_end}}) {
+    EXPECT_EQ(j["id"].get<std::uint64_t>(), info.id);
+    EXPECT_EQ(j["state"], to_string(info.state));
+    EXPECT_EQ(j["model"], "run");
+    EXPECT_EQ(j["exit_status"].get<int>(), info.exit_status);
+    EXPECT_EQ(j["starts"].get<std::uint32_t>(), info.starts);
+    EXPECT_EQ(j["workers"].get<std::vector<std::string>>(), info.workers);
+  }
+  ASSERT_EQ(snap["workers"].size(), 2u) << snap.dump();
+  std::set<std::string> worker_names;
+  for (const auto& w : snap["workers"]) worker_names.insert(w["name"].get<std::string>().substr(0, 2));
+  EXPECT_EQ(worker_names, (std::set<std::string>{"p0", "p1"}));
+  std::map<std::string, double> counters;
+  for (const auto& k : snap["counters"]) counters[k["name"].get<std::string>()] = k["value"].get<double>();
+  EXPECT_EQ(counters["jobs succeeded"], 1);
+  EXPECT_EQ(counters["jobs failed"], 1);
+  EXPECT_EQ(counters["jobs finished"], 2);
+  EXPECT_EQ(counters["jobs running"], 0);
+  EXPECT_EQ(counters["workers"], 2);
+  std::vector<std::string> events;
+  for (const auto& e : snap["events"]) events.push_back(e["what"].get<std::string>() + " " + e["detail"].get<std::string>().substr(0, 6));
+  EXPECT_NE(std::find(events.begin(), events.end(), "job-succeeded job " + std::to_string(*good) + ":"), events.end()) << snap["events"].dump();
+  EXPECT_NE(std::find(events.begin(), events.end(), "job-failed job " + std::to_string(*bad) + ":"), events.end()) << snap["events"].dump();
+
+  if (!fs::exists(kChromium)) GTEST_SKIP() << "chromium is not installed (Debian: apt-get install chromium; scripts/bootstrap installs it)";
+  const fs::path browser = dir_ / "browser";
+  fs::create_directories(browser);
+  const std::string page = dom_showing(browser, "http://127.0.0.1:" + std::to_string(port) + "/jobs", "data-state=\"failed\"");
+  EXPECT_EQ(count_in_dom(page, "<tr class=\"job\" data-job=\"" + std::to_string(*good) + "\" data-state=\"succeeded\""), 1u) << page;
+  EXPECT_EQ(count_in_dom(page, "<tr class=\"job\" data-job=\"" + std::to_string(*bad) + "\" data-state=\"failed\""), 1u) << page;
+  EXPECT_EQ(count_in_dom(page, "<tr class=\"worker\""), 2u) << page;
+  EXPECT_EQ(text_of(page, "job-count"), "2");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include "apps/apps.hpp"
@@ -262,6 +263,55 @@ TEST(DashboardBoard, ATileThatFallsBehindShowsStragglingUntilAnExecutionWhereItK
   board.mark(TracedMark{"straggler", "t3", 1, 1.1});
   j = nlohmann::json::parse(dashboard::to_json(board.snapshot()));
   EXPECT_EQ(j["tiles"][1]["state"], "lost");
+}
+
+// `redflow server`'s jobs: each change of a job's state is one event, the
+// counters say how many jobs are in each state, workers are idle or busy.
+TEST(DashboardBoard, TheServersJobsAndWorkersAndTheirChangesAsEvents) {
+  Board board("server", "server", 0);
+  JobInfo a;
+  a.id = 1;
+  a.args = {"run", "g.dot", "-i", "X=x.bin"};
+  JobInfo b = a;
+  b.id = 2;
+  b.args = {"spits", "job.so"};
+  board.jobs({a, b}, {"p0 on h", "p1 on h"}, {"p0 on h", "p1 on h"});
+  a.state = JobState::kRunning;
+  a.workers = {"p0 on h"};
+  a.starts = 1;
+  board.jobs({a, b}, {"p0 on h", "p1 on h"}, {"p1 on h"});
+  board.jobs({a, b}, {"p0 on h", "p1 on h"}, {"p1 on h"});  // nothing changed: no event
+  a.state = JobState::kFailed;
+  a.exit_status = 1;
+  a.message = "a tile crashed";
+  board.jobs({a, b}, {"p0 on h", "p1 on h"}, {"p0 on h", "p1 on h"});
+  const dashboard::Snapshot s = board.snapshot();
+  ASSERT_EQ(s.jobs.size(), 2u);
+  EXPECT_EQ(s.jobs[0].command, "run g.dot -i X=x.bin");
+  EXPECT_EQ(s.jobs[0].model, "run");
+  EXPECT_EQ(s.jobs[0].state, "failed");
+  EXPECT_EQ(s.jobs[0].message, "a tile crashed");
+  EXPECT_EQ(s.jobs[1].model, "spits");
+  EXPECT_EQ(s.jobs[1].state, "queued");
+  std::vector<std::string> events;
+  for (const auto& e : s.events) events.push_back(e.what + " " + e.detail);
+  EXPECT_EQ(events, (std::vector<std::string>{"job-queued job 1: run g.dot -i X=x.bin", "job-queued job 2: spits job.so",
+                                              "job-running job 1: run g.dot -i X=x.bin",
+                                              "job-failed job 1: run g.dot -i X=x.bin (a tile crashed)"}));
+  std::map<std::string, double> counters(s.counters.begin(), s.counters.end());
+  EXPECT_EQ(counters["jobs failed"], 1);
+  EXPECT_EQ(counters["jobs queued"], 1);
+  EXPECT_EQ(counters["jobs running"], 0);
+  EXPECT_EQ(counters["jobs finished"], 1);
+  EXPECT_EQ(counters["idle workers"], 2);
+  const auto j = nlohmann::json::parse(dashboard::to_json(s));
+  ASSERT_EQ(j["jobs"].size(), 2u);
+  EXPECT_EQ(j["jobs"][0]["exit_status"].get<int>(), 1);
+  EXPECT_EQ(j["jobs"][0]["workers"][0], "p0 on h");
+  ASSERT_EQ(j["workers"].size(), 2u);
+  EXPECT_EQ(j["workers"][0]["state"], "idle");
+  board.jobs({a, b}, {"p0 on h", "p1 on h"}, {"p1 on h"});
+  EXPECT_EQ(board.snapshot().workers[0].state, "busy");
 }
 
 TEST(DashboardHttp, BadAddressesAreRefusedByName) {

@@ -1,5 +1,6 @@
-// `--dashboard [ADDR]` and `--dashboard-linger SECONDS` on `redflow run` and
-// `redflow spits`: a live web dashboard of the run, inside its process (src/dashboard/,
+// `--dashboard [ADDR]` and `--dashboard-linger SECONDS` on `redflow run`,
+// `spits`, `stream`, `rem` and `server`: a live web dashboard of the run (or
+// the server), inside its process (src/dashboard/,
 // docs/dashboard.md). RunDashboard ties a Board and its server to one run.
 //
 //   auto d = RunDashboard::start(args, graph_name, repeat);  // prints the URL
@@ -42,7 +43,7 @@ class RunDashboard {
   // An event as the runtime marks it (RuntimeOptions::on_mark), from any of its threads.
   void mark(const TracedMark& m) { board_.mark(m); }
   // Whether to trace the next execution for the tiles page's Gantt chart
-  // (Board::wants_gantt: a page watches it, at most one a second).
+  // (Board::wants_gantt: a page watches it, every few seconds at most).
   bool wants_trace() const { return board_.wants_gantt(); }
   // That execution's trace, drawn for the page (dashboard::record_gantt),
   // before record() of its stats; `execution` counts from 1,
@@ -53,6 +54,10 @@ class RunDashboard {
   void count(const std::string& name, double value) { board_.count(name, value); }
   // A stream program's streams, sampled as it runs or at its end (Board::streams).
   void streams(const std::vector<stream::StreamProfile>& sample, std::optional<double> over_s = std::nullopt) { board_.streams(sample, over_s); }
+  // `redflow server`'s jobs and workers (Board::jobs), from the server's loop.
+  void jobs(const std::vector<JobInfo>& jobs, const std::vector<std::string>& workers, const std::vector<std::string>& idle) {
+    board_.jobs(jobs, workers, idle);
+  }
   // A SPITS job's report at its end, as the counters (dashboard::count_spits_report).
   void count_report(const spits::Report& report) { dashboard::count_spits_report(board_, report); }
   // The run's outcome on the page; then serves linger_s more seconds and stops.

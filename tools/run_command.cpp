@@ -206,7 +206,7 @@ int run(const RunArgs& a) {
     // A comma list of configurations applies run by run, cycling: the loaded graph is not reloaded.
     ExecuteOptions eo;
     eo.redundancy = (*configs)[i % configs->size()];
-    // The tiles page's Gantt chart, while it is open: one execution a second is traced for it.
+    // The tiles page's Gantt chart, while it is open: an execution every few seconds is traced for it.
     const bool for_gantt = *dashboard && (*dashboard)->wants_trace();
     if (for_gantt) eo.trace = true;
     const auto started = std::chrono::steady_clock::now();

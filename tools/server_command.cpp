@@ -10,6 +10,7 @@
 
 #include "cli_common.hpp"
 #include "cluster_flags.hpp"
+#include "dashboard_flag.hpp"
 #include "server/server.hpp"
 #include "server_client.hpp"
 
@@ -24,6 +25,7 @@ extern "C" void on_stop_signal(int) { stop_server.store(true); }
 
 Command add_server_command(CLI::App& app) {
   auto o = std::make_shared<server::ServerOptions>();
+  auto dashboard = std::make_shared<DashboardArgs>();
   o->server_file = default_server_file();
   auto* cmd = app.add_subcommand("server", "Run jobs submitted to it (`redflow submit`) on workers that stay between jobs; survive its own crash with --journal.");
   cmd->footer("Workers are `redflow worker --connect ENDPOINT --persist --connect-timeout S` processes. They wait at the server;\n"
@@ -40,6 +42,7 @@ Command add_server_command(CLI::App& app) {
               "  redflow submit run g.dot -i X=x.bin -o Y=y.bin && redflow wait 1\n"
               "  redflow server --min-workers 2 --slurm-workers 8 --slurm-per-allocation 2 --slurm-arg=--time=02:00:00 &\n"
               "     (no workers of its own: it asks Slurm for 2 at a time while jobs wait, 8 at most; `redflow workers` lists them)\n"
+              "  redflow server --min-workers 2 --dashboard   (its jobs and workers live in a browser: docs/dashboard.md)\n"
               "Exit status: 0 after SIGINT or SIGTERM; 1 an error (the journal damaged, an endpoint taken); 2 a usage error.");
   add_cluster_flags(cmd, o->cluster, {.workers = "workers per job (unless a job asks otherwise)", .min_default = "required"});
   cmd->add_option("--client-listen", o->client_listen, "Where clients (`redflow submit` and the others) connect: loopback only")
@@ -77,7 +80,8 @@ Command add_server_command(CLI::App& app) {
       ->type_name("S")
       ->group("Workers from Slurm")
       ->capture_default_str();
-  return {cmd, [o] {
+  add_dashboard_flags(cmd, *dashboard);
+  return {cmd, [o, dashboard] {
             if (o->cluster.listen.empty()) o->cluster.listen = "tcp://127.0.0.1:*";
             if (Status s = server::check_server_options(*o); !s.ok()) return usage_error(s);
             std::error_code ec;
@@ -90,7 +94,14 @@ Command add_server_command(CLI::App& app) {
             o->on_listening = [](const std::string& client, const std::string& workers) {
               fmt::print(stderr, "redflow: server: clients at {}; workers: {} worker --connect {} --persist\n", client, command_name(), workers);
             };
-            if (Status s = server::run_server(*o, stop_server); !s.ok()) return fail(s);
+            // The jobs page: the server's jobs and workers, from its loop.
+            auto board = RunDashboard::start(*dashboard, "server", 0, "server");
+            if (!board.ok()) return usage_error(board.status());
+            if (RunDashboard* d = board->get())
+              o->on_state = [d](const server::ServerState& state) { d->jobs(state.jobs, state.workers, state.idle); };
+            const Status s = server::run_server(*o, stop_server);
+            if (*board) (*board)->end(s);
+            if (!s.ok()) return fail(s);
             return 0;
           }};
 }

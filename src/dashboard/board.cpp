@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
 
 namespace redflow::dashboard {
 
@@ -82,12 +83,16 @@ void Board::record(const ExecutionStats& st) {
   }
 }
 
+void Board::add_event(EventView e) {
+  ++s_.events_total;
+  if (s_.events.size() == kMaxEvents) s_.events.erase(s_.events.begin());
+  s_.events.push_back(std::move(e));
+}
+
 void Board::mark(const TracedMark& m, std::optional<double> at_s) {
   const double at = at_s ? *at_s : now_s();
   std::lock_guard<std::mutex> lock(mutex_);
-  ++s_.events_total;
-  if (s_.events.size() == kMaxEvents) s_.events.erase(s_.events.begin());
-  s_.events.push_back({m.what, m.detail, m.tile, at});
+  add_event({m.what, m.detail, m.tile, at});
   const char* state = state_after(m);
   if (state == nullptr || m.tile < 0) return;
   const auto t = static_cast<std::size_t>(m.tile);
@@ -101,6 +106,10 @@ void Board::mark(const TracedMark& m, std::optional<double> at_s) {
 
 void Board::count(const std::string& name, double value) {
   std::lock_guard<std::mutex> lock(mutex_);
+  set_counter(name, value);
+}
+
+void Board::set_counter(const std::string& name, double value) {
   if (s_.state == "starting") s_.state = "running";
   for (auto& [n, v] : s_.counters)
     if (n == name) {
@@ -132,6 +141,61 @@ void Board::streams(const std::vector<stream::StreamProfile>& sample, std::optio
   }
   s_.streams = std::move(views);
   streams_at_s_ = now;
+}
+
+void Board::jobs(const std::vector<JobInfo>& jobs, const std::vector<std::string>& workers, const std::vector<std::string>& idle) {
+  const double now = now_s();
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<JobView> views;
+  views.reserve(jobs.size());
+  std::map<std::string, double> in_state;
+  for (const JobInfo& j : jobs) {
+    JobView v;
+    v.id = j.id;
+    v.model = j.args.empty() ? std::string() : j.args.front();
+    for (const std::string& w : j.args) {
+      if (!v.command.empty()) v.command += ' ';
+      v.command += w;
+    }
+    v.state = to_string(j.state);
+    v.workers_asked = j.workers_asked;
+    v.workers = j.workers;
+    v.starts = j.starts;
+    v.exit_status = j.exit_status;
+    v.message = j.message;
+    // Jobs keep their order (submission): the same one in the last call, if it was there.
+    const std::size_t i = views.size();
+    const bool seen = i < s_.jobs.size() && s_.jobs[i].id == j.id;
+    if (!seen || s_.jobs[i].state != v.state || s_.jobs[i].starts != v.starts) {
+      // Appended, not built with operator+ (GCC 12's -Wrestrict at -O3 misreads those).
+      std::string what = "job-";
+      what += v.state;
+      std::string detail = "job ";
+      detail += std::to_string(j.id);
+      detail += ": ";
+      detail += v.command;
+      if (!v.message.empty()) {
+        detail += " (";
+        detail += v.message;
+        detail += ')';
+      }
+      add_event({std::move(what), std::move(detail), -1, now});
+    }
+    ++in_state[v.state];
+    views.push_back(std::move(v));
+  }
+  s_.jobs = std::move(views);
+  s_.workers.clear();
+  for (const std::string& w : workers)
+    s_.workers.push_back({w, std::find(idle.begin(), idle.end(), w) != idle.end() ? "idle" : "busy"});
+  set_counter("jobs finished", in_state["succeeded"] + in_state["failed"] + in_state["cancelled"]);
+  for (const char* state : {"queued", "running", "succeeded", "failed", "cancelled"}) {
+    std::string name = "jobs ";
+    name += state;
+    set_counter(name, in_state[state]);
+  }
+  set_counter("workers", static_cast<double>(workers.size()));
+  set_counter("idle workers", static_cast<double>(idle.size()));
 }
 
 void Board::finish(const Status& status) {
@@ -189,6 +253,12 @@ std::string to_json(const Snapshot& s) {
   nlohmann::json streams = nlohmann::json::array();
   for (const StreamView& v : s.streams)
     streams.push_back({{"from", v.from}, {"to", v.to}, {"tokens", v.tokens}, {"per_s", v.per_s}, {"queued", v.queued}});
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const JobView& j : s.jobs)
+    jobs.push_back({{"id", j.id}, {"model", j.model}, {"command", j.command}, {"state", j.state}, {"workers_asked", j.workers_asked},
+                    {"workers", j.workers}, {"starts", j.starts}, {"exit_status", j.exit_status}, {"message", j.message}});
+  nlohmann::json workers = nlohmann::json::array();
+  for (const WorkerView& w : s.workers) workers.push_back({{"name", w.name}, {"state", w.state}});
   nlohmann::json counters = nlohmann::json::array();
   for (const auto& [name, value] : s.counters) counters.push_back({{"name", name}, {"value", value}});
   nlohmann::json j{{"model", s.model},
@@ -216,6 +286,8 @@ std::string to_json(const Snapshot& s) {
                    {"events_total", s.events_total},
                    {"counters", std::move(counters)},
                    {"streams", std::move(streams)},
+                   {"jobs", std::move(jobs)},
+                   {"workers", std::move(workers)},
                    {"gantt", {{"version", s.gantt_version}, {"execution", s.gantt_execution}}}};
   return j.dump();
 }

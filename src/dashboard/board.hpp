@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "redflow/client.hpp"
 #include "redflow/runtime.hpp"
 #include "redflow/spits.hpp"
 #include "redflow/status.hpp"
@@ -55,6 +56,25 @@ struct StreamView {
   std::uint64_t tokens = 0;   // written into it so far (over worker processes: relayed between nodes)
   double per_s = 0;           // tokens per second: since the last sample, or over the run at its end
   std::uint64_t queued = 0;   // written and not yet read (where tokens queue up)
+};
+
+// A job of `redflow server` as the jobs page shows it.
+struct JobView {
+  std::uint64_t id = 0;
+  std::string model;           // its command: run, spits, stream or rem
+  std::string command;         // its words, as submitted
+  std::string state;           // queued, running, succeeded, failed or cancelled
+  std::uint32_t workers_asked = 0;   // 0: the server's --min-workers (a REM job takes none)
+  std::vector<std::string> workers;  // "NAME on HOST" sent to it, or of its report
+  std::uint32_t starts = 0;    // more than 1 after a server restart
+  int exit_status = -1;        // once finished
+  std::string message;         // why it failed or was cancelled
+};
+
+// A worker of `redflow server`: "idle" (waiting at the server) or "busy" (sent to a job, or serving one).
+struct WorkerView {
+  std::string name;  // "NAME on HOST"
+  std::string state;
 };
 
 // An event of the run as the runtime marked it (RuntimeOptions::on_mark).
@@ -99,6 +119,9 @@ struct Snapshot {
   std::vector<std::pair<std::string, double>> counters;
   // A stream program's streams (streams page), as last sampled; empty for other models.
   std::vector<StreamView> streams;
+  // `redflow server`'s jobs and workers (jobs page); empty for a one-shot run.
+  std::vector<JobView> jobs;
+  std::vector<WorkerView> workers;
   // The live Gantt chart (/api/gantt, live_gantt.hpp): changed when
   // `gantt_version` grows; 0 = none drawn yet. `gantt_execution`: the
   // execution it shows, counting from 1.
@@ -114,12 +137,12 @@ struct GanttView {
 };
 
 // A run traces an execution for the chart at most this often...
-inline constexpr double kGanttEveryS = 1.0;
+inline constexpr double kGanttEveryS = 2.0;
 // ...and only while a page asked for the chart this recently...
 inline constexpr double kGanttWatchedS = 5.0;
 // ...and seldom enough that tracing and drawing take at most this share of
-// the run's time: a chart that cost 30 ms waits 3 s for the next.
-inline constexpr double kGanttShare = 0.01;
+// the run's time: a chart that cost 30 ms waits 6 s for the next.
+inline constexpr double kGanttShare = 0.005;
 
 // How many recent events a snapshot keeps.
 inline constexpr std::size_t kMaxEvents = 50;
@@ -156,6 +179,11 @@ class Board {
   // tokens per second from the last sample), or at the end with `over_s`,
   // the run's seconds (tokens per second over the whole run).
   void streams(const std::vector<stream::StreamProfile>& sample, std::optional<double> over_s = std::nullopt);
+  // `redflow server`'s jobs and workers now (server::ServerOptions::on_state):
+  // a job that changed state since the last call is an event ("job-queued",
+  // "job-running", "job-succeeded", "job-failed", "job-cancelled"), and the
+  // counters say how many jobs are in each state and how many workers there are.
+  void jobs(const std::vector<JobInfo>& jobs, const std::vector<std::string>& workers, const std::vector<std::string>& idle);
   // The run ended: "finished" when `status` is ok, else "failed" with its message.
   void finish(const Status& status);
   Snapshot snapshot() const;
@@ -175,6 +203,8 @@ class Board {
 
  private:
   double now_s() const;
+  void add_event(EventView e);  // under mutex_
+  void set_counter(const std::string& name, double value);  // under mutex_
 
   mutable std::mutex mutex_;
   Snapshot s_;

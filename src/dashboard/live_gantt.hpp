@@ -3,10 +3,10 @@
 // colours and marks are the SVG's: replicas hatched, re-executions, steals,
 // injected faults, votes, lost tiles and quarantines.
 //
-// A run traces an execution for the chart only while a page asks for it and
-// at most once every kGanttEveryS (Board::wants_gantt()), so a dashboard
-// nobody watches costs nothing more and a watched one traces one execution a
-// second. Only the last kGanttActors actor executions of it are drawn: the
+// A run traces an execution for the chart only while a page asks for it, at
+// most once every kGanttEveryS and seldom enough that the charts take at
+// most kGanttShare of its time (Board::wants_gantt()), so a dashboard nobody
+// watches costs nothing more. Only the last kGanttActors actor executions of it are drawn: the
 // chart of a 100,000-actor execution is its last moments, not a picture too
 // dense to read and too large to send five times a second.
 //

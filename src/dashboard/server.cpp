@@ -274,6 +274,7 @@ void DashboardServer::add_routes() {
   };
   http_->Get("/", serve_page("overview.html"));
   http_->Get("/streams", serve_page("streams.html"));
+  http_->Get("/jobs", serve_page("jobs.html"));
   // The tiles page carries the latest Gantt chart too, for the same reason,
   // and opening it is asking for the chart.
   http_->Get("/tiles", [this](const httplib::Request&, httplib::Response& res) {

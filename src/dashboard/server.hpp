@@ -2,6 +2,7 @@
 // (cpp-httplib, Debian's libcpp-httplib). It serves the pages embedded at
 // build time (web/, web_files.hpp) and the Board's snapshot:
 //   /                overview page        /tiles        tiles page        /streams   streams page
+//   /jobs            jobs page (`redflow server`)
 //   /api/snapshot    the snapshot, JSON   /api/events   server-sent events, one snapshot each
 //   /api/gantt       the live Gantt chart, SVG (live_gantt.hpp)
 // A publisher thread copies the Board's snapshot and builds its JSON at a

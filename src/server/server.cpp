@@ -135,6 +135,7 @@ class Server {
       stop_timed_out();
       REDFLOW_RETURN_IF_ERROR(reap(router));
       REDFLOW_RETURN_IF_ERROR(start_next(router));
+      publish_state();
     }
     // Stopped: the running jobs stay "running" in the journal and run again after a restart.
     for (auto& [id, running] : drivers_) running.driver.stop(0);
@@ -143,6 +144,24 @@ class Server {
   }
 
  private:
+  // ServerOptions::on_state, at most every kStatePeriodS, when the jobs or workers changed.
+  void publish_state() {
+    if (!o_.on_state) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_state_) return;
+    next_state_ = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(ServerOptions::kStatePeriodS));
+    ServerState state{table_.all(), pool_->names(), pool_->idle_names()};
+    if (last_state_ && same_state(*last_state_, state)) return;
+    o_.on_state(state);
+    last_state_ = std::move(state);
+  }
+  static bool same_state(const ServerState& a, const ServerState& b) {
+    if (a.workers != b.workers || a.idle != b.idle || a.jobs.size() != b.jobs.size()) return false;
+    for (std::size_t i = 0; i < a.jobs.size(); ++i)
+      if (a.jobs[i].state != b.jobs[i].state || a.jobs[i].workers != b.jobs[i].workers || a.jobs[i].starts != b.jobs[i].starts) return false;
+    return true;
+  }
+
   Status write_server_file(const std::string& client) {
     const std::string tmp = o_.server_file + ".tmp";
     {
@@ -351,6 +370,8 @@ class Server {
   std::mt19937 random_{std::random_device{}()};
   std::map<std::uint64_t, Running> drivers_;
   std::map<std::uint64_t, std::vector<std::string>> waiters_;
+  std::chrono::steady_clock::time_point next_state_{};  // publish_state()
+  std::optional<ServerState> last_state_;
 };
 
 }  // namespace

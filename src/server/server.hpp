@@ -14,12 +14,21 @@
 #include <atomic>
 #include <functional>
 #include <string>
+#include <vector>
 
+#include "redflow/client.hpp"
 #include "redflow/cluster.hpp"
 #include "redflow/status.hpp"
 #include "server/slurm_allocations.hpp"
 
 namespace redflow::server {
+
+// The server as a live view shows it (ServerOptions::on_state).
+struct ServerState {
+  std::vector<JobInfo> jobs;         // every job, in submission order
+  std::vector<std::string> workers;  // "NAME on HOST" of every worker the server knows: idle, sent, serving a job
+  std::vector<std::string> idle;     // of those, the ones waiting at the server for a job
+};
 
 struct ServerOptions {
   // How the workers meet the server and each job's driver: listen (tcp; a
@@ -43,6 +52,11 @@ struct ServerOptions {
   double stop_grace_s = 2;
   // Called once listening: (client endpoint, workers endpoint).
   std::function<void(const std::string&, const std::string&)> on_listening;
+  // Called from the server's loop with its jobs and workers: once listening,
+  // then every kStatePeriodS while anything changed (`redflow server
+  // --dashboard`). Never from a request's path: a client waits for nothing.
+  std::function<void(const ServerState&)> on_state;
+  static constexpr double kStatePeriodS = 0.2;
 };
 
 // The options' own mistakes (a usage error for the command): no

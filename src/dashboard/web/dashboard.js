@@ -101,6 +101,34 @@
     }));
   }
 
+  // The rows of table body `id`, one per item, its cells from `cells(item)`, its data-* from `data(item)`.
+  function rows(id, items, className, cells, data) {
+    const body = document.getElementById(id);
+    if (!body) return;
+    body.replaceChildren(...items.map((item) => {
+      const tr = document.createElement("tr");
+      tr.className = className;
+      Object.assign(tr.dataset, data(item));
+      for (const c of cells(item)) {
+        const td = document.createElement("td");
+        td.textContent = c;
+        tr.appendChild(td);
+      }
+      return tr;
+    }));
+  }
+
+  // The server's jobs and workers (jobs page).
+  function jobs(s) {
+    const list = s.jobs || [], workers = s.workers || [];
+    set("job-count", count(list.length));
+    set("worker-count", count(workers.length));
+    rows("job-rows", list, "job", (j) => [String(j.id), j.model, j.command, j.state, j.workers_asked ? String(j.workers_asked) : "default",
+                                          j.workers.join(", ") || "-", String(j.starts), j.exit_status < 0 ? "-" : String(j.exit_status), j.message || ""],
+         (j) => ({job: String(j.id), state: j.state}));
+    rows("worker-rows", workers, "worker", (w) => [w.name, w.state], (w) => ({state: w.state}));
+  }
+
   // A model's own numbers (a SPITS job's), in the order the run first counted them.
   function counters(s) {
     const section = document.getElementById("model-counters");
@@ -143,6 +171,7 @@
     overview(s);
     tiles(s);
     streams(s);
+    jobs(s);
     counters(s);
     eventList(s);
     document.body.dataset.snapshots = String(Number(document.body.dataset.snapshots || 0) + 1);
