@@ -26,6 +26,7 @@
 #include "redflow/redflow.hpp"
 #include "server_cluster.hpp"
 #include "spawn_process.hpp"
+#include "stream/apps/compute_heavy.hpp"
 
 namespace redflow {
 namespace {
@@ -118,6 +119,23 @@ std::size_t count_in_dom(const std::string& text, const std::string& what) {
   return n;
 }
 
+// A screenshot of page `path` of the dashboard at `base` (1100 x 700),
+// checked not to be blank: not nearly one colour, more than a few colours.
+void expect_screenshot_not_blank(const fs::path& dir, const std::string& base, const std::string& path) {
+  const fs::path png = dir / "screenshot.png";
+  fs::remove(png);
+  ASSERT_TRUE(run_chromium(dir / "profile", {"--timeout=2000", "--window-size=1100,700", "--screenshot=" + png.string()}, base + path,
+                           dir / "screenshot.log", 45))
+      << path;
+  const testing::PngPixels pixels = testing::read_png(png.string());
+  ASSERT_TRUE(pixels.error.empty()) << path << ": " << pixels.error;
+  EXPECT_EQ(pixels.width, 1100u) << path;
+  EXPECT_EQ(pixels.height, 700u) << path;
+  const testing::PngColours colours = testing::png_colours(pixels);
+  EXPECT_LT(colours.top_share, 0.98) << path << ": the screenshot is nearly one colour";
+  EXPECT_GT(colours.distinct, 8u) << path << ": the screenshot has almost no colours";
+}
+
 TEST(DashboardBrowser, PagesShowTheRunsTilesAndItsFinalStats) {
   if (!fs::exists(kChromium)) GTEST_SKIP() << "chromium is not installed (Debian: apt-get install chromium; scripts/bootstrap installs it)";
   const fs::path dir = fs::temp_directory_path() / ("redflow_dashboard_browser_" + std::to_string(::getpid()));
@@ -178,20 +196,7 @@ TEST(DashboardBrowser, PagesShowTheRunsTilesAndItsFinalStats) {
   EXPECT_EQ(count_in_dom(tiles, "<rect class=\"box\""), loaded->last_trace().actors.size()) << tiles;
   EXPECT_EQ(text_of(tiles, "gantt-what"), "execution 4") << "the page's script did not take the chart it was served with";
 
-  for (const char* page : {"/", "/tiles"}) {
-    const fs::path png = dir / "screenshot.png";
-    fs::remove(png);
-    ASSERT_TRUE(run_chromium(dir / "profile", {"--timeout=2000", "--window-size=1100,700", "--screenshot=" + png.string()}, base + page,
-                             dir / "screenshot.log", 45))
-        << page;
-    const testing::PngPixels pixels = testing::read_png(png.string());
-    ASSERT_TRUE(pixels.error.empty()) << page << ": " << pixels.error;
-    EXPECT_EQ(pixels.width, 1100u) << page;
-    EXPECT_EQ(pixels.height, 700u) << page;
-    const testing::PngColours colours = testing::png_colours(pixels);
-    EXPECT_LT(colours.top_share, 0.98) << page << ": the screenshot is nearly one colour";
-    EXPECT_GT(colours.distinct, 8u) << page << ": the screenshot has almost no colours";
-  }
+  for (const char* page : {"/", "/tiles"}) expect_screenshot_not_blank(dir, base, page);
   (*server)->stop();
 
   // Beyond loopback the page passes on the token of its address to its requests.
@@ -399,6 +404,37 @@ TEST_F(DashboardServer, TheJobsPageShowsTheServersJobsAndWorkers) {
   EXPECT_EQ(count_in_dom(page, "<tr class=\"job\" data-job=\"" + std::to_string(*bad) + "\" data-state=\"failed\""), 1u) << page;
   EXPECT_EQ(count_in_dom(page, "<tr class=\"worker\""), 2u) << page;
   EXPECT_EQ(text_of(page, "job-count"), "2");
+  for (const char* path : {"/", "/jobs"}) expect_screenshot_not_blank(browser, "http://127.0.0.1:" + std::to_string(port), path);
+}
+
+// A stream program's streams page: a real run's streams (the Compute Heavy
+// Application), one row each with its tokens, in the program's order.
+TEST(DashboardBrowser, TheStreamsPageShowsEachStreamsTokens) {
+  if (!fs::exists(kChromium)) GTEST_SKIP() << "chromium is not installed (Debian: apt-get install chromium; scripts/bootstrap installs it)";
+  const fs::path dir = fs::temp_directory_path() / ("redflow_dashboard_streams_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  stream::OperatorRegistry reg = stream::OperatorRegistry::with_builtins();
+  stream::add_compute_heavy_operators(reg);
+  auto program = stream::cha_program(reg, 200, 100);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  auto result = stream::run(*program, {});
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  dashboard::Board board("stream", "cha", 1);
+  board.streams(result->streams, result->seconds);
+  board.finish(Status::Ok());
+  auto server = dashboard::DashboardServer::start(board, {});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const std::string base = "http://127.0.0.1:" + std::to_string((*server)->port());
+  const std::string page = finished_dom(dir, base + "/streams");
+  ASSERT_NE(page.find("data-state=\"finished\""), std::string::npos) << page;
+  EXPECT_EQ(count_in_dom(page, "<tr class=\"stream\""), program->streams().size()) << page;
+  EXPECT_EQ(text_of(page, "stream-count"), std::to_string(program->streams().size()));
+  const stream::StreamProfile& first = result->streams.front();
+  EXPECT_NE(page.find("<td>" + first.from + "</td><td>" + first.to + "</td><td>" + std::to_string(first.tokens) + "</td>"), std::string::npos)
+      << "the first stream's row does not name it with its tokens:\n" << page;
+  expect_screenshot_not_blank(dir, base, "/streams");
+  (*server)->stop();
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -211,6 +212,20 @@ TEST_F(DashboardCli, ASpitsJobShowsItsCommitsWhileItRunsAndItsReportAtTheEnd) {
   EXPECT_EQ(live["name"], std::filesystem::path(REDFLOW_SPITS_TEST_JOB).filename().string());
   EXPECT_EQ(live["counters"][0]["name"], "tasks committed");
   EXPECT_LT(live["counters"][0]["value"].get<double>(), 400) << "counted before the end";
+  // The model's inputs, measured while it runs: one Task Manager of 2 Workers,
+  // tasks of 5 ms (a busy machine stretches them, never shortens them), and
+  // the compute-bound rate W / T from them.
+  std::map<std::string, double> c = counters_of(live);
+  EXPECT_EQ(c["task managers"], 1);
+  EXPECT_EQ(c["workers"], 2);
+  EXPECT_GE(c["seconds per task (measured)"], 0.005 * 0.99);
+  EXPECT_LT(c["seconds per task (measured)"], 0.5);
+  EXPECT_DOUBLE_EQ(c["model: commits per second at W / T"], 2 / c["seconds per task (measured)"]);
+  EXPECT_GE(c["tasks generated"], c["tasks committed"]);
+  EXPECT_LE(c["tasks running"], c["tasks generated"] - c["tasks committed"]);
+  std::vector<std::string> events;
+  for (const auto& e : live["events"]) events.push_back(e["what"].get<std::string>());
+  EXPECT_EQ(std::count(events.begin(), events.end(), "task-manager-joined"), 1) << live["events"].dump();
   text = start_lingering_wait();
   ASSERT_NE(text.find("dashboard stays up"), std::string::npos) << text;
   const auto snap = snapshot_at(port);

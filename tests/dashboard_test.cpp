@@ -314,6 +314,50 @@ TEST(DashboardBoard, TheServersJobsAndWorkersAndTheirChangesAsEvents) {
   EXPECT_EQ(board.snapshot().workers[0].state, "busy");
 }
 
+// A SPITS job's report so far: the tasks on Task Managers, the measured
+// time per task weighted by each one's results, the model's rate W / T and
+// the share of it reached; Task Managers joining and lost are events.
+TEST(DashboardBoard, ASpitsJobsProgressAgainstItsModel) {
+  Board board("spits", "job.so", 1);
+  spits::Report r;
+  r.generated = 100;
+  r.committed = 40;
+  spits::TaskManagerCounts a;
+  a.name = "a";
+  a.host = "h1";
+  a.workers = 2;
+  a.pushed = 50;
+  a.results = 30;
+  a.task_s = 0.010;
+  r.task_managers.push_back(a);
+  board.spits(r, 2.0);
+  spits::TaskManagerCounts b;
+  b.name = "b";
+  b.workers = 4;
+  b.pushed = 20;
+  b.results = 10;
+  b.task_s = 0.040;
+  r.task_managers.push_back(b);
+  r.task_managers[0].lost = 1;
+  board.spits(r, 2.0);
+  const dashboard::Snapshot s = board.snapshot();
+  std::map<std::string, double> c(s.counters.begin(), s.counters.end());
+  EXPECT_EQ(s.counters.front().first, "tasks committed") << "the overview charts the first counter";
+  EXPECT_EQ(c["tasks committed"], 40);
+  EXPECT_EQ(c["tasks running"], 20 + 10);
+  EXPECT_EQ(c["task managers"], 2);
+  EXPECT_EQ(c["workers"], 6);
+  EXPECT_DOUBLE_EQ(c["seconds per task (measured)"], (0.010 * 30 + 0.040 * 10) / 40);
+  EXPECT_DOUBLE_EQ(c["model: commits per second at W / T"], 6 / c["seconds per task (measured)"]);
+  EXPECT_DOUBLE_EQ(c["commits per second"], 20);
+  EXPECT_DOUBLE_EQ(c["share of the model reached"], 20 / c["model: commits per second at W / T"]);
+  std::vector<std::string> events;
+  for (const auto& e : s.events) events.push_back(e.what + " " + e.detail);
+  // The second call's two events in the order of the Task Managers.
+  EXPECT_EQ(events, (std::vector<std::string>{"task-manager-joined a on h1 (2 Workers)", "task-manager-lost a on h1",
+                                              "task-manager-joined b (4 Workers)"}));
+}
+
 TEST(DashboardHttp, BadAddressesAreRefusedByName) {
   for (const char* bad : {"127.0.0.1:99999", "127.0.0.1:http", ":8080", "", "127.0.0.1:"}) {
     auto hp = dashboard::parse_address(bad);

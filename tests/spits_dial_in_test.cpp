@@ -164,7 +164,7 @@ TEST_F(SpitsDialInTest, LateResultsFromALostSessionAreDiscardedAndTheWorkerBackU
   ASSERT_EQ(pull(*tm).size(), 1u);
   std::vector<std::byte> results;
   const std::vector<ResultMessage> one{{1, ResultMessage::Outcome::kOk, "r1"}};
-  encode_results(4, one, results);
+  encode_results(4, 0, one, results);
   EXPECT_TRUE(say("r", net::EnvelopeKind::kReply, 1, results, t0_ + 3s).empty());  // no ACK
   EXPECT_EQ(link_->hub()->counts().discarded_late, 1u);
   EXPECT_TRUE(pull(*tm).empty());

@@ -41,11 +41,13 @@ TEST(SpitsMessages, EachRoundTrips) {
 
   std::vector<ResultMessage> results = {{5, ResultMessage::Outcome::kOk, "r5"}, {6, ResultMessage::Outcome::kFailed, "why"}};
   bytes.clear();
-  encode_results(17, results, bytes);
+  encode_results(17, 2'500'000, results, bytes);
   std::vector<ResultMessage> results_back;
   std::uint32_t capacity = 0;
-  ASSERT_TRUE(decode_results(bytes, capacity, results_back).ok());
+  std::uint64_t ns_per_task = 0;
+  ASSERT_TRUE(decode_results(bytes, capacity, ns_per_task, results_back).ok());
   EXPECT_EQ(capacity, 17u);
+  EXPECT_EQ(ns_per_task, 2'500'000u);
   ASSERT_EQ(results_back.size(), 2u);
   EXPECT_EQ(results_back[1].outcome, ResultMessage::Outcome::kFailed);
   EXPECT_EQ(results_back[1].bytes, "why");
@@ -74,10 +76,11 @@ TEST(SpitsMessages, TruncatedTrailingAndOutOfRangeAreNamed) {
   // A Task Manager may only say ok or failed; "lost" is the Job Manager's own verdict.
   std::vector<ResultMessage> lost = {{3, ResultMessage::Outcome::kLost, ""}};
   bytes.clear();
-  encode_results(4, lost, bytes);
+  encode_results(4, 0, lost, bytes);
   std::vector<ResultMessage> results;
   std::uint32_t capacity = 0;
-  Status s = decode_results(bytes, capacity, results);
+  std::uint64_t ns_per_task = 0;
+  Status s = decode_results(bytes, capacity, ns_per_task, results);
   EXPECT_NE(s.message().find("malformed"), std::string::npos) << s.message();
   EXPECT_TRUE(results.empty());
 

@@ -220,7 +220,8 @@ TEST_F(SpitsNet, KillNineOfTaskManagersMidJobLosesNothingAndCommitsNothingTwice)
     const std::uint64_t kill_at = 60 + rng() % 300;
     std::uint64_t killed_at = 0;
     Options o = remote_options();
-    o.on_commits = [&](std::uint64_t committed) {
+    o.on_progress = [&](const Report& so_far) {
+      const std::uint64_t committed = so_far.committed;
       if (killed_at == 0 && committed >= kill_at) {
         procs_.kill9(victim);
         killed_at = committed;
@@ -255,8 +256,8 @@ TEST_F(SpitsNet, ATaskManagerThatLeavesOnSigtermHandsBackItsTasksWithoutStrikes)
   // SIGTERM once 50 of the 300 tasks are committed: mid-job, with both serving.
   bool signalled = false;
   Options o = remote_options();
-  o.on_commits = [&](std::uint64_t committed) {
-    if (!signalled && committed >= 50) signalled = ::kill(leaver, SIGTERM) == 0;
+  o.on_progress = [&](const Report& so_far) {
+    if (!signalled && so_far.committed >= 50) signalled = ::kill(leaver, SIGTERM) == 0;
   };
   auto report = run({"tasks=300", "work_us=5000"}, o);
   ASSERT_TRUE(signalled) << "the leaver was never signalled";
@@ -283,10 +284,10 @@ TEST_F(SpitsNet, ATaskManagerJoiningMidJobRaisesTheCommitRate) {
   std::condition_variable reached;
   std::vector<std::pair<std::chrono::steady_clock::time_point, std::uint64_t>> samples;
   Options o = remote_options();
-  o.on_commits = [&](std::uint64_t n) {
+  o.on_progress = [&](const Report& so_far) {
     {
       std::lock_guard lock(m);
-      samples.emplace_back(std::chrono::steady_clock::now(), n);
+      samples.emplace_back(std::chrono::steady_clock::now(), so_far.committed);
     }
     reached.notify_all();
   };

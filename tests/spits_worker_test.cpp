@@ -142,8 +142,8 @@ TEST_F(SpitsWorker, AWorkerKilledAfterItsFirstResultsLosesNoTaskAndCommitsNoneTw
     endpoint = e;
     victim = procs_.spawn(e, {"--cores", "2", "--name", "victim"});
   };
-  o.on_commits = [&](std::uint64_t committed) {
-    if (committed < 50 || killed.exchange(true)) return;
+  o.on_progress = [&](const spits::Report& so_far) {
+    if (so_far.committed < 50 || killed.exchange(true)) return;
     procs_.kill9(victim);
     procs_.spawn(endpoint, {"--cores", "2", "--name", "heir"});
   };

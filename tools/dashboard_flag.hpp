@@ -58,6 +58,8 @@ class RunDashboard {
   void jobs(const std::vector<JobInfo>& jobs, const std::vector<std::string>& workers, const std::vector<std::string>& idle) {
     board_.jobs(jobs, workers, idle);
   }
+  // A SPITS job's report so far (Board::spits), from the Job Manager's thread.
+  void spits(const spits::Report& so_far, double elapsed_s) { board_.spits(so_far, elapsed_s); }
   // A SPITS job's report at its end, as the counters (dashboard::count_spits_report).
   void count_report(const spits::Report& report) { dashboard::count_spits_report(board_, report); }
   // The run's outcome on the page; then serves linger_s more seconds and stops.

@@ -172,9 +172,14 @@ int spits_main(const SpitsArgs& a, bool task_managers_given) {
   auto dashboard = RunDashboard::start(a.dashboard, std::filesystem::path(a.plugin).filename().string(), 1, "spits");
   if (!dashboard.ok()) return usage_error(dashboard.status());
   RunDashboard* board = dashboard->get();
-  o.on_commits = [&progress, board](std::uint64_t n) {
-    progress.update(n);
-    if (board != nullptr) board->count("tasks committed", static_cast<double>(n));
+  // The dashboard takes the report so far five times a second at most: the Job Manager's thread calls this per batch.
+  const auto started = std::chrono::steady_clock::now();
+  o.on_progress = [&progress, board, started, next = started](const spits::Report& so_far) mutable {
+    progress.update(so_far.committed);
+    const auto now = std::chrono::steady_clock::now();
+    if (board == nullptr || now < next) return;
+    next = now + std::chrono::milliseconds(200);
+    board->spits(so_far, std::chrono::duration<double>(now - started).count());
   };
   o.trace = !a.trace.empty();
   auto report = spits::run_job(a.plugin, a.job_args, o);
@@ -184,7 +189,10 @@ int spits_main(const SpitsArgs& a, bool task_managers_given) {
     return code;
   }
   progress.finish(report->committed);
-  if (board != nullptr) board->count_report(*report);
+  if (board != nullptr) {
+    board->spits(*report, report->seconds);
+    board->count_report(*report);
+  }
   print_report(*report);
   if (!a.stats.empty()) {
     std::string text = stats_json(*report).dump(2) + "\n";

@@ -102,6 +102,8 @@ typedef const redflow_spits_job* (*redflow_spits_entry_point)(void);
 
 namespace redflow::spits {
 
+struct Report;  // below
+
 // How the embedded runtime runs a job: W Workers in each of `task_managers`
 // in-process Task Managers (so 1, 2, 5 Task Managers work as they will when
 // remote), each with a queue of workers + prefetch tasks.
@@ -130,8 +132,12 @@ struct Options {
   // Record each task's time on each Task Manager for Report::trace (--trace;
   // seen with to_chrome_trace(report), visualize.hpp).
   bool trace = false;
-  // Called on the Job Manager thread after each batch of commits.
-  std::function<void(std::uint64_t committed)> on_commits;
+  // Called on the Job Manager thread after each batch of commits, with the
+  // report so far: tasks generated and committed, and every Task Manager
+  // that joined with its counts, its time per task and its losses (the rest
+  // of the report comes at the end). It runs on the Job Manager's thread:
+  // keep it short (the progress line and the dashboard take a few numbers).
+  std::function<void(const Report& so_far)> on_progress;
 };
 
 struct PoisonedTask {
@@ -151,6 +157,7 @@ struct TaskManagerCounts {
   std::uint64_t results = 0;    // results pulled from it (committed or discarded)
   std::uint64_t committed = 0;  // of those, committed
   std::uint64_t failed = 0;     // strikes it reported
+  double task_s = 0;            // its Workers' mean time per task inside execute_task, over the tasks executed (0: none yet)
 };
 
 // One stay of a task on a Task Manager, as the Job Manager saw it: pushed

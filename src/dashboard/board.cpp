@@ -143,6 +143,56 @@ void Board::streams(const std::vector<stream::StreamProfile>& sample, std::optio
   streams_at_s_ = now;
 }
 
+void Board::spits(const spits::Report& r, double elapsed_s) {
+  const double now = now_s();
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::uint64_t running = 0, workers = 0, measured_results = 0;
+  double task_s = 0;  // sum of each Task Manager's time per task, weighted by its results
+  for (std::size_t i = 0; i < r.task_managers.size(); ++i) {
+    const spits::TaskManagerCounts& tm = r.task_managers[i];
+    running += tm.pushed > tm.results ? tm.pushed - tm.results : 0;
+    workers += tm.workers;
+    if (tm.task_s > 0) {
+      // A Task Manager with a time but no result yet counts once.
+      const std::uint64_t weight = std::max<std::uint64_t>(tm.results, 1);
+      task_s += tm.task_s * static_cast<double>(weight);
+      measured_results += weight;
+    }
+    std::string who = tm.name;
+    if (!tm.host.empty()) {
+      who += " on ";
+      who += tm.host;
+    }
+    if (i >= task_manager_losses_.size()) {
+      task_manager_losses_.push_back(0);
+      std::string detail = who;
+      detail += " (";
+      detail += std::to_string(tm.workers);
+      detail += tm.workers == 1 ? " Worker)" : " Workers)";
+      add_event({"task-manager-joined", std::move(detail), -1, now});
+    }
+    if (tm.lost > task_manager_losses_[i]) {
+      task_manager_losses_[i] = tm.lost;
+      add_event({"task-manager-lost", who, -1, now});
+    }
+  }
+  const double t = measured_results > 0 ? task_s / static_cast<double>(measured_results) : 0;
+  // Both over the whole job so far: their ratio is then the share of the
+  // Workers' time spent inside tasks (a recent rate against a mean time
+  // would read above 1 after a slow spell).
+  const double rate = elapsed_s > 0 ? static_cast<double>(r.committed) / elapsed_s : 0;
+  const double model = t > 0 ? static_cast<double>(workers) / t : 0;
+  set_counter("tasks committed", static_cast<double>(r.committed));
+  set_counter("tasks generated", static_cast<double>(r.generated));
+  set_counter("tasks running", static_cast<double>(running));
+  set_counter("task managers", static_cast<double>(r.task_managers.size()));
+  set_counter("workers", static_cast<double>(workers));
+  set_counter("seconds per task (measured)", t);
+  set_counter("commits per second", rate);
+  set_counter("model: commits per second at W / T", model);
+  set_counter("share of the model reached", model > 0 ? rate / model : 0);
+}
+
 void Board::jobs(const std::vector<JobInfo>& jobs, const std::vector<std::string>& workers, const std::vector<std::string>& idle) {
   const double now = now_s();
   std::lock_guard<std::mutex> lock(mutex_);

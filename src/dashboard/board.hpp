@@ -179,6 +179,16 @@ class Board {
   // tokens per second from the last sample), or at the end with `over_s`,
   // the run's seconds (tokens per second over the whole run).
   void streams(const std::vector<stream::StreamProfile>& sample, std::optional<double> over_s = std::nullopt);
+  // A SPITS job's report so far (spits::Options::on_progress), `elapsed_s`
+  // into the job: tasks committed, generated and running (on Task Managers,
+  // queued or executing), Task Managers and their Workers (W), the measured
+  // time per task (T, the mean of the Task Managers' weighted by their
+  // results), commits per second so far, and the model's compute-bound rate
+  // W / T with the share of it reached (the share of the Workers' time spent
+  // inside tasks) (docs/spits.md, "The performance
+  // model"). A Task Manager that joined or was lost since the last call is
+  // an event ("task-manager-joined", "task-manager-lost").
+  void spits(const spits::Report& so_far, double elapsed_s);
   // `redflow server`'s jobs and workers now (server::ServerOptions::on_state):
   // a job that changed state since the last call is an event ("job-queued",
   // "job-running", "job-succeeded", "job-failed", "job-cancelled"), and the
@@ -210,6 +220,7 @@ class Board {
   Snapshot s_;
   std::chrono::steady_clock::time_point t0_;
   double streams_at_s_ = 0;  // when the last stream sample was taken
+  std::vector<std::uint64_t> task_manager_losses_;  // spits(): each Task Manager's losses at the last call
   GanttView gantt_;
   std::atomic<double> next_gantt_at_s_{-1e300};  // the earliest time for the next chart (read without the lock)
   // When a page last asked for the chart (a page's request is not the run's state: mutable).

@@ -120,7 +120,13 @@ Status JobManager::run_phase() {
     bool progress = false;
     if (discover_) REDFLOW_RETURN_IF_ERROR(discover_());
     REDFLOW_RETURN_IF_ERROR(pull_and_commit(progress));
-    if (progress && options_.on_commits) options_.on_commits(report_.committed);
+    if (progress && options_.on_progress) {
+      for (std::size_t i = 0; i < managers_.size() && i < report_.task_managers.size(); ++i) {
+        report_.task_managers[i].task_s = managers_[i]->task_s();
+        report_.task_managers[i].lost = managers_[i]->losses();
+      }
+      options_.on_progress(report_);
+    }
     if (generation_over_ && queue_.empty()) return Status::Ok();
     // Round-robin over the Task Managers, each filled up to its room,
     // starting one further along each time so none is always served first.

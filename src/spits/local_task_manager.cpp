@@ -61,6 +61,11 @@ void LocalTaskManager::stop() {
   threads_.clear();
 }
 
+std::uint64_t LocalTaskManager::mean_ns_per_task() const {
+  const std::uint64_t n = executed_.load(std::memory_order_relaxed);
+  return n == 0 ? 0 : busy_ns_.load(std::memory_order_relaxed) / n;
+}
+
 void LocalTaskManager::work() {
   // A Worker takes its share of the queue at once and hands its results back
   // together: one lock and one wake-up per batch, not per task, which is what
@@ -98,6 +103,8 @@ void LocalTaskManager::work() {
       auto ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
       std::uint64_t per = std::max<std::uint64_t>(1, ns / done.size()), old = ns_per_task_.load(std::memory_order_relaxed);
       ns_per_task_.store(old ? (old * 7 + per) / 8 : per, std::memory_order_relaxed);
+      busy_ns_.fetch_add(ns, std::memory_order_relaxed);
+      executed_.fetch_add(done.size(), std::memory_order_relaxed);
     }
     lock.lock();
     for (ResultMessage& r : done) results_.push_back(std::move(r));

@@ -36,6 +36,10 @@ class LocalTaskManager final : public TaskManager {
   std::size_t capacity() const;
   void push(std::vector<TaskMessage>& tasks) override;
   std::size_t pull(std::vector<ResultMessage>& out) override;
+  double task_s() const override { return static_cast<double>(mean_ns_per_task()) * 1e-9; }
+  // task_s() in nanoseconds, as a result batch carries it: its Workers' time
+  // inside execute_task over the tasks they executed, since the start.
+  std::uint64_t mean_ns_per_task() const;
   void stop() override;
 
  private:
@@ -47,6 +51,7 @@ class LocalTaskManager final : public TaskManager {
   unsigned prefetch_;
   bool adaptive_;
   std::atomic<std::uint64_t> ns_per_task_{0};  // moving mean of execute_task's time; 0: none yet
+  std::atomic<std::uint64_t> busy_ns_{0}, executed_{0};  // execute_task's time and calls, summed over the Workers
   Wakeup& wakeup_;
   std::atomic<std::size_t> held_{0};  // queued + running
   std::mutex mutex_;

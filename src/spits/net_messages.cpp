@@ -60,12 +60,13 @@ void encode_tasks(std::span<const TaskMessage> tasks, std::vector<std::byte>& ou
   }
 }
 
-void encode_results(std::uint32_t capacity, std::span<const ResultMessage> results, std::vector<std::byte>& out) {
-  std::size_t bytes = 8;
+void encode_results(std::uint32_t capacity, std::uint64_t ns_per_task, std::span<const ResultMessage> results, std::vector<std::byte>& out) {
+  std::size_t bytes = 16;
   for (const auto& r : results) bytes += 13 + r.bytes.size();
   out.reserve(out.size() + bytes);
   wire::Writer w(out);
   w.u32(capacity);
+  w.u64(ns_per_task);
   w.u32(static_cast<std::uint32_t>(results.size()));
   for (const auto& r : results) {
     w.u64(r.id);
@@ -139,10 +140,11 @@ Status decode_tasks(std::span<const std::byte> body, std::vector<TaskMessage>& o
   return Status::Ok();
 }
 
-Status decode_results(std::span<const std::byte> body, std::uint32_t& capacity, std::vector<ResultMessage>& out) {
+Status decode_results(std::span<const std::byte> body, std::uint32_t& capacity, std::uint64_t& ns_per_task, std::vector<ResultMessage>& out) {
   wire::Reader r(body);
   std::vector<ResultMessage> results;
   const std::uint32_t cap = r.u32("capacity");
+  const std::uint64_t ns = r.u64("time per task");
   const std::size_t n = r.count("results", kMaxBatch, 13);
   results.reserve(n);
   for (std::size_t i = 0; i < n && !r.failed(); ++i) {
@@ -158,6 +160,7 @@ Status decode_results(std::span<const std::byte> body, std::uint32_t& capacity, 
   if (!r.failed() && cap == 0) r.fail(wire::Error::kMalformed, "capacity 0");
   if (r.failed()) return wire::status("spits REPLY", r.error(), r.what());
   capacity = cap;
+  ns_per_task = ns;
   for (auto& m : results) out.push_back(std::move(m));
   return Status::Ok();
 }

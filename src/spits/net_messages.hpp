@@ -18,7 +18,7 @@
 // Then, either way:
 //
 //   Job Manager -> Task Manager   REQUEST  a batch of tasks; answered by ACK with the same id
-//   Task Manager -> Job Manager   REPLY    a batch of results and its capacity now;
+//   Task Manager -> Job Manager   REPLY    a batch of results, its capacity now and its time per task;
 //                                          kept until the ACK with the same id comes back
 //
 // Batches: one message carries as many tasks or results as are ready, so a
@@ -35,7 +35,8 @@
 
 namespace redflow::spits {
 
-inline constexpr std::uint16_t kSpitsProtocolVersion = 1;
+// 2: a result batch says the Task Manager's time per task.
+inline constexpr std::uint16_t kSpitsProtocolVersion = 2;
 inline constexpr std::size_t kMaxBatch = std::size_t{1} << 24;        // tasks or results in one message
 inline constexpr std::size_t kMaxJobArgs = 4096;
 inline constexpr std::size_t kMaxNameBytes = std::size_t{1} << 12;
@@ -79,7 +80,10 @@ void encode(const JobHello& m, std::vector<std::byte>& out);
 void encode(const TaskManagerInfo& m, std::vector<std::byte>& out);
 void encode(const JobWelcome& m, std::vector<std::byte>& out);
 void encode_tasks(std::span<const TaskMessage> tasks, std::vector<std::byte>& out);
-void encode_results(std::uint32_t capacity, std::span<const ResultMessage> results, std::vector<std::byte>& out);
+// A result batch: the Task Manager's capacity (tasks it takes at once) and
+// its Workers' mean time per task so far in nanoseconds (0: none measured
+// yet), then the results.
+void encode_results(std::uint32_t capacity, std::uint64_t ns_per_task, std::span<const ResultMessage> results, std::vector<std::byte>& out);
 
 // Each refuses anything malformed with a named error ("spits HELLO: <name>: ...")
 // and leaves nothing half-decoded in `out` on failure.
@@ -87,6 +91,6 @@ Status decode(std::span<const std::byte> body, JobHello& out);
 Status decode(std::span<const std::byte> body, TaskManagerInfo& out);
 Status decode(std::span<const std::byte> body, JobWelcome& out);
 Status decode_tasks(std::span<const std::byte> body, std::vector<TaskMessage>& out);
-Status decode_results(std::span<const std::byte> body, std::uint32_t& capacity, std::vector<ResultMessage>& out);
+Status decode_results(std::span<const std::byte> body, std::uint32_t& capacity, std::uint64_t& ns_per_task, std::vector<ResultMessage>& out);
 
 }  // namespace redflow::spits

@@ -49,6 +49,7 @@ std::function<Status()> remote_discovery(TaskManagerLink& link, std::vector<std:
       TaskManagerCounts& counts = report.task_managers.emplace_back();
       counts.name = tm->name();
       counts.workers = tm->workers();
+      if (const auto* remote = dynamic_cast<const RemoteTaskManager*>(tm.get())) counts.host = remote->host();
       managers.push_back(std::move(tm));
     }
     const auto now = std::chrono::steady_clock::now();
@@ -136,6 +137,7 @@ Result<Report> run_job(const std::string& plugin_path, const std::vector<std::st
     run = manager.run_phase();
   }
   for (auto& m : managers) m->stop();
+  for (std::size_t i = 0; i < managers.size(); ++i) report.task_managers[i].task_s = managers[i]->task_s();
   for (std::size_t i = 0; i < managers.size(); ++i)
     if (auto* remote = dynamic_cast<RemoteTaskManager*>(managers[i].get())) {
       report.task_managers[i].host = remote->host();

@@ -48,6 +48,11 @@ class TaskManager {
   virtual void push(std::vector<TaskMessage>& tasks) = 0;
   // Appends every result ready now to `out`; returns how many.
   virtual std::size_t pull(std::vector<ResultMessage>& out) = 0;
+  // Its Workers' time inside execute_task per task, in seconds, over the
+  // tasks executed so far (0 before the first): the T of SPITS's model.
+  virtual double task_s() const = 0;
+  // Times it was declared lost (silent, cut off, dead) so far.
+  virtual std::uint64_t losses() const { return 0; }
   // Stops its Workers; tasks still queued are dropped (they stay in the
   // circular queue, so nothing is lost).
   virtual void stop() = 0;

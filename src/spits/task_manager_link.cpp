@@ -348,9 +348,10 @@ bool TaskManagerLink::on_role_message(Connection& c, const net::Envelope& e) {
   switch (e.kind) {
     case EnvelopeKind::kReply: {
       std::uint32_t capacity = 0;
+      std::uint64_t ns_per_task = 0;
       std::vector<ResultMessage> results;
       // Not acknowledged: it sends the batch again when it is taken back.
-      if (Status s = decode_results(e.body, capacity, results); !s.ok()) {
+      if (Status s = decode_results(e.body, capacity, ns_per_task, results); !s.ok()) {
         unreadable(c, "sent a result batch that cannot be read: " + s.message());
         return true;
       }
@@ -358,6 +359,7 @@ bool TaskManagerLink::on_role_message(Connection& c, const net::Envelope& e) {
         std::lock_guard lock(mutex_);
         if (!p.live) return true;  // late, from before it was lost; it re-sends once welcomed again
         p.capacity = capacity;
+        if (ns_per_task > 0) p.ns_per_task = ns_per_task;
         for (ResultMessage& r : results) {
           if (auto it = p.held.find(r.id); it != p.held.end()) {
             p.held_by_order.erase(it->second);
@@ -579,6 +581,11 @@ std::uint64_t RemoteTaskManager::late_results() const {
 std::uint64_t RemoteTaskManager::losses() const {
   std::lock_guard lock(link_.mutex_);
   return peer_->losses;
+}
+
+double RemoteTaskManager::task_s() const {
+  std::lock_guard lock(link_.mutex_);
+  return static_cast<double>(peer_->ns_per_task) * 1e-9;
 }
 
 }  // namespace redflow::spits

@@ -105,6 +105,7 @@ class TaskManagerLink final : private net::PeerService {
     std::uint64_t losses = 0;
     std::uint64_t late = 0;  // results of tasks taken back from it at a loss: computed while cut off, delivered on its return
     std::size_t capacity = 0;
+    std::uint64_t ns_per_task = 0;  // its Workers' time per task, from its last result batch
     // Tasks it holds, by push order, so a loss can tell the running (oldest) from the queued.
     std::uint64_t next_order = 0;
     std::map<std::uint64_t, std::uint64_t> held_by_order;  // order -> task id
@@ -189,10 +190,11 @@ class RemoteTaskManager final : public TaskManager {
   std::size_t room() const override;
   void push(std::vector<TaskMessage>& tasks) override;
   std::size_t pull(std::vector<ResultMessage>& out) override;
+  double task_s() const override;
   void stop() override {}  // the link says BYE to all at the end
   // Host and times lost, for the report.
   std::string host() const;
-  std::uint64_t losses() const;
+  std::uint64_t losses() const override;
   std::uint64_t late_results() const;
 
  private:

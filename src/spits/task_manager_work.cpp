@@ -30,7 +30,7 @@ std::uint32_t TaskManagerWork::capacity() const {
 void TaskManagerWork::send_results(net::Sender& to) {
   if (local_.pull(results_) == 0) return;
   std::vector<std::byte> body;
-  encode_results(capacity(), results_, body);
+  encode_results(capacity(), local_.mean_ns_per_task(), results_, body);
   results_.clear();
   const std::uint64_t seq = next_seq_++;
   // Sent even while the Job Manager seems silent: if it is really gone, the
