@@ -218,10 +218,13 @@ TEST_F(SpitsNet, KillNineOfTaskManagersMidJobLosesNothingAndCommitsNothingTwice)
     // The kill lands mid-job: once 60-359 of the 600 tasks are committed
     // (not after a fixed time, which a slow machine may not reach in the job).
     const std::uint64_t kill_at = 60 + rng() % 300;
-    std::uint64_t killed_at = 0;
+    std::uint64_t killed_at = 0, lost_seen = 0;
     Options o = remote_options();
     o.on_progress = [&](const Report& so_far) {
       const std::uint64_t committed = so_far.committed;
+      std::uint64_t lost_now = 0;
+      for (const auto& t : so_far.task_managers) lost_now += t.lost;
+      lost_seen = std::max(lost_seen, lost_now);
       if (killed_at == 0 && committed >= kill_at) {
         procs_.kill9(victim);
         killed_at = committed;
@@ -238,6 +241,13 @@ TEST_F(SpitsNet, KillNineOfTaskManagersMidJobLosesNothingAndCommitsNothingTwice)
     // The killed one may not be declared lost at all: when the others finish
     // first, the queue's wrap re-runs its tasks before its silence counts.
     EXPECT_LE(lost, 1u) << "a Task Manager that was not killed was declared lost";
+    EXPECT_LE(lost_seen, lost) << "the progress reports counted a loss the final report does not";
+    // Each Task Manager's time per task came over the wire with its results: tasks of 5 ms.
+    for (const auto& t : report->task_managers)
+      if (t.results > 0) {
+        EXPECT_GE(t.task_s, 0.005 * 0.99) << t.name;
+        EXPECT_LT(t.task_s, 0.5) << t.name;
+      }
     for (pid_t p : pids) {
       if (p != victim) {
         EXPECT_EQ(procs_.wait_exit(p, 10), 0);
