@@ -136,6 +136,40 @@ class DashboardCli : public CliTest {
     EXPECT_DOUBLE_EQ(counters["commits per second"], stats["commits_per_second"].get<double>());
   }
 
+  // A finished stream run's snapshot against the command's summary line
+  // ("stream: 5 operators, 4 streams, 4000 tokens in 0.003 s ...") and its
+  // --profile: the totals, and each stream's tokens in the profile's order
+  // with its tokens per second over the run.
+  static void expect_stream_run(const nlohmann::json& snap, const std::string& text, const nlohmann::json& profile) {
+    EXPECT_EQ(snap["model"], "stream");
+    EXPECT_EQ(snap["state"], "finished");
+    std::map<std::string, double> counters = counters_of(snap);
+    unsigned operators = 0, streams = 0;
+    unsigned long long tokens = 0;
+    const auto at = text.find("stream: ");
+    ASSERT_NE(at, std::string::npos) << text;
+    ASSERT_EQ(std::sscanf(text.c_str() + at, "stream: %u operators, %u streams, %llu tokens", &operators, &streams, &tokens), 3) << text;
+    EXPECT_EQ(counters["operators"], operators);
+    EXPECT_EQ(counters["streams"], streams);
+    EXPECT_EQ(counters["tokens"], static_cast<double>(tokens));
+    EXPECT_DOUBLE_EQ(counters["seconds"], profile["seconds"].get<double>());
+    ASSERT_GT(tokens, 0u);
+    ASSERT_EQ(snap["streams"].size(), profile["streams"].size());
+    ASSERT_EQ(snap["streams"].size(), streams);
+    double sum_of_streams = 0;
+    for (std::size_t i = 0; i < snap["streams"].size(); ++i) {
+      const auto& on_page = snap["streams"][i];
+      const auto& profiled = profile["streams"][i];
+      EXPECT_EQ(on_page["from"], profiled["from"]);
+      EXPECT_EQ(on_page["to"], profiled["to"]);
+      EXPECT_EQ(on_page["tokens"], profiled["tokens"]);
+      EXPECT_EQ(on_page["queued"].get<int>(), 0) << "every token was read by the end";
+      EXPECT_DOUBLE_EQ(on_page["per_s"].get<double>(), on_page["tokens"].get<double>() / counters["seconds"]);
+      sum_of_streams += on_page["tokens"].get<double>();
+    }
+    EXPECT_EQ(sum_of_streams, static_cast<double>(tokens));
+  }
+
   pid_t pid_ = -1;
   std::string log_;
 };
@@ -303,38 +337,20 @@ TEST_F(DashboardCli, AStreamRunShowsItsTokensPerStream) {
   ASSERT_NE(text.find("dashboard stays up"), std::string::npos) << text;
   const auto snap = snapshot_at(port_of(url_in(text)));
   ASSERT_FALSE(snap.is_null());
-  EXPECT_EQ(snap["model"], "stream");
   EXPECT_EQ(snap["name"], "sum");
-  EXPECT_EQ(snap["state"], "finished");
-  std::map<std::string, double> counters;
-  for (const auto& c : snap["counters"]) counters[c["name"].get<std::string>()] = c["value"].get<double>();
-  // "stream: 5 operators, 4 streams, 4000 tokens in 0.003 s (worker pool)"
-  unsigned operators = 0, streams = 0;
-  unsigned long long tokens = 0;
-  const auto at = text.find("stream: ");
-  ASSERT_NE(at, std::string::npos) << text;
-  ASSERT_EQ(std::sscanf(text.c_str() + at, "stream: %u operators, %u streams, %llu tokens", &operators, &streams, &tokens), 3) << text;
-  EXPECT_EQ(counters["operators"], operators);
-  EXPECT_EQ(counters["streams"], streams);
-  EXPECT_EQ(counters["tokens"], static_cast<double>(tokens));
-  ASSERT_GT(tokens, 0u);
-  // Each stream's tokens, as the profile has them, in the same order, and
-  // its tokens per second over the run.
-  const auto profile = json_file("p.json");
-  ASSERT_EQ(snap["streams"].size(), profile["streams"].size());
-  ASSERT_EQ(snap["streams"].size(), streams);
-  double sum_of_streams = 0;
-  for (std::size_t i = 0; i < snap["streams"].size(); ++i) {
-    const auto& on_page = snap["streams"][i];
-    const auto& profiled = profile["streams"][i];
-    EXPECT_EQ(on_page["from"], profiled["from"]);
-    EXPECT_EQ(on_page["to"], profiled["to"]);
-    EXPECT_EQ(on_page["tokens"], profiled["tokens"]);
-    EXPECT_EQ(on_page["queued"].get<int>(), 0) << "every token was read by the end";
-    EXPECT_DOUBLE_EQ(on_page["per_s"].get<double>(), on_page["tokens"].get<double>() / counters["seconds"]);
-    sum_of_streams += on_page["tokens"].get<double>();
-  }
-  EXPECT_EQ(sum_of_streams, static_cast<double>(tokens));
+  expect_stream_run(snap, text, json_file("p.json"));
+
+  // `redflow view` of the profile shows the same.
+  ::kill(pid_, SIGTERM);
+  ::waitpid(pid_, nullptr, 0);
+  const int port = start_view({"view", path("p.json"), "--for", "120"});
+  ASSERT_GT(port, 0) << file_text(log_);
+  const auto viewed = snapshot_at(port);
+  ASSERT_FALSE(viewed.is_null());
+  expect_stream_run(viewed, text, json_file("p.json"));
+  const auto with_trace = run_cli("view " + path("p.json") + " --trace " + path("p.json"));
+  EXPECT_EQ(with_trace.exit_code, 2) << with_trace.output;
+  EXPECT_NE(with_trace.output.find("a stream run's profile"), std::string::npos) << with_trace.output;
 }
 
 // A longer program: the streams page's numbers come while it runs (tokens

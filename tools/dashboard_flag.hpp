@@ -60,6 +60,8 @@ class RunDashboard {
   }
   // A SPITS job's report so far (Board::spits), from the Job Manager's thread.
   void spits(const spits::Report& so_far, double elapsed_s) { board_.spits(so_far, elapsed_s); }
+  // A stream run's numbers at its end (dashboard::count_stream_run).
+  void count_stream_run(std::size_t operators, const stream::RunResult& result) { dashboard::count_stream_run(board_, operators, result); }
   // A SPITS job's report at its end, as the counters (dashboard::count_spits_report).
   void count_report(const spits::Report& report) { dashboard::count_spits_report(board_, report); }
   // The run's outcome on the page; then serves linger_s more seconds and stops.

@@ -36,20 +36,6 @@ struct StreamArgs {
   DashboardArgs dashboard;
 };
 
-// A stream run's numbers on its dashboard, at its end: the whole run's, and
-// each stream's tokens (the streams page, tokens per second over the run).
-void count_stream_run(RunDashboard& d, const stream::Program& program, const stream::RunResult& r) {
-  std::uint64_t tokens = 0;
-  for (const auto& s : r.streams) tokens += s.tokens;
-  d.count("operators", static_cast<double>(program.instances().size()));
-  d.count("streams", static_cast<double>(program.streams().size()));
-  d.count("tokens", static_cast<double>(tokens));
-  d.count("seconds", r.seconds);
-  d.count("tokens per second", r.seconds > 0 ? static_cast<double>(tokens) / r.seconds : 0);
-  if (!r.nodes.empty()) d.count("nodes", static_cast<double>(r.nodes.size()));
-  d.streams(r.streams, r.seconds);
-}
-
 // Another starter of the same command line won the --address-file: serve it a node.
 int serve_node(const StreamArgs& a, const LaunchPlan& plan, const stream::OperatorRegistry& reg) {
   stream::StreamWorkerOptions w;
@@ -233,7 +219,7 @@ Command add_stream_command(CLI::App& app) {
               if (board != nullptr) board->end(result.status());
               return code;
             }
-            if (board != nullptr) count_stream_run(*board, *program, *result);
+            if (board != nullptr) board->count_stream_run(program->instances().size(), *result);
             for (const auto& [name, file] : *output_files) {
               // A collect operator that gathered nothing has no entry: an empty file.
               const Bytes& tokens = result->outputs[name];

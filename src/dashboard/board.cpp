@@ -342,6 +342,18 @@ std::string to_json(const Snapshot& s) {
   return j.dump();
 }
 
+void count_stream_run(Board& board, std::size_t operators, const stream::RunResult& r) {
+  std::uint64_t tokens = 0;
+  for (const auto& s : r.streams) tokens += s.tokens;
+  board.count("operators", static_cast<double>(operators));
+  board.count("streams", static_cast<double>(r.streams.size()));
+  board.count("tokens", static_cast<double>(tokens));
+  board.count("seconds", r.seconds);
+  board.count("tokens per second", r.seconds > 0 ? static_cast<double>(tokens) / r.seconds : 0);
+  if (!r.nodes.empty()) board.count("nodes", static_cast<double>(r.nodes.size()));
+  board.streams(r.streams, r.seconds);
+}
+
 void count_spits_report(Board& board, const spits::Report& r) {
   board.count("tasks committed", static_cast<double>(r.committed));
   board.count("tasks generated", static_cast<double>(r.generated));

@@ -151,6 +151,11 @@ inline constexpr std::size_t kMaxEvents = 50;
 std::string to_json(const Snapshot& s);
 
 class Board;
+// A finished stream run's numbers (its operators, streams, tokens, seconds,
+// tokens per second, nodes) as the board's counters, and each stream with
+// its tokens per second over the run, the same for a live run's end
+// (`redflow stream --dashboard`) and its --profile file (`redflow view`).
+void count_stream_run(Board& board, std::size_t operators, const stream::RunResult& result);
 // A finished SPITS job's report as the board's counters ("tasks committed",
 // "tasks generated", ...), the same for a live job's end (`redflow spits
 // --dashboard`) and a finished job's stats file (`redflow view`).

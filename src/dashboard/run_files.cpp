@@ -105,7 +105,31 @@ Status read_marks(const std::string& path, Board& board) {
 
 std::string stats_model(const std::string& stats_path) {
   auto j = read_json(stats_path, "stats file");
-  return j.ok() && j->contains("committed") && j->contains("task_managers") && !j->contains("actors_executed") ? "spits" : "graph";
+  if (!j.ok() || j->contains("actors_executed")) return "graph";
+  if (j->contains("committed") && j->contains("task_managers")) return "spits";
+  if (j->contains("operators") && j->contains("streams")) return "stream";
+  return "graph";
+}
+
+Status read_stream_profile(Board& board, const std::string& profile_path) {
+  auto j = read_json(profile_path, "stats file");
+  if (!j.ok()) return j.status();
+  const std::string where = "stream profile '" + profile_path + "'";
+  stream::RunResult r;
+  REDFLOW_RETURN_IF_ERROR(field(*j, "seconds", r.seconds, where));
+  for (const char* list : {"operators", "streams"}) {
+    auto it = j->find(list);
+    if (it == j->end() || !it->is_array()) return Status::InvalidArgument(where + ": no '" + list + "' array");
+  }
+  for (const auto& s : (*j)["streams"]) {
+    stream::StreamProfile& p = r.streams.emplace_back();
+    REDFLOW_RETURN_IF_ERROR(field(s, "from", p.from, where + ", a stream"));
+    REDFLOW_RETURN_IF_ERROR(field(s, "to", p.to, where + ", a stream"));
+    REDFLOW_RETURN_IF_ERROR(field(s, "tokens", p.tokens, where + ", a stream"));
+  }
+  count_stream_run(board, (*j)["operators"].size(), r);
+  board.finish(Status::Ok());
+  return Status::Ok();
 }
 
 Status read_spits_stats(Board& board, const std::string& stats_path) {

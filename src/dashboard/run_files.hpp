@@ -25,12 +25,17 @@ namespace redflow::dashboard {
 Status read_run_files(Board& board, const std::string& stats_path, const std::string& trace_path);
 
 // What wrote the stats file: "spits" for `redflow spits --stats` (a job's
-// counts and its Task Managers), "graph" for anything else (read_run_files
-// then says what is wrong with it, if anything).
+// counts and its Task Managers), "stream" for `redflow stream --profile`
+// (operators and streams), "graph" for anything else (read_run_files then
+// says what is wrong with it, if anything).
 std::string stats_model(const std::string& stats_path);
 // Reads a SPITS job's --stats file into `board` (a board made with model
 // "spits") as the live job's end shows it (count_spits_report), then
 // finishes it. Errors name the file and the field.
 Status read_spits_stats(Board& board, const std::string& stats_path);
+// Reads a stream run's --profile file into `board` (a board made with model
+// "stream") as the live run's end shows it (count_stream_run), then
+// finishes it. Errors name the file and the field.
+Status read_stream_profile(Board& board, const std::string& profile_path);
 
 }  // namespace redflow::dashboard
