@@ -1,6 +1,8 @@
 // Board and the snapshot's JSON (board.hpp).
 #include "dashboard/board.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -203,10 +205,7 @@ void Board::jobs(const std::vector<JobInfo>& jobs, const std::vector<std::string
     JobView v;
     v.id = j.id;
     v.model = j.args.empty() ? std::string() : j.args.front();
-    for (const std::string& w : j.args) {
-      if (!v.command.empty()) v.command += ' ';
-      v.command += w;
-    }
+    v.command = fmt::format("{}", fmt::join(j.args, " "));  // as `redflow job N` prints it
     v.state = to_string(j.state);
     v.workers_asked = j.workers_asked;
     v.workers = j.workers;

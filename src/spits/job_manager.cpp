@@ -113,6 +113,13 @@ Status JobManager::pull_and_commit(bool& progress) {
   return Status::Ok();
 }
 
+void JobManager::count_task_managers() {
+  for (std::size_t i = 0; i < managers_.size() && i < report_.task_managers.size(); ++i) {
+    report_.task_managers[i].task_s = managers_[i]->task_s();
+    report_.task_managers[i].lost = managers_[i]->losses();
+  }
+}
+
 Status JobManager::run_phase() {
   generation_over_ = false;
   ++report_.phases;
@@ -121,10 +128,7 @@ Status JobManager::run_phase() {
     if (discover_) REDFLOW_RETURN_IF_ERROR(discover_());
     REDFLOW_RETURN_IF_ERROR(pull_and_commit(progress));
     if (progress && options_.on_progress) {
-      for (std::size_t i = 0; i < managers_.size() && i < report_.task_managers.size(); ++i) {
-        report_.task_managers[i].task_s = managers_[i]->task_s();
-        report_.task_managers[i].lost = managers_[i]->losses();
-      }
+      count_task_managers();
       options_.on_progress(report_);
     }
     if (generation_over_ && queue_.empty()) return Status::Ok();

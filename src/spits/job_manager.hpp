@@ -50,6 +50,10 @@ class JobManager {
   // (and to the report), or fails the job (no Task Manager for too long).
   void set_discover(std::function<Status()> discover) { discover_ = std::move(discover); }
 
+  // Each Task Manager's time per task and losses so far, into the report
+  // (before each Options::on_progress, and once at the job's end).
+  void count_task_managers();
+
  private:
   // The next task to push: a new one while generation lasts, else a re-submission.
   Result<SubmittedQueue::Task*> next_task(std::uint32_t tm);

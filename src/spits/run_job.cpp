@@ -137,11 +137,10 @@ Result<Report> run_job(const std::string& plugin_path, const std::vector<std::st
     run = manager.run_phase();
   }
   for (auto& m : managers) m->stop();
-  for (std::size_t i = 0; i < managers.size(); ++i) report.task_managers[i].task_s = managers[i]->task_s();
+  manager.count_task_managers();
   for (std::size_t i = 0; i < managers.size(); ++i)
     if (auto* remote = dynamic_cast<RemoteTaskManager*>(managers[i].get())) {
       report.task_managers[i].host = remote->host();
-      report.task_managers[i].lost = remote->losses();
       report.task_managers[i].late = remote->late_results();
     }
   link.reset();  // BYE: the Task Managers end
