@@ -70,7 +70,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)redflow::spits::decode_tasks(body, tasks);
   std::vector<redflow::spits::ResultMessage> results;
   std::uint32_t capacity = 0;
-  (void)redflow::spits::decode_results(body, capacity, results);
+  std::uint64_t ns_per_task = 0;
+  (void)redflow::spits::decode_results(body, capacity, ns_per_task, results);
   namespace st = redflow::stream;
   (void)st::message_type(body);
   st::SetupMessage setup;
