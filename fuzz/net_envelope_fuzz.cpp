@@ -78,6 +78,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (st::decode(body, setup).ok()) (void)st::program_of(setup, st::OperatorRegistry::with_builtins());
   st::RunResult done;
   (void)st::decode_done(body, done);
+  std::uint32_t number = 0;
+  (void)st::decode_ready(body, number);
+  (void)st::decode_checkpoint(body, number);
+  std::vector<st::BarrierEntry> barriers;
+  (void)st::decode_barriers(body, barriers);
+  st::SnapshotMessage snapshot;
+  (void)st::decode(body, snapshot);
   std::string what;
   (void)st::decode_error(body, what);
   (void)st::tokens_node(body);

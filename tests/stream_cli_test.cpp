@@ -2,7 +2,10 @@
 // programs: results printed, the profile written and read back by place, every
 // algorithm, named errors, and --help with examples.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -129,6 +132,31 @@ TEST_F(StreamCli, AnAddressFileMakesOneStarterTheDriverAndTheOthersItsNodes) {
   }
   EXPECT_EQ(drivers, 1);
   EXPECT_FALSE(fs::exists(path("job.addr"))) << "the driver removes its address file";
+}
+
+// A node killed mid-run: the driver goes on from its last checkpoint on the
+// two others, prints the right result and says what happened, as
+// docs/streams.md "When a node is lost" shows.
+TEST_F(StreamCli, ANodeKilledMidRunIsSurvivedAndReported) {
+  {
+    std::ofstream dot(path("paced.dot"));
+    dot << "digraph paced { src [operator=\"counter\", args=\"n=6000 start=1 rate=3000\"]; x [operator=\"scale\", args=\"k=2\"];\n"
+           "s [operator=\"sum\"]; total [operator=\"collect\"]; src -> x [token=8]; x -> s [token=8]; s -> total [token=8]; }\n";
+  }
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(20000 + ::getpid() % 20000);
+  const std::string worker = std::string(" ") + REDFLOW_CLI + " worker --connect " + endpoint + " --cores 1 --name ";
+  auto r = run_cli("stream " + path("paced.dot") + " --print --listen " + endpoint +
+                   " --min-workers 3 --heartbeat-timeout 1 --checkpoint-every 0.2 --place naive > " + path("driver.txt") + " 2>&1 & sleep 0.5;" +
+                   worker + "w0 > /dev/null 2>&1 &" + worker + "w1 > /dev/null 2>&1 & victim=$!;" + worker + "w2 > /dev/null 2>&1 & sleep 1.2; kill -9 $victim; wait");
+  std::ifstream in(path("driver.txt"));
+  const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::uint64_t total = 0;
+  for (std::uint64_t i = 1; i <= 6000; ++i) total += 2 * i;
+  EXPECT_NE(out.find("total: " + std::to_string(total) + "\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("(3 nodes, naive placement)"), std::string::npos) << out;
+  EXPECT_NE(out.find("  node 'w1' lost "), std::string::npos) << out;
+  EXPECT_NE(out.find("the others went on from checkpoint "), std::string::npos) << out;
+  EXPECT_NE(out.find("  checkpoints: "), std::string::npos) << out;
 }
 
 // --trace and --gantt show when each operator fired: a thread per operator

@@ -1,7 +1,7 @@
 // Stream programs over real worker processes (`redflow worker`) on
 // loopback: results equal the local run for every placement algorithm, node
 // count (1-4) and local mode, with and without aggregation and two-level
-// buffering; a worker killed mid-stream is an error naming it; a worker that
+// buffering; without checkpoints, a worker killed mid-stream is an error naming it; a worker that
 // cannot serve is refused by name. Plus the stream messages' decoders.
 #include <gtest/gtest.h>
 #include <fcntl.h>
@@ -228,9 +228,10 @@ TEST(StreamClusterSwitches, AggregationAndTwoLevelBufferingCanBeSwitchedOffWitho
   EXPECT_GT(wire[1], 2 * wire[0]) << "tokens one by one should cost far more bytes than aggregated ones";
 }
 
-// A stream program's operators hold state: a worker killed mid-stream ends
-// the run, with an error naming the worker and what it held, within the
-// heartbeat timeout; the other worker is told and exits with an error.
+// Without checkpoints a stream program's operators hold state that nothing
+// else has: a worker killed mid-stream ends the run, with an error naming the
+// worker and what it held, within the heartbeat timeout; the other worker is
+// told and exits with an error. (With checkpoints: stream_recovery_test.cpp.)
 TEST(StreamClusterFaults, AWorkerKilledMidStreamIsAnErrorNamingIt) {
   const auto reg = OperatorRegistry::with_builtins();
   auto p = Program::from_dot(R"(digraph forever {
@@ -248,6 +249,7 @@ TEST(StreamClusterFaults, AWorkerKilledMidStreamIsAnErrorNamingIt) {
   c.cluster.min_workers = 2;
   c.place = "smart";
   c.cluster.heartbeat_timeout_s = 2;
+  c.checkpoint_every_s = 0;  // no checkpoints: nothing to go on from
   c.cluster.on_listening = [&](const std::string& ep) {
     survivor = workers.spawn_cli({"worker", "--connect", ep, "--name", "steady"});
     victim = workers.spawn_cli({"worker", "--connect", ep, "--name", "victim"});
@@ -292,6 +294,7 @@ TEST(StreamClusterFaults, ANodeWhosePartFinishedIsToldWhyTheRunFailed) {
   ClusterOptions c;
   c.cluster.min_workers = 2;
   c.cluster.heartbeat_timeout_s = 2;
+  c.checkpoint_every_s = 0;  // no checkpoints: a loss ends the run
   c.place = "smart";
   auto placed = place_program(*Program::from_dot(text(true), reg), 2, c.place, "", "", c.seed);
   ASSERT_TRUE(placed.ok()) << placed.status().ToString();

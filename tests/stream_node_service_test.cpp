@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "hub_recording.hpp"
@@ -163,6 +164,114 @@ TEST_F(StreamNodeServiceTest, TokensRelayedBetweenNodesAreCountedByStream) {
 TEST_F(StreamNodeServiceTest, StreamsWithinANodeAreNotAmongTheRelayed) {
   start(1);
   EXPECT_TRUE(service_->relayed_streams().empty());
+}
+
+// Checkpoints and a lost node, message by message: a CHECKPOINT to every
+// node once the nodes started and checkpoint_every_s passed; a BARRIER
+// passed on to the node that reads the stream; each operator's SNAPSHOT
+// making the checkpoint whole; then a node silent: the survivor gets a SETUP
+// of the next incarnation holding both operators' checkpoints, what it sends
+// before its READY of that incarnation is dropped, and the run ends with the
+// loss in its report.
+TEST_F(StreamNodeServiceTest, ALostNodesOperatorsGoToTheSurvivorWithTheLastWholeCheckpoint) {
+  options_.checkpoint_every_s = 0.5;
+  start(2, {0, 1});
+  say_hello("a", node_hello("a"), t0_);
+  say_hello("b", node_hello("b"), t0_);
+  std::vector<std::byte> ready;
+  encode_ready(0, ready);
+  say("a", net::EnvelopeKind::kReply, ready, t0_);
+  std::vector<HubSent> sent = say("b", net::EnvelopeKind::kReply, ready, t0_);
+  ASSERT_EQ(of_kind(sent, "a", net::EnvelopeKind::kRequest).size(), 1u) << "START";
+  ASSERT_TRUE(service_->started());
+  service_->tick(t0_ + 100ms);
+  EXPECT_TRUE(driver_->flush().empty()) << "no checkpoint before checkpoint_every_s";
+  service_->tick(t0_ + 600ms);
+  sent = driver_->flush();
+  for (const char* node : {"a", "b"}) {
+    const auto got = of_kind(sent, node, net::EnvelopeKind::kRequest);
+    ASSERT_EQ(got.size(), 1u) << node;
+    std::uint32_t epoch = 0;
+    ASSERT_TRUE(decode_checkpoint(got[0].body, epoch).ok());
+    EXPECT_EQ(epoch, 1u);
+  }
+  // src's barrier on the stream to node 1, passed on unchanged (no tokens restored yet).
+  std::vector<std::byte> barrier;
+  encode_barriers({BarrierEntry{0, 1, 6}}, barrier);
+  sent = say("a", net::EnvelopeKind::kReply, barrier, t0_ + 700ms);
+  const auto forwarded = of_kind(sent, "b", net::EnvelopeKind::kRequest);
+  ASSERT_EQ(forwarded.size(), 1u);
+  std::vector<BarrierEntry> got;
+  ASSERT_TRUE(decode_barriers(forwarded[0].body, got).ok());
+  EXPECT_EQ(got, (std::vector<BarrierEntry>{{0, 1, 6}}));
+  // Both parts: the checkpoint is whole. out had 2 tokens in flight.
+  const std::vector<std::byte> two_tokens(16, std::byte{7});
+  for (auto [node, op, part] : {std::tuple{"a", 0u, OperatorCheckpoint{false, {std::byte{1}}, {}}},
+                                std::tuple{"b", 1u, OperatorCheckpoint{false, {std::byte{2}}, {two_tokens}}}}) {
+    std::vector<std::byte> b;
+    encode(SnapshotMessage{1, op, part}, b);
+    say(node, net::EnvelopeKind::kReply, b, t0_ + 800ms);
+  }
+  // Node b goes silent: lost (the driver's turn ticks the service, which
+  // starts checkpoint 2, then the hub, which finds b silent); node a gets a
+  // SETUP of incarnation 1 with both operators as checkpoint 1 has them.
+  say("a", net::EnvelopeKind::kHeartbeat, {}, t0_ + 2s);
+  service_->tick(t0_ + 3s);
+  sent = driver_->tick(t0_ + 3s);
+  ASSERT_TRUE(service_->error().ok()) << service_->error().ToString();
+  std::vector<SetupMessage> setups;
+  for (const HubSent& m : of_kind(sent, "a", net::EnvelopeKind::kRequest))
+    if (SetupMessage setup; decode(m.body, setup).ok()) setups.push_back(setup);
+  ASSERT_EQ(setups.size(), 1u);
+  const SetupMessage& setup = setups[0];
+  EXPECT_EQ(setup.incarnation, 1u);
+  EXPECT_EQ(setup.epoch, 2u) << "the next checkpoint is 3: 2 was abandoned";
+  EXPECT_EQ(setup.node_of, (std::vector<std::uint32_t>{0, 0}));
+  ASSERT_EQ(setup.restore.size(), 2u);
+  EXPECT_EQ(setup.restore[1].second.channels, (std::vector<std::vector<std::byte>>{two_tokens}));
+  // Before its READY of incarnation 1, what node a sends is the abandoned incarnation's: dropped.
+  std::vector<std::byte> done;
+  encode_done(RunResult{}, done);
+  say("a", net::EnvelopeKind::kReply, done, t0_ + 3100ms);
+  EXPECT_FALSE(service_->done());
+  encode_ready(1, ready = {});
+  sent = say("a", net::EnvelopeKind::kReply, ready, t0_ + 3200ms);
+  EXPECT_EQ(of_kind(sent, "a", net::EnvelopeKind::kRequest).size(), 1u) << "START again";
+  say("a", net::EnvelopeKind::kReply, done, t0_ + 3300ms);
+  ASSERT_TRUE(service_->done());
+  const RunResult r = service_->finish();
+  EXPECT_EQ(r.checkpoints, 1u);
+  ASSERT_EQ(r.losses.size(), 1u);
+  EXPECT_EQ(r.losses[0].worker, "b");
+  EXPECT_EQ(r.losses[0].checkpoint, 1u);
+  EXPECT_NE(r.losses[0].why.find("silent"), std::string::npos) << r.losses[0].why;
+  EXPECT_NEAR(r.losses[0].resumed_s, 0.2, 1e-6);
+}
+
+// An operator that cannot snapshot its state: no checkpoints, and a lost
+// node ends the run with the error naming the node and that operator.
+TEST_F(StreamNodeServiceTest, WithAnOperatorThatCannotSnapshotALostNodeEndsTheRunNamingIt) {
+  OperatorRegistry reg = OperatorRegistry::with_builtins();
+  const OperatorFactory* collect = reg.find("collect");
+  ASSERT_NE(collect, nullptr);
+  reg.add("opaque", OperatorFactory{[](const Args&) -> Result<OperatorSpec> { return OperatorSpec{1, 0, {8}, {}}; }, collect->make});
+  auto p = Program::from_dot(R"(digraph g { src [operator="counter", args="n=10"]; out [operator="opaque"]; src -> out [token=8]; })", reg);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  program_ = std::move(*p);
+  start(2, {0, 1});
+  net::HelloMessage ha = node_hello("a", {"counter", "opaque"}), hb = node_hello("b", {"counter", "opaque"});
+  say_hello("a", ha, t0_);
+  say_hello("b", hb, t0_);
+  std::vector<std::byte> ready;
+  encode_ready(0, ready);
+  say("a", net::EnvelopeKind::kReply, ready, t0_);
+  say("b", net::EnvelopeKind::kReply, ready, t0_);
+  ASSERT_TRUE(service_->started());
+  say("a", net::EnvelopeKind::kHeartbeat, {}, t0_ + 2s);
+  driver_->tick(t0_ + 3s);
+  ASSERT_FALSE(service_->error().ok());
+  EXPECT_NE(service_->error().message().find("'b'"), std::string::npos) << service_->error().ToString();
+  EXPECT_NE(service_->error().message().find("'out' (opaque) cannot snapshot"), std::string::npos) << service_->error().ToString();
 }
 
 }  // namespace

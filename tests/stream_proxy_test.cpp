@@ -1,10 +1,13 @@
 // A stream node reached through a man in the middle (wire_proxy.hpp) whose
-// message is garbled after READY: a node's operators hold state, so losing it
-// cannot be survived (docs/streams.md, "When a node is lost"); the run ends
-// at once with an error naming the node and what was wrong with its message,
-// never a crash, a hang or a wrong result.
+// message is garbled after READY. Without checkpoints a node's operators
+// hold state nothing else has, so losing it cannot be survived
+// (docs/streams.md, "When a node is lost"): the run ends at once with an
+// error naming the node and what was wrong with its message, never a crash,
+// a hang or a wrong result. With checkpoints, a node whose messages cannot
+// be read is lost and the run goes on without it, to the right result.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -24,7 +27,7 @@ using testing::WireProxy;
 // Runs a two-node program of about a second, node "proxied" behind a proxy
 // with `rule`; the run's error. Every node sends READY, then tokens (unless
 // it holds only the sink) and DONE: its second message is always there.
-Status proxied_stream_error(const ProxyRule& rule, int& applied) {
+Result<RunResult> proxied_stream(const ProxyRule& rule, int& applied, double checkpoint_every_s) {
   const auto reg = OperatorRegistry::with_builtins();
   auto p = Program::from_dot(R"(digraph second {
     src [operator="counter", args="n=20000 rate=20000"];
@@ -43,6 +46,7 @@ Status proxied_stream_error(const ProxyRule& rule, int& applied) {
   c.cluster.min_workers = 2;
   c.place = "smart";
   c.cluster.wait_s = 20;
+  c.checkpoint_every_s = checkpoint_every_s;
   c.cluster.on_listening = [&](const std::string& ep) {
     proxy = std::make_unique<WireProxy>(ep);
     hit = proxy->add(rule);
@@ -50,13 +54,14 @@ Status proxied_stream_error(const ProxyRule& rule, int& applied) {
     workers.spawn_cli({"worker", "--connect", ep, "--name", "direct"});
     workers.spawn_cli({"worker", "--connect", proxy->endpoint(), "--name", "proxied"});
   };
-  Status error;
-  testing::within_seconds(60, "a stream run with a garbled message", [&] {
-    auto r = run_cluster(*p, RunOptions{}, c);
-    error = r.ok() ? Status::Ok() : r.status();
-  });
+  Result<RunResult> result = Status::Internal("not run");
+  testing::within_seconds(60, "a stream run with a garbled message", [&] { result = run_cluster(*p, RunOptions{}, c); });
   applied = proxy ? proxy->applied(hit) : 0;
-  return error;
+  return result;
+}
+Status proxied_stream_error(const ProxyRule& rule, int& applied) {
+  auto r = proxied_stream(rule, applied, /*checkpoint_every_s=*/0);
+  return r.ok() ? Status::Ok() : r.status();
 }
 
 ProxyRule second_reply(ProxyAction action) {
@@ -95,6 +100,22 @@ TEST(StreamClusterProxy, AMessageOnlyADriverSendsEndsTheRunNamingTheNode) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("'proxied'"), std::string::npos) << s.ToString();
   EXPECT_NE(s.message().find("sent a REQUEST, which a welcomed stream node never sends"), std::string::npos) << s.ToString();
+}
+
+TEST(StreamClusterProxy, WithCheckpointsANodeWhoseMessageCannotBeReadIsLostAndTheRunGoesOn) {
+  int applied = 0;
+  auto r = proxied_stream(second_reply(ProxyAction::kGarbleEnvelope), applied, 0.1);
+  EXPECT_EQ(applied, 1);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->losses.size(), 1u);
+  EXPECT_EQ(r->losses[0].worker, "proxied");
+  EXPECT_NE(r->losses[0].why.find("bad magic"), std::string::npos) << r->losses[0].why;
+  std::uint64_t total = 0;
+  for (std::uint64_t i = 0; i < 20000; ++i) total += 2 * i;
+  ASSERT_EQ(r->outputs["out"].size(), 8u);
+  std::uint64_t got = 0;
+  std::memcpy(&got, r->outputs["out"].data(), 8);
+  EXPECT_EQ(got, total);
 }
 
 }  // namespace

@@ -94,6 +94,11 @@ void print_nodes(const stream::RunResult& r) {
       if (o.node == static_cast<int>(n)) fmt::print(" {}", o.name);
     fmt::print("\n");
   }
+  if (r.nodes.empty()) return;
+  fmt::print("  checkpoints: {} taken\n", r.checkpoints);
+  for (const auto& loss : r.losses)
+    fmt::print("  node '{}' lost {:.3f} s in ({}): the others went on from checkpoint {}, running again {:.3f} s later\n", loss.worker, loss.lost_s, loss.why,
+               loss.checkpoint, loss.resumed_s);
 }
 
 }  // namespace
@@ -146,6 +151,13 @@ Command add_stream_command(CLI::App& app) {
       ->type_name("FILE.json")
       ->group(cluster);
   sub->add_option("--seed", a->cluster.seed, "Seed of naive placement and of METIS")->capture_default_str()->group(cluster);
+  sub->add_option("--checkpoint-every", a->cluster.checkpoint_every_s,
+                  "Seconds between checkpoints of every operator's state (0: none); a lost node's operators then move to the others and the "
+                  "run goes on from the last one (docs/streams.md, \"When a node is lost\")")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("S")
+      ->group(cluster);
   sub->add_flag("--no-aggregate", a->no_aggregate, "Send every token in its own message (to measure what aggregation saves)")->group(cluster);
   sub->add_flag("--one-level", a->one_level, "Put and take every arriving token under the inbox's lock (to measure what two-level buffering saves)")
       ->group(cluster);

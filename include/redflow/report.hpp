@@ -55,7 +55,7 @@ struct RunReport {
   struct Failed {
     std::uint64_t injected_faults = 0;      // graph: outputs corrupted by fault injection
     std::uint64_t detected_faults = 0;      // graph: replica results a vote found wrong
-    std::uint64_t workers_lost = 0;         // graph: tiles lost; SPITS: Task Manager losses
+    std::uint64_t workers_lost = 0;         // graph: tiles lost; SPITS: Task Manager losses; stream: nodes lost (each survived)
     std::uint64_t tasks_poisoned = 0;       // SPITS: tasks set aside after their strikes
     std::uint64_t task_failures = 0;        // SPITS: failed executions (strikes)
     std::uint64_t corrupted_transfers = 0;  // graph: values caught corrupted in transit

@@ -22,6 +22,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -33,6 +35,70 @@
 namespace redflow::stream {
 
 class FiringContext;
+
+// An operator's state as bytes, for checkpoints (Operator::snapshot and
+// restore; docs/streams.md, "When a node is lost"): values and vectors of
+// trivially copyable types and strings, read back in the order written.
+class StateWriter {
+ public:
+  void raw(const void* p, std::size_t n) {
+    const auto* b = static_cast<const std::byte*>(p);
+    bytes.insert(bytes.end(), b, b + n);
+  }
+  template <typename T>
+  void value(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    raw(&v, sizeof v);
+  }
+  template <typename T>
+  void values(const std::vector<T>& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    value<std::uint64_t>(v.size());
+    raw(v.data(), v.size() * sizeof(T));
+  }
+  void text(const std::string& s) {
+    value<std::uint64_t>(s.size());
+    raw(s.data(), s.size());
+  }
+  std::vector<std::byte> bytes;
+};
+// Reads what a StateWriter wrote. Reading past the end throws, so a restore
+// from state that does not fit fails with an error naming the operator.
+class StateReader {
+ public:
+  explicit StateReader(std::span<const std::byte> bytes) : bytes_(bytes) {}
+  void raw(void* p, std::size_t n) {
+    if (n > bytes_.size() - at_) throw std::runtime_error("its saved state ends early (" + std::to_string(n) + " bytes wanted, " + std::to_string(bytes_.size() - at_) + " left)");
+    if (n) std::memcpy(p, bytes_.data() + at_, n);
+    at_ += n;
+  }
+  template <typename T>
+  void value(T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    raw(&v, sizeof v);
+  }
+  template <typename T>
+  void values(std::vector<T>& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    std::uint64_t n = 0;
+    value(n);
+    if (n > (bytes_.size() - at_) / sizeof(T)) throw std::runtime_error("its saved state holds a vector longer than the bytes left");
+    v.resize(n);
+    raw(v.data(), n * sizeof(T));
+  }
+  void text(std::string& s) {
+    std::uint64_t n = 0;
+    value(n);
+    if (n > bytes_.size() - at_) throw std::runtime_error("its saved state holds a string longer than the bytes left");
+    s.resize(n);
+    raw(s.data(), n);
+  }
+  bool done() const { return at_ == bytes_.size(); }
+
+ private:
+  std::span<const std::byte> bytes_;
+  std::size_t at_ = 0;
+};
 
 // What fire() says about the operator afterwards.
 enum class Fired { kMore, kDone };
@@ -54,6 +120,13 @@ class Operator {
   virtual bool finished(const FiringContext& ctx) const;
   // Once, when finished, before its outputs close: e.g. a final token.
   virtual void finish(FiringContext& /*ctx*/) {}
+  // Checkpoints, for an operator whose spec says `checkpointable`: the state
+  // its next firings depend on (counters, partial sums, buffered rows; not
+  // scratch space), written between firings; and the same state put back
+  // into a fresh instance, which then goes on from there (start() is not
+  // called on a restored operator). A stateless operator keeps both defaults.
+  virtual void snapshot(StateWriter& /*out*/) const {}
+  virtual void restore(StateReader& /*in*/) {}
 };
 
 // An operator's view of its streams while it fires.
@@ -111,6 +184,10 @@ struct OperatorSpec {
   std::size_t inputs = 0, outputs = 0;
   // Token bytes each port needs; 0: any size (checked equal to its peer's).
   std::vector<std::size_t> input_bytes{}, output_bytes{};
+  // snapshot() and restore() hold all its state (true for a stateless
+  // operator that keeps the defaults). A program survives a lost node only
+  // when every operator says so.
+  bool checkpointable = false;
 };
 using Args = std::map<std::string, std::string>;
 struct OperatorFactory {
@@ -214,12 +291,23 @@ struct NodeReport {
   double seconds = 0;              // its part's run time
 };
 
+// run_cluster(): a node lost mid-run, and how the run went on without it.
+struct NodeLoss {
+  std::string worker;           // its --name (or HOST:PID)
+  std::string why;              // what the session saw (silent, gone, ...)
+  std::uint32_t checkpoint = 0; // the checkpoint every operator went back to (0: the start)
+  double lost_s = 0;            // when it was lost, from the start of the run
+  double resumed_s = 0;         // from the loss until the survivors ran again
+};
+
 struct RunResult {
   double seconds = 0;
   ByteMap outputs;                         // collect operators: instance -> the bytes of every token it read, back to back
   std::vector<OperatorProfile> operators;  // profiling on every run (Smart_min/max read it back)
   std::vector<StreamProfile> streams;
   std::vector<NodeReport> nodes;           // run_cluster() only
+  std::uint32_t checkpoints = 0;           // run_cluster(): checkpoints completed
+  std::vector<NodeLoss> losses;            // run_cluster(): nodes lost, each survived
 };
 
 // Runs the program until every operator is finished. An operator that
@@ -230,8 +318,13 @@ Result<RunResult> run(const Program& program, const RunOptions& options = {});
 // docs/streams.md, "Over worker processes"). The driver listens at
 // cluster.listen, waits for cluster.min_workers workers (the nodes), places
 // the operators with SCORE's load-time placement, and relays the tokens that
-// cross nodes. A worker lost mid-run ends the run with an error naming it:
-// operators hold state, so the run cannot go on without it.
+// cross nodes. Every checkpoint_every_s the driver takes a consistent
+// checkpoint (Chandy-Lamport markers from the sources, aligned at each
+// operator; docs/streams.md, "When a node is lost"); a worker lost mid-run
+// then costs a return to the last one: its operators move to the survivors,
+// every operator restores, the sources rewind, and each collect's output
+// holds each token once. With an operator that cannot snapshot, or no node
+// left, a lost worker ends the run with an error naming it.
 struct ClusterOptions {
   // Where the nodes connect, keys, waits (redflow/cluster.hpp). Defaults
   // here: listen "tcp://127.0.0.1:*" (a free port) and one node; a
@@ -242,6 +335,10 @@ struct ClusterOptions {
   std::uint64_t seed = 1;                    // naive's and METIS's
   bool aggregate = true;                     // tokens bound for one node leave in one message
   bool two_level = true;                     // a reader drains what arrived under one lock
+  // Seconds between checkpoints (0: none, and a lost node ends the run).
+  // The program's state travels to the driver each time: its cost is that
+  // state's size, not the tokens' rate (docs/streams.md gives the figures).
+  double checkpoint_every_s = 1.0;
   // While it runs, about ten times a second: nodes whose part finished, and
   // the bytes of tokens relayed between nodes so far (a progress line).
   std::function<void(unsigned nodes_done, std::uint64_t relayed_bytes)> on_progress{};

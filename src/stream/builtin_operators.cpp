@@ -69,6 +69,15 @@ class Counter final : public Operator {
     ctx.write_values(0, batch_.data(), n);
     return left_ == 0 ? Fired::kDone : Fired::kMore;
   }
+  // A paced counter restored paces from its restart.
+  void snapshot(StateWriter& out) const override {
+    out.value(left_);
+    out.value(next_);
+  }
+  void restore(StateReader& in) override {
+    in.value(left_);
+    in.value(next_);
+  }
 
  private:
   Batch batch_;
@@ -152,14 +161,17 @@ class Sum final : public Operator {
     return Fired::kMore;
   }
   void finish(FiringContext& ctx) override { ctx.write_value(0, sum_); }
+  void snapshot(StateWriter& out) const override { out.value(sum_); }
+  void restore(StateReader& in) override { in.value(sum_); }
 
  private:
   Batch batch_;
   std::uint64_t sum_ = 0;
 };
 
+// Every built-in saves its state (the stateless ones have none).
 OperatorSpec fixed(std::size_t in, std::size_t out, std::size_t bytes) {
-  return OperatorSpec{in, out, std::vector<std::size_t>(in, bytes), std::vector<std::size_t>(out, bytes)};
+  return OperatorSpec{in, out, std::vector<std::size_t>(in, bytes), std::vector<std::size_t>(out, bytes), true};
 }
 
 // A factory of an operator with no args beyond those `make` reads.

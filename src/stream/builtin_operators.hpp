@@ -15,6 +15,8 @@ class CollectOperator final : public Operator {
   Fired fire(FiringContext& ctx) override;
   // What it gathered, moved out (the run's result takes it once it ended).
   Bytes take_bytes() { return std::move(bytes_); }
+  void snapshot(StateWriter& out) const override { out.values(bytes_); }
+  void restore(StateReader& in) override { in.values(bytes_); }
 
  private:
   Bytes bytes_;

@@ -87,8 +87,24 @@ class Inbox {
     taken_.fetch_add(1, std::memory_order_release);
     return true;
   }
+  // Consumer: the next `n` tokens copied, not taken (n <= size()).
+  void peek(void* tokens, std::size_t n) {
+    auto* p = static_cast<unsigned char*>(tokens);
+    std::size_t want = n * bytes_;
+    if (two_level_) {
+      const std::size_t k = std::min(want, local_.size() - local_at_);
+      std::memcpy(p, local_.data() + local_at_, k);
+      p += k;
+      want -= k;
+    }
+    if (want == 0) return;
+    std::lock_guard lock(mutex_);
+    const std::size_t from = two_level_ ? 0 : shared_at_;
+    std::memcpy(p, shared_.data() + from, want);
+  }
   std::size_t size() const { return delivered_.load(std::memory_order_acquire) - taken_.load(std::memory_order_acquire); }
   bool drained() const { return closed_.load(std::memory_order_acquire) && size() == 0; }
+  bool closed() const { return closed_.load(std::memory_order_acquire); }
   std::uint64_t delivered() const { return delivered_.load(std::memory_order_acquire); }
 
  private:

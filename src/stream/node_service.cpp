@@ -39,7 +39,22 @@ NodeService::NodeService(const Program& program, const RunOptions& run, const Cl
       options_(options),
       node_of_(std::move(node_of)),
       hub_(node_session_options(options), *this),
-      relayed_tokens_(program.streams().size(), 0) {}
+      relayed_tokens_(program.streams().size(), 0),
+      parts_(program.instances().size()),
+      finals_(program.instances().size()),
+      base_(program.streams().size(), 0) {
+  for (const auto& inst : program_.instances())
+    if (!inst.spec.checkpointable) cannot_snapshot_ += (cannot_snapshot_.empty() ? "'" : ", '") + inst.name + "' (" + inst.op + ")";
+  checkpoints_ = options_.checkpoint_every_s > 0 && cannot_snapshot_.empty();
+  if (options_.checkpoint_every_s > 0 && !checkpoints_)
+    spdlog::warn("stream driver: no checkpoints: operator(s) {} cannot snapshot their state, so a lost node ends the run", cannot_snapshot_);
+}
+
+unsigned NodeService::alive() const {
+  unsigned n = 0;
+  for (const Node& p : nodes_) n += p.alive;
+  return n;
+}
 
 std::vector<StreamProfile> NodeService::relayed_streams() const {
   std::vector<StreamProfile> out;
@@ -66,12 +81,6 @@ void NodeService::send(std::size_t i, std::span<const std::byte> body) {
   nodes_[i].bytes_in += body.size();
 }
 
-void NodeService::send_all(StreamMessage type) {
-  std::vector<std::byte> b;
-  encode_type(type, b);
-  for (std::size_t i = 0; i < nodes_.size(); ++i) send(i, b);
-}
-
 std::string NodeService::admit(const net::HelloMessage& hello) {
   std::set<std::string> has(hello.operators.begin(), hello.operators.end());
   std::string missing;
@@ -84,28 +93,103 @@ void NodeService::welcomed(unsigned n, Time) {
   nodes_.emplace_back();
   spdlog::info("stream driver: {} joined as node {}", hub_.peer(n).hello.name, n);
   if (nodes_.size() < options_.cluster.min_workers) return;
-  for (unsigned k = 0; k < options_.cluster.min_workers; ++k) {
-    SetupMessage setup = make_setup(program_, node_of_, k, options_.cluster.min_workers);
+  send_setups();
+}
+
+// Each node still in the run gets its SETUP: the program, the placement, and
+// after a loss the checkpoint its operators go on from.
+void NodeService::send_setups() {
+  waiting_ready_ = true;
+  ready_ = 0;
+  for (unsigned k = 0; k < nodes_.size(); ++k) {
+    if (!nodes_[k].alive) continue;
+    SetupMessage setup = make_setup(program_, node_of_, k, static_cast<unsigned>(nodes_.size()));
     setup.mode = run_.mode;
     setup.aggregate = options_.aggregate;
     setup.two_level = options_.two_level;
     setup.trace = run_.trace;
+    setup.incarnation = incarnation_;
+    setup.epoch = epoch_;
+    setup.checkpoints = checkpoints_;
+    for (std::size_t op = 0; op < complete_.size(); ++op)
+      if (node_of_[op] == k && complete_[op]) setup.restore.emplace_back(static_cast<std::uint32_t>(op), *complete_[op]);
     std::vector<std::byte> body;
     encode(setup, body);
     send(k, body);
+    nodes_[k].ready = false;
   }
 }
 
-bool NodeService::message(unsigned n, const net::Envelope& e, Time, zmq::message_t*) {
+void NodeService::tick(Time now) {
+  now_ = now;
+  if (!checkpoints_ || !started_ || waiting_ready_ || in_flight_ || now < next_checkpoint_) return;
+  ++epoch_;
+  in_flight_ = true;
+  for (auto& p : parts_) p.reset();
+  std::vector<std::byte> b;
+  encode_checkpoint(epoch_, b);
+  for (std::size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].alive) send(i, b);
+}
+
+bool NodeService::message(unsigned n, const net::Envelope& e, Time now, zmq::message_t*) {
   if (e.kind != net::EnvelopeKind::kReply) return false;
+  now_ = now;
   nodes_[n].bytes_out += e.body.size();
   on_reply(n, e.body);
   return true;
 }
 
 void NodeService::lost(unsigned n, const std::string& why, bool) {
-  fail(Status::IOError(who(n) + " was lost mid-stream: " + why +
-                       "; its operators held state, so the run cannot go on without it (docs/streams.md, \"When a node is lost\")"));
+  if (n >= nodes_.size() || !nodes_[n].alive) return;
+  if (recover(n, why)) return;
+  std::string because = "its operators held state, so the run cannot go on without it";
+  if (started_ && !cannot_snapshot_.empty() && options_.checkpoint_every_s > 0)
+    because += " (no checkpoints: operator(s) " + cannot_snapshot_ + " cannot snapshot their state)";
+  else if (started_ && checkpoints_)
+    because = "no other node is left to take its operators";
+  fail(Status::IOError(who(n) + " was lost mid-stream: " + why + "; " + because + " (docs/streams.md, \"When a node is lost\")"));
+}
+
+bool NodeService::recover(unsigned n, const std::string& why) {
+  if (!checkpoints_ || !started_ || alive() <= 1 || !error_.ok()) return false;
+  const Time now = now_;
+  spdlog::warn("stream driver: {} was lost ({}); going on from checkpoint {} on the other nodes", who(n), why, complete_epoch_);
+  losses_.push_back(NodeLoss{hub_.peer(n).hello.name, why, complete_epoch_, std::chrono::duration<double>(now - start_).count(), 0});
+  recovering_since_ = now;
+  nodes_[n].alive = false;
+  // Its operators to the survivors with the fewest.
+  std::vector<std::size_t> count(nodes_.size(), 0);
+  for (unsigned k : node_of_) ++count[k];
+  for (auto& k : node_of_) {
+    if (k != n) continue;
+    unsigned best = n;
+    for (unsigned c = 0; c < nodes_.size(); ++c)
+      if (nodes_[c].alive && (best == n || count[c] < count[best])) best = c;
+    k = best;
+    ++count[best];
+  }
+  // The abandoned incarnation's checkpoint in progress and results go;
+  // operators restored finished do not report again: their final state stays.
+  ++incarnation_;
+  in_flight_ = false;
+  for (std::size_t op = 0; op < finals_.size(); ++op) finals_[op] = op < complete_.size() && complete_[op] && complete_[op]->finished ? complete_[op] : std::nullopt;
+  for (std::size_t k = 0; k < base_.size(); ++k) {
+    const Program::Stream& st = program_.streams()[k];
+    base_[k] = st.to < complete_.size() && complete_[st.to] && st.to_port < complete_[st.to]->channels.size()
+                   ? complete_[st.to]->channels[st.to_port].size() / std::max<std::size_t>(1, st.token_bytes)
+                   : 0;
+  }
+  done_ = 0;
+  nodes_[n].result = {};  // what it reported before it was lost is redone by the others
+  for (Node& p : nodes_) {
+    if (!p.alive) continue;
+    p.resetting = true;
+    p.done = false;
+    p.result = {};
+  }
+  send_setups();
+  return true;
 }
 
 std::string NodeService::describe(unsigned n, const net::HelloMessage& hello) const {
@@ -118,18 +202,17 @@ std::string NodeService::describe(unsigned n, const net::HelloMessage& hello) co
 void NodeService::on_reply(std::size_t i, std::span<const std::byte> body) {
   auto type = message_type(body);
   if (!type.ok()) return fail(Status::IOError(who(i) + " sent a malformed message: " + type.status().message()));
+  // What a node sent before it took up the new incarnation belongs to the abandoned one.
+  if (nodes_[i].resetting && *type != StreamMessage::kReady && *type != StreamMessage::kError) return;
   switch (*type) {
-    case StreamMessage::kReady:
-      if (!nodes_[i].ready && ++ready_ == options_.cluster.min_workers) {
-        start_ = std::chrono::steady_clock::now();
-        send_all(StreamMessage::kStart);
-      }
-      nodes_[i].ready = true;
-      return;
+    case StreamMessage::kReady: return on_ready(i, body);
+    case StreamMessage::kBarrier: return on_barriers(i, body);
+    case StreamMessage::kSnapshot: return on_snapshot(i, body);
     case StreamMessage::kTokens: {
       auto node = tokens_node(body);
       if (!node.ok() || *node >= nodes_.size())
         return fail(Status::IOError(who(i) + " sent tokens to " + (node.ok() ? "node " + std::to_string(*node) + ", which does not exist" : node.status().message())));
+      if (!nodes_[*node].alive) return;  // the run goes back to a checkpoint: these tokens were lost with it
       send(*node, body);
       relayed_ += body.size();
       // Counted by stream for the live sample; the node it goes to checks the body and names what is wrong in it.
@@ -141,7 +224,7 @@ void NodeService::on_reply(std::size_t i, std::span<const std::byte> body) {
       return;
     }
     case StreamMessage::kDone: {
-      if (nodes_[i].done) return;
+      if (nodes_[i].done || !nodes_[i].alive) return;
       if (Status s = decode_done(body, nodes_[i].result); !s.ok()) return fail(Status::IOError(who(i) + ": " + s.message()));
       nodes_[i].done = true;
       ++done_;
@@ -156,9 +239,66 @@ void NodeService::on_reply(std::size_t i, std::span<const std::byte> body) {
   }
 }
 
+void NodeService::on_ready(std::size_t i, std::span<const std::byte> body) {
+  std::uint32_t incarnation = 0;
+  if (Status s = decode_ready(body, incarnation); !s.ok()) return fail(Status::IOError(who(i) + ": " + s.message()));
+  if (incarnation != incarnation_ || nodes_[i].ready) return;  // an abandoned incarnation's
+  nodes_[i].ready = true;
+  nodes_[i].resetting = false;
+  if (++ready_ < alive()) return;
+  const Time now = now_;
+  if (!started_) start_ = now;
+  else if (!losses_.empty()) losses_.back().resumed_s = std::chrono::duration<double>(now - recovering_since_).count();
+  started_ = true;
+  waiting_ready_ = false;
+  next_checkpoint_ = now + std::chrono::duration_cast<Time::duration>(std::chrono::duration<double>(options_.checkpoint_every_s));
+  std::vector<std::byte> b;
+  encode_type(StreamMessage::kStart, b);
+  for (std::size_t k = 0; k < nodes_.size(); ++k)
+    if (nodes_[k].alive) send(k, b);
+}
+
+void NodeService::on_barriers(std::size_t i, std::span<const std::byte> body) {
+  std::vector<BarrierEntry> entries;
+  if (Status s = decode_barriers(body, entries); !s.ok()) return fail(Status::IOError(who(i) + " sent a malformed message: " + s.message()));
+  std::map<unsigned, std::vector<BarrierEntry>> to;
+  for (BarrierEntry b : entries) {
+    if (b.stream >= program_.streams().size() || node_of_[program_.streams()[b.stream].from] != i)
+      return fail(Status::IOError(who(i) + " sent a barrier on stream " + std::to_string(b.stream) + ", which does not leave it"));
+    const unsigned dest = node_of_[program_.streams()[b.stream].to];
+    if (dest == i) continue;
+    b.position += base_[b.stream];
+    to[dest].push_back(b);
+  }
+  for (auto& [dest, list] : to) {
+    std::vector<std::byte> b;
+    encode_barriers(list, b);
+    send(dest, b);
+  }
+}
+
+void NodeService::on_snapshot(std::size_t i, std::span<const std::byte> body) {
+  SnapshotMessage m;
+  if (Status s = decode(body, m); !s.ok()) return fail(Status::IOError(who(i) + " sent a malformed message: " + s.message()));
+  if (m.op >= node_of_.size() || node_of_[m.op] != i)
+    return fail(Status::IOError(who(i) + " sent the state of operator " + std::to_string(m.op) + ", which it does not run"));
+  if (m.epoch == kFinalEpoch) finals_[m.op] = std::move(m.checkpoint);
+  else if (in_flight_ && m.epoch == epoch_) parts_[m.op] = std::move(m.checkpoint);
+  if (!in_flight_) return;
+  for (std::size_t op = 0; op < parts_.size(); ++op)
+    if (!parts_[op] && !finals_[op]) return;
+  // Whole: it replaces the last one.
+  complete_.assign(parts_.size(), std::nullopt);
+  for (std::size_t op = 0; op < parts_.size(); ++op) complete_[op] = parts_[op] ? std::move(parts_[op]) : finals_[op];
+  complete_epoch_ = epoch_;
+  ++checkpoints_done_;
+  in_flight_ = false;
+  next_checkpoint_ = now_ + std::chrono::duration_cast<Time::duration>(std::chrono::duration<double>(options_.checkpoint_every_s));
+}
+
 RunResult NodeService::finish() {
   RunResult r;
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  r.seconds = std::chrono::duration<double>(now_ - start_).count();
   std::map<std::string, OperatorProfile> ops;
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
     Node& p = nodes_[n];
@@ -175,6 +315,8 @@ RunResult NodeService::finish() {
   }
   for (const auto& inst : program_.instances())
     if (auto it = ops.find(inst.name); it != ops.end()) r.operators.push_back(std::move(it->second));
+  r.checkpoints = checkpoints_done_;
+  r.losses = losses_;
   return r;
 }
 

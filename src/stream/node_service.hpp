@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -31,9 +32,11 @@ class NodeService final : public net::PeerService {
   net::PeerHub& hub() { return hub_; }
   // The run's error (Ok while it goes on).
   const Status& error() const { return error_; }
-  // Every node said DONE: finish() has the result.
-  bool done() const { return done_ == options_.cluster.min_workers; }
-  bool started() const { return ready_ == options_.cluster.min_workers; }
+  // Every node still in the run said DONE: finish() has the result.
+  bool done() const { return started_ && waiting_ready_ == false && done_ == alive(); }
+  bool started() const { return started_; }
+  // The clock's turn: starts the next checkpoint when one is due.
+  void tick(Time now);
   unsigned nodes_done() const { return done_; }
   std::uint64_t relayed() const { return relayed_; }
   // The streams between nodes, each with the tokens relayed on it so far
@@ -47,7 +50,8 @@ class NodeService final : public net::PeerService {
 
  private:
   struct Node {
-    bool ready = false, done = false;
+    bool alive = true, ready = false, done = false;
+    bool resetting = false;  // sent a new incarnation's SETUP; its READY not yet back
     RunResult result;
     std::uint64_t bytes_in = 0, bytes_out = 0;
   };
@@ -57,8 +61,15 @@ class NodeService final : public net::PeerService {
     if (error_.ok()) error_ = std::move(s);
   }
   void send(std::size_t i, std::span<const std::byte> body);
-  void send_all(StreamMessage type);
   void on_reply(std::size_t i, std::span<const std::byte> body);
+  unsigned alive() const;
+  void send_setups();
+  void on_ready(std::size_t i, std::span<const std::byte> body);
+  void on_barriers(std::size_t i, std::span<const std::byte> body);
+  void on_snapshot(std::size_t i, std::span<const std::byte> body);
+  // Goes on without lost node `n` from the last whole checkpoint; false
+  // when it cannot (the run then fails naming the node).
+  bool recover(unsigned n, const std::string& why);
 
   // PeerService
   std::string admit(const net::HelloMessage& hello) override;
@@ -74,9 +85,25 @@ class NodeService final : public net::PeerService {
   net::PeerHub hub_;
   std::vector<Node> nodes_;  // node i is the hub's peer i, in order of arrival
   unsigned ready_ = 0, done_ = 0;
+  bool started_ = false, waiting_ready_ = false;
   std::uint64_t relayed_ = 0;  // TOKENS bytes forwarded
   std::vector<std::uint64_t> relayed_tokens_;  // by stream: tokens forwarded
-  std::chrono::steady_clock::time_point start_;
+  // Checkpoints: whether they are taken, which operators cannot snapshot
+  // (named at load and in a loss's error), the epoch asked last, and the
+  // parts of it received (by operator; finished operators' final state
+  // stands for every later epoch).
+  bool checkpoints_ = false;
+  std::string cannot_snapshot_;
+  std::uint32_t epoch_ = 0, incarnation_ = 0, complete_epoch_ = 0, checkpoints_done_ = 0;
+  bool in_flight_ = false;
+  Time next_checkpoint_{};
+  std::vector<std::optional<OperatorCheckpoint>> parts_, finals_;
+  std::vector<std::optional<OperatorCheckpoint>> complete_;  // the last whole checkpoint (empty: none yet)
+  std::vector<std::uint64_t> base_;  // by stream: tokens its consumer got back from the checkpoint (barrier positions shift by them)
+  std::vector<NodeLoss> losses_;
+  Time recovering_since_{};
+  Time now_{};  // the time of the last message or tick
+  Time start_{};
   Status error_;
 };
 

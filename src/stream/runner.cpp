@@ -14,7 +14,9 @@
 
 #include "redflow/stream.hpp"
 #include "stream/builtin_operators.hpp"
+#include "stream/checkpointer.hpp"
 #include "stream/inbox.hpp"
+#include "stream/op_state.hpp"
 #include "stream/token_queue.hpp"
 
 namespace redflow::stream {
@@ -23,113 +25,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A spin-wait's breath: tells the core it spins (x86's pause).
-inline void pause() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
-// Wakes a sleeping operator thread; free when nobody sleeps.
-class Doorbell {
- public:
-  std::uint64_t ticket() const { return rings_.load(); }
-  void ring() {
-    rings_.fetch_add(1);
-    if (sleepers_.load() > 0) {
-      std::lock_guard lock(mutex_);
-      cv_.notify_all();
-    }
-  }
-  // Sleeps until ring() after `ticket` was taken, or `stop` holds.
-  template <typename Stop>
-  void wait(std::uint64_t ticket, Stop stop) {
-    sleepers_.fetch_add(1);
-    std::unique_lock lock(mutex_);
-    asleep_at_.store(ticket + 1);
-    cv_.wait(lock, [&] { return rings_.load() != ticket || stop(); });
-    asleep_at_.store(0);
-    sleepers_.fetch_sub(1);
-  }
-  // Whether a ring after `ticket` comes within a few microseconds: a fast
-  // producer's next batch usually does, and catching it awake saves a
-  // sleep and a wake-up (two system calls) per batch.
-  bool rung_soon(std::uint64_t ticket) const {
-    for (int i = 0; i < 2000; ++i) {
-      if (rings_.load(std::memory_order_relaxed) != ticket) return true;
-      pause();
-    }
-    return false;
-  }
-  // Asleep, and nobody rang since it went to sleep: it stays asleep until
-  // someone does. `rings` is what it has seen, to compare between looks.
-  bool blocked(std::uint64_t& rings) const {
-    const std::uint64_t at = asleep_at_.load();
-    rings = rings_.load();
-    return at != 0 && rings == at - 1;
-  }
-
- private:
-  std::atomic<std::uint64_t> rings_{0};
-  std::atomic<std::uint64_t> asleep_at_{0};  // the ticket it sleeps on, plus 1; 0 while awake
-  std::atomic<int> sleepers_{0};
-  std::mutex mutex_;
-  std::condition_variable cv_;
-};
-
 enum class Step { kFired, kIdle, kFinished };
-enum Sched : int { kIdle = 0, kQueued = 1, kRunning = 2, kDirty = 3 };
-
-// Where an operator reads one input: a queue from an operator in this
-// process, or an inbox the I/O thread fills. One branch, not a virtual call:
-// the local path stays as cheap as the queue.
-struct InPort {
-  TokenQueue* queue = nullptr;
-  Inbox* inbox = nullptr;
-  std::size_t token_bytes() const { return queue ? queue->token_bytes() : inbox->token_bytes(); }
-  std::size_t size() const { return queue ? queue->size() : inbox->size(); }
-  bool drained() const { return queue ? queue->drained() : inbox->drained(); }
-  bool pop(void* token) { return queue ? queue->pop(token) : inbox->pop(token); }
-  std::size_t pop_many(void* tokens, std::size_t max) { return queue ? queue->pop_many(tokens, max) : inbox->pop_many(tokens, max); }
-};
-
-// The consumer of an output whose reader is on another node: the I/O thread.
-constexpr std::size_t kRemote = static_cast<std::size_t>(-1);
-
-// One operator instance at run time, and its FiringContext.
-struct OpState final : FiringContext {
-  std::string op_name;
-  std::unique_ptr<Operator> op;
-  std::vector<InPort> in;
-  std::vector<TokenQueue*> out;
-  std::vector<std::size_t> consumer;  // per output: the operator that reads it, or kRemote
-  std::vector<char> wrote;            // per output: written during this firing
-  bool source = false;
-  std::atomic<bool> done{false};  // read by the thread that looks for a deadlock
-  std::uint64_t firings = 0;
-  double busy_s = 0;
-  std::vector<FiringSpan> spans;  // with RunOptions::trace
-  Doorbell bell;
-  std::atomic<int> sched{kIdle};
-
-  std::size_t inputs() const override { return in.size(); }
-  std::size_t outputs() const override { return out.size(); }
-  std::size_t token_bytes(std::size_t i) const override { return in.at(i).token_bytes(); }
-  std::size_t available(std::size_t i) const override { return in.at(i).size(); }
-  bool drained(std::size_t i) const override { return in.at(i).drained(); }
-  bool try_read(std::size_t i, void* token) override { return in.at(i).pop(token); }
-  void write(std::size_t o, const void* token) override {
-    out.at(o)->push(token);
-    wrote[o] = 1;
-  }
-  std::size_t read_many(std::size_t i, void* tokens, std::size_t max) override { return in.at(i).pop_many(tokens, max); }
-  void write_many(std::size_t o, const void* tokens, std::size_t n) override {
-    if (n == 0) return;
-    out.at(o)->push_many(tokens, n);
-    wrote[o] = 1;
-  }
-  const std::string& name() const override { return op_name; }
-};
 
 }  // namespace
 
@@ -152,7 +48,8 @@ struct Runner::Impl {
     REDFLOW_RETURN_IF_ERROR(prepare());
     const auto start = start_ = Clock::now();
     for (auto& s : ops_)
-      if (s) guarded(*s, [&] { s->op->start(*s); });
+      if (s && !s->restored) guarded(*s, [&] { s->op->start(*s); });
+    if (live_.load() == 0) stop_all();  // every operator here was restored finished
     for (auto& s : ops_)
       if (s) wake_consumers(*s);
     std::thread sampler;
@@ -180,6 +77,38 @@ struct Runner::Impl {
     }
     result.streams = sample();
     return result;
+  }
+
+  // Restored from a checkpoint (NodePart::restore), an operator gets its
+  // state back, the tokens that were in flight on its inputs ahead of
+  // everything else, and, when it had finished, its outputs closed. At
+  // prepare(), before any token from another node can be delivered: the
+  // restored ones must come first.
+  void restore() {
+    std::vector<OpState*> finished;
+    for (auto& s : ops_) {
+      if (!s || s->index >= part_->restore.size() || !part_->restore[s->index]) continue;
+      const OperatorCheckpoint& c = *part_->restore[s->index];
+      s->restored = true;
+      guarded(*s, [&] {
+        StateReader r(c.state);
+        s->op->restore(r);
+        if (!r.done()) throw std::runtime_error("its saved state has bytes it did not read back");
+      });
+      for (std::size_t i = 0; i < s->in.size() && i < c.channels.size(); ++i) {
+        const std::size_t n = c.channels[i].size() / s->in[i].token_bytes();
+        if (n == 0) continue;
+        if (s->in[i].queue) s->in[i].queue->push_many(c.channels[i].data(), n);
+        else s->in[i].inbox->deliver(c.channels[i].data(), n);
+      }
+      if (c.finished) finished.push_back(s.get());
+    }
+    // After every channel is back: a finished producer's outputs close behind them.
+    for (OpState* s : finished) {
+      for (TokenQueue* q : s->out) q->close();
+      s->done = true;
+      live_.fetch_sub(1);
+    }
   }
 
   // Each stream's tokens written and waiting, read from its queue's counters
@@ -217,6 +146,33 @@ struct Runner::Impl {
     wake(program_.streams()[k].to);
   }
   void abort(Status error) { fail(std::move(error)); }
+  // Every operator is woken (the sources take the checkpoint; a finished
+  // stream's reader snapshots at its end). In the pool, under the lock the
+  // deadlock check holds: a wake from outside the workers that has marked
+  // an operator queued but not yet put it in the queue would otherwise let
+  // the check find every worker idle and the queue empty, and call a
+  // running program deadlocked.
+  void request_checkpoint(std::uint32_t epoch) {
+    if (!checkpointer_) return;
+    checkpointer_->request(epoch);
+    if (options_.mode == Mode::kThreadPerOperator) {
+      for (auto& s : ops_)
+        if (s) s->bell.ring();
+      return;
+    }
+    {
+      std::lock_guard lock(mutex_);
+      for (std::size_t i = 0; i < ops_.size(); ++i)
+        if (ops_[i]) mark_ready(i);
+    }
+    work_.notify_all();
+  }
+  std::uint64_t outgoing_barrier(std::size_t k) const { return checkpointer_ ? checkpointer_->slot(k)->load(std::memory_order_acquire) : 0; }
+  void deliver_barrier(std::size_t k, std::uint32_t epoch, std::uint64_t position) {
+    if (!checkpointer_) return;
+    checkpointer_->deliver_barrier(k, epoch, position);
+    wake(program_.streams()[k].to);
+  }
   bool has_inbox(std::size_t k) const { return k < inboxes_.size() && inboxes_[k] != nullptr; }
 
  private:
@@ -231,6 +187,7 @@ struct Runner::Impl {
       if (local(streams[k].from)) queues_[k] = std::make_unique<TokenQueue>(streams[k].token_bytes);
       else if (local(streams[k].to)) inboxes_[k] = std::make_unique<Inbox>(streams[k].token_bytes, part_->two_level), remote_inputs_ = true;
     }
+    if (part_ && part_->on_checkpoint) checkpointer_ = std::make_unique<Checkpointer>(program_, *part_);
     ops_.resize(inst.size());
     std::size_t live = 0;
     for (std::size_t n = 0; n < inst.size(); ++n) {
@@ -238,10 +195,20 @@ struct Runner::Impl {
       const auto& i = inst[n];
       auto s = std::make_unique<OpState>();
       s->op_name = i.name;
+      s->index = n;
       s->op = program_.registry()->find(i.op)->make(i.args);
       s->in.resize(i.spec.inputs);
       s->out.resize(i.spec.outputs);
       s->consumer.resize(i.spec.outputs);
+      s->out_stream.resize(i.spec.outputs);
+      if (checkpointer_) {
+        s->checkpoints = true;
+        s->barrier.resize(i.spec.inputs);
+        s->consumed.assign(i.spec.inputs, 0);
+        s->safe.assign(i.spec.inputs, 0);
+        s->recording.resize(i.spec.inputs);
+        s->snapped = part_->epoch;
+      }
       s->wrote.assign(i.spec.outputs, 0);
       s->source = i.spec.inputs == 0;
       ops_[n] = std::move(s);
@@ -252,10 +219,15 @@ struct Runner::Impl {
       if (local(st.from)) {
         ops_[st.from]->out[st.from_port] = queues_[k].get();
         ops_[st.from]->consumer[st.from_port] = local(st.to) ? st.to : kRemote;
+        ops_[st.from]->out_stream[st.from_port] = k;
       }
-      if (local(st.to)) ops_[st.to]->in[st.to_port] = InPort{queues_[k].get(), inboxes_[k].get()};
+      if (local(st.to)) {
+        ops_[st.to]->in[st.to_port] = InPort{queues_[k].get(), inboxes_[k].get()};
+        if (checkpointer_) ops_[st.to]->barrier[st.to_port] = checkpointer_->slot(k);
+      }
     }
     live_.store(live);
+    if (part_ && !part_->restore.empty()) restore();
   }
 
   // Runs an operator's code; an exception ends the run with an error naming it.
@@ -302,6 +274,7 @@ struct Runner::Impl {
       s.out[o]->close();
       s.wrote[o] = 1;
     }
+    if (checkpointer_) guarded(s, [&] { checkpointer_->finished(s); });
     // Its consumers are rung before it counts as done: the deadlock check
     // skips done operators, and must not find a consumer asleep and unrung
     // that this finish is about to wake.
@@ -313,6 +286,10 @@ struct Runner::Impl {
   // The one place an operator runs: by the thread that owns it right now.
   Step step(OpState& s) {
     if (s.done) return Step::kFinished;
+    if (checkpointer_) {
+      if (!guarded(s, [&] { checkpointer_->before_step(s); })) return Step::kFinished;
+      wake_consumers(s);
+    }
     if (!s.source && s.op->finished(s)) {
       finish(s);
       return Step::kFinished;
@@ -416,23 +393,32 @@ struct Runner::Impl {
   // state itself, and whichever comes second sees what the first published.
   // (Not fences: TSan does not support them.)
   void schedule(std::size_t i) {
+    if (mark(i)) {
+      {
+        std::lock_guard lock(mutex_);
+        ready_.push_back(i), queued_.fetch_add(1, std::memory_order_relaxed);
+      }
+      work_.notify_one();
+    }
+  }
+  // schedule() with mutex_ held.
+  void mark_ready(std::size_t i) {
+    if (mark(i)) ready_.push_back(i), queued_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // Idle -> queued (true: the caller puts it in the queue), running -> dirty.
+  bool mark(std::size_t i) {
     OpState& s = *ops_[i];
     int st = s.sched.fetch_or(0);
     for (;;) {
       if (st == kIdle) {
         if (!s.sched.compare_exchange_weak(st, kQueued)) continue;
-        {
-          std::lock_guard lock(mutex_);
-          ready_.push_back(i), queued_.fetch_add(1, std::memory_order_relaxed);
-        }
-        work_.notify_one();
-        return;
+        return true;
       }
       if (st == kRunning) {
         if (!s.sched.compare_exchange_weak(st, kDirty)) continue;
-        return;
+        return false;
       }
-      return;  // queued or dirty already
+      return false;  // queued or dirty already
     }
   }
 
@@ -476,7 +462,7 @@ struct Runner::Impl {
           // a sleep and a wake-up. Then sleep, if the queue is still empty
           // under the lock (a push made meanwhile notified nobody).
           lock.unlock();
-          for (int k = 0; k < 2000 && queued_.load(std::memory_order_relaxed) == 0 && !stopping(); ++k) pause();
+          for (int k = 0; k < 2000 && queued_.load(std::memory_order_relaxed) == 0 && !stopping(); ++k) spin_pause();
           lock.lock();
           if (ready_.empty() && !stopping()) work_.wait(lock);
           --idle_workers_;
@@ -519,6 +505,7 @@ struct Runner::Impl {
   std::vector<std::unique_ptr<TokenQueue>> queues_;  // per stream whose producer runs here
   std::vector<std::unique_ptr<Inbox>> inboxes_;      // per stream from another node to here
   std::vector<std::unique_ptr<OpState>> ops_;
+  std::unique_ptr<Checkpointer> checkpointer_;  // when the run takes checkpoints
   std::atomic<std::size_t> live_{0};
   std::atomic<bool> failed_{false};
   std::mutex mutex_;
@@ -548,6 +535,9 @@ bool Runner::incoming(std::size_t stream) const { return impl_->has_inbox(stream
 void Runner::deliver(std::size_t stream, const void* tokens, std::size_t n) { impl_->deliver(stream, tokens, n); }
 void Runner::close_incoming(std::size_t stream) { impl_->close_incoming(stream); }
 void Runner::abort(Status error) { impl_->abort(std::move(error)); }
+void Runner::request_checkpoint(std::uint32_t epoch) { impl_->request_checkpoint(epoch); }
+void Runner::deliver_barrier(std::size_t stream, std::uint32_t epoch, std::uint64_t position) { impl_->deliver_barrier(stream, epoch, position); }
+std::uint64_t Runner::outgoing_barrier(std::size_t stream) const { return impl_->outgoing_barrier(stream); }
 
 Result<RunResult> run(const Program& program, const RunOptions& options) { return Runner(program, options).run(); }
 

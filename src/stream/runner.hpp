@@ -9,8 +9,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "redflow/stream.hpp"
@@ -19,11 +21,33 @@ namespace redflow::stream {
 
 class TokenQueue;
 
+// One operator's part of a checkpoint: Chandy-Lamport's local state and
+// the state of its input channels (docs/streams.md, "When a node is lost").
+struct OperatorCheckpoint {
+  bool finished = false;         // it had finished: restored finished, its outputs closed
+  std::vector<std::byte> state;  // Operator::snapshot()
+  // Per input: the tokens that were in flight, read after its snapshot and
+  // before that input's barrier; restored ahead of everything else.
+  std::vector<std::vector<std::byte>> channels;
+  friend bool operator==(const OperatorCheckpoint&, const OperatorCheckpoint&) = default;
+};
+// The epoch of an operator's last report, once it finished: its state from
+// then on, for every later checkpoint.
+inline constexpr std::uint32_t kFinalEpoch = 0xFFFFFFFF;
+
 // Which part of the program runs here, and how its remote streams behave.
 struct NodePart {
   std::vector<char> local;          // per instance: it runs in this process
   bool two_level = true;            // Inbox buffering (inbox.hpp)
   std::function<void()> outgoing;   // a producer here wrote to (or closed) a stream bound elsewhere
+  // Checkpoints, when set (called on an operator's thread): operator `op`'s
+  // part of `epoch` is whole (channels recorded), or, as kFinalEpoch, it
+  // finished. The barriers of streams bound elsewhere: outgoing_barrier().
+  std::function<void(std::size_t op, std::uint32_t epoch, OperatorCheckpoint)> on_checkpoint{};
+  // Where this run starts: per instance, a checkpoint to restore (none:
+  // start afresh), and the last checkpoint epoch used (the next is epoch + 1).
+  std::vector<std::optional<OperatorCheckpoint>> restore{};
+  std::uint32_t epoch = 0;
 };
 
 class Runner {
@@ -45,6 +69,16 @@ class Runner {
   bool incoming(std::size_t stream) const;          // it comes from another node to one here
   void deliver(std::size_t stream, const void* tokens, std::size_t n);
   void close_incoming(std::size_t stream);
+  // Checkpoints (NodePart::on_checkpoint set): the sources here take
+  // checkpoint `epoch`; and the barrier of `epoch` on a stream from another
+  // node lies after `position` tokens. Any thread, after prepare().
+  void request_checkpoint(std::uint32_t epoch);
+  void deliver_barrier(std::size_t stream, std::uint32_t epoch, std::uint64_t position);
+  // The barrier slot of a stream bound elsewhere (op_state.hpp's packing; 0:
+  // none yet), for the I/O thread to send each barrier in order with its
+  // tokens: read after popping them, it shows every barrier those tokens
+  // are beyond.
+  std::uint64_t outgoing_barrier(std::size_t stream) const;
   // Ends the run with `error` (the link broke, another node failed).
   void abort(Status error);
 

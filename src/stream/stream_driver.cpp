@@ -10,8 +10,9 @@
 // waits on for another), WELCOME, heartbeats, silence, BYE. The stream node
 // is a service on it (NodeService); serve() is its effects: the socket, the
 // clock and the sends. A node lost (silent, gone, unreadable) ends the run
-// with an error naming it and the operators it held: they held state. The
-// other workers are then told that error in a REFUSED and end with it.
+// with an error naming it and the operators it held, unless the run takes
+// checkpoints: then it goes on from the last one on the other nodes. When it
+// fails, the other workers are told that error in a REFUSED and end with it.
 //
 // Tokens cross nodes through the driver (a star) rather than worker to
 // worker: one listening socket and one set of keys, and on a cluster switch
@@ -49,6 +50,7 @@ Result<RunResult> serve(NodeService& nodes, const RunOptions& node_options, cons
     for (int i = 0; i < 256 && nodes.error().ok() && net::receive_message(router, parts, 4); ++i)
       if (!parts.empty()) hub.on_message(parts[0].to_string(), net::part_spans(parts, 1), {}, Clock::now());
     const auto now = Clock::now();
+    nodes.tick(now);  // first: a loss the hub finds now is dated now
     if (now >= next_tick) {
       hub.on_tick(now);
       next_tick = now + hub.interval();

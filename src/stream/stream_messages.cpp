@@ -28,6 +28,26 @@ wire::Reader reader_for(std::span<const std::byte> body, StreamMessage want) {
   return r;
 }
 
+void write_checkpoint(wire::Writer& w, const OperatorCheckpoint& c) {
+  w.u8(c.finished);
+  w.bytes(c.state);
+  w.u32(static_cast<std::uint32_t>(c.channels.size()));
+  for (const auto& ch : c.channels) w.bytes(ch);
+}
+
+OperatorCheckpoint read_checkpoint(wire::Reader& r) {
+  OperatorCheckpoint c;
+  c.finished = r.boolean("finished");
+  const auto state = r.bytes("state", kMaxValueBytes);
+  c.state.assign(state.begin(), state.end());
+  const std::size_t channels = r.count("channels", kMaxProgramItems, 4);
+  for (std::size_t i = 0; i < channels && !r.failed(); ++i) {
+    const auto ch = r.bytes("channel", kMaxValueBytes);
+    c.channels.emplace_back(ch.begin(), ch.end());
+  }
+  return c;
+}
+
 }  // namespace
 
 const char* stream_message_name(StreamMessage t) {
@@ -38,13 +58,17 @@ const char* stream_message_name(StreamMessage t) {
     case StreamMessage::kTokens: return "TOKENS";
     case StreamMessage::kDone: return "DONE";
     case StreamMessage::kError: return "ERROR";
+    case StreamMessage::kCheckpoint: return "CHECKPOINT";
+    case StreamMessage::kBarrier: return "BARRIER";
+    case StreamMessage::kSnapshot: return "SNAPSHOT";
   }
   return "unknown";
 }
 
 bool operator==(const SetupMessage& a, const SetupMessage& b) {
   return a.protocol == b.protocol && a.node == b.node && a.nodes == b.nodes && a.mode == b.mode && a.two_level == b.two_level &&
-         a.aggregate == b.aggregate && a.trace == b.trace && a.instances == b.instances && same_streams(a.streams, b.streams) && a.node_of == b.node_of;
+         a.aggregate == b.aggregate && a.trace == b.trace && a.instances == b.instances && same_streams(a.streams, b.streams) && a.node_of == b.node_of &&
+         a.incarnation == b.incarnation && a.epoch == b.epoch && a.checkpoints == b.checkpoints && a.restore == b.restore;
 }
 
 SetupMessage make_setup(const Program& p, const std::vector<unsigned>& node_of, unsigned node, unsigned nodes) {
@@ -108,6 +132,14 @@ void encode(const SetupMessage& m, std::vector<std::byte>& out) {
   }
   w.u32(static_cast<std::uint32_t>(m.node_of.size()));
   for (auto n : m.node_of) w.u32(n);
+  w.u32(m.incarnation);
+  w.u32(m.epoch);
+  w.u8(m.checkpoints);
+  w.u32(static_cast<std::uint32_t>(m.restore.size()));
+  for (const auto& [op, c] : m.restore) {
+    w.u32(op);
+    write_checkpoint(w, c);
+  }
 }
 
 Status decode(std::span<const std::byte> body, SetupMessage& out) {
@@ -151,6 +183,17 @@ Status decode(std::span<const std::byte> body, SetupMessage& out) {
   }
   const std::size_t placed = r.count("placement", kMaxProgramItems, 4);
   for (std::size_t i = 0; i < placed && !r.failed(); ++i) m.node_of.push_back(r.u32("node of"));
+  m.incarnation = r.u32("incarnation");
+  m.epoch = r.u32("epoch");
+  m.checkpoints = r.boolean("checkpoints");
+  const std::size_t restored = r.count("restored operators", kMaxProgramItems, 13);
+  for (std::size_t i = 0; i < restored && !r.failed(); ++i) {
+    const std::uint32_t op = r.u32("restored operator");
+    if (!r.failed() && op >= m.instances.size())
+      r.fail(wire::Error::kMalformed, "a checkpoint of operator " + std::to_string(op) + " of " + std::to_string(m.instances.size()));
+    OperatorCheckpoint c = read_checkpoint(r);
+    m.restore.emplace_back(op, std::move(c));
+  }
   r.finish("SETUP");
   if (!r.failed() && (m.nodes == 0 || m.node >= m.nodes))
     r.fail(wire::Error::kMalformed, "node " + std::to_string(m.node) + " of " + std::to_string(m.nodes));
@@ -240,10 +283,88 @@ Status decode_error(std::span<const std::byte> body, std::string& out) {
   return Status::Ok();
 }
 
+void encode_ready(std::uint32_t incarnation, std::vector<std::byte>& out) {
+  wire::Writer w(out);
+  w.u8(static_cast<std::uint8_t>(StreamMessage::kReady));
+  w.u32(incarnation);
+}
+
+Status decode_ready(std::span<const std::byte> body, std::uint32_t& incarnation) {
+  wire::Reader r = reader_for(body, StreamMessage::kReady);
+  const std::uint32_t v = r.u32("incarnation");
+  r.finish("READY");
+  if (r.failed()) return wire::status("stream READY", r.error(), r.what());
+  incarnation = v;
+  return Status::Ok();
+}
+
+void encode_checkpoint(std::uint32_t epoch, std::vector<std::byte>& out) {
+  wire::Writer w(out);
+  w.u8(static_cast<std::uint8_t>(StreamMessage::kCheckpoint));
+  w.u32(epoch);
+}
+
+Status decode_checkpoint(std::span<const std::byte> body, std::uint32_t& epoch) {
+  wire::Reader r = reader_for(body, StreamMessage::kCheckpoint);
+  const std::uint32_t v = r.u32("epoch");
+  r.finish("CHECKPOINT");
+  if (r.failed()) return wire::status("stream CHECKPOINT", r.error(), r.what());
+  epoch = v;
+  return Status::Ok();
+}
+
+void encode_barriers(const std::vector<BarrierEntry>& barriers, std::vector<std::byte>& out) {
+  wire::Writer w(out);
+  w.u8(static_cast<std::uint8_t>(StreamMessage::kBarrier));
+  w.u32(static_cast<std::uint32_t>(barriers.size()));
+  for (const auto& b : barriers) {
+    w.u32(b.stream);
+    w.u32(b.epoch);
+    w.u64(b.position);
+  }
+}
+
+Status decode_barriers(std::span<const std::byte> body, std::vector<BarrierEntry>& out) {
+  wire::Reader r = reader_for(body, StreamMessage::kBarrier);
+  std::vector<BarrierEntry> v;
+  const std::size_t n = r.count("barriers", kMaxProgramItems, 16);
+  for (std::size_t i = 0; i < n && !r.failed(); ++i) {
+    BarrierEntry b;
+    b.stream = r.u32("stream");
+    b.epoch = r.u32("epoch");
+    b.position = r.u64("position");
+    v.push_back(b);
+  }
+  r.finish("BARRIER");
+  if (r.failed()) return wire::status("stream BARRIER", r.error(), r.what());
+  out = std::move(v);
+  return Status::Ok();
+}
+
+void encode(const SnapshotMessage& m, std::vector<std::byte>& out) {
+  wire::Writer w(out);
+  w.u8(static_cast<std::uint8_t>(StreamMessage::kSnapshot));
+  w.u32(m.epoch);
+  w.u32(m.op);
+  write_checkpoint(w, m.checkpoint);
+}
+
+Status decode(std::span<const std::byte> body, SnapshotMessage& out) {
+  wire::Reader r = reader_for(body, StreamMessage::kSnapshot);
+  SnapshotMessage m;
+  m.epoch = r.u32("epoch");
+  m.op = r.u32("operator");
+  m.checkpoint = read_checkpoint(r);
+  r.finish("SNAPSHOT");
+  if (r.failed()) return wire::status("stream SNAPSHOT", r.error(), r.what());
+  out = std::move(m);
+  return Status::Ok();
+}
+
 Result<StreamMessage> message_type(std::span<const std::byte> body) {
   if (body.empty()) return wire::status("stream message", wire::Error::kTruncated, "an empty body");
   const auto t = static_cast<std::uint8_t>(body[0]);
-  if (t < 1 || t > 6) return wire::status("stream message", wire::Error::kUnknownKind, "type " + std::to_string(t));
+  if (t < 1 || t > 9) return wire::status("stream message", wire::Error::kUnknownKind, "type " + std::to_string(t));
   return static_cast<StreamMessage>(t);
 }
 

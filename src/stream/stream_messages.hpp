@@ -11,6 +11,16 @@
 //                            unchanged to it (a star, docs/streams.md)
 //   node -> driver   DONE    its operators finished: outputs and profile
 //   node -> driver   ERROR   an operator failed, or the program cannot be built here
+//   driver -> node   CHECKPOINT  the sources take checkpoint `epoch`
+//   both ways        BARRIER  where checkpoint barriers lie on streams that
+//                            cross nodes: the driver sends each on to the
+//                            node that reads the stream
+//   node -> driver   SNAPSHOT an operator's part of a checkpoint (or its
+//                            final state once it finished)
+//
+// After a node is lost the driver sends each survivor a new SETUP, of the
+// next incarnation, carrying the operators' checkpoint; the node drops its
+// part and builds the new one, and answers READY with that incarnation.
 //
 // A TOKENS body: u32 node, then entries {u32 stream, u8 close, u32 count,
 // count tokens of the stream's size}; with `close` the stream has ended after
@@ -25,16 +35,17 @@
 
 #include "redflow/status.hpp"
 #include "redflow/stream.hpp"
+#include "stream/runner.hpp"
 
 namespace redflow::stream {
 
 // The stream node role's protocol version, offered in a worker's HELLO.
-inline constexpr std::uint16_t kStreamProtocolVersion = 1;
+inline constexpr std::uint16_t kStreamProtocolVersion = 2;
 inline constexpr std::size_t kMaxProgramItems = std::size_t{1} << 20;  // operators, streams, args
 inline constexpr std::size_t kMaxNameBytes = std::size_t{1} << 12;
 inline constexpr std::size_t kMaxValueBytes = (std::size_t{1} << 31) - 1;  // an output's bytes
 
-enum class StreamMessage : std::uint8_t { kSetup = 1, kReady = 2, kStart = 3, kTokens = 4, kDone = 5, kError = 6 };
+enum class StreamMessage : std::uint8_t { kSetup = 1, kReady = 2, kStart = 3, kTokens = 4, kDone = 5, kError = 6, kCheckpoint = 7, kBarrier = 8, kSnapshot = 9 };
 const char* stream_message_name(StreamMessage t);
 
 struct SetupMessage {
@@ -52,7 +63,25 @@ struct SetupMessage {
   std::vector<Instance> instances;
   std::vector<Program::Stream> streams;
   std::vector<std::uint32_t> node_of;  // per instance
+  // Which start of the program this is (0 the first; one more after each
+  // lost node), the last checkpoint epoch used, and the checkpoint of each
+  // of this node's operators that goes on from one (by instance).
+  std::uint32_t incarnation = 0, epoch = 0;
+  bool checkpoints = false;  // the node reports barriers and snapshots
+  std::vector<std::pair<std::uint32_t, OperatorCheckpoint>> restore;
   friend bool operator==(const SetupMessage& a, const SetupMessage& b);
+};
+
+// A checkpoint barrier on a stream that crosses nodes (BARRIER).
+struct BarrierEntry {
+  std::uint32_t stream = 0, epoch = 0;
+  std::uint64_t position = 0;
+  friend bool operator==(const BarrierEntry&, const BarrierEntry&) = default;
+};
+// An operator's part of a checkpoint (SNAPSHOT).
+struct SnapshotMessage {
+  std::uint32_t epoch = 0, op = 0;  // epoch kFinalEpoch: it finished
+  OperatorCheckpoint checkpoint;
 };
 
 // The program of `p`, placed on `nodes` nodes by `node_of`, for `node`.
@@ -66,6 +95,10 @@ void encode_type(StreamMessage t, std::vector<std::byte>& out);
 void encode_error(const std::string& what, std::vector<std::byte>& out);
 void encode(const SetupMessage& m, std::vector<std::byte>& out);
 void encode_done(const RunResult& r, std::vector<std::byte>& out);
+void encode_ready(std::uint32_t incarnation, std::vector<std::byte>& out);
+void encode_checkpoint(std::uint32_t epoch, std::vector<std::byte>& out);
+void encode_barriers(const std::vector<BarrierEntry>& barriers, std::vector<std::byte>& out);
+void encode(const SnapshotMessage& m, std::vector<std::byte>& out);
 
 // The type byte of a body; a named error for an empty body or an unknown type.
 Result<StreamMessage> message_type(std::span<const std::byte> body);
@@ -73,6 +106,10 @@ Result<StreamMessage> message_type(std::span<const std::byte> body);
 Status decode(std::span<const std::byte> body, SetupMessage& out);
 Status decode_done(std::span<const std::byte> body, RunResult& out);
 Status decode_error(std::span<const std::byte> body, std::string& out);
+Status decode_ready(std::span<const std::byte> body, std::uint32_t& incarnation);
+Status decode_checkpoint(std::span<const std::byte> body, std::uint32_t& epoch);
+Status decode_barriers(std::span<const std::byte> body, std::vector<BarrierEntry>& out);
+Status decode(std::span<const std::byte> body, SnapshotMessage& out);
 
 // Writes TOKENS bodies: begin() once, then add() per stream's run of tokens.
 class TokenBatchWriter {

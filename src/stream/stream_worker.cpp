@@ -12,6 +12,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <zmq.hpp>
@@ -23,6 +24,7 @@
 #include "net/sockets.hpp"
 #include "net/worker_messages.hpp"
 #include "net/worker_session.hpp"
+#include "stream/op_state.hpp"
 #include "stream/runner.hpp"
 #include "stream/stream_messages.hpp"
 #include "stream/token_queue.hpp"
@@ -53,6 +55,21 @@ class NodeRun {
     part_.outgoing = [this] {
       if (!rung_.exchange(true)) doorbell_.ring();
     };
+    part_.epoch = setup_.epoch;
+    if (!setup_.restore.empty()) {
+      part_.restore.resize(setup_.node_of.size());
+      for (auto& [op, c] : setup_.restore) part_.restore[op] = std::move(c);
+      setup_.restore.clear();
+    }
+    if (setup_.checkpoints) {
+      // Each operator's part goes to the driver from the I/O thread: queued
+      // here, sent by flush() (which sends the barriers with the tokens).
+      part_.on_checkpoint = [this](std::size_t op, std::uint32_t epoch, OperatorCheckpoint c) {
+        std::lock_guard lock(reports_mutex_);
+        snapshots_.push_back(SnapshotMessage{epoch, static_cast<std::uint32_t>(op), std::move(c)});
+        doorbell_.ring();
+      };
+    }
     runner_ = std::make_unique<Runner>(program_, options_, &part_);
   }
   ~NodeRun() {
@@ -66,7 +83,17 @@ class NodeRun {
     REDFLOW_RETURN_IF_ERROR(runner_->prepare());
     const auto& streams = program_.streams();
     for (std::size_t k = 0; k < streams.size(); ++k)
-      if (TokenQueue* q = runner_->outgoing_queue(k)) outs_.push_back(Out{static_cast<std::uint32_t>(k), q, setup_.node_of[streams[k].to]});
+      if (TokenQueue* q = runner_->outgoing_queue(k)) {
+        outs_.push_back(Out{static_cast<std::uint32_t>(k), q, setup_.node_of[streams[k].to]});
+      }
+    return Status::Ok();
+  }
+  void request_checkpoint(std::uint32_t epoch) { runner_->request_checkpoint(epoch); }
+  // Barriers on streams from other nodes to here; a named error for one that does not come here.
+  Status deliver_barriers(const std::vector<BarrierEntry>& barriers) {
+    for (const BarrierEntry& b : barriers)
+      if (!runner_->incoming(b.stream)) return Status::InvalidArgument("stream BARRIER: stream " + std::to_string(b.stream) + " does not come to this node");
+    for (const BarrierEntry& b : barriers) runner_->deliver_barrier(b.stream, b.epoch, b.position);
     return Status::Ok();
   }
   void start() {
@@ -140,12 +167,33 @@ class NodeRun {
         run.resize(at + want * size);
         const std::size_t n = o.queue->pop_many(run.data() + at, want);
         run.resize(at + n * size);
+        o.popped += n;
+        count += n;
+        if (setup_.checkpoints)
+          if (auto barrier = barrier_due(o.stream, o.popped, o.sent_epoch)) {
+            // The run's tokens before the barrier leave first, then the
+            // BARRIER, then the rest: the node that reads the stream learns
+            // of the barrier before any token beyond it, so what its
+            // operator saw available stays readable.
+            const std::uint64_t beyond = o.popped - barrier->position;
+            const std::size_t before = beyond > count ? 0 : count - static_cast<std::size_t>(beyond);
+            std::vector<std::byte> rest(run.begin() + static_cast<std::ptrdiff_t>(before * size), run.end());
+            run.resize(before * size);
+            count = before;
+            if (count > 0) emit(false);
+            send(o.node);
+            std::vector<std::byte> b;
+            encode_barriers(std::vector<BarrierEntry>{*barrier}, b);
+            driver.send(net::EnvelopeKind::kReply, 0, b);
+            o.sent_epoch = barrier->epoch;
+            run = std::move(rest);
+            count = run.size() / size;
+          }
         if (n == 0) {
           drained = true;
           break;
         }
         taken += n;
-        count += n;
         if (!setup_.aggregate) emit(false);
       }
       if (closed && drained) {
@@ -159,7 +207,33 @@ class NodeRun {
     }
     if (more) doorbell_.ring();
     for (auto& [node, body] : bodies) send(node);
+    send_reports(driver);
     return all_closed;
+  }
+  // A barrier on stream `o` not yet sent and no further than the tokens
+  // taken: read after popping them, the slot shows every barrier they
+  // reach past (it is set before any token beyond it is written).
+  std::optional<BarrierEntry> barrier_due(std::uint32_t stream, std::uint64_t popped, std::uint32_t sent_epoch) const {
+    const std::uint64_t slot = runner_->outgoing_barrier(stream);
+    const auto epoch = static_cast<std::uint32_t>(slot >> kBarrierShift);
+    const std::uint64_t at = slot & kPositionMask;
+    if (slot == 0 || epoch == sent_epoch || at > popped) return std::nullopt;
+    return BarrierEntry{stream, epoch, at};
+  }
+
+  // The operators' checkpoint parts queued since the last turn.
+  void send_reports(net::Sender& driver) {
+    std::vector<SnapshotMessage> snapshots;
+    {
+      std::lock_guard lock(reports_mutex_);
+      snapshots.swap(snapshots_);
+    }
+    std::vector<std::byte> b;
+    for (const SnapshotMessage& m : snapshots) {
+      b.clear();
+      encode(m, b);
+      driver.send(net::EnvelopeKind::kReply, 0, b);
+    }
   }
   std::uint64_t sent_bytes() const { return sent_bytes_; }
   const SetupMessage& setup() const { return setup_; }
@@ -170,6 +244,8 @@ class NodeRun {
     TokenQueue* queue;
     std::uint32_t node;
     bool closed_sent = false;
+    std::uint64_t popped = 0;     // tokens taken from the queue so far
+    std::uint32_t sent_epoch = 0; // the last barrier sent on (as packed: 24 bits)
   };
 
   SetupMessage setup_;
@@ -179,6 +255,8 @@ class NodeRun {
   NodePart part_;
   std::unique_ptr<Runner> runner_;
   std::vector<Out> outs_;
+  std::mutex reports_mutex_;  // checkpoint reports from the operators' threads
+  std::vector<SnapshotMessage> snapshots_;
   std::atomic<bool> rung_{false}, finished_{false};
   bool started_ = false;
   std::optional<Result<RunResult>> result_;
@@ -199,19 +277,38 @@ class NodeWork final : public net::WorkerService {
     auto type = message_type(body);
     if (!type.ok()) return type.status();
     if (*type == StreamMessage::kSetup) {
-      if (node_) {
-        spdlog::warn("stream worker: ignored a second SETUP");
-        return Status::Ok();
-      }
       SetupMessage setup;
       Status s = decode(body, setup);
+      if (s.ok() && node_) {
+        if (setup.incarnation <= node_->setup().incarnation) {
+          spdlog::warn("stream worker: ignored a second SETUP of incarnation {}", setup.incarnation);
+          return Status::Ok();
+        }
+        // A node was lost: this part is dropped and the run goes on from a checkpoint.
+        node_.reset();
+        outcome_.reset();
+        done_sent_ = false;
+      }
+      const std::uint32_t incarnation = setup.incarnation;
       Result<Program> program = s.ok() ? program_of(setup, registry_) : Result<Program>(s);
       if (!program.ok()) return report_error(program.status());
       node_ = std::make_unique<NodeRun>(std::move(setup), std::move(*program), threads_, doorbell_);
       if (Status p = node_->prepare(); !p.ok()) return report_error(p);
       std::vector<std::byte> b;
-      encode_type(StreamMessage::kReady, b);
+      encode_ready(incarnation, b);
       reply(b);
+    } else if (*type == StreamMessage::kCheckpoint) {
+      std::uint32_t epoch = 0;
+      if (Status s = decode_checkpoint(body, epoch); !s.ok()) return report_error(s);
+      if (node_ && failure_.ok()) node_->request_checkpoint(epoch);
+    } else if (*type == StreamMessage::kBarrier) {
+      std::vector<BarrierEntry> barriers;
+      Status s = decode_barriers(body, barriers);
+      if (s.ok() && node_ && failure_.ok()) s = node_->deliver_barriers(barriers);
+      if (!s.ok()) {
+        if (node_) node_->abort(s);
+        return report_error(s);
+      }
     } else if (*type == StreamMessage::kStart) {
       if (node_ && failure_.ok() && !node_->started()) node_->start();
     } else if (*type == StreamMessage::kTokens) {
@@ -230,8 +327,11 @@ class NodeWork final : public net::WorkerService {
 
   Status turn() override {
     if (!node_ || !node_->started() || done_sent_ || !failure_.ok()) return Status::Ok();
+    // Finished read first: what the operators reported before they ended
+    // then goes out in this flush, ahead of DONE.
+    const bool finished = node_->finished();
     const bool all_sent = node_->flush(driver_);
-    if (!node_->finished()) return Status::Ok();
+    if (!finished) return Status::Ok();
     if (!outcome_) outcome_ = node_->take_result();  // joins: the runner is done
     if (!outcome_->ok()) {
       report_error(outcome_->status());

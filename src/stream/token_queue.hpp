@@ -96,6 +96,24 @@ class TokenQueue {
     read_.store(consumed_, std::memory_order_release);
     return n;
   }
+  // Consumer side: the next `n` tokens copied, not taken (n <= size(): they
+  // are visible). For a checkpoint's record of what is in flight.
+  void peek(void* tokens, std::size_t n) const {
+    auto* p = static_cast<unsigned char*>(tokens);
+    const Block* b = head_;
+    std::size_t used = head_used_;
+    while (n > 0) {
+      if (used == per_block_) {
+        b = b->next.load(std::memory_order_acquire);
+        used = 0;
+      }
+      const std::size_t k = std::min(n, per_block_ - used);
+      std::memcpy(p, b->data() + used * bytes_, k * bytes_);
+      used += k;
+      p += k * bytes_;
+      n -= k;
+    }
+  }
   // Tokens waiting (exact for the consumer; a lower bound for anyone else).
   std::size_t size() const { return written_.load(std::memory_order_acquire) - read_.load(std::memory_order_acquire); }
   // Closed and every token taken. Closed is read first: a token pushed
@@ -111,6 +129,7 @@ class TokenQueue {
   struct Block {
     std::atomic<Block*> next{nullptr};
     unsigned char* data() { return reinterpret_cast<unsigned char*>(this + 1); }
+    const unsigned char* data() const { return reinterpret_cast<const unsigned char*>(this + 1); }
   };
   // The consumer hands its last emptied block back to the producer, which
   // takes it instead of a fresh one: a steady stream allocates nothing and

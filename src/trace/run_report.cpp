@@ -68,6 +68,10 @@ RunReport report(const stream::RunResult& run, const std::string& name) {
     r.units += op.firings;
     if (op.node >= 0 && static_cast<std::size_t>(op.node) < r.places.size()) r.places[op.node].units += op.firings;
   }
+  r.failed.workers_lost = run.losses.size();
+  for (const auto& loss : run.losses)
+    for (auto& p : r.places)
+      if (p.name == loss.worker) p.lost = true;
   return r;
 }
 

@@ -59,6 +59,8 @@ class BlockSource final : public Operator {
     for (std::size_t k = 0; k < kBlockBurst && next_ < blocks_; ++k, ++next_) ctx.write_value(0, make_block(next_));
     return next_ >= blocks_ ? Fired::kDone : Fired::kMore;
   }
+  void snapshot(StateWriter& out) const override { out.value(next_); }
+  void restore(StateReader& in) override { in.value(next_); }
 
  private:
   std::uint64_t blocks_, next_ = 0;
@@ -75,6 +77,8 @@ class Split final : public Operator {
     }
     return Fired::kMore;
   }
+  void snapshot(StateWriter& out) const override { out.value(next_); }
+  void restore(StateReader& in) override { in.value(next_); }
 
  private:
   std::size_t next_ = 0;
@@ -116,6 +120,8 @@ class Merge final : public Operator {
     }
     return Fired::kMore;
   }
+  void snapshot(StateWriter& out) const override { out.value(next_); }
+  void restore(StateReader& in) override { in.value(next_); }
 
  private:
   std::size_t next_ = 0;
@@ -129,7 +135,7 @@ Result<std::uint64_t> ranged(const Args& a, const std::string& key, std::uint64_
 }
 
 OperatorSpec blocks(std::size_t in, std::size_t out) {
-  return OperatorSpec{in, out, std::vector<std::size_t>(in, kChaToken), std::vector<std::size_t>(out, kChaToken)};
+  return OperatorSpec{in, out, std::vector<std::size_t>(in, kChaToken), std::vector<std::size_t>(out, kChaToken), true};  // each saves its state
 }
 
 apps::ProgramPlan cha_plan(std::uint64_t n, std::uint64_t work, int branches, int stages) {

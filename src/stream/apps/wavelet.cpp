@@ -32,13 +32,14 @@ class WaveletSource final : public Operator {
  public:
   WaveletSource(std::string path, int levels) : path_(std::move(path)), levels_(levels) {}
   Fired fire(FiringContext& ctx) override {
-    if (!loaded_) {
+    if (samples_.empty()) {  // also after a restore: the samples are read again, the header was written
       auto img = read_pgm(path_);
       if (!img.ok()) throw std::runtime_error(img.status().message());
       int wp = 0, hp = 0;
       samples_ = padded_samples(*img, levels_, wp, hp);
-      ctx.write_value(0, to_token(BandHeader{static_cast<std::uint16_t>(wp), static_cast<std::uint16_t>(hp),
-                                             static_cast<std::uint16_t>(img->width), static_cast<std::uint16_t>(img->height)}));
+      if (!loaded_)
+        ctx.write_value(0, to_token(BandHeader{static_cast<std::uint16_t>(wp), static_cast<std::uint16_t>(hp),
+                                               static_cast<std::uint16_t>(img->width), static_cast<std::uint16_t>(img->height)}));
       loaded_ = true;
     }
     Samples t;
@@ -47,6 +48,15 @@ class WaveletSource final : public Operator {
       ctx.write_value(0, t);
     }
     return next_ >= samples_.size() ? Fired::kDone : Fired::kMore;
+  }
+  // Where it is in the image; the image is read again from its file.
+  void snapshot(StateWriter& out) const override {
+    out.value(loaded_);
+    out.value(next_);
+  }
+  void restore(StateReader& in) override {
+    in.value(loaded_);
+    in.value(next_);
   }
 
  private:
@@ -87,6 +97,16 @@ class HLift final : public Operator {
     }
     return Fired::kMore;
   }
+  void snapshot(StateWriter& out) const override {
+    out.value(header_);
+    out.value(half_);
+    out.value(first_);
+  }
+  void restore(StateReader& in) override {
+    in.value(header_);
+    in.value(half_);
+    in.value(first_);
+  }
 
  private:
   bool header_ = false, half_ = false;
@@ -122,6 +142,18 @@ class VLift final : public Operator {
     }
     return Fired::kMore;
   }
+  void snapshot(StateWriter& out) const override {
+    out.value(header_);
+    out.value(odd_);
+    out.values(row_);
+    out.value(k_);
+  }
+  void restore(StateReader& in) override {
+    in.value(header_);
+    in.value(odd_);
+    in.values(row_);
+    in.value(k_);
+  }
 
  private:
   bool header_ = false, odd_ = false;
@@ -143,6 +175,8 @@ class Quant final : public Operator {
     }
     return Fired::kMore;
   }
+  void snapshot(StateWriter& out) const override { out.value(header_); }
+  void restore(StateReader& in) override { in.value(header_); }
 
  private:
   int step_;
@@ -178,6 +212,16 @@ class Rle final : public Operator {
     auto emit = [&](const char* token) { ctx.write(0, token); };
     if (run_ > 0) coder_.pair(run_ - 1, 0, emit);
     coder_.flush(emit);
+  }
+  void snapshot(StateWriter& out) const override {
+    out.value(header_);
+    out.value(run_);
+    coder_.save(out);
+  }
+  void restore(StateReader& in) override {
+    in.value(header_);
+    in.value(run_);
+    coder_.load(in);
   }
 
  private:
@@ -222,6 +266,14 @@ class Pack final : public Operator {
     }
     return Fired::kMore;
   }
+  void snapshot(StateWriter& out) const override {
+    out.value(cur_);
+    out.value(header_);
+  }
+  void restore(StateReader& in) override {
+    in.value(cur_);
+    in.value(header_);
+  }
 
  private:
   int levels_, step_;
@@ -238,7 +290,7 @@ Result<int> int_arg(const Args& args, const std::string& key, int fallback, int 
 }
 
 OperatorSpec eight_bytes(std::size_t in, std::size_t out) {
-  return OperatorSpec{in, out, std::vector<std::size_t>(in, kToken), std::vector<std::size_t>(out, kToken)};
+  return OperatorSpec{in, out, std::vector<std::size_t>(in, kToken), std::vector<std::size_t>(out, kToken), true};  // each saves its state
 }
 
 template <typename Op>

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "stream/apps/wavelet.hpp"
@@ -103,6 +105,18 @@ class PairCoder {
   void pair(std::uint32_t run, int value, Emit&& emit) {
     varint(run, emit);
     varint((static_cast<std::uint32_t>(value) << 1) ^ static_cast<std::uint32_t>(value >> 31), emit);
+  }
+  // The bytes of a token begun but not yet emitted (a checkpoint's state).
+  template <typename Writer>
+  void save(Writer& w) const {
+    w.value(buf_);
+    w.value(n_);
+  }
+  template <typename Reader>
+  void load(Reader& r) {
+    r.value(buf_);
+    r.value(n_);
+    if (n_ >= kToken) throw std::runtime_error("a pair coder's saved state holds " + std::to_string(n_) + " bytes of an 8-byte token");
   }
   template <typename Emit>
   void flush(Emit&& emit) {
