@@ -2,7 +2,6 @@
 // programs: results printed, the profile written and read back by place, every
 // algorithm, named errors, and --help with examples.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <iterator>
@@ -143,12 +142,14 @@ TEST_F(StreamCli, ANodeKilledMidRunIsSurvivedAndReported) {
     dot << "digraph paced { src [operator=\"counter\", args=\"n=6000 start=1 rate=3000\"]; x [operator=\"scale\", args=\"k=2\"];\n"
            "s [operator=\"sum\"]; total [operator=\"collect\"]; src -> x [token=8]; x -> s [token=8]; s -> total [token=8]; }\n";
   }
-  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(20000 + ::getpid() % 20000);
-  const std::string worker = std::string(" ") + REDFLOW_CLI + " worker --connect " + endpoint + " --cores 1 --name ";
-  auto r = run_cli("stream " + path("paced.dot") + " --print --listen " + endpoint +
-                   " --min-workers 3 --heartbeat-timeout 1 --checkpoint-every 0.2 --place naive > " + path("driver.txt") + " 2>&1 & sleep 0.5;" +
-                   worker + "w0 > /dev/null 2>&1 &" + worker + "w1 > /dev/null 2>&1 & victim=$!;" + worker + "w2 > /dev/null 2>&1 & sleep 1.2; kill -9 $victim; wait");
-  std::ifstream in(path("driver.txt"));
+  // The driver listens on a free port and says which; the workers connect there.
+  const std::string driver = path("driver.txt");
+  const std::string worker = std::string(" ") + REDFLOW_CLI + " worker --connect $ep --cores 1 --name ";
+  auto r = run_cli("stream " + path("paced.dot") + " --print --listen 'tcp://127.0.0.1:*' --min-workers 3 --heartbeat-timeout 2" +
+                   " --checkpoint-every 0.2 --place naive > " + driver + " 2>&1 & for i in $(seq 200); do ep=$(sed -n 's/.*listening on \\([^;]*\\);.*/\\1/p' " +
+                   driver + " | head -1); [ -n \"$ep\" ] && break; sleep 0.05; done;" + worker + "w0 > /dev/null 2>&1 &" + worker +
+                   "w1 > /dev/null 2>&1 & victim=$!;" + worker + "w2 > /dev/null 2>&1 & sleep 1.2; kill -9 $victim; wait");
+  std::ifstream in(driver);
   const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::uint64_t total = 0;
   for (std::uint64_t i = 1; i <= 6000; ++i) total += 2 * i;
