@@ -255,7 +255,8 @@ TEST(StreamCheckpointParts, EveryOperatorReportsEachEpochOnceAndFinishedOnesThei
     }
     EXPECT_EQ(c.channels.size(), epoch == kFinalEpoch ? 0u : p.instances()[op].spec.inputs);
   };
-  Runner runner(p, RunOptions{Mode::kPool, 2}, &part);
+  const RunOptions options{Mode::kPool, 2};  // the Runner keeps a reference: it outlives it
+  Runner runner(p, options, &part);
   ASSERT_TRUE(runner.prepare().ok());
   runner.request_checkpoint(1);  // before it starts: the sources take it at their first firing
   auto r = runner.run();

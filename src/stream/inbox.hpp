@@ -93,7 +93,7 @@ class Inbox {
     std::size_t want = n * bytes_;
     if (two_level_) {
       const std::size_t k = std::min(want, local_.size() - local_at_);
-      std::memcpy(p, local_.data() + local_at_, k);
+      if (k != 0) std::memcpy(p, local_.data() + local_at_, k);
       p += k;
       want -= k;
     }
