@@ -307,13 +307,21 @@ TEST_P(TileTest, ParallelLoopCoversTheRangeOnAllCores) {
   std::vector<std::atomic<int>> hits(1000);
   std::set<std::thread::id> threads;
   std::mutex mu;
+  // Each chunk waits (up to 10 s) until all three have started: the runner
+  // runs every chunk no helper claimed, so only chunks that meet show that
+  // the helpers take part.
+  std::atomic<unsigned> started{0};
   Table table({[&](ActorContext& ctx) {
     EXPECT_EQ(ctx.cores(), 3u);
+    started = 0;
     ctx.parallel_chunks(0, hits.size(), [&](std::size_t b, std::size_t e) {
       {
         std::lock_guard<std::mutex> lock(mu);
         threads.insert(std::this_thread::get_id());
       }
+      ++started;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (started.load() < 3 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
       for (std::size_t i = b; i < e; ++i) hits[i]++;
     });
   }});

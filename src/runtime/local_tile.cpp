@@ -1,5 +1,5 @@
-// In-process compute tile: slot memory, the paper's tile messages as direct
-// calls, and the parallel loop over the tile's cores.
+// In-process compute tile: slot memory and the paper's tile messages as
+// direct calls (its parallel loop is tile_loop.cpp).
 #include "runtime/local_tile.hpp"
 
 #include <xxhash.h>
@@ -22,6 +22,7 @@
 
 #include "fault/injector.hpp"
 #include "redflow/actor_context.hpp"
+#include "runtime/tile_loop.hpp"
 
 namespace redflow::runtime {
 
@@ -75,77 +76,6 @@ class ActorClock {
 };
 
 }  // namespace
-
-// Fork-join over the tile's helper threads: run() hands chunk i to helper i-1
-// and does chunk 0 itself. Helpers sleep on an epoch between loops.
-class TileLoop final : public ParallelLoop {
- public:
-  explicit TileLoop(unsigned cores) : cores_(cores) {
-    for (unsigned i = 1; i < cores; ++i) helpers_.emplace_back([this, i] { helper(i); });
-  }
-  ~TileLoop() override {
-    stop_.store(true);
-    epoch_.fetch_add(1);
-    epoch_.notify_all();
-    for (auto& t : helpers_) t.join();
-  }
-
-  unsigned cores() const override { return cores_; }
-
-  void run(std::size_t begin, std::size_t end, void (*chunk)(void*, std::size_t, std::size_t), void* closure) override {
-    const std::size_t n = end - begin;
-    const unsigned parts = static_cast<unsigned>(std::min<std::size_t>(cores_, n));
-    if (parts <= 1) {
-      chunk(closure, begin, end);
-      return;
-    }
-    begin_ = begin;
-    end_ = end;
-    parts_ = parts;
-    chunk_ = chunk;
-    closure_ = closure;
-    // Every helper acknowledges every loop, even one with no chunk: otherwise
-    // a helper still on this loop could read the next loop's fields and run
-    // a chunk of it twice.
-    pending_.store(cores_ - 1, std::memory_order_relaxed);
-    epoch_.fetch_add(1, std::memory_order_release);
-    epoch_.notify_all();
-    run_part(0);
-    // Chunks are even, so helpers finish about when we do: spin briefly before sleeping.
-    for (int spin = 0; spin < 4096 && pending_.load(std::memory_order_acquire) != 0; ++spin) {
-    }
-    for (std::uint32_t p; (p = pending_.load(std::memory_order_acquire)) != 0;) pending_.wait(p, std::memory_order_acquire);
-  }
-
- private:
-  void run_part(unsigned part) {
-    const std::size_t n = end_ - begin_;
-    const std::size_t b = begin_ + n * part / parts_;
-    const std::size_t e = begin_ + n * (part + 1) / parts_;
-    chunk_(closure_, b, e);
-  }
-
-  void helper(unsigned index) {
-    std::uint32_t seen = 0;
-    for (;;) {
-      epoch_.wait(seen, std::memory_order_acquire);
-      seen = epoch_.load(std::memory_order_acquire);
-      if (stop_.load()) return;
-      if (index < parts_) run_part(index);
-      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
-    }
-  }
-
-  unsigned cores_;
-  std::vector<std::thread> helpers_;
-  std::atomic<std::uint32_t> epoch_{0};
-  std::atomic<std::uint32_t> pending_{0};
-  std::atomic<bool> stop_{false};
-  std::size_t begin_ = 0, end_ = 0;
-  unsigned parts_ = 0;
-  void (*chunk_)(void*, std::size_t, std::size_t) = nullptr;
-  void* closure_ = nullptr;
-};
 
 LocalTile::LocalTile(unsigned slots, std::size_t slot_bytes, unsigned cores, unsigned index)
     : slot_bytes_(slot_bytes), cores_(cores == 0 ? 1 : cores), index_(index), slots_(slots) {
