@@ -534,5 +534,152 @@ TEST(EngineRemoteTiles, AFetchThatFoundNothingWhileAnotherActorWaitsForRoomCosts
   }
 }
 
+// A worker tile whose fetches for the actors `a1` and `a2` both find
+// nothing (their source, say, lost the value): it empties the slot of each,
+// runs nothing and answers the input missing, as a worker process does. It
+// counts every value placed in its slots by data node.
+class EmptiesTwoFetchesTile final : public WorkerTile {
+ public:
+  EmptiesTwoFetchesTile(std::unique_ptr<InProcessWorkerTile> inner, ActorId a1, ActorId a2)
+      : inner_(std::move(inner)), victims_{a1, a2} {}
+
+  unsigned pipeline_depth() const override { return 4; }
+  Status data_node(const DataNodeMessage& m) override {
+    Status s = inner_->data_node(m);
+    if (s.ok()) {  // a copy from a tile that no longer holds the value is refused, then sent from main memory
+      ++placed[m.tag.data];
+      first_slot.emplace(m.tag.data, m.slot);
+    }
+    return s;
+  }
+  void send_actor(const ActorMessage& m) override {
+    if (std::find(victims_.begin(), victims_.end(), m.actor) != victims_.end() && !m.input_slots.empty()) {
+      const SlotId slot = m.input_slots.front();
+      inner_->clear_slot(slot);
+      Completion c;
+      c.actor = m.actor;
+      c.ok = false;
+      c.error = "an input fetched from another worker was not there";
+      c.missing_inputs = {slot};
+      answered_.push_back(std::move(c));
+      std::erase(victims_, m.actor);  // once each: placed again, it runs
+      return;
+    }
+    answered_.push_back(inner_->actor(m));
+  }
+  Completion next_completion() override {
+    Completion c = std::move(answered_.front());
+    answered_.pop_front();
+    return c;
+  }
+  Completion actor(const ActorMessage& m) override {
+    send_actor(m);
+    return next_completion();
+  }
+  void abandon_completion() override { answered_.pop_front(); }
+
+  unsigned index() const override { return inner_->index(); }
+  void set_peers(std::span<Tile* const> peers) override { inner_->set_peers(peers); }
+  Status load_actors(const ActorTableMessage& table, const Registry& registry) override { return inner_->load_actors(table, registry); }
+  Status configure_faults(const FaultConfigMessage& faults) override { return inner_->configure_faults(faults); }
+  void clear_slot(SlotId slot) override { inner_->clear_slot(slot); }
+  void clear_all() override { inner_->clear_all(); }
+  bool read_slot(const ReadSlotMessage& m, std::span<std::byte> out) override { return inner_->read_slot(m, out); }
+  bool lost() const override { return false; }
+  bool checks_values() const override { return inner_->checks_values(); }
+  void attach() override {}
+  const std::string& name() const override { return inner_->name(); }
+  void set_peer_transfers(bool on) override { inner_->set_peer_transfers(on); }
+  std::uint64_t take_peer_bytes_in() override { return 0; }
+  std::vector<Corrupted> take_corrupted() override { return {}; }
+
+  std::map<DataId, int> placed;          // values placed in this tile's slots, by data node
+  std::map<DataId, SlotId> first_slot;  // where each was placed first
+
+ private:
+  std::unique_ptr<InProcessWorkerTile> inner_;
+  std::vector<ActorId> victims_;
+  std::deque<Completion> answered_;
+};
+
+// The worker (4 slots) runs a1(e1), a2(e2) and c(e2, v) in that order, every
+// input made on tile 0. a1's and a2's fetches find nothing. c waits for
+// room, so a1's answer is taken first: its input slot is emptied and
+// handed to v. Then a2's answer empties e2's slot, and c, which read it, is
+// refused. Only e2's slot was emptied under c: v, placed after a1's slot was
+// emptied and reused, is still on the worker and must not be forgotten. A
+// directory that forgot it placed it a second time, read back from tile 0;
+// where no tile or main memory had it any more, the execution failed with
+// "data node 'v' is in no memory".
+TEST(EngineRemoteTiles, ASlotEmptiedByAnEarlierFetchAndReusedKeepsItsNewValue) {
+  RuntimeOptions o = in_process_remote_options();
+  o.tiles = 2;  // tile 0 here, tile 1 the worker
+  o.slots = 4;
+  o.cluster.min_workers = 1;
+  o.cluster.max_workers = 1;
+  const Registry registry = Registry::with_builtins();
+  Graph g("emptied_and_reused");
+  const std::size_t n = testing::kNetBytes;
+  const DataId in = g.input("A", n);
+  const DataId k = g.constant("K", testing::seeded_bytes(n, 7));
+  const DataId e1 = g.inner("e1", n), e2 = g.inner("e2", n), v = g.inner("v", n);
+  const ActorId p1 = g.actor("p1", "i32.add", {in, k}, e1);
+  const ActorId p2 = g.actor("p2", "i32.mul", {in, k}, e2);
+  const ActorId pv = g.actor("pv", "i32.add", {in, in}, v);
+  // One input each: an actor reading a value twice counts it twice when it waits for room.
+  const ActorId a1 = g.actor("a1", "i32.sort", {e1}, g.output("X", n));
+  const ActorId a2 = g.actor("a2", "i32.sort", {e2}, g.output("Y", n));
+  const ActorId c = g.actor("c", "i32.add", {e2, v}, g.output("Z", n));
+  const std::vector<std::byte> a = testing::seeded_bytes(n, 3);
+  const Inputs inputs{{"A", a}};
+  const Outputs want = testing::local_reference(g, inputs);
+
+  EmptiesTwoFetchesTile* worker = nullptr;
+  Engine engine(o, [&](const RemoteTilesOptions& ro) -> Result<std::unique_ptr<RemoteTiles>> {
+    auto s = std::make_unique<InProcessTiles>(ro, o, std::vector<std::string>{"i32.add", "i32.mul", "i32.sort"});
+    s->wrap_ = [&](unsigned, std::unique_ptr<InProcessWorkerTile> plain) -> std::unique_ptr<WorkerTile> {
+      auto t = std::make_unique<EmptiesTwoFetchesTile>(std::move(plain), a1, a2);
+      worker = t.get();
+      return t;
+    };
+    return std::unique_ptr<RemoteTiles>(std::move(s));
+  });
+  ASSERT_TRUE(engine.start().ok());
+  ASSERT_NE(worker, nullptr);
+  ASSERT_TRUE(engine.check_remote_functions(g, registry).ok());
+  // e1 is made last, so that when a1 is ready to go, a2 and c are too: the
+  // worker's runner sends a1 and a2, then waits for room to place c.
+  const MachineModel m = engine.machine();
+  Schedule schedule = heft_schedule(g, m, registry);
+  schedule.tile_order.assign(m.tiles, {});
+  schedule.driver_order.clear();
+  double t = 0;
+  for (auto [actor, tile] : {std::pair{pv, 0}, std::pair{p2, 0}, std::pair{p1, 0}, std::pair{a1, 1}, std::pair{a2, 1}, std::pair{c, 1}}) {
+    schedule.actors[actor] = ScheduledActor{actor, tile, t, t + 1};
+    schedule.tile_order[static_cast<std::size_t>(tile)].push_back(actor);
+    t += 1;
+  }
+  const Plan plan = make_plan(g, registry, m, std::move(schedule));
+  std::unique_ptr<GraphState> state = engine.prepare(plan);
+  std::vector<std::span<const std::byte>> given;
+  for (DataId d : state->given) given.push_back(g.data(d).kind == DataKind::kConstant ? std::span<const std::byte>(g.data(d).contents) : std::span<const std::byte>(a));
+  ExecutionRequest request;
+  request.scheduler = Scheduler::kHeft;
+  ExecutionStats stats;
+  const Status st = engine.execute(plan, *state, request, given, {}, stats);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  for (DataId d : state->outputs) {
+    const std::span<const std::byte> got = engine.output(*state, d);
+    EXPECT_EQ(std::vector<std::byte>(got.begin(), got.end()), want.at(g.data(d).name)) << g.data(d).name;
+  }
+  // The interleaving happened: v went into the slot a1's fetch had emptied.
+  ASSERT_TRUE(worker->first_slot.count(e1) && worker->first_slot.count(v));
+  EXPECT_EQ(worker->first_slot[v], worker->first_slot[e1]) << "e2 " << worker->first_slot[e2];
+  EXPECT_EQ(worker->placed[e1], 2) << "a1's input placed again after its fetch found nothing";
+  EXPECT_EQ(worker->placed[e2], 2) << "e2 placed again after a2's fetch found nothing";
+  EXPECT_EQ(worker->placed[v], 1) << "v was forgotten on the worker and placed a second time";
+  EXPECT_EQ(stats.recomputed_actors, 0u);
+}
+
 }  // namespace
 }  // namespace redflow::runtime

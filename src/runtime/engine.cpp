@@ -332,6 +332,9 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     r->deque.reserve(plan.actors.size());
     r->deque.clear();  // a failed execution may have left work queued
     r->inbox.clear();
+    // Left by an execution that ended with actors of them unplaced (or taken by thieves).
+    r->relay_only.clear();
+    r->emptied.clear();
     r->inbox.reserve(plan.actors.size());
     r->inbox_size.store(0);
     r->input_slots.reserve(plan.max_inputs);

@@ -71,6 +71,7 @@ ActorId Engine::dispatch(Runner& r, Job& job, ActorId a) {
   }
   if (job.aborted.load(std::memory_order_relaxed) || already_booked(job, a)) {
     note_unsent(r, job);
+    if (!r.relay_only.empty()) std::erase(r.relay_only, a);  // never placed: a later placement of it may copy from tiles
     return next;
   }
   if (!places_.healthy(r.index)) {

@@ -49,6 +49,7 @@ bool SlotDirectory::allocate(Runner& r, Job& job, SlotId& slot) {
       slot = i;
       dir.stamp[slot] = r.clock;
       dir.last_use[slot] = r.clock;
+      forget_emptied(r, slot);
       return true;
     }
   }
@@ -81,7 +82,18 @@ bool SlotDirectory::allocate(Runner& r, Job& job, SlotId& slot) {
   }
   dir.stamp[slot] = r.clock;
   dir.last_use[slot] = r.clock;
+  forget_emptied(r, slot);
   return true;
+}
+
+// A slot a failed fetch emptied (Runner::emptied) that is handed out again
+// holds the new value once it is placed: an actor refused later must not
+// count it among the inputs that fetch took away, or the directory would
+// forget a value the worker holds (and place it again, or find it nowhere).
+// Actors still in flight that read the slot as emptied are pinned, so it is
+// never handed out under them.
+void SlotDirectory::forget_emptied(Runner& r, SlotId slot) {
+  if (!r.emptied.empty()) std::erase(r.emptied, slot);
 }
 
 bool SlotDirectory::place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot) {

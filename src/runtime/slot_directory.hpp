@@ -35,6 +35,9 @@ class SlotDirectory {
   bool place_input(Runner& r, Job& job, ActorId a, DataId d, SlotId& slot);
 
  private:
+  // A slot handed out again is no longer one a failed fetch left empty.
+  static void forget_emptied(Runner& r, SlotId slot);
+
   MainMemory& memory_;
   EngineCalls engine_;
 };
