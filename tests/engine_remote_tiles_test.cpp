@@ -406,34 +406,16 @@ TEST(EngineRemoteTiles, AnActorAnsweredBeforeItsTileDiedIsBookedAndRunsAgainOnly
   EXPECT_GT(recomputing, 0u) << "no execution recomputed a value of the lost tile";
 }
 
-// A worker tile that keeps actor messages on the wire and, once, finds the
-// value it fetched from a peer gone (the peer displaced it after the driver
-// read its directory): it empties that slot, runs nothing and answers that
-// the input was not there, as a worker process does. Every other message
-// runs as sent, so one that reads the emptied slot fails with "holds no value".
-class MissesAFetchTile final : public WorkerTile {
+// A worker tile in front of an in-process one that keeps actor messages on
+// the wire (depth 4) and answers them in order: the doubles below decide
+// what data_node() and send_actor() do, everything else goes to the inner tile.
+class PipelinedTileDouble : public WorkerTile {
  public:
-  explicit MissesAFetchTile(std::unique_ptr<InProcessWorkerTile> inner) : inner_(std::move(inner)) {}
+  explicit PipelinedTileDouble(std::unique_ptr<InProcessWorkerTile> inner) : inner_(std::move(inner)) {}
 
   unsigned pipeline_depth() const override { return 4; }
-  Status data_node(const DataNodeMessage& m) override {
-    if (m.source_tile >= 0 && !fetched_) fetched_ = m.slot;
-    return inner_->data_node(m);
-  }
-  void send_actor(const ActorMessage& m) override {
-    if (fetched_ && !missed_ && std::find(m.input_slots.begin(), m.input_slots.end(), *fetched_) != m.input_slots.end()) {
-      missed_ = true;
-      inner_->clear_slot(*fetched_);
-      Completion c;
-      c.actor = m.actor;
-      c.ok = false;
-      c.error = "an input fetched from another worker was not there";
-      c.missing_inputs = {*fetched_};
-      answered_.push_back(std::move(c));
-      return;
-    }
-    answered_.push_back(inner_->actor(m));
-  }
+  Status data_node(const DataNodeMessage& m) override { return inner_->data_node(m); }
+  void send_actor(const ActorMessage& m) override { answered_.push_back(inner_->actor(m)); }
   Completion next_completion() override {
     Completion c = std::move(answered_.front());
     answered_.pop_front();
@@ -460,12 +442,48 @@ class MissesAFetchTile final : public WorkerTile {
   std::uint64_t take_peer_bytes_in() override { return 0; }
   std::vector<Corrupted> take_corrupted() override { return {}; }
 
+ protected:
+  // An actor answered without running: the input in `slot` was not there.
+  void answer_missing(const ActorMessage& m, SlotId slot) {
+    inner_->clear_slot(slot);
+    Completion c;
+    c.actor = m.actor;
+    c.ok = false;
+    c.error = "an input fetched from another worker was not there";
+    c.missing_inputs = {slot};
+    answered_.push_back(std::move(c));
+  }
+
+  std::unique_ptr<InProcessWorkerTile> inner_;
+  std::deque<Completion> answered_;
+};
+
+// A worker tile that keeps actor messages on the wire and, once, finds the
+// value it fetched from a peer gone (the peer displaced it after the driver
+// read its directory): it empties that slot, runs nothing and answers that
+// the input was not there, as a worker process does. Every other message
+// runs as sent, so one that reads the emptied slot fails with "holds no value".
+class MissesAFetchTile final : public PipelinedTileDouble {
+ public:
+  using PipelinedTileDouble::PipelinedTileDouble;
+
+  Status data_node(const DataNodeMessage& m) override {
+    if (m.source_tile >= 0 && !fetched_) fetched_ = m.slot;
+    return inner_->data_node(m);
+  }
+  void send_actor(const ActorMessage& m) override {
+    if (fetched_ && !missed_ && std::find(m.input_slots.begin(), m.input_slots.end(), *fetched_) != m.input_slots.end()) {
+      missed_ = true;
+      answer_missing(m, *fetched_);
+      return;
+    }
+    answered_.push_back(inner_->actor(m));
+  }
+
   bool missed_ = false;
 
  private:
-  std::unique_ptr<InProcessWorkerTile> inner_;
   std::optional<SlotId> fetched_;
-  std::deque<Completion> answered_;
 };
 
 // Three readers of one value fetched from another tile, on a worker tile of
@@ -538,12 +556,11 @@ TEST(EngineRemoteTiles, AFetchThatFoundNothingWhileAnotherActorWaitsForRoomCosts
 // nothing (their source, say, lost the value): it empties the slot of each,
 // runs nothing and answers the input missing, as a worker process does. It
 // counts every value placed in its slots by data node.
-class EmptiesTwoFetchesTile final : public WorkerTile {
+class EmptiesTwoFetchesTile final : public PipelinedTileDouble {
  public:
   EmptiesTwoFetchesTile(std::unique_ptr<InProcessWorkerTile> inner, ActorId a1, ActorId a2)
-      : inner_(std::move(inner)), victims_{a1, a2} {}
+      : PipelinedTileDouble(std::move(inner)), victims_{a1, a2} {}
 
-  unsigned pipeline_depth() const override { return 4; }
   Status data_node(const DataNodeMessage& m) override {
     Status s = inner_->data_node(m);
     if (s.ok()) {  // a copy from a tile that no longer holds the value is refused, then sent from main memory
@@ -554,52 +571,18 @@ class EmptiesTwoFetchesTile final : public WorkerTile {
   }
   void send_actor(const ActorMessage& m) override {
     if (std::find(victims_.begin(), victims_.end(), m.actor) != victims_.end() && !m.input_slots.empty()) {
-      const SlotId slot = m.input_slots.front();
-      inner_->clear_slot(slot);
-      Completion c;
-      c.actor = m.actor;
-      c.ok = false;
-      c.error = "an input fetched from another worker was not there";
-      c.missing_inputs = {slot};
-      answered_.push_back(std::move(c));
+      answer_missing(m, m.input_slots.front());
       std::erase(victims_, m.actor);  // once each: placed again, it runs
       return;
     }
     answered_.push_back(inner_->actor(m));
   }
-  Completion next_completion() override {
-    Completion c = std::move(answered_.front());
-    answered_.pop_front();
-    return c;
-  }
-  Completion actor(const ActorMessage& m) override {
-    send_actor(m);
-    return next_completion();
-  }
-  void abandon_completion() override { answered_.pop_front(); }
-
-  unsigned index() const override { return inner_->index(); }
-  void set_peers(std::span<Tile* const> peers) override { inner_->set_peers(peers); }
-  Status load_actors(const ActorTableMessage& table, const Registry& registry) override { return inner_->load_actors(table, registry); }
-  Status configure_faults(const FaultConfigMessage& faults) override { return inner_->configure_faults(faults); }
-  void clear_slot(SlotId slot) override { inner_->clear_slot(slot); }
-  void clear_all() override { inner_->clear_all(); }
-  bool read_slot(const ReadSlotMessage& m, std::span<std::byte> out) override { return inner_->read_slot(m, out); }
-  bool lost() const override { return false; }
-  bool checks_values() const override { return inner_->checks_values(); }
-  void attach() override {}
-  const std::string& name() const override { return inner_->name(); }
-  void set_peer_transfers(bool on) override { inner_->set_peer_transfers(on); }
-  std::uint64_t take_peer_bytes_in() override { return 0; }
-  std::vector<Corrupted> take_corrupted() override { return {}; }
 
   std::map<DataId, int> placed;          // values placed in this tile's slots, by data node
   std::map<DataId, SlotId> first_slot;  // where each was placed first
 
  private:
-  std::unique_ptr<InProcessWorkerTile> inner_;
   std::vector<ActorId> victims_;
-  std::deque<Completion> answered_;
 };
 
 // The worker (4 slots) runs a1(e1), a2(e2) and c(e2, v) in that order, every
