@@ -458,6 +458,51 @@ class PipelinedTileDouble : public WorkerTile {
   std::deque<Completion> answered_;
 };
 
+// Runs `g` (its one input "A" = `a`) once under HEFT in `order` (actor,
+// tile) on tile 0 here and one worker tile of 4 slots, as wrapped by `wrap`,
+// and checks every output against a one-process run.
+void run_once_on_a_double(const Graph& g, const std::vector<std::byte>& a, std::initializer_list<std::pair<ActorId, int>> order,
+                          const std::function<std::unique_ptr<WorkerTile>(std::unique_ptr<InProcessWorkerTile>)>& wrap,
+                          ExecutionStats& stats) {
+  RuntimeOptions o = in_process_remote_options();
+  o.tiles = 2;  // tile 0 here, tile 1 the worker
+  o.slots = 4;
+  o.cluster.min_workers = 1;
+  o.cluster.max_workers = 1;
+  const Registry registry = Registry::with_builtins();
+  const Inputs inputs{{"A", a}};
+  const Outputs want = testing::local_reference(g, inputs);
+  Engine engine(o, [&](const RemoteTilesOptions& ro) -> Result<std::unique_ptr<RemoteTiles>> {
+    auto s = std::make_unique<InProcessTiles>(ro, o, std::vector<std::string>{"i32.add", "i32.mul", "i32.sort"});
+    s->wrap_ = [&](unsigned, std::unique_ptr<InProcessWorkerTile> plain) { return wrap(std::move(plain)); };
+    return std::unique_ptr<RemoteTiles>(std::move(s));
+  });
+  ASSERT_TRUE(engine.start().ok());
+  ASSERT_TRUE(engine.check_remote_functions(g, registry).ok());
+  const MachineModel m = engine.machine();
+  Schedule schedule = heft_schedule(g, m, registry);
+  schedule.tile_order.assign(m.tiles, {});
+  schedule.driver_order.clear();
+  double t = 0;
+  for (auto [actor, tile] : order) {
+    schedule.actors[actor] = ScheduledActor{actor, tile, t, t + 1};
+    schedule.tile_order[static_cast<std::size_t>(tile)].push_back(actor);
+    t += 1;
+  }
+  const Plan plan = make_plan(g, registry, m, std::move(schedule));
+  std::unique_ptr<GraphState> state = engine.prepare(plan);
+  std::vector<std::span<const std::byte>> given;
+  for (DataId n : state->given) given.push_back(g.data(n).kind == DataKind::kConstant ? std::span<const std::byte>(g.data(n).contents) : std::span<const std::byte>(a));
+  ExecutionRequest request;
+  request.scheduler = Scheduler::kHeft;
+  const Status s = engine.execute(plan, *state, request, given, {}, stats);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  for (DataId n : state->outputs) {
+    const std::span<const std::byte> got = engine.output(*state, n);
+    EXPECT_EQ(std::vector<std::byte>(got.begin(), got.end()), want.at(g.data(n).name)) << g.data(n).name;
+  }
+}
+
 // A worker tile that keeps actor messages on the wire and, once, finds the
 // value it fetched from a peer gone (the peer displaced it after the driver
 // read its directory): it empties that slot, runs nothing and answers that
@@ -494,62 +539,27 @@ class MissesAFetchTile final : public PipelinedTileDouble {
 // than be placed short of a slot ("needs more slots than tile 1 has").
 // Then x and y run again from main memory, and the outputs are right.
 TEST(EngineRemoteTiles, AFetchThatFoundNothingWhileAnotherActorWaitsForRoomCostsItNoSlot) {
-  RuntimeOptions o = in_process_remote_options();
-  o.tiles = 2;  // tile 0 here, tile 1 the worker
-  o.slots = 4;
-  o.cluster.min_workers = 1;
-  o.cluster.max_workers = 1;
-  const Registry registry = Registry::with_builtins();
   Graph g("three_readers");
-  const DataId in = g.input("A", testing::kNetBytes);
-  const DataId k = g.constant("K", testing::seeded_bytes(testing::kNetBytes, 7));
-  const DataId d = g.inner("d", testing::kNetBytes);
+  const std::size_t n = testing::kNetBytes;
+  const DataId in = g.input("A", n);
+  const DataId k = g.constant("K", testing::seeded_bytes(n, 7));
+  const DataId d = g.inner("d", n);
   const ActorId p = g.actor("p", "i32.add", {in, k}, d);
-  const ActorId x = g.actor("x", "i32.add", {d, d}, g.output("X", testing::kNetBytes));
-  const ActorId y = g.actor("y", "i32.mul", {d, d}, g.output("Y", testing::kNetBytes));
-  const ActorId z = g.actor("z", "i32.add", {d, in}, g.output("Z", testing::kNetBytes));
-  const std::vector<std::byte> a = testing::seeded_bytes(testing::kNetBytes, 3);
-  const Inputs inputs{{"A", a}};
-  const Outputs want = testing::local_reference(g, inputs);
-
+  const ActorId x = g.actor("x", "i32.add", {d, d}, g.output("X", n));
+  const ActorId y = g.actor("y", "i32.mul", {d, d}, g.output("Y", n));
+  const ActorId z = g.actor("z", "i32.add", {d, in}, g.output("Z", n));
   MissesAFetchTile* missing = nullptr;
-  Engine engine(o, [&](const RemoteTilesOptions& ro) -> Result<std::unique_ptr<RemoteTiles>> {
-    auto s = std::make_unique<InProcessTiles>(ro, o, std::vector<std::string>{"i32.add", "i32.mul"});
-    s->wrap_ = [&](unsigned, std::unique_ptr<InProcessWorkerTile> plain) -> std::unique_ptr<WorkerTile> {
-      auto t = std::make_unique<MissesAFetchTile>(std::move(plain));
-      missing = t.get();
-      return t;
-    };
-    return std::unique_ptr<RemoteTiles>(std::move(s));
-  });
-  ASSERT_TRUE(engine.start().ok());
-  ASSERT_NE(missing, nullptr);
-  ASSERT_TRUE(engine.check_remote_functions(g, registry).ok());
-  // p on tile 0; x, y, z in that order on the worker.
-  const MachineModel m = engine.machine();
-  Schedule schedule = heft_schedule(g, m, registry);
-  schedule.tile_order.assign(m.tiles, {});
-  schedule.driver_order.clear();
-  double t = 0;
-  for (auto [actor, tile] : {std::pair{p, 0}, std::pair{x, 1}, std::pair{y, 1}, std::pair{z, 1}}) {
-    schedule.actors[actor] = ScheduledActor{actor, tile, t, t + 1};
-    schedule.tile_order[static_cast<std::size_t>(tile)].push_back(actor);
-    t += 1;
-  }
-  const Plan plan = make_plan(g, registry, m, std::move(schedule));
-  std::unique_ptr<GraphState> state = engine.prepare(plan);
-  std::vector<std::span<const std::byte>> given;
-  for (DataId n : state->given) given.push_back(g.data(n).kind == DataKind::kConstant ? std::span<const std::byte>(g.data(n).contents) : std::span<const std::byte>(a));
-  ExecutionRequest request;
-  request.scheduler = Scheduler::kHeft;
   ExecutionStats stats;
-  const Status s = engine.execute(plan, *state, request, given, {}, stats);
-  ASSERT_TRUE(s.ok()) << s.ToString();
+  // p on tile 0; x, y, z in that order on the worker.
+  run_once_on_a_double(g, testing::seeded_bytes(n, 3), {{p, 0}, {x, 1}, {y, 1}, {z, 1}},
+                       [&](std::unique_ptr<InProcessWorkerTile> plain) {
+                         auto t = std::make_unique<MissesAFetchTile>(std::move(plain));
+                         missing = t.get();
+                         return t;
+                       },
+                       stats);
+  ASSERT_NE(missing, nullptr);
   EXPECT_TRUE(missing->missed_) << "no fetch to the worker found its value gone";
-  for (DataId n : state->outputs) {
-    const std::span<const std::byte> got = engine.output(*state, n);
-    EXPECT_EQ(std::vector<std::byte>(got.begin(), got.end()), want.at(g.data(n).name)) << g.data(n).name;
-  }
 }
 
 // A worker tile whose fetches for the actors `a1` and `a2` both find
@@ -595,12 +605,6 @@ class EmptiesTwoFetchesTile final : public PipelinedTileDouble {
 // where no tile or main memory had it any more, the execution failed with
 // "data node 'v' is in no memory".
 TEST(EngineRemoteTiles, ASlotEmptiedByAnEarlierFetchAndReusedKeepsItsNewValue) {
-  RuntimeOptions o = in_process_remote_options();
-  o.tiles = 2;  // tile 0 here, tile 1 the worker
-  o.slots = 4;
-  o.cluster.min_workers = 1;
-  o.cluster.max_workers = 1;
-  const Registry registry = Registry::with_builtins();
   Graph g("emptied_and_reused");
   const std::size_t n = testing::kNetBytes;
   const DataId in = g.input("A", n);
@@ -613,48 +617,18 @@ TEST(EngineRemoteTiles, ASlotEmptiedByAnEarlierFetchAndReusedKeepsItsNewValue) {
   const ActorId a1 = g.actor("a1", "i32.sort", {e1}, g.output("X", n));
   const ActorId a2 = g.actor("a2", "i32.sort", {e2}, g.output("Y", n));
   const ActorId c = g.actor("c", "i32.add", {e2, v}, g.output("Z", n));
-  const std::vector<std::byte> a = testing::seeded_bytes(n, 3);
-  const Inputs inputs{{"A", a}};
-  const Outputs want = testing::local_reference(g, inputs);
-
   EmptiesTwoFetchesTile* worker = nullptr;
-  Engine engine(o, [&](const RemoteTilesOptions& ro) -> Result<std::unique_ptr<RemoteTiles>> {
-    auto s = std::make_unique<InProcessTiles>(ro, o, std::vector<std::string>{"i32.add", "i32.mul", "i32.sort"});
-    s->wrap_ = [&](unsigned, std::unique_ptr<InProcessWorkerTile> plain) -> std::unique_ptr<WorkerTile> {
-      auto t = std::make_unique<EmptiesTwoFetchesTile>(std::move(plain), a1, a2);
-      worker = t.get();
-      return t;
-    };
-    return std::unique_ptr<RemoteTiles>(std::move(s));
-  });
-  ASSERT_TRUE(engine.start().ok());
-  ASSERT_NE(worker, nullptr);
-  ASSERT_TRUE(engine.check_remote_functions(g, registry).ok());
+  ExecutionStats stats;
   // e1 is made last, so that when a1 is ready to go, a2 and c are too: the
   // worker's runner sends a1 and a2, then waits for room to place c.
-  const MachineModel m = engine.machine();
-  Schedule schedule = heft_schedule(g, m, registry);
-  schedule.tile_order.assign(m.tiles, {});
-  schedule.driver_order.clear();
-  double t = 0;
-  for (auto [actor, tile] : {std::pair{pv, 0}, std::pair{p2, 0}, std::pair{p1, 0}, std::pair{a1, 1}, std::pair{a2, 1}, std::pair{c, 1}}) {
-    schedule.actors[actor] = ScheduledActor{actor, tile, t, t + 1};
-    schedule.tile_order[static_cast<std::size_t>(tile)].push_back(actor);
-    t += 1;
-  }
-  const Plan plan = make_plan(g, registry, m, std::move(schedule));
-  std::unique_ptr<GraphState> state = engine.prepare(plan);
-  std::vector<std::span<const std::byte>> given;
-  for (DataId d : state->given) given.push_back(g.data(d).kind == DataKind::kConstant ? std::span<const std::byte>(g.data(d).contents) : std::span<const std::byte>(a));
-  ExecutionRequest request;
-  request.scheduler = Scheduler::kHeft;
-  ExecutionStats stats;
-  const Status st = engine.execute(plan, *state, request, given, {}, stats);
-  ASSERT_TRUE(st.ok()) << st.ToString();
-  for (DataId d : state->outputs) {
-    const std::span<const std::byte> got = engine.output(*state, d);
-    EXPECT_EQ(std::vector<std::byte>(got.begin(), got.end()), want.at(g.data(d).name)) << g.data(d).name;
-  }
+  run_once_on_a_double(g, testing::seeded_bytes(n, 3), {{pv, 0}, {p2, 0}, {p1, 0}, {a1, 1}, {a2, 1}, {c, 1}},
+                       [&](std::unique_ptr<InProcessWorkerTile> plain) {
+                         auto t = std::make_unique<EmptiesTwoFetchesTile>(std::move(plain), a1, a2);
+                         worker = t.get();
+                         return t;
+                       },
+                       stats);
+  ASSERT_NE(worker, nullptr);
   // The interleaving happened: v went into the slot a1's fetch had emptied.
   ASSERT_TRUE(worker->first_slot.count(e1) && worker->first_slot.count(v));
   EXPECT_EQ(worker->first_slot[v], worker->first_slot[e1]) << "e2 " << worker->first_slot[e2];
