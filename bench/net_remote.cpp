@@ -7,7 +7,8 @@
 //              tile-to-tile transfer), MB/s, as a fraction of a plain loopback
 //              TCP socket pair moving the same bytes in the same run: over
 //              the whole makespan (its 8 adds included), and over the time
-//              beyond the same graph's on 2 local tiles (the hops alone)
+//              beyond the same graph's on 2 local tiles (the hops alone);
+//              --bandwidth-only runs just this
 //   worker to worker  an 8 MB value moved from one worker's slot to
 //              another's, fetched over the workers' peer sockets beside
 //              relayed by the driver, each as a fraction of the loopback TCP
@@ -475,10 +476,26 @@ void print_peer(std::size_t actors, unsigned depth) {
 
 }  // namespace
 
+// --bandwidth-only: the driver <-> worker bytes alone (the "bandwidth"
+// line's figures), beside loopback TCP measured in the same run.
+void print_bandwidth() {
+  const std::size_t mb8 = std::size_t{8} << 20;
+  std::uint64_t moved = 0;
+  double remote_s = 0, local_s = 0;
+  const double relay = tile_to_tile(mb8, 8, moved, remote_s, local_s);
+  const double hops = remote_s > local_s ? static_cast<double>(moved) / (remote_s - local_s) / 1e6 : 0;
+  reap_all();
+  const double tcp = loopback_tcp(mb8, 32);
+  fmt::print("{{\"driver_worker_MBps\": {:.1f}, \"loopback_tcp_MBps\": {:.1f}, \"bandwidth_fraction\": {:.3f}, \"bytes_moved\": {}, "
+             "\"makespan_2_workers_s\": {:.4f}, \"makespan_2_local_tiles_s\": {:.4f}, \"driver_worker_hops_MBps\": {:.1f}, "
+             "\"hops_fraction\": {:.3f}}}\n",
+             relay, tcp, relay / tcp, moved, remote_s, local_s, hops, hops / tcp);
+}
+
 int main(int argc, char** argv) {
   reuse_freed_buffers();  // as the redflow command does: this process is the driver
   std::size_t actors = 20000;
-  bool dispatch_only = false, elastic_only = false, transfer_only = false, peer_only = false;
+  bool dispatch_only = false, elastic_only = false, transfer_only = false, peer_only = false, bandwidth_only = false;
   unsigned depth = RuntimeOptions{}.pipeline_depth;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -488,10 +505,11 @@ int main(int argc, char** argv) {
     else if (a == "--elastic-only") elastic_only = true;
     else if (a == "--transfer-only") transfer_only = true;
     else if (a == "--peer-only") peer_only = true;
+    else if (a == "--bandwidth-only") bandwidth_only = true;
     else if (a == "--depth" && i + 1 < argc) depth = static_cast<unsigned>(std::stoul(argv[++i]));
   }
   if (g_cli.empty()) {
-    fmt::print(stderr, "usage: net_remote --cli PATH/TO/redflow [--actors N] [--depth D] [--dispatch-only | --elastic-only | --transfer-only | --peer-only]\n");
+    fmt::print(stderr, "usage: net_remote --cli PATH/TO/redflow [--actors N] [--depth D] [--dispatch-only | --elastic-only | --transfer-only | --peer-only | --bandwidth-only]\n");
     return 2;
   }
   if (elastic_only) {
@@ -505,6 +523,10 @@ int main(int argc, char** argv) {
   if (transfer_only) {
     const std::size_t mb8 = std::size_t{8} << 20;
     print_worker_to_worker(mb8, loopback_tcp(mb8, 32));
+    return 0;
+  }
+  if (bandwidth_only) {
+    print_bandwidth();
     return 0;
   }
   // Pipelined dispatch (--depth, default RuntimeOptions' 32) beside one
