@@ -510,7 +510,8 @@ void run_once_on_a_double(const Graph& g, const std::vector<std::byte>& a, std::
 // runs as sent, so one that reads the emptied slot fails with "holds no value".
 class MissesAFetchTile final : public PipelinedTileDouble {
  public:
-  using PipelinedTileDouble::PipelinedTileDouble;
+  // `missed` is the test's: the engine owns (and outlives the test's look at) this tile.
+  MissesAFetchTile(std::unique_ptr<InProcessWorkerTile> inner, bool& missed) : PipelinedTileDouble(std::move(inner)), missed_(missed) {}
 
   Status data_node(const DataNodeMessage& m) override {
     if (m.source_tile >= 0 && !fetched_) fetched_ = m.slot;
@@ -525,9 +526,9 @@ class MissesAFetchTile final : public PipelinedTileDouble {
     answered_.push_back(inner_->actor(m));
   }
 
-  bool missed_ = false;
 
  private:
+  bool& missed_;
   std::optional<SlotId> fetched_;
 };
 
@@ -548,18 +549,13 @@ TEST(EngineRemoteTiles, AFetchThatFoundNothingWhileAnotherActorWaitsForRoomCosts
   const ActorId x = g.actor("x", "i32.add", {d, d}, g.output("X", n));
   const ActorId y = g.actor("y", "i32.mul", {d, d}, g.output("Y", n));
   const ActorId z = g.actor("z", "i32.add", {d, in}, g.output("Z", n));
-  MissesAFetchTile* missing = nullptr;
+  bool missed = false;
   ExecutionStats stats;
   // p on tile 0; x, y, z in that order on the worker.
   run_once_on_a_double(g, testing::seeded_bytes(n, 3), {{p, 0}, {x, 1}, {y, 1}, {z, 1}},
-                       [&](std::unique_ptr<InProcessWorkerTile> plain) {
-                         auto t = std::make_unique<MissesAFetchTile>(std::move(plain));
-                         missing = t.get();
-                         return t;
-                       },
+                       [&](std::unique_ptr<InProcessWorkerTile> plain) { return std::make_unique<MissesAFetchTile>(std::move(plain), missed); },
                        stats);
-  ASSERT_NE(missing, nullptr);
-  EXPECT_TRUE(missing->missed_) << "no fetch to the worker found its value gone";
+  EXPECT_TRUE(missed) << "no fetch to the worker found its value gone";
 }
 
 // A worker tile whose fetches for the actors `a1` and `a2` both find
@@ -568,14 +564,20 @@ TEST(EngineRemoteTiles, AFetchThatFoundNothingWhileAnotherActorWaitsForRoomCosts
 // counts every value placed in its slots by data node.
 class EmptiesTwoFetchesTile final : public PipelinedTileDouble {
  public:
-  EmptiesTwoFetchesTile(std::unique_ptr<InProcessWorkerTile> inner, ActorId a1, ActorId a2)
-      : PipelinedTileDouble(std::move(inner)), victims_{a1, a2} {}
+  // Values placed in this tile's slots, by data node: how many times, and
+  // where first. The test's: the engine owns (and outlives the test's look at) this tile.
+  struct Placed {
+    std::map<DataId, int> times;
+    std::map<DataId, SlotId> first_slot;
+  };
+  EmptiesTwoFetchesTile(std::unique_ptr<InProcessWorkerTile> inner, ActorId a1, ActorId a2, Placed& placed)
+      : PipelinedTileDouble(std::move(inner)), victims_{a1, a2}, placed_(placed) {}
 
   Status data_node(const DataNodeMessage& m) override {
     Status s = inner_->data_node(m);
     if (s.ok()) {  // a copy from a tile that no longer holds the value is refused, then sent from main memory
-      ++placed[m.tag.data];
-      first_slot.emplace(m.tag.data, m.slot);
+      ++placed_.times[m.tag.data];
+      placed_.first_slot.emplace(m.tag.data, m.slot);
     }
     return s;
   }
@@ -588,11 +590,9 @@ class EmptiesTwoFetchesTile final : public PipelinedTileDouble {
     answered_.push_back(inner_->actor(m));
   }
 
-  std::map<DataId, int> placed;          // values placed in this tile's slots, by data node
-  std::map<DataId, SlotId> first_slot;  // where each was placed first
-
  private:
   std::vector<ActorId> victims_;
+  Placed& placed_;
 };
 
 // The worker (4 slots) runs a1(e1), a2(e2) and c(e2, v) in that order, every
@@ -617,24 +617,21 @@ TEST(EngineRemoteTiles, ASlotEmptiedByAnEarlierFetchAndReusedKeepsItsNewValue) {
   const ActorId a1 = g.actor("a1", "i32.sort", {e1}, g.output("X", n));
   const ActorId a2 = g.actor("a2", "i32.sort", {e2}, g.output("Y", n));
   const ActorId c = g.actor("c", "i32.add", {e2, v}, g.output("Z", n));
-  EmptiesTwoFetchesTile* worker = nullptr;
+  EmptiesTwoFetchesTile::Placed placed;
   ExecutionStats stats;
   // e1 is made last, so that when a1 is ready to go, a2 and c are too: the
   // worker's runner sends a1 and a2, then waits for room to place c.
   run_once_on_a_double(g, testing::seeded_bytes(n, 3), {{pv, 0}, {p2, 0}, {p1, 0}, {a1, 1}, {a2, 1}, {c, 1}},
                        [&](std::unique_ptr<InProcessWorkerTile> plain) {
-                         auto t = std::make_unique<EmptiesTwoFetchesTile>(std::move(plain), a1, a2);
-                         worker = t.get();
-                         return t;
+                         return std::make_unique<EmptiesTwoFetchesTile>(std::move(plain), a1, a2, placed);
                        },
                        stats);
-  ASSERT_NE(worker, nullptr);
   // The interleaving happened: v went into the slot a1's fetch had emptied.
-  ASSERT_TRUE(worker->first_slot.count(e1) && worker->first_slot.count(v));
-  EXPECT_EQ(worker->first_slot[v], worker->first_slot[e1]) << "e2 " << worker->first_slot[e2];
-  EXPECT_EQ(worker->placed[e1], 2) << "a1's input placed again after its fetch found nothing";
-  EXPECT_EQ(worker->placed[e2], 2) << "e2 placed again after a2's fetch found nothing";
-  EXPECT_EQ(worker->placed[v], 1) << "v was forgotten on the worker and placed a second time";
+  ASSERT_TRUE(placed.first_slot.count(e1) && placed.first_slot.count(v));
+  EXPECT_EQ(placed.first_slot[v], placed.first_slot[e1]) << "e2 " << placed.first_slot[e2];
+  EXPECT_EQ(placed.times[e1], 2) << "a1's input placed again after its fetch found nothing";
+  EXPECT_EQ(placed.times[e2], 2) << "e2 placed again after a2's fetch found nothing";
+  EXPECT_EQ(placed.times[v], 1) << "v was forgotten on the worker and placed a second time";
   EXPECT_EQ(stats.recomputed_actors, 0u);
 }
 

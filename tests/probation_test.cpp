@@ -81,7 +81,10 @@ TEST(Probation, APermanentlyFaultyTileIsQuarantinedForGoodTwoExecutionsAfterItsS
     auto loaded = rt.load(s.graph, reg);
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
     std::uint32_t round = 0;
-    for (; round < 12 && rt.quarantined_tiles().empty(); ++round) execute_and_check(*loaded, s, reg, round);
+    // Under stealing, tile 1 loses votes only for the replicas it takes: on a
+    // loaded machine (a sanitizer stage, three tests at once) its runner may
+    // be scheduled too late to take three in each of a dozen short executions.
+    for (; round < 200 && rt.quarantined_tiles().empty(); ++round) execute_and_check(*loaded, s, reg, round);
     ASSERT_EQ(rt.quarantined_tiles(), std::vector<unsigned>{1}) << "tile 1 never lost 3 votes in one execution";
     const ExecutionStats first = loaded->last_stats();
     EXPECT_EQ(first.probation_tiles, std::vector<unsigned>{1}) << "suspected, not yet quarantined for good";
