@@ -6,7 +6,7 @@
 namespace redflow::stream {
 
 Checkpointer::Checkpointer(const Program& program, const NodePart& part)
-    : program_(program), part_(part), slots_(new std::atomic<std::uint64_t>[program.streams().size()]), requested_(part.epoch) {
+    : part_(part), slots_(new std::atomic<std::uint64_t>[program.streams().size()]), requested_(part.epoch) {
   for (std::size_t k = 0; k < program.streams().size(); ++k) slots_[k].store(0, std::memory_order_relaxed);
   // Reached from a source: a barrier comes to it.
   const auto& inst = program.instances();

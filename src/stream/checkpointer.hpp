@@ -62,7 +62,6 @@ class Checkpointer {
   void advance(OpState& s);
   void report(OpState& s);
 
-  const Program& program_;
   const NodePart& part_;
   std::unique_ptr<std::atomic<std::uint64_t>[]> slots_;
   // Per operator: it starts a checkpoint itself when asked, as the sources
