@@ -476,20 +476,29 @@ void print_peer(std::size_t actors, unsigned depth) {
 
 }  // namespace
 
-// --bandwidth-only: the driver <-> worker bytes alone (the "bandwidth"
-// line's figures), beside loopback TCP measured in the same run.
-void print_bandwidth() {
-  const std::size_t mb8 = std::size_t{8} << 20;
+// The driver <-> worker bytes (the "bandwidth" figures) and loopback TCP
+// measured in the same run.
+struct Bandwidth {
+  double relay_MBps = 0, tcp_MBps = 0, hops_MBps = 0, remote_s = 0, local_s = 0;
   std::uint64_t moved = 0;
-  double remote_s = 0, local_s = 0;
-  const double relay = tile_to_tile(mb8, 8, moved, remote_s, local_s);
-  const double hops = remote_s > local_s ? static_cast<double>(moved) / (remote_s - local_s) / 1e6 : 0;
+
+  // The JSON fields of the bandwidth line, without braces.
+  std::string fields() const {
+    return fmt::format("\"driver_worker_MBps\": {:.1f}, \"loopback_tcp_MBps\": {:.1f}, \"bandwidth_fraction\": {:.3f}, \"bytes_moved\": {}, "
+                       "\"makespan_2_workers_s\": {:.4f}, \"makespan_2_local_tiles_s\": {:.4f}, \"driver_worker_hops_MBps\": {:.1f}, "
+                       "\"hops_fraction\": {:.3f}",
+                       relay_MBps, tcp_MBps, relay_MBps / tcp_MBps, moved, remote_s, local_s, hops_MBps, hops_MBps / tcp_MBps);
+  }
+};
+
+Bandwidth measure_bandwidth(std::size_t bytes) {
+  Bandwidth b;
+  b.relay_MBps = tile_to_tile(bytes, 8, b.moved, b.remote_s, b.local_s);
+  // The hops alone: the remote makespan beyond the same graph's on local tiles.
+  b.hops_MBps = b.remote_s > b.local_s ? static_cast<double>(b.moved) / (b.remote_s - b.local_s) / 1e6 : 0;
   reap_all();
-  const double tcp = loopback_tcp(mb8, 32);
-  fmt::print("{{\"driver_worker_MBps\": {:.1f}, \"loopback_tcp_MBps\": {:.1f}, \"bandwidth_fraction\": {:.3f}, \"bytes_moved\": {}, "
-             "\"makespan_2_workers_s\": {:.4f}, \"makespan_2_local_tiles_s\": {:.4f}, \"driver_worker_hops_MBps\": {:.1f}, "
-             "\"hops_fraction\": {:.3f}}}\n",
-             relay, tcp, relay / tcp, moved, remote_s, local_s, hops, hops / tcp);
+  b.tcp_MBps = loopback_tcp(bytes, 32);
+  return b;
 }
 
 int main(int argc, char** argv) {
@@ -526,7 +535,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (bandwidth_only) {
-    print_bandwidth();
+    fmt::print("{{{}}}\n", measure_bandwidth(std::size_t{8} << 20).fields());
     return 0;
   }
   // Pipelined dispatch (--depth, default RuntimeOptions' 32) beside one
@@ -545,25 +554,16 @@ int main(int argc, char** argv) {
   if (dispatch_only) return 0;
   const double local_rate = dispatch_rate(actors, 0, 2);
   const std::size_t mb8 = std::size_t{8} << 20;
-  std::uint64_t moved = 0;
-  double remote_s = 0, local_s = 0;
-  const double relay = tile_to_tile(mb8, 8, moved, remote_s, local_s);
-  // The hops alone: the remote makespan beyond the same graph's on local tiles.
-  const double hops = remote_s > local_s ? static_cast<double>(moved) / (remote_s - local_s) / 1e6 : 0;
-  reap_all();
-  const double tcp = loopback_tcp(mb8, 32);
-  print_worker_to_worker(mb8, tcp);
+  const Bandwidth bandwidth = measure_bandwidth(mb8);
+  print_worker_to_worker(mb8, bandwidth.tcp_MBps);
   const double hb = 0.5;
   std::uint64_t lost = 0, recomputed = 0;
   const auto [plain, killed] = recovery(hb, 0.05, lost, recomputed);
   fmt::print("{{\"heartbeat_timeout_s\": {}, \"lost_after_kill9_s\": {:.4f}, \"lost_after_sigstop_s\": {:.4f}, "
              "\"makespan_s\": {:.3f}, \"makespan_with_kill_s\": {:.3f}, \"lost_tiles\": {}, \"recomputed_actors\": {}}}\n",
              hb, detection(hb, false, 5), detection(hb, true, 3), plain, killed, lost, recomputed);
-  fmt::print("{{\"dispatch_actors_per_s_2_workers\": {:.0f}, \"dispatch_actors_per_s_2_local_tiles\": {:.0f}, "
-             "\"driver_worker_MBps\": {:.1f}, \"loopback_tcp_MBps\": {:.1f}, \"bandwidth_fraction\": {:.3f}, \"bytes_moved\": {}, "
-             "\"makespan_2_workers_s\": {:.4f}, \"makespan_2_local_tiles_s\": {:.4f}, \"driver_worker_hops_MBps\": {:.1f}, "
-             "\"hops_fraction\": {:.3f}}}\n",
-             remote_rate, local_rate, relay, tcp, relay / tcp, moved, remote_s, local_s, hops, hops / tcp);
+  fmt::print("{{\"dispatch_actors_per_s_2_workers\": {:.0f}, \"dispatch_actors_per_s_2_local_tiles\": {:.0f}, {}}}\n", remote_rate,
+             local_rate, bandwidth.fields());
   elastic();
   return 0;
 }
