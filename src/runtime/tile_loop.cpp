@@ -12,9 +12,7 @@ TileLoop::TileLoop(unsigned cores, Helpers helpers) : cores_(cores == 0 ? 1 : co
 
 TileLoop::~TileLoop() {
   stop_.store(true);
-  held_.store(false);
-  epoch_.fetch_add(1);
-  epoch_.notify_all();
+  release_helpers();  // wakes every helper, held or not, to see stop_
   for (auto& t : helpers_) t.join();
 }
 
@@ -37,8 +35,7 @@ void TileLoop::run(std::size_t begin, std::size_t end, void (*chunk)(void*, std:
   chunk_ = chunk;
   closure_ = closure;
   done_.store(0, std::memory_order_relaxed);
-  const std::uint64_t generation = (claims_.load(std::memory_order_relaxed) >> 32) + 1;
-  claims_.store(generation << 32 | parts, std::memory_order_release);
+  unclaimed_.store(parts, std::memory_order_release);
   epoch_.fetch_add(1, std::memory_order_release);
   epoch_.notify_all();
   for (std::int64_t part; (part = claim()) >= 0;) run_part(static_cast<std::size_t>(part));
@@ -53,10 +50,9 @@ void TileLoop::run(std::size_t begin, std::size_t end, void (*chunk)(void*, std:
 }
 
 std::int64_t TileLoop::claim() {
-  std::uint64_t c = claims_.load(std::memory_order_acquire);
-  while ((c & 0xffffffffu) != 0) {
-    if (claims_.compare_exchange_weak(c, c - 1, std::memory_order_acq_rel, std::memory_order_acquire))
-      return static_cast<std::int64_t>((c & 0xffffffffu) - 1);
+  std::uint32_t c = unclaimed_.load(std::memory_order_acquire);
+  while (c != 0) {
+    if (unclaimed_.compare_exchange_weak(c, c - 1, std::memory_order_acq_rel, std::memory_order_acquire)) return static_cast<std::int64_t>(c) - 1;
   }
   return -1;
 }

@@ -10,9 +10,9 @@
 // Why claims: a loop that waited for every helper to take part cost each
 // parallel actor two scheduling latencies (the helper's wake-up, then the
 // caller's), which on a loaded machine grow to tens of milliseconds. On 2
-// cores busy with 16 other threads, a test case of 1,538 actors with 2 cores
-// per tile took 99 s instead of 0.5 s (docs/performance.md, "Parallel actors
-// on a loaded machine").
+// cores busy with 16 other processes, a bitonic sort with 2 cores per tile
+// took 34 times as long as with 1, 93 s (docs/performance.md, "Parallel
+// actors on a loaded machine").
 //
 // Thread-safety: run() is called by one thread at a time (the tile's runner,
 // or a worker's executor); the helpers are internal. cores() is constant.
@@ -54,10 +54,13 @@ class TileLoop final : public ParallelLoop {
 
   const unsigned cores_;
   std::vector<std::thread> helpers_;
-  // The published loop as (generation << 32 | chunks not yet claimed):
-  // claiming is a compare-and-swap on it, so a helper that wakes after its
-  // loop ended finds nothing to claim instead of a stale loop's chunk.
-  alignas(64) std::atomic<std::uint64_t> claims_{0};
+  // Chunks of the published loop not yet claimed; claiming one is a
+  // compare-and-swap from k > 0 to k - 1, which takes chunk k - 1. A helper
+  // that wakes after its loop ended finds 0, or a later loop's count: a claim
+  // that succeeds is always of the loop published now, since run() sets the
+  // count only after the loop's fields, and publishes no other loop before
+  // every chunk of this one is done.
+  alignas(64) std::atomic<std::uint32_t> unclaimed_{0};
   // Chunks of the published loop that are done; run() waits for all.
   alignas(64) std::atomic<std::uint32_t> done_{0};
   // Generations published; helpers sleep on it between loops.
