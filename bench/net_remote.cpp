@@ -7,7 +7,11 @@
 //              tile-to-tile transfer), MB/s, as a fraction of a plain loopback
 //              TCP socket pair moving the same bytes in the same run: over
 //              the whole makespan (its 8 adds included), and over the time
-//              beyond the same graph's on 2 local tiles (the hops alone);
+//              beyond the same graph's on 2 local tiles (the hops alone,
+//              which include the worker's checksum of each add's output);
+//              and the driver's bytes alone: an 8 MB value sent into a
+//              worker's slot and read back through the tile protocol, no
+//              actor run (driver_send / driver_read, best of 16 each);
 //              --bandwidth-only runs just this
 //   worker to worker  an 8 MB value moved from one worker's slot to
 //              another's, fetched over the workers' peer sockets beside
@@ -47,6 +51,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <xxhash.h>
 
 #include "net/remote_tile.hpp"
 #include "net/tile_server.hpp"
@@ -359,6 +365,52 @@ double worker_to_worker(std::size_t bytes, int times, bool direct) {
   return static_cast<double>(bytes) / fastest / 1e6;
 }
 
+// The driver's own bytes, straight through the tile protocol (no graph, so
+// no actor's run or checksum is timed): an 8 MB value from main memory
+// placed in a worker's slot (hashed as it is sent, checked by the worker,
+// in pieces) and read back (in chunks, checked by the driver), `times`
+// each after one to warm up. MB/s of value moved, best of `times`, each way.
+struct DriverBytes {
+  double send_MBps = 0, read_MBps = 0;
+};
+DriverBytes driver_to_worker(std::size_t bytes, int times) {
+  net::TileServerOptions so;
+  so.workers = 1;
+  so.slots = 2;
+  so.slot_bytes = bytes;
+  auto server = net::TileServer::start(so);
+  if (!server.ok()) std::exit(1);
+  spawn_worker((*server)->endpoint(), bytes, 2);
+  if (!(*server)->wait_for_workers(20).ok()) std::exit(1);
+  net::RemoteTile t0(**server, 0, 0);
+  runtime::Tile* const peers[] = {&t0};
+  t0.set_peers(peers);
+  std::vector<std::byte> value(bytes, std::byte{7}), back(bytes);
+  runtime::DataNodeMessage m;
+  m.tag = runtime::DataTag{1, 1, 0};
+  m.bytes = bytes;
+  m.payload = value;
+  runtime::ReadSlotMessage r{0, m.tag, bytes, 0, runtime::kWholeValue, XXH3_64bits(value.data(), bytes), true};
+  double send_s = 1e9, read_s = 1e9;
+  for (int i = 0; i < times + 1; ++i) {
+    auto t = Clock::now();
+    if (Status s = t0.data_node(m); !s.ok()) {
+      fmt::print(stderr, "net_remote: {}\n", s.ToString());
+      std::exit(1);
+    }
+    if (i > 0) send_s = std::min(send_s, since(t));
+    t = Clock::now();
+    if (!t0.read_slot(r, back) || back != value) {
+      fmt::print(stderr, "net_remote: the value read back from the worker is not the one sent\n");
+      std::exit(1);
+    }
+    if (i > 0) read_s = std::min(read_s, since(t));
+  }
+  server->reset();
+  reap_all();
+  return {static_cast<double>(bytes) / send_s / 1e6, static_cast<double>(bytes) / read_s / 1e6};
+}
+
 // Prints the direct and the relayed rate against loopback TCP (`tcp`,
 // measured just before; measured again after, and the faster is used).
 void print_worker_to_worker(std::size_t bytes, double tcp) {
@@ -481,13 +533,16 @@ void print_peer(std::size_t actors, unsigned depth) {
 struct Bandwidth {
   double relay_MBps = 0, tcp_MBps = 0, hops_MBps = 0, remote_s = 0, local_s = 0;
   std::uint64_t moved = 0;
+  DriverBytes driver;
 
   // The JSON fields of the bandwidth line, without braces.
   std::string fields() const {
     return fmt::format("\"driver_worker_MBps\": {:.1f}, \"loopback_tcp_MBps\": {:.1f}, \"bandwidth_fraction\": {:.3f}, \"bytes_moved\": {}, "
                        "\"makespan_2_workers_s\": {:.4f}, \"makespan_2_local_tiles_s\": {:.4f}, \"driver_worker_hops_MBps\": {:.1f}, "
-                       "\"hops_fraction\": {:.3f}",
-                       relay_MBps, tcp_MBps, relay_MBps / tcp_MBps, moved, remote_s, local_s, hops_MBps, hops_MBps / tcp_MBps);
+                       "\"hops_fraction\": {:.3f}, \"driver_send_MBps\": {:.1f}, \"driver_read_MBps\": {:.1f}, "
+                       "\"send_fraction\": {:.3f}, \"read_fraction\": {:.3f}",
+                       relay_MBps, tcp_MBps, relay_MBps / tcp_MBps, moved, remote_s, local_s, hops_MBps, hops_MBps / tcp_MBps,
+                       driver.send_MBps, driver.read_MBps, driver.send_MBps / tcp_MBps, driver.read_MBps / tcp_MBps);
   }
 };
 
@@ -497,6 +552,7 @@ Bandwidth measure_bandwidth(std::size_t bytes) {
   // The hops alone: the remote makespan beyond the same graph's on local tiles.
   b.hops_MBps = b.remote_s > b.local_s ? static_cast<double>(b.moved) / (b.remote_s - b.local_s) / 1e6 : 0;
   reap_all();
+  b.driver = driver_to_worker(bytes, 16);
   b.tcp_MBps = loopback_tcp(bytes, 32);
   return b;
 }

@@ -359,10 +359,11 @@ void RemoteTile::abandon_completion() {
 // worker is lost for them (its values are then recomputed elsewhere).
 bool RemoteTile::read_slot(const ReadSlotMessage& message, std::span<std::byte> out) {
   const bool whole = message.offset == 0 && message.range() == message.bytes;
+  const bool check = message.checked && whole;
   for (;;) {
-    if (!read_once(message, out)) return false;
-    if (!message.checked || !whole) return true;
-    const std::uint64_t got = XXH3_64bits(out.data(), out.size());
+    std::uint64_t got = 0;
+    if (!read_once(message, out, check ? &got : nullptr)) return false;
+    if (!check) return true;
     if (got == message.checksum) {
       checked_ok();
       return true;
@@ -376,7 +377,7 @@ bool RemoteTile::read_slot(const ReadSlotMessage& message, std::span<std::byte> 
   }
 }
 
-bool RemoteTile::read_once(const ReadSlotMessage& message, std::span<std::byte> out) {
+bool RemoteTile::read_once(const ReadSlotMessage& message, std::span<std::byte> out, std::uint64_t* checksum) {
   if (out.size() != message.bytes) return false;
   // A large value comes back in chunks, as between workers (PeerLinks): the
   // worker copies one out of its slot while the one before crosses the wire
@@ -395,6 +396,10 @@ bool RemoteTile::read_once(const ReadSlotMessage& message, std::span<std::byte> 
     asked.push_back(Chunk{server_.send(worker_, std::move(frame)), m.offset, m.length});
     next += m.length;
   };
+  // The checksum is taken chunk by chunk as each is copied in, while the
+  // next ones cross the wire, not in a pass of its own after the last.
+  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> hash(checksum != nullptr ? XXH3_createState() : nullptr, &XXH3_freeState);
+  if (hash) XXH3_64bits_reset(hash.get());
   // A 0-byte value is still asked for once: the answer says whether the slot holds it.
   do ask();
   while (next < message.bytes && asked.size() < PeerLinks::kWindow);
@@ -410,7 +415,9 @@ bool RemoteTile::read_once(const ReadSlotMessage& message, std::span<std::byte> 
     const Status got = receive(c.ticket, reply, WireKind::kSlotData);
     ok = slot_data_of(got, reply, out.subspan(c.offset, c.length));
     if (ok && next < message.bytes) ask();
+    if (ok && hash) XXH3_64bits_update(hash.get(), out.data() + c.offset, c.length);
   }
+  if (ok && hash) *checksum = XXH3_64bits_digest(hash.get());
   return ok;
 }
 

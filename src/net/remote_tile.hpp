@@ -101,7 +101,8 @@ class RemoteTile final : public runtime::WorkerTile {
   // worker is lost once they come kCorruptedInARow times in a row.
   void corrupted(DataId data, const std::string& what);
   void checked_ok() { corrupted_in_a_row_.store(0, std::memory_order_relaxed); }
-  bool read_once(const runtime::ReadSlotMessage& message, std::span<std::byte> out);
+  // `checksum`, when not null: the XXH3-64 of the bytes read, taken as they come.
+  bool read_once(const runtime::ReadSlotMessage& message, std::span<std::byte> out, std::uint64_t* checksum);
   // A transfer sent ahead of an actor message, not yet answered.
   struct Placement {
     TileServer::Ticket ticket;

@@ -195,15 +195,10 @@ void LocalTile::clear_all() {
 }
 
 bool LocalTile::read_slot(const ReadSlotMessage& m, std::span<std::byte> out) {
-  if (lost() || m.slot >= slots_.size() || m.bytes > slot_bytes_ || m.offset > m.bytes || out.size() != m.range() ||
-      out.size() > m.bytes - m.offset)
-    return false;
-  Slot& s = slots_[m.slot];
-  s.pins.fetch_add(1, std::memory_order_seq_cst);
-  const bool holds = s.tag.load(std::memory_order_seq_cst) == pack(m.tag) && s.round == m.tag.round;
-  if (holds && !out.empty()) std::memcpy(out.data(), s.memory + m.offset, out.size());
-  if (s.pins.fetch_sub(1, std::memory_order_release) == 1) s.pins.notify_all();  // a clear_slot() may sleep on it
-  return holds;
+  if (out.size() != m.range()) return false;
+  return with_slot(m, [&](std::span<const std::byte> value) {
+    if (!value.empty()) std::memcpy(out.data(), value.data(), value.size());
+  });
 }
 
 Completion LocalTile::die(ActorId actor) {

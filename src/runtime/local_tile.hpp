@@ -56,6 +56,20 @@ class LocalTile final : public Tile {
   void clear_all() override;
   Completion actor(const ActorMessage& message) override;
   bool read_slot(const ReadSlotMessage& message, std::span<std::byte> out) override;
+  // read_slot() without a buffer of the caller's: `use` sees the bytes the
+  // message names where they lie, while the slot is pinned, when it holds
+  // them (true). A reply frame is filled from it in one pass (no zeroed
+  // buffer first).
+  template <typename Use>
+  bool with_slot(const ReadSlotMessage& m, Use&& use) {
+    if (lost() || m.slot >= slots_.size() || m.bytes > slot_bytes_ || m.offset > m.bytes || m.range() > m.bytes - m.offset) return false;
+    Slot& s = slots_[m.slot];
+    s.pins.fetch_add(1, std::memory_order_seq_cst);
+    const bool holds = s.tag.load(std::memory_order_seq_cst) == pack(m.tag) && s.round == m.tag.round;
+    if (holds) use(std::span<const std::byte>(s.memory + m.offset, m.range()));
+    if (s.pins.fetch_sub(1, std::memory_order_release) == 1) s.pins.notify_all();  // a clear_slot() may sleep on it
+    return holds;
+  }
   bool lost() const override { return lost_.load(std::memory_order_acquire); }
 
   // Direct transport: the tiles a data node message may name as its source

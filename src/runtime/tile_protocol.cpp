@@ -191,17 +191,6 @@ void encode_slot_data(bool found, std::span<const std::byte> bytes, std::vector<
   w.bytes(bytes);
 }
 
-std::span<std::byte> encode_slot_data_in_place(std::uint64_t bytes, std::vector<std::byte>& out) {
-  const std::size_t at = out.size() + kFrameHeaderBytes + 1 + 4;
-  {
-    FrameWriter w(out, WireKind::kSlotData);
-    w.boolean(true);
-    w.u32(static_cast<std::uint32_t>(bytes));
-    out.resize(at + bytes);
-  }
-  return std::span<std::byte>(out).subspan(at, bytes);
-}
-
 void encode_lost(std::vector<std::byte>& out) { FrameWriter w(out, WireKind::kLost); }
 
 namespace {

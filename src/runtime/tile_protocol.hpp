@@ -246,9 +246,6 @@ void encode(const ActorMessage& m, std::vector<std::byte>& out);
 void encode(const Completion& c, std::vector<std::byte>& out);
 void encode(const Status& s, std::vector<std::byte>& out);
 void encode_slot_data(bool found, std::span<const std::byte> bytes, std::vector<std::byte>& out);
-// A found kSlotData frame of `bytes` bytes appended to `out`, its value left
-// for the caller to write into the span returned (one copy, not two).
-std::span<std::byte> encode_slot_data_in_place(std::uint64_t bytes, std::vector<std::byte>& out);
 void encode_lost(std::vector<std::byte>& out);
 
 // A decoded frame of any kind; the messages' spans and views point into

@@ -68,7 +68,7 @@ void TileService::serve(std::span<const std::byte> frame_bytes, const Registry* 
       // Straight from the slot into the reply: one copy.
       const ReadSlotMessage& m = frame->read_slot;
       const bool fits = m.bytes <= tile_.slot_bytes();  // the decoder checked the range lies within bytes
-      if (!fits || !tile_.read_slot(m, encode_slot_data_in_place(m.range(), reply))) {
+      if (!fits || !tile_.with_slot(m, [&](std::span<const std::byte> value) { encode_slot_data(true, value, reply); })) {
         reply.clear();
         encode_slot_data(false, {}, reply);
       }
