@@ -31,9 +31,12 @@ class ParallelLoop {
 // crash (SIGSEGV, ...) inside it is reported with the actor's name when the
 // program called report_actor_crashes() (redflow/runtime.hpp). The runtime
 // sets it around every actor call and every parallel_for chunk.
+class ActorContext;
 class ActorCrashScope {
  public:
   explicit ActorCrashScope(std::string_view actor);
+  // The actor `ctx` runs: its name is looked up only if a crash is reported.
+  explicit ActorCrashScope(const ActorContext& ctx);
   ~ActorCrashScope();
   ActorCrashScope(const ActorCrashScope&) = delete;
   ActorCrashScope& operator=(const ActorCrashScope&) = delete;
@@ -41,13 +44,22 @@ class ActorCrashScope {
  private:
   const char* previous_data_;
   std::size_t previous_size_;
+  const ActorContext* previous_context_;
 };
+
+class Graph;
 
 class ActorContext {
  public:
   ActorContext(std::string_view actor_name, std::string_view args, std::span<const std::span<const std::byte>> inputs,
                std::span<std::byte> output, ParallelLoop* loop)
       : actor_name_(actor_name), args_(args), inputs_(inputs), output_(output), loop_(loop) {}
+  // The same for actor `actor` of `graph`, which outlives the context: its
+  // name and args are read from the graph only when asked (most actors never
+  // ask, and the runtime's per-actor path then touches no string).
+  ActorContext(const Graph& graph, std::uint32_t actor, std::span<const std::span<const std::byte>> inputs, std::span<std::byte> output,
+               ParallelLoop* loop)
+      : graph_(&graph), actor_(actor), inputs_(inputs), output_(output), loop_(loop) {}
 
   std::size_t num_inputs() const { return inputs_.size(); }
   // A port the actor does not have is a bug in the actor (or a graph that
@@ -71,10 +83,10 @@ class ActorContext {
     return {reinterpret_cast<T*>(output_.data()), output_.size() / sizeof(T)};
   }
 
-  std::string_view actor_name() const { return actor_name_; }
-  std::string_view args() const { return args_; }
+  std::string_view actor_name() const { return graph_ != nullptr ? name_in_graph() : actor_name_; }
+  std::string_view args() const { return graph_ != nullptr ? args_in_graph() : args_; }
   // Value of `key` in an args string of the form "key=value,key2=value2".
-  std::optional<std::string_view> arg(std::string_view key) const { return find_arg(args_, key); }
+  std::optional<std::string_view> arg(std::string_view key) const { return find_arg(args(), key); }
   static std::optional<std::string_view> find_arg(std::string_view args, std::string_view key);
   static std::optional<std::uint64_t> find_arg_u64(std::string_view args, std::string_view key);
 
@@ -107,7 +119,7 @@ class ActorContext {
       std::string_view actor;
       std::atomic<bool> threw{false};
       std::exception_ptr error{};  // the first chunk's exception
-    } chunk{&body, actor_name_};
+    } chunk{&body, actor_name()};
     loop_->run(begin, end,
                [](void* c, std::size_t b, std::size_t e) {
                  auto* k = static_cast<Chunk*>(c);
@@ -129,7 +141,11 @@ class ActorContext {
 
  private:
   [[noreturn]] void bad_port(std::size_t port) const;
+  std::string_view name_in_graph() const;
+  std::string_view args_in_graph() const;
 
+  const Graph* graph_ = nullptr;  // when set, the name and args are the graph's actor_'s
+  std::uint32_t actor_ = 0;
   std::string_view actor_name_;
   std::string_view args_;
   std::span<const std::span<const std::byte>> inputs_;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "redflow/actor_context.hpp"
+#include "redflow/graph.hpp"
 #include "redflow/runtime.hpp"
 #include "runtime/tile.hpp"
 
@@ -21,8 +22,17 @@ namespace redflow {
 namespace {
 
 // Plain pointer and length: read from a signal handler, so no constructors.
-thread_local const char* current_actor_data = nullptr;
-thread_local std::size_t current_actor_size = 0;
+// Set and restored around every actor call, so its access must be cheap: in
+// the shared library the default (global-dynamic) model costs a call of
+// __tls_get_addr per access, the initial-exec model one load. Sixteen bytes
+// of static TLS, which glibc keeps in reserve also for a library loaded
+// later with dlopen (the Python module).
+struct CurrentActor {
+  const char* data = nullptr;
+  std::size_t size = 0;
+  const ActorContext* context = nullptr;  // when set, the name is asked of it (data, size unused)
+};
+[[gnu::tls_model("initial-exec")]] thread_local CurrentActor current_actor;
 
 constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 struct sigaction previous_actions[std::size(kSignals)];
@@ -51,9 +61,12 @@ const char* describe(int sig) {
 void on_crash(int sig) {
   write_text("redflow: fatal: ");
   write_text(describe(sig));
-  if (current_actor_data != nullptr) {
+  // A context's name is a view into its graph: reading it allocates nothing.
+  const std::string_view actor = current_actor.context != nullptr ? current_actor.context->actor_name()
+                                                                  : std::string_view(current_actor.data, current_actor.size);
+  if (current_actor.data != nullptr || current_actor.context != nullptr) {
     write_text(" inside actor '");
-    write_all(current_actor_data, current_actor_size);
+    write_all(actor.data(), actor.size());
     write_text("': the actor read or wrote outside its data? Declare its inputs and sizes at registration "
                "(docs/actors.md, \"Shapes\") and run it under AddressSanitizer.\n");
   } else {
@@ -66,15 +79,26 @@ void on_crash(int sig) {
 
 }  // namespace
 
-ActorCrashScope::ActorCrashScope(std::string_view actor) : previous_data_(current_actor_data), previous_size_(current_actor_size) {
-  current_actor_data = actor.data();
-  current_actor_size = actor.size();
+ActorCrashScope::ActorCrashScope(std::string_view actor) {
+  CurrentActor& current = current_actor;
+  previous_data_ = current.data;
+  previous_size_ = current.size;
+  previous_context_ = current.context;
+  current = CurrentActor{actor.data(), actor.size(), nullptr};
 }
 
-ActorCrashScope::~ActorCrashScope() {
-  current_actor_data = previous_data_;
-  current_actor_size = previous_size_;
+ActorCrashScope::ActorCrashScope(const ActorContext& ctx) {
+  CurrentActor& current = current_actor;
+  previous_data_ = current.data;
+  previous_size_ = current.size;
+  previous_context_ = current.context;
+  current = CurrentActor{nullptr, 0, &ctx};
 }
+
+ActorCrashScope::~ActorCrashScope() { current_actor = CurrentActor{previous_data_, previous_size_, previous_context_}; }
+
+std::string_view ActorContext::name_in_graph() const { return graph_->actor(actor_).name; }
+std::string_view ActorContext::args_in_graph() const { return graph_->actor(actor_).args; }
 
 void ActorContext::bad_port(std::size_t port) const {
   // Caught by the runtime's call of the actor (runtime::invoke_actor), which

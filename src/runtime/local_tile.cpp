@@ -252,7 +252,7 @@ bool LocalTile::run_once(const ActorMessage& m, const TableEntry& e, SlotId slot
   return true;
 }
 
-bool LocalTile::run_local(const ActorFunction& function, std::string_view name, std::string_view args,
+bool LocalTile::run_local(const ActorFunction& function, const Graph& graph, ActorId actor,
                           std::span<const std::span<const std::byte>> inputs, SlotId out_slot, DataTag tag, std::size_t bytes,
                           double* seconds, std::string& failure) {
   if ((out_slot != kNoSlot && out_slot >= slots_.size()) || bytes > slot_bytes_ || (out_slot == kNoSlot && bytes != 0)) {
@@ -264,7 +264,7 @@ bool LocalTile::run_local(const ActorFunction& function, std::string_view name, 
     clear_slot(out_slot);
     out = {slots_[out_slot].memory, bytes};
   }
-  if (!run_into(function, name, args, inputs, out, seconds, failure)) return false;
+  if (!run_into(function, graph, actor, inputs, out, seconds, failure)) return false;
   if (out_slot != kNoSlot) {
     slots_[out_slot].bytes = bytes;
     publish(out_slot, tag);
@@ -272,12 +272,12 @@ bool LocalTile::run_local(const ActorFunction& function, std::string_view name, 
   return true;
 }
 
-bool LocalTile::run_into(const ActorFunction& function, std::string_view name, std::string_view args,
+bool LocalTile::run_into(const ActorFunction& function, const Graph& graph, ActorId actor,
                          std::span<const std::span<const std::byte>> inputs, std::span<std::byte> out, double* seconds,
                          std::string& failure) {
   const ActorClock& clock = ActorClock::get();
   const std::uint64_t t0 = seconds != nullptr ? clock.now() : 0;
-  ActorContext ctx(name, args, inputs, out, loop_.get());
+  ActorContext ctx(graph, actor, inputs, out, loop_.get());
   invoke_actor(function, ctx);
   if (seconds != nullptr) *seconds += clock.seconds(t0, clock.now());
   if (ctx.failure()) [[unlikely]] {

@@ -82,12 +82,13 @@ class LocalTile final : public Tile {
   // `out_slot` and publishes its value, with no ActorMessage or Completion in
   // between. kNoSlot: a 0-byte output, no slot. The clock is read only when
   // `seconds` is not null. Returns false when the actor failed (`failure`).
-  bool run_local(const ActorFunction& function, std::string_view name, std::string_view args,
+  // The actor is `actor` of `graph` (its name and args are read only if asked).
+  bool run_local(const ActorFunction& function, const Graph& graph, ActorId actor,
                  std::span<const std::span<const std::byte>> inputs, SlotId out_slot, DataTag tag, std::size_t bytes,
                  double* seconds, std::string& failure);
 
   // The same with `out` already in place (main memory): no slot, nothing to publish.
-  bool run_into(const ActorFunction& function, std::string_view name, std::string_view args,
+  bool run_into(const ActorFunction& function, const Graph& graph, ActorId actor,
                 std::span<const std::span<const std::byte>> inputs, std::span<std::byte> out, double* seconds,
                 std::string& failure);
 

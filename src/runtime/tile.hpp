@@ -38,7 +38,7 @@ class ActorPortError : public std::out_of_range {
 // Calls an actor function; an exception it throws becomes ctx.fail(), so an
 // actor's bug stops the execution with its name instead of the process.
 inline void invoke_actor(const ActorFunction& function, ActorContext& ctx) {
-  ActorCrashScope crash_scope(ctx.actor_name());  // a crash inside names the actor (report_actor_crashes)
+  ActorCrashScope crash_scope(ctx);  // a crash inside names the actor (report_actor_crashes)
   try {
     function(ctx);
   } catch (const ActorPortError& e) {

@@ -235,7 +235,7 @@ bool Engine::run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot) {
   }
   const double trace_start = job.tracing ? job.now() : 0;
   std::string failure;
-  const bool ok = r.local->run_local(*hot.function, job.plan->name(a), job.plan->args(a), r.input_bytes, out_slot, DataTag{job.execution, hot.output, 0},
+  const bool ok = r.local->run_local(*hot.function, *job.plan->graph, a, r.input_bytes, out_slot, DataTag{job.execution, hot.output, 0},
                                     bytes, job.timed ? &r.stats.busy_s : nullptr, failure);
   if (job.tracing) r.trace.actors.push_back(RawActor{a, static_cast<int>(r.index), 0, 0, trace_start, job.now(), r.stolen, false, 0});
   if (!ok) [[unlikely]] {
@@ -277,7 +277,7 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
   // execution's values, and this one's first word on the output (GraphState::clean).
   s.pending[a].store(h.initial_pending, std::memory_order_relaxed);
   s.remaining[h.output].store(out.consumer_count, std::memory_order_relaxed);
-  if (!r.local->run_into(*h.function, plan.name(a), plan.args(a), r.input_bytes, {s.home_write[h.output], out.bytes},
+  if (!r.local->run_into(*h.function, *plan.graph, a, r.input_bytes, {s.home_write[h.output], out.bytes},
                          job.timed ? &r.stats.busy_s : nullptr, r.failure)) [[unlikely]] {
     fail(job, "actor '" + std::string(plan.name(a)) + "' failed on tile " + std::to_string(r.index) + ": " + r.failure, Status::Code::kActorFailed);
     next = kNone;
