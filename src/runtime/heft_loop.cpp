@@ -41,7 +41,7 @@ void Engine::heft_loop(Runner& r, Job& job) {
     run(x);
     return true;
   };
-  auto wait = [&](auto& ready) {
+  auto wait_for = [&](auto& ready) {
     // An answer still on the wire may be what the next actor waits for.
     while (!ready() && !r.sent.empty()) take_completion(r, job);
     if (!ready()) flush_completed(r, job);
@@ -65,6 +65,11 @@ void Engine::heft_loop(Runner& r, Job& job) {
       }
       sleep(token);
     }
+  };
+  auto wait = [&](auto& ready) {
+    // Most often the next actor is ready already (a chain's successor on
+    // this tile): one look, not one per waiting stage below.
+    if (!ready()) wait_for(ready);
     // A straggler takes no new actor while its oldest is overdue: idle tiles
     // may take this one over (speculation.cpp), and the walk then skips it.
     while (!r.sent.empty() && straggling(r, job)) (void)take_completion(r, job);
