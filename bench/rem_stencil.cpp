@@ -49,7 +49,7 @@ void flush_store(const std::string& spec) {
 int g_repeat = 3;
 
 // A REM run of the stencil with `schedulers` scheduler threads on a fresh instance.
-Measured run_rem_once(const Program& prog, const std::string& store_spec, unsigned schedulers, const std::string& instance) {
+Measured run_rem_once(const Program& prog, const std::string& store_spec, unsigned schedulers, const std::string& instance, bool claims) {
   flush_store(store_spec);
   auto store = open_store(store_spec);
   if (!store.ok()) {
@@ -59,6 +59,7 @@ Measured run_rem_once(const Program& prog, const std::string& store_spec, unsign
   RunOptions o;
   o.instance = instance;
   o.timeout = std::chrono::seconds(600);
+  o.claims = claims;
   auto t = Clock::now();
   auto run = run_program(prog, **store, {}, schedulers, o);
   double s = seconds_since(t);
@@ -71,10 +72,10 @@ Measured run_rem_once(const Program& prog, const std::string& store_spec, unsign
 
 // The best of g_repeat runs (each on a fresh instance): the machine is shared,
 // and the fastest run is the one least disturbed by others.
-Measured run_rem(const Program& prog, const std::string& store_spec, unsigned schedulers, const std::string& instance) {
+Measured run_rem(const Program& prog, const std::string& store_spec, unsigned schedulers, const std::string& instance, bool claims = true) {
   Measured best{0, {}};
   for (int r = 0; r < g_repeat; ++r) {
-    Measured m = run_rem_once(prog, store_spec, schedulers, instance + "-r" + std::to_string(r));
+    Measured m = run_rem_once(prog, store_spec, schedulers, instance + "-r" + std::to_string(r), claims);
     if (r == 0 || m.seconds < best.seconds) best = m;
   }
   return best;
@@ -181,6 +182,7 @@ int main(int argc, char** argv) {
     fmt::print("{:<26} {:8.3f} s      {:6.2f} GFLOPS  {:5.2f}x the std::thread stencil, {:5.1f}% of roofline; {} executions, {} duplicates ({:.1f}%), {} waits\n",
                what, m.seconds, gf, gf / base_gf, 100 * gf / roofline, m.stats.executed, m.stats.duplicates,
                100.0 * static_cast<double>(m.stats.duplicates) / static_cast<double>(std::max<std::uint64_t>(1, m.stats.executed)), m.stats.waits);
+    if (m.stats.left_to_claimer != 0) fmt::print("{:<26} {} picks left to another scheduler's claim\n", "", m.stats.left_to_claimer);
   };
   report("REM inproc", run_rem(*prog, "inproc", threads, tag + "-inproc"));
   if (store != "inproc") {
@@ -194,8 +196,12 @@ int main(int argc, char** argv) {
         report(fmt::format("  tasks={} labels={}", k, labels ? "on " : "off"),
                run_rem(c->program, store, threads, fmt::format("{}-c{}{}", tag, k, labels)));
       }
-    fmt::print("duplicate executions with independent schedulers (threads, one store connection each) on {}\n", store.substr(0, store.find(':')));
-    for (unsigned s : {2u, 4u, 8u}) report(fmt::format("  {} schedulers", s), run_rem(*prog, store, s, fmt::format("{}-d{}", tag, s)));
+    fmt::print("duplicate executions with independent schedulers (threads, one store connection each) on {}, with claims and without\n",
+               store.substr(0, store.find(':')));
+    for (unsigned s : {2u, 4u, 8u}) {
+      report(fmt::format("  {} schedulers", s), run_rem(*prog, store, s, fmt::format("{}-d{}", tag, s)));
+      report(fmt::format("  {} schedulers, no claims", s), run_rem(*prog, store, s, fmt::format("{}-n{}", tag, s), false));
+    }
     // Kill half: 4 processes, 2 of them SIGKILLed at half of the full-strength time.
     double full = 0, half_start = 0, killed = 0;
     for (int r = 0; r < g_repeat; ++r) {

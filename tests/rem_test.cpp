@@ -531,5 +531,86 @@ TEST(RemStencil, EqualsThePlainThreadedStencilBitForBit) {
   EXPECT_GT(stencil::triad_bandwidth(1 << 16, 2, 2), 0.0);
 }
 
+// A claim is the one key a store forgets: added once, refused while it
+// holds, added again once its lease is over.
+TEST(RemClaims, AClaimHoldsForItsLeaseAndThenLapses) {
+  auto store = make_inproc_store();
+  ASSERT_TRUE(store->expires());
+  const auto lease = std::chrono::milliseconds(100);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto first = store->add_expiring("c1", {}, lease);
+  ASSERT_TRUE(first.ok() && *first);
+  auto again = store->add_expiring("c1", {}, lease);
+  ASSERT_TRUE(again.ok());
+  if (std::chrono::steady_clock::now() - t0 < lease) {
+    EXPECT_FALSE(*again) << "a claim held for its lease was taken again";
+  }
+  auto other = store->add_expiring("c2", {}, lease);
+  ASSERT_TRUE(other.ok() && *other) << "another key is another claim";
+  std::this_thread::sleep_until(t0 + lease + std::chrono::milliseconds(20));
+  auto lapsed = store->add_expiring("c1", {}, lease);
+  ASSERT_TRUE(lapsed.ok());
+  EXPECT_TRUE(*lapsed) << "the claim did not lapse after its lease";
+}
+
+// A task claimed by a scheduler that then died (a claim nobody will honour)
+// is left alone until the claim lapses, then run: the run finishes with the
+// right outputs, the task runs once, and the wait is the lease, not forever.
+TEST(RemClaims, ATaskWhoseClaimerDiedRunsOnceItsClaimLapses) {
+  Shape s = chain(4);
+  auto x = random_bytes(kBytes, 21);
+  Inputs in{{"X", x}};
+  auto expected = run_sequential(s.graph, test_registry(), in);
+  std::atomic<int> runs{0};
+  Registry reg = mix_registry_with_hook([&] { ++runs; });
+  auto p = from_graph(s.graph, reg);
+  ASSERT_TRUE(p.ok());
+  auto store = make_inproc_store();
+  const std::string inst = derive_instance(*p, in);
+  const auto a2 = p->find_task("a2");
+  ASSERT_TRUE(a2.has_value());
+  LabelCodec codec(*store, *p, inst);
+  const auto dead_lease = std::chrono::milliseconds(400);
+  const auto claimed_at = std::chrono::steady_clock::now();
+  auto claimed = codec.claim(*a2, dead_lease);
+  ASSERT_TRUE(claimed.ok() && *claimed);
+  RunOptions o;
+  o.timeout = std::chrono::seconds(20);
+  auto stats = run_scheduler(*p, *store, in, o);
+  const auto took = std::chrono::steady_clock::now() - claimed_at;
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_TRUE(stats->finished);
+  EXPECT_GE(stats->left_to_claimer, 1u) << "the claimed task was run while its claim held";
+  EXPECT_GE(took, dead_lease) << "a2 ran before the dead scheduler's claim lapsed";
+  EXPECT_LT(took, std::chrono::seconds(10)) << "the lapsed claim held the run up";
+  EXPECT_EQ(runs.load(), 4) << "every task once";
+  EXPECT_EQ(stats->duplicates, 0u);
+  auto out = read_results(*p, *store, inst);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(*out, expected);
+}
+
+// Without claims (RunOptions::claims off) the same claim is ignored: a2 runs at once.
+TEST(RemClaims, WithClaimsOffAClaimIsNotLookedAt) {
+  Shape s = chain(4);
+  auto x = random_bytes(kBytes, 22);
+  Inputs in{{"X", x}};
+  auto p = from_graph(s.graph, test_registry());
+  ASSERT_TRUE(p.ok());
+  auto store = make_inproc_store();
+  const std::string inst = derive_instance(*p, in);
+  LabelCodec codec(*store, *p, inst);
+  auto claimed = codec.claim(*p->find_task("a2"), std::chrono::seconds(60));
+  ASSERT_TRUE(claimed.ok() && *claimed);
+  RunOptions o;
+  o.claims = false;
+  o.timeout = std::chrono::seconds(20);
+  auto stats = run_scheduler(*p, *store, in, o);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_TRUE(stats->finished);
+  EXPECT_EQ(stats->left_to_claimer, 0u);
+  EXPECT_EQ(stats->executed, 4u);
+}
+
 }  // namespace
 }  // namespace redflow::testing

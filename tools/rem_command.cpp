@@ -35,6 +35,7 @@ struct RemArgs {
   unsigned procs = 1;
   unsigned coalesce_tasks = 1;
   bool coalesce_labels = false;
+  bool no_claims = false;
   bool clean = false;
   std::uint64_t seed = 0;
   double timeout_s = 0;
@@ -43,8 +44,9 @@ struct RemArgs {
 };
 
 std::string stats_line(const rem::RunStats& s) {
-  return fmt::format("{} task executions ({} duplicates, {} dropped because their labels appeared), {} polls, {} bytes written, {} read",
-                     s.executed, s.duplicates, s.skipped, s.polls, s.bytes_written, s.bytes_read);
+  return fmt::format("{} task executions ({} duplicates, {} dropped because their labels appeared, {} left to another scheduler's claim), "
+                     "{} polls, {} bytes written, {} read",
+                     s.executed, s.duplicates, s.skipped, s.left_to_claimer, s.polls, s.bytes_written, s.bytes_read);
 }
 
 // The run's numbers on the dashboard (--dashboard), summed over its
@@ -156,6 +158,7 @@ Result<rem::RunStats> run_processes(const RemArgs& a, const rem::RunOptions& bas
                                      "--seed", std::to_string(base.seed * 1000003 + number), "--coalesce-tasks", std::to_string(a.coalesce_tasks),
                                      "--timeout", fmt::format("{}", a.timeout_s)};
     if (a.coalesce_labels) args.push_back("--coalesce-labels");
+    if (a.no_claims) args.push_back("--no-claims");
     for (const std::string& lib : a.libs) args.insert(args.end(), {"--lib", lib});
     for (const std::string& in : a.inputs) args.insert(args.end(), {"--input", in});
     std::vector<char*> argv;
@@ -281,6 +284,7 @@ int rem_main(const RemArgs& a) {
   o.instance = a.instance;
   o.seed = a.seed ? a.seed : static_cast<std::uint64_t>(getpid());  // distinct processes choose differently by default
   o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(a.timeout_s * 1000));
+  o.claims = !a.no_claims;
   if (o.instance.empty()) {
     if (inputs.size() != static_cast<std::size_t>(std::count_if(graph->data().begin(), graph->data().end(),
                                                                 [](const DataNode& n) { return n.kind == DataKind::kInput; })))
@@ -336,9 +340,10 @@ int rem_main(const RemArgs& a) {
   if (!a.stats.empty()) {
     std::string json = fmt::format(
         "{{\"instance\": \"{}\", \"store\": \"{}\", \"schedulers\": {}, \"tasks\": {}, \"labels\": {}, \"executed\": {}, \"duplicates\": {}, "
-        "\"skipped\": {}, \"polls\": {}, \"bytes_written\": {}, \"bytes_read\": {}, \"seconds\": {:.6f}, \"replaced\": {}}}\n",
+        "\"skipped\": {}, \"left_to_claimer\": {}, \"polls\": {}, \"bytes_written\": {}, \"bytes_read\": {}, \"seconds\": {:.6f}, "
+        "\"replaced\": {}}}\n",
         o.instance, (*store)->describe(), a.procs, program.tasks().size(), program.labels().size(), stats->executed, stats->duplicates,
-        stats->skipped, stats->polls, stats->bytes_written, stats->bytes_read, stats->seconds, replaced);
+        stats->skipped, stats->left_to_claimer, stats->polls, stats->bytes_written, stats->bytes_read, stats->seconds, replaced);
     if (Status s = write_file(a.stats, json.data(), json.size()); !s.ok()) return fail(s);
   }
   if (Status s = write_report(a.report_json, report(*stats, program.name())); !s.ok()) return fail(s);
@@ -374,6 +379,9 @@ Command add_rem_command(CLI::App& app) {
       ->check(CLI::Range(1u, 1u << 20))
       ->capture_default_str();
   cmd->add_flag("--coalesce-labels", ra->coalesce_labels, "Store the labels of a coalesced task as one value (default: off)");
+  cmd->add_flag("--no-claims", ra->no_claims,
+                "Run a task without first claiming it: schedulers may then run the same task at once (more duplicates, one store "
+                "write less per task; docs/rem.md, \"Claims\"; default: claims on)");
   cmd->add_flag("--clean", ra->clean,
                 "Delete every key of the instance (--instance, or the one the --input files give) from the store and exit; "
                 "run it once no scheduler of the instance runs any more");

@@ -143,6 +143,15 @@ class Store {
   // Deletes `key`: true if it held a value. Only cleaning out a finished
   // instance deletes (clean_instance()); a run never does.
   virtual Result<bool> remove(const std::string& key) = 0;
+  // add() of a key that the store forgets `ttl` after it was written, for
+  // claims (a scheduler says it runs a task; if it dies, the claim lapses and
+  // another may run it). A store that cannot forget keys says so with
+  // expires() false, and the schedulers then run without claims.
+  virtual bool expires() const { return false; }
+  virtual Result<bool> add_expiring(const std::string& key, std::span<const std::byte> value, std::chrono::milliseconds ttl) {
+    (void)key, (void)value, (void)ttl;
+    return Status::Internal(describe() + " keeps every key for good: no claims (expires() is false)");
+  }
   // Largest value one add() may carry; larger label values are chunked.
   virtual std::size_t max_value_bytes() const = 0;
   virtual std::string describe() const = 0;
@@ -161,6 +170,7 @@ struct RunStats {
   std::uint64_t skipped = 0;      // chosen tasks dropped because their labels appeared meanwhile
   std::uint64_t polls = 0;        // existence checks against the store
   std::uint64_t waits = 0;        // sleeps because nothing was runnable (inputs not yet written)
+  std::uint64_t left_to_claimer = 0;  // chosen tasks another scheduler had claimed: looked at again later, not run now
   std::uint64_t bytes_written = 0, bytes_read = 0;
   double seconds = 0;
   bool finished = false;          // saw every result label in the store (false: stopped)
@@ -176,6 +186,16 @@ struct RunOptions {
   std::chrono::milliseconds timeout{0};  // 0: none; otherwise a clear error when the run is not over by then
   const std::atomic<bool>* stop = nullptr;  // set by someone else to make this scheduler stop (not an error)
   std::size_t cache_bytes = std::size_t{256} << 20;  // label values kept locally
+  // Claims (docs/rem.md, "Claims"): before running a task, a scheduler adds
+  // a key saying so that lapses after a lease (a multiple of the tasks' run
+  // time it measured, at least claim_min_lease); another scheduler that
+  // picks the task meanwhile leaves it and looks again after the lease, by
+  // when it was done or its claimer is gone. Off: every scheduler may run
+  // any task it picks (more duplicates, one store write less per task).
+  // Only on stores that expire keys (Store::expires(): inproc, Redis,
+  // memcached, whose leases are whole seconds).
+  bool claims = true;
+  std::chrono::milliseconds claim_min_lease{50};
   // Called by the scheduler after each task it chose (run, found already
   // written, or dropped) and once as it ends, from its own thread, with what
   // its stats gained since the last call: the sum of the calls is its final
@@ -206,10 +226,11 @@ Status bind_instance(const Program& program, Store& store, const std::string& in
 Result<ByteMap> read_results(const Program& program, Store& store, const std::string& instance);
 
 // Deletes every key of `instance` from the store: each label's record and
-// the chunks it lists, then the key that binds the instance to its program
-// (last, so an interrupted clean can be run again). Refused, deleting
-// nothing, when the instance belongs to another program. Returns how many
-// keys it deleted. Run it once no scheduler of the instance runs any more: a
+// the chunks it lists, and any claim not lapsed yet, then the key that
+// binds the instance to its program (last, so an interrupted clean can be
+// run again). Refused, deleting nothing, when the instance belongs to
+// another program. Returns how many keys of records, chunks and the
+// instance it deleted (claims are not counted). Run it once no scheduler of the instance runs any more: a
 // scheduler still running would write its labels again. Chunks whose record
 // was never written (a writer killed between its chunks and its record, and
 // nobody finished the label after it) are referenced by no key and are not

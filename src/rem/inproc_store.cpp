@@ -1,5 +1,6 @@
 // The embedded default store: one map behind a mutex, for scheduler threads
 // that share a process. Same single-assignment contract as memcached's add.
+#include <chrono>
 #include <mutex>
 #include <unordered_map>
 
@@ -30,7 +31,18 @@ class InprocStore final : public Store {
   }
   Result<bool> remove(const std::string& key) override {
     std::lock_guard lock(mu_);
-    return map_.erase(key) > 0;
+    return map_.erase(key) > 0 || expiring_.erase(key) > 0;
+  }
+  bool expires() const override { return true; }
+  // Kept apart from the labels: a lapsed key is simply written again.
+  Result<bool> add_expiring(const std::string& key, std::span<const std::byte>, std::chrono::milliseconds ttl) override {
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(mu_);
+    auto [it, added] = expiring_.try_emplace(key, now + ttl);
+    if (added) return true;
+    if (it->second > now) return false;
+    it->second = now + ttl;
+    return true;
   }
   std::size_t max_value_bytes() const override { return max_value_; }
   std::string describe() const override { return "inproc"; }
@@ -39,6 +51,7 @@ class InprocStore final : public Store {
   std::size_t max_value_;
   std::mutex mu_;
   std::unordered_map<std::string, Value> map_;
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> expiring_;  // key -> when it lapses
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 
@@ -28,6 +29,18 @@ class MemcachedStore final : public Store {
   Result<bool> add(const std::string& key, std::span<const std::byte> value) override {
     Lease m(*this);
     memcached_return_t rc = memcached_add(m.get(), key.data(), key.size(), reinterpret_cast<const char*>(value.data()), value.size(), 0, 0);
+    if (rc == MEMCACHED_SUCCESS) return true;
+    if (rc == MEMCACHED_NOTSTORED || rc == MEMCACHED_DATA_EXISTS) return false;
+    return error(m.get(), rc, "add " + key);
+  }
+
+  bool expires() const override { return true; }
+  // memcached counts expiry in whole seconds: a lease is rounded up to one.
+  Result<bool> add_expiring(const std::string& key, std::span<const std::byte> value, std::chrono::milliseconds ttl) override {
+    const auto seconds = static_cast<time_t>(std::max<std::int64_t>(1, (ttl.count() + 999) / 1000));
+    Lease m(*this);
+    memcached_return_t rc =
+        memcached_add(m.get(), key.data(), key.size(), reinterpret_cast<const char*>(value.data()), value.size(), seconds, 0);
     if (rc == MEMCACHED_SUCCESS) return true;
     if (rc == MEMCACHED_NOTSTORED || rc == MEMCACHED_DATA_EXISTS) return false;
     return error(m.get(), rc, "add " + key);

@@ -150,6 +150,7 @@ RunStats& RunStats::operator+=(const RunStats& o) {
   skipped += o.skipped;
   polls += o.polls;
   waits += o.waits;
+  left_to_claimer += o.left_to_claimer;
   bytes_written += o.bytes_written;
   bytes_read += o.bytes_read;
   seconds = std::max(seconds, o.seconds);
@@ -164,6 +165,7 @@ RunStats RunStats::since(const RunStats& before) const {
   d.skipped = skipped - before.skipped;
   d.polls = polls - before.polls;
   d.waits = waits - before.waits;
+  d.left_to_claimer = left_to_claimer - before.left_to_claimer;
   d.bytes_written = bytes_written - before.bytes_written;
   d.bytes_read = bytes_read - before.bytes_read;
   return d;

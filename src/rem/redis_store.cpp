@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "rem/store_backends.hpp"
@@ -40,6 +41,17 @@ class RedisStore final : public Store {
                            if (r->type == REDIS_REPLY_STATUS) return true;
                            return Status::Internal("unexpected reply");
                          });
+  }
+  bool expires() const override { return true; }
+  Result<bool> add_expiring(const std::string& key, std::span<const std::byte> value, std::chrono::milliseconds ttl) override {
+    const long long ms = std::max<long long>(1, ttl.count());
+    return command<bool>(
+        [&](redisContext* c) { return redisCommand(c, "SET %b %b NX PX %lld", key.data(), key.size(), value.data(), value.size(), ms); },
+        "SET NX PX " + key, [](redisReply* r) -> Result<bool> {
+          if (r->type == REDIS_REPLY_NIL) return false;
+          if (r->type == REDIS_REPLY_STATUS) return true;
+          return Status::Internal("unexpected reply");
+        });
   }
   Result<std::optional<Value>> get(const std::string& key) override {
     return command<std::optional<Value>>([&](redisContext* c) { return redisCommand(c, "GET %b", key.data(), key.size()); }, "GET " + key,

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <queue>
 #include <random>
 #include <thread>
 
@@ -26,7 +27,7 @@ using Clock = std::chrono::steady_clock;
 class Scheduler {
  public:
   Scheduler(const Program& p, Store& store, const std::string& instance, const RunOptions& o)
-      : p_(p), codec_(store, p, instance), o_(o), rng_(o.seed) {
+      : p_(p), codec_(store, p, instance), o_(o), rng_(o.seed), claims_(o.claims && codec_.claims_possible()) {
     const std::size_t nl = p.labels().size(), nt = p.tasks().size();
     known_.assign(nl, 0);
     consumers_.resize(nl);
@@ -82,6 +83,13 @@ class Scheduler {
           stats_.finished = true;
           break;
         }
+      }
+      take_back_due();
+      if (frontier_.empty() && !left_.empty()) {
+        // Only tasks another scheduler claimed: look again when the first is due.
+        ++stats_.waits;
+        std::this_thread::sleep_until(std::min(left_.top().first, Clock::now() + std::chrono::milliseconds(20)));
+        continue;
       }
       if (frontier_.empty()) {
         // Nothing runnable: only input labels not yet written block every path
@@ -160,6 +168,27 @@ class Scheduler {
     return t;
   }
 
+  // Tasks left to their claimers go back to the frontier once due: by then
+  // the claimer wrote their labels (attempt() finds them and skips the task)
+  // or its claim lapsed (this scheduler may claim and run it).
+  void take_back_due() {
+    const auto now = Clock::now();
+    while (!left_.empty() && left_.top().first <= now) {
+      const TaskId t = left_.top().second;
+      left_.pop();
+      maybe_frontier(t);
+    }
+  }
+
+  // How long a claim holds: several times the tasks' run time as this
+  // scheduler measured it (a claimer that is merely slow keeps its task), at
+  // least RunOptions::claim_min_lease, at most kMaxLease.
+  std::chrono::milliseconds lease() const {
+    constexpr std::chrono::milliseconds kMaxLease{10000};
+    const auto measured = std::chrono::milliseconds(static_cast<std::int64_t>(kLeaseTimes * task_seconds_ * 1000));
+    return std::clamp(measured, o_.claim_min_lease, std::max(o_.claim_min_lease, kMaxLease));
+  }
+
   // What the stats gained since the last report, to RunOptions::on_progress.
   void report_progress() {
     if (!o_.on_progress) return;
@@ -170,19 +199,34 @@ class Scheduler {
 
   Status attempt(TaskId t) {
     const Task& task = p_.task(t);
-    // Drop the task if its labels appeared meanwhile (another scheduler ran it).
-    bool all_there = true;
-    for (LabelId l : task.produces) {
-      if (known_[l]) continue;
+    // Drop the task if its labels appeared meanwhile (another scheduler ran
+    // it). A scheduler that ran a task writes its labels in the order the
+    // task lists them (below), so when the last is in the store all are: one
+    // existence check, not one per label.
+    bool all_there = std::all_of(task.produces.begin(), task.produces.end(), [&](LabelId l) { return known_[l] != 0; });
+    if (!all_there) {
       ++stats_.polls;
-      auto there = codec_.present(l);
+      auto there = codec_.present(task.produces.back());
       if (!there.ok()) return there.status();
-      if (*there) learn(l);
-      else all_there = false;
+      if (*there) {
+        for (LabelId l : task.produces) learn(l);
+        all_there = true;
+      }
     }
     if (all_there) {
       ++stats_.skipped;
       return Status::Ok();
+    }
+    const auto claimed_at = Clock::now();
+    if (claims_) {
+      auto mine = codec_.claim(t, lease());
+      if (!mine.ok()) return mine.status();
+      if (!*mine) {
+        // Another scheduler runs it: look again halfway through its lease.
+        ++stats_.left_to_claimer;
+        left_.emplace(claimed_at + lease() / 2, t);
+        return Status::Ok();
+      }
     }
     std::vector<std::shared_ptr<const Value>> held;
     std::vector<std::span<const std::byte>> args;
@@ -208,7 +252,7 @@ class Scheduler {
     if (!s.ok()) return Status(Status::Internal("task '" + task.name + "' failed: " + s.message()));
     ++stats_.executed;
     bool wrote_any = false;
-    for (std::size_t i = 0; i < out.size(); ++i) {
+    for (std::size_t i = 0; i < out.size(); ++i) {  // in the task's order: the last label says all are there (above)
       LabelId l = task.produces[i];
       if (p_.label(l).bytes && out[i].size() != p_.label(l).bytes)
         return Status::InvalidGraph(fmt::format("task '{}' computed {} bytes for label '{}', which declares {} (computes is inconsistent with producer)",
@@ -219,6 +263,9 @@ class Scheduler {
       remember(l, std::make_shared<const Value>(std::move(out[i])));
     }
     if (!wrote_any) ++stats_.duplicates;
+    // A moving average of what a task takes here, claim to last write: the lease.
+    const double took = std::chrono::duration<double>(Clock::now() - claimed_at).count();
+    task_seconds_ = stats_.executed == 1 ? took : 0.8 * task_seconds_ + 0.2 * took;
     return Status::Ok();
   }
 
@@ -278,6 +325,14 @@ class Scheduler {
   std::unordered_map<LabelId, std::shared_ptr<const Value>> cache_;
   std::deque<LabelId> order_;
   std::size_t cached_bytes_ = 0;
+  // Claims: on (RunOptions::claims, on a store that expires keys), the
+  // tasks left to their claimers by when to look again (earliest first), and
+  // the tasks' measured run time.
+  static constexpr double kLeaseTimes = 8;
+  bool claims_;
+  using Due = std::pair<Clock::time_point, TaskId>;
+  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> left_;
+  double task_seconds_ = 0;
 };
 
 }  // namespace
@@ -358,6 +413,12 @@ Result<std::uint64_t> clean_instance(const Program& program, Store& store, const
     auto n = codec.remove(l);
     if (!n.ok()) return n.status();
     removed += *n;
+  }
+  // Claims lapse by themselves; one not lapsed yet goes now (not counted:
+  // the count is of the keys that held the instance's values).
+  for (TaskId t = 0; codec.claims_possible() && t < program.tasks().size(); ++t) {
+    if (!program.task(t).computes) continue;
+    if (auto n = codec.remove_claim(t); !n.ok()) return n.status();
   }
   auto n = codec.remove_instance_key();
   if (!n.ok()) return n.status();

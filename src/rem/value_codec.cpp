@@ -312,6 +312,18 @@ Result<std::uint64_t> LabelCodec::remove_instance_key() {
   return std::uint64_t{*gone};
 }
 
+Result<bool> LabelCodec::claim(TaskId t, std::chrono::milliseconds lease) {
+  auto got = store_.add_expiring(claim_key(t), {}, lease);
+  if (!got.ok()) return Status::IOError("claiming task '" + program_.task(t).name + "': " + got.status().message());
+  return *got;
+}
+
+Result<std::uint64_t> LabelCodec::remove_claim(TaskId t) {
+  auto gone = store_.remove(claim_key(t));
+  if (!gone.ok()) return Status::IOError("removing the claim of task '" + program_.task(t).name + "': " + gone.status().message());
+  return std::uint64_t{*gone};
+}
+
 Result<bool> LabelCodec::present(LabelId l) {
   auto r = store_.exists(key(l));
   if (!r.ok()) return Status::IOError("checking label '" + program_.label(l).name + "': " + r.status().message());

@@ -8,6 +8,7 @@
 // layout").
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -29,6 +30,8 @@ class LabelCodec {
   LabelCodec(Store& store, const Program& program, std::string instance);
 
   std::string key(LabelId l) const;
+  // The key a scheduler adds, expiring, while it runs task `t` (a claim).
+  std::string claim_key(TaskId t) const { return prefix_ + "C" + std::to_string(t); }
   // The key that names the program an instance belongs to.
   std::string instance_key() const { return prefix_ + "program"; }
   // Binds the instance to this program: writes the program's hash under
@@ -50,6 +53,12 @@ class LabelCodec {
   Result<std::uint64_t> remove(LabelId l);
   // Deletes the instance key (after every label: clean_instance()).
   Result<std::uint64_t> remove_instance_key();
+  // Claims (docs/rem.md, "Claims"): whether the store can hold them, adding
+  // one for task `t` that lapses after `lease` (true: this scheduler holds
+  // it; false: another does), and deleting one (clean_instance()).
+  bool claims_possible() const { return store_.expires(); }
+  Result<bool> claim(TaskId t, std::chrono::milliseconds lease);
+  Result<std::uint64_t> remove_claim(TaskId t);
 
  private:
   // The label whose key `k` is in this instance, for messages ("" if none).
