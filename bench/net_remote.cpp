@@ -326,17 +326,22 @@ double tile_to_tile(std::size_t bytes, int steps, std::uint64_t& moved, double& 
 // is timed): `direct`, worker 1 fetches it from worker 0's peer socket (the
 // TLM-to-TLM transfer); else the driver reads it from worker 0 and sends it
 // to worker 1 (the relay). MB/s of value moved.
-double worker_to_worker(std::size_t bytes, int times, bool direct) {
+// A tile server with `workers` worker processes of 2 slots of `bytes` each, all welcomed.
+std::unique_ptr<net::TileServer> serve_workers(unsigned workers, std::size_t bytes) {
   net::TileServerOptions so;
-  so.workers = 2;
+  so.workers = workers;
   so.slots = 2;
   so.slot_bytes = bytes;
   auto server = net::TileServer::start(so);
   if (!server.ok()) std::exit(1);
-  spawn_worker((*server)->endpoint(), bytes, 2);
-  spawn_worker((*server)->endpoint(), bytes, 2);
+  for (unsigned i = 0; i < workers; ++i) spawn_worker((*server)->endpoint(), bytes, 2);
   if (!(*server)->wait_for_workers(20).ok()) std::exit(1);
-  net::RemoteTile t0(**server, 0, 0), t1(**server, 1, 1);
+  return std::move(*server);
+}
+
+double worker_to_worker(std::size_t bytes, int times, bool direct) {
+  auto server = serve_workers(2, bytes);
+  net::RemoteTile t0(*server, 0, 0), t1(*server, 1, 1);
   runtime::Tile* const peers[] = {&t0, &t1};
   t0.set_peers(peers);
   t1.set_peers(peers);
@@ -360,7 +365,7 @@ double worker_to_worker(std::size_t bytes, int times, bool direct) {
     }
     if (i > 0) fastest = std::min(fastest, since(t));
   }
-  server->reset();
+  server.reset();
   reap_all();
   return static_cast<double>(bytes) / fastest / 1e6;
 }
@@ -374,15 +379,8 @@ struct DriverBytes {
   double send_MBps = 0, read_MBps = 0;
 };
 DriverBytes driver_to_worker(std::size_t bytes, int times) {
-  net::TileServerOptions so;
-  so.workers = 1;
-  so.slots = 2;
-  so.slot_bytes = bytes;
-  auto server = net::TileServer::start(so);
-  if (!server.ok()) std::exit(1);
-  spawn_worker((*server)->endpoint(), bytes, 2);
-  if (!(*server)->wait_for_workers(20).ok()) std::exit(1);
-  net::RemoteTile t0(**server, 0, 0);
+  auto server = serve_workers(1, bytes);
+  net::RemoteTile t0(*server, 0, 0);
   runtime::Tile* const peers[] = {&t0};
   t0.set_peers(peers);
   std::vector<std::byte> value(bytes, std::byte{7}), back(bytes);
@@ -406,7 +404,7 @@ DriverBytes driver_to_worker(std::size_t bytes, int times) {
     }
     if (i > 0) read_s = std::min(read_s, since(t));
   }
-  server->reset();
+  server.reset();
   reap_all();
   return {static_cast<double>(bytes) / send_s / 1e6, static_cast<double>(bytes) / read_s / 1e6};
 }

@@ -66,6 +66,7 @@ class MemcachedStore final : public Store {
   Result<bool> exists(const std::string& key) override {
     // touch with "never expires" (what every key already has) tells presence
     // without moving the value over the network and without writing anything.
+    // Not for claims: it would make a claim never lapse (nothing asks).
     Lease m(*this);
     memcached_return_t rc = memcached_touch(m.get(), key.data(), key.size(), 0);
     if (rc == MEMCACHED_SUCCESS) return true;
