@@ -26,24 +26,12 @@ class MemcachedStore final : public Store {
     memcached_free(base_);
   }
 
-  Result<bool> add(const std::string& key, std::span<const std::byte> value) override {
-    Lease m(*this);
-    memcached_return_t rc = memcached_add(m.get(), key.data(), key.size(), reinterpret_cast<const char*>(value.data()), value.size(), 0, 0);
-    if (rc == MEMCACHED_SUCCESS) return true;
-    if (rc == MEMCACHED_NOTSTORED || rc == MEMCACHED_DATA_EXISTS) return false;
-    return error(m.get(), rc, "add " + key);
-  }
+  Result<bool> add(const std::string& key, std::span<const std::byte> value) override { return add_for(key, value, 0); }
 
   bool expires() const override { return true; }
   // memcached counts expiry in whole seconds: a lease is rounded up to one.
   Result<bool> add_expiring(const std::string& key, std::span<const std::byte> value, std::chrono::milliseconds ttl) override {
-    const auto seconds = static_cast<time_t>(std::max<std::int64_t>(1, (ttl.count() + 999) / 1000));
-    Lease m(*this);
-    memcached_return_t rc =
-        memcached_add(m.get(), key.data(), key.size(), reinterpret_cast<const char*>(value.data()), value.size(), seconds, 0);
-    if (rc == MEMCACHED_SUCCESS) return true;
-    if (rc == MEMCACHED_NOTSTORED || rc == MEMCACHED_DATA_EXISTS) return false;
-    return error(m.get(), rc, "add " + key);
+    return add_for(key, value, static_cast<time_t>(std::max<std::int64_t>(1, (ttl.count() + 999) / 1000)));
   }
 
   Result<std::optional<Value>> get(const std::string& key) override {
@@ -108,6 +96,16 @@ class MemcachedStore final : public Store {
     MemcachedStore& s_;
     memcached_st* m_;
   };
+
+  // memcached's add: written only if the key has no value; `expiry` seconds, 0 for good.
+  Result<bool> add_for(const std::string& key, std::span<const std::byte> value, time_t expiry) {
+    Lease m(*this);
+    memcached_return_t rc =
+        memcached_add(m.get(), key.data(), key.size(), reinterpret_cast<const char*>(value.data()), value.size(), expiry, 0);
+    if (rc == MEMCACHED_SUCCESS) return true;
+    if (rc == MEMCACHED_NOTSTORED || rc == MEMCACHED_DATA_EXISTS) return false;
+    return error(m.get(), rc, "add " + key);
+  }
 
   Status error(memcached_st* m, memcached_return_t rc, const std::string& what) const {
     std::string msg = fmt::format("memcached {} ({}): {}", description_, what, memcached_strerror(m, rc));

@@ -36,22 +36,14 @@ class RedisStore final : public Store {
 
   Result<bool> add(const std::string& key, std::span<const std::byte> value) override {
     return command<bool>([&](redisContext* c) { return redisCommand(c, "SET %b %b NX", key.data(), key.size(), value.data(), value.size()); },
-                         "SET NX " + key, [](redisReply* r) -> Result<bool> {
-                           if (r->type == REDIS_REPLY_NIL) return false;
-                           if (r->type == REDIS_REPLY_STATUS) return true;
-                           return Status::Internal("unexpected reply");
-                         });
+                         "SET NX " + key, set_nx_written);
   }
   bool expires() const override { return true; }
   Result<bool> add_expiring(const std::string& key, std::span<const std::byte> value, std::chrono::milliseconds ttl) override {
     const long long ms = std::max<long long>(1, ttl.count());
     return command<bool>(
         [&](redisContext* c) { return redisCommand(c, "SET %b %b NX PX %lld", key.data(), key.size(), value.data(), value.size(), ms); },
-        "SET NX PX " + key, [](redisReply* r) -> Result<bool> {
-          if (r->type == REDIS_REPLY_NIL) return false;
-          if (r->type == REDIS_REPLY_STATUS) return true;
-          return Status::Internal("unexpected reply");
-        });
+        "SET NX PX " + key, set_nx_written);
   }
   Result<std::optional<Value>> get(const std::string& key) override {
     return command<std::optional<Value>>([&](redisContext* c) { return redisCommand(c, "GET %b", key.data(), key.size()); }, "GET " + key,
@@ -81,6 +73,13 @@ class RedisStore final : public Store {
   std::string describe() const override { return fmt::format("redis://{}:{}", ep_.host, ep_.port); }
 
  private:
+  // SET ... NX: OK when it wrote the key, nil when the key had a value.
+  static Result<bool> set_nx_written(redisReply* r) {
+    if (r->type == REDIS_REPLY_NIL) return false;
+    if (r->type == REDIS_REPLY_STATUS) return true;
+    return Status::Internal("unexpected reply");
+  }
+
   template <typename T, typename Send, typename Parse>
   Result<T> command(Send send, const std::string& what, Parse parse) {
     redisContext* c = nullptr;

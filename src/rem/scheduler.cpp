@@ -219,12 +219,14 @@ class Scheduler {
     }
     const auto claimed_at = Clock::now();
     if (claims_) {
-      auto mine = codec_.claim(t, lease());
+      const auto held_for = lease();
+      auto mine = codec_.claim(t, held_for);
       if (!mine.ok()) return mine.status();
       if (!*mine) {
-        // Another scheduler runs it: look again halfway through its lease.
+        // Another scheduler runs it: look again halfway through a lease of
+        // ours (its claimer measured its own; neither knows the other's).
         ++stats_.left_to_claimer;
-        left_.emplace(claimed_at + lease() / 2, t);
+        left_.emplace(claimed_at + held_for / 2, t);
         return Status::Ok();
       }
     }
@@ -416,9 +418,10 @@ Result<std::uint64_t> clean_instance(const Program& program, Store& store, const
   }
   // Claims lapse by themselves; one not lapsed yet goes now (not counted:
   // the count is of the keys that held the instance's values).
-  for (TaskId t = 0; codec.claims_possible() && t < program.tasks().size(); ++t) {
-    if (!program.task(t).computes) continue;
-    if (auto n = codec.remove_claim(t); !n.ok()) return n.status();
+  if (codec.claims_possible()) {
+    for (TaskId t = 0; t < program.tasks().size(); ++t)
+      if (program.task(t).computes)
+        if (auto n = codec.remove_claim(t); !n.ok()) return n.status();
   }
   auto n = codec.remove_instance_key();
   if (!n.ok()) return n.status();

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "redflow/actor_context.hpp"
 #include "redflow/graph.hpp"
@@ -79,20 +80,23 @@ void on_crash(int sig) {
 
 }  // namespace
 
+namespace {
+// Makes `next` the thread's current actor; returns the one it replaces.
+CurrentActor enter(CurrentActor next) { return std::exchange(current_actor, next); }
+}  // namespace
+
 ActorCrashScope::ActorCrashScope(std::string_view actor) {
-  CurrentActor& current = current_actor;
-  previous_data_ = current.data;
-  previous_size_ = current.size;
-  previous_context_ = current.context;
-  current = CurrentActor{actor.data(), actor.size(), nullptr};
+  const CurrentActor previous = enter(CurrentActor{actor.data(), actor.size(), nullptr});
+  previous_data_ = previous.data;
+  previous_size_ = previous.size;
+  previous_context_ = previous.context;
 }
 
 ActorCrashScope::ActorCrashScope(const ActorContext& ctx) {
-  CurrentActor& current = current_actor;
-  previous_data_ = current.data;
-  previous_size_ = current.size;
-  previous_context_ = current.context;
-  current = CurrentActor{nullptr, 0, &ctx};
+  const CurrentActor previous = enter(CurrentActor{nullptr, 0, &ctx});
+  previous_data_ = previous.data;
+  previous_size_ = previous.size;
+  previous_context_ = previous.context;
 }
 
 ActorCrashScope::~ActorCrashScope() { current_actor = CurrentActor{previous_data_, previous_size_, previous_context_}; }
