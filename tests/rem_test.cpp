@@ -612,5 +612,35 @@ TEST(RemClaims, WithClaimsOffAClaimIsNotLookedAt) {
   EXPECT_EQ(stats->executed, 4u);
 }
 
+// Cleaning an instance out deletes its claims that have not lapsed yet.
+TEST(RemClaims, CleanDeletesClaimsNotLapsedYet) {
+  Shape s = chain(3);
+  auto x = random_bytes(kBytes, 23);
+  Inputs in{{"X", x}};
+  auto p = from_graph(s.graph, test_registry());
+  ASSERT_TRUE(p.ok());
+  auto store = make_inproc_store();
+  RunOptions o;
+  o.claim_min_lease = std::chrono::seconds(600);  // every claim of the run still holds when the test looks
+  o.timeout = std::chrono::seconds(20);
+  auto stats = run_scheduler(*p, *store, in, o);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  const std::string inst = derive_instance(*p, in);
+  LabelCodec codec(*store, *p, inst);
+  const auto a1 = p->find_task("a1");
+  ASSERT_TRUE(a1.has_value());
+  auto held = codec.claim(*a1, std::chrono::seconds(1));
+  ASSERT_TRUE(held.ok());
+  EXPECT_FALSE(*held) << "the run left no claim on a task it ran";
+  auto cleaned = clean_instance(*p, *store, inst);
+  ASSERT_TRUE(cleaned.ok()) << cleaned.status().ToString();
+  for (TaskId t = 0; t < p->tasks().size(); ++t) {
+    if (!p->task(t).computes) continue;
+    auto again = codec.claim(t, std::chrono::seconds(1));
+    ASSERT_TRUE(again.ok());
+    EXPECT_TRUE(*again) << "task '" << p->task(t).name << "' is still claimed after the clean";
+  }
+}
+
 }  // namespace
 }  // namespace redflow::testing
