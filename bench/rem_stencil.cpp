@@ -179,9 +179,11 @@ int main(int argc, char** argv) {
   }
   auto report = [&](const std::string& what, const Measured& m) {
     const double gf = gflop / m.seconds;
-    fmt::print("{:<26} {:8.3f} s      {:6.2f} GFLOPS  {:5.2f}x the std::thread stencil, {:5.1f}% of roofline; {} executions, {} duplicates ({:.1f}%), {} waits\n",
+    fmt::print("{:<26} {:8.3f} s      {:6.2f} GFLOPS  {:5.2f}x the std::thread stencil, {:5.1f}% of roofline; {} executions, {} duplicates ({:.1f}%), "
+               "{} waits; {:.0f} MB written, {:.0f} MB read\n",
                what, m.seconds, gf, gf / base_gf, 100 * gf / roofline, m.stats.executed, m.stats.duplicates,
-               100.0 * static_cast<double>(m.stats.duplicates) / static_cast<double>(std::max<std::uint64_t>(1, m.stats.executed)), m.stats.waits);
+               100.0 * static_cast<double>(m.stats.duplicates) / static_cast<double>(std::max<std::uint64_t>(1, m.stats.executed)), m.stats.waits,
+               static_cast<double>(m.stats.bytes_written) / 1e6, static_cast<double>(m.stats.bytes_read) / 1e6);
     if (m.stats.left_to_claimer != 0) fmt::print("{:<26} {} picks left to another scheduler's claim\n", "", m.stats.left_to_claimer);
   };
   report("REM inproc", run_rem(*prog, "inproc", threads, tag + "-inproc"));

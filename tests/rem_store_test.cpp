@@ -75,7 +75,7 @@ void expect_records_bound_to_program_and_key(Store& store) {
   const LabelId d1 = *real->find_label("d1"), y = *real->find_label("Y");
   ASSERT_TRUE(codec.write(d1, random_bytes(kBytes, 13)).ok());
   auto rec = store.get(codec.key(d1));
-  ASSERT_TRUE(rec.ok() && rec->has_value());
+  ASSERT_TRUE(rec.ok() && *rec);
   ASSERT_TRUE(*store.add(codec.key(y), **rec));
   auto got = read_results(*real, store, "copied");
   ASSERT_FALSE(got.ok()) << "label d1's record was served as Y";
@@ -104,7 +104,8 @@ class RecordingStore final : public Store {
   Result<bool> add_expiring(const std::string& key, std::span<const std::byte> value, std::chrono::milliseconds ttl) override {
     return inner_.add_expiring(key, value, ttl);
   }
-  Result<std::optional<Value>> get(const std::string& key) override { return inner_.get(key); }
+  Result<SharedValue> get(const std::string& key) override { return inner_.get(key); }
+  Result<bool> replace(const std::string& key, std::span<const std::byte> value) override { return inner_.replace(key, value); }
   Result<bool> exists(const std::string& key) override { return inner_.exists(key); }
   Result<bool> remove(const std::string& key) override { return inner_.remove(key); }
   std::size_t max_value_bytes() const override { return inner_.max_value_bytes(); }
@@ -322,7 +323,7 @@ TEST(RemMemcached, CorruptedValueIsDetected) {
   LabelCodec codec(**store, *p, "corrupt");
   LabelId y = *p->find_label("Y");
   auto raw = (*store)->get(codec.key(y));
-  ASSERT_TRUE(raw.ok() && raw->has_value());
+  ASSERT_TRUE(raw.ok() && *raw);
   Value bad = **raw;
   bad[bad.size() - 3] ^= std::byte{0x10};
   // memcached's add cannot overwrite: plant the corrupted copy as instance corrupt2's output.

@@ -36,6 +36,7 @@ struct RemArgs {
   unsigned coalesce_tasks = 1;
   bool coalesce_labels = false;
   bool no_claims = false;
+  bool keep_labels = false;
   bool clean = false;
   std::uint64_t seed = 0;
   double timeout_s = 0;
@@ -45,8 +46,8 @@ struct RemArgs {
 
 std::string stats_line(const rem::RunStats& s) {
   return fmt::format("{} task executions ({} duplicates, {} dropped because their labels appeared, {} left to another scheduler's claim), "
-                     "{} polls, {} bytes written, {} read",
-                     s.executed, s.duplicates, s.skipped, s.left_to_claimer, s.polls, s.bytes_written, s.bytes_read);
+                     "{} labels retired, {} polls, {} bytes written, {} read",
+                     s.executed, s.duplicates, s.skipped, s.left_to_claimer, s.retired, s.polls, s.bytes_written, s.bytes_read);
 }
 
 // The run's numbers on the dashboard (--dashboard), summed over its
@@ -159,6 +160,7 @@ Result<rem::RunStats> run_processes(const RemArgs& a, const rem::RunOptions& bas
                                      "--timeout", fmt::format("{}", a.timeout_s)};
     if (a.coalesce_labels) args.push_back("--coalesce-labels");
     if (a.no_claims) args.push_back("--no-claims");
+    if (a.keep_labels) args.push_back("--keep-labels");
     for (const std::string& lib : a.libs) args.insert(args.end(), {"--lib", lib});
     for (const std::string& in : a.inputs) args.insert(args.end(), {"--input", in});
     std::vector<char*> argv;
@@ -285,6 +287,7 @@ int rem_main(const RemArgs& a) {
   o.seed = a.seed ? a.seed : static_cast<std::uint64_t>(getpid());  // distinct processes choose differently by default
   o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(a.timeout_s * 1000));
   o.claims = !a.no_claims;
+  o.retire_labels = !a.keep_labels;
   if (o.instance.empty()) {
     if (inputs.size() != static_cast<std::size_t>(std::count_if(graph->data().begin(), graph->data().end(),
                                                                 [](const DataNode& n) { return n.kind == DataKind::kInput; })))
@@ -340,10 +343,10 @@ int rem_main(const RemArgs& a) {
   if (!a.stats.empty()) {
     std::string json = fmt::format(
         "{{\"instance\": \"{}\", \"store\": \"{}\", \"schedulers\": {}, \"tasks\": {}, \"labels\": {}, \"executed\": {}, \"duplicates\": {}, "
-        "\"skipped\": {}, \"left_to_claimer\": {}, \"polls\": {}, \"bytes_written\": {}, \"bytes_read\": {}, \"seconds\": {:.6f}, "
+        "\"skipped\": {}, \"left_to_claimer\": {}, \"retired\": {}, \"polls\": {}, \"bytes_written\": {}, \"bytes_read\": {}, \"seconds\": {:.6f}, "
         "\"replaced\": {}}}\n",
         o.instance, (*store)->describe(), a.procs, program.tasks().size(), program.labels().size(), stats->executed, stats->duplicates,
-        stats->skipped, stats->left_to_claimer, stats->polls, stats->bytes_written, stats->bytes_read, stats->seconds, replaced);
+        stats->skipped, stats->left_to_claimer, stats->retired, stats->polls, stats->bytes_written, stats->bytes_read, stats->seconds, replaced);
     if (Status s = write_file(a.stats, json.data(), json.size()); !s.ok()) return fail(s);
   }
   if (Status s = write_report(a.report_json, report(*stats, program.name())); !s.ok()) return fail(s);
@@ -382,6 +385,9 @@ Command add_rem_command(CLI::App& app) {
   cmd->add_flag("--no-claims", ra->no_claims,
                 "Run a task without first claiming it: schedulers may then run the same task at once (more duplicates, one store "
                 "write less per task; docs/rem.md, \"Claims\"; default: claims on)");
+  cmd->add_flag("--keep-labels", ra->keep_labels,
+                "Keep every label's value in the store until --clean, to read intermediate labels after the run (default: a "
+                "label whose consumers all ran is retired: only its size and checksum stay; docs/rem.md, \"Retiring labels\")");
   cmd->add_flag("--clean", ra->clean,
                 "Delete every key of the instance (--instance, or the one the --input files give) from the store and exit; "
                 "run it once no scheduler of the instance runs any more");

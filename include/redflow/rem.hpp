@@ -29,6 +29,7 @@ namespace redflow::rem {
 using TaskId = std::uint32_t;
 using LabelId = std::uint32_t;
 using Value = Bytes;  // a label's value (redflow/bytes.hpp)
+using SharedValue = std::shared_ptr<const Value>;  // a value as a store or a cache hands it out
 
 // computes(task): the values of requires(task), in the order the task listed
 // them, to the values of the labels it produces, in the order it listed them.
@@ -138,8 +139,19 @@ class Store {
   // wrote it, false if a value was already there. Errors (full, unreachable)
   // are Status, never a silent false.
   virtual Result<bool> add(const std::string& key, std::span<const std::byte> value) = 0;
-  virtual Result<std::optional<Value>> get(const std::string& key) = 0;
+  // add() of a buffer nobody changes any more: a store in this process keeps
+  // this very buffer instead of a copy.
+  virtual Result<bool> add_shared(const std::string& key, SharedValue value) { return add(key, *value); }
+  // The value under `key`, or null if the key has none. Shared: a store in
+  // this process hands out the value it holds (never changed once written)
+  // without a copy.
+  virtual Result<SharedValue> get(const std::string& key) = 0;
   virtual Result<bool> exists(const std::string& key) = 0;
+  // Overwrites the value of a key that has one (true) and never creates a
+  // key (false). Only retiring a label uses it: the label's record becomes
+  // a small one that keeps its checksum (docs/rem.md, "Retiring labels"),
+  // so the key stays written and single assignment still holds.
+  virtual Result<bool> replace(const std::string& key, std::span<const std::byte> value) = 0;
   // Deletes `key`: true if it held a value. Only cleaning out a finished
   // instance deletes (clean_instance()); a run never does.
   virtual Result<bool> remove(const std::string& key) = 0;
@@ -157,8 +169,10 @@ class Store {
   virtual std::string describe() const = 0;
 };
 
-// The embedded default: a map behind a mutex, shared by scheduler threads of one process.
-std::unique_ptr<Store> make_inproc_store(std::size_t max_value_bytes = std::size_t{1} << 20);
+// The embedded default: a map behind a mutex, shared by scheduler threads of
+// one process, that keeps values as written (no copy in, none out). Its item
+// limit is only there to let tests exercise chunking with a small one.
+std::unique_ptr<Store> make_inproc_store(std::size_t max_value_bytes = std::size_t{1} << 30);
 // memcached://H:P[,H:P...] (libmemcached, consistent hashing over the servers),
 // redis://H:P (hiredis, SET NX), inproc. Errors name the bad part of the spec.
 Result<std::unique_ptr<Store>> open_store(const std::string& spec);
@@ -171,6 +185,7 @@ struct RunStats {
   std::uint64_t polls = 0;        // existence checks against the store
   std::uint64_t waits = 0;        // sleeps because nothing was runnable (inputs not yet written)
   std::uint64_t left_to_claimer = 0;  // chosen tasks another scheduler had claimed: looked at again later, not run now
+  std::uint64_t retired = 0;      // labels whose values this scheduler retired (RunOptions::retire_labels)
   std::uint64_t bytes_written = 0, bytes_read = 0;
   double seconds = 0;
   bool finished = false;          // saw every result label in the store (false: stopped)
@@ -196,6 +211,13 @@ struct RunOptions {
   // memcached, whose leases are whole seconds).
   bool claims = true;
   std::chrono::milliseconds claim_min_lease{50};
+  // Retiring labels (docs/rem.md, "Retiring labels"): once every task that
+  // needs a label has run, its value leaves the store and only its size and
+  // checksum stay under its key, so a long run holds about the labels of
+  // the tasks in flight instead of every label it ever wrote. Inputs and
+  // results are never retired. Off: every label's value stays until the
+  // instance is cleaned (to read intermediate labels after a run).
+  bool retire_labels = true;
   // Called by the scheduler after each task it chose (run, found already
   // written, or dropped) and once as it ends, from its own thread, with what
   // its stats gained since the last call: the sum of the calls is its final

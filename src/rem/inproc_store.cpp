@@ -1,8 +1,10 @@
 // The embedded default store: one map behind a mutex, for scheduler threads
 // that share a process. Same single-assignment contract as memcached's add.
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 
 #include "redflow/rem.hpp"
 
@@ -15,15 +17,27 @@ class InprocStore final : public Store {
  public:
   explicit InprocStore(std::size_t max_value) : max_value_(max_value) {}
   Result<bool> add(const std::string& key, std::span<const std::byte> value) override {
-    if (value.size() > max_value_) return Status::InvalidArgument("value of " + std::to_string(value.size()) + " bytes exceeds the item limit");
-    std::lock_guard lock(mu_);
-    return map_.try_emplace(key, value.begin(), value.end()).second;
+    return add_shared(key, std::make_shared<const Value>(value.begin(), value.end()));
   }
-  Result<std::optional<Value>> get(const std::string& key) override {
+  Result<bool> add_shared(const std::string& key, SharedValue value) override {
+    if (value->size() > max_value_) return too_large(value->size());
+    std::lock_guard lock(mu_);
+    return map_.try_emplace(key, std::move(value)).second;
+  }
+  Result<SharedValue> get(const std::string& key) override {
     std::lock_guard lock(mu_);
     auto it = map_.find(key);
-    if (it == map_.end()) return std::optional<Value>{};
-    return std::optional<Value>(it->second);
+    return it == map_.end() ? SharedValue{} : it->second;
+  }
+  Result<bool> replace(const std::string& key, std::span<const std::byte> value) override {
+    if (value.size() > max_value_) return too_large(value.size());
+    auto shared = std::make_shared<const Value>(value.begin(), value.end());
+    SharedValue old;  // freed after the lock is let go
+    std::lock_guard lock(mu_);
+    auto it = map_.find(key);
+    if (it == map_.end()) return false;
+    old = std::exchange(it->second, std::move(shared));
+    return true;
   }
   Result<bool> exists(const std::string& key) override {
     std::lock_guard lock(mu_);
@@ -48,9 +62,13 @@ class InprocStore final : public Store {
   std::string describe() const override { return "inproc"; }
 
  private:
+  Status too_large(std::size_t bytes) const {
+    return Status::InvalidArgument("value of " + std::to_string(bytes) + " bytes exceeds the item limit");
+  }
+
   std::size_t max_value_;
   std::mutex mu_;
-  std::unordered_map<std::string, Value> map_;
+  std::unordered_map<std::string, SharedValue> map_;
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> expiring_;  // key -> when it lapses
 };
 

@@ -34,21 +34,30 @@ class MemcachedStore final : public Store {
     return add_for(key, value, static_cast<time_t>(std::max<std::int64_t>(1, (ttl.count() + 999) / 1000)));
   }
 
-  Result<std::optional<Value>> get(const std::string& key) override {
+  Result<SharedValue> get(const std::string& key) override {
     Lease m(*this);
     std::size_t len = 0;
     std::uint32_t flags = 0;
     memcached_return_t rc;
     char* v = memcached_get(m.get(), key.data(), key.size(), &len, &flags, &rc);
-    if (rc == MEMCACHED_NOTFOUND) return std::optional<Value>{};
+    if (rc == MEMCACHED_NOTFOUND) return SharedValue{};
     if (rc != MEMCACHED_SUCCESS) {
       std::free(v);
       return error(m.get(), rc, "get " + key);
     }
-    Value out(len);
-    if (len) std::memcpy(out.data(), v, len);
+    auto out = std::make_shared<Value>(len);
+    if (len) std::memcpy(out->data(), v, len);
     std::free(v);
-    return std::optional<Value>(std::move(out));
+    return SharedValue(std::move(out));
+  }
+
+  Result<bool> replace(const std::string& key, std::span<const std::byte> value) override {
+    Lease m(*this);
+    memcached_return_t rc =
+        memcached_replace(m.get(), key.data(), key.size(), reinterpret_cast<const char*>(value.data()), value.size(), 0, 0);
+    if (rc == MEMCACHED_SUCCESS) return true;
+    if (rc == MEMCACHED_NOTSTORED || rc == MEMCACHED_NOTFOUND) return false;
+    return error(m.get(), rc, "replace " + key);
   }
 
   Result<bool> exists(const std::string& key) override {

@@ -151,6 +151,7 @@ RunStats& RunStats::operator+=(const RunStats& o) {
   polls += o.polls;
   waits += o.waits;
   left_to_claimer += o.left_to_claimer;
+  retired += o.retired;
   bytes_written += o.bytes_written;
   bytes_read += o.bytes_read;
   seconds = std::max(seconds, o.seconds);
@@ -166,6 +167,7 @@ RunStats RunStats::since(const RunStats& before) const {
   d.polls = polls - before.polls;
   d.waits = waits - before.waits;
   d.left_to_claimer = left_to_claimer - before.left_to_claimer;
+  d.retired = retired - before.retired;
   d.bytes_written = bytes_written - before.bytes_written;
   d.bytes_read = bytes_read - before.bytes_read;
   return d;

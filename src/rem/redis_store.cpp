@@ -45,14 +45,19 @@ class RedisStore final : public Store {
         [&](redisContext* c) { return redisCommand(c, "SET %b %b NX PX %lld", key.data(), key.size(), value.data(), value.size(), ms); },
         "SET NX PX " + key, set_nx_written);
   }
-  Result<std::optional<Value>> get(const std::string& key) override {
-    return command<std::optional<Value>>([&](redisContext* c) { return redisCommand(c, "GET %b", key.data(), key.size()); }, "GET " + key,
-                                         [](redisReply* r) -> Result<std::optional<Value>> {
-                                           if (r->type == REDIS_REPLY_NIL) return std::optional<Value>{};
-                                           if (r->type != REDIS_REPLY_STRING) return Status::Internal("unexpected reply");
-                                           const auto* b = reinterpret_cast<const std::byte*>(r->str);
-                                           return std::optional<Value>(Value(b, b + r->len));
-                                         });
+  Result<SharedValue> get(const std::string& key) override {
+    return command<SharedValue>([&](redisContext* c) { return redisCommand(c, "GET %b", key.data(), key.size()); }, "GET " + key,
+                                [](redisReply* r) -> Result<SharedValue> {
+                                  if (r->type == REDIS_REPLY_NIL) return SharedValue{};
+                                  if (r->type != REDIS_REPLY_STRING) return Status::Internal("unexpected reply");
+                                  const auto* b = reinterpret_cast<const std::byte*>(r->str);
+                                  return SharedValue(std::make_shared<const Value>(b, b + r->len));
+                                });
+  }
+  // SET ... XX: written only over a value that is there.
+  Result<bool> replace(const std::string& key, std::span<const std::byte> value) override {
+    return command<bool>([&](redisContext* c) { return redisCommand(c, "SET %b %b XX", key.data(), key.size(), value.data(), value.size()); },
+                         "SET XX " + key, set_nx_written);
   }
   Result<bool> exists(const std::string& key) override {
     return command<bool>([&](redisContext* c) { return redisCommand(c, "EXISTS %b", key.data(), key.size()); }, "EXISTS " + key,
@@ -73,7 +78,7 @@ class RedisStore final : public Store {
   std::string describe() const override { return fmt::format("redis://{}:{}", ep_.host, ep_.port); }
 
  private:
-  // SET ... NX: OK when it wrote the key, nil when the key had a value.
+  // SET ... NX (XX): OK when it wrote the key, nil when the key had a value (had none).
   static Result<bool> set_nx_written(redisReply* r) {
     if (r->type == REDIS_REPLY_NIL) return false;
     if (r->type == REDIS_REPLY_STATUS) return true;

@@ -30,6 +30,7 @@ class Scheduler {
       : p_(p), codec_(store, p, instance), o_(o), rng_(o.seed), claims_(o.claims && codec_.claims_possible()) {
     const std::size_t nl = p.labels().size(), nt = p.tasks().size();
     known_.assign(nl, 0);
+    retired_.assign(nl, 0);
     consumers_.resize(nl);
     missing_.assign(nt, 0);
     unknown_produced_.assign(nt, 0);
@@ -65,9 +66,11 @@ class Scheduler {
         return Status::InvalidArgument("REM program '" + p_.name() + "' has no input label '" + name + "'");
       if (p_.label(*l).bytes && bytes.size() != p_.label(*l).bytes)
         return Status::InvalidArgument(fmt::format("input label '{}' declares {} bytes, got {}", name, p_.label(*l).bytes, bytes.size()));
-      auto w = codec_.write(*l, bytes, &stats_.bytes_written);
+      LabelValue v;
+      auto w = codec_.write(*l, bytes, &stats_.bytes_written, &v);
       if (!w.ok()) return w.status();
-      remember(*l, std::make_shared<const Value>(bytes.begin(), bytes.end()));
+      if (!v.owner) hold_own(v, Value(bytes.begin(), bytes.end()));
+      remember(*l, std::move(v));
     }
     auto backoff = std::chrono::microseconds(200);
     auto last_result_check = Clock::now();
@@ -131,19 +134,53 @@ class Scheduler {
     }
   }
 
-  void remember(LabelId l, std::shared_ptr<const Value> v) {
+  // Keeps a label's value in the cache (oldest out first past cache_bytes).
+  void remember(LabelId l, LabelValue v) {
     learn(l);
-    if (cache_.count(l)) return;
-    cached_bytes_ += v->size();
+    if (cache_.count(l) || retired_[l]) return;
+    cached_bytes_ += v.bytes.size();
     cache_[l] = std::move(v);
     order_.push_back(l);
     while (cached_bytes_ > o_.cache_bytes && order_.size() > 1) {
-      auto it = cache_.find(order_.front());
+      const LabelId oldest = order_.front();
       order_.pop_front();
-      if (it == cache_.end()) continue;
-      cached_bytes_ -= it->second->size();
-      cache_.erase(it);
+      forget(oldest);
     }
+  }
+  void forget(LabelId l) {
+    auto it = cache_.find(l);
+    if (it == cache_.end()) return;
+    cached_bytes_ -= it->second.bytes.size();
+    cache_.erase(it);
+  }
+  // A value this scheduler computed (or was given) and keeps itself.
+  static void hold_own(LabelValue& v, Value&& bytes) {
+    auto owner = std::make_shared<const Value>(std::move(bytes));
+    v.bytes = *owner;
+    v.owner = std::move(owner);
+  }
+
+  // Retiring (RunOptions::retire_labels): once every task that needs a
+  // label has run, nothing reads it again, so its value leaves the store
+  // (docs/rem.md, "Retiring labels"). Only a label whose checksum this
+  // scheduler holds (it read or wrote it) and that is neither an input nor
+  // a result; any scheduler that sees all of a label's consumers done may
+  // retire it, and retiring twice does no harm.
+  Status retire_inputs_of(TaskId t) {
+    if (!o_.retire_labels) return Status::Ok();
+    for (LabelId l : p_.task(t).required) {
+      if (retired_[l] || p_.label(l).result || !p_.task(p_.producer(l)).computes) continue;
+      auto it = cache_.find(l);
+      if (it == cache_.end()) continue;
+      const bool all_ran = std::all_of(consumers_[l].begin(), consumers_[l].end(),
+                                       [&](TaskId c) { return !needed_[c] || unknown_produced_[c] == 0; });
+      if (!all_ran) continue;
+      REDFLOW_RETURN_IF_ERROR(codec_.retire(l, it->second));
+      retired_[l] = 1;
+      ++stats_.retired;
+      forget(l);
+    }
+    return Status::Ok();
   }
 
   // Random choice with affinity: among a few random frontier tasks, the one
@@ -158,7 +195,7 @@ class Scheduler {
       std::size_t i = std::uniform_int_distribution<std::size_t>(0, frontier_.size() - 1)(rng_);
       std::size_t bytes = 1;  // ties and empty caches still prefer the first sample
       for (LabelId l : p_.task(frontier_[i]).required)
-        if (auto it = cache_.find(l); it != cache_.end()) bytes += it->second->size();
+        if (auto it = cache_.find(l); it != cache_.end()) bytes += it->second.bytes.size();
       if (s == 0 || bytes > best_bytes) best = i, best_bytes = bytes;
     }
     TaskId t = frontier_[best];
@@ -215,7 +252,7 @@ class Scheduler {
     }
     if (all_there) {
       ++stats_.skipped;
-      return Status::Ok();
+      return retire_inputs_of(t);
     }
     const auto claimed_at = Clock::now();
     if (claims_) {
@@ -230,7 +267,7 @@ class Scheduler {
         return Status::Ok();
       }
     }
-    std::vector<std::shared_ptr<const Value>> held;
+    std::vector<LabelValue> held;
     std::vector<std::span<const std::byte>> args;
     held.reserve(task.required.size());
     for (LabelId l : task.required) {
@@ -238,15 +275,28 @@ class Scheduler {
       if (it == cache_.end()) {
         auto v = codec_.read(l);
         if (!v.ok()) return v.status();
-        if (!*v) return Status::Internal("label '" + p_.label(l).name + "' was present and is gone: the store lost it (evictions must be off: memcached -M)");
-        stats_.bytes_read += (*v)->size();
-        auto sp = std::make_shared<const Value>(std::move(**v));
-        remember(l, sp);
-        held.push_back(sp);
+        if (v->retired()) {
+          // Retired only once every task that needs it ran, this one too
+          // (since the existence check above): its labels are there now.
+          ++stats_.polls;
+          auto ran = codec_.present(task.produces.back());
+          if (!ran.ok()) return ran.status();
+          if (!*ran)
+            return Status::Internal("label '" + p_.label(l).name + "' was retired before task '" + task.name +
+                                    "', which needs it, ran: the store holds labels of another run under this instance");
+          for (LabelId o : task.produces) learn(o);
+          ++stats_.skipped;
+          return Status::Ok();
+        }
+        if (!v->present())
+          return Status::Internal("label '" + p_.label(l).name + "' was present and is gone: the store lost it (evictions must be off: memcached -M)");
+        stats_.bytes_read += v->bytes.size();
+        remember(l, *v);
+        held.push_back(std::move(*v));
       } else {
         held.push_back(it->second);
       }
-      args.emplace_back(*held.back());
+      args.emplace_back(held.back().bytes);
     }
     std::vector<Value> out(task.produces.size());
     for (std::size_t i = 0; i < out.size(); ++i) out[i].resize(p_.label(task.produces[i]).bytes);
@@ -259,12 +309,16 @@ class Scheduler {
       if (p_.label(l).bytes && out[i].size() != p_.label(l).bytes)
         return Status::InvalidGraph(fmt::format("task '{}' computed {} bytes for label '{}', which declares {} (computes is inconsistent with producer)",
                                                 task.name, out[i].size(), p_.label(l).name, p_.label(l).bytes));
-      auto w = codec_.write(l, out[i], &stats_.bytes_written);
+      LabelValue v;
+      auto w = codec_.write(l, out[i], &stats_.bytes_written, &v);
       if (!w.ok()) return w.status();
       wrote_any |= *w == WriteOutcome::kWritten;
-      remember(l, std::make_shared<const Value>(std::move(out[i])));
+      if (!v.owner) hold_own(v, std::move(out[i]));  // else the store keeps the record, and so does the cache
+      remember(l, std::move(v));
     }
     if (!wrote_any) ++stats_.duplicates;
+    held.clear();
+    REDFLOW_RETURN_IF_ERROR(retire_inputs_of(t));
     // A moving average of what a task takes here, claim to last write: the lease.
     const double took = std::chrono::duration<double>(Clock::now() - claimed_at).count();
     task_seconds_ = stats_.executed == 1 ? took : 0.8 * task_seconds_ + 0.2 * took;
@@ -324,7 +378,8 @@ class Scheduler {
   std::vector<std::uint32_t> missing_, unknown_produced_;
   std::vector<TaskId> frontier_;
   std::vector<LabelId> results_;
-  std::unordered_map<LabelId, std::shared_ptr<const Value>> cache_;
+  std::unordered_map<LabelId, LabelValue> cache_;
+  std::vector<std::uint8_t> retired_;  // labels this scheduler retired
   std::deque<LabelId> order_;
   std::size_t cached_bytes_ = 0;
   // Claims: on (RunOptions::claims, on a store that expires keys), the
@@ -399,8 +454,10 @@ Result<std::map<std::string, Value>> read_results(const Program& program, Store&
     if (!program.label(l).result) continue;
     auto v = codec.read(l);
     if (!v.ok()) return v.status();
-    if (!*v) return Status::NotFound("result label '" + program.label(l).name + "' has no value in instance " + instance);
-    out[program.label(l).name] = std::move(**v);
+    if (!v->present())
+      return Status::NotFound("result label '" + program.label(l).name + "' has no value in instance " + instance +
+                              (v->retired() ? " (it was retired: written by a program that did not count it as a result)" : ""));
+    out[program.label(l).name] = Value(v->bytes.begin(), v->bytes.end());
   }
   return out;
 }

@@ -18,10 +18,10 @@ namespace {
 // written for, then the payload (inline) or a chunk table (chunked).
 constexpr char kMagic[4] = {'R', 'F', 'L', '2'};
 constexpr char kMagicV1[4] = {'R', 'F', 'L', '1'};  // records without key and program
-constexpr std::uint32_t kInline = 0, kChunked = 1;
+constexpr std::uint32_t kInline = 0, kChunked = 1, kRetired = 2;
 struct Header {
   char magic[4];
-  std::uint32_t layout;     // kInline: payload follows; kChunked: a chunk table follows
+  std::uint32_t layout;     // kInline: payload follows; kChunked: a chunk table follows; kRetired: nothing follows
   std::uint64_t size;       // payload bytes
   std::uint64_t checksum;   // XXH3 of the payload
   std::uint64_t program;    // Program::fingerprint() of the writer
@@ -146,7 +146,11 @@ void seal(Value& record, std::size_t meta_bytes) {
 
 }  // namespace
 
-Result<WriteOutcome> LabelCodec::write(LabelId l, std::span<const std::byte> value, std::uint64_t* bytes_written) {
+std::string LabelCodec::chunk_key(const std::string& k, std::uint64_t checksum, std::uint32_t i) {
+  return fmt::format("{}:{:016x}:{}", k, checksum, i);
+}
+
+Result<WriteOutcome> LabelCodec::write(LabelId l, std::span<const std::byte> value, std::uint64_t* bytes_written, LabelValue* stored) {
   const std::string k = key(l);
   auto refused = [&](const Status& s) {
     return s.code() == Status::Code::kResourceExhausted
@@ -159,9 +163,11 @@ Result<WriteOutcome> LabelCodec::write(LabelId l, std::span<const std::byte> val
   h.checksum = hash(value.data(), value.size());
   h.program = program_hash_;
   h.key_bytes = static_cast<std::uint32_t>(k.size());
+  if (stored) *stored = LabelValue{LabelValue::State::kPresent, nullptr, {}, h.size, h.checksum};
   Value record;
   const std::size_t limit = store_.max_value_bytes();
   const std::size_t meta = sizeof(Header) + k.size();
+  Result<bool> added = false;
   if (value.size() + meta <= limit) {
     h.layout = kInline;
     record.reserve(meta + value.size());
@@ -169,6 +175,12 @@ Result<WriteOutcome> LabelCodec::write(LabelId l, std::span<const std::byte> val
     append_text(record, k);
     seal(record, meta);
     record.insert(record.end(), value.begin(), value.end());
+    auto shared = std::make_shared<const Value>(std::move(record));
+    added = store_.add_shared(k, shared);
+    if (added.ok() && *added && stored) {
+      stored->bytes = std::span<const std::byte>(*shared).subspan(meta);
+      stored->owner = std::move(shared);
+    }
   } else {
     // Chunks go under keys that name the value's checksum, so two writers of
     // the same value meet on the same chunks, and a different value (which
@@ -179,9 +191,9 @@ Result<WriteOutcome> LabelCodec::write(LabelId l, std::span<const std::byte> val
     for (std::uint32_t i = 0; i < table.chunks; ++i) {
       auto part = value.subspan(std::size_t{i} * chunk, std::min(chunk, value.size() - std::size_t{i} * chunk));
       sums[i] = hash(part.data(), part.size());
-      auto added = store_.add(fmt::format("{}:{:016x}:{}", k, h.checksum, i), part);
-      if (!added.ok()) return refused(added.status());
-      if (bytes_written && *added) *bytes_written += part.size();
+      auto part_added = store_.add(chunk_key(k, h.checksum, i), part);
+      if (!part_added.ok()) return refused(part_added.status());
+      if (bytes_written && *part_added) *bytes_written += part.size();
     }
     h.layout = kChunked;
     append(record, h);
@@ -189,34 +201,36 @@ Result<WriteOutcome> LabelCodec::write(LabelId l, std::span<const std::byte> val
     append(record, table);
     for (auto s : sums) append(record, s);
     seal(record, record.size());
+    added = store_.add(k, record);
   }
-  auto added = store_.add(k, record);
   if (!added.ok()) return refused(added.status());
   if (*added) {
-    if (bytes_written) *bytes_written += record.size();
+    if (bytes_written) *bytes_written += h.layout == kInline ? meta + value.size() : record.size();
     return WriteOutcome::kWritten;
   }
-  // Someone wrote it first. Single assignment makes that fine only if it is the same value.
+  // Someone wrote it first. Single assignment makes that fine only if it is
+  // the same value (a retired label's record still holds its checksum).
   auto there = read(l);
   if (!there.ok()) return there.status();
-  if (!*there) return Status::Internal("label '" + program_.label(l).name + "': add found a value that get cannot see");
-  const std::uint64_t theirs = hash((*there)->data(), (*there)->size());
-  if (theirs == h.checksum && (*there)->size() == value.size()) return WriteOutcome::kAlreadyThere;
+  if (there->state == LabelValue::State::kAbsent)
+    return Status::Internal("label '" + program_.label(l).name + "': add found a value that get cannot see");
+  const std::uint64_t theirs = there->checksum;
+  if (theirs == h.checksum && there->size == value.size()) return WriteOutcome::kAlreadyThere;
   if (!program_.task(program_.producer(l)).computes)
     return Status::InvalidArgument(fmt::format("input label '{}' already holds a different value in instance '{}' (checksum {:016x}, {} bytes; "
                                                "this one {:016x}, {} bytes): the instance was started with other inputs; use another --instance",
-                                               program_.label(l).name, instance_, theirs, (*there)->size(), h.checksum, value.size()));
+                                               program_.label(l).name, instance_, theirs, there->size, h.checksum, value.size()));
   return Status::Internal(fmt::format("label '{}' already holds a different value in the store (checksum {:016x}, {} bytes; "
                                       "this one {:016x}, {} bytes): a nondeterministic task, or an actor whose code changed under the same name",
-                                      program_.label(l).name, theirs, (*there)->size(), h.checksum, value.size()));
+                                      program_.label(l).name, theirs, there->size, h.checksum, value.size()));
 }
 
-Result<std::optional<Value>> LabelCodec::read(LabelId l) {
+Result<LabelValue> LabelCodec::read(LabelId l) {
   const std::string k = key(l);
   const std::string& name = program_.label(l).name;
   auto got = store_.get(k);
   if (!got.ok()) return Status::IOError("reading label '" + name + "': " + got.status().message());
-  if (!*got) return std::optional<Value>{};
+  if (!*got) return LabelValue{};
   const Value& rec = **got;
   auto corrupt = [&](const std::string& why) {
     return Status::IOError("label '" + name + "' (key " + k + ") is corrupted in the store: " + why + "; refusing to use it");
@@ -238,6 +252,8 @@ Result<std::optional<Value>> LabelCodec::read(LabelId l) {
         std::size_t{table.chunks} * table.chunk_bytes < h.size)
       return corrupt("inconsistent chunk table");
     meta = rec.size();
+  } else if (h.layout == kRetired) {
+    if (rec.size() != meta) return corrupt("a retired record with bytes after its key");
   } else if (h.layout != kInline) {
     return corrupt("unknown layout");
   }
@@ -252,25 +268,66 @@ Result<std::optional<Value>> LabelCodec::read(LabelId l) {
   }
   if (h.program != program_hash_)
     return corrupt(fmt::format("it was written by another program (program hash {:016x}; this program's is {:016x})", h.program, program_hash_));
+  LabelValue out{LabelValue::State::kPresent, nullptr, {}, h.size, h.checksum};
+  if (h.layout == kRetired) {
+    out.state = LabelValue::State::kRetired;
+    return out;
+  }
   if (h.layout == kInline) {
     if (rec.size() - meta != h.size) return corrupt(fmt::format("{} payload bytes, header says {}", rec.size() - meta, h.size));
     if (hash(rec.data() + meta, h.size) != h.checksum) return corrupt("checksum mismatch");
-    return std::optional<Value>(Value(rec.begin() + static_cast<std::ptrdiff_t>(meta), rec.end()));
+    out.bytes = std::span<const std::byte>(rec).subspan(meta);
+    out.owner = std::move(*got);
+    return out;
   }
   const std::size_t sums_at = sizeof(Header) + h.key_bytes + sizeof(ChunkTable);
-  Value out;
-  out.reserve(h.size);
+  auto whole = std::make_shared<Value>();
+  whole->reserve(h.size);
   for (std::uint32_t i = 0; i < table.chunks; ++i) {
     std::uint64_t want;
     std::memcpy(&want, rec.data() + sums_at + 8 * std::size_t{i}, 8);
-    auto part = store_.get(fmt::format("{}:{:016x}:{}", k, h.checksum, i));
+    auto part = store_.get(chunk_key(k, h.checksum, i));
     if (!part.ok()) return Status::IOError("reading label '" + name + "': " + part.status().message());
-    if (!*part) return corrupt(fmt::format("chunk {} of {} is missing", i, table.chunks));
+    if (!*part) {
+      // Retired meanwhile (its chunks go after its record is replaced)? Then
+      // say so; a chunk missing under a record that still lists it is damage.
+      auto again = store_.get(k);
+      if (again.ok() && *again && (*again)->size() >= sizeof(Header) &&
+          std::memcmp((*again)->data() + offsetof(Header, layout), &kRetired, sizeof kRetired) == 0)
+        return read(l);
+      return corrupt(fmt::format("chunk {} of {} is missing", i, table.chunks));
+    }
     if (hash((*part)->data(), (*part)->size()) != want) return corrupt(fmt::format("chunk {} of {} fails its checksum", i, table.chunks));
-    out.insert(out.end(), (*part)->begin(), (*part)->end());
+    whole->insert(whole->end(), (*part)->begin(), (*part)->end());
   }
-  if (out.size() != h.size || hash(out.data(), out.size()) != h.checksum) return corrupt("reassembled value fails its checksum");
-  return std::optional<Value>(std::move(out));
+  if (whole->size() != h.size || hash(whole->data(), whole->size()) != h.checksum) return corrupt("reassembled value fails its checksum");
+  out.bytes = *whole;
+  out.owner = std::move(whole);
+  return out;
+}
+
+Status LabelCodec::retire(LabelId l, const LabelValue& value) {
+  const std::string k = key(l);
+  Header h{};
+  std::memcpy(h.magic, kMagic, 4);
+  h.layout = kRetired;
+  h.size = value.size;
+  h.checksum = value.checksum;
+  h.program = program_hash_;
+  h.key_bytes = static_cast<std::uint32_t>(k.size());
+  Value record;
+  append(record, h);
+  append_text(record, k);
+  seal(record, record.size());
+  auto failed = [&](const Status& s) { return Status::IOError("retiring label '" + program_.label(l).name + "': " + s.message()); };
+  auto replaced = store_.replace(k, record);
+  if (!replaced.ok()) return failed(replaced.status());
+  // The chunks a value of this size has in this store, if it has any.
+  const std::size_t limit = store_.max_value_bytes();
+  if (*replaced && value.size + sizeof(Header) + k.size() > limit)
+    for (std::uint32_t i = 0; i < (value.size + limit - 1) / limit; ++i)
+      if (auto gone = store_.remove(chunk_key(k, value.checksum, i)); !gone.ok()) return failed(gone.status());
+  return Status::Ok();
 }
 
 Result<std::uint64_t> LabelCodec::remove(LabelId l) {
@@ -291,7 +348,7 @@ Result<std::uint64_t> LabelCodec::remove(LabelId l) {
     if (std::memcmp(h.magic, kMagic, 4) == 0 && h.layout == kChunked && rec.size() >= meta + sizeof table) {
       std::memcpy(&table, rec.data() + meta, sizeof table);
       if (rec.size() == meta + sizeof table + std::size_t{table.chunks} * 8)
-        for (std::uint32_t i = 0; i < table.chunks; ++i) chunks.push_back(fmt::format("{}:{:016x}:{}", k, h.checksum, i));
+        for (std::uint32_t i = 0; i < table.chunks; ++i) chunks.push_back(chunk_key(k, h.checksum, i));
     }
   }
   std::uint64_t removed = 0;

@@ -21,6 +21,21 @@ namespace redflow::rem {
 // What happened when a scheduler wrote a label.
 enum class WriteOutcome : std::uint8_t { kWritten, kAlreadyThere };
 
+// A label as read from the store: absent, present with its value, or
+// retired (every task that needs it has run: its record keeps the value's
+// size and checksum, not the value). Cheap to copy: `bytes` points into
+// `owner`, which a store in this process shares rather than copies.
+struct LabelValue {
+  enum class State : std::uint8_t { kAbsent, kPresent, kRetired };
+  State state = State::kAbsent;
+  SharedValue owner;                 // keeps `bytes` alive
+  std::span<const std::byte> bytes;  // the value (kPresent)
+  std::uint64_t size = 0;            // the value's size and XXH3 (kPresent, kRetired)
+  std::uint64_t checksum = 0;
+  bool present() const { return state == State::kPresent; }
+  bool retired() const { return state == State::kRetired; }
+};
+
 // Reads and writes the labels of one program instance. Label names are not in
 // the keys (they may hold any character); the label's index is, and the
 // instance id makes index collisions across programs impossible.
@@ -30,6 +45,8 @@ class LabelCodec {
   LabelCodec(Store& store, const Program& program, std::string instance);
 
   std::string key(LabelId l) const;
+  // The key of chunk `i` of a value with `checksum` under label key `k`.
+  static std::string chunk_key(const std::string& k, std::uint64_t checksum, std::uint32_t i);
   // The key a scheduler adds, expiring, while it runs task `t` (a claim).
   std::string claim_key(TaskId t) const { return prefix_ + "C" + std::to_string(t); }
   // The key that names the program an instance belongs to.
@@ -42,12 +59,23 @@ class LabelCodec {
   // Writes the value (chunks first, then the manifest with add). If a value is
   // already there its checksum must equal this one's: a different value is an
   // error naming the label (a nondeterministic task, or a corrupted store).
-  Result<WriteOutcome> write(LabelId l, std::span<const std::byte> value, std::uint64_t* bytes_written = nullptr);
-  // nullopt if the label has no value yet; an error naming the label if the
+  // `stored`, if given, gets the value's size and checksum and, when this
+  // call wrote it whole in one record, that record (a store in this process
+  // keeps it without a copy, so the caller may keep it instead of its own
+  // buffer); otherwise its owner stays null.
+  Result<WriteOutcome> write(LabelId l, std::span<const std::byte> value, std::uint64_t* bytes_written = nullptr,
+                             LabelValue* stored = nullptr);
+  // kAbsent if the label has no value yet; an error naming the label if the
   // stored value fails its checksum, is truncated, lacks a chunk, or was
   // written for another key or by another program.
-  Result<std::optional<Value>> read(LabelId l);
+  Result<LabelValue> read(LabelId l);
   Result<bool> present(LabelId l);
+  // Retires a label every task that needs it has run (docs/rem.md,
+  // "Retiring labels"): its record is replaced by one that keeps the value's
+  // size and checksum (`value`, as read or written), then its chunks go.
+  // The key stays, so the label still counts as written and a late writer
+  // of it is still checked against its checksum.
+  Status retire(LabelId l, const LabelValue& value);
   // Deletes the label's record and then the chunks it lists (a record that
   // does not parse is deleted alone); returns the keys deleted.
   Result<std::uint64_t> remove(LabelId l);
