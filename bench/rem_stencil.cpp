@@ -49,7 +49,8 @@ void flush_store(const std::string& spec) {
 int g_repeat = 3;
 
 // A REM run of the stencil with `schedulers` scheduler threads on a fresh instance.
-Measured run_rem_once(const Program& prog, const std::string& store_spec, unsigned schedulers, const std::string& instance, bool claims) {
+Measured run_rem_once(const Program& prog, const std::string& store_spec, unsigned schedulers, const std::string& instance, bool claims,
+                      bool retire) {
   flush_store(store_spec);
   auto store = open_store(store_spec);
   if (!store.ok()) {
@@ -60,6 +61,7 @@ Measured run_rem_once(const Program& prog, const std::string& store_spec, unsign
   o.instance = instance;
   o.timeout = std::chrono::seconds(600);
   o.claims = claims;
+  o.retire_labels = retire;
   auto t = Clock::now();
   auto run = run_program(prog, **store, {}, schedulers, o);
   double s = seconds_since(t);
@@ -72,10 +74,11 @@ Measured run_rem_once(const Program& prog, const std::string& store_spec, unsign
 
 // The best of g_repeat runs (each on a fresh instance): the machine is shared,
 // and the fastest run is the one least disturbed by others.
-Measured run_rem(const Program& prog, const std::string& store_spec, unsigned schedulers, const std::string& instance, bool claims = true) {
+Measured run_rem(const Program& prog, const std::string& store_spec, unsigned schedulers, const std::string& instance, bool claims = true,
+                 bool retire = true) {
   Measured best{0, {}};
   for (int r = 0; r < g_repeat; ++r) {
-    Measured m = run_rem_once(prog, store_spec, schedulers, instance + "-r" + std::to_string(r), claims);
+    Measured m = run_rem_once(prog, store_spec, schedulers, instance + "-r" + std::to_string(r), claims, retire);
     if (r == 0 || m.seconds < best.seconds) best = m;
   }
   return best;
@@ -186,9 +189,31 @@ int main(int argc, char** argv) {
                static_cast<double>(m.stats.bytes_written) / 1e6, static_cast<double>(m.stats.bytes_read) / 1e6);
     if (m.stats.left_to_claimer != 0) fmt::print("{:<26} {} picks left to another scheduler's claim\n", "", m.stats.left_to_claimer);
   };
+  // Coalescing chosen automatically on `spec` (rem::choose_coalescing), reported and run.
+  auto run_chosen = [&](const std::string& spec, const std::string& name) -> bool {
+    auto opened = open_store(spec);
+    if (!opened.ok()) return false;
+    auto choice = choose_coalescing(*prog, **opened);
+    if (!choice.ok()) {
+      fmt::print(stderr, "rem_stencil: {}\n", choice.status().ToString());
+      return false;
+    }
+    auto c = coalesce(*prog, choice->options);
+    if (!c.ok()) return false;
+    fmt::print("{:<26} chosen tasks={} labels={}: round trip {:.1f} us, {:.0f} us/MB; a fine task {:.1f} round trips, {:.0f} bytes\n",
+               "  coalescing " + name, choice->options.tasks, choice->options.labels ? "on" : "off", choice->round_trip_us, choice->us_per_mb,
+               choice->task_round_trips, choice->task_bytes);
+    report("REM " + name + ", chosen", run_rem(c->program, spec, threads, tag + "-auto-" + name));
+    return true;
+  };
   report("REM inproc", run_rem(*prog, "inproc", threads, tag + "-inproc"));
+  report("REM inproc, labels kept", run_rem(*prog, "inproc", threads, tag + "-inproc-kept", true, false));
+  if (!run_chosen("inproc", "inproc")) return 1;
   if (store != "inproc") {
-    report("REM " + store.substr(0, store.find(':')), run_rem(*prog, store, threads, tag + "-store"));
+    const std::string name = store.substr(0, store.find(':'));
+    report("REM " + name, run_rem(*prog, store, threads, tag + "-store"));
+    report("REM " + name + ", labels kept", run_rem(*prog, store, threads, tag + "-store-kept", true, false));
+    if (!run_chosen(store, name)) return 1;
     fmt::print("coalescing on {} (tasks: fine tile-steps executed as one; labels: their labels stored as one value)\n", store.substr(0, store.find(':')));
     for (unsigned k : {1u, 2u, 4u, 8u})
       for (bool labels : {false, true}) {

@@ -237,6 +237,29 @@ TEST_F(RemCliTest, AnotherProgramUnderTheSameInstanceIsRefusedByName) {
   expect_outputs_equal_driver("real1");
 }
 
+// --coalesce-auto: the command chooses once, records the choice under the
+// instance, runs its processes with it; a scheduler that joins later takes
+// the recorded choice (and finds the run finished).
+TEST_F(RemCliTest, CoalesceAutoIsChosenOnceAndJoinersTakeIt) {
+  std::string outs;
+  for (int i = 0; i < width_; ++i) outs += fmt::format(" --output m{}_{}={}", layers_ - 1, i, path(fmt::format("rem{}.bin", i)));
+  const std::string in = " --input A=" + path("a.bin") + " --input B=" + path("b.bin");
+  auto r = run_cli("rem " + path("mesh.dot") + " --store " + store_ + " --procs 2 --timeout 60 --coalesce-auto --instance auto1" + in + outs);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("redflow rem: coalescing chosen: tasks="), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("a round trip"), std::string::npos) << r.output;
+  for (int i = 0; i < width_; ++i) EXPECT_EQ(read_i32(fmt::format("rem{}.bin", i)), read_i32(fmt::format("drv{}.bin", i)));
+  r = run_cli("rem " + path("mesh.dot") + " --store " + store_ + " --timeout 60 --coalesce-auto --instance auto1 --stats " + path("j.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("(recorded for instance auto1)"), std::string::npos) << r.output;
+  std::ifstream s(path("j.json"));
+  std::string json((std::istreambuf_iterator<char>(s)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"executed\": 0,"), std::string::npos) << json;
+  r = run_cli("rem " + path("mesh.dot") + " --store " + store_ + " --coalesce-auto --coalesce-tasks 2 --instance auto1");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--coalesce-tasks excludes --coalesce-auto"), std::string::npos) << r.output;
+}
+
 TEST_F(RemCliTest, BadFlagsAreNamed) {
   auto r = run_cli("rem " + path("mesh.dot") + " --store nosuch://x");
   EXPECT_NE(r.exit_code, 0);

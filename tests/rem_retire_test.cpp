@@ -58,8 +58,9 @@ struct Retirable {
 Value value_of(const LabelValue& v) { return Value(v.bytes.begin(), v.bytes.end()); }
 
 // On `store`: a run retires b, c and d (their chunks gone too) and keeps a,
-// e and f; with retire_labels off every label keeps its value; a late writer
-// of a retired label is still checked against its checksum.
+// e and f; with retire_labels off, or labels below retire_min_bytes, every
+// label keeps its value; a late writer of a retired label is still checked
+// against its checksum.
 void expect_retired_after_run(Store& store, std::size_t bytes) {
   Retirable r(bytes);
   ASSERT_TRUE(r.p.validate().ok());
@@ -74,8 +75,15 @@ void expect_retired_after_run(Store& store, std::size_t bytes) {
   ASSERT_TRUE(full.ok()) << full.status().ToString();
   EXPECT_EQ(full->stats.retired, 0u);
   RunOptions o = kept;
-  o.instance = "retired";
+  o.instance = "small";
   o.retire_labels = true;
+  o.retire_min_bytes = bytes + 1;  // every label is below it: none retired
+  auto small = run_program(r.p, store, in, 2, o);
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  EXPECT_EQ(small->stats.retired, 0u);
+  EXPECT_TRUE(LabelCodec(store, r.p, "small").read(r.b)->present());
+  o.instance = "retired";
+  o.retire_min_bytes = bytes;
   auto run = run_program(r.p, store, in, 2, o);
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   EXPECT_EQ(run->outputs, full->outputs);
@@ -209,6 +217,7 @@ TEST(RemRetire, ALongStencilHoldsAFewStepsNotAll) {
     MeteredStore store(*inner);
     RunOptions o;
     o.retire_labels = retire;
+    o.retire_min_bytes = 0;  // the 4 KiB tiles and their edges too
     o.timeout = std::chrono::seconds(60);
     auto run = run_program(*prog, store, {}, 2, o);
     ASSERT_TRUE(run.ok()) << run.status().ToString();

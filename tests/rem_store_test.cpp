@@ -218,6 +218,55 @@ TEST(RemRedis, AnotherProgramAndCopiedRecordsAreRefusedByName) {
   expect_records_bound_to_program_and_key(**store);
 }
 
+// get_many: the values in the keys' order, null for keys without one, one
+// key asked twice answered twice, whichever server holds each key.
+void expect_get_many_in_key_order(Store& store) {
+  std::vector<std::string> keys;
+  std::vector<Value> values;
+  for (int i = 0; i < 24; ++i) {
+    keys.push_back("gm:" + std::to_string(i));
+    values.push_back(random_bytes(100 + 37 * static_cast<std::size_t>(i), 70 + static_cast<std::uint32_t>(i)));
+    if (i % 3 != 1) {
+      ASSERT_TRUE(*store.add(keys.back(), values.back()));
+    }
+  }
+  std::vector<std::string> asked(keys.rbegin(), keys.rend());  // another order than written
+  asked.push_back(keys[0]);
+  auto got = store.get_many(asked);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->size(), asked.size());
+  for (std::size_t j = 0; j < asked.size(); ++j) {
+    const std::size_t i = std::stoul(asked[j].substr(3));
+    SCOPED_TRACE(asked[j]);
+    if (i % 3 == 1) {
+      EXPECT_EQ((*got)[j], nullptr);
+    } else {
+      ASSERT_NE((*got)[j], nullptr);
+      EXPECT_EQ(*(*got)[j], values[i]);
+    }
+  }
+  auto none = store.get_many({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST(RemStores, GetManyAnswersInKeyOrderOnEveryBackend) {
+  {
+    SCOPED_TRACE("inproc");
+    expect_get_many_in_key_order(*make_inproc_store());
+  }
+  ServerProcess a, b, rs;
+  ASSERT_EQ(start_memcached(a), "");
+  ASSERT_EQ(start_memcached(b), "");
+  ASSERT_EQ(start_redis(rs), "");
+  for (const std::string& spec : {mc_spec({&a, &b}), "redis://127.0.0.1:" + std::to_string(rs.port())}) {
+    SCOPED_TRACE(spec);
+    auto store = open_store(spec);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    expect_get_many_in_key_order(**store);
+  }
+}
+
 TEST(RemMemcached, OutputsEqualDriverModeOnOneAndTwoServers) {
   ServerProcess a, b;
   ASSERT_EQ(start_memcached(a), "");

@@ -35,6 +35,7 @@ struct RemArgs {
   unsigned procs = 1;
   unsigned coalesce_tasks = 1;
   bool coalesce_labels = false;
+  bool coalesce_auto = false;
   bool no_claims = false;
   bool keep_labels = false;
   bool clean = false;
@@ -133,8 +134,10 @@ int scheduler_child(const char* env, const rem::Program& program, rem::Store& st
 // printed it) is not replaced: the others would meet the same error.
 constexpr unsigned kReplacementsPerProc = 3;
 
-// Each process reads the graph, its plugins and the inputs again.
-Result<rem::RunStats> run_processes(const RemArgs& a, const rem::RunOptions& base, RemProgress& progress, unsigned& replaced) {
+// Each process reads the graph, its plugins and the inputs again, and runs
+// the program coalesced as `coalescing` says (chosen once, here, with --coalesce-auto).
+Result<rem::RunStats> run_processes(const RemArgs& a, const rem::CoalesceOptions& coalescing, const rem::RunOptions& base, RemProgress& progress,
+                                    unsigned& replaced) {
   struct Child {
     unsigned number;  // 1-based, in the order started, for messages
     pid_t pid;
@@ -156,9 +159,9 @@ Result<rem::RunStats> run_processes(const RemArgs& a, const rem::RunOptions& bas
   auto spawn = [&]() -> Status {
     const unsigned number = ++started;
     std::vector<std::string> args = {exe, "rem", a.graph, "--store", a.store, "--instance", base.instance,
-                                     "--seed", std::to_string(base.seed * 1000003 + number), "--coalesce-tasks", std::to_string(a.coalesce_tasks),
+                                     "--seed", std::to_string(base.seed * 1000003 + number), "--coalesce-tasks", std::to_string(coalescing.tasks),
                                      "--timeout", fmt::format("{}", a.timeout_s)};
-    if (a.coalesce_labels) args.push_back("--coalesce-labels");
+    if (coalescing.labels) args.push_back("--coalesce-labels");
     if (a.no_claims) args.push_back("--no-claims");
     if (a.keep_labels) args.push_back("--keep-labels");
     for (const std::string& lib : a.libs) args.insert(args.end(), {"--lib", lib});
@@ -271,9 +274,6 @@ int rem_main(const RemArgs& a) {
   if (!graph.ok()) return fail(graph.status());
   auto fine = rem::from_graph(*graph, reg);
   if (!fine.ok()) return fail(fine.status());
-  auto coalesced = rem::coalesce(*fine, {.tasks = a.coalesce_tasks, .labels = a.coalesce_labels});
-  if (!coalesced.ok()) return fail(coalesced.status());
-  const rem::Program& program = coalesced->program;
   auto input_files = read_inputs(*graph, a.inputs);
   if (!input_files.ok()) return usage_error(input_files.status());
   const Inputs& inputs = input_files->inputs;
@@ -282,15 +282,40 @@ int rem_main(const RemArgs& a) {
   auto store = rem::open_store(a.store);
   // A --store spec that does not parse is the command line's fault; a store that does not answer is not.
   if (!store.ok()) return store.status().code() == Status::Code::kInvalidArgument ? usage_error(store.status()) : fail(store.status());
+  const bool every_input = inputs.size() == static_cast<std::size_t>(std::count_if(
+                                                graph->data().begin(), graph->data().end(), [](const DataNode& n) { return n.kind == DataKind::kInput; }));
+  rem::CoalesceOptions coalescing{.tasks = a.coalesce_tasks, .labels = a.coalesce_labels};
+  std::string instance = a.instance;
+  if (a.coalesce_auto) {
+    // Chosen once per instance (the first scheduler records it), so the
+    // instance id comes from the fine program here.
+    if (instance.empty() && !every_input)
+      return usage_error(Status::InvalidArgument("give every --input, or --instance ID to join a run someone else started"));
+    if (instance.empty()) instance = rem::derive_instance(*fine, inputs);
+    auto choice = rem::choose_coalescing(*fine, **store, instance);
+    if (!choice.ok()) return fail(choice.status());
+    coalescing = choice->options;
+    if (choice->recorded)
+      fmt::print(stderr, "redflow rem: coalescing tasks={} labels={} (recorded for instance {})\n", coalescing.tasks, coalescing.labels ? "on" : "off",
+                 instance);
+    else
+      fmt::print(stderr,
+                 "redflow rem: coalescing chosen: tasks={} labels={} ({}: a round trip {:.1f} us, {:.0f} us per MB; "
+                 "a fine task: {:.1f} round trips, {:.0f} bytes)\n",
+                 coalescing.tasks, coalescing.labels ? "on" : "off", (*store)->describe(), choice->round_trip_us, choice->us_per_mb,
+                 choice->task_round_trips, choice->task_bytes);
+  }
+  auto coalesced = rem::coalesce(*fine, coalescing);
+  if (!coalesced.ok()) return fail(coalesced.status());
+  const rem::Program& program = coalesced->program;
   rem::RunOptions o;
-  o.instance = a.instance;
+  o.instance = instance;
   o.seed = a.seed ? a.seed : static_cast<std::uint64_t>(getpid());  // distinct processes choose differently by default
   o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(a.timeout_s * 1000));
   o.claims = !a.no_claims;
   o.retire_labels = !a.keep_labels;
   if (o.instance.empty()) {
-    if (inputs.size() != static_cast<std::size_t>(std::count_if(graph->data().begin(), graph->data().end(),
-                                                                [](const DataNode& n) { return n.kind == DataKind::kInput; })))
+    if (!every_input)
       return usage_error(Status::InvalidArgument("give every --input, or --instance ID to join a run someone else started"));
     o.instance = rem::derive_instance(program, inputs);
   }
@@ -320,7 +345,7 @@ int rem_main(const RemArgs& a) {
     stats = run->stats;
   } else {
     store->reset();  // the scheduler processes open their own connections
-    stats = run_processes(a, o, progress, replaced);
+    stats = run_processes(a, coalescing, o, progress, replaced);
     if (!stats.ok()) return fail(stats.status());
     store = rem::open_store(a.store);
     if (!store.ok()) return fail(store.status());
@@ -382,6 +407,11 @@ Command add_rem_command(CLI::App& app) {
       ->check(CLI::Range(1u, 1u << 20))
       ->capture_default_str();
   cmd->add_flag("--coalesce-labels", ra->coalesce_labels, "Store the labels of a coalesced task as one value (default: off)");
+  cmd->add_flag("--coalesce-auto", ra->coalesce_auto,
+                "Choose --coalesce-tasks and --coalesce-labels from a store round trip and a value's transfer measured now "
+                "against what a fine task asks of the store; the first scheduler of an instance records the choice and "
+                "later ones take it (docs/rem.md, \"Coalescing chosen automatically\")")
+      ->excludes("--coalesce-tasks", "--coalesce-labels");
   cmd->add_flag("--no-claims", ra->no_claims,
                 "Run a task without first claiming it: schedulers may then run the same task at once (more duplicates, one store "
                 "write less per task; docs/rem.md, \"Claims\"; default: claims on)");

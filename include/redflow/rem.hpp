@@ -146,6 +146,18 @@ class Store {
   // this process hands out the value it holds (never changed once written)
   // without a copy.
   virtual Result<SharedValue> get(const std::string& key) = 0;
+  // get() of several keys in one round trip where the store can (memcached's
+  // multi-get, Redis's MGET): the values in the keys' order, null where a
+  // key has none.
+  virtual Result<std::vector<SharedValue>> get_many(std::span<const std::string> keys) {
+    std::vector<SharedValue> out;
+    for (const std::string& k : keys) {
+      auto v = get(k);
+      if (!v.ok()) return v.status();
+      out.push_back(std::move(*v));
+    }
+    return out;
+  }
   virtual Result<bool> exists(const std::string& key) = 0;
   // Overwrites the value of a key that has one (true) and never creates a
   // key (false). Only retiring a label uses it: the label's record becomes
@@ -176,6 +188,27 @@ std::unique_ptr<Store> make_inproc_store(std::size_t max_value_bytes = std::size
 // memcached://H:P[,H:P...] (libmemcached, consistent hashing over the servers),
 // redis://H:P (hiredis, SET NX), inproc. Errors name the bad part of the spec.
 Result<std::unique_ptr<Store>> open_store(const std::string& spec);
+
+// Coalescing chosen from what the store costs here (docs/rem.md,
+// "Coalescing chosen automatically"): a store round trip and the time per
+// byte of a value in and out, measured now, against the round trips and
+// bytes of the program's average fine task. K is the largest power of two
+// not above twice the ratio of the task's round-trip time to its bytes'
+// time (coalesce until round trips cost about half of what moving the
+// bytes does, no further), and at most an eighth of the average level's
+// width (each level keeps work for several schedulers); labels are bundled
+// when K > 1. With an instance, the first scheduler's choice is recorded
+// under it and every later one takes that (all schedulers of an instance
+// run the same program).
+struct CoalesceChoice {
+  CoalesceOptions options;
+  double round_trip_us = 0;     // one existence check, median of several
+  double us_per_mb = 0;         // a value added and read back, per MB of it, round trips taken off
+  double task_round_trips = 0;  // a fine task's: existence check, claim, reads, writes, a retirement per label written
+  double task_bytes = 0;        // a fine task's required and produced bytes
+  bool recorded = false;        // taken from the instance's record: another scheduler chose it
+};
+Result<CoalesceChoice> choose_coalescing(const Program& program, Store& store, const std::string& instance = "");
 
 // What one scheduler saw.
 struct RunStats {
@@ -216,8 +249,11 @@ struct RunOptions {
   // checksum stay under its key, so a long run holds about the labels of
   // the tasks in flight instead of every label it ever wrote. Inputs and
   // results are never retired. Off: every label's value stays until the
-  // instance is cleaned (to read intermediate labels after a run).
+  // instance is cleaned (to read intermediate labels after a run). Labels
+  // smaller than retire_min_bytes stay too: a retirement costs a store
+  // round trip, and a small label frees little.
   bool retire_labels = true;
+  std::size_t retire_min_bytes = 16 << 10;
   // Called by the scheduler after each task it chose (run, found already
   // written, or dropped) and once as it ends, from its own thread, with what
   // its stats gained since the last call: the sum of the calls is its final

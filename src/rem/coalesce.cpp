@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "redflow/rem.hpp"
+#include "rem/task_levels.hpp"
 
 namespace redflow::rem {
 
@@ -61,12 +61,11 @@ struct Member {
 
 }  // namespace
 
-Result<Coalesced> coalesce(const Program& program, const CoalesceOptions& options) {
-  REDFLOW_RETURN_IF_ERROR(program.validate());
-  if (options.tasks == 0) return Status::InvalidArgument("coalesce: tasks must be at least 1");
+// Level of each task in the partial order (longest path from a source):
+// tasks of one level never depend on each other, so any grouping within a
+// level keeps the order acyclic.
+std::vector<std::uint32_t> task_levels(const Program& program) {
   const auto& tasks = program.tasks();
-  // Level of each task in the partial order: tasks of one level never depend
-  // on each other, so any grouping within a level keeps the order acyclic.
   std::vector<std::uint32_t> level(tasks.size(), 0);
   std::vector<std::uint8_t> done(tasks.size(), 0);
   std::vector<TaskId> stack;
@@ -88,6 +87,14 @@ Result<Coalesced> coalesce(const Program& program, const CoalesceOptions& option
       if (ready) level[t] = lv, done[t] = 1, stack.pop_back();
     }
   }
+  return level;
+}
+
+Result<Coalesced> coalesce(const Program& program, const CoalesceOptions& options) {
+  REDFLOW_RETURN_IF_ERROR(program.validate());
+  if (options.tasks == 0) return Status::InvalidArgument("coalesce: tasks must be at least 1");
+  const auto& tasks = program.tasks();
+  const std::vector<std::uint32_t> level = task_levels(program);
   std::map<std::uint32_t, std::vector<TaskId>> by_level;
   std::vector<std::vector<TaskId>> groups;
   for (TaskId t = 0; t < tasks.size(); ++t) {

@@ -29,6 +29,16 @@ class InprocStore final : public Store {
     auto it = map_.find(key);
     return it == map_.end() ? SharedValue{} : it->second;
   }
+  Result<std::vector<SharedValue>> get_many(std::span<const std::string> keys) override {
+    std::vector<SharedValue> out;
+    out.reserve(keys.size());
+    std::lock_guard lock(mu_);
+    for (const std::string& k : keys) {
+      auto it = map_.find(k);
+      out.push_back(it == map_.end() ? SharedValue{} : it->second);
+    }
+    return out;
+  }
   Result<bool> replace(const std::string& key, std::span<const std::byte> value) override {
     if (value.size() > max_value_) return too_large(value.size());
     auto shared = std::make_shared<const Value>(value.begin(), value.end());

@@ -51,6 +51,34 @@ class MemcachedStore final : public Store {
     return SharedValue(std::move(out));
   }
 
+  Result<std::vector<SharedValue>> get_many(std::span<const std::string> keys) override {
+    std::vector<SharedValue> out(keys.size());
+    if (keys.empty()) return out;
+    std::vector<const char*> ptrs;
+    std::vector<std::size_t> lens;
+    for (const std::string& k : keys) ptrs.push_back(k.data()), lens.push_back(k.size());
+    Lease m(*this);
+    memcached_return_t rc = memcached_mget(m.get(), ptrs.data(), lens.data(), keys.size());
+    if (rc != MEMCACHED_SUCCESS) return error(m.get(), rc, fmt::format("get of {} keys from {}", keys.size(), keys.front()));
+    // Replies come in whatever order the servers send them; match them by key.
+    Status failed = Status::Ok();
+    while (true) {
+      memcached_result_st* r = memcached_fetch_result(m.get(), nullptr, &rc);
+      if (!r) break;
+      const std::string_view k(memcached_result_key_value(r), memcached_result_key_length(r));
+      const auto* v = reinterpret_cast<const std::byte*>(memcached_result_value(r));
+      for (std::size_t i = 0; i < keys.size(); ++i)
+        if (!out[i] && keys[i] == k) {
+          out[i] = std::make_shared<const Value>(v, v + memcached_result_length(r));
+          break;
+        }
+      memcached_result_free(r);
+    }
+    if (rc != MEMCACHED_END && rc != MEMCACHED_SUCCESS && rc != MEMCACHED_NOTFOUND)
+      return error(m.get(), rc, fmt::format("get of {} keys from {}", keys.size(), keys.front()));
+    return out;
+  }
+
   Result<bool> replace(const std::string& key, std::span<const std::byte> value) override {
     Lease m(*this);
     memcached_return_t rc =

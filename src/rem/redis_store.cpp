@@ -54,6 +54,26 @@ class RedisStore final : public Store {
                                   return SharedValue(std::make_shared<const Value>(b, b + r->len));
                                 });
   }
+  Result<std::vector<SharedValue>> get_many(std::span<const std::string> keys) override {
+    if (keys.empty()) return std::vector<SharedValue>{};
+    std::vector<const char*> argv{"MGET"};
+    std::vector<std::size_t> lens{4};
+    for (const std::string& k : keys) argv.push_back(k.data()), lens.push_back(k.size());
+    return command<std::vector<SharedValue>>(
+        [&](redisContext* c) { return redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data()); },
+        fmt::format("MGET {} keys from {}", keys.size(), keys.front()), [n = keys.size()](redisReply* r) -> Result<std::vector<SharedValue>> {
+          if (r->type != REDIS_REPLY_ARRAY || r->elements != n) return Status::Internal("unexpected reply");
+          std::vector<SharedValue> out(n);
+          for (std::size_t i = 0; i < n; ++i) {
+            const redisReply* e = r->element[i];
+            if (e->type == REDIS_REPLY_NIL) continue;
+            if (e->type != REDIS_REPLY_STRING) return Status::Internal("unexpected reply");
+            const auto* b = reinterpret_cast<const std::byte*>(e->str);
+            out[i] = std::make_shared<const Value>(b, b + e->len);
+          }
+          return out;
+        });
+  }
   // SET ... XX: written only over a value that is there.
   Result<bool> replace(const std::string& key, std::span<const std::byte> value) override {
     return command<bool>([&](redisContext* c) { return redisCommand(c, "SET %b %b XX", key.data(), key.size(), value.data(), value.size()); },

@@ -163,15 +163,15 @@ class Scheduler {
   // Retiring (RunOptions::retire_labels): once every task that needs a
   // label has run, nothing reads it again, so its value leaves the store
   // (docs/rem.md, "Retiring labels"). Only a label whose checksum this
-  // scheduler holds (it read or wrote it) and that is neither an input nor
-  // a result; any scheduler that sees all of a label's consumers done may
+  // scheduler holds (it read or wrote it), of at least retire_min_bytes,
+  // and neither an input nor a result; any scheduler that sees all of a label's consumers done may
   // retire it, and retiring twice does no harm.
   Status retire_inputs_of(TaskId t) {
     if (!o_.retire_labels) return Status::Ok();
     for (LabelId l : p_.task(t).required) {
       if (retired_[l] || p_.label(l).result || !p_.task(p_.producer(l)).computes) continue;
       auto it = cache_.find(l);
-      if (it == cache_.end()) continue;
+      if (it == cache_.end() || it->second.size < o_.retire_min_bytes) continue;
       const bool all_ran = std::all_of(consumers_[l].begin(), consumers_[l].end(),
                                        [&](TaskId c) { return !needed_[c] || unknown_produced_[c] == 0; });
       if (!all_ran) continue;
@@ -267,14 +267,27 @@ class Scheduler {
         return Status::Ok();
       }
     }
+    // The inputs this scheduler does not hold, in one multi-get.
+    std::vector<LabelId> to_read;
+    for (LabelId l : task.required)
+      if (!cache_.count(l) && std::find(to_read.begin(), to_read.end(), l) == to_read.end()) to_read.push_back(l);
+    std::vector<LabelValue> read;
+    if (to_read.size() == 1) {
+      auto v = codec_.read(to_read[0]);
+      if (!v.ok()) return v.status();
+      read.push_back(std::move(*v));
+    } else if (!to_read.empty()) {
+      auto vs = codec_.read_many(to_read);
+      if (!vs.ok()) return vs.status();
+      read = std::move(*vs);
+    }
     std::vector<LabelValue> held;
     std::vector<std::span<const std::byte>> args;
     held.reserve(task.required.size());
     for (LabelId l : task.required) {
       auto it = cache_.find(l);
       if (it == cache_.end()) {
-        auto v = codec_.read(l);
-        if (!v.ok()) return v.status();
+        LabelValue* v = &read[static_cast<std::size_t>(std::find(to_read.begin(), to_read.end(), l) - to_read.begin())];
         if (v->retired()) {
           // Retired only once every task that needs it ran, this one too
           // (since the existence check above): its labels are there now.
@@ -292,7 +305,7 @@ class Scheduler {
           return Status::Internal("label '" + p_.label(l).name + "' was present and is gone: the store lost it (evictions must be off: memcached -M)");
         stats_.bytes_read += v->bytes.size();
         remember(l, *v);
-        held.push_back(std::move(*v));
+        held.push_back(*v);
       } else {
         held.push_back(it->second);
       }
@@ -480,6 +493,10 @@ Result<std::uint64_t> clean_instance(const Program& program, Store& store, const
       if (program.task(t).computes)
         if (auto n = codec.remove_claim(t); !n.ok()) return n.status();
   }
+  // The coalescing the instance recorded, if it chose it automatically.
+  auto choice = store.remove(codec.coalesce_key());
+  if (!choice.ok()) return Status::IOError("removing the coalescing record of instance '" + instance + "': " + choice.status().message());
+  removed += *choice;
   auto n = codec.remove_instance_key();
   if (!n.ok()) return n.status();
   return removed + *n;

@@ -227,11 +227,30 @@ Result<WriteOutcome> LabelCodec::write(LabelId l, std::span<const std::byte> val
 
 Result<LabelValue> LabelCodec::read(LabelId l) {
   const std::string k = key(l);
-  const std::string& name = program_.label(l).name;
   auto got = store_.get(k);
-  if (!got.ok()) return Status::IOError("reading label '" + name + "': " + got.status().message());
-  if (!*got) return LabelValue{};
-  const Value& rec = **got;
+  if (!got.ok()) return Status::IOError("reading label '" + program_.label(l).name + "': " + got.status().message());
+  return decode(l, k, std::move(*got));
+}
+
+Result<std::vector<LabelValue>> LabelCodec::read_many(std::span<const LabelId> labels) {
+  std::vector<std::string> keys;
+  for (LabelId l : labels) keys.push_back(key(l));
+  auto got = store_.get_many(keys);
+  if (!got.ok()) return Status::IOError("reading label '" + program_.label(labels.front()).name + "' and " + std::to_string(labels.size() - 1) +
+                                        " more: " + got.status().message());
+  std::vector<LabelValue> out;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    auto v = decode(labels[i], keys[i], std::move((*got)[i]));
+    if (!v.ok()) return v.status();
+    out.push_back(std::move(*v));
+  }
+  return out;
+}
+
+Result<LabelValue> LabelCodec::decode(LabelId l, const std::string& k, SharedValue got) {
+  const std::string& name = program_.label(l).name;
+  if (!got) return LabelValue{};
+  const Value& rec = *got;
   auto corrupt = [&](const std::string& why) {
     return Status::IOError("label '" + name + "' (key " + k + ") is corrupted in the store: " + why + "; refusing to use it");
   };
@@ -277,7 +296,7 @@ Result<LabelValue> LabelCodec::read(LabelId l) {
     if (rec.size() - meta != h.size) return corrupt(fmt::format("{} payload bytes, header says {}", rec.size() - meta, h.size));
     if (hash(rec.data() + meta, h.size) != h.checksum) return corrupt("checksum mismatch");
     out.bytes = std::span<const std::byte>(rec).subspan(meta);
-    out.owner = std::move(*got);
+    out.owner = std::move(got);
     return out;
   }
   const std::size_t sums_at = sizeof(Header) + h.key_bytes + sizeof(ChunkTable);

@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "redflow/rem.hpp"
 
@@ -51,6 +52,9 @@ class LabelCodec {
   std::string claim_key(TaskId t) const { return prefix_ + "C" + std::to_string(t); }
   // The key that names the program an instance belongs to.
   std::string instance_key() const { return prefix_ + "program"; }
+  // The key under which the first scheduler of an instance that chose its
+  // coalescing automatically recorded the choice (choose_coalescing()).
+  std::string coalesce_key() const { return prefix_ + "coalesce"; }
   // Binds the instance to this program: writes the program's hash under
   // instance_key() with add (single assignment) if no one has, and refuses,
   // naming the instance, if another program's hash is there. With
@@ -69,6 +73,8 @@ class LabelCodec {
   // stored value fails its checksum, is truncated, lacks a chunk, or was
   // written for another key or by another program.
   Result<LabelValue> read(LabelId l);
+  // read() of several labels with one multi-get (chunks, if any, one by one).
+  Result<std::vector<LabelValue>> read_many(std::span<const LabelId> labels);
   Result<bool> present(LabelId l);
   // Retires a label every task that needs it has run (docs/rem.md,
   // "Retiring labels"): its record is replaced by one that keeps the value's
@@ -89,6 +95,8 @@ class LabelCodec {
   Result<std::uint64_t> remove_claim(TaskId t);
 
  private:
+  // Checks and unpacks `record`, read from label `l`'s key `k` (null: none).
+  Result<LabelValue> decode(LabelId l, const std::string& k, SharedValue record);
   // The label whose key `k` is in this instance, for messages ("" if none).
   std::string label_of_key(std::string_view k) const;
 
