@@ -31,6 +31,7 @@ class Scheduler {
     const std::size_t nl = p.labels().size(), nt = p.tasks().size();
     known_.assign(nl, 0);
     retired_.assign(nl, 0);
+    refusals_.assign(nt, 0);
     consumers_.resize(nl);
     missing_.assign(nt, 0);
     unknown_produced_.assign(nt, 0);
@@ -164,8 +165,8 @@ class Scheduler {
   // label has run, nothing reads it again, so its value leaves the store
   // (docs/rem.md, "Retiring labels"). Only a label whose checksum this
   // scheduler holds (it read or wrote it), of at least retire_min_bytes,
-  // and neither an input nor a result; any scheduler that sees all of a label's consumers done may
-  // retire it, and retiring twice does no harm.
+  // and neither an input nor a result; any scheduler that sees all of a
+  // label's consumers done may retire it, and retiring twice does no harm.
   Status retire_inputs_of(TaskId t) {
     if (!o_.retire_labels) return Status::Ok();
     for (LabelId l : p_.task(t).required) {
@@ -260,10 +261,18 @@ class Scheduler {
       auto mine = codec_.claim(t, held_for);
       if (!mine.ok()) return mine.status();
       if (!*mine) {
-        // Another scheduler runs it: look again halfway through a lease of
-        // ours (its claimer measured its own; neither knows the other's).
+        // Another scheduler runs it: look again when it is likely done,
+        // about twice a task's time as measured here, twice as long at each
+        // refusal, at most halfway through a lease of ours (its claimer
+        // measured its own; neither knows the other's). A live claimer is
+        // then seen done soon after it is, and a dead one costs a look now
+        // and then until its claim lapses.
         ++stats_.left_to_claimer;
-        left_.emplace(claimed_at + held_for / 2, t);
+        const auto first = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(2 * task_seconds_));
+        const auto again =
+            std::min<Clock::duration>(std::max<Clock::duration>(first, kFirstLook) * (1 << std::min<unsigned>(refusals_[t], 16)), held_for / 2);
+        if (refusals_[t] < 255) ++refusals_[t];
+        left_.emplace(claimed_at + again, t);
         return Status::Ok();
       }
     }
@@ -400,6 +409,8 @@ class Scheduler {
   // the tasks' measured run time.
   static constexpr double kLeaseTimes = 8;
   bool claims_;
+  static constexpr std::chrono::microseconds kFirstLook{100};
+  std::vector<std::uint8_t> refusals_;  // by task: claims refused so far (the next look waits twice as long)
   using Due = std::pair<Clock::time_point, TaskId>;
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> left_;
   double task_seconds_ = 0;
