@@ -237,8 +237,9 @@ struct RunOptions {
   // Claims (docs/rem.md, "Claims"): before running a task, a scheduler adds
   // a key saying so that lapses after a lease (a multiple of the tasks' run
   // time it measured, at least claim_min_lease); another scheduler that
-  // picks the task meanwhile leaves it and looks again after the lease, by
-  // when it was done or its claimer is gone. Off: every scheduler may run
+  // picks the task meanwhile leaves it and looks again after about two
+  // task times (doubling while the claim holds, at most half a lease), by
+  // when it is usually done, or later its claimer is gone. Off: every scheduler may run
   // any task it picks (more duplicates, one store write less per task).
   // Only on stores that expire keys (Store::expires(): inproc, Redis,
   // memcached, whose leases are whole seconds).

@@ -26,7 +26,7 @@ struct Header {
   std::uint64_t checksum;   // XXH3 of the payload
   std::uint64_t program;    // Program::fingerprint() of the writer
   std::uint32_t key_bytes;  // length of the key text after the header
-  std::uint32_t reserved;   // zero
+  std::uint32_t pad;        // zero bytes after the key (inline only), so that the value starts 16-byte aligned
   std::uint64_t self;       // XXH3 of the metadata (header with self = 0, key, chunk table): a torn or moved record is caught too
 };
 static_assert(sizeof(Header) == 48);
@@ -138,6 +138,15 @@ Status LabelCodec::bind_instance(bool claim) {
 
 namespace {
 
+// The bytes before an inline value under key `k`: header, key, and padding
+// so that the value starts 16-byte aligned in its record (which a store in
+// this process hands to tasks as it is: they read floats and integers
+// straight out of it). A value that does not fit beside them is chunked.
+std::size_t inline_meta(const std::string& k) {
+  const std::size_t used = sizeof(Header) + k.size();
+  return used + (16 - used % 16) % 16;
+}
+
 // Fills in the self field of a record whose first `meta_bytes` are its metadata.
 void seal(Value& record, std::size_t meta_bytes) {
   const std::uint64_t self = self_hash(std::span<const std::byte>(record).first(meta_bytes), offsetof(Header, self));
@@ -166,13 +175,15 @@ Result<WriteOutcome> LabelCodec::write(LabelId l, std::span<const std::byte> val
   if (stored) *stored = LabelValue{LabelValue::State::kPresent, nullptr, {}, h.size, h.checksum};
   Value record;
   const std::size_t limit = store_.max_value_bytes();
-  const std::size_t meta = sizeof(Header) + k.size();
+  const std::size_t meta = inline_meta(k), pad = meta - sizeof(Header) - k.size();
   Result<bool> added = false;
   if (value.size() + meta <= limit) {
     h.layout = kInline;
+    h.pad = static_cast<std::uint32_t>(pad);
     record.reserve(meta + value.size());
     append(record, h);
     append_text(record, k);
+    record.resize(meta);  // the padding: zero bytes
     seal(record, meta);
     record.insert(record.end(), value.begin(), value.end());
     auto shared = std::make_shared<const Value>(std::move(record));
@@ -262,7 +273,9 @@ Result<LabelValue> LabelCodec::decode(LabelId l, const std::string& k, SharedVal
   std::memcpy(&h, rec.data(), sizeof h);
   if (std::memcmp(h.magic, kMagic, 4) != 0) return corrupt("bad magic");
   if (h.key_bytes > rec.size() - sizeof(Header)) return corrupt("truncated key");
-  std::size_t meta = sizeof(Header) + h.key_bytes;
+  if (h.pad >= 16 || (h.pad != 0 && h.layout != kInline)) return corrupt(fmt::format("{} bytes of padding after its key", h.pad));
+  std::size_t meta = sizeof(Header) + h.key_bytes + h.pad;
+  if (meta > rec.size()) return corrupt("truncated padding");
   ChunkTable table{};
   if (h.layout == kChunked) {
     if (rec.size() < meta + sizeof(ChunkTable)) return corrupt("truncated chunk table");
@@ -343,7 +356,7 @@ Status LabelCodec::retire(LabelId l, const LabelValue& value) {
   if (!replaced.ok()) return failed(replaced.status());
   // The chunks a value of this size has in this store, if it has any.
   const std::size_t limit = store_.max_value_bytes();
-  if (*replaced && value.size + sizeof(Header) + k.size() > limit)
+  if (*replaced && value.size + inline_meta(k) > limit)
     for (std::uint32_t i = 0; i < (value.size + limit - 1) / limit; ++i)
       if (auto gone = store_.remove(chunk_key(k, value.checksum, i)); !gone.ok()) return failed(gone.status());
   return Status::Ok();
