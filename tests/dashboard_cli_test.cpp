@@ -316,6 +316,9 @@ TEST_P(DashboardRem, ShowsItsTasksWhileTheyRunAndItsStatsAtTheEnd) {
   EXPECT_EQ(counters["tasks executed"], stats["executed"].get<double>());
   EXPECT_EQ(counters["duplicate executions"], stats["duplicates"].get<double>());
   EXPECT_EQ(counters["tasks dropped as their labels appeared"], stats["skipped"].get<double>());
+  for (const char* name : {"tasks left to another scheduler's claim", "labels retired"}) EXPECT_EQ(counters.count(name), 1u) << name;
+  EXPECT_EQ(counters["tasks left to another scheduler's claim"], stats["left_to_claimer"].get<double>());
+  EXPECT_EQ(counters["labels retired"], stats["retired"].get<double>());
   EXPECT_EQ(counters["store existence checks"], stats["polls"].get<double>());
   EXPECT_EQ(counters["bytes written"], stats["bytes_written"].get<double>());
   EXPECT_EQ(counters["bytes read"], stats["bytes_read"].get<double>());

@@ -81,6 +81,8 @@ class RemProgress {
     board_->count("tasks executed", static_cast<double>(sum_.executed));
     board_->count("duplicate executions", static_cast<double>(sum_.duplicates));
     board_->count("tasks dropped as their labels appeared", static_cast<double>(sum_.skipped));
+    board_->count("tasks left to another scheduler's claim", static_cast<double>(sum_.left_to_claimer));
+    board_->count("labels retired", static_cast<double>(sum_.retired));
     board_->count("store existence checks", static_cast<double>(sum_.polls));
     board_->count("bytes written", static_cast<double>(sum_.bytes_written));
     board_->count("bytes read", static_cast<double>(sum_.bytes_read));
