@@ -45,10 +45,10 @@ class MemcachedStore final : public Store {
       std::free(v);
       return error(m.get(), rc, "get " + key);
     }
-    auto out = std::make_shared<Value>(len);
-    if (len) std::memcpy(out->data(), v, len);
+    const auto* b = reinterpret_cast<const std::byte*>(v);
+    SharedValue out = std::make_shared<const Value>(b, b + len);
     std::free(v);
-    return SharedValue(std::move(out));
+    return out;
   }
 
   Result<std::vector<SharedValue>> get_many(std::span<const std::string> keys) override {
@@ -61,7 +61,6 @@ class MemcachedStore final : public Store {
     memcached_return_t rc = memcached_mget(m.get(), ptrs.data(), lens.data(), keys.size());
     if (rc != MEMCACHED_SUCCESS) return error(m.get(), rc, fmt::format("get of {} keys from {}", keys.size(), keys.front()));
     // Replies come in whatever order the servers send them; match them by key.
-    Status failed = Status::Ok();
     while (true) {
       memcached_result_st* r = memcached_fetch_result(m.get(), nullptr, &rc);
       if (!r) break;

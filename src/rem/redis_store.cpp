@@ -47,12 +47,7 @@ class RedisStore final : public Store {
   }
   Result<SharedValue> get(const std::string& key) override {
     return command<SharedValue>([&](redisContext* c) { return redisCommand(c, "GET %b", key.data(), key.size()); }, "GET " + key,
-                                [](redisReply* r) -> Result<SharedValue> {
-                                  if (r->type == REDIS_REPLY_NIL) return SharedValue{};
-                                  if (r->type != REDIS_REPLY_STRING) return Status::Internal("unexpected reply");
-                                  const auto* b = reinterpret_cast<const std::byte*>(r->str);
-                                  return SharedValue(std::make_shared<const Value>(b, b + r->len));
-                                });
+                                [](redisReply* r) { return value_of(r); });
   }
   Result<std::vector<SharedValue>> get_many(std::span<const std::string> keys) override {
     if (keys.empty()) return std::vector<SharedValue>{};
@@ -63,13 +58,11 @@ class RedisStore final : public Store {
         [&](redisContext* c) { return redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data()); },
         fmt::format("MGET {} keys from {}", keys.size(), keys.front()), [n = keys.size()](redisReply* r) -> Result<std::vector<SharedValue>> {
           if (r->type != REDIS_REPLY_ARRAY || r->elements != n) return Status::Internal("unexpected reply");
-          std::vector<SharedValue> out(n);
+          std::vector<SharedValue> out;
           for (std::size_t i = 0; i < n; ++i) {
-            const redisReply* e = r->element[i];
-            if (e->type == REDIS_REPLY_NIL) continue;
-            if (e->type != REDIS_REPLY_STRING) return Status::Internal("unexpected reply");
-            const auto* b = reinterpret_cast<const std::byte*>(e->str);
-            out[i] = std::make_shared<const Value>(b, b + e->len);
+            auto v = value_of(r->element[i]);
+            if (!v.ok()) return v.status();
+            out.push_back(std::move(*v));
           }
           return out;
         });
@@ -98,6 +91,13 @@ class RedisStore final : public Store {
   std::string describe() const override { return fmt::format("redis://{}:{}", ep_.host, ep_.port); }
 
  private:
+  // A GET's reply (or one of MGET's): the value, or null for nil.
+  static Result<SharedValue> value_of(const redisReply* r) {
+    if (r->type == REDIS_REPLY_NIL) return SharedValue{};
+    if (r->type != REDIS_REPLY_STRING) return Status::Internal("unexpected reply");
+    const auto* b = reinterpret_cast<const std::byte*>(r->str);
+    return SharedValue(std::make_shared<const Value>(b, b + r->len));
+  }
   // SET ... NX (XX): OK when it wrote the key, nil when the key had a value (had none).
   static Result<bool> set_nx_written(redisReply* r) {
     if (r->type == REDIS_REPLY_NIL) return false;

@@ -281,11 +281,7 @@ class Scheduler {
     for (LabelId l : task.required)
       if (!cache_.count(l) && std::find(to_read.begin(), to_read.end(), l) == to_read.end()) to_read.push_back(l);
     std::vector<LabelValue> read;
-    if (to_read.size() == 1) {
-      auto v = codec_.read(to_read[0]);
-      if (!v.ok()) return v.status();
-      read.push_back(std::move(*v));
-    } else if (!to_read.empty()) {
+    if (!to_read.empty()) {
       auto vs = codec_.read_many(to_read);
       if (!vs.ok()) return vs.status();
       read = std::move(*vs);

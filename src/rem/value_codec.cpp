@@ -147,6 +147,18 @@ std::size_t inline_meta(const std::string& k) {
   return used + (16 - used % 16) % 16;
 }
 
+// The header of a record under key `k` of a value of `size` bytes with
+// `checksum`, written by program `program` (layout and padding: the caller's).
+Header header_for(const std::string& k, std::uint64_t size, std::uint64_t checksum, std::uint64_t program) {
+  Header h{};
+  std::memcpy(h.magic, kMagic, 4);
+  h.size = size;
+  h.checksum = checksum;
+  h.program = program;
+  h.key_bytes = static_cast<std::uint32_t>(k.size());
+  return h;
+}
+
 // Fills in the self field of a record whose first `meta_bytes` are its metadata.
 void seal(Value& record, std::size_t meta_bytes) {
   const std::uint64_t self = self_hash(std::span<const std::byte>(record).first(meta_bytes), offsetof(Header, self));
@@ -166,12 +178,7 @@ Result<WriteOutcome> LabelCodec::write(LabelId l, std::span<const std::byte> val
                ? Status::ResourceExhausted("the store refused label '" + program_.label(l).name + "': " + s.message())
                : Status::IOError("writing label '" + program_.label(l).name + "': " + s.message());
   };
-  Header h{};
-  std::memcpy(h.magic, kMagic, 4);
-  h.size = value.size();
-  h.checksum = hash(value.data(), value.size());
-  h.program = program_hash_;
-  h.key_bytes = static_cast<std::uint32_t>(k.size());
+  Header h = header_for(k, value.size(), hash(value.data(), value.size()), program_hash_);
   if (stored) *stored = LabelValue{LabelValue::State::kPresent, nullptr, {}, h.size, h.checksum};
   Value record;
   const std::size_t limit = store_.max_value_bytes();
@@ -321,12 +328,11 @@ Result<LabelValue> LabelCodec::decode(LabelId l, const std::string& k, SharedVal
     auto part = store_.get(chunk_key(k, h.checksum, i));
     if (!part.ok()) return Status::IOError("reading label '" + name + "': " + part.status().message());
     if (!*part) {
-      // Retired meanwhile (its chunks go after its record is replaced)? Then
-      // say so; a chunk missing under a record that still lists it is damage.
+      // The record changed meanwhile (only retiring replaces one, and its
+      // chunks go after its record): read what is there now. A chunk missing
+      // under a record that still lists it is damage.
       auto again = store_.get(k);
-      if (again.ok() && *again && (*again)->size() >= sizeof(Header) &&
-          std::memcmp((*again)->data() + offsetof(Header, layout), &kRetired, sizeof kRetired) == 0)
-        return read(l);
+      if (again.ok() && *again && **again != rec) return decode(l, k, std::move(*again));
       return corrupt(fmt::format("chunk {} of {} is missing", i, table.chunks));
     }
     if (hash((*part)->data(), (*part)->size()) != want) return corrupt(fmt::format("chunk {} of {} fails its checksum", i, table.chunks));
@@ -340,13 +346,8 @@ Result<LabelValue> LabelCodec::decode(LabelId l, const std::string& k, SharedVal
 
 Status LabelCodec::retire(LabelId l, const LabelValue& value) {
   const std::string k = key(l);
-  Header h{};
-  std::memcpy(h.magic, kMagic, 4);
+  Header h = header_for(k, value.size, value.checksum, program_hash_);
   h.layout = kRetired;
-  h.size = value.size;
-  h.checksum = value.checksum;
-  h.program = program_hash_;
-  h.key_bytes = static_cast<std::uint32_t>(k.size());
   Value record;
   append(record, h);
   append_text(record, k);
