@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -251,6 +253,60 @@ TEST(RemRetire, ALabelRetiredBeforeItsConsumerRanIsAnError) {
   auto run = run_scheduler(r.p, *store, {{"a", a}}, o);
   ASSERT_FALSE(run.ok()) << "a task whose input was retired too early was taken as done";
   EXPECT_NE(run.status().message().find("label 'b' was retired before task 't2'"), std::string::npos) << run.status().ToString();
+}
+
+// The in-process store, but `before_chunk` runs once, just before the first
+// read of a chunk: a reader that got a chunked record then meets what
+// happened meanwhile.
+class ChunkRace final : public Store {
+ public:
+  ChunkRace(Store& inner, std::function<void()> before_chunk) : inner_(inner), before_chunk_(std::move(before_chunk)) {}
+  Result<bool> add(const std::string& key, std::span<const std::byte> value) override { return inner_.add(key, value); }
+  Result<SharedValue> get(const std::string& key) override {
+    if (std::count(key.begin(), key.end(), ':') == 4 && before_chunk_) std::exchange(before_chunk_, nullptr)();
+    return inner_.get(key);
+  }
+  Result<bool> exists(const std::string& key) override { return inner_.exists(key); }
+  Result<bool> replace(const std::string& key, std::span<const std::byte> value) override { return inner_.replace(key, value); }
+  Result<bool> remove(const std::string& key) override { return inner_.remove(key); }
+  std::size_t max_value_bytes() const override { return inner_.max_value_bytes(); }
+  std::string describe() const override { return "race " + inner_.describe(); }
+
+ private:
+  Store& inner_;
+  std::function<void()> before_chunk_;
+};
+
+// docs/rem.md: a reader of a chunked record whose chunk is gone looks at the
+// record again: retired meanwhile is the race with a retirer (the label
+// reads as retired), anything else is damage (a named error).
+TEST(RemRetire, AChunkGoneUnderAReaderIsARetirementOrDamage) {
+  Retirable r(2500);
+  ASSERT_TRUE(r.p.validate().ok());
+  for (bool retired : {true, false}) {
+    SCOPED_TRACE(retired ? "retired meanwhile" : "chunk deleted");
+    auto inner = make_inproc_store(1000);  // 2500 bytes: three chunks
+    LabelCodec writer(*inner, r.p, "race");
+    LabelValue b;
+    ASSERT_TRUE(writer.write(r.b, random_bytes(2500, 8), nullptr, &b).ok());
+    ChunkRace store(*inner, [&] {
+      if (retired) {
+        ASSERT_TRUE(writer.retire(r.b, b).ok());
+      } else {
+        ASSERT_TRUE(*inner->remove(LabelCodec::chunk_key(writer.key(r.b), b.checksum, 0)));
+      }
+    });
+    auto got = LabelCodec(store, r.p, "race").read(r.b);
+    if (retired) {
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      EXPECT_TRUE(got->retired());
+      EXPECT_EQ(got->checksum, b.checksum);
+    } else {
+      ASSERT_FALSE(got.ok()) << "a value with a chunk gone was served";
+      EXPECT_NE(got.status().message().find("label 'b' (key rf:race:L1) is corrupted in the store: chunk 0 of 3 is missing"), std::string::npos)
+          << got.status().ToString();
+    }
+  }
 }
 
 // The in-process store hands tasks the record it holds: the value in it
