@@ -26,6 +26,7 @@ namespace {
 struct StreamArgs {
   std::string program, mode = "pool", profile, trace, gantt, report_json;
   unsigned threads = 0;
+  std::size_t stream_buffer_bytes = stream::RunOptions{}.stream_buffer_bytes;
   bool print = false;
   std::vector<std::string> outputs;  // --output NAME=FILE
   // Over worker processes:
@@ -88,8 +89,8 @@ Status write_stream_output(const std::string& file, std::size_t token, const Byt
 void print_nodes(const stream::RunResult& r) {
   for (std::size_t n = 0; n < r.nodes.size(); ++n) {
     const auto& node = r.nodes[n];
-    fmt::print("  node {} '{}' on {}: {} operators, {:.3f} s, {} bytes in, {} bytes out:", n, node.worker, node.host, node.operators, node.seconds,
-               node.bytes_in, node.bytes_out);
+    fmt::print("  node {} '{}' on {}: {} operators, {:.3f} s, {} bytes in, {} bytes out, at most {} bytes waiting to be read:", n, node.worker,
+               node.host, node.operators, node.seconds, node.bytes_in, node.bytes_out, node.most_waiting_bytes);
     for (const auto& o : r.operators)
       if (o.node == static_cast<int>(n)) fmt::print(" {}", o.name);
     fmt::print("\n");
@@ -125,6 +126,11 @@ Command add_stream_command(CLI::App& app) {
       ->check(CLI::IsMember({"pool", "threads"}))
       ->capture_default_str();
   sub->add_option("--threads", a->threads, "Worker threads of the pool (default: one per hardware thread)")->check(CLI::Range(1u, 1024u));
+  sub->add_option("--stream-buffer", a->stream_buffer_bytes,
+                  "Bytes of tokens a stream holds before its producer waits for the consumer (back-pressure; a stream a program needs "
+                  "fuller grows when every operator waits; 0: unbounded) (docs/streams.md, \"Back-pressure\")")
+      ->capture_default_str()
+      ->type_name("BYTES");
   sub->add_option("--output,-o", a->outputs,
                   "Write the tokens collect operator NAME gathered to FILE: raw bytes, or a NumPy array if FILE ends in .npy "
                   "(8-byte tokens as uint64, others as uint8) (repeatable; default: not written)")
@@ -179,6 +185,7 @@ Command add_stream_command(CLI::App& app) {
             stream::RunOptions o;
             o.mode = a->mode == "threads" ? stream::Mode::kThreadPerOperator : stream::Mode::kPool;
             o.threads = a->threads;
+            o.stream_buffer_bytes = a->stream_buffer_bytes;
             o.trace = !a->trace.empty() || !a->gantt.empty();
             const bool remote = !a->cluster.cluster.listen.empty() || plan->launched;
             if (!remote && a->cluster.cluster.min_workers > 0)

@@ -253,6 +253,14 @@ struct RunOptions {
   Mode mode = Mode::kPool;
   unsigned threads = 0;  // kPool: worker threads (0: one per hardware thread)
   bool trace = false;    // record when each operator fired (OperatorProfile::spans; to_chrome_trace, to_gantt_svg)
+  // Back-pressure (Parks' bounded scheduling, docs/streams.md): an operator
+  // does not fire while one of its outputs holds this many bytes of tokens
+  // (at least one token), so a fast producer waits for its consumer instead
+  // of filling memory; one firing may write past it. When every operator
+  // waits and one of them waits for room, the fullest stream with the
+  // smallest capacity doubles it: a Kahn network that runs with unbounded
+  // streams runs with bounded ones. 0: unbounded.
+  std::size_t stream_buffer_bytes = std::size_t{512} << 10;
   // While the operators run, every kSamplePeriodS, from a thread of its own:
   // each stream's tokens so far and the tokens waiting in it (run()), or
   // each stream between nodes with the tokens the driver relayed on it
@@ -289,6 +297,10 @@ struct NodeReport {
   std::uint64_t bytes_in = 0;      // driver -> node (SETUP and the tokens forwarded to it)
   std::uint64_t bytes_out = 0;     // node -> driver (its tokens bound elsewhere, DONE)
   double seconds = 0;              // its part's run time
+  // The most bytes of tokens from other nodes that waited on it to be read
+  // (each such stream's peak, summed): with credits, at most the stream
+  // buffer per stream that has a window (docs/streams.md, "Back-pressure").
+  std::uint64_t most_waiting_bytes = 0;
 };
 
 // run_cluster(): a node lost mid-run, and how the run went on without it.

@@ -44,28 +44,44 @@ constexpr std::size_t kBurst = 4096;  // tokens a source writes per firing, and 
 // costs a copy, not a virtual call and an atomic store.
 using Batch = std::array<std::uint64_t, kBurst>;
 
-// counter n=N [start=S] [step=K]: the source of N 8-byte tokens S, S+K, ...
+// At most `rate` tokens a second (0: no limit), in bursts of a
+// millisecond's worth: how a sensor or a slow link hands tokens over.
+class Pace {
+ public:
+  explicit Pace(std::uint64_t rate) : rate_(rate) {}
+  // How many of `want` may go now; 0 after a millisecond's sleep when none may.
+  std::size_t allow(std::size_t want) {
+    if (rate_ == 0) return want;
+    const auto now = std::chrono::steady_clock::now();
+    if (sent_ == 0) first_ = now;
+    const double due = std::chrono::duration<double>(now - first_).count() * static_cast<double>(rate_) + 1;
+    if (static_cast<double>(sent_) + 1 > due) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return 0;
+    }
+    return static_cast<std::size_t>(std::min<double>(static_cast<double>(want), due - static_cast<double>(sent_)));
+  }
+  void sent(std::size_t n) { sent_ += n; }
+
+ private:
+  std::uint64_t rate_, sent_ = 0;
+  std::chrono::steady_clock::time_point first_{};
+};
+
+// counter n=N [start=S] [step=K] [rate=R]: the source of N 8-byte tokens S,
+// S+K, ..., at most R a second when R is given (a paced source: a sensor).
 class Counter final : public Operator {
  public:
-  Counter(std::uint64_t n, std::uint64_t start, std::uint64_t step, std::uint64_t rate) : left_(n), next_(start), step_(step), rate_(rate) {}
+  Counter(std::uint64_t n, std::uint64_t start, std::uint64_t step, std::uint64_t rate) : left_(n), next_(start), step_(step), pace_(rate) {}
   Fired fire(FiringContext& ctx) override {
-    std::size_t burst = kBurst;
-    if (rate_ > 0) {  // a paced source (a sensor): at most `rate` tokens per second, in bursts of a millisecond's worth
-      const auto now = std::chrono::steady_clock::now();
-      if (sent_ == 0) first_ = now;
-      const double due = std::chrono::duration<double>(now - first_).count() * static_cast<double>(rate_) + 1;
-      if (static_cast<double>(sent_) + 1 > due) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        return Fired::kMore;
-      }
-      burst = static_cast<std::size_t>(std::min<double>(kBurst, due - static_cast<double>(sent_)));
-    }
+    const std::size_t burst = pace_.allow(kBurst);
+    if (burst == 0) return Fired::kMore;
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(burst, left_));
     std::uint64_t v = next_;  // in a register: the loop vectorises
     for (std::size_t i = 0; i < n; ++i, v += step_) batch_[i] = v;
     next_ = v;
     left_ -= n;
-    sent_ += n;
+    pace_.sent(n);
     ctx.write_values(0, batch_.data(), n);
     return left_ == 0 ? Fired::kDone : Fired::kMore;
   }
@@ -81,8 +97,30 @@ class Counter final : public Operator {
 
  private:
   Batch batch_;
-  std::uint64_t left_, next_, step_, rate_, sent_ = 0;
-  std::chrono::steady_clock::time_point first_{};
+  std::uint64_t left_, next_, step_;
+  Pace pace_;
+};
+
+// throttle rate=R: forwards its tokens (any size), at most R a second: a
+// slow consumer, to see back-pressure hold a fast producer.
+class Throttle final : public Operator {
+ public:
+  explicit Throttle(std::uint64_t rate) : pace_(rate) {}
+  Fired fire(FiringContext& ctx) override {
+    const std::size_t want = std::min(ctx.available(0), kBurst);
+    if (want == 0) return Fired::kMore;
+    const std::size_t n = pace_.allow(want);
+    if (n == 0) return Fired::kMore;
+    buffer_.resize(ctx.token_bytes(0) * n);
+    const std::size_t got = ctx.read_many(0, buffer_.data(), n);
+    ctx.write_many(0, buffer_.data(), got);
+    pace_.sent(got);
+    return Fired::kMore;
+  }
+
+ private:
+  Pace pace_;
+  std::string buffer_;
 };
 
 // add: a + b of 8-byte tokens, pairwise (zip).
@@ -214,6 +252,13 @@ OperatorRegistry OperatorRegistry::with_builtins() {
                                  [](const Args& a) -> std::unique_ptr<Operator> {
                                    return std::make_unique<Delay>(*number_arg(a, "initial", 0), *number_arg(a, "count", 1));
                                  }});
+  r.add("throttle", OperatorFactory{[](const Args& a) -> Result<OperatorSpec> {
+                                      auto rate = number_arg(a, "rate", 0);
+                                      if (!rate.ok()) return rate.status();
+                                      if (*rate == 0) return Status::InvalidArgument("throttle: rate must be at least 1 (tokens a second)");
+                                      return fixed(1, 1, 0);
+                                    },
+                                    [](const Args& a) -> std::unique_ptr<Operator> { return std::make_unique<Throttle>(*number_arg(a, "rate", 0)); }});
   r.add("sum", simple(fixed(1, 1, 8), [](const Args&) -> std::unique_ptr<Operator> { return std::make_unique<Sum>(); }));
   r.add("collect", simple(fixed(1, 0, 0), [](const Args&) -> std::unique_ptr<Operator> { return std::make_unique<CollectOperator>(); }));
   // The paper's two applications (docs/stream-apps.md): every node of a cluster has them too.

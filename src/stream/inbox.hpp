@@ -8,6 +8,12 @@
 // from its own buffer without locking, so the two threads meet once per
 // batch. Without it (for the ablation, bench/stream_cluster.sh), every token
 // is put and taken under the lock, so they contend on every token.
+//
+// Credits (docs/streams.md, "Back-pressure"): a stream with a credit window
+// of W tokens holds at most W here, because its producer's node sends only
+// what this node has granted. The consumer asks for a grant (credit_due())
+// once it has taken half a window since the last; the I/O thread then sends
+// what take_credit() hands it.
 #pragma once
 
 #include <algorithm>
@@ -40,9 +46,45 @@ class Inbox {
         shared_.insert(shared_.end(), p + i * bytes_, p + (i + 1) * bytes_);
       }
     }
-    delivered_.fetch_add(n, std::memory_order_release);
+    const std::uint64_t now = delivered_.fetch_add(n, std::memory_order_release) + n;
+    const std::uint64_t waiting = now - taken_.load(std::memory_order_acquire);
+    if (waiting > most_) most_ = waiting;
   }
   void close() { closed_.store(true, std::memory_order_release); }
+
+  // Credits, 0: none (the producer sends what it has). Before the run.
+  void set_credit_window(std::uint64_t tokens) { window_ = tokens; }
+  std::uint64_t credit_window() const { return window_; }
+  // Tokens put here not through the network (a checkpoint's channel):
+  // taking them grants nothing.
+  void forgive(std::uint64_t tokens) { granted_.fetch_add(tokens); }
+  // Consumer, after taking tokens: whether to ring the I/O thread for a
+  // grant (true once until it takes the credit).
+  bool credit_due() {
+    if (window_ == 0) return false;
+    if (!released_.load() && taken_.load(std::memory_order_relaxed) - granted_.load() < std::max<std::uint64_t>(1, window_ / 2)) return false;
+    return !credit_rung_.exchange(true);
+  }
+  // Consumer: its reader finished; whatever else comes is granted at once
+  // (nothing reads it, so nothing holds the producer back).
+  void release() { released_.store(true); }
+  // I/O thread: the tokens taken since the last grant, now granted (once
+  // released: as many as anyone could send).
+  std::uint64_t take_credit() {
+    credit_rung_.store(false);
+    if (released_.load()) {
+      if (released_sent_) return 0;
+      released_sent_ = true;
+      return kReleased;
+    }
+    const std::uint64_t taken = taken_.load(std::memory_order_acquire);
+    const std::uint64_t granted = granted_.load();
+    if (taken <= granted) return 0;
+    granted_.store(taken);
+    return taken - granted;
+  }
+  // I/O thread: the most tokens that waited here at once (at a delivery).
+  std::uint64_t most_waiting() const { return most_; }
 
   // Consumer.
   std::size_t pop_many(void* tokens, std::size_t max) {
@@ -117,6 +159,13 @@ class Inbox {
   std::size_t local_at_ = 0;
   std::atomic<std::uint64_t> delivered_{0}, taken_{0};
   std::atomic<bool> closed_{false};
+  std::uint64_t window_ = 0;             // credits: set before the run
+  std::uint64_t most_ = 0;               // the delivering thread's
+  std::atomic<std::uint64_t> granted_{0};  // taken tokens granted back (plus forgiven ones)
+  std::atomic<bool> credit_rung_{false};
+  std::atomic<bool> released_{false};
+  bool released_sent_ = false;  // the I/O thread's
+  static constexpr std::uint64_t kReleased = std::uint64_t{1} << 62;
 };
 
 }  // namespace redflow::stream

@@ -108,6 +108,7 @@ void NodeService::send_setups() {
     setup.aggregate = options_.aggregate;
     setup.two_level = options_.two_level;
     setup.trace = run_.trace;
+    setup.buffer_bytes = run_.stream_buffer_bytes;
     setup.incarnation = incarnation_;
     setup.epoch = epoch_;
     setup.checkpoints = checkpoints_;
@@ -223,9 +224,10 @@ void NodeService::on_reply(std::size_t i, std::span<const std::byte> body) {
       }
       return;
     }
+    case StreamMessage::kCredit: return on_credits(i, body);
     case StreamMessage::kDone: {
       if (nodes_[i].done || !nodes_[i].alive) return;
-      if (Status s = decode_done(body, nodes_[i].result); !s.ok()) return fail(Status::IOError(who(i) + ": " + s.message()));
+      if (Status s = decode_done(body, nodes_[i].result, &nodes_[i].most_waiting_bytes); !s.ok()) return fail(Status::IOError(who(i) + ": " + s.message()));
       nodes_[i].done = true;
       ++done_;
       return;
@@ -277,6 +279,21 @@ void NodeService::on_barriers(std::size_t i, std::span<const std::byte> body) {
   }
 }
 
+// A reader's grant goes to the node of the streams' producer, unchanged.
+void NodeService::on_credits(std::size_t i, std::span<const std::byte> body) {
+  std::uint32_t to = 0;
+  std::vector<CreditEntry> credits;
+  if (Status s = decode_credits(body, to, credits); !s.ok()) return fail(Status::IOError(who(i) + " sent a malformed message: " + s.message()));
+  for (const CreditEntry& c : credits) {
+    const auto& streams = program_.streams();
+    if (c.stream >= streams.size() || node_of_[streams[c.stream].to] != i || node_of_[streams[c.stream].from] != to || to == i)
+      return fail(Status::IOError(who(i) + " granted credit on stream " + std::to_string(c.stream) + " from node " + std::to_string(to) +
+                                  ", which it does not read from there"));
+  }
+  if (to >= nodes_.size() || !nodes_[to].alive) return;
+  send(to, body);
+}
+
 void NodeService::on_snapshot(std::size_t i, std::span<const std::byte> body) {
   SnapshotMessage m;
   if (Status s = decode(body, m); !s.ok()) return fail(Status::IOError(who(i) + " sent a malformed message: " + s.message()));
@@ -311,7 +328,7 @@ RunResult NodeService::finish() {
     for (auto& s : p.result.streams) r.streams.push_back(std::move(s));
     std::size_t count = 0;
     for (unsigned k : node_of_) count += k == n;
-    r.nodes.push_back(NodeReport{hello.name, hello.host, count, p.bytes_in, p.bytes_out, p.result.seconds});
+    r.nodes.push_back(NodeReport{hello.name, hello.host, count, p.bytes_in, p.bytes_out, p.result.seconds, p.most_waiting_bytes});
   }
   for (const auto& inst : program_.instances())
     if (auto it = ops.find(inst.name); it != ops.end()) r.operators.push_back(std::move(it->second));

@@ -4,7 +4,7 @@
 // with its nodes: admission by the operators the program uses (a worker
 // lacking one is refused with the reason, and the driver waits on for
 // another), each node's SETUP once all came, START once all are READY, the
-// TOKENS it relays from node to node, the DONEs it gathers into a RunResult,
+// TOKENS and CREDITs it relays from node to node, the DONEs it gathers into a RunResult,
 // and the error that ends the run (a node lost, failed or off the protocol).
 // It has no socket and no clock: run_cluster() (stream_driver.cpp) is its
 // effects, and a unit test drives it with a recording sender.
@@ -54,6 +54,7 @@ class NodeService final : public net::PeerService {
     bool resetting = false;  // sent a new incarnation's SETUP; its READY not yet back
     RunResult result;
     std::uint64_t bytes_in = 0, bytes_out = 0;
+    std::uint64_t most_waiting_bytes = 0;  // its DONE's
   };
 
   std::string who(std::size_t i) const;
@@ -67,6 +68,7 @@ class NodeService final : public net::PeerService {
   void on_ready(std::size_t i, std::span<const std::byte> body);
   void on_barriers(std::size_t i, std::span<const std::byte> body);
   void on_snapshot(std::size_t i, std::span<const std::byte> body);
+  void on_credits(std::size_t i, std::span<const std::byte> body);
   // Goes on without lost node `n` from the last whole checkpoint; false
   // when it cannot (the run then fails naming the node).
   bool recover(unsigned n, const std::string& why);

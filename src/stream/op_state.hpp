@@ -122,6 +122,7 @@ struct OpState final : FiringContext {
   std::size_t index = 0;  // in the program
   std::unique_ptr<Operator> op;
   std::vector<InPort> in;
+  std::vector<std::size_t> producer;    // per input: the operator that writes it, or kRemote
   std::vector<TokenQueue*> out;
   std::vector<std::size_t> consumer;    // per output: the operator that reads it, or kRemote
   std::vector<std::size_t> out_stream;  // per output: its stream

@@ -5,7 +5,28 @@
 
 #include <nlohmann/json.hpp>
 
+#include "stream/token_queue.hpp"
+
 namespace redflow::stream {
+
+std::vector<StreamProfile> sample_streams(const Program& program, const std::vector<std::unique_ptr<TokenQueue>>& queues) {
+  std::vector<StreamProfile> out;
+  for (std::size_t i = 0; i < program.streams().size() && i < queues.size(); ++i) {
+    const auto& st = program.streams()[i];
+    if (!queues[i]) continue;
+    const std::uint64_t read = queues[i]->popped();  // first: then written >= read
+    const std::uint64_t written = queues[i]->pushed();
+    out.push_back(StreamProfile{program.instances()[st.from].name, program.instances()[st.to].name, written, written - read});
+  }
+  return out;
+}
+
+void add_firing_span(std::vector<FiringSpan>& spans, double start_s, double end_s) {
+  constexpr double kSpanGap = 50e-6;
+  constexpr std::size_t kMaxSpans = 20000;
+  if (!spans.empty() && (start_s - spans.back().end_s < kSpanGap || spans.size() >= kMaxSpans)) spans.back().end_s = end_s;
+  else spans.push_back(FiringSpan{start_s, end_s});
+}
 
 std::string profile_json(const RunResult& r) {
   nlohmann::json j{{"seconds", r.seconds}, {"operators", nlohmann::json::array()}, {"streams", nlohmann::json::array()}};

@@ -3,16 +3,30 @@
 // by which Smart_min and Smart_max weigh streams and operators.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "redflow/stream.hpp"
 #include "stream/placement.hpp"
 
 namespace redflow::stream {
 
+class TokenQueue;
+
 // The run's profile as JSON text: {"seconds", "operators": [{name, firings,
 // busy_s}], "streams": [{from, to, tokens}]}.
 std::string profile_json(const RunResult& result);
+
+// Each stream's tokens written and waiting, read from the counters of the
+// queues this process writes (`queues`, by stream; null where the producer
+// runs elsewhere): atomics, safe beside the operators.
+std::vector<StreamProfile> sample_streams(const Program& program, const std::vector<std::unique_ptr<TokenQueue>>& queues);
+
+// A firing from `start_s` to `end_s` into an operator's spans, not one per
+// firing: within 50 us of the last span's end it extends that span, and past
+// 20,000 spans the last absorbs the rest, so a long run's trace stays small.
+void add_firing_span(std::vector<FiringSpan>& spans, double start_s, double end_s);
 
 // The program as a placement graph with unit weights.
 PlacementGraph placement_graph(const Program& program);

@@ -17,6 +17,8 @@
 #include "stream/checkpointer.hpp"
 #include "stream/inbox.hpp"
 #include "stream/op_state.hpp"
+#include "stream/profile.hpp"
+#include "stream/room.hpp"
 #include "stream/token_queue.hpp"
 
 namespace redflow::stream {
@@ -47,6 +49,7 @@ struct Runner::Impl {
   Result<RunResult> run() {
     REDFLOW_RETURN_IF_ERROR(prepare());
     const auto start = start_ = Clock::now();
+    heard();  // the quiet network's wait counts from the start
     for (auto& s : ops_)
       if (s && !s->restored) guarded(*s, [&] { s->op->start(*s); });
     if (live_.load() == 0) stop_all();  // every operator here was restored finished
@@ -98,8 +101,12 @@ struct Runner::Impl {
       for (std::size_t i = 0; i < s->in.size() && i < c.channels.size(); ++i) {
         const std::size_t n = c.channels[i].size() / s->in[i].token_bytes();
         if (n == 0) continue;
-        if (s->in[i].queue) s->in[i].queue->push_many(c.channels[i].data(), n);
-        else s->in[i].inbox->deliver(c.channels[i].data(), n);
+        if (s->in[i].queue) {
+          s->in[i].queue->push_many(c.channels[i].data(), n);
+        } else {
+          s->in[i].inbox->deliver(c.channels[i].data(), n);
+          s->in[i].inbox->forgive(n);  // not sent by the producer's node: taking them grants nothing
+        }
       }
       if (c.finished) finished.push_back(s.get());
     }
@@ -111,20 +118,7 @@ struct Runner::Impl {
     }
   }
 
-  // Each stream's tokens written and waiting, read from its queue's counters
-  // (atomics; safe beside the operators). A stream is counted where its
-  // producer runs.
-  std::vector<StreamProfile> sample() const {
-    std::vector<StreamProfile> out;
-    for (std::size_t i = 0; i < program_.streams().size(); ++i) {
-      const auto& st = program_.streams()[i];
-      if (!queues_[i]) continue;
-      const std::uint64_t read = queues_[i]->popped();  // first: then written >= read
-      const std::uint64_t written = queues_[i]->pushed();
-      out.push_back(StreamProfile{program_.instances()[st.from].name, program_.instances()[st.to].name, written, written - read});
-    }
-    return out;
-  }
+  std::vector<StreamProfile> sample() const { return sample_streams(program_, queues_); }
 
   // RunOptions::on_sample every kSamplePeriodS until the operators ran.
   void sample_until_ran() {
@@ -139,11 +133,17 @@ struct Runner::Impl {
   TokenQueue* outgoing_queue(std::size_t k) { return k < queues_.size() && (!part_ || !part_->local[program_.streams()[k].to]) ? queues_[k].get() : nullptr; }
   void deliver(std::size_t k, const void* tokens, std::size_t n) {
     inboxes_.at(k)->deliver(tokens, n);
+    heard();
     wake(program_.streams()[k].to);
   }
   void close_incoming(std::size_t k) {
     inboxes_.at(k)->close();
+    heard();
     wake(program_.streams()[k].to);
+  }
+  // The I/O thread took tokens from stream `k` (bound elsewhere): its producer may fire again.
+  void took_outgoing(std::size_t k) {
+    if (k < queues_.size() && queues_[k] && queues_[k]->room_wanted()) wake(program_.streams()[k].from);
   }
   void abort(Status error) { fail(std::move(error)); }
   // Every operator is woken (the sources take the checkpoint; a finished
@@ -171,9 +171,11 @@ struct Runner::Impl {
   void deliver_barrier(std::size_t k, std::uint32_t epoch, std::uint64_t position) {
     if (!checkpointer_) return;
     checkpointer_->deliver_barrier(k, epoch, position);
+    heard();
     wake(program_.streams()[k].to);
   }
   bool has_inbox(std::size_t k) const { return k < inboxes_.size() && inboxes_[k] != nullptr; }
+  Inbox* inbox(std::size_t k) const { return has_inbox(k) ? inboxes_[k].get() : nullptr; }
 
  private:
   bool local(std::size_t i) const { return !part_ || part_->local[i]; }
@@ -184,8 +186,16 @@ struct Runner::Impl {
     queues_.resize(streams.size());
     inboxes_.resize(streams.size());
     for (std::size_t k = 0; k < streams.size(); ++k) {
-      if (local(streams[k].from)) queues_[k] = std::make_unique<TokenQueue>(streams[k].token_bytes);
-      else if (local(streams[k].to)) inboxes_[k] = std::make_unique<Inbox>(streams[k].token_bytes, part_->two_level), remote_inputs_ = true;
+      if (local(streams[k].from)) {
+        queues_[k] = std::make_unique<TokenQueue>(streams[k].token_bytes);
+        if (options_.stream_buffer_bytes > 0) queues_[k]->set_capacity(options_.stream_buffer_bytes / std::max<std::size_t>(1, streams[k].token_bytes));
+        room_.add(queues_[k].get(), streams[k].from, !local(streams[k].to));
+      }
+      else if (local(streams[k].to)) {
+        inboxes_[k] = std::make_unique<Inbox>(streams[k].token_bytes, part_->two_level);
+        if (k < part_->credit_window.size()) inboxes_[k]->set_credit_window(part_->credit_window[k]);
+        remote_inputs_ = true;
+      }
     }
     if (part_ && part_->on_checkpoint) checkpointer_ = std::make_unique<Checkpointer>(program_, *part_);
     ops_.resize(inst.size());
@@ -198,6 +208,7 @@ struct Runner::Impl {
       s->index = n;
       s->op = program_.registry()->find(i.op)->make(i.args);
       s->in.resize(i.spec.inputs);
+      s->producer.assign(i.spec.inputs, kRemote);
       s->out.resize(i.spec.outputs);
       s->consumer.resize(i.spec.outputs);
       s->out_stream.resize(i.spec.outputs);
@@ -223,6 +234,7 @@ struct Runner::Impl {
       }
       if (local(st.to)) {
         ops_[st.to]->in[st.to_port] = InPort{queues_[k].get(), inboxes_[k].get()};
+        if (local(st.from)) ops_[st.to]->producer[st.to_port] = st.from;
         if (checkpointer_) ops_[st.to]->barrier[st.to_port] = checkpointer_->slot(k);
       }
     }
@@ -260,6 +272,17 @@ struct Runner::Impl {
     if (options_.mode == Mode::kThreadPerOperator) ops_[op]->bell.ring();
     else schedule(op);
   }
+  // Producers waiting for room in a queue this operator has just read from;
+  // the I/O thread, when a stream from elsewhere has credit to grant back.
+  void wake_producers(OpState& s) {
+    for (std::size_t i = 0; i < s.in.size(); ++i) {
+      if (s.in[i].queue) {
+        if (s.in[i].queue->room_wanted()) wake(s.producer[i]);
+      } else if (s.in[i].inbox->credit_due()) {
+        wake(kRemote);
+      }
+    }
+  }
   void wake_consumers(OpState& s) {
     for (std::size_t o = 0; o < s.out.size(); ++o)
       if (s.wrote[o]) {
@@ -270,6 +293,19 @@ struct Runner::Impl {
 
   void finish(OpState& s) {
     guarded(s, [&] { s.op->finish(s); });
+    // What it leaves unread no longer holds its producers back.
+    for (std::size_t i = 0; i < s.in.size(); ++i) {
+      if (TokenQueue* q = s.in[i].queue) {
+        q->unbound();
+        if (q->producer_waiting()) {
+          q->clear_waiting();
+          wake(s.producer[i]);
+        }
+      } else if (s.in[i].inbox->credit_window() > 0) {
+        s.in[i].inbox->release();
+        wake(kRemote);
+      }
+    }
     for (std::size_t o = 0; o < s.out.size(); ++o) {
       s.out[o]->close();
       s.wrote[o] = 1;
@@ -289,12 +325,15 @@ struct Runner::Impl {
     if (checkpointer_) {
       if (!guarded(s, [&] { checkpointer_->before_step(s); })) return Step::kFinished;
       wake_consumers(s);
+      wake_producers(s);
     }
     if (!s.source && s.op->finished(s)) {
       finish(s);
       return Step::kFinished;
     }
     if (!s.source && !s.op->ready(s)) return Step::kIdle;
+    for (TokenQueue* q : s.out)
+      if (q->wait_for_room()) return Step::kIdle;  // its consumer wakes it (wake_producers) or the deadlock check grows the queue
     const auto t0 = Clock::now();
     Fired fired = Fired::kMore;
     const bool ok = guarded(s, [&] { fired = s.op->fire(s); });
@@ -303,6 +342,7 @@ struct Runner::Impl {
     ++s.firings;
     if (options_.trace) record(s, t0, t1);
     wake_consumers(s);
+    wake_producers(s);
     if (!ok) return Step::kFinished;
     if (fired == Fired::kDone) {
       finish(s);
@@ -311,16 +351,22 @@ struct Runner::Impl {
     return Step::kFired;
   }
 
-  // Spans, not firings: a firing within kSpanGap of the last span's end
-  // extends it, and past kMaxSpans the last span absorbs the rest, so a
-  // long run's trace stays small.
   void record(OpState& s, Clock::time_point t0, Clock::time_point t1) {
-    constexpr double kSpanGap = 50e-6;
-    constexpr std::size_t kMaxSpans = 20000;
-    const double a = std::chrono::duration<double>(t0 - start_).count(), b = std::chrono::duration<double>(t1 - start_).count();
-    if (!s.spans.empty() && (a - s.spans.back().end_s < kSpanGap || s.spans.size() >= kMaxSpans)) s.spans.back().end_s = b;
-    else s.spans.push_back(FiringSpan{a, b});
+    add_firing_span(s.spans, std::chrono::duration<double>(t0 - start_).count(), std::chrono::duration<double>(t1 - start_).count());
   }
+
+  // Parks' rule (room.hpp): true when a producer was woken, its stream grown
+  // or found to have room. `locked`: mutex_ is held (the pool's check).
+  bool grow_for_room(bool locked) {
+    const auto producer = room_.make_room(remote_inputs_, [this](std::size_t op) { return ops_[op]->done.load(); });
+    if (!producer) return false;
+    if (options_.mode == Mode::kThreadPerOperator) ops_[*producer]->bell.ring();
+    else if (locked) mark_ready(*producer);
+    else schedule(*producer);
+    return true;
+  }
+  bool waits_on_network() const { return room_.waits_on_network(); }
+  void heard() { room_.heard(); }
 
   bool stopping() const { return failed_.load() || live_.load() == 0; }
   void stop_all() {
@@ -345,9 +391,9 @@ struct Runner::Impl {
       std::unique_lock lock(mutex_);
       while (!stopping()) {
         work_.wait_for(lock, std::chrono::milliseconds(50), [&] { return stopping(); });
-        if (stopping() || remote_inputs_) continue;
+        if (stopping()) continue;
         lock.unlock();
-        if (threads_deadlocked()) fail(deadlock_error());
+        if (threads_deadlocked() && !grow_for_room(false) && !remote_inputs_ && !waits_on_network()) fail(deadlock_error());
         lock.lock();
       }
     }
@@ -357,8 +403,9 @@ struct Runner::Impl {
   // One thread per operator: every operator not finished is asleep and no
   // one rang it since, at two looks with the same ring counts in between.
   // Then none of them runs, so none can ever ring another: a deadlock, told
-  // exactly (no timeout). Not on a node with streams from elsewhere (the
-  // I/O thread may still ring).
+  // exactly (no timeout), unless one of them waits for room (grow_for_room())
+  // or the I/O thread may still ring (a node with streams from elsewhere,
+  // a producer waiting on the network).
   bool threads_deadlocked() const {
     std::vector<std::uint64_t> seen(ops_.size(), 0);
     bool waiting = false;
@@ -448,14 +495,22 @@ struct Runner::Impl {
         std::unique_lock lock(mutex_);
         bool deadlock = false;
         while (ready_.empty() && !stopping()) {
-          // Tokens from other nodes may still come: only the network's
-          // silence (the driver's heartbeats) can tell a cluster is stuck.
-          if (++idle_workers_ == workers_ && !remote_inputs_) {
-            // Every worker idle, nothing ready, operators left: none of them
-            // can ever fire (a cycle without initial tokens, say).
-            --idle_workers_;
-            deadlock = true;
-            break;
+          if (++idle_workers_ == workers_) {
+            // Every worker idle, nothing ready, operators left: unless one
+            // waits for room (then its queue grows), none of them can ever
+            // fire (a cycle without initial tokens, say). Tokens from other
+            // nodes may still come, or the I/O thread take tokens bound
+            // elsewhere: then only the network's silence (the driver's
+            // heartbeats) can tell a cluster is stuck.
+            if (grow_for_room(true)) {
+              --idle_workers_;
+              continue;
+            }
+            if (!remote_inputs_ && !waits_on_network()) {
+              --idle_workers_;
+              deadlock = true;
+              break;
+            }
           }
           // A ready operator usually comes within microseconds (the next
           // batch of a fast producer): look for one awake first, which saves
@@ -464,7 +519,12 @@ struct Runner::Impl {
           lock.unlock();
           for (int k = 0; k < 2000 && queued_.load(std::memory_order_relaxed) == 0 && !stopping(); ++k) spin_pause();
           lock.lock();
-          if (ready_.empty() && !stopping()) work_.wait(lock);
+          if (ready_.empty() && !stopping()) {
+            // The last to go idle on a node fed from elsewhere looks again
+            // when the network has been quiet a while (grow_for_room()).
+            if (remote_inputs_ && idle_workers_ == workers_) work_.wait_for(lock, Room::kQuietNetwork / 2);
+            else work_.wait(lock);
+          }
           --idle_workers_;
         }
         if (deadlock) {
@@ -508,6 +568,7 @@ struct Runner::Impl {
   std::unique_ptr<Checkpointer> checkpointer_;  // when the run takes checkpoints
   std::atomic<std::size_t> live_{0};
   std::atomic<bool> failed_{false};
+  Room room_;  // back-pressure: the streams written here (Parks' rule)
   std::mutex mutex_;
   std::condition_variable work_;
   std::mutex sample_mutex_;  // the sampler's wait (RunOptions::on_sample)
@@ -534,6 +595,15 @@ TokenQueue* Runner::outgoing_queue(std::size_t stream) { return impl_->outgoing_
 bool Runner::incoming(std::size_t stream) const { return impl_->has_inbox(stream); }
 void Runner::deliver(std::size_t stream, const void* tokens, std::size_t n) { impl_->deliver(stream, tokens, n); }
 void Runner::close_incoming(std::size_t stream) { impl_->close_incoming(stream); }
+void Runner::took_outgoing(std::size_t stream) { impl_->took_outgoing(stream); }
+std::uint64_t Runner::take_credit(std::size_t stream) {
+  Inbox* in = impl_->inbox(stream);
+  return in ? in->take_credit() : 0;
+}
+std::uint64_t Runner::most_waiting(std::size_t stream) const {
+  const Inbox* in = impl_->inbox(stream);
+  return in ? in->most_waiting() : 0;
+}
 void Runner::abort(Status error) { impl_->abort(std::move(error)); }
 void Runner::request_checkpoint(std::uint32_t epoch) { impl_->request_checkpoint(epoch); }
 void Runner::deliver_barrier(std::size_t stream, std::uint32_t epoch, std::uint64_t position) { impl_->deliver_barrier(stream, epoch, position); }

@@ -39,6 +39,9 @@ inline constexpr std::uint32_t kFinalEpoch = 0xFFFFFFFF;
 struct NodePart {
   std::vector<char> local;          // per instance: it runs in this process
   bool two_level = true;            // Inbox buffering (inbox.hpp)
+  // Per stream from elsewhere: its credit window in tokens (0: none; the
+  // producer's node sends what it has). credit_windows() computes it.
+  std::vector<std::uint64_t> credit_window{};
   std::function<void()> outgoing;   // a producer here wrote to (or closed) a stream bound elsewhere
   // Checkpoints, when set (called on an operator's thread): operator `op`'s
   // part of `epoch` is whole (channels recorded), or, as kFinalEpoch, it
@@ -69,6 +72,15 @@ class Runner {
   bool incoming(std::size_t stream) const;          // it comes from another node to one here
   void deliver(std::size_t stream, const void* tokens, std::size_t n);
   void close_incoming(std::size_t stream);
+  // The I/O thread took tokens from stream `stream` (bound elsewhere): a
+  // producer waiting for room in it may fire again.
+  void took_outgoing(std::size_t stream);
+  // Credits of a stream from another node (NodePart::credit_window): the
+  // tokens its operator took since the last call, now granted back to the
+  // producer's node; and the most tokens that waited here at once. The I/O
+  // thread's (it delivers too).
+  std::uint64_t take_credit(std::size_t stream);
+  std::uint64_t most_waiting(std::size_t stream) const;
   // Checkpoints (NodePart::on_checkpoint set): the sources here take
   // checkpoint `epoch`; and the barrier of `epoch` on a stream from another
   // node lies after `position` tokens. Any thread, after prepare().

@@ -61,13 +61,14 @@ const char* stream_message_name(StreamMessage t) {
     case StreamMessage::kCheckpoint: return "CHECKPOINT";
     case StreamMessage::kBarrier: return "BARRIER";
     case StreamMessage::kSnapshot: return "SNAPSHOT";
+    case StreamMessage::kCredit: return "CREDIT";
   }
   return "unknown";
 }
 
 bool operator==(const SetupMessage& a, const SetupMessage& b) {
   return a.protocol == b.protocol && a.node == b.node && a.nodes == b.nodes && a.mode == b.mode && a.two_level == b.two_level &&
-         a.aggregate == b.aggregate && a.trace == b.trace && a.instances == b.instances && same_streams(a.streams, b.streams) && a.node_of == b.node_of &&
+         a.aggregate == b.aggregate && a.trace == b.trace && a.buffer_bytes == b.buffer_bytes && a.instances == b.instances && same_streams(a.streams, b.streams) && a.node_of == b.node_of &&
          a.incarnation == b.incarnation && a.epoch == b.epoch && a.checkpoints == b.checkpoints && a.restore == b.restore;
 }
 
@@ -112,6 +113,7 @@ void encode(const SetupMessage& m, std::vector<std::byte>& out) {
   w.u8(m.two_level);
   w.u8(m.aggregate);
   w.u8(m.trace);
+  w.u64(m.buffer_bytes);
   w.u32(static_cast<std::uint32_t>(m.instances.size()));
   for (const auto& i : m.instances) {
     w.str(i.name);
@@ -157,6 +159,7 @@ Status decode(std::span<const std::byte> body, SetupMessage& out) {
   m.aggregate = aggregate != 0;
   m.trace = trace != 0;
   if (!r.failed() && (mode > 1 || two_level > 1 || aggregate > 1 || trace > 1)) r.fail(wire::Error::kMalformed, "a mode or switch byte above 1");
+  m.buffer_bytes = r.u64("stream buffer bytes");
   const std::size_t n = r.count("operators", kMaxProgramItems, 12);
   for (std::size_t i = 0; i < n && !r.failed(); ++i) {
     SetupMessage::Instance inst;
@@ -207,7 +210,7 @@ Status decode(std::span<const std::byte> body, SetupMessage& out) {
   return Status::Ok();
 }
 
-void encode_done(const RunResult& result, std::vector<std::byte>& out) {
+void encode_done(const RunResult& result, std::vector<std::byte>& out, std::uint64_t most_waiting_bytes) {
   wire::Writer w(out);
   w.u8(static_cast<std::uint8_t>(StreamMessage::kDone));
   w.f64(result.seconds);
@@ -233,9 +236,10 @@ void encode_done(const RunResult& result, std::vector<std::byte>& out) {
     w.str(s.to);
     w.u64(s.tokens);
   }
+  w.u64(most_waiting_bytes);
 }
 
-Status decode_done(std::span<const std::byte> body, RunResult& out) {
+Status decode_done(std::span<const std::byte> body, RunResult& out, std::uint64_t* most_waiting_bytes) {
   wire::Reader r = reader_for(body, StreamMessage::kDone);
   RunResult m;
   m.seconds = r.f64("seconds");
@@ -268,9 +272,11 @@ Status decode_done(std::span<const std::byte> body, RunResult& out) {
     s.tokens = r.u64("tokens");
     m.streams.push_back(std::move(s));
   }
+  const std::uint64_t most = r.u64("most waiting bytes");
   r.finish("DONE");
   if (r.failed()) return wire::status("stream DONE", r.error(), r.what());
   out = std::move(m);
+  if (most_waiting_bytes) *most_waiting_bytes = most;
   return Status::Ok();
 }
 
@@ -364,7 +370,7 @@ Status decode(std::span<const std::byte> body, SnapshotMessage& out) {
 Result<StreamMessage> message_type(std::span<const std::byte> body) {
   if (body.empty()) return wire::status("stream message", wire::Error::kTruncated, "an empty body");
   const auto t = static_cast<std::uint8_t>(body[0]);
-  if (t < 1 || t > 9) return wire::status("stream message", wire::Error::kUnknownKind, "type " + std::to_string(t));
+  if (t < 1 || t > 10) return wire::status("stream message", wire::Error::kUnknownKind, "type " + std::to_string(t));
   return static_cast<StreamMessage>(t);
 }
 
@@ -380,6 +386,35 @@ void TokenBatchWriter::add(std::uint32_t stream, bool close, std::span<const std
   w.u8(close);
   w.u32(static_cast<std::uint32_t>(count));
   w.raw(tokens.data(), tokens.size());
+}
+
+void encode_credits(std::uint32_t node, const std::vector<CreditEntry>& credits, std::vector<std::byte>& out) {
+  wire::Writer w(out);
+  w.u8(static_cast<std::uint8_t>(StreamMessage::kCredit));
+  w.u32(node);
+  w.u32(static_cast<std::uint32_t>(credits.size()));
+  for (const auto& c : credits) {
+    w.u32(c.stream);
+    w.u64(c.tokens);
+  }
+}
+
+Status decode_credits(std::span<const std::byte> body, std::uint32_t& node, std::vector<CreditEntry>& out) {
+  wire::Reader r = reader_for(body, StreamMessage::kCredit);
+  const std::uint32_t to = r.u32("node");
+  std::vector<CreditEntry> v;
+  const std::size_t n = r.count("credits", kMaxProgramItems, 12);
+  for (std::size_t i = 0; i < n && !r.failed(); ++i) {
+    CreditEntry c;
+    c.stream = r.u32("stream");
+    c.tokens = r.u64("tokens");
+    v.push_back(c);
+  }
+  r.finish("CREDIT");
+  if (r.failed()) return wire::status("stream CREDIT", r.error(), r.what());
+  node = to;
+  out = std::move(v);
+  return Status::Ok();
 }
 
 Result<std::uint32_t> tokens_node(std::span<const std::byte> body) {

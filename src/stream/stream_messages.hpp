@@ -17,6 +17,11 @@
 //                            node that reads the stream
 //   node -> driver   SNAPSHOT an operator's part of a checkpoint (or its
 //                            final state once it finished)
+//   both ways        CREDIT  tokens of streams with a credit window that the
+//                            node reading them has taken since its last
+//                            CREDIT: the producer's node may send as many
+//                            more (credit_window.hpp). Node -> driver names
+//                            the producer's node; the driver forwards it.
 //
 // After a node is lost the driver sends each survivor a new SETUP, of the
 // next incarnation, carrying the operators' checkpoint; the node drops its
@@ -40,12 +45,12 @@
 namespace redflow::stream {
 
 // The stream node role's protocol version, offered in a worker's HELLO.
-inline constexpr std::uint16_t kStreamProtocolVersion = 2;
+inline constexpr std::uint16_t kStreamProtocolVersion = 3;
 inline constexpr std::size_t kMaxProgramItems = std::size_t{1} << 20;  // operators, streams, args
 inline constexpr std::size_t kMaxNameBytes = std::size_t{1} << 12;
 inline constexpr std::size_t kMaxValueBytes = (std::size_t{1} << 31) - 1;  // an output's bytes
 
-enum class StreamMessage : std::uint8_t { kSetup = 1, kReady = 2, kStart = 3, kTokens = 4, kDone = 5, kError = 6, kCheckpoint = 7, kBarrier = 8, kSnapshot = 9 };
+enum class StreamMessage : std::uint8_t { kSetup = 1, kReady = 2, kStart = 3, kTokens = 4, kDone = 5, kError = 6, kCheckpoint = 7, kBarrier = 8, kSnapshot = 9, kCredit = 10 };
 const char* stream_message_name(StreamMessage t);
 
 struct SetupMessage {
@@ -53,6 +58,7 @@ struct SetupMessage {
   std::uint32_t node = 0, nodes = 1;
   Mode mode = Mode::kPool;
   bool two_level = true, aggregate = true, trace = false;
+  std::uint64_t buffer_bytes = 0;  // RunOptions::stream_buffer_bytes (0: unbounded)
   // The program, by value: instances (name, operator, args) and streams, in
   // the driver's order, so stream ids mean the same on every node.
   struct Instance {
@@ -78,6 +84,12 @@ struct BarrierEntry {
   std::uint64_t position = 0;
   friend bool operator==(const BarrierEntry&, const BarrierEntry&) = default;
 };
+// Tokens of a stream taken by its reader, granted back (CREDIT).
+struct CreditEntry {
+  std::uint32_t stream = 0;
+  std::uint64_t tokens = 0;
+  friend bool operator==(const CreditEntry&, const CreditEntry&) = default;
+};
 // An operator's part of a checkpoint (SNAPSHOT).
 struct SnapshotMessage {
   std::uint32_t epoch = 0, op = 0;  // epoch kFinalEpoch: it finished
@@ -94,22 +106,25 @@ Result<Program> program_of(const SetupMessage& m, const OperatorRegistry& regist
 void encode_type(StreamMessage t, std::vector<std::byte>& out);
 void encode_error(const std::string& what, std::vector<std::byte>& out);
 void encode(const SetupMessage& m, std::vector<std::byte>& out);
-void encode_done(const RunResult& r, std::vector<std::byte>& out);
+// DONE also carries the most bytes of tokens from other nodes that waited on the node at once.
+void encode_done(const RunResult& r, std::vector<std::byte>& out, std::uint64_t most_waiting_bytes = 0);
 void encode_ready(std::uint32_t incarnation, std::vector<std::byte>& out);
 void encode_checkpoint(std::uint32_t epoch, std::vector<std::byte>& out);
 void encode_barriers(const std::vector<BarrierEntry>& barriers, std::vector<std::byte>& out);
 void encode(const SnapshotMessage& m, std::vector<std::byte>& out);
+void encode_credits(std::uint32_t node, const std::vector<CreditEntry>& credits, std::vector<std::byte>& out);
 
 // The type byte of a body; a named error for an empty body or an unknown type.
 Result<StreamMessage> message_type(std::span<const std::byte> body);
 // Each refuses anything malformed with a named error ("stream SETUP: <rule>: ...").
 Status decode(std::span<const std::byte> body, SetupMessage& out);
-Status decode_done(std::span<const std::byte> body, RunResult& out);
+Status decode_done(std::span<const std::byte> body, RunResult& out, std::uint64_t* most_waiting_bytes = nullptr);
 Status decode_error(std::span<const std::byte> body, std::string& out);
 Status decode_ready(std::span<const std::byte> body, std::uint32_t& incarnation);
 Status decode_checkpoint(std::span<const std::byte> body, std::uint32_t& epoch);
 Status decode_barriers(std::span<const std::byte> body, std::vector<BarrierEntry>& out);
 Status decode(std::span<const std::byte> body, SnapshotMessage& out);
+Status decode_credits(std::span<const std::byte> body, std::uint32_t& node, std::vector<CreditEntry>& out);
 
 // Writes TOKENS bodies: begin() once, then add() per stream's run of tokens.
 class TokenBatchWriter {

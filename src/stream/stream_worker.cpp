@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -24,6 +25,7 @@
 #include "net/sockets.hpp"
 #include "net/worker_messages.hpp"
 #include "net/worker_session.hpp"
+#include "stream/credit_window.hpp"
 #include "stream/op_state.hpp"
 #include "stream/runner.hpp"
 #include "stream/stream_messages.hpp"
@@ -49,9 +51,11 @@ class NodeRun {
     options_.mode = setup_.mode;
     options_.threads = threads;
     options_.trace = setup_.trace;
+    options_.stream_buffer_bytes = static_cast<std::size_t>(std::min<std::uint64_t>(setup_.buffer_bytes, SIZE_MAX));
     part_.local.resize(setup_.node_of.size());
     for (std::size_t i = 0; i < setup_.node_of.size(); ++i) part_.local[i] = setup_.node_of[i] == setup_.node;
     part_.two_level = setup_.two_level;
+    part_.credit_window = credit_windows(program_, setup_.node_of, setup_.buffer_bytes);
     part_.outgoing = [this] {
       if (!rung_.exchange(true)) doorbell_.ring();
     };
@@ -82,10 +86,14 @@ class NodeRun {
   Status prepare() {
     REDFLOW_RETURN_IF_ERROR(runner_->prepare());
     const auto& streams = program_.streams();
-    for (std::size_t k = 0; k < streams.size(); ++k)
+    for (std::size_t k = 0; k < streams.size(); ++k) {
       if (TokenQueue* q = runner_->outgoing_queue(k)) {
-        outs_.push_back(Out{static_cast<std::uint32_t>(k), q, setup_.node_of[streams[k].to]});
+        Out o{static_cast<std::uint32_t>(k), q, setup_.node_of[streams[k].to]};
+        o.window = part_.credit_window[k];
+        outs_.push_back(o);
       }
+      if (runner_->incoming(k) && part_.credit_window[k] > 0) ins_.push_back(In{static_cast<std::uint32_t>(k), setup_.node_of[streams[k].from]});
+    }
     return Status::Ok();
   }
   void request_checkpoint(std::uint32_t epoch) { runner_->request_checkpoint(epoch); }
@@ -122,8 +130,35 @@ class NodeRun {
         });
   }
 
-  // Sends what the operators here wrote to streams bound elsewhere. True when
-  // every such stream has ended and its end was sent.
+  // A CREDIT from the driver: the node reading these streams took as many
+  // more; a named error for a stream that does not leave here with a window.
+  Status credit(std::span<const std::byte> body) {
+    std::uint32_t node = 0;
+    std::vector<CreditEntry> credits;
+    REDFLOW_RETURN_IF_ERROR(decode_credits(body, node, credits));
+    for (const CreditEntry& c : credits) {
+      auto it = std::find_if(outs_.begin(), outs_.end(), [&](const Out& o) { return o.stream == c.stream; });
+      if (node != setup_.node || it == outs_.end() || it->window == 0)
+        return Status::InvalidArgument("stream CREDIT: stream " + std::to_string(c.stream) + " does not leave node " + std::to_string(node) +
+                                       " with a credit window");
+      it->granted = c.tokens > kUnlimited - it->granted ? kUnlimited : it->granted + c.tokens;
+    }
+    doorbell_.ring();
+    return Status::Ok();
+  }
+  // The most bytes of tokens from other nodes that waited here at once (each stream's peak, summed).
+  std::uint64_t most_waiting_bytes() const {
+    std::uint64_t bytes = 0;
+    const auto& streams = program_.streams();
+    for (std::size_t k = 0; k < streams.size(); ++k)
+      if (runner_->incoming(k)) bytes += runner_->most_waiting(k) * streams[k].token_bytes;
+    return bytes;
+  }
+
+  // Sends what the operators here wrote to streams bound elsewhere, within
+  // the credit of those with a window, and the credit this node's readers
+  // have to grant. True when every stream bound elsewhere has ended and its
+  // end was sent.
   bool flush(net::Sender& driver) {
     rung_.store(false);  // before draining: a write after this point rings again
     std::map<std::uint32_t, std::vector<std::byte>> bodies;
@@ -159,10 +194,19 @@ class NodeRun {
       // what is left is taken on the next turn of the loop (rung below).
       // Without aggregation every token is its own message (the ablation).
       const std::size_t budget = setup_.aggregate ? std::max<std::size_t>(1, kBatchBytes / size) : kTokensPerTurn;
+      // With a window: no further than the reader's node granted.
+      const std::uint64_t limit = o.window == 0 || o.granted > kUnlimited - o.window ? kUnlimited : o.granted + o.window;
+      const std::uint64_t allowed = limit - std::min(o.popped, limit);
       std::size_t taken = 0;
-      bool drained = false;
+      bool drained = false, waits_for_credit = false;
       while (taken < budget) {
-        const std::size_t want = setup_.aggregate ? budget - taken : 1;
+        std::size_t want = setup_.aggregate ? budget - taken : 1;
+        if (allowed - std::min<std::uint64_t>(allowed, taken) < want) want = static_cast<std::size_t>(allowed - std::min<std::uint64_t>(allowed, taken));
+        if (want == 0) {
+          drained = o.queue->size() == 0;
+          waits_for_credit = !drained;  // the CREDIT that comes rings again
+          break;
+        }
         const std::size_t at = run.size();
         run.resize(at + want * size);
         const std::size_t n = o.queue->pop_many(run.data() + at, want);
@@ -196,19 +240,34 @@ class NodeRun {
         taken += n;
         if (!setup_.aggregate) emit(false);
       }
+      runner_->took_outgoing(o.stream);
       if (closed && drained) {
         emit(true);
         o.closed_sent = true;
       } else {
         all_closed = false;
         if (count > 0) emit(false);
-        more |= !drained;
+        more |= !drained && !waits_for_credit;
       }
     }
     if (more) doorbell_.ring();
     for (auto& [node, body] : bodies) send(node);
+    send_credits(driver);
     send_reports(driver);
     return all_closed;
+  }
+  // What this node's readers of streams with a window took since the last
+  // grant, to each producer's node.
+  void send_credits(net::Sender& driver) {
+    std::map<std::uint32_t, std::vector<CreditEntry>> grants;
+    for (const In& in : ins_)
+      if (const std::uint64_t t = runner_->take_credit(in.stream)) grants[in.node].push_back(CreditEntry{in.stream, t});
+    std::vector<std::byte> b;
+    for (const auto& [node, credits] : grants) {
+      b.clear();
+      encode_credits(node, credits, b);
+      driver.send(net::EnvelopeKind::kReply, 0, b);
+    }
   }
   // A barrier on stream `o` not yet sent and no further than the tokens
   // taken: read after popping them, the slot shows every barrier they
@@ -246,7 +305,13 @@ class NodeRun {
     bool closed_sent = false;
     std::uint64_t popped = 0;     // tokens taken from the queue so far
     std::uint32_t sent_epoch = 0; // the last barrier sent on (as packed: 24 bits)
+    std::uint64_t window = 0;     // credits (0: none): may send up to granted + window
+    std::uint64_t granted = 0;
   };
+  struct In {  // a stream from elsewhere with a window: its reader's grants go to `node`
+    std::uint32_t stream, node;
+  };
+  static constexpr std::uint64_t kUnlimited = ~std::uint64_t{0};
 
   SetupMessage setup_;
   Program program_;
@@ -255,6 +320,7 @@ class NodeRun {
   NodePart part_;
   std::unique_ptr<Runner> runner_;
   std::vector<Out> outs_;
+  std::vector<In> ins_;
   std::mutex reports_mutex_;  // checkpoint reports from the operators' threads
   std::vector<SnapshotMessage> snapshots_;
   std::atomic<bool> rung_{false}, finished_{false};
@@ -309,6 +375,12 @@ class NodeWork final : public net::WorkerService {
         if (node_) node_->abort(s);
         return report_error(s);
       }
+    } else if (*type == StreamMessage::kCredit) {
+      if (!node_ || !failure_.ok()) return Status::Ok();
+      if (Status s = node_->credit(body); !s.ok()) {
+        node_->abort(s);
+        return report_error(s);
+      }
     } else if (*type == StreamMessage::kStart) {
       if (node_ && failure_.ok() && !node_->started()) node_->start();
     } else if (*type == StreamMessage::kTokens) {
@@ -337,7 +409,7 @@ class NodeWork final : public net::WorkerService {
       report_error(outcome_->status());
     } else if (all_sent) {
       std::vector<std::byte> b;
-      encode_done(**outcome_, b);
+      encode_done(**outcome_, b, node_->most_waiting_bytes());
       reply(b);
       done_sent_ = true;
     }

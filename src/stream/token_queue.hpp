@@ -1,6 +1,10 @@
 // TokenQueue: one stream's FIFO in one process. Exactly one producer (the
-// operator whose output it is) and one consumer, unbounded (a Kahn network's
-// writes never block), fixed-size tokens. Tokens live in blocks of a few
+// operator whose output it is) and one consumer, fixed-size tokens. Writes
+// never fail (a Kahn network's writes never block), but a queue has a
+// capacity: the Runner does not fire a producer while one of its outputs is
+// full (Parks' bounded scheduling; the producer marks itself waiting with
+// wait_for_room(), the consumer wakes it when room_wanted() says so), and
+// doubles a full queue's capacity when every operator waits (grow()). Tokens live in blocks of a few
 // thousand; the producer publishes each token with one release store and the
 // consumer takes it with one acquire load, so a token costs about what a
 // bounded single-producer/single-consumer ring costs (bench/stream_throughput).
@@ -34,6 +38,41 @@ class TokenQueue {
   TokenQueue& operator=(const TokenQueue&) = delete;
 
   std::size_t token_bytes() const { return bytes_; }
+
+  // Back-pressure. Capacity in tokens (the default: unbounded).
+  void set_capacity(std::uint64_t tokens) { capacity_.store(std::max<std::uint64_t>(1, tokens), std::memory_order_relaxed); }
+  std::uint64_t capacity() const { return capacity_.load(std::memory_order_relaxed); }
+  void grow() {
+    const std::uint64_t c = capacity();
+    set_capacity(c > kUnbounded / 2 ? kUnbounded : c * 2);
+  }
+  void unbound() { capacity_.store(kUnbounded, std::memory_order_relaxed); }
+  // Producer: whether its next firing must wait for room. Marks it waiting
+  // first, then looks again (the consumer pops, then looks at the mark: one
+  // of the two sees the other, so a producer never waits on a queue that has
+  // room with nobody to wake it).
+  bool wait_for_room() {
+    if (produced_ - read_.load(std::memory_order_relaxed) < capacity()) return false;
+    waiting_.store(true, std::memory_order_seq_cst);
+    if (produced_ - read_.load(std::memory_order_seq_cst) < capacity()) {
+      waiting_.store(false, std::memory_order_relaxed);
+      return false;
+    }
+    return true;
+  }
+  // Consumer, after taking tokens: the producer waits and the queue has
+  // drained to half its capacity (it is then no longer marked: wake it
+  // once). Half, not the first free slot: a producer woken for one firing's
+  // room would wait again after it, and the two would meet per firing.
+  bool room_wanted() {
+    if (!waiting_.load(std::memory_order_seq_cst) || size() > capacity() / 2) return false;
+    return waiting_.exchange(false);
+  }
+  // Whether there is room now (the producer waits, the consumer may not wake it until half).
+  bool has_room() const { return size() < capacity(); }
+  // Whether the producer waits for room (for the deadlock check); clear_waiting() when it is woken otherwise.
+  bool producer_waiting() const { return waiting_.load(); }
+  void clear_waiting() { waiting_.store(false); }
 
   // Producer side.
   void push(const void* token) {
@@ -72,10 +111,12 @@ class TokenQueue {
   // Consumer side.
   bool pop(void* token) { return pop_many(token, 1) == 1; }
   // Up to `max` tokens into `tokens`; how many. The producer's count is read
-  // only when what was seen of it is used up (the ring's trick: no cache
-  // line crosses cores per token while tokens are waiting).
+  // only when what was seen of it does not cover `max` (the ring's trick: no
+  // cache line crosses cores per token while tokens are waiting); so every
+  // token size() counted is taken when asked for (an operator reads what
+  // available() promised).
   std::size_t pop_many(void* tokens, std::size_t max) {
-    if (consumed_ == visible_) visible_ = written_.load(std::memory_order_acquire);
+    if (visible_ - consumed_ < max) visible_ = written_.load(std::memory_order_acquire);
     std::size_t n = std::min<std::uint64_t>(max, visible_ - consumed_);
     if (n == 0) return 0;
     auto* p = static_cast<unsigned char*>(tokens);
@@ -93,7 +134,7 @@ class TokenQueue {
       left -= k;
     }
     consumed_ += n;
-    read_.store(consumed_, std::memory_order_release);
+    read_.store(consumed_, std::memory_order_seq_cst);  // see wait_for_room()
     return n;
   }
   // Consumer side: the next `n` tokens copied, not taken (n <= size(): they
@@ -126,6 +167,7 @@ class TokenQueue {
 
  private:
   static constexpr std::size_t kBlockBytes = 32 << 10;
+  static constexpr std::uint64_t kUnbounded = ~std::uint64_t{0};
   struct Block {
     std::atomic<Block*> next{nullptr};
     unsigned char* data() { return reinterpret_cast<unsigned char*>(this + 1); }
@@ -158,6 +200,8 @@ class TokenQueue {
   std::uint64_t visible_ = 0;  // the producer's count as last read
   alignas(64) std::atomic<std::uint64_t> read_{0};
   std::atomic<bool> closed_{false};
+  alignas(64) std::atomic<std::uint64_t> capacity_{kUnbounded};
+  std::atomic<bool> waiting_{false};  // the producer waits for room
 };
 
 }  // namespace redflow::stream

@@ -1,0 +1,116 @@
+// Back-pressure between nodes (docs/streams.md, "Back-pressure"): which
+// streams get a credit window (the bridges of the program's undirected
+// graph that cross nodes), and, over real worker processes, a producer far
+// faster than its reader on another node keeps the reader's node within the
+// window while the run's result stays right.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "net_workers.hpp"
+#include "redflow/stream.hpp"
+#include "stream/credit_window.hpp"
+
+namespace redflow::stream {
+namespace {
+
+Program credit_program(const char* dot) {
+  auto p = Program::from_dot(dot, OperatorRegistry::with_builtins());
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return std::move(*p);
+}
+
+std::size_t stream_between(const Program& p, const std::string& from, const std::string& to) {
+  for (std::size_t k = 0; k < p.streams().size(); ++k)
+    if (p.instances()[p.streams()[k].from].name == from && p.instances()[p.streams()[k].to].name == to) return k;
+  ADD_FAILURE() << "no stream " << from << " -> " << to;
+  return 0;
+}
+
+// src -> a; a splits to b and c, which meet again in d (a diamond); d -> e;
+// e feeds a cycle with f. Bridges: src -> a and d -> e only.
+TEST(StreamCredits, OnlyBridgesBetweenNodesGetAWindow) {
+  const Program p = credit_program(R"(digraph g {
+      src [operator="counter", args="n=10"]; a [operator="dup"]; b [operator="scale"]; c [operator="scale"];
+      d [operator="add"]; e [operator="add"]; f [operator="dup"]; back [operator="delay"]; out [operator="collect"];
+      src -> a [token=8]; a -> b [token=8, from_port=0]; a -> c [token=8, from_port=1];
+      b -> d [token=8, to_port=0]; c -> d [token=8, to_port=1]; d -> e [token=8, to_port=0];
+      e -> f [token=8]; f -> back [token=8, from_port=0]; back -> e [token=8, to_port=1]; f -> out [token=8, from_port=1]; })");
+  const std::vector<char> bridge = bridge_streams(p);
+  ASSERT_EQ(bridge.size(), p.streams().size());
+  for (std::size_t k = 0; k < p.streams().size(); ++k) {
+    const std::string from = p.instances()[p.streams()[k].from].name, to = p.instances()[p.streams()[k].to].name;
+    const bool expected = (from == "src" && to == "a") || (from == "d" && to == "e") || (from == "f" && to == "out");
+    EXPECT_EQ(bridge[k] != 0, expected) << from << " -> " << to;
+  }
+  // Each operator on a node of its own: every stream crosses, only the bridges get 4 KiB / 8 = 512 tokens.
+  std::vector<std::uint32_t> own(p.instances().size());
+  for (std::uint32_t i = 0; i < own.size(); ++i) own[i] = i;
+  const std::vector<std::uint64_t> w = credit_windows(p, own, 4096);
+  for (std::size_t k = 0; k < w.size(); ++k) EXPECT_EQ(w[k], bridge[k] ? 512u : 0u) << "stream " << k;
+  // All on one node: nothing crosses, no windows; no buffer: none either.
+  for (std::uint64_t x : credit_windows(p, std::vector<std::uint32_t>(own.size(), 0), 4096)) EXPECT_EQ(x, 0u);
+  for (std::uint64_t x : credit_windows(p, own, 0)) EXPECT_EQ(x, 0u);
+  // A window is at least one token, however large the token.
+  const Program big = credit_program(R"(digraph g { s [operator="counter"]; t [operator="throttle", args="rate=10"]; o [operator="collect"];
+      s -> t [token=8]; t -> o [token=8]; })");
+  EXPECT_EQ(credit_windows(big, {0, 1, 1}, 3)[stream_between(big, "s", "t")], 1u);
+}
+
+// counter -> scale on node 0, throttle -> collect on node 1 (topological
+// placement fills node 0 with the first two): the counter makes 300,000
+// tokens in milliseconds, the throttle reads 300,000 a second.
+constexpr const char* kFastToSlow = R"(digraph g {
+  src [operator="counter", args="n=300000"]; pass [operator="scale", args="k=1"];
+  slow [operator="throttle", args="rate=300000"]; out [operator="collect"];
+  src -> pass [token=8]; pass -> slow [token=8]; slow -> out [token=8]; })";
+
+Result<RunResult> run_fast_to_slow(std::size_t buffer_bytes) {
+  const Program p = credit_program(kFastToSlow);
+  WorkerProcesses workers;
+  ClusterOptions c;
+  c.place = "topological";
+  c.cluster.min_workers = 2;
+  c.cluster.wait_s = 20;
+  c.cluster.on_listening = [&](const std::string& endpoint) {
+    for (int n = 0; n < 2; ++n) workers.spawn_cli({"worker", "--connect", endpoint, "--cores", "2", "--name", "c" + std::to_string(n)});
+  };
+  RunOptions o;
+  o.stream_buffer_bytes = buffer_bytes;
+  auto r = run_cluster(p, o, c);
+  for (pid_t pid : std::vector<pid_t>(workers.pids())) EXPECT_EQ(workers.wait_exit(pid, 10), r.ok() ? 0 : 1) << "a worker's exit status";
+  return r;
+}
+
+void expect_counted_to(const RunResult& r, std::uint64_t n) {
+  const Bytes& out = r.outputs.at("out");
+  ASSERT_EQ(out.size(), n * 8);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, out.data() + i * 8, 8);
+    ASSERT_EQ(v, i) << "token " << i;
+  }
+}
+
+TEST(StreamCredits, AFastProducerKeepsItsRemoteReadersNodeWithinTheWindow) {
+  auto bounded = run_fast_to_slow(64 << 10);
+  ASSERT_TRUE(bounded.ok()) << bounded.status().ToString();
+  expect_counted_to(*bounded, 300000);
+  for (const auto& op : bounded->operators) EXPECT_EQ(op.node, op.name == "src" || op.name == "pass" ? 0 : 1) << op.name << "'s node";
+  ASSERT_EQ(bounded->nodes.size(), 2u);
+  std::uint64_t reader = 0;
+  for (const auto& n : bounded->nodes) reader = std::max(reader, n.most_waiting_bytes);
+  EXPECT_GT(reader, 0u);
+  EXPECT_LE(reader, std::uint64_t{64} << 10) << "the reader's node held more than the window";
+  // Without a buffer bound the producer's node sends all it makes at once:
+  // the reader's node holds far more (the bound is what held it).
+  auto unbounded = run_fast_to_slow(0);
+  ASSERT_TRUE(unbounded.ok()) << unbounded.status().ToString();
+  expect_counted_to(*unbounded, 300000);
+  std::uint64_t flooded = 0;
+  for (const auto& n : unbounded->nodes) flooded = std::max(flooded, n.most_waiting_bytes);
+  EXPECT_GT(flooded, 4 * (std::uint64_t{64} << 10));
+}
+
+}  // namespace
+}  // namespace redflow::stream
