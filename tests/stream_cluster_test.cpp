@@ -559,12 +559,24 @@ TEST(StreamMessages, SetupDoneAndTokensRoundTripAndRefuseWhatIsMalformed) {
   r.operators.push_back({"src", 12, 0.25});
   r.streams.push_back({"src", "d", 20000});
   std::vector<std::byte> done;
-  encode_done(r, done);
+  encode_done(r, done, 4096);
   RunResult d;
-  ASSERT_TRUE(decode_done(done, d).ok());
+  std::uint64_t most = 0;
+  ASSERT_TRUE(decode_done(done, d, &most).ok());
+  EXPECT_EQ(most, 4096u);
   EXPECT_EQ(d.outputs, r.outputs);
   EXPECT_EQ(d.operators.at(0).firings, 12u);
   EXPECT_EQ(d.streams.at(0).tokens, 20000u);
+  // CREDIT round-trips; a cut one is refused, naming it.
+  std::vector<std::byte> credit;
+  encode_credits(3, {CreditEntry{4, 4096}, CreditEntry{9, 1}}, credit);
+  std::uint32_t to = 0;
+  std::vector<CreditEntry> credits;
+  ASSERT_TRUE(decode_credits(credit, to, credits).ok());
+  EXPECT_EQ(to, 3u);
+  EXPECT_EQ(credits, (std::vector<CreditEntry>{{4, 4096}, {9, 1}}));
+  const Status cut_credit = decode_credits(std::span(credit).first(credit.size() - 1), to, credits);
+  EXPECT_NE(cut_credit.message().find("stream CREDIT"), std::string::npos) << cut_credit.ToString();
   EXPECT_FALSE(message_type(std::vector<std::byte>{std::byte{42}}).ok());
   EXPECT_FALSE(message_type({}).ok());
 }

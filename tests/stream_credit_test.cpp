@@ -1,8 +1,10 @@
-// Back-pressure between nodes (docs/streams.md, "Back-pressure"): which
-// streams get a credit window (the bridges of the program's undirected
-// graph that cross nodes), and, over real worker processes, a producer far
-// faster than its reader on another node keeps the reader's node within the
-// window while the run's result stays right.
+// What crosses between nodes, and how much. Back-pressure (docs/streams.md,
+// "Back-pressure"): which streams get a credit window (the bridges of the
+// program's undirected graph that cross nodes), and, over real worker
+// processes, a producer far faster than its reader on another node keeps
+// the reader's node within the window while the run's result stays right.
+// And a node's output crosses its link to the driver once, with
+// checkpoints or without.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -110,6 +112,28 @@ TEST(StreamCredits, AFastProducerKeepsItsRemoteReadersNodeWithinTheWindow) {
   std::uint64_t flooded = 0;
   for (const auto& n : unbounded->nodes) flooded = std::max(flooded, n.most_waiting_bytes);
   EXPECT_GT(flooded, 4 * (std::uint64_t{64} << 10));
+}
+
+// 2 MB of tokens into a collect on one node: with checkpoints (each
+// operator's final state goes to the driver as it finishes, and a
+// collect's is its output) DONE does not carry the output again.
+TEST(StreamCredits, AnOutputCrossesTheLinkToTheDriverOnce) {
+  const Program p = credit_program(R"(digraph g { src [operator="counter", args="n=250000"]; out [operator="collect"]; src -> out [token=8]; })");
+  for (const double every : {1.0, 0.0}) {
+    WorkerProcesses workers;
+    ClusterOptions c;
+    c.checkpoint_every_s = every;
+    c.cluster.min_workers = 1;
+    c.cluster.wait_s = 20;
+    c.cluster.on_listening = [&](const std::string& endpoint) { workers.spawn_cli({"worker", "--connect", endpoint, "--name", "once"}); };
+    auto r = run_cluster(p, RunOptions{}, c);
+    for (pid_t pid : std::vector<pid_t>(workers.pids())) EXPECT_EQ(workers.wait_exit(pid, 10), r.ok() ? 0 : 1) << "a worker's exit status";
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    expect_counted_to(*r, 250000);
+    ASSERT_EQ(r->nodes.size(), 1u);
+    EXPECT_GT(r->nodes[0].bytes_out, 2000000u) << "checkpoints every " << every << " s";
+    EXPECT_LT(r->nodes[0].bytes_out, 2100000u) << "checkpoints every " << every << " s: the output crossed more than once";
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "net/driver_messages.hpp"
+#include "stream/builtin_operators.hpp"
 #include "stream/profile.hpp"
 #include "stream/stream_messages.hpp"
 
@@ -332,6 +333,25 @@ RunResult NodeService::finish() {
   }
   for (const auto& inst : program_.instances())
     if (auto it = ops.find(inst.name); it != ops.end()) r.operators.push_back(std::move(it->second));
+  // With checkpoints a node's DONE carries no outputs: each collect
+  // operator's output is its final state, which came as it finished.
+  if (checkpoints_)
+    for (std::size_t op = 0; op < program_.instances().size(); ++op) {
+      const auto& inst = program_.instances()[op];
+      if (inst.op != "collect" || r.outputs.count(inst.name)) continue;
+      if (!finals_[op]) {
+        fail(Status::Internal("stream driver: collect operator '" + inst.name + "' finished without its final state reaching the driver"));
+        continue;
+      }
+      CollectOperator c;
+      StateReader in(finals_[op]->state);
+      c.restore(in);
+      if (!in.done()) {
+        fail(Status::IOError("stream driver: the final state of collect operator '" + inst.name + "' has bytes it does not hold"));
+        continue;
+      }
+      r.outputs[inst.name] = c.take_bytes();
+    }
   r.checkpoints = checkpoints_done_;
   r.losses = losses_;
   return r;

@@ -59,6 +59,7 @@ Result<RunResult> serve(NodeService& nodes, const RunOptions& node_options, cons
     if (!nodes.error().ok()) break;
     if (nodes.done()) {
       RunResult r = nodes.finish();
+      if (!nodes.error().ok()) break;  // an output that cannot be put together
       hub.leave();
       hub.flush(sender);
       return r;

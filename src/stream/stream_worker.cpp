@@ -408,6 +408,10 @@ class NodeWork final : public net::WorkerService {
     if (!outcome_->ok()) {
       report_error(outcome_->status());
     } else if (all_sent) {
+      // With checkpoints each collect operator's final state, its output,
+      // went to the driver as it finished (SNAPSHOT, sent before this):
+      // DONE does not carry the same bytes over the link a second time.
+      if (node_->setup().checkpoints) (*outcome_)->outputs.clear();
       std::vector<std::byte> b;
       encode_done(**outcome_, b, node_->most_waiting_bytes());
       reply(b);
