@@ -85,6 +85,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)st::decode_barriers(body, barriers);
   st::SnapshotMessage snapshot;
   (void)st::decode(body, snapshot);
+  std::vector<st::CreditEntry> credits;
+  (void)st::decode_credits(body, number, credits);
   std::string what;
   (void)st::decode_error(body, what);
   (void)st::tokens_node(body);
