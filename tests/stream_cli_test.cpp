@@ -29,6 +29,20 @@ TEST_F(StreamCli, RunsTheExamplesInBothModesAndPrintsTheResults) {
   }
 }
 
+// --stream-buffer bounds every stream: one token (8 bytes) still gives the
+// same result (Parks' rule grows what the program needs), 0 is unbounded,
+// and a value that is not a byte count is refused by name.
+TEST_F(StreamCli, StreamBufferBoundsStreamsAndKeepsTheResult) {
+  for (const char* bytes : {"8", "0", "65536"}) {
+    auto r = run_cli("stream " + kStreams + "sum.dot --print --stream-buffer " + std::string(bytes));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("total: 1498500\n"), std::string::npos) << "--stream-buffer " << bytes << "\n" << r.output;
+  }
+  auto bad = run_cli("stream " + kStreams + "sum.dot --stream-buffer lots");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("--stream-buffer"), std::string::npos) << bad.output;
+}
+
 // --output NAME=FILE writes a collect operator's tokens, raw or as .npy,
 // checked before anything runs; nothing is written when the run fails.
 TEST_F(StreamCli, OutputWritesCollectedTokensRawOrAsNpy) {
