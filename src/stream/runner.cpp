@@ -49,7 +49,7 @@ struct Runner::Impl {
   Result<RunResult> run() {
     REDFLOW_RETURN_IF_ERROR(prepare());
     const auto start = start_ = Clock::now();
-    heard();  // the quiet network's wait counts from the start
+    room_.heard();  // the quiet network's wait counts from the start
     for (auto& s : ops_)
       if (s && !s->restored) guarded(*s, [&] { s->op->start(*s); });
     if (live_.load() == 0) stop_all();  // every operator here was restored finished
@@ -133,12 +133,12 @@ struct Runner::Impl {
   TokenQueue* outgoing_queue(std::size_t k) { return k < queues_.size() && (!part_ || !part_->local[program_.streams()[k].to]) ? queues_[k].get() : nullptr; }
   void deliver(std::size_t k, const void* tokens, std::size_t n) {
     inboxes_.at(k)->deliver(tokens, n);
-    heard();
+    room_.heard();
     wake(program_.streams()[k].to);
   }
   void close_incoming(std::size_t k) {
     inboxes_.at(k)->close();
-    heard();
+    room_.heard();
     wake(program_.streams()[k].to);
   }
   // The I/O thread took tokens from stream `k` (bound elsewhere): its producer may fire again.
@@ -171,7 +171,7 @@ struct Runner::Impl {
   void deliver_barrier(std::size_t k, std::uint32_t epoch, std::uint64_t position) {
     if (!checkpointer_) return;
     checkpointer_->deliver_barrier(k, epoch, position);
-    heard();
+    room_.heard();
     wake(program_.streams()[k].to);
   }
   bool has_inbox(std::size_t k) const { return k < inboxes_.size() && inboxes_[k] != nullptr; }
@@ -340,7 +340,7 @@ struct Runner::Impl {
     const auto t1 = Clock::now();
     s.busy_s += std::chrono::duration<double>(t1 - t0).count();
     ++s.firings;
-    if (options_.trace) record(s, t0, t1);
+    if (options_.trace) add_firing_span(s.spans, std::chrono::duration<double>(t0 - start_).count(), std::chrono::duration<double>(t1 - start_).count());
     wake_consumers(s);
     wake_producers(s);
     if (!ok) return Step::kFinished;
@@ -349,10 +349,6 @@ struct Runner::Impl {
       return Step::kFinished;
     }
     return Step::kFired;
-  }
-
-  void record(OpState& s, Clock::time_point t0, Clock::time_point t1) {
-    add_firing_span(s.spans, std::chrono::duration<double>(t0 - start_).count(), std::chrono::duration<double>(t1 - start_).count());
   }
 
   // Parks' rule (room.hpp): true when a producer was woken, its stream grown
@@ -365,8 +361,6 @@ struct Runner::Impl {
     else schedule(*producer);
     return true;
   }
-  bool waits_on_network() const { return room_.waits_on_network(); }
-  void heard() { room_.heard(); }
 
   bool stopping() const { return failed_.load() || live_.load() == 0; }
   void stop_all() {
@@ -393,7 +387,7 @@ struct Runner::Impl {
         work_.wait_for(lock, std::chrono::milliseconds(50), [&] { return stopping(); });
         if (stopping()) continue;
         lock.unlock();
-        if (threads_deadlocked() && !grow_for_room(false) && !remote_inputs_ && !waits_on_network()) fail(deadlock_error());
+        if (threads_deadlocked() && !grow_for_room(false) && !remote_inputs_ && !room_.waits_on_network()) fail(deadlock_error());
         lock.lock();
       }
     }
@@ -506,7 +500,7 @@ struct Runner::Impl {
               --idle_workers_;
               continue;
             }
-            if (!remote_inputs_ && !waits_on_network()) {
+            if (!remote_inputs_ && !room_.waits_on_network()) {
               --idle_workers_;
               deadlock = true;
               break;
@@ -596,14 +590,7 @@ bool Runner::incoming(std::size_t stream) const { return impl_->has_inbox(stream
 void Runner::deliver(std::size_t stream, const void* tokens, std::size_t n) { impl_->deliver(stream, tokens, n); }
 void Runner::close_incoming(std::size_t stream) { impl_->close_incoming(stream); }
 void Runner::took_outgoing(std::size_t stream) { impl_->took_outgoing(stream); }
-std::uint64_t Runner::take_credit(std::size_t stream) {
-  Inbox* in = impl_->inbox(stream);
-  return in ? in->take_credit() : 0;
-}
-std::uint64_t Runner::most_waiting(std::size_t stream) const {
-  const Inbox* in = impl_->inbox(stream);
-  return in ? in->most_waiting() : 0;
-}
+Inbox* Runner::incoming_inbox(std::size_t stream) const { return impl_->inbox(stream); }
 void Runner::abort(Status error) { impl_->abort(std::move(error)); }
 void Runner::request_checkpoint(std::uint32_t epoch) { impl_->request_checkpoint(epoch); }
 void Runner::deliver_barrier(std::size_t stream, std::uint32_t epoch, std::uint64_t position) { impl_->deliver_barrier(stream, epoch, position); }

@@ -19,6 +19,7 @@
 
 namespace redflow::stream {
 
+class Inbox;
 class TokenQueue;
 
 // One operator's part of a checkpoint: Chandy-Lamport's local state and
@@ -75,12 +76,9 @@ class Runner {
   // The I/O thread took tokens from stream `stream` (bound elsewhere): a
   // producer waiting for room in it may fire again.
   void took_outgoing(std::size_t stream);
-  // Credits of a stream from another node (NodePart::credit_window): the
-  // tokens its operator took since the last call, now granted back to the
-  // producer's node; and the most tokens that waited here at once. The I/O
-  // thread's (it delivers too).
-  std::uint64_t take_credit(std::size_t stream);
-  std::uint64_t most_waiting(std::size_t stream) const;
+  // A stream from another node as it arrives here (null unless it does):
+  // the I/O thread takes its credit and its most tokens waiting from it.
+  Inbox* incoming_inbox(std::size_t stream) const;
   // Checkpoints (NodePart::on_checkpoint set): the sources here take
   // checkpoint `epoch`; and the barrier of `epoch` on a stream from another
   // node lies after `position` tokens. Any thread, after prepare().

@@ -26,6 +26,7 @@
 #include "net/worker_messages.hpp"
 #include "net/worker_session.hpp"
 #include "stream/credit_window.hpp"
+#include "stream/inbox.hpp"
 #include "stream/op_state.hpp"
 #include "stream/runner.hpp"
 #include "stream/stream_messages.hpp"
@@ -151,7 +152,7 @@ class NodeRun {
     std::uint64_t bytes = 0;
     const auto& streams = program_.streams();
     for (std::size_t k = 0; k < streams.size(); ++k)
-      if (runner_->incoming(k)) bytes += runner_->most_waiting(k) * streams[k].token_bytes;
+      if (const Inbox* in = runner_->incoming_inbox(k)) bytes += in->most_waiting() * streams[k].token_bytes;
     return bytes;
   }
 
@@ -200,8 +201,8 @@ class NodeRun {
       std::size_t taken = 0;
       bool drained = false, waits_for_credit = false;
       while (taken < budget) {
-        std::size_t want = setup_.aggregate ? budget - taken : 1;
-        if (allowed - std::min<std::uint64_t>(allowed, taken) < want) want = static_cast<std::size_t>(allowed - std::min<std::uint64_t>(allowed, taken));
+        const std::uint64_t left = allowed > taken ? allowed - taken : 0;
+        const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(setup_.aggregate ? budget - taken : 1, left));
         if (want == 0) {
           drained = o.queue->size() == 0;
           waits_for_credit = !drained;  // the CREDIT that comes rings again
@@ -261,7 +262,7 @@ class NodeRun {
   void send_credits(net::Sender& driver) {
     std::map<std::uint32_t, std::vector<CreditEntry>> grants;
     for (const In& in : ins_)
-      if (const std::uint64_t t = runner_->take_credit(in.stream)) grants[in.node].push_back(CreditEntry{in.stream, t});
+      if (const std::uint64_t t = runner_->incoming_inbox(in.stream)->take_credit()) grants[in.node].push_back(CreditEntry{in.stream, t});
     std::vector<std::byte> b;
     for (const auto& [node, credits] : grants) {
       b.clear();
