@@ -85,8 +85,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)st::decode_barriers(body, barriers);
   st::SnapshotMessage snapshot;
   (void)st::decode(body, snapshot);
-  std::vector<st::CreditEntry> credits;
+  std::vector<st::TokenCount> credits;
   (void)st::decode_credits(body, number, credits);
+  std::uint64_t sent_bytes = 0;
+  (void)st::decode_sent(body, sent_bytes, credits);
   std::string what;
   (void)st::decode_error(body, what);
   (void)st::tokens_node(body);

@@ -71,12 +71,18 @@ class PeerKeys {
 // One worker's side: its own context (as in its own process) and its links.
 struct PeerSide {
   zmq::context_t context{1};
+  std::unique_ptr<PeerSocket> socket;
   std::unique_ptr<PeerLinks> links;
   explicit PeerSide(const SecurityOptions& security) {
-    auto opened = PeerLinks::open(context, "tcp://127.0.0.1:1", security);
-    if (opened.ok()) links = std::move(*opened);
+    auto opened = PeerSocket::open(context, "tcp://127.0.0.1:1", security);
+    if (!opened.ok()) return;
+    socket = std::move(*opened);
+    links = std::make_unique<PeerLinks>(*socket);
   }
-  ~PeerSide() { links.reset(); }  // its sockets close before the context does
+  ~PeerSide() {  // its sockets close before the context does
+    links.reset();
+    socket.reset();
+  }
 };
 
 // Polls every side's sockets, serving each slot read the source gets with
@@ -153,7 +159,7 @@ std::string fetch_through_relay(bool keyed) {
   if (!source.links || !fetcher.links) return "";
   EXPECT_NE(source.links->port(), 0u);
   if (keyed) {
-    EXPECT_TRUE(source.links->admit({fetcher_key}).ok());
+    EXPECT_TRUE(source.socket->admit({fetcher_key}).ok());
   }
   redflow::testing::TcpRelay relay(static_cast<int>(source.links->port()));
   EXPECT_NE(relay.port(), 0);
@@ -184,7 +190,7 @@ TEST(NetPeerSocket, AKeyTheDriverNeverListedIsRefusedAndTheListedOneStillFetches
   ASSERT_FALSE(keys.make("stranger").empty());
   PeerSide source(keys.of("source")), stranger(keys.of("stranger")), member(keys.of("listed"));
   ASSERT_TRUE(source.links && stranger.links && member.links);
-  ASSERT_TRUE(source.links->admit({listed}).ok());
+  ASSERT_TRUE(source.socket->admit({listed}).ok());
   const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(source.links->port());
   runtime::DecodedFrame frame;
   std::vector<std::byte> storage;

@@ -223,7 +223,7 @@ TEST(StreamClusterSwitches, AggregationAndTwoLevelBufferingCanBeSwitchedOffWitho
     auto r = run_cluster(*p, RunOptions{}, c);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r->outputs, local->outputs);
-    for (const auto& n : r->nodes) wire[off] += n.bytes_in;
+    for (const auto& n : r->nodes) wire[off] += n.bytes_in + n.bytes_to_nodes;
   }
   EXPECT_GT(wire[1], 2 * wire[0]) << "tokens one by one should cost far more bytes than aggregated ones";
 }
@@ -502,11 +502,13 @@ TEST(StreamMessages, SetupDoneAndTokensRoundTripAndRefuseWhatIsMalformed) {
   std::vector<unsigned> node_of(p->instances().size());
   for (std::size_t i = 0; i < node_of.size(); ++i) node_of[i] = i % 3;
   SetupMessage m = make_setup(*p, node_of, 2, 3);
+  m.links = {NodeLink{"tcp://10.0.0.1:4000", "key-a"}, NodeLink{}, NodeLink{"tcp://10.0.0.3:4001", ""}};
   std::vector<std::byte> body;
   encode(m, body);
   SetupMessage back;
   ASSERT_TRUE(decode(body, back).ok());
   EXPECT_TRUE(back == m);
+  EXPECT_EQ(back.links.at(0).endpoint, "tcp://10.0.0.1:4000");
   auto rebuilt = program_of(back, reg);
   ASSERT_TRUE(rebuilt.ok()) << rebuilt.status().ToString();
   EXPECT_EQ(rebuilt->instances().size(), p->instances().size());
@@ -515,7 +517,15 @@ TEST(StreamMessages, SetupDoneAndTokensRoundTripAndRefuseWhatIsMalformed) {
     SetupMessage x;
     EXPECT_FALSE(decode(std::span(body).first(cut), x).ok()) << cut;
   }
+  // Links to another count of nodes than the program's are refused by name.
+  m.links.pop_back();
+  body.clear();
+  encode(m, body);
+  SetupMessage y;
+  const Status short_links = decode(body, y);
+  EXPECT_NE(short_links.message().find("links to 2 nodes of 3"), std::string::npos) << short_links.ToString();
   // A placement on a node beyond the count is refused by name.
+  m.links.clear();
   m.node_of[0] = 9;
   body.clear();
   encode(m, body);
@@ -569,14 +579,24 @@ TEST(StreamMessages, SetupDoneAndTokensRoundTripAndRefuseWhatIsMalformed) {
   EXPECT_EQ(d.streams.at(0).tokens, 20000u);
   // CREDIT round-trips; a cut one is refused, naming it.
   std::vector<std::byte> credit;
-  encode_credits(3, {CreditEntry{4, 4096}, CreditEntry{9, 1}}, credit);
+  encode_credits(3, {TokenCount{4, 4096}, TokenCount{9, 1}}, credit);
   std::uint32_t to = 0;
-  std::vector<CreditEntry> credits;
+  std::vector<TokenCount> credits;
   ASSERT_TRUE(decode_credits(credit, to, credits).ok());
   EXPECT_EQ(to, 3u);
-  EXPECT_EQ(credits, (std::vector<CreditEntry>{{4, 4096}, {9, 1}}));
+  EXPECT_EQ(credits, (std::vector<TokenCount>{{4, 4096}, {9, 1}}));
   const Status cut_credit = decode_credits(std::span(credit).first(credit.size() - 1), to, credits);
   EXPECT_NE(cut_credit.message().find("stream CREDIT"), std::string::npos) << cut_credit.ToString();
+  // SENT round-trips; a cut one is refused, naming it.
+  std::vector<std::byte> sent;
+  encode_sent(123456, {TokenCount{2, 77}}, sent);
+  std::uint64_t sent_bytes = 0;
+  std::vector<TokenCount> counts;
+  ASSERT_TRUE(decode_sent(sent, sent_bytes, counts).ok());
+  EXPECT_EQ(sent_bytes, 123456u);
+  EXPECT_EQ(counts, (std::vector<TokenCount>{{2, 77}}));
+  const Status cut_sent = decode_sent(std::span(sent).first(sent.size() - 1), sent_bytes, counts);
+  EXPECT_NE(cut_sent.message().find("stream SENT"), std::string::npos) << cut_sent.ToString();
   EXPECT_FALSE(message_type(std::vector<std::byte>{std::byte{42}}).ok());
   EXPECT_FALSE(message_type({}).ok());
 }

@@ -168,7 +168,7 @@ TEST_F(StreamNodeServiceTest, CreditGoesToTheProducersNodeAndAStrangersIsRefused
   say_hello("a", node_hello("a"), t0_);
   say_hello("b", node_hello("b"), t0_);
   std::vector<std::byte> grant;
-  encode_credits(0, {CreditEntry{0, 4096}}, grant);
+  encode_credits(0, {TokenCount{0, 4096}}, grant);
   std::vector<HubSent> sent = say("b", net::EnvelopeKind::kReply, grant, t0_ + 1s);
   const auto to_a = of_kind(sent, "a", net::EnvelopeKind::kRequest);
   ASSERT_EQ(to_a.size(), 1u) << "forwarded to node 0";
@@ -176,7 +176,7 @@ TEST_F(StreamNodeServiceTest, CreditGoesToTheProducersNodeAndAStrangersIsRefused
   EXPECT_TRUE(service_->error().ok()) << service_->error().ToString();
   // Node 0 produces the stream; it cannot grant credit on it.
   std::vector<std::byte> wrong;
-  encode_credits(1, {CreditEntry{0, 1}}, wrong);
+  encode_credits(1, {TokenCount{0, 1}}, wrong);
   sent = say("a", net::EnvelopeKind::kReply, wrong, t0_ + 2s);
   EXPECT_TRUE(of_kind(sent, "b", net::EnvelopeKind::kRequest).empty()) << "not forwarded";
   EXPECT_NE(service_->error().message().find("granted credit on stream 0 from node 1, which it does not read from there"), std::string::npos)

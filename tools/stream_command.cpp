@@ -32,7 +32,7 @@ struct StreamArgs {
   // Over worker processes:
   stream::ClusterOptions cluster;  // cluster.cluster: --listen, --min-workers, --wait, ... (empty listen here: not over workers)
   std::string place_profile;
-  bool no_aggregate = false, one_level = false;
+  bool no_aggregate = false, one_level = false, relay = false;
   LaunchArgs launch;
   DashboardArgs dashboard;
 };
@@ -89,8 +89,8 @@ Status write_stream_output(const std::string& file, std::size_t token, const Byt
 void print_nodes(const stream::RunResult& r) {
   for (std::size_t n = 0; n < r.nodes.size(); ++n) {
     const auto& node = r.nodes[n];
-    fmt::print("  node {} '{}' on {}: {} operators, {:.3f} s, {} bytes in, {} bytes out, at most {} bytes waiting to be read:", n, node.worker,
-               node.host, node.operators, node.seconds, node.bytes_in, node.bytes_out, node.most_waiting_bytes);
+    fmt::print("  node {} '{}' on {}: {} operators, {:.3f} s, {} bytes in, {} bytes out, {} bytes straight to other nodes, at most {} bytes waiting to be read:",
+               n, node.worker, node.host, node.operators, node.seconds, node.bytes_in, node.bytes_out, node.bytes_to_nodes, node.most_waiting_bytes);
     for (const auto& o : r.operators)
       if (o.node == static_cast<int>(n)) fmt::print(" {}", o.name);
     fmt::print("\n");
@@ -165,6 +165,9 @@ Command add_stream_command(CLI::App& app) {
       ->type_name("S")
       ->group(cluster);
   sub->add_flag("--no-aggregate", a->no_aggregate, "Send every token in its own message (to measure what aggregation saves)")->group(cluster);
+  sub->add_flag("--relay", a->relay,
+                "Send tokens between nodes through the driver (a star) instead of straight from node to node (to measure what direct links save)")
+      ->group(cluster);
   sub->add_flag("--one-level", a->one_level, "Put and take every arriving token under the inbox's lock (to measure what two-level buffering saves)")
       ->group(cluster);
   add_dashboard_flags(sub, a->dashboard);
@@ -204,6 +207,7 @@ Command add_stream_command(CLI::App& app) {
                 return usage_error(Status::InvalidArgument("--listen and --address-file need --min-workers N: how many worker processes to run on"));
               c.aggregate = !a->no_aggregate;
               c.two_level = !a->one_level;
+              c.direct_links = !a->relay;
               if (!a->place_profile.empty()) {
                 auto bytes = read_file(a->place_profile);
                 if (!bytes.ok()) return fail(bytes.status());
@@ -222,11 +226,11 @@ Command add_stream_command(CLI::App& app) {
               c.on_progress = [bar, board, seen = 0u](unsigned done, std::uint64_t relayed) mutable {
                 if (board != nullptr) {
                   board->count("nodes done", done);
-                  board->count("MB of tokens relayed", static_cast<double>(relayed) / 1e6);
+                  board->count("MB of tokens between nodes", static_cast<double>(relayed) / 1e6);
                 }
                 bar->advance(done - seen);
                 seen = done;
-                bar->note(fmt::format("nodes done, {:.1f} MB of tokens relayed", static_cast<double>(relayed) / 1e6));
+                bar->note(fmt::format("nodes done, {:.1f} MB of tokens between nodes", static_cast<double>(relayed) / 1e6));
               };
               result = stream::run_cluster(*program, o, c);
               bar->finish();

@@ -294,8 +294,9 @@ struct StreamProfile {
 struct NodeReport {
   std::string worker, host;        // its --name (or HOST:PID) and host
   std::size_t operators = 0;       // placed on it
-  std::uint64_t bytes_in = 0;      // driver -> node (SETUP and the tokens forwarded to it)
-  std::uint64_t bytes_out = 0;     // node -> driver (its tokens bound elsewhere, DONE)
+  std::uint64_t bytes_in = 0;      // driver -> node (SETUP, and the tokens relayed to it without direct links)
+  std::uint64_t bytes_out = 0;     // node -> driver (DONE, checkpoints, and its tokens bound elsewhere without direct links)
+  std::uint64_t bytes_to_nodes = 0;  // node -> other nodes straight over their links (ClusterOptions::direct_links)
   double seconds = 0;              // its part's run time
   // The most bytes of tokens from other nodes that waited on it to be read
   // (each such stream's peak, summed): with credits, at most the stream
@@ -346,13 +347,19 @@ struct ClusterOptions {
   std::string profile_json{};                // smart_min/max: an earlier run's profile (its text)
   std::uint64_t seed = 1;                    // naive's and METIS's
   bool aggregate = true;                     // tokens bound for one node leave in one message
+  // Tokens go straight from the node that writes a stream to the node that
+  // reads it, over each node's link socket; false: through the driver (a
+  // star). A node without a link socket (the driver off loopback, no keys)
+  // is reached through the driver either way.
+  bool direct_links = true;
   bool two_level = true;                     // a reader drains what arrived under one lock
   // Seconds between checkpoints (0: none, and a lost node ends the run).
   // The program's state travels to the driver each time: its cost is that
   // state's size, not the tokens' rate (docs/streams.md gives the figures).
   double checkpoint_every_s = 1.0;
   // While it runs, about ten times a second: nodes whose part finished, and
-  // the bytes of tokens relayed between nodes so far (a progress line).
+  // the bytes of tokens sent between nodes so far, through the driver or
+  // straight (a progress line).
   std::function<void(unsigned nodes_done, std::uint64_t relayed_bytes)> on_progress{};
 };
 // `node_options.mode` and `.trace` hold on every node; threads is each worker's own.

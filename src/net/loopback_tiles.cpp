@@ -129,7 +129,7 @@ class LoopbackTiles final : public runtime::RemoteTiles {
     role.slot_bytes = options.slot_bytes;
     role.tables = [this] { return tables_.current(); };
     role.wait_for_running_actor = true;
-    worker.add(make_tile_role(role, SecurityOptions{}, no_functions_, "in-process"));
+    worker.add(make_tile_role(role, no_functions_, "in-process"));
     Status s = worker.run();
     std::lock_guard<std::mutex> lock(mutex_);
     ended_[i] = std::move(s);

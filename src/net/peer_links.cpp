@@ -13,52 +13,19 @@ namespace redflow::net {
 using runtime::DecodedFrame;
 using runtime::WireKind;
 
-Result<std::unique_ptr<PeerLinks>> PeerLinks::open(zmq::context_t& context, const std::string& driver_endpoint,
-                                                  const SecurityOptions& security) {
-  std::unique_ptr<PeerLinks> links(new PeerLinks(context));
-  links->security_ = security;
-  const bool keyed = !security.key_file.empty();
-  // Plain text stays on this machine, as the driver's does; without keys off
-  // loopback there is no peer socket, and every transfer to this worker
-  // relays through the driver.
-  if (!keyed && endpoint_host(driver_endpoint).rfind("127.", 0) != 0) return links;
-  const std::string bind = keyed ? "tcp://0.0.0.0:*" : "tcp://127.0.0.1:*";
-  if (keyed) {
-    auto pair = read_secret_key_file(security.key_file);
-    if (!pair.ok()) return pair.status();
-    links->key_pair_ = *pair;
-    links->zap_ = std::make_unique<ZapAuthenticator>(context);
-    // Until WELCOME lists the driver's workers, only this worker's own key gets in (an empty list is refused).
-    REDFLOW_RETURN_IF_ERROR(links->zap_->start({AuthorizedKey{links->key_pair_.public_key, "self", 0}}, "this worker's key"));
-  }
-  auto router = make_peer_router(context, bind, links->key_pair_, links->zap_.get());
-  if (!router.ok()) return router.status();
-  links->router_ = std::move(router->first);
-  const std::string& bound = router->second;
-  links->port_ = static_cast<std::uint32_t>(std::stoul(bound.substr(bound.rfind(':') + 1)));
-  return links;
-}
-
 PeerLinks::~PeerLinks() {
   for (const auto& [peer, n] : refusals_.unlogged()) spdlog::warn("tile worker: refused {} message(s) from {} in all", n, peer);
 }
 
-Status PeerLinks::admit(const std::vector<std::string>& keys) {
-  if (!zap_ || keys.empty()) return Status::Ok();
-  std::vector<AuthorizedKey> list;
-  for (const std::string& k : keys) list.push_back(AuthorizedKey{k, "peer " + key_prefix(k), 0});
-  return zap_->start(list, "the driver's authorized keys");
-}
-
 void PeerLinks::poll_items(std::vector<zmq::pollitem_t>& items) {
-  if (port_ != 0) items.push_back({router_.handle(), 0, ZMQ_POLLIN, 0});
+  if (socket_.listening()) items.push_back({socket_.router().handle(), 0, ZMQ_POLLIN, 0});
   for (auto& [endpoint, socket] : dealers_) items.push_back({socket.handle(), 0, ZMQ_POLLIN, 0});
 }
 
 bool PeerLinks::take_request(Request& out) {
-  if (port_ == 0) return false;
+  if (!socket_.listening()) return false;
   std::vector<zmq::message_t> parts;
-  while (receive_message(router_, parts)) {
+  while (receive_message(socket_.router(), parts)) {
     const std::string route(static_cast<const char*>(parts[0].data()), parts[0].size());
     const auto spans = part_spans(parts, 1);
     Envelope e;
@@ -81,17 +48,12 @@ bool PeerLinks::take_request(Request& out) {
 }
 
 void PeerLinks::reply(const std::string& route, std::uint64_t id, std::vector<std::byte> frame) {
-  send_envelope_owned(router_, EnvelopeKind::kReply, id, std::move(frame), route);
+  send_envelope_owned(socket_.router(), EnvelopeKind::kReply, id, std::move(frame), route);
 }
 
 Result<zmq::socket_t*> PeerLinks::dealer_for(const std::string& endpoint, const std::string& public_key) {
   if (auto it = dealers_.find(endpoint); it != dealers_.end()) return &it->second;
-  SecurityOptions client;
-  if (!public_key.empty()) {
-    client.key_file = security_.key_file;
-    client.server_public_key = public_key;
-  }
-  auto dealer = make_worker_dealer(context_, endpoint, client);
+  auto dealer = socket_.dial(endpoint, public_key);
   if (!dealer.ok()) return dealer.status();
   return &dealers_.emplace(endpoint, std::move(*dealer)).first->second;
 }
@@ -194,8 +156,6 @@ bool PeerLinks::take_fetched(Fetched& out) {
   }
   return false;
 }
-
-std::uint64_t PeerLinks::refused_keys() const { return zap_ ? zap_->refused() : 0; }
 
 bool PeerLinks::cancel(std::uint64_t driver_request, Fetched& out) {
   for (auto it = pending_.begin(); it != pending_.end(); ++it) {

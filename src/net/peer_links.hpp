@@ -21,11 +21,8 @@
 //             (the engine takes the value from main memory or recomputes it).
 //
 // Everything runs on the worker's main thread (ZeroMQ sockets are not
-// thread-safe). Without keys the peer socket listens on loopback only, and
-// only when the driver is on loopback too (docs/security.md: nothing plain
-// leaves the machine); with keys it listens on every address, CURVE-encrypted,
-// and lets in exactly the worker keys WELCOME lists (the driver's
-// --authorized-keys).
+// thread-safe). The peer socket follows the security rule of every link
+// between workers (peer_socket.hpp).
 #pragma once
 
 #include <zmq.hpp>
@@ -37,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "net/peer_socket.hpp"
 #include "net/refusal_log.hpp"
 #include "net/security.hpp"
 #include "runtime/tile_protocol.hpp"
@@ -84,16 +82,13 @@ class PeerLinks {
     return whole;
   }
 
-  // Opens the peer socket for a worker of the driver at `driver_endpoint`
-  // (none, port() 0, when that is not on loopback and there are no keys).
-  static Result<std::unique_ptr<PeerLinks>> open(zmq::context_t& context, const std::string& driver_endpoint,
-                                                 const SecurityOptions& security);
+  // Links over the worker's peer socket for this driver (the session's,
+  // which outlives this).
+  explicit PeerLinks(PeerSocket& socket) : socket_(socket) {}
   ~PeerLinks();
 
-  std::uint32_t port() const { return port_; }
-  const std::string& public_key() const { return key_pair_.public_key; }
-  // The worker keys WELCOME listed: the only peers let in (with keys).
-  Status admit(const std::vector<std::string>& keys);
+  std::uint32_t port() const { return socket_.port(); }
+  const std::string& public_key() const { return socket_.public_key(); }
 
   // The sockets to poll for input (the peer socket and every DEALER).
   void poll_items(std::vector<zmq::pollitem_t>& items);
@@ -111,7 +106,7 @@ class PeerLinks {
 
   // Peers the peer socket turned away for their key (with keys), and
   // requests from peers let in that were refused (anything but a slot read).
-  std::uint64_t refused_keys() const;
+  std::uint64_t refused_keys() const { return socket_.refused_keys(); }
   std::uint64_t refused_messages() const { return refusals_.count(kPeersName); }
 
  private:
@@ -125,17 +120,11 @@ class PeerLinks {
   };
   // Asks for the next chunk of fetch `id`; false if it could not be sent.
   bool ask_next(std::uint64_t id, Pending& p);
-  explicit PeerLinks(zmq::context_t& context) : context_(context) {}
   Result<zmq::socket_t*> dealer_for(const std::string& endpoint, const std::string& public_key);
   static std::vector<std::byte> not_found(const Pending& p, const std::string& why);
   static constexpr const char* kPeersName = "its peers";  // the refusal log's one peer: all of them
 
-  zmq::context_t& context_;
-  SecurityOptions security_;
-  KeyPair key_pair_;
-  std::unique_ptr<ZapAuthenticator> zap_;  // with keys: answers the peer socket's handshakes
-  zmq::socket_t router_;
-  std::uint32_t port_ = 0;
+  PeerSocket& socket_;
   RefusalLog refusals_;  // what peers sent that was refused: logged first, then counted
   std::map<std::string, zmq::socket_t> dealers_;  // by peer endpoint
   std::map<std::uint64_t, Pending> pending_;      // by fetch id

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "net/driver_messages.hpp"
+#include "net/peer_socket.hpp"
 #include "net/tile_hub.hpp"
 #include "runtime/tile_protocol.hpp"
 
@@ -95,10 +96,7 @@ void TileHub::welcomed(unsigned index, Time now) {
   Worker w;
   w.progress = now;
   // Its peers reach it where the driver sees it (a worker may not know its own routable address).
-  const std::string& address = p.address;
-  if (p.hello.peer_port != 0 && !address.empty())
-    w.peer = {"tcp://" + (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":" + std::to_string(p.hello.peer_port),
-              p.hello.public_key};
+  if (std::string endpoint = peer_endpoint(p.address, p.hello.peer_port); !endpoint.empty()) w.peer = {std::move(endpoint), p.hello.public_key};
   spdlog::info("tile server: worker '{}' ({} pid {}, {} slots of {} bytes) is tile {}", p.hello.name, p.hello.host, p.hello.pid,
                p.hello.slots, p.hello.slot_bytes, options_.first_tile + index);
   workers_.push_back(std::move(w));

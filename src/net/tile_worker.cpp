@@ -430,18 +430,11 @@ class TileRole final : public WorkerRole {
       : options_(options), registry_(registry), origin_(std::move(origin)) {}
   Role role() const override { return Role::kTile; }
   std::uint16_t version() const override { return runtime::kTileProtocolVersion; }
-  Status describe(zmq::context_t& context, const std::string& connect, HelloMessage& hello) override {
-    // A peer socket per driver: nothing of the last driver's fetches or
-    // admitted keys carries over to the next one's.
-    links_.reset();
-    auto peers = PeerLinks::open(context, connect, security_);
-    if (!peers.ok()) return peers.status();
-    links_ = std::move(*peers);
+  Status describe(PeerSocket& peers, HelloMessage& hello) override {
+    links_ = std::make_unique<PeerLinks>(peers);  // nothing of the last driver's fetches carries over
     hello.slots = options_.slots;
     hello.slot_bytes = options_.slot_bytes;
     hello.functions = describe_functions(registry_, origin_);
-    hello.peer_port = links_->port();
-    hello.public_key = links_->public_key();
     return Status::Ok();
   }
   Result<std::unique_ptr<WorkerService>> start(const WelcomeMessage& welcome, Sender& driver, const Doorbell& doorbell) override {
@@ -452,26 +445,20 @@ class TileRole final : public WorkerRole {
       return Status::ResourceExhausted("cannot reserve " + std::to_string(options_.slots) + " slots of " + std::to_string(options_.slot_bytes) +
                                        " bytes");
     }
-    REDFLOW_RETURN_IF_ERROR(links_->admit(welcome.peer_keys));
     return std::unique_ptr<WorkerService>(std::make_unique<TileWork>(std::move(tile), registry_, options_, *links_, driver, doorbell));
   }
-  void secure(const SecurityOptions& security) { security_ = security; }
 
  private:
   TileRoleOptions options_;
   const Registry& registry_;
   std::string origin_;
-  SecurityOptions security_;
   std::unique_ptr<PeerLinks> links_;
 };
 
 }  // namespace
 
-std::unique_ptr<WorkerRole> make_tile_role(const TileRoleOptions& options, const SecurityOptions& security, const Registry& registry,
-                                           std::string_view origin) {
-  auto role = std::make_unique<TileRole>(options, registry, std::string(origin));
-  role->secure(security);
-  return role;
+std::unique_ptr<WorkerRole> make_tile_role(const TileRoleOptions& options, const Registry& registry, std::string_view origin) {
+  return std::make_unique<TileRole>(options, registry, std::string(origin));
 }
 
 Status run_tile_worker(const TileWorkerOptions& options, const Registry& registry, std::string_view origin) {
@@ -482,7 +469,7 @@ Status run_tile_worker(const TileWorkerOptions& options, const Registry& registr
   session.cores = options.cores;
   session.connect_timeout_s = options.connect_timeout_s;
   WorkerSession worker(std::move(session));
-  worker.add(make_tile_role(TileRoleOptions{options.cores, options.slots, options.slot_bytes}, options.security, registry, origin));
+  worker.add(make_tile_role(TileRoleOptions{options.cores, options.slots, options.slot_bytes}, registry, origin));
   return worker.run();
 }
 

@@ -46,8 +46,7 @@ struct TileRoleOptions {
 
 // The tile role, for a WorkerSession. `registry` outlives it; `origin` names
 // where its functions came from, for their versions in HELLO.
-std::unique_ptr<WorkerRole> make_tile_role(const TileRoleOptions& options, const SecurityOptions& security, const Registry& registry,
-                                           std::string_view origin);
+std::unique_ptr<WorkerRole> make_tile_role(const TileRoleOptions& options, const Registry& registry, std::string_view origin);
 
 struct TileWorkerOptions {
   std::string connect;                            // the driver's endpoint, e.g. tcp://127.0.0.1:5555

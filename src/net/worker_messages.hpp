@@ -56,10 +56,12 @@ struct HelloMessage {
   std::uint64_t slot_bytes = 0;
   std::vector<ActorFunctionInfo> functions;  // actor functions (a tile's)
   std::vector<std::string> operators;        // stream operators (a node's)
-  // Its peer socket, where other workers fetch values from its slots (the
-  // paper's TLM-to-TLM transfer; peer_links.hpp): the port (0: none, every
-  // transfer relays through the driver) and, with keys, the socket's CURVE
-  // public key (Z85). The driver adds the address it sees the worker at.
+  // Its peer socket (peer_socket.hpp), where other workers reach it: a
+  // tile's peers fetch values from its slots (the paper's TLM-to-TLM
+  // transfer; peer_links.hpp), a node's peers send it tokens
+  // (stream/node_links.hpp). The port (0: none, everything relays through
+  // the driver) and, with keys, the socket's CURVE public key (Z85). The
+  // driver adds the address it sees the worker at.
   std::uint32_t peer_port = 0;
   std::string public_key;
   friend bool operator==(const HelloMessage&, const HelloMessage&) = default;

@@ -118,9 +118,18 @@ Status WorkerSession::serve_one(const DriverAddress& driver, double connect_time
   hello.pid = static_cast<std::uint32_t>(getpid());
   hello.name = options_.name.empty() ? hello.host + ":" + std::to_string(hello.pid) : options_.name;
   hello.cores = options_.cores;
+  // A peer socket per driver: nothing of the last driver's links or
+  // admitted keys carries over (the old one closes before the new opens:
+  // one ZAP handler per context).
+  peers_.reset();
+  auto peers = PeerSocket::open(context_, connect, security);
+  if (!peers.ok()) return peers.status();
+  peers_ = std::move(*peers);
+  hello.peer_port = peers_->port();
+  hello.public_key = peers_->public_key();
   for (const auto& role : roles_) {
     hello.roles.push_back({role->role(), role->version()});
-    REDFLOW_RETURN_IF_ERROR(role->describe(context_, connect, hello));
+    REDFLOW_RETURN_IF_ERROR(role->describe(*peers_, hello));
   }
   std::vector<std::byte> body;
   encode(hello, body);
@@ -179,7 +188,9 @@ Status WorkerSession::serve_one(const DriverAddress& driver, double connect_time
             return refuse_and_leave(socket, connect,
                                     Status::InvalidArgument(std::string("the driver welcomed this worker as a ") + role_name(welcome.role) +
                                                             ", which it does not offer (it offers " + describe_roles(hello.roles) + ")"));
-          auto started = role->start(welcome, sender, doorbell);
+          // Its peers are the driver's workers: with keys, exactly those get in.
+          Status admitted = peers_->admit(welcome.peer_keys);
+          auto started = admitted.ok() ? role->start(welcome, sender, doorbell) : Result<std::unique_ptr<WorkerService>>(admitted);
           if (!started.ok()) {
             send_envelope(socket, EnvelopeKind::kBye, 0, {});
             return started.status();

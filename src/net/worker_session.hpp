@@ -55,6 +55,7 @@
 #include "net/doorbell.hpp"
 #include "net/driver_messages.hpp"
 #include "net/envelope.hpp"
+#include "net/peer_socket.hpp"
 #include "net/security.hpp"
 #include "net/sockets.hpp"
 #include "net/worker_messages.hpp"
@@ -107,9 +108,11 @@ class WorkerRole {
   virtual ~WorkerRole() = default;
   virtual Role role() const = 0;
   virtual std::uint16_t version() const = 0;
-  // Before every HELLO: this role's fields. `context` and `connect` are the
-  // session's (a tile opens its peer socket on them).
-  virtual Status describe(zmq::context_t& context, const std::string& connect, HelloMessage& hello) = 0;
+  // Before every HELLO: this role's fields. `peers` is the worker's peer
+  // socket for this driver (peer_socket.hpp; its port and key are already in
+  // HELLO): it lives until the next HELLO, and whichever role the driver
+  // WELCOMEs serves its peers on it (a tile's slot reads, a node's tokens).
+  virtual Status describe(PeerSocket& peers, HelloMessage& hello) = 0;
   // WELCOMEd into this role: its service for this driver, or why it cannot
   // serve (the session says BYE and ends with that error).
   virtual Result<std::unique_ptr<WorkerService>> start(const WelcomeMessage& welcome, Sender& driver, const Doorbell& doorbell) = 0;
@@ -150,8 +153,9 @@ class WorkerSession {
   WorkerRole* role_for(Role role) const;
 
   WorkerSessionOptions options_;
-  zmq::context_t context_{1};  // before roles_: their sockets (a tile's peer socket) close first
-  std::vector<std::unique_ptr<WorkerRole>> roles_;
+  zmq::context_t context_{1};  // first: every socket closes before it
+  std::unique_ptr<PeerSocket> peers_;  // this driver's (opened before each HELLO)
+  std::vector<std::unique_ptr<WorkerRole>> roles_;  // last: their links over peers_ go first
 };
 
 }  // namespace redflow::net

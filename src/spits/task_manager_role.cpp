@@ -59,7 +59,7 @@ class TaskManagerRole final : public net::WorkerRole {
   explicit TaskManagerRole(unsigned cores) : cores_(cores) {}
   net::Role role() const override { return net::Role::kTaskManager; }
   std::uint16_t version() const override { return kSpitsProtocolVersion; }
-  Status describe(zmq::context_t&, const std::string&, net::HelloMessage&) override { return Status::Ok(); }
+  Status describe(net::PeerSocket&, net::HelloMessage&) override { return Status::Ok(); }
 
   Result<std::unique_ptr<net::WorkerService>> start(const net::WelcomeMessage& welcome, net::Sender& driver, const net::Doorbell& doorbell) override {
     JobWelcome job;

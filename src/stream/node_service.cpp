@@ -8,6 +8,7 @@
 #include <set>
 
 #include "net/driver_messages.hpp"
+#include "net/peer_socket.hpp"
 #include "stream/builtin_operators.hpp"
 #include "stream/profile.hpp"
 #include "stream/stream_messages.hpp"
@@ -34,7 +35,8 @@ net::PeerHubOptions node_session_options(const ClusterOptions& options) {
 }
 }  // namespace
 
-NodeService::NodeService(const Program& program, const RunOptions& run, const ClusterOptions& options, std::vector<unsigned> node_of)
+NodeService::NodeService(const Program& program, const RunOptions& run, const ClusterOptions& options, std::vector<unsigned> node_of,
+                         std::vector<std::string> peer_keys)
     : program_(program),
       run_(run),
       options_(options),
@@ -43,7 +45,7 @@ NodeService::NodeService(const Program& program, const RunOptions& run, const Cl
       relayed_tokens_(program.streams().size(), 0),
       parts_(program.instances().size()),
       finals_(program.instances().size()),
-      base_(program.streams().size(), 0) {
+      peer_keys_(std::move(peer_keys)) {
   for (const auto& inst : program_.instances())
     if (!inst.spec.checkpointable) cannot_snapshot_ += (cannot_snapshot_.empty() ? "'" : ", '") + inst.name + "' (" + inst.op + ")";
   checkpoints_ = options_.checkpoint_every_s > 0 && cannot_snapshot_.empty();
@@ -90,6 +92,8 @@ std::string NodeService::admit(const net::HelloMessage& hello) {
   return missing.empty() ? std::string() : "it lacks the operator(s) " + missing + " that the program uses";
 }
 
+void NodeService::welcome(unsigned, net::WelcomeMessage& welcome) { welcome.peer_keys = peer_keys_; }
+
 void NodeService::welcomed(unsigned n, Time) {
   nodes_.emplace_back();
   spdlog::info("stream driver: {} joined as node {}", hub_.peer(n).hello.name, n);
@@ -102,6 +106,14 @@ void NodeService::welcomed(unsigned n, Time) {
 void NodeService::send_setups() {
   waiting_ready_ = true;
   ready_ = 0;
+  // Where each node's link socket is, as the driver sees the node (a worker
+  // may not know its own routable address); none for a lost node.
+  std::vector<NodeLink> links(nodes_.size());
+  for (unsigned k = 0; k < nodes_.size(); ++k) {
+    const net::PeerHub::Peer& p = hub_.peer(k);
+    if (nodes_[k].alive) links[k] = NodeLink{net::peer_endpoint(p.address, p.hello.peer_port), p.hello.public_key};
+    if (links[k].endpoint.empty()) links[k].public_key.clear();
+  }
   for (unsigned k = 0; k < nodes_.size(); ++k) {
     if (!nodes_[k].alive) continue;
     SetupMessage setup = make_setup(program_, node_of_, k, static_cast<unsigned>(nodes_.size()));
@@ -115,6 +127,7 @@ void NodeService::send_setups() {
     setup.checkpoints = checkpoints_;
     for (std::size_t op = 0; op < complete_.size(); ++op)
       if (node_of_[op] == k && complete_[op]) setup.restore.emplace_back(static_cast<std::uint32_t>(op), *complete_[op]);
+    if (options_.direct_links) setup.links = links;
     std::vector<std::byte> body;
     encode(setup, body);
     send(k, body);
@@ -176,12 +189,6 @@ bool NodeService::recover(unsigned n, const std::string& why) {
   ++incarnation_;
   in_flight_ = false;
   for (std::size_t op = 0; op < finals_.size(); ++op) finals_[op] = op < complete_.size() && complete_[op] && complete_[op]->finished ? complete_[op] : std::nullopt;
-  for (std::size_t k = 0; k < base_.size(); ++k) {
-    const Program::Stream& st = program_.streams()[k];
-    base_[k] = st.to < complete_.size() && complete_[st.to] && st.to_port < complete_[st.to]->channels.size()
-                   ? complete_[st.to]->channels[st.to_port].size() / std::max<std::size_t>(1, st.token_bytes)
-                   : 0;
-  }
   done_ = 0;
   nodes_[n].result = {};  // what it reported before it was lost is redone by the others
   for (Node& p : nodes_) {
@@ -226,6 +233,7 @@ void NodeService::on_reply(std::size_t i, std::span<const std::byte> body) {
       return;
     }
     case StreamMessage::kCredit: return on_credits(i, body);
+    case StreamMessage::kSent: return on_sent(i, body);
     case StreamMessage::kDone: {
       if (nodes_[i].done || !nodes_[i].alive) return;
       if (Status s = decode_done(body, nodes_[i].result, &nodes_[i].most_waiting_bytes); !s.ok()) return fail(Status::IOError(who(i) + ": " + s.message()));
@@ -270,7 +278,6 @@ void NodeService::on_barriers(std::size_t i, std::span<const std::byte> body) {
       return fail(Status::IOError(who(i) + " sent a barrier on stream " + std::to_string(b.stream) + ", which does not leave it"));
     const unsigned dest = node_of_[program_.streams()[b.stream].to];
     if (dest == i) continue;
-    b.position += base_[b.stream];
     to[dest].push_back(b);
   }
   for (auto& [dest, list] : to) {
@@ -283,9 +290,9 @@ void NodeService::on_barriers(std::size_t i, std::span<const std::byte> body) {
 // A reader's grant goes to the node of the streams' producer, unchanged.
 void NodeService::on_credits(std::size_t i, std::span<const std::byte> body) {
   std::uint32_t to = 0;
-  std::vector<CreditEntry> credits;
+  std::vector<TokenCount> credits;
   if (Status s = decode_credits(body, to, credits); !s.ok()) return fail(Status::IOError(who(i) + " sent a malformed message: " + s.message()));
-  for (const CreditEntry& c : credits) {
+  for (const TokenCount& c : credits) {
     const auto& streams = program_.streams();
     if (c.stream >= streams.size() || node_of_[streams[c.stream].to] != i || node_of_[streams[c.stream].from] != to || to == i)
       return fail(Status::IOError(who(i) + " granted credit on stream " + std::to_string(c.stream) + " from node " + std::to_string(to) +
@@ -293,6 +300,25 @@ void NodeService::on_credits(std::size_t i, std::span<const std::byte> body) {
   }
   if (to >= nodes_.size() || !nodes_[to].alive) return;
   send(to, body);
+}
+
+// What a node sent straight to others: counts so far, each SENT replacing the last.
+void NodeService::on_sent(std::size_t i, std::span<const std::byte> body) {
+  std::uint64_t bytes = 0;
+  std::vector<TokenCount> sent;
+  if (Status s = decode_sent(body, bytes, sent); !s.ok()) return fail(Status::IOError(who(i) + " sent a malformed message: " + s.message()));
+  const auto& streams = program_.streams();
+  for (const TokenCount& c : sent)
+    if (c.stream >= streams.size() || node_of_[streams[c.stream].from] != i)
+      return fail(Status::IOError(who(i) + " counted tokens on stream " + std::to_string(c.stream) + ", which does not leave it"));
+  nodes_[i].bytes_to_nodes = bytes;
+  for (const TokenCount& c : sent) relayed_tokens_[c.stream] = c.tokens;
+}
+
+std::uint64_t NodeService::relayed() const {
+  std::uint64_t bytes = relayed_;
+  for (const Node& p : nodes_) bytes += p.bytes_to_nodes;
+  return bytes;
 }
 
 void NodeService::on_snapshot(std::size_t i, std::span<const std::byte> body) {
@@ -329,7 +355,7 @@ RunResult NodeService::finish() {
     for (auto& s : p.result.streams) r.streams.push_back(std::move(s));
     std::size_t count = 0;
     for (unsigned k : node_of_) count += k == n;
-    r.nodes.push_back(NodeReport{hello.name, hello.host, count, p.bytes_in, p.bytes_out, p.result.seconds, p.most_waiting_bytes});
+    r.nodes.push_back(NodeReport{hello.name, hello.host, count, p.bytes_in, p.bytes_out, p.bytes_to_nodes, p.result.seconds, p.most_waiting_bytes});
   }
   for (const auto& inst : program_.instances())
     if (auto it = ops.find(inst.name); it != ops.end()) r.operators.push_back(std::move(it->second));

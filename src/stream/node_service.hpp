@@ -3,9 +3,10 @@
 // WELCOME, heartbeats, silence, BYE); this owns what a stream program does
 // with its nodes: admission by the operators the program uses (a worker
 // lacking one is refused with the reason, and the driver waits on for
-// another), each node's SETUP once all came, START once all are READY, the
-// TOKENS and CREDITs it relays from node to node, the DONEs it gathers into a RunResult,
-// and the error that ends the run (a node lost, failed or off the protocol).
+// another), each node's SETUP once all came (with where each node's link
+// socket listens: node_links.hpp), START once all are READY, the TOKENS,
+// BARRIERs and CREDITs it relays for nodes that have no links, the DONEs it
+// gathers into a RunResult, and the error that ends the run (a node lost, failed or off the protocol).
 // It has no socket and no clock: run_cluster() (stream_driver.cpp) is its
 // effects, and a unit test drives it with a recording sender.
 //
@@ -27,7 +28,10 @@ namespace redflow::stream {
 
 class NodeService final : public net::PeerService {
  public:
-  NodeService(const Program& program, const RunOptions& run, const ClusterOptions& options, std::vector<unsigned> node_of);
+  // `peer_keys`: with keys, the workers the driver lets in, whom each node's
+  // link socket lets in too (WELCOME lists them).
+  NodeService(const Program& program, const RunOptions& run, const ClusterOptions& options, std::vector<unsigned> node_of,
+              std::vector<std::string> peer_keys = {});
 
   net::PeerHub& hub() { return hub_; }
   // The run's error (Ok while it goes on).
@@ -38,8 +42,10 @@ class NodeService final : public net::PeerService {
   // The clock's turn: starts the next checkpoint when one is due.
   void tick(Time now);
   unsigned nodes_done() const { return done_; }
-  std::uint64_t relayed() const { return relayed_; }
-  // The streams between nodes, each with the tokens relayed on it so far
+  // Bytes of tokens between nodes so far: relayed here, and sent straight
+  // as the nodes' SENTs said.
+  std::uint64_t relayed() const;
+  // The streams between nodes, each with the tokens sent on it so far
   // (RunOptions::on_sample over worker processes; `queued` 0: the queues are
   // on the nodes).
   std::vector<StreamProfile> relayed_streams() const;
@@ -55,6 +61,7 @@ class NodeService final : public net::PeerService {
     RunResult result;
     std::uint64_t bytes_in = 0, bytes_out = 0;
     std::uint64_t most_waiting_bytes = 0;  // its DONE's
+    std::uint64_t bytes_to_nodes = 0;      // its last SENT's
   };
 
   std::string who(std::size_t i) const;
@@ -69,12 +76,14 @@ class NodeService final : public net::PeerService {
   void on_barriers(std::size_t i, std::span<const std::byte> body);
   void on_snapshot(std::size_t i, std::span<const std::byte> body);
   void on_credits(std::size_t i, std::span<const std::byte> body);
+  void on_sent(std::size_t i, std::span<const std::byte> body);
   // Goes on without lost node `n` from the last whole checkpoint; false
   // when it cannot (the run then fails naming the node).
   bool recover(unsigned n, const std::string& why);
 
   // PeerService
   std::string admit(const net::HelloMessage& hello) override;
+  void welcome(unsigned n, net::WelcomeMessage& welcome) override;
   void welcomed(unsigned n, Time now) override;
   bool message(unsigned n, const net::Envelope& e, Time now, zmq::message_t* body_part) override;
   void lost(unsigned n, const std::string& why, bool left) override;
@@ -101,7 +110,7 @@ class NodeService final : public net::PeerService {
   Time next_checkpoint_{};
   std::vector<std::optional<OperatorCheckpoint>> parts_, finals_;
   std::vector<std::optional<OperatorCheckpoint>> complete_;  // the last whole checkpoint (empty: none yet)
-  std::vector<std::uint64_t> base_;  // by stream: tokens its consumer got back from the checkpoint (barrier positions shift by them)
+  std::vector<std::string> peer_keys_;
   std::vector<NodeLoss> losses_;
   Time recovering_since_{};
   Time now_{};  // the time of the last message or tick

@@ -14,9 +14,9 @@
 // checkpoints: then it goes on from the last one on the other nodes. When it
 // fails, the other workers are told that error in a REFUSED and end with it.
 //
-// Tokens cross nodes through the driver (a star) rather than worker to
-// worker: one listening socket and one set of keys, and on a cluster switch
-// the bytes cross the same two links either way (docs/streams.md).
+// Tokens cross nodes worker to worker over each node's link socket
+// (node_links.hpp); the driver relays only for nodes without one, and with
+// ClusterOptions::direct_links off (docs/streams.md).
 #include <chrono>
 #include <zmq.hpp>
 
@@ -34,6 +34,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The IP a worker's message came from (ZeroMQ's Peer-Address): where the
+// other nodes reach its link socket. Empty when not over TCP; read only
+// until the run starts (every node's HELLO comes before it).
+std::string peer_address(std::vector<zmq::message_t>& parts) {
+  if (parts.size() < 2) return {};
+  try {
+    return parts[1].gets("Peer-Address");
+  } catch (const zmq::error_t&) {
+    return {};
+  }
+}
+
 // NodeService's effects: the socket, the clock, and the hub's sends.
 Result<RunResult> serve(NodeService& nodes, const RunOptions& node_options, const ClusterOptions& options, zmq::socket_t& router,
                         const std::string& endpoint) {
@@ -48,7 +60,7 @@ Result<RunResult> serve(NodeService& nodes, const RunOptions& node_options, cons
     if (Status s = net::poll_for(std::span(&item, 1), next_tick - Clock::now()); !s.ok()) error = s;
     // Bounded, so sending is never starved by a flood.
     for (int i = 0; i < 256 && nodes.error().ok() && net::receive_message(router, parts, 4); ++i)
-      if (!parts.empty()) hub.on_message(parts[0].to_string(), net::part_spans(parts, 1), {}, Clock::now());
+      if (!parts.empty()) hub.on_message(parts[0].to_string(), net::part_spans(parts, 1), nodes.started() ? std::string() : peer_address(parts), Clock::now());
     const auto now = Clock::now();
     nodes.tick(now);  // first: a loss the hub finds now is dated now
     if (now >= next_tick) {
@@ -101,7 +113,7 @@ Result<RunResult> run_cluster(const Program& program, const RunOptions& node_opt
   auto router = net::make_driver_router(context, options.cluster.listen, bound, security, zap);
   if (!router.ok()) return router.status();
   if (options.cluster.on_listening) options.cluster.on_listening(bound);
-  NodeService nodes(program, node_options, options, placed->placement.node_of);
+  NodeService nodes(program, node_options, options, placed->placement.node_of, zap.running() ? zap.public_keys() : std::vector<std::string>{});
   auto result = serve(nodes, node_options, options, *router, bound);
   router->set(zmq::sockopt::linger, 500);
   return result;

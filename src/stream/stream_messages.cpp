@@ -62,6 +62,7 @@ const char* stream_message_name(StreamMessage t) {
     case StreamMessage::kBarrier: return "BARRIER";
     case StreamMessage::kSnapshot: return "SNAPSHOT";
     case StreamMessage::kCredit: return "CREDIT";
+    case StreamMessage::kSent: return "SENT";
   }
   return "unknown";
 }
@@ -69,7 +70,7 @@ const char* stream_message_name(StreamMessage t) {
 bool operator==(const SetupMessage& a, const SetupMessage& b) {
   return a.protocol == b.protocol && a.node == b.node && a.nodes == b.nodes && a.mode == b.mode && a.two_level == b.two_level &&
          a.aggregate == b.aggregate && a.trace == b.trace && a.buffer_bytes == b.buffer_bytes && a.instances == b.instances && same_streams(a.streams, b.streams) && a.node_of == b.node_of &&
-         a.incarnation == b.incarnation && a.epoch == b.epoch && a.checkpoints == b.checkpoints && a.restore == b.restore;
+         a.incarnation == b.incarnation && a.epoch == b.epoch && a.checkpoints == b.checkpoints && a.restore == b.restore && a.links == b.links;
 }
 
 SetupMessage make_setup(const Program& p, const std::vector<unsigned>& node_of, unsigned node, unsigned nodes) {
@@ -142,6 +143,11 @@ void encode(const SetupMessage& m, std::vector<std::byte>& out) {
     w.u32(op);
     write_checkpoint(w, c);
   }
+  w.u32(static_cast<std::uint32_t>(m.links.size()));
+  for (const NodeLink& l : m.links) {
+    w.str(l.endpoint);
+    w.str(l.public_key);
+  }
 }
 
 Status decode(std::span<const std::byte> body, SetupMessage& out) {
@@ -197,11 +203,20 @@ Status decode(std::span<const std::byte> body, SetupMessage& out) {
     OperatorCheckpoint c = read_checkpoint(r);
     m.restore.emplace_back(op, std::move(c));
   }
+  const std::size_t links = r.count("node links", kMaxProgramItems, 8);
+  for (std::size_t i = 0; i < links && !r.failed(); ++i) {
+    NodeLink l;
+    l.endpoint = r.str("node link endpoint", kMaxNameBytes);
+    l.public_key = r.str("node link key", kMaxNameBytes);
+    m.links.push_back(std::move(l));
+  }
   r.finish("SETUP");
   if (!r.failed() && (m.nodes == 0 || m.node >= m.nodes))
     r.fail(wire::Error::kMalformed, "node " + std::to_string(m.node) + " of " + std::to_string(m.nodes));
   if (!r.failed() && m.node_of.size() != m.instances.size())
     r.fail(wire::Error::kMalformed, "a placement of " + std::to_string(m.node_of.size()) + " operators for " + std::to_string(m.instances.size()));
+  if (!r.failed() && !m.links.empty() && m.links.size() != m.nodes)
+    r.fail(wire::Error::kMalformed, "links to " + std::to_string(m.links.size()) + " nodes of " + std::to_string(m.nodes));
   for (std::size_t i = 0; i < m.node_of.size() && !r.failed(); ++i)
     if (m.node_of[i] >= m.nodes)
       r.fail(wire::Error::kMalformed, "operator " + std::to_string(i) + " placed on node " + std::to_string(m.node_of[i]) + " of " + std::to_string(m.nodes));
@@ -370,7 +385,7 @@ Status decode(std::span<const std::byte> body, SnapshotMessage& out) {
 Result<StreamMessage> message_type(std::span<const std::byte> body) {
   if (body.empty()) return wire::status("stream message", wire::Error::kTruncated, "an empty body");
   const auto t = static_cast<std::uint8_t>(body[0]);
-  if (t < 1 || t > 10) return wire::status("stream message", wire::Error::kUnknownKind, "type " + std::to_string(t));
+  if (t < 1 || t > 11) return wire::status("stream message", wire::Error::kUnknownKind, "type " + std::to_string(t));
   return static_cast<StreamMessage>(t);
 }
 
@@ -388,31 +403,60 @@ void TokenBatchWriter::add(std::uint32_t stream, bool close, std::span<const std
   w.raw(tokens.data(), tokens.size());
 }
 
-void encode_credits(std::uint32_t node, const std::vector<CreditEntry>& credits, std::vector<std::byte>& out) {
-  wire::Writer w(out);
-  w.u8(static_cast<std::uint8_t>(StreamMessage::kCredit));
-  w.u32(node);
-  w.u32(static_cast<std::uint32_t>(credits.size()));
-  for (const auto& c : credits) {
+namespace {
+// A CREDIT's or SENT's list: u32 count, then {u32 stream, u64 tokens}.
+void write_counts(wire::Writer& w, const std::vector<TokenCount>& counts) {
+  w.u32(static_cast<std::uint32_t>(counts.size()));
+  for (const auto& c : counts) {
     w.u32(c.stream);
     w.u64(c.tokens);
   }
 }
-
-Status decode_credits(std::span<const std::byte> body, std::uint32_t& node, std::vector<CreditEntry>& out) {
-  wire::Reader r = reader_for(body, StreamMessage::kCredit);
-  const std::uint32_t to = r.u32("node");
-  std::vector<CreditEntry> v;
-  const std::size_t n = r.count("credits", kMaxProgramItems, 12);
+std::vector<TokenCount> read_counts(wire::Reader& r) {
+  std::vector<TokenCount> v;
+  const std::size_t n = r.count("stream counts", kMaxProgramItems, 12);
   for (std::size_t i = 0; i < n && !r.failed(); ++i) {
-    CreditEntry c;
+    TokenCount c;
     c.stream = r.u32("stream");
     c.tokens = r.u64("tokens");
     v.push_back(c);
   }
+  return v;
+}
+}  // namespace
+
+void encode_credits(std::uint32_t node, const std::vector<TokenCount>& credits, std::vector<std::byte>& out) {
+  wire::Writer w(out);
+  w.u8(static_cast<std::uint8_t>(StreamMessage::kCredit));
+  w.u32(node);
+  write_counts(w, credits);
+}
+
+Status decode_credits(std::span<const std::byte> body, std::uint32_t& node, std::vector<TokenCount>& out) {
+  wire::Reader r = reader_for(body, StreamMessage::kCredit);
+  const std::uint32_t to = r.u32("node");
+  std::vector<TokenCount> v = read_counts(r);
   r.finish("CREDIT");
   if (r.failed()) return wire::status("stream CREDIT", r.error(), r.what());
   node = to;
+  out = std::move(v);
+  return Status::Ok();
+}
+
+void encode_sent(std::uint64_t bytes, const std::vector<TokenCount>& sent, std::vector<std::byte>& out) {
+  wire::Writer w(out);
+  w.u8(static_cast<std::uint8_t>(StreamMessage::kSent));
+  w.u64(bytes);
+  write_counts(w, sent);
+}
+
+Status decode_sent(std::span<const std::byte> body, std::uint64_t& bytes, std::vector<TokenCount>& out) {
+  wire::Reader r = reader_for(body, StreamMessage::kSent);
+  const std::uint64_t b = r.u64("bytes");
+  std::vector<TokenCount> v = read_counts(r);
+  r.finish("SENT");
+  if (r.failed()) return wire::status("stream SENT", r.error(), r.what());
+  bytes = b;
   out = std::move(v);
   return Status::Ok();
 }

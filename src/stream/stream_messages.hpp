@@ -6,22 +6,32 @@
 //   driver -> node   SETUP   the program, its placement, this node's id, the modes
 //   node -> driver   READY   its operators are built (or ERROR: why not)
 //   driver -> node   START   every node is ready: run
-//   both ways        TOKENS  token batches; node -> driver names the node they
-//                            are bound for, and the driver forwards the body
+//   both ways        TOKENS  token batches, naming the node they are bound
+//                            for. Sent straight to that node over its link
+//                            socket when SETUP names one (node_links.hpp);
+//                            else to the driver, which forwards the body
 //                            unchanged to it (a star, docs/streams.md)
 //   node -> driver   DONE    its operators finished: outputs and profile
 //   node -> driver   ERROR   an operator failed, or the program cannot be built here
 //   driver -> node   CHECKPOINT  the sources take checkpoint `epoch`
 //   both ways        BARRIER  where checkpoint barriers lie on streams that
-//                            cross nodes: the driver sends each on to the
-//                            node that reads the stream
+//                            cross nodes, counted from the producer's first
+//                            token of this incarnation (the reader adds what
+//                            its checkpoint restored): straight to the node
+//                            that reads the stream with its tokens, or
+//                            through the driver as they go
 //   node -> driver   SNAPSHOT an operator's part of a checkpoint (or its
 //                            final state once it finished)
 //   both ways        CREDIT  tokens of streams with a credit window that the
 //                            node reading them has taken since its last
 //                            CREDIT: the producer's node may send as many
-//                            more (credit_window.hpp). Node -> driver names
-//                            the producer's node; the driver forwards it.
+//                            more (credit_window.hpp). It names the
+//                            producer's node and goes to it as TOKENS do.
+//   node -> driver   SENT    with direct links: the bytes this node has sent
+//                            straight to other nodes and the tokens of each
+//                            stream leaving it so far, about ten times a
+//                            second and before DONE (the driver's progress,
+//                            live sample and report).
 //
 // After a node is lost the driver sends each survivor a new SETUP, of the
 // next incarnation, carrying the operators' checkpoint; the node drops its
@@ -45,13 +55,21 @@
 namespace redflow::stream {
 
 // The stream node role's protocol version, offered in a worker's HELLO.
-inline constexpr std::uint16_t kStreamProtocolVersion = 3;
+inline constexpr std::uint16_t kStreamProtocolVersion = 4;
 inline constexpr std::size_t kMaxProgramItems = std::size_t{1} << 20;  // operators, streams, args
 inline constexpr std::size_t kMaxNameBytes = std::size_t{1} << 12;
 inline constexpr std::size_t kMaxValueBytes = (std::size_t{1} << 31) - 1;  // an output's bytes
 
-enum class StreamMessage : std::uint8_t { kSetup = 1, kReady = 2, kStart = 3, kTokens = 4, kDone = 5, kError = 6, kCheckpoint = 7, kBarrier = 8, kSnapshot = 9, kCredit = 10 };
+enum class StreamMessage : std::uint8_t { kSetup = 1, kReady = 2, kStart = 3, kTokens = 4, kDone = 5, kError = 6, kCheckpoint = 7, kBarrier = 8, kSnapshot = 9, kCredit = 10, kSent = 11 };
 const char* stream_message_name(StreamMessage t);
+
+// Where a node listens for the other nodes' tokens (node_links.hpp): an
+// empty endpoint when it has no link socket (tokens for it go through the
+// driver); with keys, its public key (Z85).
+struct NodeLink {
+  std::string endpoint, public_key;
+  friend bool operator==(const NodeLink&, const NodeLink&) = default;
+};
 
 struct SetupMessage {
   std::uint16_t protocol = kStreamProtocolVersion;
@@ -75,6 +93,9 @@ struct SetupMessage {
   std::uint32_t incarnation = 0, epoch = 0;
   bool checkpoints = false;  // the node reports barriers and snapshots
   std::vector<std::pair<std::uint32_t, OperatorCheckpoint>> restore;
+  // Where each node listens (by node; empty: every token goes through the
+  // driver, the star).
+  std::vector<NodeLink> links;
   friend bool operator==(const SetupMessage& a, const SetupMessage& b);
 };
 
@@ -84,11 +105,12 @@ struct BarrierEntry {
   std::uint64_t position = 0;
   friend bool operator==(const BarrierEntry&, const BarrierEntry&) = default;
 };
-// Tokens of a stream taken by its reader, granted back (CREDIT).
-struct CreditEntry {
+// Tokens of a stream: taken by its reader, granted back (CREDIT), or sent
+// by its producer's node so far (SENT).
+struct TokenCount {
   std::uint32_t stream = 0;
   std::uint64_t tokens = 0;
-  friend bool operator==(const CreditEntry&, const CreditEntry&) = default;
+  friend bool operator==(const TokenCount&, const TokenCount&) = default;
 };
 // An operator's part of a checkpoint (SNAPSHOT).
 struct SnapshotMessage {
@@ -112,7 +134,8 @@ void encode_ready(std::uint32_t incarnation, std::vector<std::byte>& out);
 void encode_checkpoint(std::uint32_t epoch, std::vector<std::byte>& out);
 void encode_barriers(const std::vector<BarrierEntry>& barriers, std::vector<std::byte>& out);
 void encode(const SnapshotMessage& m, std::vector<std::byte>& out);
-void encode_credits(std::uint32_t node, const std::vector<CreditEntry>& credits, std::vector<std::byte>& out);
+void encode_credits(std::uint32_t node, const std::vector<TokenCount>& credits, std::vector<std::byte>& out);
+void encode_sent(std::uint64_t bytes, const std::vector<TokenCount>& sent, std::vector<std::byte>& out);
 
 // The type byte of a body; a named error for an empty body or an unknown type.
 Result<StreamMessage> message_type(std::span<const std::byte> body);
@@ -124,7 +147,8 @@ Status decode_ready(std::span<const std::byte> body, std::uint32_t& incarnation)
 Status decode_checkpoint(std::span<const std::byte> body, std::uint32_t& epoch);
 Status decode_barriers(std::span<const std::byte> body, std::vector<BarrierEntry>& out);
 Status decode(std::span<const std::byte> body, SnapshotMessage& out);
-Status decode_credits(std::span<const std::byte> body, std::uint32_t& node, std::vector<CreditEntry>& out);
+Status decode_credits(std::span<const std::byte> body, std::uint32_t& node, std::vector<TokenCount>& out);
+Status decode_sent(std::span<const std::byte> body, std::uint64_t& bytes, std::vector<TokenCount>& out);
 
 // Writes TOKENS bodies: begin() once, then add() per stream's run of tokens.
 class TokenBatchWriter {

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <functional>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -26,6 +27,7 @@
 #include "net/worker_messages.hpp"
 #include "net/worker_session.hpp"
 #include "stream/credit_window.hpp"
+#include "stream/node_links.hpp"
 #include "stream/inbox.hpp"
 #include "stream/op_state.hpp"
 #include "stream/runner.hpp"
@@ -43,6 +45,8 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kBatchBytes = std::size_t{1} << 20;
 // Without aggregation: tokens of one stream sent (one message each) per turn of the I/O loop.
 constexpr std::size_t kTokensPerTurn = 4096;
+// Bodies from other nodes taken per turn of the I/O loop.
+constexpr int kBodiesPerTurn = 256;
 
 // This node's part of the program while it runs.
 class NodeRun {
@@ -61,10 +65,19 @@ class NodeRun {
       if (!rung_.exchange(true)) doorbell_.ring();
     };
     part_.epoch = setup_.epoch;
+    base_.assign(setup_.streams.size(), 0);
     if (!setup_.restore.empty()) {
       part_.restore.resize(setup_.node_of.size());
       for (auto& [op, c] : setup_.restore) part_.restore[op] = std::move(c);
       setup_.restore.clear();
+      // A producer counts a barrier's position from its first token of this
+      // incarnation; the reader's count starts with the tokens its checkpoint put back.
+      for (std::size_t k = 0; k < setup_.streams.size(); ++k) {
+        const Program::Stream& st = setup_.streams[k];
+        const auto& c = part_.restore[st.to];
+        if (setup_.node_of[st.to] == setup_.node && c && st.to_port < c->channels.size())
+          base_[k] = c->channels[st.to_port].size() / std::max<std::size_t>(1, st.token_bytes);
+      }
     }
     if (setup_.checkpoints) {
       // Each operator's part goes to the driver from the I/O thread: queued
@@ -102,7 +115,7 @@ class NodeRun {
   Status deliver_barriers(const std::vector<BarrierEntry>& barriers) {
     for (const BarrierEntry& b : barriers)
       if (!runner_->incoming(b.stream)) return Status::InvalidArgument("stream BARRIER: stream " + std::to_string(b.stream) + " does not come to this node");
-    for (const BarrierEntry& b : barriers) runner_->deliver_barrier(b.stream, b.epoch, b.position);
+    for (const BarrierEntry& b : barriers) runner_->deliver_barrier(b.stream, b.epoch, b.position + base_[b.stream]);
     return Status::Ok();
   }
   void start() {
@@ -135,9 +148,9 @@ class NodeRun {
   // more; a named error for a stream that does not leave here with a window.
   Status credit(std::span<const std::byte> body) {
     std::uint32_t node = 0;
-    std::vector<CreditEntry> credits;
+    std::vector<TokenCount> credits;
     REDFLOW_RETURN_IF_ERROR(decode_credits(body, node, credits));
-    for (const CreditEntry& c : credits) {
+    for (const TokenCount& c : credits) {
       auto it = std::find_if(outs_.begin(), outs_.end(), [&](const Out& o) { return o.stream == c.stream; });
       if (node != setup_.node || it == outs_.end() || it->window == 0)
         return Status::InvalidArgument("stream CREDIT: stream " + std::to_string(c.stream) + " does not leave node " + std::to_string(node) +
@@ -160,7 +173,9 @@ class NodeRun {
   // the credit of those with a window, and the credit this node's readers
   // have to grant. True when every stream bound elsewhere has ended and its
   // end was sent.
-  bool flush(net::Sender& driver) {
+  // `post(node, body)` sends a TOKENS, BARRIER or CREDIT body on its way to `node`.
+  using Post = std::function<void(std::uint32_t, std::vector<std::byte>)>;
+  bool flush(net::Sender& driver, const Post& post) {
     rung_.store(false);  // before draining: a write after this point rings again
     std::map<std::uint32_t, std::vector<std::byte>> bodies;
     std::vector<std::byte> run;
@@ -173,9 +188,7 @@ class NodeRun {
     auto send = [&](std::uint32_t node) {
       auto it = bodies.find(node);
       if (it == bodies.end() || it->second.empty()) return;
-      driver.send(net::EnvelopeKind::kReply, 0, it->second);
-      sent_bytes_ += it->second.size();
-      ++sent_messages_;
+      post(node, std::move(it->second));
       it->second.clear();
     };
     for (Out& o : outs_) {
@@ -229,7 +242,7 @@ class NodeRun {
             send(o.node);
             std::vector<std::byte> b;
             encode_barriers(std::vector<BarrierEntry>{*barrier}, b);
-            driver.send(net::EnvelopeKind::kReply, 0, b);
+            post(o.node, std::move(b));
             o.sent_epoch = barrier->epoch;
             run = std::move(rest);
             count = run.size() / size;
@@ -253,21 +266,20 @@ class NodeRun {
     }
     if (more) doorbell_.ring();
     for (auto& [node, body] : bodies) send(node);
-    send_credits(driver);
+    send_credits(post);
     send_reports(driver);
     return all_closed;
   }
   // What this node's readers of streams with a window took since the last
   // grant, to each producer's node.
-  void send_credits(net::Sender& driver) {
-    std::map<std::uint32_t, std::vector<CreditEntry>> grants;
+  void send_credits(const Post& post) {
+    std::map<std::uint32_t, std::vector<TokenCount>> grants;
     for (const In& in : ins_)
-      if (const std::uint64_t t = runner_->incoming_inbox(in.stream)->take_credit()) grants[in.node].push_back(CreditEntry{in.stream, t});
-    std::vector<std::byte> b;
+      if (const std::uint64_t t = runner_->incoming_inbox(in.stream)->take_credit()) grants[in.node].push_back(TokenCount{in.stream, t});
     for (const auto& [node, credits] : grants) {
-      b.clear();
+      std::vector<std::byte> b;
       encode_credits(node, credits, b);
-      driver.send(net::EnvelopeKind::kReply, 0, b);
+      post(node, std::move(b));
     }
   }
   // A barrier on stream `o` not yet sent and no further than the tokens
@@ -295,7 +307,12 @@ class NodeRun {
       driver.send(net::EnvelopeKind::kReply, 0, b);
     }
   }
-  std::uint64_t sent_bytes() const { return sent_bytes_; }
+  // The tokens of each stream leaving this node taken for sending so far.
+  std::vector<TokenCount> sent() const {
+    std::vector<TokenCount> out;
+    for (const Out& o : outs_) out.push_back(TokenCount{o.stream, o.popped});
+    return out;
+  }
   const SetupMessage& setup() const { return setup_; }
 
  private:
@@ -322,13 +339,13 @@ class NodeRun {
   std::unique_ptr<Runner> runner_;
   std::vector<Out> outs_;
   std::vector<In> ins_;
+  std::vector<std::uint64_t> base_;  // by stream: the tokens its reader's checkpoint put back
   std::mutex reports_mutex_;  // checkpoint reports from the operators' threads
   std::vector<SnapshotMessage> snapshots_;
   std::atomic<bool> rung_{false}, finished_{false};
   bool started_ = false;
   std::optional<Result<RunResult>> result_;
   std::thread thread_;
-  std::uint64_t sent_bytes_ = 0, sent_messages_ = 0;
 };
 
 // One driver's node: SETUP builds its part, START runs it, TOKENS feed its
@@ -336,8 +353,8 @@ class NodeRun {
 // DONE (or ERROR) once its part ended.
 class NodeWork final : public net::WorkerService {
  public:
-  NodeWork(const OperatorRegistry& registry, unsigned threads, net::Sender& driver, const net::Doorbell& doorbell)
-      : registry_(registry), threads_(threads), driver_(driver), doorbell_(doorbell) {}
+  NodeWork(const OperatorRegistry& registry, unsigned threads, NodeLinks& links, net::Sender& driver, const net::Doorbell& doorbell)
+      : registry_(registry), threads_(threads), links_(links), driver_(driver), doorbell_(doorbell) {}
 
   Status on_request(std::uint64_t, net::ReceivedBytes frame) override {
     const std::span<const std::byte> body = frame.bytes();
@@ -359,6 +376,7 @@ class NodeWork final : public net::WorkerService {
       const std::uint32_t incarnation = setup.incarnation;
       Result<Program> program = s.ok() ? program_of(setup, registry_) : Result<Program>(s);
       if (!program.ok()) return report_error(program.status());
+      if (Status l = links_.connect(setup.links, setup.node, incarnation); !l.ok()) return report_error(l);
       node_ = std::make_unique<NodeRun>(std::move(setup), std::move(*program), threads_, doorbell_);
       if (Status p = node_->prepare(); !p.ok()) return report_error(p);
       std::vector<std::byte> b;
@@ -368,30 +386,9 @@ class NodeWork final : public net::WorkerService {
       std::uint32_t epoch = 0;
       if (Status s = decode_checkpoint(body, epoch); !s.ok()) return report_error(s);
       if (node_ && failure_.ok()) node_->request_checkpoint(epoch);
-    } else if (*type == StreamMessage::kBarrier) {
-      std::vector<BarrierEntry> barriers;
-      Status s = decode_barriers(body, barriers);
-      if (s.ok() && node_ && failure_.ok()) s = node_->deliver_barriers(barriers);
-      if (!s.ok()) {
-        if (node_) node_->abort(s);
-        return report_error(s);
-      }
-    } else if (*type == StreamMessage::kCredit) {
-      if (!node_ || !failure_.ok()) return Status::Ok();
-      if (Status s = node_->credit(body); !s.ok()) {
-        node_->abort(s);
-        return report_error(s);
-      }
-    } else if (*type == StreamMessage::kStart) {
+    } else if (*type == StreamMessage::kBarrier || *type == StreamMessage::kCredit || *type == StreamMessage::kTokens) {
+      return from_node(*type, body);    } else if (*type == StreamMessage::kStart) {
       if (node_ && failure_.ok() && !node_->started()) node_->start();
-    } else if (*type == StreamMessage::kTokens) {
-      if (!node_ || !failure_.ok()) return Status::Ok();
-      // Tokens that do not fit this node's part are refused whole: a
-      // stream program cannot go on with a hole in a stream.
-      if (Status s = node_->deliver(body); !s.ok()) {
-        node_->abort(s);
-        return report_error(s);
-      }
     } else {
       spdlog::warn("stream worker: ignored a {} from the driver", stream_message_name(*type));
     }
@@ -399,11 +396,25 @@ class NodeWork final : public net::WorkerService {
   }
 
   Status turn() override {
+    // What other nodes sent straight here, before this node's own sends;
+    // bounded, so a flood cannot keep this thread from its heartbeats (the
+    // rest is read on the next turn: the socket stays readable).
+    net::ReceivedBytes b;
+    for (int i = 0; i < kBodiesPerTurn && links_.receive(b); ++i) {
+      if (!node_ || !failure_.ok()) continue;
+      auto type = message_type(b.bytes());  // NodeLinks let in only the bodies nodes send each other
+      REDFLOW_RETURN_IF_ERROR(from_node(*type, b.bytes()));
+    }
     if (!node_ || !node_->started() || done_sent_ || !failure_.ok()) return Status::Ok();
     // Finished read first: what the operators reported before they ended
     // then goes out in this flush, ahead of DONE.
     const bool finished = node_->finished();
-    const bool all_sent = node_->flush(driver_);
+    links_.retry();
+    const bool all_sent = node_->flush(driver_, [this](std::uint32_t node, std::vector<std::byte> body) {
+      if (links_.direct(node)) links_.send(node, std::move(body));
+      else driver_.send_owned(net::EnvelopeKind::kReply, 0, std::move(body));
+    }) && links_.idle();
+    report_sent(finished && all_sent);
     if (!finished) return Status::Ok();
     if (!outcome_) outcome_ = node_->take_result();  // joins: the runner is done
     if (!outcome_->ok()) {
@@ -423,6 +434,8 @@ class NodeWork final : public net::WorkerService {
     return Status::Ok();
   }
 
+  void poll_items(std::vector<zmq::pollitem_t>& items) override { links_.poll_items(items); }
+
   Status on_bye() override {
     if (!failure_.ok()) return failure_;
     if (!done_sent_) return Status::IOError("the driver ended the run before this node's part finished (another node failed or was lost)");
@@ -434,6 +447,34 @@ class NodeWork final : public net::WorkerService {
   }
 
  private:
+  // With direct links the driver sees no tokens: SENT tells it what went,
+  // about ten times a second and once more before DONE (`last`).
+  void report_sent(bool last) {
+    const std::uint64_t bytes = links_.sent_bytes();
+    const auto now = Clock::now();
+    if (bytes == reported_bytes_ || (!last && now < next_report_)) return;
+    std::vector<std::byte> b;
+    encode_sent(bytes, node_->sent(), b);
+    reply(b);
+    reported_bytes_ = bytes;
+    next_report_ = now + std::chrono::milliseconds(100);
+  }
+  // TOKENS, BARRIER or CREDIT, from the driver or straight from another node.
+  Status from_node(StreamMessage type, std::span<const std::byte> body) {
+    if (!node_ || !failure_.ok()) return Status::Ok();
+    // Tokens that do not fit this node's part are refused whole: a stream
+    // program cannot go on with a hole in a stream.
+    Status s = type == StreamMessage::kTokens ? node_->deliver(body) : type == StreamMessage::kCredit ? node_->credit(body) : [&] {
+      std::vector<BarrierEntry> barriers;
+      Status d = decode_barriers(body, barriers);
+      return d.ok() ? node_->deliver_barriers(barriers) : d;
+    }();
+    if (!s.ok()) {
+      node_->abort(s);
+      return report_error(s);
+    }
+    return Status::Ok();
+  }
   void reply(const std::vector<std::byte>& b) { driver_.send(net::EnvelopeKind::kReply, 0, b); }
   // Why this node's part failed: reported once (Ok: the session goes on
   // until the driver's BYE), then returned at BYE.
@@ -448,12 +489,15 @@ class NodeWork final : public net::WorkerService {
 
   const OperatorRegistry& registry_;
   unsigned threads_;
+  NodeLinks& links_;
   net::Sender& driver_;
   const net::Doorbell& doorbell_;
   std::unique_ptr<NodeRun> node_;
   Status failure_;
   std::optional<Result<RunResult>> outcome_;  // the node's part, once it finished
   bool done_sent_ = false;
+  std::uint64_t reported_bytes_ = 0;  // in the last SENT
+  Clock::time_point next_report_{};
 };
 
 class NodeRole final : public net::WorkerRole {
@@ -461,17 +505,19 @@ class NodeRole final : public net::WorkerRole {
   NodeRole(const OperatorRegistry& registry, unsigned threads) : registry_(registry), threads_(threads) {}
   net::Role role() const override { return net::Role::kNode; }
   std::uint16_t version() const override { return kStreamProtocolVersion; }
-  Status describe(zmq::context_t&, const std::string&, net::HelloMessage& hello) override {
+  Status describe(net::PeerSocket& peers, net::HelloMessage& hello) override {
+    links_ = std::make_unique<NodeLinks>(peers);  // nothing of the last driver's links carries over
     hello.operators = registry_.names();
     return Status::Ok();
   }
   Result<std::unique_ptr<net::WorkerService>> start(const net::WelcomeMessage&, net::Sender& driver, const net::Doorbell& doorbell) override {
-    return std::unique_ptr<net::WorkerService>(std::make_unique<NodeWork>(registry_, threads_, driver, doorbell));
+    return std::unique_ptr<net::WorkerService>(std::make_unique<NodeWork>(registry_, threads_, *links_, driver, doorbell));
   }
 
  private:
   const OperatorRegistry& registry_;
   unsigned threads_;
+  std::unique_ptr<NodeLinks> links_;
 };
 
 }  // namespace

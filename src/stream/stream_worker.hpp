@@ -4,8 +4,9 @@
 // runs it with a local Runner (runner.hpp) while its main thread is the
 // process's one I/O thread (SCORE, "SCORE on Millennium" section 3): it sends
 // the tokens its operators write to streams bound for other nodes, aggregated
-// per node into one message (unless told not to), fills the inboxes of
-// streams that come here, and keeps the heartbeat.
+// per node into one message (unless told not to), straight to each node's
+// link socket (node_links.hpp) or through the driver for a node without one,
+// fills the inboxes of streams that come here, and keeps the heartbeat.
 //
 // It ends on the driver's BYE: Ok when its part finished and DONE was sent;
 // an error when the run ended before (another node failed or was lost), when

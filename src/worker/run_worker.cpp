@@ -40,7 +40,7 @@ Status run(const WorkerOptions& options, const Registry& actors, const stream::O
   if (options.on_welcome)
     session.on_welcome = [&options](const net::WelcomeMessage& w) { options.on_welcome(net::role_name(w.role), w.tile); };
   net::WorkerSession worker(std::move(session));
-  worker.add(net::make_tile_role(net::TileRoleOptions{options.cores, options.slots, options.slot_bytes}, security, actors, origin));
+  worker.add(net::make_tile_role(net::TileRoleOptions{options.cores, options.slots, options.slot_bytes}, actors, origin));
   worker.add(stream::make_node_role(operators, options.cores));
   worker.add(spits::make_task_manager_role(options.cores));
   return worker.run();

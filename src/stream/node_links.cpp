@@ -1,0 +1,92 @@
+// A stream node's direct links to the other nodes (node_links.hpp).
+#include "stream/node_links.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "net/envelope.hpp"
+
+namespace redflow::stream {
+
+NodeLinks::~NodeLinks() {
+  for (const auto& [peer, n] : refusals_.unlogged()) spdlog::warn("stream worker: refused {} message(s) from {} in all", n, peer);
+}
+
+Status NodeLinks::connect(const std::vector<NodeLink>& links, std::uint32_t self, std::uint32_t incarnation) {
+  dealers_.clear();  // an earlier incarnation's links, and what waited on them, go
+  waiting_for_.assign(links.size(), {});
+  waiting_ = 0;
+  incarnation_ = incarnation;
+  dealers_.resize(links.size());
+  for (std::uint32_t n = 0; n < links.size(); ++n) {
+    if (n == self || links[n].endpoint.empty()) continue;
+    auto dealer = socket_.dial(links[n].endpoint, links[n].public_key);
+    if (!dealer.ok()) return Status::IOError("cannot link to node " + std::to_string(n) + " at " + links[n].endpoint + ": " + dealer.status().message());
+    dealers_[n] = std::make_unique<zmq::socket_t>(std::move(*dealer));
+  }
+  return Status::Ok();
+}
+
+// Hands `body` to node's link if it can take it now (it is then moved out).
+bool NodeLinks::post(std::uint32_t node, std::vector<std::byte>& body) {
+  zmq::socket_t& dealer = *dealers_[node];
+  // A DEALER without a connection (not yet made, or its handshake refused)
+  // would block a send; the body waits instead.
+  if ((dealer.get(zmq::sockopt::events) & ZMQ_POLLOUT) == 0) return false;
+  const std::size_t size = body.size();
+  if (!net::send_envelope_owned(dealer, net::EnvelopeKind::kRequest, incarnation_, std::move(body))) return false;
+  ++sent_messages_;
+  sent_bytes_ += size;
+  return true;
+}
+
+void NodeLinks::send(std::uint32_t node, std::vector<std::byte> body) {
+  auto& queue = waiting_for_[node];
+  if (queue.empty() && post(node, body)) return;
+  queue.push_back(std::move(body));
+  ++waiting_;
+}
+
+bool NodeLinks::retry() {
+  for (std::uint32_t n = 0; n < waiting_for_.size() && waiting_ > 0; ++n) {
+    auto& queue = waiting_for_[n];
+    while (!queue.empty() && post(n, queue.front())) {
+      queue.pop_front();
+      --waiting_;
+    }
+  }
+  return waiting_ == 0;
+}
+
+void NodeLinks::poll_items(std::vector<zmq::pollitem_t>& items) {
+  if (socket_.listening()) items.push_back({socket_.router().handle(), 0, ZMQ_POLLIN, 0});
+  for (std::uint32_t n = 0; n < waiting_for_.size(); ++n)
+    if (!waiting_for_[n].empty()) items.push_back({dealers_[n]->handle(), 0, ZMQ_POLLOUT, 0});
+}
+
+bool NodeLinks::receive(net::ReceivedBytes& out) {
+  if (!socket_.listening()) return false;
+  std::vector<zmq::message_t> parts;
+  while (net::receive_message(socket_.router(), parts)) {
+    net::Envelope e;
+    wire::Error error;
+    Status s = net::decode_envelope(net::part_spans(parts, 1), e, error);
+    if (s.ok() && e.kind != net::EnvelopeKind::kRequest) s = Status::InvalidArgument(std::string("a ") + net::envelope_kind_name(e.kind));
+    if (s.ok()) {
+      auto type = message_type(e.body);
+      if (!type.ok()) s = type.status();
+      else if (*type != StreamMessage::kTokens && *type != StreamMessage::kBarrier && *type != StreamMessage::kCredit)
+        s = Status::InvalidArgument(std::string("a ") + stream_message_name(*type) + ", which nodes do not send each other");
+    }
+    if (!s.ok()) {
+      if (const std::uint64_t n = refusals_.refuse(kNodesName))
+        spdlog::warn("stream worker: refused a message from another node: {}{}", s.message(), net::RefusalLog::times(n));
+      continue;
+    }
+    if (e.request != incarnation_) continue;  // sent before a lost node's recovery: that run was abandoned
+    out = parts.size() == 3 ? net::ReceivedBytes(std::move(parts[2])) : net::ReceivedBytes(std::vector<std::byte>(e.body.begin(), e.body.end()));
+    return true;
+  }
+  return false;
+}
+
+}  // namespace redflow::stream

@@ -1,0 +1,122 @@
+// Tokens between stream nodes over real worker processes (`redflow worker`)
+// on loopback: with direct links (the default) they go node to node and the
+// driver carries only the program, the reports and the checkpoints; with
+// ClusterOptions::direct_links off they go through the driver; with keys the
+// nodes' links are CURVE and the run is the same. Each result equals the
+// local run's.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "net/keys.hpp"
+#include "net_workers.hpp"
+#include "redflow/stream.hpp"
+
+namespace redflow::stream {
+namespace {
+
+using testing::WorkerProcesses;
+
+constexpr std::uint64_t kLinkTokens = 200000;
+// A chain placed in two halves (topological): two streams cross the nodes, one each way at most.
+constexpr const char* kLinkChain = R"(digraph chain {
+  src [operator="counter", args="n=200000"];
+  a [operator="scale", args="k=3"];
+  b [operator="scale", args="k=5"];
+  s [operator="sum"];
+  out [operator="collect"];
+  src -> a [token=8]; a -> b [token=8]; b -> s [token=8]; s -> out [token=8];
+})";
+
+struct LinkRun {
+  RunResult result;
+  std::uint64_t to_nodes = 0, driver_in = 0, driver_out = 0;
+};
+
+// Runs kLinkChain on two worker processes; `keys_dir`: with keys (driver, node1, node2 in it).
+LinkRun run_chain(bool direct, const std::string& keys_dir = "") {
+  LinkRun out;
+  const auto reg = OperatorRegistry::with_builtins();
+  auto p = Program::from_dot(kLinkChain, reg);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  if (!p.ok()) return out;
+  ClusterOptions c;
+  c.place = "topological";
+  c.direct_links = direct;
+  c.cluster.min_workers = 2;
+  if (!keys_dir.empty()) {
+    c.cluster.key_file = keys_dir + "/driver.key";
+    c.cluster.authorized_keys_file = keys_dir + "/workers.keys";
+  }
+  WorkerProcesses workers;
+  c.cluster.on_listening = [&](const std::string& ep) {
+    for (const char* name : {"node1", "node2"}) {
+      if (keys_dir.empty()) {
+        workers.spawn_cli({"worker", "--connect", ep, "--cores", "1", "--name", name});
+      } else {
+        workers.spawn_cli({"worker", "--connect", ep, "--cores", "1", "--name", name, "--key", keys_dir + "/" + name + ".key", "--server-key",
+                           keys_dir + "/driver.pub"});
+      }
+    }
+  };
+  auto r = run_cluster(*p, RunOptions{}, c);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  if (!r.ok()) return out;
+  out.result = std::move(*r);
+  for (const NodeReport& n : out.result.nodes) {
+    out.to_nodes += n.bytes_to_nodes;
+    out.driver_in += n.bytes_in;
+    out.driver_out += n.bytes_out;
+  }
+  return out;
+}
+
+RunResult local_chain() {
+  const auto reg = OperatorRegistry::with_builtins();
+  auto p = Program::from_dot(kLinkChain, reg);
+  EXPECT_TRUE(p.ok());
+  auto r = run(*p);
+  EXPECT_TRUE(r.ok());
+  return r.ok() ? *r : RunResult{};
+}
+
+TEST(StreamClusterLinks, TokensGoNodeToNodeAndTheDriverOnlyWatches) {
+  const RunResult local = local_chain();
+  const std::uint64_t token_bytes = kLinkTokens * 8;
+  const LinkRun direct = run_chain(true);
+  EXPECT_EQ(direct.result.outputs, local.outputs);
+  ASSERT_EQ(direct.result.nodes.size(), 2u);
+  EXPECT_GE(direct.to_nodes, token_bytes) << "the tokens of the cut stream went node to node";
+  EXPECT_LT(direct.driver_in, token_bytes / 10) << "the driver forwarded tokens although the nodes have links";
+  EXPECT_LT(direct.driver_out, token_bytes / 10) << "the nodes sent tokens to the driver although they have links";
+
+  const LinkRun relayed = run_chain(false);
+  EXPECT_EQ(relayed.result.outputs, local.outputs);
+  EXPECT_EQ(relayed.to_nodes, 0u) << "with direct links off nothing goes node to node";
+  EXPECT_GE(relayed.driver_in, token_bytes) << "through the driver, the tokens reach the reader's node from it";
+}
+
+TEST(StreamClusterLinks, WithKeysTheNodesLinksAreCurveAndTheResultTheSame) {
+  const std::string dir = ::testing::TempDir() + "/stream_link_keys_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  std::string authorized;
+  for (const char* who : {"driver", "node1", "node2"}) {
+    auto keys = net::generate_key_pair();
+    ASSERT_TRUE(keys.ok());
+    ASSERT_TRUE(net::write_key_pair(dir + "/" + who, *keys, false).ok());
+    if (std::string(who) != "driver") authorized += keys->public_key + " " + who + "\n";
+  }
+  std::ofstream(dir + "/workers.keys") << authorized;
+  const LinkRun keyed = run_chain(true, dir);
+  EXPECT_EQ(keyed.result.outputs, local_chain().outputs);
+  EXPECT_GE(keyed.to_nodes, kLinkTokens * 8) << "with keys the nodes still link to each other (over CURVE)";
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace redflow::stream
