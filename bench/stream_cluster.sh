@@ -6,8 +6,10 @@
 # (naive, topological, smart, smart_min, smart_max). Each worker runs in its own network namespace, joined
 # to the driver (root namespace) by a veth pair whose two directions are both limited by tbf (and delayed
 # by netem where the kernel has it), so a token that crosses nodes costs what it would on a small cluster:
-# worker -> its link -> driver -> the other worker's link -> worker. Then two ablations on the wavelet
-# (smart placement, the most nodes): aggregation off (--no-aggregate), two-level buffering off (--one-level).
+# worker -> its link -> the root namespace (which forwards between the links, as a switch would) -> the
+# other worker's link -> worker, straight between the nodes' links (the default) or through the driver
+# (--no-direct-links). Then ablations on the wavelet (smart placement, the most nodes): aggregation off
+# (--no-aggregate), two-level buffering off (--one-level), tokens through the driver (--no-direct-links).
 # Environment:
 #   STREAM_RATE=10mbit      tbf rate of each direction of each worker's link
 #   STREAM_DELAY=0.2ms      netem delay of each direction (skipped, saying so, when the kernel has no netem; 0: none)
@@ -25,7 +27,7 @@
 # at 100mbit is 0.05-0.25 s, too close to a run's fixed costs to rank placements; at 10mbit a run takes
 # 0.4-3.5 s and its makespan follows 1/rate (about the ratio of a 2000-era cluster's CPU to its 100 Mbit
 # network, with today's CPU). STREAM_RATE=100mbit STREAM_WAVELET_SIZE=2048 is the same ratio at 100mbit,
-# but then the driver, which relays every token that crosses nodes, competes for the 2 cores.
+# but then the workers (and with --no-direct-links the driver) compete for the 2 cores.
 # CHA: blocks=500 work=80000 is ~1.6 s on one thread and moves only 3,500 64-byte tokens (<0.25 MB).
 # Prints its tables on stdout, progress and failures on stderr. Takes ~1.5 min (x STREAM_REPEAT).
 set -euo pipefail
@@ -69,6 +71,7 @@ work=$(mktemp -d /tmp/stream_cluster.XXXXXX)
 tag=rfc$$        # namespace rfc<PID>n<I>; links rfc<PID>h<I> (root side) and rfc<PID>p<I> (namespace side)
 made_ns=()
 pids=()
+forward_was=$(cat /proc/sys/net/ipv4/ip_forward)
 cleanup() {
   local p n
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
@@ -79,6 +82,7 @@ cleanup() {
     ip netns del "$tag"n"$n" 2>/dev/null || true
     ip link del "$tag"h"$n" 2>/dev/null || true
   done
+  echo "$forward_was" >/proc/sys/net/ipv4/ip_forward 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -101,6 +105,7 @@ shape() {  # shape DEV [ip netns exec NS]: tbf on DEV's egress, under netem dela
   if [ "$netem" = yes ]; then netem=no; fi
   "$@" tc qdisc replace dev "$dev" root tbf rate "$rate" burst "$burst" latency "$qlat"
 }
+echo 1 >/proc/sys/net/ipv4/ip_forward  # worker to worker through the root namespace (put back at exit)
 for i in $(seq "$maxn"); do
   ns=$tag"n$i" h=$tag"h$i" p=$tag"p$i"
   ip netns add "$ns"
@@ -112,6 +117,7 @@ for i in $(seq "$maxn"); do
   ip -n "$ns" addr add "10.233.$i.2/30" dev "$p"
   ip -n "$ns" link set "$p" up
   ip -n "$ns" link set lo up
+  ip -n "$ns" route add default via "10.233.$i.1"  # the other workers: through the root namespace
   shape "$h"                    # driver -> worker I
   shape "$p" ip netns exec "$ns" # worker I -> driver
 done
@@ -178,7 +184,7 @@ tokens_of() { sed -n 's/^stream: .* streams, \([0-9]*\) tokens in .*/\1/p' "$1";
 median() { tr ' ' '\n' | awk 'NF' | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "FAIL"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 run_s=""     # what the last run measured (seconds, or FAIL)
-run_mb=0     # MB the driver relayed in the last cluster run
+run_mb=0     # MB of tokens between nodes (straight or relayed) in the last cluster run
 run_link=0   # MB through the busiest direction of a worker's link in the last cluster run
 local_run() {  # local_run DOT THREADS: a run in one process on a pool of THREADS -> run_s
   timeout "$tmo" "$cli" --log-level error stream "$1" --threads "$2" >"$work/local.out" 2>"$work/local.err" &
@@ -243,8 +249,9 @@ cluster_run() {  # cluster_run DOT N ALGO EXPECTED_TOKENS [driver flags...] -> r
     run_link=$(echo "${before[$((i - 1))]} $(link_bytes "$i") $run_link" |
       awk '{ tx = $3 - $1; rx = $4 - $2; m = $5 * 1e6; if (tx > m) m = tx; if (rx > m) m = rx; printf "%.2f", m / 1e6 }')
   done
-  # the bytes the driver relayed: the sum of the nodes' bytes out (each crossed two limited links)
-  run_mb=$(awk '/^  node .* bytes out/ { for (k = 1; k < NF; k++) if ($(k + 1) == "bytes" && $(k + 2) ~ /^out/) b += $k }
+  # the bytes between nodes: the sum of the nodes' bytes out to the driver and straight to other nodes
+  # (each crossed two limited links either way)
+  run_mb=$(awk '/^  node .* bytes out/ { for (k = 1; k < NF; k++) if ($(k + 1) == "bytes" && ($(k + 2) ~ /^out/ || $(k + 2) == "straight")) b += $k }
                 END { printf "%.2f", b / 1e6 }' "$work/drv.out")
 }
 
@@ -316,7 +323,7 @@ app() {  # app NAME DOT DESCRIPTION
     done
     echo
   done
-  echo "edge cut (tokens that cross nodes, redflow place) / MB of tokens the driver relayed"
+  echo "edge cut (tokens that cross nodes, redflow place) / MB sent between nodes and to the driver"
   printf '%-5s' N; for a in $algos; do printf ' | %-17s' "$a"; done; echo
   for n in $nodes_list; do
     printf '%-5s' "$n"; for a in $algos; do printf ' | %-17s' "$(cut_of "$dot" "$n" "$a") / ${mb[$n,$a]}"; done; echo
@@ -333,8 +340,8 @@ ablations() {
   tokens=$(tokens_of "$work/local.out")
   echo
   echo "== ablations: wavelet on $maxn nodes, smart placement"
-  printf '%-40s | %-8s | %-8s | %s\n' variant "s" "x default" "MB relayed"
-  for v in "default|" "aggregation off|--no-aggregate" "two-level buffering off|--one-level" "both off|--no-aggregate --one-level"; do
+  printf '%-40s | %-8s | %-8s | %s\n' variant "s" "x default" "MB sent"
+  for v in "default|" "through the driver|--no-direct-links" "aggregation off|--no-aggregate" "two-level buffering off|--one-level" "both off|--no-aggregate --one-level"; do
     label=${v%%|*} flags=${v#*|}
     echo "  ablation: $label ..." >&2
     # shellcheck disable=SC2086

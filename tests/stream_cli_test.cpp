@@ -174,6 +174,44 @@ TEST_F(StreamCli, ANodeKilledMidRunIsSurvivedAndReported) {
   EXPECT_NE(out.find("  checkpoints: "), std::string::npos) << out;
 }
 
+// Over two workers the report says what each node sent straight to the
+// other; with --no-direct-links nothing goes node to node and the driver
+// carries the tokens. The result is the same both ways.
+TEST_F(StreamCli, TheReportSaysWhatWentNodeToNodeAndNoDirectLinksSendsThroughTheDriver) {
+  {
+    std::ofstream dot(path("pipe.dot"));
+    dot << "digraph pipe { src [operator=\"counter\", args=\"n=50000 start=1\"]; x [operator=\"scale\", args=\"k=2\"];\n"
+           "s [operator=\"sum\"]; total [operator=\"collect\"]; src -> x [token=8]; x -> s [token=8]; s -> total [token=8]; }\n";
+  }
+  std::uint64_t total = 0;
+  for (std::uint64_t i = 1; i <= 50000; ++i) total += 2 * i;
+  // The bytes each node sent straight to other nodes, summed, from the driver's report.
+  auto straight = [](const std::string& out) {
+    std::uint64_t sum = 0;
+    for (std::size_t at = out.find(" bytes straight to other nodes"); at != std::string::npos; at = out.find(" bytes straight to other nodes", at + 1)) {
+      const std::size_t from = out.rfind(' ', at - 1) + 1;
+      sum += std::stoull(out.substr(from, at - from));
+    }
+    return sum;
+  };
+  for (const bool direct : {true, false}) {
+    const std::string driver = path(direct ? "direct.txt" : "relay.txt");
+    const std::string worker = std::string(" ") + REDFLOW_CLI + " worker --connect $ep --cores 1 --name ";
+    run_cli("stream " + path("pipe.dot") + " --print --listen 'tcp://127.0.0.1:*' --min-workers 2 --place topological" +
+            (direct ? "" : " --no-direct-links") + " > " + driver + " 2>&1 & for i in $(seq 200); do ep=$(sed -n 's/.*listening on \\([^;]*\\);.*/\\1/p' " +
+            driver + " | head -1); [ -n \"$ep\" ] && break; sleep 0.05; done;" + worker + "w0 > /dev/null 2>&1 &" + worker + "w1 > /dev/null 2>&1; wait");
+    std::ifstream in(driver);
+    const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(out.find("total: " + std::to_string(total) + "\n"), std::string::npos) << out;
+    ASSERT_NE(out.find(" bytes straight to other nodes"), std::string::npos) << out;
+    if (direct) {
+      EXPECT_GE(straight(out), 50000u * 8) << "topological placement on 2 nodes cuts the stream from x to s:\n" << out;
+    } else {
+      EXPECT_EQ(straight(out), 0u) << out;
+    }
+  }
+}
+
 // --trace and --gantt show when each operator fired: a thread per operator
 // in the trace, a box per firing span in the chart.
 TEST_F(StreamCli, TraceAndGanttShowEveryOperator) {

@@ -110,14 +110,15 @@ std::vector<std::uint64_t> take(LinkSide& reader, std::vector<LinkSide*> senders
 
 // Links of node 0 (the sender) to node 1 (`reader`, at `endpoint` with `key`), incarnation `inc`.
 Status link_to(LinkSide& sender, const std::string& endpoint, const std::string& key, std::uint32_t inc) {
-  return sender.links->connect({NodeLink{}, NodeLink{endpoint, key}}, 0, inc);
+  sender.links->expect({NodeLink{}, NodeLink{endpoint, key}}, 0, inc);
+  return sender.links->connect();
 }
 
 TEST(StreamNodeLinks, TokensGoStraightToTheNodeAndAnOlderIncarnationsAreDropped) {
   LinkSide reader(net::SecurityOptions{}), sender(net::SecurityOptions{});
   ASSERT_TRUE(reader.links && sender.links);
   ASSERT_NE(reader.socket->port(), 0u) << "a node of a driver on loopback has a link socket";
-  ASSERT_TRUE(reader.links->connect({NodeLink{}, NodeLink{}}, 1, 2).ok());
+  reader.links->expect({NodeLink{}, NodeLink{}}, 1, 2);
   // Sent in incarnation 1 (abandoned), then in 2: only the second is taken.
   ASSERT_TRUE(link_to(sender, reader.endpoint(), "", 1).ok());
   EXPECT_TRUE(sender.links->direct(1));
@@ -129,6 +130,32 @@ TEST(StreamNodeLinks, TokensGoStraightToTheNodeAndAnOlderIncarnationsAreDropped)
   EXPECT_EQ(marks, (std::vector<std::uint64_t>{21, 22, 23})) << "in order, none of the abandoned incarnation";
   EXPECT_GE(sender.links->sent_bytes(), 3 * 8000u);
   EXPECT_EQ(reader.links->refused_messages(), 0u);
+}
+
+TEST(StreamNodeLinks, AHandshakeRefusedBeforeTheKeyIsListedLosesNothing) {
+  // A node may dial another before that one has taken its WELCOME (and the
+  // driver's keys): the first handshakes are refused, and what was given to
+  // send meanwhile must still arrive, in order, once the key is let in.
+  LinkKeys keys;
+  const std::string reader_key = keys.make("reader"), sender_key = keys.make("sender");
+  LinkSide reader(keys.of("reader")), sender(keys.of("sender"));
+  ASSERT_TRUE(reader.links && sender.links);
+  reader.links->expect({NodeLink{}, NodeLink{}}, 1, 0);
+  ASSERT_TRUE(link_to(sender, reader.endpoint(), reader_key, 0).ok());
+  for (std::uint64_t m = 1; m <= 3; ++m) sender.links->send(1, tokens_for_node_1(m, 100));
+  std::vector<std::uint64_t> got;
+  const auto deadline = LinkClock::now() + std::chrono::seconds(10);
+  while (reader.socket->refused_keys() == 0 && LinkClock::now() < deadline) {
+    const auto more = take(reader, {&sender}, 1, 0.05);
+    got.insert(got.end(), more.begin(), more.end());
+  }
+  ASSERT_GT(reader.socket->refused_keys(), 0u) << "the sender's key was let in before WELCOME listed it";
+  EXPECT_TRUE(got.empty());
+  EXPECT_FALSE(sender.links->idle()) << "the bodies wait while the handshake is refused";
+  ASSERT_TRUE(reader.socket->admit({sender_key}).ok());
+  const auto after = take(reader, {&sender}, 3, 15);
+  got.insert(got.end(), after.begin(), after.end());
+  EXPECT_EQ(got, (std::vector<std::uint64_t>{1, 2, 3})) << "what waited arrived whole and in order once the key was listed";
 }
 
 TEST(StreamNodeLinks, BodiesForANodeNotYetListeningWaitAndGoInOrder) {
@@ -174,7 +201,7 @@ TEST(StreamNodeLinks, BodiesForANodeNotYetListeningWaitAndGoInOrder) {
 TEST(StreamNodeLinks, ANodeMaySendOnlyWhatNodesSendEachOther) {
   LinkSide reader(net::SecurityOptions{});
   ASSERT_TRUE(reader.links);
-  ASSERT_TRUE(reader.links->connect({NodeLink{}, NodeLink{}}, 1, 0).ok());
+  reader.links->expect({NodeLink{}, NodeLink{}}, 1, 0);
   zmq::context_t context(1);
   auto dealer = net::make_worker_dealer(context, reader.endpoint(), net::SecurityOptions{});
   ASSERT_TRUE(dealer.ok()) << dealer.status().ToString();
@@ -198,7 +225,7 @@ std::string send_through_relay(bool keyed) {
   if (keyed) {
     EXPECT_TRUE(reader.socket->admit({sender_key}).ok());
   }
-  EXPECT_TRUE(reader.links->connect({NodeLink{}, NodeLink{}}, 1, 0).ok());
+  reader.links->expect({NodeLink{}, NodeLink{}}, 1, 0);
   redflow::testing::TcpRelay relay(static_cast<int>(reader.socket->port()));
   EXPECT_TRUE(link_to(sender, "tcp://127.0.0.1:" + std::to_string(relay.port()), reader_key, 0).ok());
   const std::uint64_t mark = 0x4b4e41544f4b4e41;  // "ANKOTANK" in the wire's bytes
@@ -223,7 +250,7 @@ TEST(StreamNodeLinks, ANodeWhoseKeyTheDriverNeverListedIsRefused) {
   LinkSide reader(keys.of("reader")), stranger(keys.of("stranger")), member(keys.of("listed")), plain(net::SecurityOptions{});
   ASSERT_TRUE(reader.links && stranger.links && member.links && plain.links);
   ASSERT_TRUE(reader.socket->admit({listed}).ok());
-  ASSERT_TRUE(reader.links->connect({NodeLink{}, NodeLink{}}, 1, 0).ok());
+  reader.links->expect({NodeLink{}, NodeLink{}}, 1, 0);
   const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(reader.socket->port());
   ASSERT_TRUE(link_to(stranger, endpoint, reader_key, 0).ok());
   stranger.links->send(1, tokens_for_node_1(666, 8));

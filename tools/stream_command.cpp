@@ -32,7 +32,7 @@ struct StreamArgs {
   // Over worker processes:
   stream::ClusterOptions cluster;  // cluster.cluster: --listen, --min-workers, --wait, ... (empty listen here: not over workers)
   std::string place_profile;
-  bool no_aggregate = false, one_level = false, relay = false;
+  bool no_aggregate = false, one_level = false, no_direct_links = false;
   LaunchArgs launch;
   DashboardArgs dashboard;
 };
@@ -165,7 +165,7 @@ Command add_stream_command(CLI::App& app) {
       ->type_name("S")
       ->group(cluster);
   sub->add_flag("--no-aggregate", a->no_aggregate, "Send every token in its own message (to measure what aggregation saves)")->group(cluster);
-  sub->add_flag("--relay", a->relay,
+  sub->add_flag("--no-direct-links", a->no_direct_links,
                 "Send tokens between nodes through the driver (a star) instead of straight from node to node (to measure what direct links save)")
       ->group(cluster);
   sub->add_flag("--one-level", a->one_level, "Put and take every arriving token under the inbox's lock (to measure what two-level buffering saves)")
@@ -207,7 +207,7 @@ Command add_stream_command(CLI::App& app) {
                 return usage_error(Status::InvalidArgument("--listen and --address-file need --min-workers N: how many worker processes to run on"));
               c.aggregate = !a->no_aggregate;
               c.two_level = !a->one_level;
-              c.direct_links = !a->relay;
+              c.direct_links = !a->no_direct_links;
               if (!a->place_profile.empty()) {
                 auto bytes = read_file(a->place_profile);
                 if (!bytes.ok()) return fail(bytes.status());

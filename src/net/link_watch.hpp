@@ -46,6 +46,12 @@ class LinkWatch {
     poll();
     return retried_ && !connected_;
   }
+  // A handshake failed (keys, or the peer's authenticator refused this
+  // one): ZeroMQ does not try that connection again.
+  bool refused() {
+    poll();
+    return failed_protocol_ || failed_auth_;
+  }
   // Why no WELCOME came, as far as the events tell: " (...)" to end the error
   // with, or "" when they tell nothing. `keyed`: this worker has a key.
   std::string explain(bool keyed);

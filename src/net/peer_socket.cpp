@@ -34,13 +34,13 @@ Status PeerSocket::admit(const std::vector<std::string>& keys) {
   return zap_->start(list, "the driver's authorized keys");
 }
 
-Result<zmq::socket_t> PeerSocket::dial(const std::string& endpoint, const std::string& public_key) const {
+Result<zmq::socket_t> PeerSocket::dial(const std::string& endpoint, const std::string& public_key, bool immediate, LinkWatch* watch) const {
   SecurityOptions client;
   if (!public_key.empty()) {
     client.key_file = security_.key_file;
     client.server_public_key = public_key;
   }
-  return make_worker_dealer(context_, endpoint, client);
+  return make_worker_dealer(context_, endpoint, client, watch, immediate);
 }
 
 std::string peer_endpoint(const std::string& address, std::uint32_t port) {

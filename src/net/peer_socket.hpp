@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "net/keys.hpp"
+#include "net/link_watch.hpp"
 #include "net/security.hpp"
 #include "net/zap_authenticator.hpp"
 #include "redflow/status.hpp"
@@ -43,8 +44,9 @@ class PeerSocket {
   // The listening ROUTER (valid only while listening()).
   zmq::socket_t& router() { return router_; }
   // A DEALER to a peer's socket at `endpoint`, a CURVE client of
-  // `public_key` when the peer gave one (with this worker's own key pair).
-  Result<zmq::socket_t> dial(const std::string& endpoint, const std::string& public_key) const;
+  // `public_key` when the peer gave one (with this worker's own key pair);
+  // `immediate` and `watch`: see make_worker_dealer (sockets.hpp).
+  Result<zmq::socket_t> dial(const std::string& endpoint, const std::string& public_key, bool immediate = false, LinkWatch* watch = nullptr) const;
   // Peers turned away for their key (with keys).
   std::uint64_t refused_keys() const { return zap_ ? zap_->refused() : 0; }
 

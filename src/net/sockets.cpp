@@ -46,10 +46,11 @@ Result<zmq::socket_t> make_driver_router(zmq::context_t& context, const std::str
 }
 
 Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::string& endpoint, const SecurityOptions& security,
-                                         LinkWatch* watch) {
+                                         LinkWatch* watch, bool immediate) {
   try {
     zmq::socket_t s(context, zmq::socket_type::dealer);
     common_options(s);
+    if (immediate) s.set(zmq::sockopt::immediate, 1);
     REDFLOW_RETURN_IF_ERROR(secure_client(s, security));
     REDFLOW_RETURN_IF_ERROR(check_connect_address(endpoint, "cannot connect to"));
     if (watch != nullptr) watch->attach(context, s);

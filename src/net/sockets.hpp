@@ -31,9 +31,11 @@ Result<zmq::socket_t> make_driver_router(zmq::context_t& context, const std::str
 
 // A worker's socket: a DEALER connected to the driver's `endpoint`, a CURVE
 // client when `security` names keys; `watch` (if given) watches its
-// handshakes from before it connects.
+// handshakes from before it connects. With `immediate`, messages queue only
+// on a connection whose handshake is done (ZMQ_IMMEDIATE): none is lost with
+// a handshake the peer refused, and until then the socket is not writable.
 Result<zmq::socket_t> make_worker_dealer(zmq::context_t& context, const std::string& endpoint, const SecurityOptions& security,
-                                         LinkWatch* watch = nullptr);
+                                         LinkWatch* watch = nullptr, bool immediate = false);
 
 // A worker's peer socket (peer_links.hpp): a ROUTER bound at `endpoint`,
 // with the bound endpoint. With `zap` (keys), a CURVE server with `keys`

@@ -8,26 +8,46 @@
 namespace redflow::stream {
 
 NodeLinks::~NodeLinks() {
+  for (auto& w : watches_)
+    if (w) w->detach();  // before the DEALERs close: the context lives on
   for (const auto& [peer, n] : refusals_.unlogged()) spdlog::warn("stream worker: refused {} message(s) from {} in all", n, peer);
 }
 
-Status NodeLinks::connect(const std::vector<NodeLink>& links, std::uint32_t self, std::uint32_t incarnation) {
+void NodeLinks::expect(const std::vector<NodeLink>& links, std::uint32_t self, std::uint32_t incarnation) {
+  for (auto& w : watches_)
+    if (w) w->detach();
   dealers_.clear();  // an earlier incarnation's links, and what waited on them, go
+  dealers_.resize(links.size());
+  dialled_.assign(links.size(), {});
+  watches_.clear();
+  watches_.resize(links.size());
   waiting_for_.assign(links.size(), {});
   waiting_ = 0;
+  links_ = links;
+  self_ = self;
   incarnation_ = incarnation;
-  dealers_.resize(links.size());
-  for (std::uint32_t n = 0; n < links.size(); ++n) {
-    if (n == self || links[n].endpoint.empty()) continue;
-    auto dealer = socket_.dial(links[n].endpoint, links[n].public_key);
-    if (!dealer.ok()) return Status::IOError("cannot link to node " + std::to_string(n) + " at " + links[n].endpoint + ": " + dealer.status().message());
-    dealers_[n] = std::make_unique<zmq::socket_t>(std::move(*dealer));
-  }
+}
+
+Status NodeLinks::dial(std::uint32_t n) {
+  if (watches_[n]) watches_[n]->detach();
+  dealers_[n].reset();
+  watches_[n] = std::make_unique<net::LinkWatch>();
+  auto dealer = socket_.dial(links_[n].endpoint, links_[n].public_key, /*immediate=*/true, watches_[n].get());
+  if (!dealer.ok()) return Status::IOError("cannot link to node " + std::to_string(n) + " at " + links_[n].endpoint + ": " + dealer.status().message());
+  dealers_[n] = std::make_unique<zmq::socket_t>(std::move(*dealer));
+  dialled_[n] = std::chrono::steady_clock::now();
+  return Status::Ok();
+}
+
+Status NodeLinks::connect() {
+  for (std::uint32_t n = 0; n < links_.size(); ++n)
+    if (direct(n) && !dealers_[n]) REDFLOW_RETURN_IF_ERROR(dial(n));
   return Status::Ok();
 }
 
 // Hands `body` to node's link if it can take it now (it is then moved out).
 bool NodeLinks::post(std::uint32_t node, std::vector<std::byte>& body) {
+  if (!dealers_[node]) return false;  // not dialled yet
   zmq::socket_t& dealer = *dealers_[node];
   // A DEALER without a connection (not yet made, or its handshake refused)
   // would block a send; the body waits instead.
@@ -47,11 +67,18 @@ void NodeLinks::send(std::uint32_t node, std::vector<std::byte> body) {
 }
 
 bool NodeLinks::retry() {
+  const auto now = std::chrono::steady_clock::now();
   for (std::uint32_t n = 0; n < waiting_for_.size() && waiting_ > 0; ++n) {
     auto& queue = waiting_for_[n];
     while (!queue.empty() && post(n, queue.front())) {
       queue.pop_front();
       --waiting_;
+    }
+    // A refused handshake is not tried again by ZeroMQ: dial again (with
+    // ZMQ_IMMEDIATE nothing was queued on the old DEALER).
+    if (!queue.empty() && dealers_[n] && watches_[n]->refused() && now - dialled_[n] >= kRedialAfter) {
+      spdlog::debug("stream worker: the handshake with node {} at {} failed; dialling again", n, links_[n].endpoint);
+      if (Status s = dial(n); !s.ok()) spdlog::warn("stream worker: {}", s.message());
     }
   }
   return waiting_ == 0;
@@ -60,7 +87,7 @@ bool NodeLinks::retry() {
 void NodeLinks::poll_items(std::vector<zmq::pollitem_t>& items) {
   if (socket_.listening()) items.push_back({socket_.router().handle(), 0, ZMQ_POLLIN, 0});
   for (std::uint32_t n = 0; n < waiting_for_.size(); ++n)
-    if (!waiting_for_[n].empty()) items.push_back({dealers_[n]->handle(), 0, ZMQ_POLLOUT, 0});
+    if (!waiting_for_[n].empty() && dealers_[n]) items.push_back({dealers_[n]->handle(), 0, ZMQ_POLLOUT, 0});
 }
 
 bool NodeLinks::receive(net::ReceivedBytes& out) {

@@ -9,13 +9,17 @@
 //              Other nodes may send only TOKENS, BARRIER and CREDIT bodies:
 //              anything else is refused and logged.
 //   sending    SETUP names where every node listens; a node without a link
-//              socket (empty endpoint) is reached through the driver, as
-//              before direct links. One DEALER per node reached directly, so
-//              a stream's tokens and its barriers keep their order. A body
-//              the link cannot take now (no connection yet, a refused
-//              handshake) waits here, with every later one for that node,
-//              and goes on a later turn: nothing is dropped and nothing
-//              blocks the node's I/O thread.
+//              socket (empty endpoint) is reached through the driver. One
+//              DEALER per node reached directly, so a stream's tokens and its
+//              barriers keep their order, dialled at START: by then every
+//              node has taken its WELCOME, so its socket lets the others'
+//              keys in (a handshake refused for a key not yet admitted would
+//              lose what was queued on it). A body the link cannot take now
+//              (its handshake not done) waits here, with every later one for
+//              that node, and goes on a later turn: nothing is dropped and
+//              nothing blocks the node's I/O thread. ZeroMQ does not retry a
+//              handshake the peer refused, so a link whose handshake failed
+//              while bodies wait is dialled again (at most every kRedialAfter).
 //   incarnation  every body carries the SETUP incarnation it was sent in
 //              (the envelope's request id); one of another incarnation
 //              belongs to a run abandoned after a lost node and is dropped.
@@ -25,6 +29,7 @@
 
 #include <zmq.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -45,12 +50,16 @@ class NodeLinks {
   // which outlives this; not listening: every token relays through the driver).
   explicit NodeLinks(net::PeerSocket& socket) : socket_(socket) {}
   ~NodeLinks();
+  NodeLinks(const NodeLinks&) = delete;
+  NodeLinks& operator=(const NodeLinks&) = delete;
 
   // A SETUP's nodes: where each listens (`links`, by node), this node's id
   // and the incarnation. Drops the links and waiting bodies of an earlier one.
-  Status connect(const std::vector<NodeLink>& links, std::uint32_t self, std::uint32_t incarnation);
+  void expect(const std::vector<NodeLink>& links, std::uint32_t self, std::uint32_t incarnation);
+  // START: dials every node reached directly.
+  Status connect();
   // Whether bodies for `node` go straight to it (else through the driver).
-  bool direct(std::uint32_t node) const { return node < dealers_.size() && dealers_[node] != nullptr; }
+  bool direct(std::uint32_t node) const { return node < links_.size() && node != self_ && !links_[node].endpoint.empty(); }
   // Sends a TOKENS, BARRIER or CREDIT body to `node` (direct(node)).
   void send(std::uint32_t node, std::vector<std::byte> body);
   // Sends what waited for a link that could not take it; true when nothing waits.
@@ -72,10 +81,16 @@ class NodeLinks {
 
  private:
   bool post(std::uint32_t node, std::vector<std::byte>& body);
+  Status dial(std::uint32_t node);
   static constexpr const char* kNodesName = "other nodes";  // the refusal log's one peer: all of them
+  static constexpr std::chrono::milliseconds kRedialAfter{200};
 
   net::PeerSocket& socket_;
-  std::vector<std::unique_ptr<zmq::socket_t>> dealers_;         // by node; null: through the driver (or this node)
+  std::vector<NodeLink> links_;                                  // by node: where it listens (SETUP)
+  std::uint32_t self_ = 0;
+  std::vector<std::unique_ptr<zmq::socket_t>> dealers_;         // by node; null: not dialled (yet), or not direct
+  std::vector<std::chrono::steady_clock::time_point> dialled_;   // by node: when its DEALER was made
+  std::vector<std::unique_ptr<net::LinkWatch>> watches_;         // by node: its DEALER's handshakes
   std::vector<std::deque<std::vector<std::byte>>> waiting_for_;  // by node: bodies its link could not take yet
   std::size_t waiting_ = 0;
   std::uint32_t incarnation_ = 0;

@@ -376,7 +376,7 @@ class NodeWork final : public net::WorkerService {
       const std::uint32_t incarnation = setup.incarnation;
       Result<Program> program = s.ok() ? program_of(setup, registry_) : Result<Program>(s);
       if (!program.ok()) return report_error(program.status());
-      if (Status l = links_.connect(setup.links, setup.node, incarnation); !l.ok()) return report_error(l);
+      links_.expect(setup.links, setup.node, incarnation);
       node_ = std::make_unique<NodeRun>(std::move(setup), std::move(*program), threads_, doorbell_);
       if (Status p = node_->prepare(); !p.ok()) return report_error(p);
       std::vector<std::byte> b;
@@ -388,7 +388,9 @@ class NodeWork final : public net::WorkerService {
       if (node_ && failure_.ok()) node_->request_checkpoint(epoch);
     } else if (*type == StreamMessage::kBarrier || *type == StreamMessage::kCredit || *type == StreamMessage::kTokens) {
       return from_node(*type, body);    } else if (*type == StreamMessage::kStart) {
-      if (node_ && failure_.ok() && !node_->started()) node_->start();
+      if (!node_ || !failure_.ok() || node_->started()) return Status::Ok();
+      if (Status l = links_.connect(); !l.ok()) return report_error(l);
+      node_->start();
     } else {
       spdlog::warn("stream worker: ignored a {} from the driver", stream_message_name(*type));
     }
