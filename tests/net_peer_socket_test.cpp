@@ -1,4 +1,4 @@
-// A worker's peer socket (src/net/peer_links.hpp; docs/security.md) with real
+// A worker's peer socket (src/net/peer_socket.hpp, peer_links.hpp; docs/security.md) with real
 // ZeroMQ on loopback: two PeerLinks, each on its own context as in two worker
 // processes, one serving a slot read and the other fetching it. With keys the
 // value crosses the wire encrypted (a TCP relay between them sees no plain
@@ -6,10 +6,7 @@
 // authorized is refused, and whoever gets in may only read a slot.
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
-
 #include <chrono>
-#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -20,12 +17,12 @@
 #include "net/sockets.hpp"
 #include "net/envelope.hpp"
 #include "runtime/tile_protocol.hpp"
+#include "key_dir.hpp"
 #include "tcp_relay.hpp"
 
 namespace redflow::net {
 namespace {
 
-namespace fs = std::filesystem;
 using runtime::DataTag;
 using Clock = std::chrono::steady_clock;
 
@@ -40,33 +37,6 @@ std::vector<std::byte> marked_value() {
 bool wire_shows(const std::string& haystack, const std::vector<std::byte>& needle) {
   return haystack.find(std::string(reinterpret_cast<const char*>(needle.data()), needle.size())) != std::string::npos;
 }
-
-// Key pairs written as DIR/NAME.key and DIR/NAME.pub, removed with the directory.
-class PeerKeys {
- public:
-  PeerKeys() {
-    char pattern[] = "/tmp/redflow-peer-socket-XXXXXX";
-    if (mkdtemp(pattern) != nullptr) dir_ = pattern;
-  }
-  ~PeerKeys() {
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
-  // Writes NAME's pair; returns its public key ("" on failure).
-  std::string make(const std::string& name) {
-    auto pair = generate_key_pair();
-    if (!pair.ok() || !write_key_pair((dir_ / name).string(), *pair, false).ok()) return "";
-    return pair->public_key;
-  }
-  SecurityOptions of(const std::string& name) const {
-    SecurityOptions s;
-    s.key_file = (dir_ / (name + ".key")).string();
-    return s;
-  }
-  bool ok() const { return !dir_.empty(); }
-
- private:
-  fs::path dir_;
-};
 
 // One worker's side: its own context (as in its own process) and its links.
 struct PeerSide {
@@ -151,7 +121,7 @@ void peer_data_node(const std::string& endpoint, const std::string& public_key, 
 // The fetch of a marked value through a relay; returns what the relay saw.
 // With keys, the source lets in the fetcher's key (as WELCOME's list does).
 std::string fetch_through_relay(bool keyed) {
-  PeerKeys keys;
+  redflow::testing::KeyDir keys;
   EXPECT_TRUE(keys.ok());
   const std::string source_key = keyed ? keys.make("source") : "", fetcher_key = keyed ? keys.make("fetcher") : "";
   PeerSide source(keyed ? keys.of("source") : SecurityOptions{}), fetcher(keyed ? keys.of("fetcher") : SecurityOptions{});
@@ -184,7 +154,7 @@ TEST(NetPeerSocket, AKeyedFetchCrossesTheWireEncrypted) {
 }
 
 TEST(NetPeerSocket, AKeyTheDriverNeverListedIsRefusedAndTheListedOneStillFetches) {
-  PeerKeys keys;
+  redflow::testing::KeyDir keys;
   ASSERT_TRUE(keys.ok());
   const std::string source_key = keys.make("source"), listed = keys.make("listed");
   ASSERT_FALSE(keys.make("stranger").empty());

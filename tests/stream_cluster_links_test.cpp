@@ -6,14 +6,10 @@
 // local run's.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
 #include <string>
 
-#include "net/keys.hpp"
+#include "key_dir.hpp"
 #include "net_workers.hpp"
 #include "redflow/stream.hpp"
 
@@ -38,8 +34,8 @@ struct LinkRun {
   std::uint64_t to_nodes = 0, driver_in = 0, driver_out = 0;
 };
 
-// Runs kLinkChain on two worker processes; `keys_dir`: with keys (driver, node1, node2 in it).
-LinkRun run_chain(bool direct, const std::string& keys_dir = "") {
+// Runs kLinkChain on two worker processes; with `keys` (driver, node1 and node2 made in it), keyed.
+LinkRun run_chain(bool direct, const testing::KeyDir* keys = nullptr) {
   LinkRun out;
   const auto reg = OperatorRegistry::with_builtins();
   auto p = Program::from_dot(kLinkChain, reg);
@@ -49,18 +45,18 @@ LinkRun run_chain(bool direct, const std::string& keys_dir = "") {
   c.place = "topological";
   c.direct_links = direct;
   c.cluster.min_workers = 2;
-  if (!keys_dir.empty()) {
-    c.cluster.key_file = keys_dir + "/driver.key";
-    c.cluster.authorized_keys_file = keys_dir + "/workers.keys";
+  if (keys != nullptr) {
+    c.cluster.key_file = keys->path("driver.key");
+    c.cluster.authorized_keys_file = keys->authorize({"node1", "node2"});
   }
   WorkerProcesses workers;
   c.cluster.on_listening = [&](const std::string& ep) {
     for (const char* name : {"node1", "node2"}) {
-      if (keys_dir.empty()) {
+      if (keys == nullptr) {
         workers.spawn_cli({"worker", "--connect", ep, "--cores", "1", "--name", name});
       } else {
-        workers.spawn_cli({"worker", "--connect", ep, "--cores", "1", "--name", name, "--key", keys_dir + "/" + name + ".key", "--server-key",
-                           keys_dir + "/driver.pub"});
+        workers.spawn_cli({"worker", "--connect", ep, "--cores", "1", "--name", name, "--key", keys->path(std::string(name) + ".key"), "--server-key",
+                           keys->path("driver.pub")});
       }
     }
   };
@@ -102,20 +98,11 @@ TEST(StreamClusterLinks, TokensGoNodeToNodeAndTheDriverOnlyWatches) {
 }
 
 TEST(StreamClusterLinks, WithKeysTheNodesLinksAreCurveAndTheResultTheSame) {
-  const std::string dir = ::testing::TempDir() + "/stream_link_keys_" + std::to_string(getpid());
-  std::filesystem::create_directories(dir);
-  std::string authorized;
-  for (const char* who : {"driver", "node1", "node2"}) {
-    auto keys = net::generate_key_pair();
-    ASSERT_TRUE(keys.ok());
-    ASSERT_TRUE(net::write_key_pair(dir + "/" + who, *keys, false).ok());
-    if (std::string(who) != "driver") authorized += keys->public_key + " " + who + "\n";
-  }
-  std::ofstream(dir + "/workers.keys") << authorized;
-  const LinkRun keyed = run_chain(true, dir);
+  testing::KeyDir keys;
+  for (const char* who : {"driver", "node1", "node2"}) ASSERT_FALSE(keys.make(who).empty()) << who;
+  const LinkRun keyed = run_chain(true, &keys);
   EXPECT_EQ(keyed.result.outputs, local_chain().outputs);
   EXPECT_GE(keyed.to_nodes, kLinkTokens * 8) << "with keys the nodes still link to each other (over CURVE)";
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -6,10 +6,7 @@
 // dropped; and a body for a node whose link is not up yet waits, in order.
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
-
 #include <chrono>
-#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -20,38 +17,13 @@
 #include "net/sockets.hpp"
 #include "stream/node_links.hpp"
 #include "stream/stream_messages.hpp"
+#include "key_dir.hpp"
 #include "tcp_relay.hpp"
 
 namespace redflow::stream {
 namespace {
 
-namespace fs = std::filesystem;
 using LinkClock = std::chrono::steady_clock;
-
-// Key pairs as DIR/NAME.key and DIR/NAME.pub, removed with the directory.
-class LinkKeys {
- public:
-  LinkKeys() {
-    char pattern[] = "/tmp/redflow-node-links-XXXXXX";
-    if (mkdtemp(pattern) != nullptr) dir_ = pattern;
-  }
-  ~LinkKeys() {
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
-  std::string make(const std::string& name) {
-    auto pair = net::generate_key_pair();
-    if (!pair.ok() || !net::write_key_pair((dir_ / name).string(), *pair, false).ok()) return "";
-    return pair->public_key;
-  }
-  net::SecurityOptions of(const std::string& name) const {
-    net::SecurityOptions s;
-    s.key_file = (dir_ / (name + ".key")).string();
-    return s;
-  }
-
- private:
-  fs::path dir_;
-};
 
 // One node: its own context (its own process), its peer socket, its links.
 struct LinkSide {
@@ -136,7 +108,7 @@ TEST(StreamNodeLinks, AHandshakeRefusedBeforeTheKeyIsListedLosesNothing) {
   // A node may dial another before that one has taken its WELCOME (and the
   // driver's keys): the first handshakes are refused, and what was given to
   // send meanwhile must still arrive, in order, once the key is let in.
-  LinkKeys keys;
+  testing::KeyDir keys;
   const std::string reader_key = keys.make("reader"), sender_key = keys.make("sender");
   LinkSide reader(keys.of("reader")), sender(keys.of("sender"));
   ASSERT_TRUE(reader.links && sender.links);
@@ -217,7 +189,7 @@ TEST(StreamNodeLinks, ANodeMaySendOnlyWhatNodesSendEachOther) {
 
 // Node 0 sends marked tokens to node 1 through a relay that keeps every byte; returns what it saw.
 std::string send_through_relay(bool keyed) {
-  LinkKeys keys;
+  testing::KeyDir keys;
   const std::string reader_key = keyed ? keys.make("reader") : "", sender_key = keyed ? keys.make("sender") : "";
   LinkSide reader(keyed ? keys.of("reader") : net::SecurityOptions{}), sender(keyed ? keys.of("sender") : net::SecurityOptions{});
   EXPECT_TRUE(reader.links && sender.links);
@@ -244,7 +216,7 @@ TEST(StreamNodeLinks, WithKeysTokensCrossTheWireEncrypted) {
 }
 
 TEST(StreamNodeLinks, ANodeWhoseKeyTheDriverNeverListedIsRefused) {
-  LinkKeys keys;
+  testing::KeyDir keys;
   const std::string reader_key = keys.make("reader"), listed = keys.make("listed");
   ASSERT_FALSE(keys.make("stranger").empty());
   LinkSide reader(keys.of("reader")), stranger(keys.of("stranger")), member(keys.of("listed")), plain(net::SecurityOptions{});
