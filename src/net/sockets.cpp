@@ -79,10 +79,9 @@ Result<std::pair<zmq::socket_t, std::string>> make_peer_router(zmq::context_t& c
   }
 }
 
-bool send_envelope_owned(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body,
-                         const std::string& routing_id) {
-  std::vector<std::byte> header;
-  encode_header(kind, request, header);
+namespace {
+// A message that owns `body` (moved in): ZeroMQ frees it once it is on the wire.
+zmq::message_t owned_message(std::vector<std::byte>&& body) {
   // ZeroMQ frees the body on its own I/O thread once it is on the wire. Its
   // hand-over is invisible to ThreadSanitizer (libzmq is not instrumented),
   // so the release/acquire pair says it: without it every such free was a
@@ -102,10 +101,33 @@ bool send_envelope_owned(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t
                            delete o;
                          },
                          owned);
+  return message;
+}
+}  // namespace
+
+bool send_envelope_owned(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body,
+                         const std::string& routing_id) {
+  std::vector<std::byte> header;
+  encode_header(kind, request, header);
+  zmq::message_t message = owned_message(std::move(body));
   try {
     if (!routing_id.empty() && !retry_on_signal([&] { return socket.send(zmq::buffer(routing_id), zmq::send_flags::sndmore); }))
       return false;
     if (!retry_on_signal([&] { return socket.send(zmq::buffer(header), zmq::send_flags::sndmore); })) return false;
+    return retry_on_signal([&] { return socket.send(message, zmq::send_flags::none); }).has_value();
+  } catch (const zmq::error_t&) {
+    return false;  // the peer is gone
+  }
+}
+
+bool try_send_envelope_owned(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte>& body) {
+  std::vector<std::byte> header;
+  encode_header(kind, request, header);
+  try {
+    // The first part decides: a message's parts are queued all or none, so
+    // once the header is taken the body is too.
+    if (!retry_on_signal([&] { return socket.send(zmq::buffer(header), zmq::send_flags::sndmore | zmq::send_flags::dontwait); })) return false;
+    zmq::message_t message = owned_message(std::move(body));
     return retry_on_signal([&] { return socket.send(message, zmq::send_flags::none); }).has_value();
   } catch (const zmq::error_t&) {
     return false;  // the peer is gone

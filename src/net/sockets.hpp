@@ -76,6 +76,10 @@ Status refuse_and_leave(zmq::socket_t& driver, const std::string& connect, const
 // value read out of a slot is then copied once on this side, not twice).
 bool send_envelope_owned(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte> body,
                          const std::string& routing_id = {});
+// The same on a DEALER, without waiting: takes `body` over (and true) only
+// when the socket takes the message now; else false with `body` as it was
+// (a stream node's link keeps it for later).
+bool try_send_envelope_owned(zmq::socket_t& socket, EnvelopeKind kind, std::uint64_t request, std::vector<std::byte>& body);
 
 // Runs `call`, one ZeroMQ send, receive or poll, until no signal interrupts
 // it. ZeroMQ fails a call with EINTR when a signal lands while it looks at

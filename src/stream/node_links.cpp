@@ -48,12 +48,10 @@ Status NodeLinks::connect() {
 // Hands `body` to node's link if it can take it now (it is then moved out).
 bool NodeLinks::post(std::uint32_t node, std::vector<std::byte>& body) {
   if (!dealers_[node]) return false;  // not dialled yet
-  zmq::socket_t& dealer = *dealers_[node];
   // A DEALER without a connection (not yet made, or its handshake refused)
-  // would block a send; the body waits instead.
-  if ((dealer.get(zmq::sockopt::events) & ZMQ_POLLOUT) == 0) return false;
+  // does not take it; the body then waits here.
   const std::size_t size = body.size();
-  if (!net::send_envelope_owned(dealer, net::EnvelopeKind::kRequest, incarnation_, std::move(body))) return false;
+  if (!net::try_send_envelope_owned(*dealers_[node], net::EnvelopeKind::kRequest, incarnation_, body)) return false;
   ++sent_messages_;
   sent_bytes_ += size;
   return true;
