@@ -6,7 +6,9 @@
 // local run's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "key_dir.hpp"
@@ -103,6 +105,49 @@ TEST(StreamClusterLinks, WithKeysTheNodesLinksAreCurveAndTheResultTheSame) {
   const LinkRun keyed = run_chain(true, &keys);
   EXPECT_EQ(keyed.result.outputs, local_chain().outputs);
   EXPECT_GE(keyed.to_nodes, kLinkTokens * 8) << "with keys the nodes still link to each other (over CURVE)";
+}
+
+// The live sample (RunOptions::on_sample) counts the tokens of the streams
+// between nodes although the driver never sees them: the nodes' SENTs.
+TEST(StreamClusterLinks, TheLiveSampleCountsTokensSentNodeToNode) {
+  const auto reg = OperatorRegistry::with_builtins();
+  // Paced: about a second, so samples (every 0.2 s) come while it runs.
+  auto p = Program::from_dot(R"(digraph paced {
+    src [operator="counter", args="n=8000 start=1 rate=8000"];
+    x [operator="scale", args="k=2"];
+    s [operator="sum"];
+    out [operator="collect"];
+    src -> x [token=8]; x -> s [token=8]; s -> out [token=8];
+  })",
+                             reg);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ClusterOptions c;
+  c.place = "topological";  // x -> s crosses the nodes
+  c.cluster.min_workers = 2;
+  WorkerProcesses workers;
+  c.cluster.on_listening = [&](const std::string& ep) {
+    for (int n = 0; n < 2; ++n) workers.spawn_cli({"worker", "--connect", ep, "--cores", "1"});
+  };
+  RunOptions o;
+  std::vector<std::uint64_t> seen;  // the cut stream's tokens, sample by sample
+  o.on_sample = [&](const std::vector<StreamProfile>& streams) {
+    for (const StreamProfile& st : streams)
+      if (st.from == "x" && st.to == "s") seen.push_back(st.tokens);
+  };
+  auto r = run_cluster(*p, o, c);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::uint64_t total = 0;
+  for (std::uint64_t i = 1; i <= 8000; ++i) total += 2 * i;
+  ASSERT_EQ(r->outputs.at("out").size(), 8u);
+  std::uint64_t got = 0;
+  std::memcpy(&got, r->outputs.at("out").data(), 8);
+  EXPECT_EQ(got, total);
+  ASSERT_GE(seen.size(), 2u) << "samples while a one-second run went on";
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_GT(seen.back(), 0u) << "the tokens sent node to node were counted";
+  EXPECT_LE(seen.back(), 8000u);
+  EXPECT_TRUE(std::any_of(seen.begin(), seen.end(), [](std::uint64_t t) { return t > 0 && t < 8000; }))
+      << "a count while the stream was still going: the samples follow the run, not only its end";
 }
 
 }  // namespace

@@ -263,8 +263,8 @@ struct RunOptions {
   std::size_t stream_buffer_bytes = std::size_t{512} << 10;
   // While the operators run, every kSamplePeriodS, from a thread of its own:
   // each stream's tokens so far and the tokens waiting in it (run()), or
-  // each stream between nodes with the tokens the driver relayed on it
-  // (run_cluster(); `queued` 0). It reads counters the streams keep anyway:
+  // each stream between nodes with the tokens sent on it so far, as its
+  // producer's node reports them (run_cluster(); `queued` 0). It reads counters the streams keep anyway:
   // the operators are not slowed. Not sent to the nodes.
   std::function<void(const std::vector<StreamProfile>&)> on_sample{};
 };
@@ -330,8 +330,8 @@ Result<RunResult> run(const Program& program, const RunOptions& options = {});
 // Running over worker processes, one node each (`redflow worker --connect`;
 // docs/streams.md, "Over worker processes"). The driver listens at
 // cluster.listen, waits for cluster.min_workers workers (the nodes), places
-// the operators with SCORE's load-time placement, and relays the tokens that
-// cross nodes. Every checkpoint_every_s the driver takes a consistent
+// the operators with SCORE's load-time placement, and starts and watches
+// the nodes; tokens that cross nodes go node to node (direct_links). Every checkpoint_every_s the driver takes a consistent
 // checkpoint (Chandy-Lamport markers from the sources, aligned at each
 // operator; docs/streams.md, "When a node is lost"); a worker lost mid-run
 // then costs a return to the last one: its operators move to the survivors,
