@@ -223,7 +223,7 @@ cluster_run() {  # cluster_run DOT N ALGO EXPECTED_TOKENS [driver flags...] -> r
   for i in $(seq "$n"); do before+=("$(link_bytes "$i")"); done
   if [ -n "$port" ]; then
     for i in $(seq "$n"); do
-      ip netns exec "$tag"n"$i" timeout "$tmo" "$cli" stream-worker --connect "tcp://10.233.$i.1:$port" --threads 1 \
+      ip netns exec "$tag"n"$i" timeout "$tmo" "$cli" worker --connect "tcp://10.233.$i.1:$port" --cores 1 \
         --name "w$i" --key "$work/w$i.key" --server-key "$work/driver.pub" --connect-timeout 20 >"$work/w$i.log" 2>&1 &
       ws+=($!)
       pids+=($!)
@@ -277,7 +277,7 @@ cut_of() {  # cut_of DOT N ALGO -> edge cut in tokens (redflow place weighing st
 }
 
 started=$(date +%s)
-echo "stream_cluster.sh: $(nproc) cores; the driver in the root namespace, each worker in its own namespace with --threads 1"
+echo "stream_cluster.sh: $(nproc) cores; the driver in the root namespace, each worker in its own namespace with --cores 1"
 echo "binary: $binary"
 echo "links: $link"
 if [ "$(nproc)" -lt "$maxn" ]; then echo "note: $(nproc) cores for up to $maxn workers plus the driver: compute cannot scale past $(nproc) nodes here (the paper had a node per SMP)"; fi
