@@ -66,6 +66,57 @@ class StreamNodeServiceTest : public ::testing::Test {
   const net::PeerHub::Time t0_ = net::PeerHub::Time{} + 1000s;
 };
 
+// With direct links each SETUP says where every node's peer socket is (the
+// address the driver saw it at, the port and key its HELLO gave), and each
+// WELCOME lists the keys the nodes' sockets let in; without, no links.
+TEST_F(StreamNodeServiceTest, SetupSaysWhereEveryNodeListensAndWelcomeWhichKeysGetIn) {
+  for (const bool direct : {true, false}) {
+    options_.cluster.min_workers = 2;
+    options_.direct_links = direct;
+    service_ = std::make_unique<NodeService>(program_, run_, options_, std::vector<unsigned>{0, 1}, std::vector<std::string>{"KEY-A", "KEY-B"});
+    driver_ = std::make_unique<testing::HubDriver>(service_->hub());
+    net::HelloMessage a = node_hello("a"), b = node_hello("b");
+    a.peer_port = 4000;
+    a.public_key = "KEY-A";
+    b.peer_port = 4001;
+    b.public_key = "KEY-B";
+    std::vector<HubSent> sent = say_hello("a", a, t0_);
+    EXPECT_EQ(testing::welcome_to(sent, "a").peer_keys, (std::vector<std::string>{"KEY-A", "KEY-B"}));
+    sent = say_hello("b", b, t0_);
+    for (const char* node : {"a", "b"}) {
+      const auto requests = of_kind(sent, node, net::EnvelopeKind::kRequest);
+      ASSERT_EQ(requests.size(), 1u) << node;
+      SetupMessage setup;
+      ASSERT_TRUE(decode(requests[0].body, setup).ok()) << node;
+      if (direct) {
+        EXPECT_EQ(setup.links, (std::vector<NodeLink>{{"tcp://10.0.0.9:4000", "KEY-A"}, {"tcp://10.0.0.9:4001", "KEY-B"}})) << node;
+      } else {
+        EXPECT_TRUE(setup.links.empty()) << node << ": through the driver";
+      }
+    }
+  }
+}
+
+// SENT: what a node sent straight to others feeds the progress and the live
+// sample; a count on a stream that does not leave that node ends the run, naming it.
+TEST_F(StreamNodeServiceTest, SentCountsWhatWentNodeToNodeAndRefusesAStreamThatDoesNotLeaveTheNode) {
+  run_.on_sample = [](const std::vector<StreamProfile>&) {};
+  start(2, {0, 1});
+  say_hello("a", node_hello("a"), t0_);
+  say_hello("b", node_hello("b"), t0_);
+  std::vector<std::byte> sent;
+  encode_sent(4096, {TokenCount{0, 500}}, sent);
+  say("a", net::EnvelopeKind::kReply, sent, t0_);
+  EXPECT_TRUE(service_->error().ok()) << service_->error().ToString();
+  EXPECT_EQ(service_->relayed(), 4096u);
+  const std::vector<StreamProfile> streams = service_->relayed_streams();
+  ASSERT_EQ(streams.size(), 1u);
+  EXPECT_EQ(streams[0].tokens, 500u);
+  say("b", net::EnvelopeKind::kReply, sent, t0_);
+  EXPECT_NE(service_->error().message().find("counted tokens on stream 0, which does not leave it"), std::string::npos)
+      << service_->error().ToString();
+}
+
 TEST_F(StreamNodeServiceTest, AWorkerLackingAnOperatorIsRefusedAndTheRunWaitsForAnother) {
   start(1);
   std::vector<HubSent> sent = say_hello("lacking", node_hello("lacking", {"counter"}), t0_);
