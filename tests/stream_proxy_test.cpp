@@ -25,8 +25,9 @@ using testing::ProxyRule;
 using testing::WireProxy;
 
 // Runs a two-node program of about a second, node "proxied" behind a proxy
-// with `rule`; the run's error. Every node sends READY, then tokens (unless
-// it holds only the sink) and DONE: its second message is always there.
+// with `rule`; the run's error. Every node sends the driver READY, then
+// what it sent the other node straight (SENT; unless it holds only the sink)
+// and DONE: its second message is always there.
 Result<RunResult> proxied_stream(const ProxyRule& rule, int& applied, double checkpoint_every_s) {
   const auto reg = OperatorRegistry::with_builtins();
   auto p = Program::from_dot(R"(digraph second {
