@@ -9,9 +9,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <functional>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,8 +27,8 @@
 #include "net/worker_messages.hpp"
 #include "net/worker_session.hpp"
 #include "stream/credit_window.hpp"
-#include "stream/node_links.hpp"
 #include "stream/inbox.hpp"
+#include "stream/node_links.hpp"
 #include "stream/op_state.hpp"
 #include "stream/runner.hpp"
 #include "stream/stream_messages.hpp"
@@ -171,9 +171,10 @@ class NodeRun {
 
   // Sends what the operators here wrote to streams bound elsewhere, within
   // the credit of those with a window, and the credit this node's readers
-  // have to grant. True when every stream bound elsewhere has ended and its
-  // end was sent.
-  // `post(node, body)` sends a TOKENS, BARRIER or CREDIT body on its way to `node`.
+  // have to grant, each through `post(node, body)`, which sends a TOKENS,
+  // BARRIER or CREDIT body on its way to `node` (straight, or through the
+  // driver). True when every stream bound elsewhere has ended and its end
+  // was sent.
   using Post = std::function<void(std::uint32_t, std::vector<std::byte>)>;
   bool flush(net::Sender& driver, const Post& post) {
     rung_.store(false);  // before draining: a write after this point rings again
