@@ -43,6 +43,19 @@ TEST(RunReport, AGraphExecutionUnderRedundancyWithFaults) {
   EXPECT_EQ(j["recovered"]["quarantined"].get<std::uint64_t>(), st.quarantined_tiles.size());
 }
 
+// A remote tile's values fetched straight from another worker show as its bytes_peers.
+TEST(RunReport, AGraphTileSaysWhatItFetchedFromPeers) {
+  ExecutionStats s;
+  s.tiles.resize(2);
+  s.tiles[1].peer_bytes_in = 4096;
+  s.tiles[1].bytes_sent = 64;
+  const auto j = parsed(report(s, "g"));
+  ASSERT_EQ(j["places"].size(), 2u);
+  EXPECT_EQ(j["places"][0]["bytes_peers"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(j["places"][1]["bytes_peers"].get<std::uint64_t>(), 4096u);
+  EXPECT_EQ(j["places"][1]["bytes_in"].get<std::uint64_t>(), 64u);
+}
+
 TEST(RunReport, AStreamRunCountsEveryFiring) {
   stream::OperatorRegistry reg = stream::OperatorRegistry::with_builtins();
   stream::Program p;
@@ -65,7 +78,7 @@ TEST(RunReport, AStreamRunCountsEveryFiring) {
 
 TEST(RunReport, AStreamRunOverNodesSaysWhereEachFiringRan) {
   stream::RunResult run;
-  run.nodes = {{.worker = "n0", .host = "h0", .operators = 1, .bytes_in = 10, .bytes_out = 20},
+  run.nodes = {{.worker = "n0", .host = "h0", .operators = 1, .bytes_in = 10, .bytes_out = 20, .bytes_to_nodes = 500},
                {.worker = "n1", .host = "h1", .operators = 1, .bytes_in = 30, .bytes_out = 40}};
   run.operators = {{.name = "a", .firings = 5, .node = 0}, {.name = "b", .firings = 7, .node = 1}, {.name = "c", .firings = 1, .node = 1}};
   const auto j = parsed(report(run));
@@ -76,6 +89,8 @@ TEST(RunReport, AStreamRunOverNodesSaysWhereEachFiringRan) {
   EXPECT_EQ(j["places"][1]["units"].get<std::uint64_t>(), 8u);
   EXPECT_EQ(j["places"][1]["bytes_in"].get<std::uint64_t>(), 30u);
   EXPECT_EQ(j["places"][1]["bytes_out"].get<std::uint64_t>(), 40u);
+  EXPECT_EQ(j["places"][0]["bytes_peers"].get<std::uint64_t>(), 500u) << "tokens node 0 sent straight to node 1";
+  EXPECT_EQ(j["places"][1]["bytes_peers"].get<std::uint64_t>(), 0u);
   EXPECT_EQ(j["units"].get<std::uint64_t>(), 13u);
 }
 

@@ -13,6 +13,7 @@
 
 #include "key_dir.hpp"
 #include "net_workers.hpp"
+#include "redflow/report.hpp"
 #include "redflow/stream.hpp"
 
 namespace redflow::stream {
@@ -92,6 +93,10 @@ TEST(StreamClusterLinks, TokensGoNodeToNodeAndTheDriverOnlyWatches) {
   EXPECT_GE(direct.to_nodes, token_bytes) << "the tokens of the cut stream went node to node";
   EXPECT_LT(direct.driver_in, token_bytes / 10) << "the driver forwarded tokens although the nodes have links";
   EXPECT_LT(direct.driver_out, token_bytes / 10) << "the nodes sent tokens to the driver although they have links";
+  // The one report (--report-json) says the same.
+  std::uint64_t peers = 0;
+  for (const RunReport::Place& place : report(direct.result, "chain").places) peers += place.bytes_peers;
+  EXPECT_EQ(peers, direct.to_nodes);
 
   const LinkRun relayed = run_chain(false);
   EXPECT_EQ(relayed.result.outputs, local.outputs);

@@ -47,6 +47,10 @@ struct RunReport {
     std::uint64_t units = 0;     // of RunReport::units, those that ran here
     std::uint64_t bytes_in = 0;  // driver -> it (graph: bytes sent; stream: SETUP and tokens forwarded; REM: read from the store)
     std::uint64_t bytes_out = 0; // it -> driver (REM: written to the store)
+    // Straight between it and other workers, not through the driver, each
+    // byte counted once, at the worker that moved it (graph: values it
+    // fetched from peers; stream: tokens it sent to other nodes).
+    std::uint64_t bytes_peers = 0;
     bool lost = false;           // declared lost at least once (crashed, cut off, silent)
   };
   std::vector<Place> places;

@@ -33,6 +33,7 @@ RunReport report(const ExecutionStats& s, const std::string& name) {
                         .units = tile.actors,
                         .bytes_in = tile.bytes_sent,
                         .bytes_out = tile.bytes_received,
+                        .bytes_peers = tile.peer_bytes_in,
                         .lost = tile.lost});
   }
   r.failed.injected_faults = s.injected_faults;
@@ -63,7 +64,8 @@ RunReport report(const spits::Report& job) {
 RunReport report(const stream::RunResult& run, const std::string& name) {
   RunReport r = what_ran("stream", name, "firings", 0, run.seconds);  // units: summed below
   for (const auto& node : run.nodes)
-    r.places.push_back({.name = node.worker, .host = node.host, .bytes_in = node.bytes_in, .bytes_out = node.bytes_out});
+    r.places.push_back(
+        {.name = node.worker, .host = node.host, .bytes_in = node.bytes_in, .bytes_out = node.bytes_out, .bytes_peers = node.bytes_to_nodes});
   for (const auto& op : run.operators) {
     r.units += op.firings;
     if (op.node >= 0 && static_cast<std::size_t>(op.node) < r.places.size()) r.places[op.node].units += op.firings;
@@ -85,7 +87,8 @@ RunReport report(const rem::RunStats& s, const std::string& name) {
 std::string to_json(const RunReport& r) {
   nlohmann::ordered_json places = nlohmann::ordered_json::array();
   for (const auto& p : r.places)
-    places.push_back({{"name", p.name}, {"host", p.host}, {"units", p.units}, {"bytes_in", p.bytes_in}, {"bytes_out", p.bytes_out}, {"lost", p.lost}});
+    places.push_back({{"name", p.name}, {"host", p.host}, {"units", p.units}, {"bytes_in", p.bytes_in}, {"bytes_out", p.bytes_out},
+                      {"bytes_peers", p.bytes_peers}, {"lost", p.lost}});
   const auto& f = r.failed;
   const auto& v = r.recovered;
   nlohmann::ordered_json j{{"model", r.model},
