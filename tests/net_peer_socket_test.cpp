@@ -127,11 +127,11 @@ std::string fetch_through_relay(bool keyed) {
   PeerSide source(keyed ? keys.of("source") : SecurityOptions{}), fetcher(keyed ? keys.of("fetcher") : SecurityOptions{});
   EXPECT_TRUE(source.links && fetcher.links);
   if (!source.links || !fetcher.links) return "";
-  EXPECT_NE(source.links->port(), 0u);
+  EXPECT_NE(source.socket->port(), 0u);
   if (keyed) {
     EXPECT_TRUE(source.socket->admit({fetcher_key}).ok());
   }
-  redflow::testing::TcpRelay relay(static_cast<int>(source.links->port()));
+  redflow::testing::TcpRelay relay(static_cast<int>(source.socket->port()));
   EXPECT_NE(relay.port(), 0);
   Pump pump{source, {&fetcher}, marked_value(), {}, {}, false, ""};
   runtime::DecodedFrame frame;
@@ -161,7 +161,7 @@ TEST(NetPeerSocket, AKeyTheDriverNeverListedIsRefusedAndTheListedOneStillFetches
   PeerSide source(keys.of("source")), stranger(keys.of("stranger")), member(keys.of("listed"));
   ASSERT_TRUE(source.links && stranger.links && member.links);
   ASSERT_TRUE(source.socket->admit({listed}).ok());
-  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(source.links->port());
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(source.socket->port());
   runtime::DecodedFrame frame;
   std::vector<std::byte> storage;
   peer_data_node(endpoint, source_key, marked_value().size(), frame, storage);
@@ -186,9 +186,9 @@ TEST(NetPeerSocket, APeerMayOnlyReadASlot) {
   // refused before the executor sees it; its next read is served.
   PeerSide source(SecurityOptions{});
   ASSERT_TRUE(source.links);
-  ASSERT_NE(source.links->port(), 0u);
+  ASSERT_NE(source.socket->port(), 0u);
   zmq::context_t context(1);
-  auto dealer = make_worker_dealer(context, "tcp://127.0.0.1:" + std::to_string(source.links->port()), SecurityOptions{});
+  auto dealer = make_worker_dealer(context, "tcp://127.0.0.1:" + std::to_string(source.socket->port()), SecurityOptions{});
   ASSERT_TRUE(dealer.ok()) << dealer.status().ToString();
   const std::vector<std::byte> value = marked_value();
   runtime::DataNodeMessage write;
@@ -235,7 +235,7 @@ TEST(NetPeerSocket, AFloodOfRefusedRequestsIsLoggedAtTheFirstTenthHundredthAndTh
   {
     PeerSide source(SecurityOptions{});
     zmq::context_t context(1);
-    auto dealer = source.links ? make_worker_dealer(context, "tcp://127.0.0.1:" + std::to_string(source.links->port()), SecurityOptions{})
+    auto dealer = source.links ? make_worker_dealer(context, "tcp://127.0.0.1:" + std::to_string(source.socket->port()), SecurityOptions{})
                                : Result<zmq::socket_t>(Status::Internal("no peer socket"));
     if (dealer.ok()) {
       std::vector<std::byte> frame;

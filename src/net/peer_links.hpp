@@ -87,9 +87,6 @@ class PeerLinks {
   explicit PeerLinks(PeerSocket& socket) : socket_(socket) {}
   ~PeerLinks();
 
-  std::uint32_t port() const { return socket_.port(); }
-  const std::string& public_key() const { return socket_.public_key(); }
-
   // The sockets to poll for input (the peer socket and every DEALER).
   void poll_items(std::vector<zmq::pollitem_t>& items);
 

@@ -29,9 +29,9 @@ namespace redflow::net {
 
 class PeerSocket {
  public:
-  // Opens the socket for a worker of the driver at `driver_endpoint`: none
-  // (open() false, port() 0) when that is not on loopback and there are no
-  // keys: everything then relays through the driver.
+  // Opens the socket for a worker of the driver at `driver_endpoint`; one
+  // that does not listen (listening() false, port() 0) when that is not on
+  // loopback and there are no keys: everything then relays through the driver.
   static Result<std::unique_ptr<PeerSocket>> open(zmq::context_t& context, const std::string& driver_endpoint, const SecurityOptions& security);
 
   bool listening() const { return port_ != 0; }

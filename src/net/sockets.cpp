@@ -134,6 +134,14 @@ bool try_send_envelope_owned(zmq::socket_t& socket, EnvelopeKind kind, std::uint
   }
 }
 
+std::string peer_address(zmq::message_t& part) {
+  try {
+    return part.gets("Peer-Address");
+  } catch (const zmq::error_t&) {
+    return {};  // not TCP
+  }
+}
+
 bool send_parts(zmq::socket_t& socket, std::initializer_list<zmq::const_buffer> parts, bool dontwait) {
   std::size_t i = 0;
   const zmq::send_flags wait = dontwait ? zmq::send_flags::dontwait : zmq::send_flags::none;

@@ -103,6 +103,11 @@ auto retry_on_signal(Call&& call) {
 // so a garbled many-part message is refused by the decoder, not buffered).
 bool receive_message(zmq::socket_t& socket, std::vector<zmq::message_t>& parts, std::size_t max_parts = 4);
 
+// The IP a message part came from (ZeroMQ's Peer-Address): where the
+// driver sees a worker, which its peers then reach it at. Empty when not
+// over TCP.
+std::string peer_address(zmq::message_t& part);
+
 // Views of `parts` for decode_envelope, skipping the first `skip` (a ROUTER's routing id).
 std::vector<std::span<const std::byte>> part_spans(const std::vector<zmq::message_t>& parts, std::size_t skip = 0);
 

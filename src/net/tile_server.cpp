@@ -201,14 +201,7 @@ void TileServer::receive_one() {
   }
   if (parts.empty()) return;
   const std::string routing_id(static_cast<const char*>(parts[0].data()), parts[0].size());
-  std::string address;
-  if (parts.size() > 1) {
-    try {
-      address = parts[1].gets("Peer-Address");
-    } catch (const zmq::error_t&) {
-      // not TCP: no address to give the worker's peers
-    }
-  }
+  const std::string address = parts.size() > 1 ? peer_address(parts[1]) : std::string();
   std::vector<std::span<const std::byte>> spans;
   for (std::size_t i = 1; i < parts.size(); ++i) spans.emplace_back(static_cast<const std::byte*>(parts[i].data()), parts[i].size());
   std::vector<std::shared_ptr<Request>> answered;

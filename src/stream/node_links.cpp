@@ -52,7 +52,6 @@ bool NodeLinks::post(std::uint32_t node, std::vector<std::byte>& body) {
   // does not take it; the body then waits here.
   const std::size_t size = body.size();
   if (!net::try_send_envelope_owned(*dealers_[node], net::EnvelopeKind::kRequest, incarnation_, body)) return false;
-  ++sent_messages_;
   sent_bytes_ += size;
   return true;
 }

@@ -72,11 +72,10 @@ class NodeLinks {
   // logs) what is not one of the bodies nodes send each other.
   bool receive(net::ReceivedBytes& out);
 
-  // Bodies sent straight to nodes, and their bytes.
-  std::uint64_t sent_messages() const { return sent_messages_; }
+  // Bytes of bodies sent straight to nodes so far.
   std::uint64_t sent_bytes() const { return sent_bytes_; }
-  // Nodes turned away for their key, and bodies refused from nodes let in.
-  std::uint64_t refused_keys() const { return socket_.refused_keys(); }
+  // Bodies refused from nodes let in (nodes turned away for their key: the
+  // peer socket's refused_keys()).
   std::uint64_t refused_messages() const { return refusals_.count(kNodesName); }
 
  private:
@@ -95,7 +94,7 @@ class NodeLinks {
   std::size_t waiting_ = 0;
   std::uint32_t incarnation_ = 0;
   net::RefusalLog refusals_;
-  std::uint64_t sent_messages_ = 0, sent_bytes_ = 0;
+  std::uint64_t sent_bytes_ = 0;
 };
 
 }  // namespace redflow::stream

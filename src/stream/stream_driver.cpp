@@ -1,8 +1,10 @@
 // The driver of a stream program over worker processes (stream.hpp:
 // run_cluster()). One ROUTER socket on this thread, which is the driver's one
 // I/O thread: it welcomes `nodes` workers, places the program and sends each
-// node its SETUP, STARTs them all once every one is READY, forwards every
-// TOKENS body to the node it names, and gathers the DONEs.
+// node its SETUP (with where every node's peer socket is, read from the
+// address each HELLO came from, until the run starts), STARTs them all once
+// every one is READY, forwards what nodes without direct links send each
+// other, and gathers the DONEs.
 //
 // The session with each worker is the peer hub's (net/peer_hub.hpp), as for
 // every model: HELLO admission (the role, then the operators the program
@@ -34,18 +36,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The IP a worker's message came from (ZeroMQ's Peer-Address): where the
-// other nodes reach its link socket. Empty when not over TCP; read only
-// until the run starts (every node's HELLO comes before it).
-std::string peer_address(std::vector<zmq::message_t>& parts) {
-  if (parts.size() < 2) return {};
-  try {
-    return parts[1].gets("Peer-Address");
-  } catch (const zmq::error_t&) {
-    return {};
-  }
-}
-
 // NodeService's effects: the socket, the clock, and the hub's sends.
 Result<RunResult> serve(NodeService& nodes, const RunOptions& node_options, const ClusterOptions& options, zmq::socket_t& router,
                         const std::string& endpoint) {
@@ -60,7 +50,7 @@ Result<RunResult> serve(NodeService& nodes, const RunOptions& node_options, cons
     if (Status s = net::poll_for(std::span(&item, 1), next_tick - Clock::now()); !s.ok()) error = s;
     // Bounded, so sending is never starved by a flood.
     for (int i = 0; i < 256 && nodes.error().ok() && net::receive_message(router, parts, 4); ++i)
-      if (!parts.empty()) hub.on_message(parts[0].to_string(), net::part_spans(parts, 1), nodes.started() ? std::string() : peer_address(parts), Clock::now());
+      if (!parts.empty()) hub.on_message(parts[0].to_string(), net::part_spans(parts, 1), nodes.started() || parts.size() < 2 ? std::string() : net::peer_address(parts[1]), Clock::now());
     const auto now = Clock::now();
     nodes.tick(now);  // first: a loss the hub finds now is dated now
     if (now >= next_tick) {
