@@ -151,6 +151,20 @@ class FiringContext {
   // that handles tokens in bulk should use these (the built-ins do).
   virtual std::size_t read_many(std::size_t input, void* tokens, std::size_t max) = 0;
   virtual void write_many(std::size_t output, const void* tokens, std::size_t n) = 0;
+  // The same without the copy, for an operator that makes or uses tokens
+  // where they lie. reserve() gives room for up to `max` tokens at the end
+  // of `output` (fewer when the stream's current block has less left; at
+  // least one when max > 0); commit() appends the first `n` of them (n at
+  // most the room given; nothing is visible before). peek() gives up to
+  // `max` waiting tokens of `input` where they lie, `n` of them (fewer when
+  // they cross into another block: peek again after consume(); nullptr and 0
+  // when none wait); they stay valid until consume() takes the first `n`.
+  // Tokens in place are aligned for a type of the token's size and an
+  // alignment of at most 16.
+  virtual void* reserve(std::size_t output, std::size_t max, std::size_t& room) = 0;
+  virtual void commit(std::size_t output, std::size_t n) = 0;
+  virtual const void* peek(std::size_t input, std::size_t max, std::size_t& n) = 0;
+  virtual void consume(std::size_t input, std::size_t n) = 0;
   // The operator's instance name and its args from the program.
   virtual const std::string& name() const = 0;
 
@@ -174,6 +188,24 @@ class FiringContext {
   void write_values(std::size_t output, const T* values, std::size_t n) {
     static_assert(std::is_trivially_copyable_v<T>);
     write_many(output, values, n);
+  }
+  // reserve / peek as values (T the output's or input's token):
+  //   auto room = ctx.reserve_values<std::uint64_t>(0, 4096);
+  //   for (auto& v : room) v = next++;
+  //   ctx.commit(0, room.size());
+  template <typename T>
+  std::span<T> reserve_values(std::size_t output, std::size_t max) {
+    static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= 16);
+    std::size_t room = 0;
+    void* at = reserve(output, max, room);
+    return {static_cast<T*>(at), room};
+  }
+  template <typename T>
+  std::span<const T> peek_values(std::size_t input, std::size_t max) {
+    static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= 16);
+    std::size_t n = 0;
+    const void* at = peek(input, max, n);
+    return {static_cast<const T*>(at), n};
   }
 };
 

@@ -6,7 +6,6 @@
 #include "stream/apps/wavelet.hpp"
 
 #include <algorithm>
-#include <array>
 #include <charconv>
 #include <chrono>
 #include <thread>
@@ -40,9 +39,19 @@ namespace {
 
 constexpr std::size_t kBurst = 4096;  // tokens a source writes per firing, and a batch read or written at once
 
-// Bulk reads and writes (read_values / write_values) throughout: a token then
-// costs a copy, not a virtual call and an atomic store.
-using Batch = std::array<std::uint64_t, kBurst>;
+// Tokens are made and used where they lie in the streams (reserve / peek)
+// wherever an operator can: a token then costs no copy, not a virtual call
+// and an atomic store each.
+
+// What waits on input 0 to each of the first `outputs` outputs (any token
+// size), copied once: from where it lies into each output's stream.
+void forward(FiringContext& ctx, std::size_t outputs) {
+  std::size_t n = 0;
+  while (const void* tokens = ctx.peek(0, kBurst, n)) {
+    for (std::size_t o = 0; o < outputs; ++o) ctx.write_many(o, tokens, n);
+    ctx.consume(0, n);
+  }
+}
 
 // At most `rate` tokens a second (0: no limit), in bursts of a
 // millisecond's worth: how a sensor or a slow link hands tokens over.
@@ -77,12 +86,19 @@ class Counter final : public Operator {
     const std::size_t burst = pace_.allow(kBurst);
     if (burst == 0) return Fired::kMore;
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(burst, left_));
-    std::uint64_t v = next_;  // in a register: the loop vectorises
-    for (std::size_t i = 0; i < n; ++i, v += step_) batch_[i] = v;
+    // Straight into the stream. In registers: a member may alias the
+    // tokens, and would be reloaded or stored per token.
+    const std::uint64_t step = step_;
+    std::uint64_t v = next_;
+    for (std::size_t left = n; left > 0;) {
+      const auto room = ctx.reserve_values<std::uint64_t>(0, left);
+      for (std::uint64_t& t : room) t = v, v += step;
+      ctx.commit(0, room.size());
+      left -= room.size();
+    }
     next_ = v;
     left_ -= n;
     pace_.sent(n);
-    ctx.write_values(0, batch_.data(), n);
     return left_ == 0 ? Fired::kDone : Fired::kMore;
   }
   // A paced counter restored paces from its restart.
@@ -96,7 +112,6 @@ class Counter final : public Operator {
   }
 
  private:
-  Batch batch_;
   std::uint64_t left_, next_, step_;
   Pace pace_;
 };
@@ -127,18 +142,20 @@ class Throttle final : public Operator {
 class Add final : public Operator {
  public:
   Fired fire(FiringContext& ctx) override {
+    // Where they lie: each pass as many as both inputs and the output's room hold in one piece.
     for (std::size_t n = std::min(ctx.available(0), ctx.available(1)); n > 0;) {
-      const std::size_t k = ctx.read_values(0, a_.data(), std::min(n, kBurst));
-      ctx.read_values(1, b_.data(), k);  // available(1) >= n: as many are there
-      for (std::size_t i = 0; i < k; ++i) a_[i] += b_[i];
-      ctx.write_values(0, a_.data(), k);
+      const auto a = ctx.peek_values<std::uint64_t>(0, n);
+      const auto b = ctx.peek_values<std::uint64_t>(1, a.size());  // available(1) >= n: as many are there
+      const auto sum = ctx.reserve_values<std::uint64_t>(0, b.size());
+      const std::size_t k = sum.size();
+      for (std::size_t i = 0; i < k; ++i) sum[i] = a[i] + b[i];
+      ctx.commit(0, k);
+      ctx.consume(0, k);
+      ctx.consume(1, k);
       n -= k;
     }
     return Fired::kMore;
   }
-
- private:
-  Batch a_, b_;
 };
 
 // scale k=K: each 8-byte token times K.
@@ -146,30 +163,29 @@ class Scale final : public Operator {
  public:
   explicit Scale(std::uint64_t k) : k_(k) {}
   Fired fire(FiringContext& ctx) override {
-    while (const std::size_t n = ctx.read_values(0, batch_.data(), kBurst)) {
-      for (std::size_t i = 0; i < n; ++i) batch_[i] *= k_;
-      ctx.write_values(0, batch_.data(), n);
+    const std::uint64_t k = k_;  // in a register, as in Counter
+    for (;;) {
+      const auto in = ctx.peek_values<std::uint64_t>(0, kBurst);
+      if (in.empty()) break;
+      const auto out = ctx.reserve_values<std::uint64_t>(0, in.size());
+      for (std::size_t i = 0; i < out.size(); ++i) out[i] = in[i] * k;
+      ctx.commit(0, out.size());
+      ctx.consume(0, out.size());
     }
     return Fired::kMore;
   }
 
  private:
   std::uint64_t k_;
-  Batch batch_;
 };
 
 // dup outputs=N: every token to each of N outputs (any token size).
 class Dup final : public Operator {
  public:
   Fired fire(FiringContext& ctx) override {
-    token_.resize(ctx.token_bytes(0) * kBurst);
-    while (const std::size_t n = ctx.read_many(0, token_.data(), kBurst))
-      for (std::size_t o = 0; o < ctx.outputs(); ++o) ctx.write_many(o, token_.data(), n);
+    forward(ctx, ctx.outputs());
     return Fired::kMore;
   }
-
- private:
-  std::string token_;
 };
 
 // delay initial=V count=C: writes C tokens V first, then forwards its input.
@@ -181,21 +197,26 @@ class Delay final : public Operator {
     for (std::uint64_t i = 0; i < count_; ++i) ctx.write_value(0, initial_);
   }
   Fired fire(FiringContext& ctx) override {
-    while (const std::size_t n = ctx.read_values(0, batch_.data(), kBurst)) ctx.write_values(0, batch_.data(), n);
+    forward(ctx, 1);
     return Fired::kMore;
   }
 
  private:
   std::uint64_t initial_, count_;
-  Batch batch_;
 };
 
 // sum: at end of stream, one token: the sum of its 8-byte input tokens.
 class Sum final : public Operator {
  public:
   Fired fire(FiringContext& ctx) override {
-    while (const std::size_t n = ctx.read_values(0, batch_.data(), kBurst))
-      for (std::size_t i = 0; i < n; ++i) sum_ += batch_[i];
+    std::uint64_t s = sum_;  // in a register, as in Counter
+    for (;;) {
+      const auto in = ctx.peek_values<std::uint64_t>(0, kBurst);
+      if (in.empty()) break;
+      for (const std::uint64_t v : in) s += v;
+      ctx.consume(0, in.size());
+    }
+    sum_ = s;
     return Fired::kMore;
   }
   void finish(FiringContext& ctx) override { ctx.write_value(0, sum_); }
@@ -203,7 +224,6 @@ class Sum final : public Operator {
   void restore(StateReader& in) override { in.value(sum_); }
 
  private:
-  Batch batch_;
   std::uint64_t sum_ = 0;
 };
 

@@ -129,6 +129,37 @@ class Inbox {
     taken_.fetch_add(1, std::memory_order_release);
     return true;
   }
+  // Consumer, in place: up to `max` waiting tokens, `n` of them (nullptr
+  // and 0 when none wait), valid until skip(n) takes them. With two levels
+  // they lie in the reader's own buffer; with one, where every token is
+  // read under the lock, this copies them out.
+  const unsigned char* look(std::size_t max, std::size_t& n) {
+    n = std::min<std::uint64_t>(max, size());
+    if (n == 0) return nullptr;
+    if (!two_level_) {
+      copy_.resize(n * bytes_);
+      peek(copy_.data(), n);
+      return copy_.data();
+    }
+    if (local_at_ == local_.size()) {
+      local_.clear();
+      local_at_ = 0;
+      std::lock_guard lock(mutex_);
+      local_.swap(shared_);
+    }
+    n = std::min(n, (local_.size() - local_at_) / bytes_);
+    return local_.data() + local_at_;
+  }
+  void skip(std::size_t n) {
+    if (two_level_) {
+      local_at_ += n * bytes_;
+    } else {
+      std::lock_guard lock(mutex_);
+      shared_at_ += n * bytes_;
+      if (shared_at_ == shared_.size()) shared_.clear(), shared_at_ = 0;
+    }
+    taken_.fetch_add(n, std::memory_order_release);
+  }
   // Consumer: the next `n` tokens copied, not taken (n <= size()).
   void peek(void* tokens, std::size_t n) {
     auto* p = static_cast<unsigned char*>(tokens);
@@ -157,6 +188,7 @@ class Inbox {
   std::size_t shared_at_ = 0;          // under mutex_ (one level only)
   std::vector<unsigned char> local_;   // the consumer's (two levels)
   std::size_t local_at_ = 0;
+  std::vector<unsigned char> copy_;    // the consumer's: look()'s copy (one level)
   std::atomic<std::uint64_t> delivered_{0}, taken_{0};
   std::atomic<bool> closed_{false};
   std::uint64_t window_ = 0;             // credits: set before the run

@@ -87,6 +87,10 @@ enum Sched : int { kIdle = 0, kQueued = 1, kRunning = 2, kDirty = 3 };
 struct InPort {
   TokenQueue* queue = nullptr;
   Inbox* inbox = nullptr;
+  const void* looked = nullptr;  // where the last look() found its tokens
+  // Up to `max` waiting tokens in place (see FiringContext::peek), and skip(n) to take them.
+  const void* look(std::size_t max, std::size_t& n) { return looked = queue ? static_cast<const void*>(queue->look(max, n)) : inbox->look(max, n); }
+  void skip(std::size_t n) { queue ? queue->skip(n) : inbox->skip(n); }
   std::size_t token_bytes() const { return queue ? queue->token_bytes() : inbox->token_bytes(); }
   std::size_t size() const { return queue ? queue->size() : inbox->size(); }
   bool drained() const { return queue ? queue->drained() : inbox->drained(); }
@@ -209,6 +213,22 @@ struct OpState final : FiringContext {
     if (n == 0) return;
     out.at(o)->push_many(tokens, n);
     wrote[o] = 1;
+  }
+  void* reserve(std::size_t o, std::size_t max, std::size_t& room) override { return out.at(o)->reserve(max, room); }
+  void commit(std::size_t o, std::size_t n) override {
+    if (n == 0) return;
+    out.at(o)->commit(n);
+    wrote[o] = 1;
+  }
+  const void* peek(std::size_t i, std::size_t max, std::size_t& n) override {
+    if (checkpoints && safe[i] - consumed[i] < max) max = std::min(max, readable(i));
+    n = 0;
+    return max == 0 ? nullptr : in.at(i).look(max, n);
+  }
+  void consume(std::size_t i, std::size_t n) override {
+    if (n == 0) return;
+    took(i, in.at(i).looked, n);
+    in[i].skip(n);
   }
   const std::string& name() const override { return op_name; }
 };

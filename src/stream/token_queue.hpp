@@ -8,6 +8,9 @@
 // thousand; the producer publishes each token with one release store and the
 // consumer takes it with one acquire load, so a token costs about what a
 // bounded single-producer/single-consumer ring costs (bench/stream_throughput).
+// In bulk, one store and one load per batch (push_many / pop_many), and
+// without the copies (reserve / commit, look / skip): a producer fills
+// tokens in the block itself, a consumer uses them there.
 #pragma once
 
 #include <atomic>
@@ -29,10 +32,10 @@ class TokenQueue {
   ~TokenQueue() {
     while (head_) {
       Block* next = head_->next.load(std::memory_order_relaxed);
-      ::operator delete(head_);
+      free_block(head_);
       head_ = next;
     }
-    ::operator delete(spare_.load());
+    if (Block* b = spare_.load()) free_block(b);
   }
   TokenQueue(const TokenQueue&) = delete;
   TokenQueue& operator=(const TokenQueue&) = delete;
@@ -106,6 +109,25 @@ class TokenQueue {
     }
     written_.store(produced_, std::memory_order_release);
   }
+  // In place, without a copy: room for up to `max` tokens at the end of the
+  // queue, in one block (fewer when the current block has less; at least one
+  // when max > 0), for the producer to fill; commit(n) then publishes the
+  // first n of them, as push_many would. Nothing is visible before commit().
+  unsigned char* reserve(std::size_t max, std::size_t& room) {
+    if (tail_used_ == per_block_) {
+      Block* b = new_block();
+      tail_->next.store(b, std::memory_order_release);
+      tail_ = b;
+      tail_used_ = 0;
+    }
+    room = std::min(max, per_block_ - tail_used_);
+    return tail_->data() + tail_used_ * bytes_;
+  }
+  void commit(std::size_t n) {
+    tail_used_ += n;
+    produced_ += n;
+    written_.store(produced_, std::memory_order_release);
+  }
   void close() { closed_.store(true, std::memory_order_release); }
 
   // Consumer side.
@@ -136,6 +158,28 @@ class TokenQueue {
     consumed_ += n;
     read_.store(consumed_, std::memory_order_seq_cst);  // see wait_for_room()
     return n;
+  }
+  // Consumer side, in place: up to `max` waiting tokens where they lie, in
+  // one block (fewer when they cross into the next: look again after
+  // skip()); nullptr when none wait. They stay there until skip(n) takes the
+  // first n of them, as pop_many would without the copy.
+  const unsigned char* look(std::size_t max, std::size_t& n) {
+    if (visible_ - consumed_ < max) visible_ = written_.load(std::memory_order_acquire);
+    n = std::min<std::uint64_t>(max, visible_ - consumed_);
+    if (n == 0) return nullptr;
+    if (head_used_ == per_block_) {
+      Block* next = head_->next.load(std::memory_order_acquire);
+      retire(head_);
+      head_ = next;
+      head_used_ = 0;
+    }
+    n = std::min(n, per_block_ - head_used_);
+    return head_->data() + head_used_ * bytes_;
+  }
+  void skip(std::size_t n) {
+    head_used_ += n;
+    consumed_ += n;
+    read_.store(consumed_, std::memory_order_seq_cst);  // see wait_for_room()
   }
   // Consumer side: the next `n` tokens copied, not taken (n <= size(): they
   // are visible). For a checkpoint's record of what is in flight.
@@ -168,7 +212,9 @@ class TokenQueue {
  private:
   static constexpr std::size_t kBlockBytes = 32 << 10;
   static constexpr std::uint64_t kUnbounded = ~std::uint64_t{0};
-  struct Block {
+  // 64-byte aligned, so tokens in place (reserve(), look()) are aligned for
+  // every type whose size is the token size and alignment at most 64.
+  struct alignas(64) Block {
     std::atomic<Block*> next{nullptr};
     unsigned char* data() { return reinterpret_cast<unsigned char*>(this + 1); }
     const unsigned char* data() const { return reinterpret_cast<const unsigned char*>(this + 1); }
@@ -181,10 +227,11 @@ class TokenQueue {
       b->next.store(nullptr, std::memory_order_relaxed);
       return b;
     }
-    return new (::operator new(sizeof(Block) + per_block_ * bytes_)) Block();
+    return new (::operator new(sizeof(Block) + per_block_ * bytes_, std::align_val_t{alignof(Block)})) Block();
   }
+  static void free_block(Block* b) { ::operator delete(b, std::align_val_t{alignof(Block)}); }
   void retire(Block* b) {
-    if (Block* old = spare_.exchange(b, std::memory_order_acq_rel)) ::operator delete(old);
+    if (Block* old = spare_.exchange(b, std::memory_order_acq_rel)) free_block(old);
   }
 
   const std::size_t bytes_, per_block_;
