@@ -3,6 +3,7 @@
 #include "apps/matmul.hpp"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
@@ -259,10 +260,43 @@ void matmul_naive(const std::int32_t* A, const std::int32_t* B, std::int32_t* C,
     }
 }
 
-void sgemm_ceiling(const float* A, const float* B, float* C, std::size_t n, unsigned threads) {
-  openblas_set_num_threads(static_cast<int>(std::max(1u, threads)));
+namespace {
+
+// OpenBLAS, opened the first time the ceiling is asked for rather than
+// linked: its threaded build starts a thread as it loads that spins
+// (sched_yield) for about 0.1 s of a core, in every process that loads it,
+// and every `redflow worker` would pay that while it serves its first
+// requests. Empty when the library cannot be opened.
+struct OpenBlas {
+  decltype(&cblas_sgemm) sgemm = nullptr;
+  decltype(&openblas_set_num_threads) set_num_threads = nullptr;
+};
+
+const OpenBlas& open_blas() {
+  static const OpenBlas blas = [] {
+    for (const char* name : {"libopenblas.so.0", "libopenblas.so"}) {
+      void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (lib == nullptr) continue;
+      OpenBlas b;
+      b.sgemm = reinterpret_cast<decltype(&cblas_sgemm)>(dlsym(lib, "cblas_sgemm"));
+      b.set_num_threads = reinterpret_cast<decltype(&openblas_set_num_threads)>(dlsym(lib, "openblas_set_num_threads"));
+      if (b.sgemm && b.set_num_threads) return b;
+      dlclose(lib);
+    }
+    return OpenBlas{};
+  }();
+  return blas;
+}
+
+}  // namespace
+
+bool sgemm_ceiling(const float* A, const float* B, float* C, std::size_t n, unsigned threads) {
+  const OpenBlas& blas = open_blas();
+  if (blas.sgemm == nullptr) return false;
+  blas.set_num_threads(static_cast<int>(std::max(1u, threads)));
   const auto ni = static_cast<blasint>(n);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.0f, A, ni, B, ni, 0.0f, C, ni);
+  blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.0f, A, ni, B, ni, 0.0f, C, ni);
+  return true;
 }
 
 Result<std::size_t> matmul_parts(const MatmulParams& p) {

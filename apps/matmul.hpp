@@ -59,7 +59,8 @@ class MatmulDirect {
 // Reference for tests: the textbook triple loop.
 void matmul_naive(const std::int32_t* A, const std::int32_t* B, std::int32_t* C, std::size_t n);
 // OpenBLAS sgemm on the same sizes: a float ceiling, for reference only.
-void sgemm_ceiling(const float* A, const float* B, float* C, std::size_t n, unsigned threads);
+// False when OpenBLAS cannot be opened (it is loaded on first use, not linked).
+bool sgemm_ceiling(const float* A, const float* B, float* C, std::size_t n, unsigned threads);
 
 void register_matmul_actors(Registry& reg);
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <complex>
 #include <cstring>
 #include <filesystem>
@@ -107,7 +108,29 @@ TEST_F(AppsCliTest, BenchWritesTheDocumentedJsonKeys) {
     EXPECT_NEAR(j["ratio"].get<double>(), j["baseline_s"].get<double>() / j["redflow_s"].get<double>(), 1e-9);
     EXPECT_EQ(j["redundancy"], "none");
     ASSERT_EQ(j["configs"].size(), 1u);
+    if (app == "matmul") {
+      EXPECT_GT(j.value("sgemm_s", 0.0), 0) << "OpenBLAS's ceiling, opened on first use";
+    }
   }
+}
+
+// The command opens OpenBLAS only for the matmul bench's ceiling: its
+// threaded build starts a thread as it loads that spins for about 0.1 s of a
+// core, and every worker process is this command.
+TEST_F(AppsCliTest, TheCommandLoadsOpenBlasOnlyForTheMatmulCeiling) {
+  auto loaded = [](const std::string& args) {
+    std::string cmd = "LD_DEBUG=libs timeout -k 5 120 ";
+    cmd.append(REDFLOW_CLI).append(" ").append(args).append(" 2>&1 >/dev/null");
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    std::array<char, 4096> buf;
+    while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+    EXPECT_EQ(pclose(p), 0) << args << ":\n" << out.substr(0, 2000);
+    return out.find("libopenblas") != std::string::npos;
+  };
+  EXPECT_FALSE(loaded("actors"));
+  EXPECT_FALSE(loaded("bench overhead --shape chain --n 100 --runs 1"));
+  EXPECT_TRUE(loaded("bench matmul --n 40 --runs 1")) << "the ceiling opens it";
 }
 
 TEST_F(AppsCliTest, BenchWithoutBaselineStillVerifies) {

@@ -171,7 +171,8 @@ class MatmulBaseline : public Baseline {
     }
     return "";
   }
-  // OpenBLAS sgemm on the same sizes (float): the ceiling, for reference.
+  // OpenBLAS sgemm on the same sizes (float): the ceiling, for reference; 0
+  // when OpenBLAS cannot be opened.
   double sgemm_median(unsigned runs) const {
     std::vector<float> a(a_.size()), b(b_.size()), c(n_ * n_);
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(a_[i] & 0xff);
@@ -179,7 +180,7 @@ class MatmulBaseline : public Baseline {
     std::vector<double> t;
     for (unsigned r = 0; r <= runs; ++r) {
       const double t0 = now_s();
-      apps::sgemm_ceiling(a.data(), b.data(), c.data(), n_, threads_);
+      if (!apps::sgemm_ceiling(a.data(), b.data(), c.data(), n_, threads_)) return 0;
       if (r > 0) t.push_back(now_s() - t0);
     }
     return median(t);
