@@ -12,7 +12,8 @@
 //              and the driver's bytes alone: an 8 MB value sent into a
 //              worker's slot and read back through the tile protocol, no
 //              actor run (driver_send / driver_read, best of 16 each);
-//              --bandwidth-only runs just this
+//              --bandwidth-only runs just this; --driver-bytes-only just
+//              the driver's bytes and the TCP pair (--times N each, 16)
 //   worker to worker  an 8 MB value moved from one worker's slot to
 //              another's, fetched over the workers' peer sockets beside
 //              relayed by the driver, each as a fraction of the loopback TCP
@@ -398,11 +399,12 @@ DriverBytes driver_to_worker(std::size_t bytes, int times) {
     }
     if (i > 0) send_s = std::min(send_s, since(t));
     t = Clock::now();
-    if (!t0.read_slot(r, back) || back != value) {
+    const bool read = t0.read_slot(r, back);
+    if (i > 0) read_s = std::min(read_s, since(t));  // the read alone: not the check below
+    if (!read || back != value) {
       fmt::print(stderr, "net_remote: the value read back from the worker is not the one sent\n");
       std::exit(1);
     }
-    if (i > 0) read_s = std::min(read_s, since(t));
   }
   server.reset();
   reap_all();
@@ -558,7 +560,8 @@ Bandwidth measure_bandwidth(std::size_t bytes) {
 int main(int argc, char** argv) {
   reuse_freed_buffers();  // as the redflow command does: this process is the driver
   std::size_t actors = 20000;
-  bool dispatch_only = false, elastic_only = false, transfer_only = false, peer_only = false, bandwidth_only = false;
+  bool dispatch_only = false, elastic_only = false, transfer_only = false, peer_only = false, bandwidth_only = false, driver_bytes_only = false;
+  int times = 16;
   unsigned depth = RuntimeOptions{}.pipeline_depth;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -569,10 +572,12 @@ int main(int argc, char** argv) {
     else if (a == "--transfer-only") transfer_only = true;
     else if (a == "--peer-only") peer_only = true;
     else if (a == "--bandwidth-only") bandwidth_only = true;
+    else if (a == "--driver-bytes-only") driver_bytes_only = true;
+    else if (a == "--times" && i + 1 < argc) times = std::max(1, std::stoi(argv[++i]));
     else if (a == "--depth" && i + 1 < argc) depth = static_cast<unsigned>(std::stoul(argv[++i]));
   }
   if (g_cli.empty()) {
-    fmt::print(stderr, "usage: net_remote --cli PATH/TO/redflow [--actors N] [--depth D] [--dispatch-only | --elastic-only | --transfer-only | --peer-only | --bandwidth-only]\n");
+    fmt::print(stderr, "usage: net_remote --cli PATH/TO/redflow [--actors N] [--depth D] [--dispatch-only | --elastic-only | --transfer-only | --peer-only | --bandwidth-only | --driver-bytes-only [--times N]]\n");
     return 2;
   }
   if (elastic_only) {
@@ -590,6 +595,15 @@ int main(int argc, char** argv) {
   }
   if (bandwidth_only) {
     fmt::print("{{{}}}\n", measure_bandwidth(std::size_t{8} << 20).fields());
+    return 0;
+  }
+  if (driver_bytes_only) {
+    const std::size_t mb8 = std::size_t{8} << 20;
+    const DriverBytes d = driver_to_worker(mb8, times);
+    const double tcp = loopback_tcp(mb8, 32);
+    fmt::print("{{\"driver_send_MBps\": {:.1f}, \"driver_read_MBps\": {:.1f}, \"loopback_tcp_MBps\": {:.1f}, \"send_fraction\": {:.3f}, "
+               "\"read_fraction\": {:.3f}}}\n",
+               d.send_MBps, d.read_MBps, tcp, d.send_MBps / tcp, d.read_MBps / tcp);
     return 0;
   }
   // Pipelined dispatch (--depth, default RuntimeOptions' 32) beside one

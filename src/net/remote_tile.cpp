@@ -162,16 +162,18 @@ Status RemoteTile::data_node(const DataNodeMessage& message) {
   DataNodeMessage m = message;
   if (relayed) REDFLOW_RETURN_IF_ERROR(read_relayed(message, peers_, relayed_bytes, m));
   if (lost()) return Status::Internal(who() + " is lost");
-  if (!relayed || !m.checked) {
-    // Bytes from main memory (given, made in the driver's process, or
-    // recomputed there after a loss) are hashed as they are sent; a relayed
-    // value keeps the checksum its read was verified against. The check
-    // covers the wire from here on: the worker verifies before it places.
-    m.checksum = XXH3_64bits(m.payload.data(), m.payload.size());
-    m.checked = true;
-  }
+  // Bytes from main memory (given, made in the driver's process, or
+  // recomputed there after a loss) are hashed as they are sent; a relayed
+  // value keeps the checksum its read was verified against. The check
+  // covers the wire from here on: the worker verifies before it places. A
+  // value in pieces is hashed piece by piece as they go, not in a pass of
+  // its own before the first.
+  const bool hash = !relayed || !m.checked;
+  const bool in_pieces = m.bytes > PeerLinks::kChunkBytes;
+  if (hash && !in_pieces) m.checksum = XXH3_64bits(m.payload.data(), m.payload.size());
+  m.checked = true;
   const bool ahead = depth_ > 1 && !relayed;
-  if (ahead && m.bytes > PeerLinks::kChunkBytes) return send_in_pieces(m, true);
+  if (ahead && in_pieces) return send_in_pieces(m, true, hash);
   if (ahead) {
     // Nothing can go wrong here that the engine could act on at once (a lost
     // worker loses the actor too; bytes that arrive corrupted are placed
@@ -182,14 +184,14 @@ Status RemoteTile::data_node(const DataNodeMessage& message) {
     placing_.push_back(Placement{server_.send(worker_, std::move(frame)), m.slot, -1, m.bytes, m.tag.data});
     return Status::Ok();
   }
-  return send_value(m);
+  return send_value(m, hash);
 }
 
-Status RemoteTile::send_value(const DataNodeMessage& m) {
+Status RemoteTile::send_value(const DataNodeMessage& m, bool hash_pieces) {
   for (;;) {
     Status s;
     if (m.bytes > PeerLinks::kChunkBytes) {
-      s = send_in_pieces(m, false);
+      s = send_in_pieces(m, false, hash_pieces);
     } else {
       std::vector<std::byte> frame;
       encode(m, frame);
@@ -230,8 +232,10 @@ std::vector<RemoteTile::Corrupted> RemoteTile::take_corrupted() {
 // wire while the worker still runs the actors sent before it, where a window
 // would hold the rest back until the worker reached the first piece.
 // Otherwise at most kWindow pieces are unanswered, and all are answered
-// before this returns.
-Status RemoteTile::send_in_pieces(const DataNodeMessage& m, bool ahead) {
+// before this returns. `hash`: the value's checksum is taken here, piece by
+// piece, and goes with the last piece, the one the worker checks the whole
+// value at (the pieces before it carry none).
+Status RemoteTile::send_in_pieces(const DataNodeMessage& m, bool ahead, bool hash) {
   std::deque<Placement> unanswered;
   Status first;
   auto answer_oldest = [&] {
@@ -241,10 +245,18 @@ Status RemoteTile::send_in_pieces(const DataNodeMessage& m, bool ahead) {
     if (first.ok()) first = s;
     unanswered.pop_front();
   };
+  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(hash ? XXH3_createState() : nullptr, &XXH3_freeState);
+  if (state) XXH3_64bits_reset(state.get());
   for (std::uint64_t offset = 0; offset < m.bytes && first.ok();) {
     const std::uint64_t length = std::min(PeerLinks::kChunkBytes, m.bytes - offset);
+    const auto piece_bytes = m.payload.subspan(offset, length);
+    std::uint64_t checksum = m.checksum;
+    if (state) {
+      XXH3_64bits_update(state.get(), piece_bytes.data(), piece_bytes.size());
+      checksum = offset + length == m.bytes ? XXH3_64bits_digest(state.get()) : 0;
+    }
     std::vector<std::byte> frame;
-    encode(DataNodePieceMessage{m.tag, m.slot, m.bytes, offset, m.payload.subspan(offset, length), m.checksum, m.checked}, frame);
+    encode(DataNodePieceMessage{m.tag, m.slot, m.bytes, offset, piece_bytes, checksum, m.checked}, frame);
     Placement piece{server_.send(worker_, std::move(frame)), m.slot, -1, length, m.tag.data};
     offset += length;
     if (ahead) {

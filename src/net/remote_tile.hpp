@@ -92,11 +92,13 @@ class RemoteTile final : public runtime::WorkerTile {
   const RemoteTile* peer_source(const runtime::DataNodeMessage& message) const;
   Status fetch_from_peer(const runtime::DataNodeMessage& message, const RemoteTile& source);
   // A value larger than a chunk, from main memory, in pieces (kDataNodePiece);
-  // `ahead`: sent ahead of the actor, answered with its completion.
-  Status send_in_pieces(const runtime::DataNodeMessage& message, bool ahead);
+  // `ahead`: sent ahead of the actor, answered with its completion; `hash`:
+  // its checksum taken as the pieces go (else the message's is sent).
+  Status send_in_pieces(const runtime::DataNodeMessage& message, bool ahead, bool hash);
   // Sends a value the driver holds (from main memory or relayed), checked;
   // a reply that the bytes arrived corrupted sends them again.
-  Status send_value(const runtime::DataNodeMessage& message);
+  // `hash_pieces`: a value in pieces is hashed as they go.
+  Status send_value(const runtime::DataNodeMessage& message, bool hash_pieces);
   // Books a value that arrived corrupted (`what` says which and how); the
   // worker is lost once they come kCorruptedInARow times in a row.
   void corrupted(DataId data, const std::string& what);
