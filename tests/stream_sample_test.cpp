@@ -25,7 +25,13 @@ namespace {
 TEST(StreamSample, SamplesCountEachStreamsTokensAndWhatWaitsInItWhileTheProgramRuns) {
   OperatorRegistry reg = OperatorRegistry::with_builtins();
   add_compute_heavy_operators(reg);
+  // About 1 s here; a quarter as many blocks under a sanitizer (still
+  // seconds): samples come every kSamplePeriodS.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  auto program = cha_program(reg, 1500, 10000);
+#else
   auto program = cha_program(reg, 6000, 10000);
+#endif
   ASSERT_TRUE(program.ok()) << program.status().ToString();
   std::mutex mutex;
   std::vector<std::vector<StreamProfile>> samples;
