@@ -1,12 +1,14 @@
-// Parks' rule as the Runner asks it (src/stream/room.hpp), on queues alone:
-// which stream grows when no operator can fire, when none does, and the
-// wait for a quiet network on a node fed from elsewhere.
+// Parks' rule as the Runner asks it (src/stream/room.hpp), on queues and
+// inboxes alone: which stream grows when no operator can fire, when none
+// does, the wait for a quiet network on a node fed from elsewhere, and a
+// stream from another node whose producer used up its credit.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <thread>
 #include <vector>
 
+#include "stream/inbox.hpp"
 #include "stream/room.hpp"
 #include "stream/token_queue.hpp"
 
@@ -89,6 +91,66 @@ TEST(StreamRoom, ANodeFedFromElsewhereWaitsForAQuietNetwork) {
   std::this_thread::sleep_for(Room::kQuietNetwork + std::chrono::milliseconds(20));
   EXPECT_EQ(room.make_room(true, kNoneDone), std::optional<std::size_t>(1));
   EXPECT_EQ(q.capacity(), 16u);
+}
+
+// An inbox with a window of `window` 8-byte tokens that received `tokens`.
+void deliver(Inbox& in, std::uint64_t window, std::size_t tokens) {
+  in.set_credit_window(window);
+  const std::vector<std::uint64_t> v(tokens, 7);
+  in.deliver(v.data(), v.size());
+}
+
+TEST(StreamRoom, StreamsFromElsewhereOutOfCreditDoubleTheirWindowsWhenTheNetworkIsQuiet) {
+  Inbox small(8, true), large(8, true), flowing(8, true);
+  deliver(small, 16, 16);   // all its credit used: its producer waits
+  deliver(large, 64, 64);   // so does this one's, with a larger window
+  deliver(flowing, 64, 10); // credit left: its producer can still send
+  EXPECT_TRUE(small.out_of_credit());
+  EXPECT_FALSE(flowing.out_of_credit());
+  Room room;
+  room.add(&small);
+  room.add(&large);
+  room.add(&flowing);
+  room.heard();
+  EXPECT_FALSE(room.make_room(true, kNoneDone).has_value()) << "tokens came just now: one more may be on its way";
+  std::this_thread::sleep_for(Room::kQuietCredit + std::chrono::milliseconds(10));
+  EXPECT_EQ(room.make_room(true, kNoneDone), std::optional<std::size_t>(Room::kCreditGrown));
+  EXPECT_EQ(small.credit_window(), 32u) << "every window out of credit doubles";
+  EXPECT_EQ(large.credit_window(), 128u);
+  EXPECT_EQ(flowing.credit_window(), 64u) << "its producer can still send";
+  EXPECT_FALSE(small.out_of_credit());
+  EXPECT_EQ(small.take_credit(), 16u) << "the difference is granted at once, nothing having been taken";
+  EXPECT_EQ(small.take_credit(), 0u);
+  EXPECT_FALSE(room.make_room(true, kNoneDone).has_value()) << "once a quiet period: the grant is on its way";
+  // Taking tokens grants them back as before, the grown window counting.
+  std::uint64_t out[16];
+  ASSERT_EQ(small.pop_many(out, 16), 16u);
+  EXPECT_TRUE(small.credit_due());
+  EXPECT_EQ(small.take_credit(), 16u);
+}
+
+TEST(StreamRoom, AWindowGrowsAfterAShorterQuietThanALocalStreamAndANodeFedByNoOneGrowsNoInbox) {
+  TokenQueue q(8);
+  fill(q, 8, 8);
+  Inbox in(8, true);
+  deliver(in, 8, 8);
+  Room room;
+  room.add(&q, 1, false);
+  room.add(&in);
+  std::this_thread::sleep_for(Room::kQuietCredit + std::chrono::milliseconds(10));
+  EXPECT_EQ(room.make_room(true, kNoneDone), std::optional<std::size_t>(Room::kCreditGrown))
+      << "quiet long enough for a window, not yet for a stream between its own operators";
+  EXPECT_EQ(q.capacity(), 8u);
+  EXPECT_EQ(in.credit_window(), 16u);
+  std::this_thread::sleep_for(Room::kQuietNetwork + std::chrono::milliseconds(20));
+  EXPECT_EQ(room.make_room(true, kNoneDone), std::optional<std::size_t>(1)) << "then the local stream";
+  EXPECT_EQ(q.capacity(), 16u);
+  EXPECT_EQ(in.credit_window(), 16u);
+  const std::vector<std::uint64_t> more(8, 7);
+  in.deliver(more.data(), more.size());
+  ASSERT_TRUE(in.out_of_credit());
+  EXPECT_FALSE(room.make_room(false, kNoneDone).has_value()) << "not fed from elsewhere: no window to grow";
+  EXPECT_EQ(in.credit_window(), 16u);
 }
 
 }  // namespace

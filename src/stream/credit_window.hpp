@@ -1,14 +1,13 @@
 // Which streams between nodes carry credits, and their windows
-// (docs/streams.md, "Back-pressure"). A stream whose two ends run on
+// (docs/streams.md, "Back-pressure"). Every stream whose two ends run on
 // different nodes gets a window of the run's stream buffer (in tokens, at
-// least one) when it is a bridge of the program's graph taken undirected:
-// removing it leaves its two ends unconnected. Only then can a full window
-// never be what keeps the consumer from the tokens it needs: every path from
-// the producer to the consumer's other inputs goes through this stream.
-// Bounding a stream on an undirected cycle can deadlock a Kahn network that
-// runs with unbounded streams, and resolving that (Parks' rule) takes a look
-// at every node at once; such streams keep no window (their producer's node
-// sends what it has). Every node computes the same windows from its SETUP.
+// least one): its producer's node sends no more than the reader's node has
+// granted. A window can hold back tokens a Kahn network that runs with
+// unbounded streams needs (a producer that writes a burst to one stream
+// before the other of two that meet again); Parks' rule resolves it on the
+// reader's node (Room::make_room): when nothing there can fire, the network
+// has been quiet a while and a stream's producer has used up its credit,
+// that window doubles. Every node computes the same windows from its SETUP.
 #pragma once
 
 #include <cstdint>
@@ -19,11 +18,7 @@
 namespace redflow::stream {
 
 // Per stream of `p`: its credit window in tokens, 0 for none (a stream
-// within one node, one on an undirected cycle, or buffer_bytes 0).
+// within one node, or buffer_bytes 0: unbounded streams).
 std::vector<std::uint64_t> credit_windows(const Program& p, const std::vector<std::uint32_t>& node_of, std::uint64_t buffer_bytes);
-
-// Per stream: it is a bridge of the program's undirected graph (parallel
-// streams and self-loops never are).
-std::vector<char> bridge_streams(const Program& p);
 
 }  // namespace redflow::stream

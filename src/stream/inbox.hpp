@@ -53,23 +53,40 @@ class Inbox {
   void close() { closed_.store(true, std::memory_order_release); }
 
   // Credits, 0: none (the producer sends what it has). Before the run.
-  void set_credit_window(std::uint64_t tokens) { window_ = tokens; }
-  std::uint64_t credit_window() const { return window_; }
+  void set_credit_window(std::uint64_t tokens) { window_.store(tokens); }
+  std::uint64_t credit_window() const { return window_.load(); }
+  // The producer's node has sent all the credit this inbox gave (the
+  // window beyond what was granted back), whether or not its reader took
+  // any: it sends nothing more until more is granted.
+  bool out_of_credit() const {
+    const std::uint64_t w = window_.load();
+    return w > 0 && !released_.load() && delivered_.load(std::memory_order_acquire) - granted_.load() >= w;
+  }
+  // Parks' rule across nodes (Room::make_room): nothing on this node can
+  // fire and the producer is out of credit, so the window doubles and the
+  // I/O thread grants the difference at once (take_credit()).
+  void grow() {
+    const std::uint64_t w = window_.load();
+    if (w == 0 || w > kReleased / 4) return;
+    window_.store(2 * w);
+    extra_.fetch_add(w);
+  }
   // Tokens put here not through the network (a checkpoint's channel):
   // taking them grants nothing.
   void forgive(std::uint64_t tokens) { granted_.fetch_add(tokens); }
   // Consumer, after taking tokens: whether to ring the I/O thread for a
   // grant (true once until it takes the credit).
   bool credit_due() {
-    if (window_ == 0) return false;
-    if (!released_.load() && taken_.load(std::memory_order_relaxed) - granted_.load() < std::max<std::uint64_t>(1, window_ / 2)) return false;
+    const std::uint64_t w = window_.load();
+    if (w == 0) return false;
+    if (!released_.load() && taken_.load(std::memory_order_relaxed) - granted_.load() < std::max<std::uint64_t>(1, w / 2)) return false;
     return !credit_rung_.exchange(true);
   }
   // Consumer: its reader finished; whatever else comes is granted at once
   // (nothing reads it, so nothing holds the producer back).
   void release() { released_.store(true); }
-  // I/O thread: the tokens taken since the last grant, now granted (once
-  // released: as many as anyone could send).
+  // I/O thread: the tokens taken since the last grant, now granted, and
+  // what the window grew by (once released: as many as anyone could send).
   std::uint64_t take_credit() {
     credit_rung_.store(false);
     if (released_.load()) {
@@ -77,11 +94,12 @@ class Inbox {
       released_sent_ = true;
       return kReleased;
     }
+    const std::uint64_t extra = extra_.exchange(0);
     const std::uint64_t taken = taken_.load(std::memory_order_acquire);
     const std::uint64_t granted = granted_.load();
-    if (taken <= granted) return 0;
+    if (taken <= granted) return extra;
     granted_.store(taken);
-    return taken - granted;
+    return taken - granted + extra;
   }
   // I/O thread: the most tokens that waited here at once (at a delivery).
   std::uint64_t most_waiting() const { return most_; }
@@ -191,7 +209,8 @@ class Inbox {
   std::vector<unsigned char> copy_;    // the consumer's: look()'s copy (one level)
   std::atomic<std::uint64_t> delivered_{0}, taken_{0};
   std::atomic<bool> closed_{false};
-  std::uint64_t window_ = 0;             // credits: set before the run
+  std::atomic<std::uint64_t> window_{0};  // credits: set before the run, doubled by grow()
+  std::atomic<std::uint64_t> extra_{0};   // what grow() added, not yet granted
   std::uint64_t most_ = 0;               // the delivering thread's
   std::atomic<std::uint64_t> granted_{0};  // taken tokens granted back (plus forgiven ones)
   std::atomic<bool> credit_rung_{false};

@@ -193,7 +193,10 @@ struct Runner::Impl {
       }
       else if (local(streams[k].to)) {
         inboxes_[k] = std::make_unique<Inbox>(streams[k].token_bytes, part_->two_level);
-        if (k < part_->credit_window.size()) inboxes_[k]->set_credit_window(part_->credit_window[k]);
+        if (k < part_->credit_window.size() && part_->credit_window[k] > 0) {
+          inboxes_[k]->set_credit_window(part_->credit_window[k]);
+          room_.add(inboxes_[k].get());
+        }
         remote_inputs_ = true;
       }
     }
@@ -356,6 +359,10 @@ struct Runner::Impl {
   bool grow_for_room(bool locked) {
     const auto producer = room_.make_room(remote_inputs_, [this](std::size_t op) { return ops_[op]->done.load(); });
     if (!producer) return false;
+    if (*producer == Room::kCreditGrown) {
+      wake(kRemote);  // the I/O thread sends the grant
+      return true;
+    }
     if (options_.mode == Mode::kThreadPerOperator) ops_[*producer]->bell.ring();
     else if (locked) mark_ready(*producer);
     else schedule(*producer);
