@@ -83,16 +83,23 @@ constexpr const char* kFastToSlow = R"(digraph g {
   slow [operator="throttle", args="rate=300000"]; out [operator="collect"];
   src -> pass [token=8]; pass -> slow [token=8]; slow -> out [token=8]; })";
 
-Result<RunResult> run_fast_to_slow(std::size_t buffer_bytes) {
-  const Program p = credit_program(kFastToSlow);
-  WorkerProcesses workers;
+// Two worker processes of `cores` cores each, the program placed on them in
+// topological order (the first operators on node 0).
+ClusterOptions two_nodes_in_order(WorkerProcesses& workers, const std::string& cores) {
   ClusterOptions c;
   c.place = "topological";
   c.cluster.min_workers = 2;
   c.cluster.wait_s = 20;
-  c.cluster.on_listening = [&](const std::string& endpoint) {
-    for (int n = 0; n < 2; ++n) workers.spawn_cli({"worker", "--connect", endpoint, "--cores", "2", "--name", "c" + std::to_string(n)});
+  c.cluster.on_listening = [&workers, cores](const std::string& endpoint) {
+    for (int n = 0; n < 2; ++n) workers.spawn_cli({"worker", "--connect", endpoint, "--cores", cores, "--name", "c" + std::to_string(n)});
   };
+  return c;
+}
+
+Result<RunResult> run_fast_to_slow(std::size_t buffer_bytes) {
+  const Program p = credit_program(kFastToSlow);
+  WorkerProcesses workers;
+  const ClusterOptions c = two_nodes_in_order(workers, "2");
   RunOptions o;
   o.stream_buffer_bytes = buffer_bytes;
   auto r = run_cluster(p, o, c);
@@ -148,13 +155,7 @@ TEST(StreamCredits, AProgramThatNeedsMoreThanAWindowBetweenNodesGrowsItAndFinish
   auto p = wavelet_program(reg, pgm);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   WorkerProcesses workers;
-  ClusterOptions c;
-  c.place = "topological";
-  c.cluster.min_workers = 2;
-  c.cluster.wait_s = 20;
-  c.cluster.on_listening = [&](const std::string& endpoint) {
-    for (int n = 0; n < 2; ++n) workers.spawn_cli({"worker", "--connect", endpoint, "--cores", "1", "--name", "w" + std::to_string(n)});
-  };
+  const ClusterOptions c = two_nodes_in_order(workers, "1");
   RunOptions o;
   o.stream_buffer_bytes = 512;  // 64 tokens of 8 bytes
   auto r = testing::within_seconds(60, "the wavelet encoder with windows of 64 tokens", [&] { return run_cluster(*p, o, c); });

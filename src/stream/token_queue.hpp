@@ -79,12 +79,7 @@ class TokenQueue {
 
   // Producer side.
   void push(const void* token) {
-    if (tail_used_ == per_block_) {
-      Block* b = new_block();
-      tail_->next.store(b, std::memory_order_release);
-      tail_ = b;
-      tail_used_ = 0;
-    }
+    next_tail_block();
     std::memcpy(tail_->data() + tail_used_ * bytes_, token, bytes_);
     ++tail_used_;
     written_.store(++produced_, std::memory_order_release);
@@ -94,12 +89,7 @@ class TokenQueue {
   void push_many(const void* tokens, std::size_t n) {
     const auto* p = static_cast<const unsigned char*>(tokens);
     while (n > 0) {
-      if (tail_used_ == per_block_) {
-        Block* b = new_block();
-        tail_->next.store(b, std::memory_order_release);
-        tail_ = b;
-        tail_used_ = 0;
-      }
+      next_tail_block();
       const std::size_t k = std::min(n, per_block_ - tail_used_);
       std::memcpy(tail_->data() + tail_used_ * bytes_, p, k * bytes_);
       tail_used_ += k;
@@ -114,12 +104,7 @@ class TokenQueue {
   // when max > 0), for the producer to fill; commit(n) then publishes the
   // first n of them, as push_many would. Nothing is visible before commit().
   unsigned char* reserve(std::size_t max, std::size_t& room) {
-    if (tail_used_ == per_block_) {
-      Block* b = new_block();
-      tail_->next.store(b, std::memory_order_release);
-      tail_ = b;
-      tail_used_ = 0;
-    }
+    next_tail_block();
     room = std::min(max, per_block_ - tail_used_);
     return tail_->data() + tail_used_ * bytes_;
   }
@@ -143,12 +128,7 @@ class TokenQueue {
     if (n == 0) return 0;
     auto* p = static_cast<unsigned char*>(tokens);
     for (std::size_t left = n; left > 0;) {
-      if (head_used_ == per_block_) {
-        Block* next = head_->next.load(std::memory_order_acquire);
-        retire(head_);
-        head_ = next;
-        head_used_ = 0;
-      }
+      next_head_block();
       const std::size_t k = std::min(left, per_block_ - head_used_);
       std::memcpy(p, head_->data() + head_used_ * bytes_, k * bytes_);
       head_used_ += k;
@@ -167,12 +147,7 @@ class TokenQueue {
     if (visible_ - consumed_ < max) visible_ = written_.load(std::memory_order_acquire);
     n = std::min<std::uint64_t>(max, visible_ - consumed_);
     if (n == 0) return nullptr;
-    if (head_used_ == per_block_) {
-      Block* next = head_->next.load(std::memory_order_acquire);
-      retire(head_);
-      head_ = next;
-      head_used_ = 0;
-    }
+    next_head_block();
     n = std::min(n, per_block_ - head_used_);
     return head_->data() + head_used_ * bytes_;
   }
@@ -219,6 +194,22 @@ class TokenQueue {
     unsigned char* data() { return reinterpret_cast<unsigned char*>(this + 1); }
     const unsigned char* data() const { return reinterpret_cast<const unsigned char*>(this + 1); }
   };
+  // Producer: a block with room at the tail (the last one, or a new one once it is full).
+  void next_tail_block() {
+    if (tail_used_ < per_block_) return;
+    Block* b = new_block();
+    tail_->next.store(b, std::memory_order_release);
+    tail_ = b;
+    tail_used_ = 0;
+  }
+  // Consumer: past the head block once it is read to its end (its tokens are then in the next).
+  void next_head_block() {
+    if (head_used_ < per_block_) return;
+    Block* next = head_->next.load(std::memory_order_acquire);
+    retire(head_);
+    head_ = next;
+    head_used_ = 0;
+  }
   // The consumer hands its last emptied block back to the producer, which
   // takes it instead of a fresh one: a steady stream allocates nothing and
   // touches no new page (the allocator would hand back cold memory).
