@@ -13,7 +13,9 @@
 // of W tokens holds at most W here, because its producer's node sends only
 // what this node has granted. The consumer asks for a grant (credit_due())
 // once it has taken half a window since the last; the I/O thread then sends
-// what take_credit() hands it.
+// what take_credit() hands it. When nothing here can fire and the producer
+// is out of credit (out_of_credit()), Parks' rule doubles W (grow(), from
+// Room::make_room) and the difference goes with the next grant.
 #pragma once
 
 #include <algorithm>

@@ -24,8 +24,9 @@
 //                            final state once it finished)
 //   both ways        CREDIT  tokens of streams with a credit window that the
 //                            node reading them has taken since its last
-//                            CREDIT: the producer's node may send as many
-//                            more (credit_window.hpp). It names the
+//                            CREDIT, plus what their windows grew by: the
+//                            producer's node may send as many more
+//                            (credit_window.hpp, room.hpp). It names the
 //                            producer's node and goes to it as TOKENS do.
 //   node -> driver   SENT    with direct links: the bytes this node has sent
 //                            straight to other nodes and the tokens of each
