@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <array>
 #include <complex>
 #include <cstring>
 #include <filesystem>
@@ -119,14 +118,9 @@ TEST_F(AppsCliTest, BenchWritesTheDocumentedJsonKeys) {
 // core, and every worker process is this command.
 TEST_F(AppsCliTest, TheCommandLoadsOpenBlasOnlyForTheMatmulCeiling) {
   auto loaded = [](const std::string& args) {
-    std::string cmd = "LD_DEBUG=libs timeout -k 5 120 ";
-    cmd.append(REDFLOW_CLI).append(" ").append(args).append(" 2>&1 >/dev/null");
-    FILE* p = popen(cmd.c_str(), "r");
-    std::string out;
-    std::array<char, 4096> buf;
-    while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-    EXPECT_EQ(pclose(p), 0) << args << ":\n" << out.substr(0, 2000);
-    return out.find("libopenblas") != std::string::npos;
+    const auto r = run_cli(args, "LD_DEBUG=libs");  // the loader says each library it loads
+    EXPECT_EQ(r.exit_code, 0) << args << ":\n" << r.output.substr(0, 2000);
+    return r.output.find("libopenblas") != std::string::npos;
   };
   EXPECT_FALSE(loaded("actors"));
   EXPECT_FALSE(loaded("bench overhead --shape chain --n 100 --runs 1"));

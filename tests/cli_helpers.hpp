@@ -28,15 +28,16 @@ struct RunResult {
   std::string output;  // stdout and stderr together
 };
 
-// Runs `redflow ARGS` (through the shell) and returns its exit status and
-// its stdout and stderr. Bounded: a command still running after 120 s is
-// killed, its status is -1 and its output says so and names it, so a test
-// that hangs names the command instead of timing out mute.
-inline RunResult run_cli(const std::string& args) {
+// Runs `redflow ARGS` (through the shell, with `env`'s VAR=VALUE words
+// before it, if any) and returns its exit status and its stdout and stderr.
+// Bounded: a command still running after 120 s is killed, its status is -1
+// and its output says so and names it, so a test that hangs names the
+// command instead of timing out mute.
+inline RunResult run_cli(const std::string& args, const std::string& env = "") {
   // Appended, not `a + b + c`: GCC 12 at -O1 reports a false -Warray-bounds
   // in the inlined operator+ chain.
-  std::string cmd = "timeout -k 5 120 ";
-  cmd.append(REDFLOW_CLI).append(" ").append(args).append(" 2>&1");
+  std::string cmd = env;
+  cmd.append(" timeout -k 5 120 ").append(REDFLOW_CLI).append(" ").append(args).append(" 2>&1");
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf;
