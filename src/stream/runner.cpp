@@ -355,15 +355,13 @@ struct Runner::Impl {
   }
 
   // Parks' rule (room.hpp): true when a producer was woken, its stream grown
-  // or found to have room. `locked`: mutex_ is held (the pool's check).
+  // or found to have room, or windows of streams from elsewhere grew.
+  // `locked`: mutex_ is held (the pool's check).
   bool grow_for_room(bool locked) {
     const auto producer = room_.make_room(remote_inputs_, [this](std::size_t op) { return ops_[op]->done.load(); });
     if (!producer) return false;
-    if (*producer == Room::kCreditGrown) {
-      wake(kRemote);  // the I/O thread sends the grant
-      return true;
-    }
-    if (options_.mode == Mode::kThreadPerOperator) ops_[*producer]->bell.ring();
+    if (*producer == Room::kCreditGrown) wake(kRemote);  // the I/O thread sends the grant
+    else if (options_.mode == Mode::kThreadPerOperator) ops_[*producer]->bell.ring();
     else if (locked) mark_ready(*producer);
     else schedule(*producer);
     return true;
@@ -424,7 +422,10 @@ struct Runner::Impl {
     return waiting && live_.load() > 0;
   }
   Status deadlock_error() const {
-    return Status::InvalidGraph("stream program deadlocked: " + waiting_operators() +
+    std::string names;  // the operators not finished
+    for (const auto& s : ops_)
+      if (s && !s->done) names += (names.empty() ? "" : ", ") + ("'" + s->op_name + "'");
+    return Status::InvalidGraph("stream program deadlocked: " + names +
                                 " wait for tokens that can never come (a cycle needs a delay operator with initial tokens)");
   }
 
@@ -579,13 +580,6 @@ struct Runner::Impl {
   std::atomic<std::size_t> queued_{0};  // ready_'s size, for looking without the lock
   unsigned workers_ = 1, idle_workers_ = 0;  // under mutex_
   Status error_;
-
-  std::string waiting_operators() const {
-    std::string names;
-    for (const auto& s : ops_)
-      if (s && !s->done) names += (names.empty() ? "" : ", ") + ("'" + s->op_name + "'");
-    return names;
-  }
 };
 
 Runner::Runner(const Program& program, const RunOptions& options, const NodePart* part) : impl_(std::make_unique<Impl>(program, options, part)) {}
