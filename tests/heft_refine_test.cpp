@@ -109,8 +109,14 @@ TEST(HeftRefine, ABudgetBelowTheTaskCountOrReplicaGroupsLeaveHeftsResult) {
 
 // Every STG instance: refining never loses, never beats the optimum or a
 // lower bound (a check of the search), and the schedules stay valid.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr int kRefineEvery = 4;
+#else
+constexpr int kRefineEvery = 1;
+#endif
+
 TEST(HeftRefine, NeverLosesOnTheStgSet) {
-  int better = 0, count = 0;
+  int better = 0, count = 0, refined_count = 0;
   double heft_sum = 0, refined_sum = 0;
   for (const char* size : {"50", "100"}) {
     for (int procs : {2, 4, 8, 16}) {
@@ -124,6 +130,12 @@ TEST(HeftRefine, NeverLosesOnTheStgSet) {
         int p_procs = 0;
         double lower = 0;
         if (std::sscanf(line, "%127[^,],%d,%lf", file, &p_procs, &lower) != 3) continue;
+        // Under a sanitizer (ten times slower) every fourth case is refined;
+        // the normal build refines them all.
+        if (kRefineEvery > 1 && count % kRefineEvery != 0) {
+          ++count;
+          continue;
+        }
         auto p = schedule::load_stg(kRefineStgData + "/stg/" + file, static_cast<std::size_t>(procs));
         ASSERT_TRUE(p.ok()) << p.status().ToString();
         const HeftResult heft = schedule::heft(*p);
@@ -135,13 +147,15 @@ TEST(HeftRefine, NeverLosesOnTheStgSet) {
         heft_sum += heft.makespan / lower;
         refined_sum += refined.makespan / lower;
         ++count;
+        ++refined_count;
       }
       std::fclose(f);
     }
   }
   std::printf("STG: refined better on %d of %d; mean over the optimum or lower bound: HEFT %.4f, refined %.4f\n", better,
-              count, heft_sum / count, refined_sum / count);
+              refined_count, heft_sum / refined_count, refined_sum / refined_count);
   EXPECT_EQ(count, 1440);
+  EXPECT_EQ(refined_count, 1440 / kRefineEvery);
   EXPECT_GT(better, 0);
 }
 
