@@ -41,7 +41,8 @@ class Room {
 
   // A stream written here: read here, or by the I/O thread (bound elsewhere).
   void add(TokenQueue* queue, std::size_t producer, bool read_elsewhere) { streams_.push_back({queue, producer, read_elsewhere}); }
-  // A stream from another node read here, with a credit window.
+  // A stream from another node read here (one without a credit window is
+  // never out of credit: it never grows).
   void add(Inbox* inbox) { inboxes_.push_back(inbox); }
 
   // Tokens or a barrier came from another node.
@@ -73,8 +74,11 @@ class Room {
         if (auto producer = grow_local(done)) return producer;
     if (!fed_from_elsewhere) return std::nullopt;
     bool grown = false;
-    for (Inbox* in : inboxes_)
-      if (in->out_of_credit()) in->grow(), grown = true;
+    for (Inbox* in : inboxes_) {
+      if (!in->out_of_credit()) continue;
+      in->grow();
+      grown = true;
+    }
     if (!grown) return std::nullopt;
     heard();  // the grants go out: look again only after another quiet period
     return kCreditGrown;

@@ -193,10 +193,8 @@ struct Runner::Impl {
       }
       else if (local(streams[k].to)) {
         inboxes_[k] = std::make_unique<Inbox>(streams[k].token_bytes, part_->two_level);
-        if (k < part_->credit_window.size() && part_->credit_window[k] > 0) {
-          inboxes_[k]->set_credit_window(part_->credit_window[k]);
-          room_.add(inboxes_[k].get());
-        }
+        if (k < part_->credit_window.size()) inboxes_[k]->set_credit_window(part_->credit_window[k]);
+        room_.add(inboxes_[k].get());
         remote_inputs_ = true;
       }
     }
