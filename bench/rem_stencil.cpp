@@ -1,10 +1,11 @@
 // The REM stencil benchmark (docs/rem.md, "Figures"). Everything is measured
 // in the same run and printed as ratios against baselines measured here too:
 // the triad bandwidth (roofline), the plain std::thread stencil, REM on the
-// in-process store and on the store given with --store; coalescing; the
+// in-process store and on the store given with --store; deep tasks and
+// coalescing, chosen and fixed; the
 // duplicate-execution rate with 2, 4 and 8 schedulers; and the time to finish
 // after half of the scheduler processes are killed (SIGKILL).
-//   rem_stencil --store memcached://127.0.0.1:11211 [--n 1024 --tiles 8 --steps 20 --threads 2]
+//   rem_stencil --store memcached://127.0.0.1:11211 [--n 1024 --tiles 8 --steps 20 --threads 2 --depth 1]
 // bench/rem_stencil.sh starts a memcached for it.
 #include <fmt/format.h>
 #include <libmemcached/memcached.h>
@@ -142,6 +143,7 @@ int main(int argc, char** argv) {
   p.n = std::stoul(arg(argc, argv, "--n", "1024"));
   p.tiles = std::stoul(arg(argc, argv, "--tiles", "8"));
   p.steps = std::stoul(arg(argc, argv, "--steps", "20"));
+  p.depth = std::stoul(arg(argc, argv, "--depth", "1"));
   const unsigned threads = static_cast<unsigned>(std::stoul(arg(argc, argv, "--threads", "2")));
   const std::string store = arg(argc, argv, "--store", "inproc");
   const std::string tag = arg(argc, argv, "--tag", std::to_string(getpid()));
@@ -189,20 +191,26 @@ int main(int argc, char** argv) {
                static_cast<double>(m.stats.bytes_written) / 1e6, static_cast<double>(m.stats.bytes_read) / 1e6);
     if (m.stats.left_to_claimer != 0) fmt::print("{:<26} {} picks left to another scheduler's claim\n", "", m.stats.left_to_claimer);
   };
-  // Coalescing chosen automatically on `spec` (rem::choose_coalescing), reported and run.
+  // The depth and coalescing chosen automatically on `spec`
+  // (stencil::choose_depth, then rem::choose_coalescing), reported and run.
   auto run_chosen = [&](const std::string& spec, const std::string& name) -> bool {
     auto opened = open_store(spec);
     if (!opened.ok()) return false;
-    auto choice = choose_coalescing(*prog, **opened);
+    auto choice = stencil::choose_depth(p, **opened);
     if (!choice.ok()) {
       fmt::print(stderr, "rem_stencil: {}\n", choice.status().ToString());
       return false;
     }
-    auto c = coalesce(*prog, choice->options);
+    stencil::Params deep = p;
+    deep.depth = choice->depth;
+    auto deep_program = stencil::program(deep);
+    if (!deep_program.ok()) return false;
+    const CoalesceChoice& cc = choice->coalescing;
+    auto c = coalesce(*deep_program, cc.options);
     if (!c.ok()) return false;
-    fmt::print("{:<26} chosen tasks={} labels={}: round trip {:.1f} us, {:.0f} us/MB; a fine task {:.1f} round trips, {:.0f} bytes\n",
-               "  coalescing " + name, choice->options.tasks, choice->options.labels ? "on" : "off", choice->round_trip_us, choice->us_per_mb,
-               choice->task_round_trips, choice->task_bytes);
+    fmt::print("{:<26} chosen depth={} tasks={} labels={}: round trip {:.1f} us, {:.0f} us/MB; a tile-step {:.0f} us, a depth-1 task {:.0f} us of the store\n",
+               "  " + name, choice->depth, cc.options.tasks, cc.options.labels ? "on" : "off", cc.round_trip_us, cc.us_per_mb,
+               choice->tile_step_us, choice->task_store_us);
     report("REM " + name + ", chosen", run_rem(c->program, spec, threads, tag + "-auto-" + name));
     return true;
   };
@@ -214,7 +222,16 @@ int main(int argc, char** argv) {
     report("REM " + name, run_rem(*prog, store, threads, tag + "-store"));
     report("REM " + name + ", labels kept", run_rem(*prog, store, threads, tag + "-store-kept", true, false));
     if (!run_chosen(store, name)) return 1;
-    fmt::print("coalescing on {} (tasks: fine tile-steps executed as one; labels: their labels stored as one value)\n", store.substr(0, store.find(':')));
+    fmt::print("deep tasks on {} (a task advances its tile by d steps; the store holds every d-th step)\n", name);
+    for (std::size_t d : {2u, 4u, 8u, 16u}) {
+      stencil::Params deep = p;
+      deep.depth = d;
+      if (!stencil::check(deep).ok() || d > p.steps) continue;
+      auto dp = stencil::program(deep);
+      if (!dp.ok()) return 1;
+      report(fmt::format("  depth={}", d), run_rem(*dp, store, threads, fmt::format("{}-depth{}", tag, d)));
+    }
+    fmt::print("coalescing on {} (tasks: fine tile-steps executed as one; labels: their labels stored as one value)\n", name);
     for (unsigned k : {1u, 2u, 4u, 8u})
       for (bool labels : {false, true}) {
         if (k == 1 && labels) continue;

@@ -3,7 +3,8 @@
 // round trip is) gets the most coalescing a level allows; the first
 // scheduler of an instance records its choice and a later one takes it,
 // whatever it would measure itself; a record that is not one redflow writes
-// is refused by its key; cleaning the instance deletes the record.
+// is refused by its key; cleaning the instance deletes the record. The
+// stencil goes deep on a far store, no deeper in process.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -113,6 +114,41 @@ TEST(RemCoalesceChoice, ARecordRedflowDidNotWriteIsRefusedByItsKey) {
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("the coalescing recorded under rf:odd:coalesce is not one redflow writes"), std::string::npos)
       << c.status().ToString();
+}
+
+// The stencil's depth: on a far store a task goes as deep as the steps
+// allow and the deep program computes the same grid; in process, where the
+// store costs little against the compute, no deeper; never deeper than the
+// steps or a tile's side.
+TEST(RemCoalesceChoice, TheStencilGoesDeepOnAFarStoreAndLessInProcess) {
+  const stencil::Params sp{.n = 1024, .tiles = 4, .steps = 20};  // tiles of 256 x 256: at most depth 16 (20 steps)
+  auto inner = make_inproc_store();
+  FarStore far(*inner, std::chrono::milliseconds(2));
+  auto deep = stencil::choose_depth(sp, far);
+  ASSERT_TRUE(deep.ok()) << deep.status().ToString();
+  EXPECT_EQ(deep->depth, 16u) << "a depth-1 task costs " << deep->task_store_us << " us of the store, a tile-step " << deep->tile_step_us << " us";
+  EXPECT_GE(deep->coalescing.round_trip_us, 1500.0);
+  auto near = stencil::choose_depth(sp, *inner);
+  ASSERT_TRUE(near.ok()) << near.status().ToString();
+  EXPECT_LE(near->depth, deep->depth) << "in process a depth-1 task costs " << near->task_store_us << " us of the store, a tile-step "
+                                      << near->tile_step_us << " us";
+  auto few = stencil::choose_depth({.n = 1024, .tiles = 4, .steps = 3}, far);
+  ASSERT_TRUE(few.ok());
+  EXPECT_EQ(few->depth, 2u) << "3 steps: the largest power of two not above them";
+  auto small_tiles = stencil::choose_depth({.n = 64, .tiles = 16, .steps = 20}, far);
+  ASSERT_TRUE(small_tiles.ok());
+  EXPECT_EQ(small_tiles->depth, 4u) << "tiles of 4 x 4: no deeper than their side";
+  stencil::Params chosen = sp;
+  chosen.depth = deep->depth;
+  auto p = stencil::program(chosen);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  auto c = coalesce(*p, deep->coalescing.options);
+  ASSERT_TRUE(c.ok());
+  auto run = run_program(c->program, *inner, {}, 2);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  auto grid = stencil::gather(chosen, run->outputs);
+  ASSERT_TRUE(grid.ok());
+  EXPECT_EQ(*grid, stencil::run_threads(sp, 2));
 }
 
 }  // namespace

@@ -527,6 +527,40 @@ TEST(RemStencil, EqualsThePlainThreadedStencilBitForBit) {
     ASSERT_TRUE(grid.ok()) << grid.status().ToString();
     EXPECT_EQ(*grid, expected);
   }
+  // Deeper tasks (strips and corners d cells deep, a partial last level,
+  // a depth above the steps, a depth of a whole tile) compute the same bits
+  // and store fewer tiles.
+  for (std::size_t depth : {2u, 3u, 5u, 12u}) {
+    SCOPED_TRACE(fmt::format("depth {}", depth));
+    stencil::Params deep = sp;
+    deep.depth = depth;
+    auto d = stencil::program(deep);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    const std::size_t levels = (sp.steps + std::min(depth, sp.steps) - 1) / std::min(depth, sp.steps);
+    EXPECT_EQ(d->tasks().size(), 16u * (levels + 1));
+    for (unsigned schedulers : {1u, 3u}) {
+      auto store = make_inproc_store();
+      auto run = run_program(*d, *store, {}, schedulers);
+      ASSERT_TRUE(run.ok()) << run.status().ToString();
+      auto grid = stencil::gather(deep, run->outputs);
+      ASSERT_TRUE(grid.ok()) << grid.status().ToString();
+      EXPECT_EQ(*grid, expected);
+    }
+  }
+  // With several tiles per side deeper than a tile is wide, the grid's ring lies inside a neighbour's strip.
+  for (std::size_t depth : {4u, 6u}) {
+    stencil::Params small{.n = 24, .tiles = 4, .steps = 9, .depth = depth};
+    auto d = stencil::program(small);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    auto store = make_inproc_store();
+    auto run = run_program(*d, *store, {}, 2);
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    auto grid = stencil::gather(small, run->outputs);
+    ASSERT_TRUE(grid.ok()) << grid.status().ToString();
+    EXPECT_EQ(*grid, stencil::run_threads(small, 2)) << "depth " << depth;
+  }
+  EXPECT_NE(stencil::check({.n = 48, .tiles = 4, .steps = 3, .depth = 13}).message().find("--depth 13"), std::string::npos);
+  EXPECT_NE(stencil::check({.n = 48, .tiles = 4, .steps = 3, .depth = 0}).message().find("--depth 0"), std::string::npos);
   EXPECT_NE(stencil::check({.n = 50, .tiles = 4, .steps = 1}).message().find("--n 50"), std::string::npos);
   EXPECT_NE(stencil::check({.n = 48, .tiles = 4, .steps = 0}).message().find("--steps"), std::string::npos);
   EXPECT_GT(stencil::triad_bandwidth(1 << 16, 2, 2), 0.0);
