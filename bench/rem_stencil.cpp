@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -129,6 +130,23 @@ std::string arg(int argc, char** argv, const char* name, std::string def) {
   return def;
 }
 
+// A whole non-negative number for `name`, or exit naming the flag and what it was given.
+std::size_t number(int argc, char** argv, const char* name, const char* def) {
+  const std::string text = arg(argc, argv, name, def);
+  std::size_t used = 0;
+  unsigned long value = 0;
+  try {
+    value = std::stoul(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || text[0] == '-') {
+    fmt::print(stderr, "rem_stencil: {} '{}' is not a whole number\n", name, text);
+    std::exit(2);
+  }
+  return value;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -140,21 +158,22 @@ int main(int argc, char** argv) {
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
   }
   stencil::Params p;
-  p.n = std::stoul(arg(argc, argv, "--n", "1024"));
-  p.tiles = std::stoul(arg(argc, argv, "--tiles", "8"));
-  p.steps = std::stoul(arg(argc, argv, "--steps", "20"));
-  p.depth = std::stoul(arg(argc, argv, "--depth", "1"));
-  const unsigned threads = static_cast<unsigned>(std::stoul(arg(argc, argv, "--threads", "2")));
+  p.n = number(argc, argv, "--n", "1024");
+  p.tiles = number(argc, argv, "--tiles", "8");
+  p.steps = number(argc, argv, "--steps", "20");
+  p.depth = number(argc, argv, "--depth", "1");
+  const unsigned threads = static_cast<unsigned>(std::max<std::size_t>(1, number(argc, argv, "--threads", "2")));
   const std::string store = arg(argc, argv, "--store", "inproc");
   const std::string tag = arg(argc, argv, "--tag", std::to_string(getpid()));
-  g_repeat = std::max(1, std::stoi(arg(argc, argv, "--repeat", "3")));
+  g_repeat = static_cast<int>(std::clamp<std::size_t>(number(argc, argv, "--repeat", "3"), 1, 1000));
   if (Status s = stencil::check(p); !s.ok()) {
     fmt::print(stderr, "rem_stencil: {}\n", s.ToString());
     return 1;
   }
   const double gflop = stencil::flops(p) / 1e9;
   fmt::print("best of {} runs each; ", g_repeat);
-  fmt::print("stencil {}x{} floats, {}x{} tiles, {} steps, {} threads/schedulers, store {}\n", p.n, p.n, p.tiles, p.tiles, p.steps, threads, store);
+  fmt::print("stencil {}x{} floats, {}x{} tiles, {} steps, {} threads/schedulers, store {}{}\n", p.n, p.n, p.tiles, p.tiles, p.steps, threads, store,
+             p.depth > 1 ? fmt::format(", depth {} (the REM lines but the chosen and fixed ones)", p.depth) : "");
   // Other processes on the machine change absolute times: say how busy it was.
   if (FILE* f = std::fopen("/proc/loadavg", "r")) {
     char buf[64] = {};
