@@ -106,10 +106,14 @@ class Engine {
   void driver_loop(Job& job);
 
   // Runs `a` on tile r and resolves its successors; returns one that became
-  // ready and should run next on this tile (work-first), or ~0u.
+  // ready and should run next on this tile (work-first), or ~0u. Inline
+  // (engine_job.hpp): the fast path (run_in_place) first, then run_on_slots.
   ActorId run_on_tile(Runner& r, Job& job, ActorId a);
+  ActorId run_on_slots(Runner& r, Job& job, ActorId a);
   void run_on_driver(Job& job, ActorId a);
   ActorId complete(Job& job, ActorId a, Runner* from);
+  // complete() from tile r, with its commonest case inline (engine_job.hpp).
+  ActorId complete_on_tile(Job& job, ActorId a, Runner& r);
   ActorId run_actor_message(Runner& r, Job& job, ActorId a, unsigned message);
   bool place_inputs(Runner& r, Job& job, ActorId a, ActorId& next);
   bool describe_actor_message(Runner& r, Job& job, ActorId a, unsigned message, ActorMessage& m);

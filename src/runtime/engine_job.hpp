@@ -185,7 +185,7 @@ struct Runner {
   std::atomic<double> measured_sum{0};
   std::atomic<std::uint64_t> measured_count{0};
   std::vector<SlotId> input_slots;         // kNoSlot: read in place from main memory (fast path)
-  std::vector<std::span<const std::byte>> input_bytes;  // fast path: the actor's inputs
+  std::vector<std::span<const std::byte>> input_bytes;  // the running actor's inputs: its first input_count entries (grown to the most an actor has)
   std::string failure;                                  // fast path: an actor's ctx.fail(), kept so no run allocates
   std::vector<SlotId> output_slots;        // *-same: one per run
   std::vector<std::uint64_t> unconfirmed;  // *-same: checksums of messages whose runs never agreed
@@ -224,6 +224,43 @@ void Engine::walk_order(Job& job, std::span<const ActorId> order, std::uint32_t 
     if (moved_on()) return;
     if (job.joins.claim(a)) run(a);
   }
+}
+
+inline bool MainMemory::valid(const Job& job, DataId d, std::uint32_t round) const {
+  return job.state->home_state[d].load(std::memory_order_acquire) == home_word(round, kHomeValid);
+}
+
+// The per-actor path, inline so that an actor on the fast path costs no
+// call beyond run_in_place's: most actors of a plain execution take it.
+inline ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
+  if (job.in_place) {
+    ActorId next;
+    if (run_in_place(r, job, a, next)) return next;
+  }
+  return run_on_slots(r, job, a);
+}
+
+// A chain's hand-off, the commonest completion on a tile: a plain
+// execution, one consumer, and that consumer's only input. Its count is
+// stored (no read-modify-write: this is its only producer); under stealing
+// it runs next here (work-first), under HEFT its owner is woken if that is
+// another tile. Every other case is complete()'s.
+inline ActorId Engine::complete_on_tile(Job& job, ActorId a, Runner& r) {
+  const Plan& plan = *job.plan;
+  const PlanData& out = plan.data[plan.hot[a].output];
+  if (job.plain && out.consumer_count == 1 && !job.joins.claiming()) {
+    const ActorId c = plan.consumers[out.first_consumer];
+    const ActorHot& pc = plan.hot[c];
+    constexpr std::uint8_t kElsewhere = ActorHot::kIsVote | ActorHot::kOnDriver | ActorHot::kReplica;
+    if (pc.initial_pending == 1 && (pc.flags & kElsewhere) == 0 && (job.scheduler != Scheduler::kHeft || pc.heft_tile >= 0)) {
+      job.state->pending[c].store(0, std::memory_order_release);
+      ++r.unflushed;
+      if (job.scheduler != Scheduler::kHeft) return c;
+      if (static_cast<unsigned>(pc.heft_tile) != r.index) runners_[static_cast<unsigned>(pc.heft_tile)]->notifier.notify_all();
+      return kNone;
+    }
+  }
+  return complete(job, a, &r);
 }
 
 // EngineCalls (engine_calls.hpp): inline, so a vote or a replica's placement

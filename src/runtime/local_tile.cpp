@@ -87,6 +87,7 @@ LocalTile::LocalTile(unsigned slots, std::size_t slot_bytes, unsigned cores, uns
   auto* aligned = reinterpret_cast<std::byte*>((base + 63) / 64 * 64);
   for (unsigned i = 0; i < slots; ++i) slots_[i].memory = aligned + stride * i;
   loop_ = std::make_unique<TileLoop>(cores_);
+  parallel_loop_ = loop_.get();
   input_spans_.reserve(16);
   ActorClock::get();  // calibrate now, not during the first actor
 }
@@ -272,19 +273,14 @@ bool LocalTile::run_local(const ActorFunction& function, const Graph& graph, Act
   return true;
 }
 
-bool LocalTile::run_into(const ActorFunction& function, const Graph& graph, ActorId actor,
-                         std::span<const std::span<const std::byte>> inputs, std::span<std::byte> out, double* seconds,
-                         std::string& failure) {
+bool LocalTile::run_into_timed(const ActorFunction& function, const Graph& graph, ActorId actor,
+                               std::span<const std::span<const std::byte>> inputs, std::span<std::byte> out, double& seconds,
+                               std::string& failure) {
   const ActorClock& clock = ActorClock::get();
-  const std::uint64_t t0 = seconds != nullptr ? clock.now() : 0;
-  ActorContext ctx(graph, actor, inputs, out, loop_.get());
-  invoke_actor(function, ctx);
-  if (seconds != nullptr) *seconds += clock.seconds(t0, clock.now());
-  if (ctx.failure()) [[unlikely]] {
-    failure = *ctx.failure();
-    return false;
-  }
-  return true;
+  const std::uint64_t t0 = clock.now();
+  const bool ok = run_into(function, graph, actor, inputs, out, nullptr, failure);
+  seconds += clock.seconds(t0, clock.now());
+  return ok;
 }
 
 Completion LocalTile::actor(const ActorMessage& m) {

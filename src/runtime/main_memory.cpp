@@ -119,10 +119,6 @@ void MainMemory::place_outputs(GraphState& s, std::span<std::byte* const> output
   }
 }
 
-bool MainMemory::valid(const Job& job, DataId d, std::uint32_t round) const {
-  return job.state->home_state[d].load(std::memory_order_acquire) == home_word(round, kHomeValid);
-}
-
 bool MainMemory::known_checksum(const Job& job, DataTag tag, std::uint64_t& sum) const {
   GraphState& s = *job.state;
   if (s.checksum_of.empty()) return false;

@@ -37,7 +37,8 @@ class MainMemory {
   // state.outputs[i], else main memory's own buffer.
   static void place_outputs(GraphState& state, std::span<std::byte* const> output_to);
 
-  // Whether node `d`'s home holds its value of voting round `round`.
+  // Whether node `d`'s home holds its value of voting round `round`
+  // (inline, engine_job.hpp: every actor on the fast path asks it).
   bool valid(const Job& job, DataId d, std::uint32_t round) const;
   // The checksum value `tag` must hash to, where a checked completion of
   // this execution reported it (the end-to-end check, Tile::checks_values).

@@ -29,11 +29,7 @@ ActorId Engine::hand_on_from_lost(Runner& r, Job& job, ActorId a, bool ran) {
   return kNone;
 }
 
-ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
-  if (job.in_place) {
-    ActorId next;
-    if (run_in_place(r, job, a, next)) return next;
-  }
+ActorId Engine::run_on_slots(Runner& r, Job& job, ActorId a) {
   const PlanActor& pa = job.plan->actors[a];
   if (pa.on_driver) {
     // Only reachable through a schedule that ignored Algorithm 2's rule.
@@ -227,15 +223,15 @@ bool Engine::run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot) {
     return false;
   }
   const Plan& plan = *job.plan;
-  r.input_bytes.clear();
+  if (r.input_bytes.size() < hot.input_count) r.input_bytes.resize(hot.input_count);
   for (std::uint32_t i = 0; i < hot.input_count; ++i) {
     const DataId d = plan.inputs[hot.first_input + i];
     const SlotId slot = r.input_slots[i];
-    r.input_bytes.push_back(slot == kNoSlot ? job.state->home[d] : r.local->slot_memory(slot, plan.data[d].bytes));
+    r.input_bytes[i] = slot == kNoSlot ? job.state->home[d] : r.local->slot_memory(slot, plan.data[d].bytes);
   }
   const double trace_start = job.tracing ? job.now() : 0;
   std::string failure;
-  const bool ok = r.local->run_local(*hot.function, *job.plan->graph, a, r.input_bytes, out_slot, DataTag{job.execution, hot.output, 0},
+  const bool ok = r.local->run_local(*hot.function, *job.plan->graph, a, {r.input_bytes.data(), hot.input_count}, out_slot, DataTag{job.execution, hot.output, 0},
                                     bytes, job.timed ? &r.stats.busy_s : nullptr, failure);
   if (job.tracing) r.trace.actors.push_back(RawActor{a, static_cast<int>(r.index), 0, 0, trace_start, job.now(), r.stolen, false, 0});
   if (!ok) [[unlikely]] {
@@ -261,7 +257,7 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
       !((h.flags & (ActorHot::kSmallInner | ActorHot::kDeadInner)) || s.write_through[h.output]))
     return false;
   if (!places_.healthy(r.index)) return false;
-  r.input_bytes.clear();
+  if (r.input_bytes.size() < h.input_count) r.input_bytes.resize(h.input_count);
   for (std::uint32_t i = 0; i < h.input_count; ++i) {
     // Without redundancy there are no votes, so no aliases (GraphState::alias[d] == d).
     const DataId d = plan.inputs[h.first_input + i];
@@ -270,14 +266,14 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
     // A larger inner value may also sit in this tile's slot (the driver pulled
     // a copy home): the slot path reads it there and frees the slot when it is dead.
     if (in.kind == DataKind::kInner && in.bytes > kInlineBytes && s.dirs[r.index].slot_of.find(d) >= 0) return false;
-    r.input_bytes.push_back(s.home[d]);
+    r.input_bytes[i] = s.home[d];
   }
   const PlanData& out = plan.data[h.output];
   // Ready, so no producer touches these counts again this execution: the next
   // execution's values, and this one's first word on the output (GraphState::clean).
   s.pending[a].store(h.initial_pending, std::memory_order_relaxed);
   s.remaining[h.output].store(out.consumer_count, std::memory_order_relaxed);
-  if (!r.local->run_into(*h.function, *plan.graph, a, r.input_bytes, {s.home_write[h.output], out.bytes},
+  if (!r.local->run_into(*h.function, *plan.graph, a, {r.input_bytes.data(), h.input_count}, {s.home_write[h.output], out.bytes},
                          job.timed ? &r.stats.busy_s : nullptr, r.failure)) [[unlikely]] {
     fail(job, "actor '" + std::string(plan.name(a)) + "' failed on tile " + std::to_string(r.index) + ": " + r.failure, Status::Code::kActorFailed);
     next = kNone;
@@ -303,7 +299,7 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
       s.remaining[d].fetch_sub(1, std::memory_order_acq_rel);
     }
   }
-  next = complete(job, a, &r);
+  next = complete_on_tile(job, a, r);
   return true;
 }
 
