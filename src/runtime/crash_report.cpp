@@ -16,24 +16,18 @@
 #include "redflow/actor_context.hpp"
 #include "redflow/graph.hpp"
 #include "redflow/runtime.hpp"
+#include "runtime/current_actor.hpp"
 #include "runtime/tile.hpp"
 
 namespace redflow {
 
+namespace runtime {
+[[gnu::tls_model("initial-exec")]] thread_local CurrentActor current_actor;
+}  // namespace runtime
+
 namespace {
 
-// Plain pointer and length: read from a signal handler, so no constructors.
-// Set and restored around every actor call, so its access must be cheap: in
-// the shared library the default (global-dynamic) model costs a call of
-// __tls_get_addr per access, the initial-exec model one load. Sixteen bytes
-// of static TLS, which glibc keeps in reserve also for a library loaded
-// later with dlopen (the Python module).
-struct CurrentActor {
-  const char* data = nullptr;
-  std::size_t size = 0;
-  const ActorContext* context = nullptr;  // when set, the name is asked of it (data, size unused)
-};
-[[gnu::tls_model("initial-exec")]] thread_local CurrentActor current_actor;
+using runtime::current_actor;
 
 constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 struct sigaction previous_actions[std::size(kSignals)];
@@ -80,26 +74,23 @@ void on_crash(int sig) {
 
 }  // namespace
 
-namespace {
-// Makes `next` the thread's current actor; returns the one it replaces.
-CurrentActor enter(CurrentActor next) { return std::exchange(current_actor, next); }
-}  // namespace
-
+// A crash scope is a RunningActor kept in the scope's fields, so that the
+// public header need not show the thread-local.
 ActorCrashScope::ActorCrashScope(std::string_view actor) {
-  const CurrentActor previous = enter(CurrentActor{actor.data(), actor.size(), nullptr});
+  const runtime::CurrentActor previous = std::exchange(current_actor, runtime::CurrentActor{actor.data(), actor.size(), nullptr});
   previous_data_ = previous.data;
   previous_size_ = previous.size;
   previous_context_ = previous.context;
 }
 
 ActorCrashScope::ActorCrashScope(const ActorContext& ctx) {
-  const CurrentActor previous = enter(CurrentActor{nullptr, 0, &ctx});
+  const runtime::CurrentActor previous = std::exchange(current_actor, runtime::CurrentActor{nullptr, 0, &ctx});
   previous_data_ = previous.data;
   previous_size_ = previous.size;
   previous_context_ = previous.context;
 }
 
-ActorCrashScope::~ActorCrashScope() { current_actor = CurrentActor{previous_data_, previous_size_, previous_context_}; }
+ActorCrashScope::~ActorCrashScope() { current_actor = runtime::CurrentActor{previous_data_, previous_size_, previous_context_}; }
 
 std::string_view ActorContext::name_in_graph() const { return graph_->actor(actor_).name; }
 std::string_view ActorContext::args_in_graph() const { return graph_->actor(actor_).args; }

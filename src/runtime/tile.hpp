@@ -24,6 +24,7 @@
 #include "redflow/graph.hpp"
 #include "redflow/registry.hpp"
 #include "redflow/status.hpp"
+#include "runtime/current_actor.hpp"
 #include "runtime/tile_protocol.hpp"
 
 namespace redflow::runtime {
@@ -38,7 +39,7 @@ class ActorPortError : public std::out_of_range {
 // Calls an actor function; an exception it throws becomes ctx.fail(), so an
 // actor's bug stops the execution with its name instead of the process.
 inline void invoke_actor(const ActorFunction& function, ActorContext& ctx) {
-  ActorCrashScope crash_scope(ctx);  // a crash inside names the actor (report_actor_crashes)
+  RunningActor running(CurrentActor{nullptr, 0, &ctx});  // a crash inside names the actor (report_actor_crashes)
   try {
     function(ctx);
   } catch (const ActorPortError& e) {
