@@ -3,7 +3,7 @@
 # free loopback port (UDP off, evictions off; MEMCACHED_MB and MEMCACHED_ITEM set
 # its memory and item limit), runs build/rem_stencil against
 # it and against the in-process store, then stops the server.
-#   bench/rem_stencil.sh [--n 1024 --tiles 8 --steps 20 --threads 2]
+#   bench/rem_stencil.sh [--n 1024 --tiles 8 --steps 20 --threads 2 --depth 1 --repeat 3]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${REDFLOW_BUILD_DIR:-build}/rem_stencil
