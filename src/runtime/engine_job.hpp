@@ -234,7 +234,7 @@ inline bool MainMemory::valid(const Job& job, DataId d, std::uint32_t round) con
 // call beyond run_in_place's: most actors of a plain execution take it.
 inline ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
   if (job.in_place) {
-    ActorId next;
+    ActorId next = kNone;
     if (run_in_place(r, job, a, next)) return next;
   }
   return run_on_slots(r, job, a);
