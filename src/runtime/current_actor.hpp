@@ -24,18 +24,20 @@ struct CurrentActor {
 // Defined in crash_report.cpp.
 [[gnu::tls_model("initial-exec")]] extern thread_local CurrentActor current_actor;
 
-// Makes an actor the thread's current one for the scope's lifetime, then
-// puts back the one before. Inline: the per-actor path (invoke_actor).
+// Makes `ctx` the thread's current actor for the scope's lifetime, then
+// puts back the one before. Inline: the per-actor path (invoke_actor). Only
+// the context changes: a context set wins over a name, so the name an outer
+// ActorCrashScope set shows again once this one ends.
 // ActorCrashScope (redflow/actor_context.hpp) is the same for callers outside the runtime.
 class RunningActor {
  public:
-  explicit RunningActor(CurrentActor now) : previous_(current_actor) { current_actor = now; }
-  ~RunningActor() { current_actor = previous_; }
+  explicit RunningActor(const ActorContext& ctx) : previous_(current_actor.context) { current_actor.context = &ctx; }
+  ~RunningActor() { current_actor.context = previous_; }
   RunningActor(const RunningActor&) = delete;
   RunningActor& operator=(const RunningActor&) = delete;
 
  private:
-  CurrentActor previous_;
+  const ActorContext* previous_;
 };
 
 }  // namespace redflow::runtime

@@ -39,7 +39,7 @@ class ActorPortError : public std::out_of_range {
 // Calls an actor function; an exception it throws becomes ctx.fail(), so an
 // actor's bug stops the execution with its name instead of the process.
 inline void invoke_actor(const ActorFunction& function, ActorContext& ctx) {
-  RunningActor running(CurrentActor{nullptr, 0, &ctx});  // a crash inside names the actor (report_actor_crashes)
+  RunningActor running(ctx);  // a crash inside names the actor (report_actor_crashes)
   try {
     function(ctx);
   } catch (const ActorPortError& e) {
