@@ -74,8 +74,9 @@ void on_crash(int sig) {
 
 }  // namespace
 
-// A crash scope is a RunningActor kept in the scope's fields, so that the
-// public header need not show the thread-local.
+// A crash scope sets name and context both (RunningActor, inside the
+// runtime, only the context), keeping what it replaced in its fields so
+// that the public header need not show the thread-local.
 ActorCrashScope::ActorCrashScope(std::string_view actor) {
   const runtime::CurrentActor previous = std::exchange(current_actor, runtime::CurrentActor{actor.data(), actor.size(), nullptr});
   previous_data_ = previous.data;

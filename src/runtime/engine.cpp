@@ -338,7 +338,7 @@ Status Engine::execute(const Plan& plan, GraphState& state, const ExecutionReque
     r->inbox.reserve(plan.actors.size());
     r->inbox_size.store(0);
     r->input_slots.reserve(plan.max_inputs);
-    if (r->input_bytes.size() < plan.max_inputs) r->input_bytes.resize(plan.max_inputs);  // written by index: an actor's first input_count
+    r->input_bytes.resize(plan.max_inputs);  // written by index: every actor has at most max_inputs
     r->output_slots.reserve(plan.max_runs);
     r->rng = (options_.seed + 0x9E3779B97F4A7C15ULL * (r->index + 1)) ^ job.execution;
     if (r->rng == 0) r->rng = 1;

@@ -185,7 +185,7 @@ struct Runner {
   std::atomic<double> measured_sum{0};
   std::atomic<std::uint64_t> measured_count{0};
   std::vector<SlotId> input_slots;         // kNoSlot: read in place from main memory (fast path)
-  std::vector<std::span<const std::byte>> input_bytes;  // the running actor's inputs: its first input_count entries (grown to the most an actor has)
+  std::vector<std::span<const std::byte>> input_bytes;  // the running actor's inputs, its first input_count entries (Plan::max_inputs long)
   std::string failure;                                  // fast path: an actor's ctx.fail(), kept so no run allocates
   std::vector<SlotId> output_slots;        // *-same: one per run
   std::vector<std::uint64_t> unconfirmed;  // *-same: checksums of messages whose runs never agreed

@@ -87,7 +87,6 @@ LocalTile::LocalTile(unsigned slots, std::size_t slot_bytes, unsigned cores, uns
   auto* aligned = reinterpret_cast<std::byte*>((base + 63) / 64 * 64);
   for (unsigned i = 0; i < slots; ++i) slots_[i].memory = aligned + stride * i;
   loop_ = std::make_unique<TileLoop>(cores_);
-  parallel_loop_ = loop_.get();
   input_spans_.reserve(16);
   ActorClock::get();  // calibrate now, not during the first actor
 }

@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "runtime/tile.hpp"
+#include "runtime/tile_loop.hpp"
 
 namespace redflow::runtime {
 
-class TileLoop;  // the parallel loop helpers
 }  // namespace redflow::runtime
 namespace redflow::fault {
 class FaultInjector;
@@ -93,7 +93,7 @@ class LocalTile final : public Tile {
                 std::span<const std::span<const std::byte>> inputs, std::span<std::byte> out, double* seconds,
                 std::string& failure) {
     if (seconds != nullptr) return run_into_timed(function, graph, actor, inputs, out, *seconds, failure);
-    ActorContext ctx(graph, actor, inputs, out, parallel_loop_);
+    ActorContext ctx(graph, actor, inputs, out, loop_.get());
     invoke_actor(function, ctx);
     if (ctx.failure()) [[unlikely]] {
       failure = *ctx.failure();
@@ -160,7 +160,6 @@ class LocalTile final : public Tile {
   std::vector<Slot> slots_;
   std::vector<std::span<const std::byte>> input_spans_;  // grows to the widest actor once, then reused
   std::unique_ptr<TileLoop> loop_;
-  ParallelLoop* parallel_loop_ = nullptr;  // loop_, as the actors see it
   // The actor table (the sender keeps it valid until the next load_actors)
   // and each of its functions resolved in this tile's registry: nothing per
   // actor here, where a copy of names and arguments per tile cost 48 bytes.

@@ -223,7 +223,6 @@ bool Engine::run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot) {
     return false;
   }
   const Plan& plan = *job.plan;
-  if (r.input_bytes.size() < hot.input_count) r.input_bytes.resize(hot.input_count);
   for (std::uint32_t i = 0; i < hot.input_count; ++i) {
     const DataId d = plan.inputs[hot.first_input + i];
     const SlotId slot = r.input_slots[i];
@@ -257,7 +256,6 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
       !((h.flags & (ActorHot::kSmallInner | ActorHot::kDeadInner)) || s.write_through[h.output]))
     return false;
   if (!places_.healthy(r.index)) return false;
-  if (r.input_bytes.size() < h.input_count) r.input_bytes.resize(h.input_count);
   for (std::uint32_t i = 0; i < h.input_count; ++i) {
     // Without redundancy there are no votes, so no aliases (GraphState::alias[d] == d).
     const DataId d = plan.inputs[h.first_input + i];
