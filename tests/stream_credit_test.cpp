@@ -137,13 +137,14 @@ TEST(StreamCredits, AFastProducerKeepsItsRemoteReadersNodeWithinTheWindow) {
   EXPECT_GT(flooded, 4 * (std::uint64_t{64} << 10));
 }
 
-// The wavelet encoder's packer reads its bands in order, the coarsest
-// first, and that one is made last: the finer bands' streams must hold the
-// whole of each band meanwhile. With the packer on one node and most of
-// the band coders on the other (topological placement) and windows of 64
-// tokens, far less than a band, the program deadlocks unless the packer's
-// node grows the windows its producers used up (Parks' rule across nodes).
-TEST(StreamCredits, AProgramThatNeedsMoreThanAWindowBetweenNodesGrowsItAndFinishes) {
+// The wavelet encoder's packer takes a group of rows from each band in
+// turn, the coarsest band's row first, and that row is made last of its
+// group: each finer band's stream holds the group's rows meanwhile. With
+// the packer on one node and band coders on the other (topological
+// placement) and streams and windows of 8 tokens, less than one coded row,
+// the program still finishes with the sequential encoder's bytes: what it
+// needs beyond a bound, Parks' rule grows (on a node, or across nodes).
+TEST(StreamCredits, TheWaveletEncoderWithWindowsSmallerThanARowFinishesAcrossNodes) {
   GrayImage image;
   image.width = image.height = 256;
   image.pixels.resize(std::size_t{256} * 256);
@@ -157,8 +158,8 @@ TEST(StreamCredits, AProgramThatNeedsMoreThanAWindowBetweenNodesGrowsItAndFinish
   WorkerProcesses workers;
   const ClusterOptions c = two_nodes_in_order(workers, "1");
   RunOptions o;
-  o.stream_buffer_bytes = 512;  // 64 tokens of 8 bytes
-  auto r = testing::within_seconds(60, "the wavelet encoder with windows of 64 tokens", [&] { return run_cluster(*p, o, c); });
+  o.stream_buffer_bytes = 64;  // 8 tokens of 8 bytes
+  auto r = testing::within_seconds(60, "the wavelet encoder with windows of 8 tokens", [&] { return run_cluster(*p, o, c); });
   std::filesystem::remove(pgm);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->outputs.size(), 1u);

@@ -183,14 +183,25 @@ class Quant final : public Operator {
   bool header_ = false;
 };
 
-// wavelet.rle: zero-run coding (PairCoder); the band header passes through first.
+// wavelet.rle: zero-run coding (PairCoder), each band row on its own so the
+// packer can interleave whole rows: the band header passes through first,
+// then per row a count token (how many coded tokens follow) and the row's
+// coded tokens. A row's trailing zeros end as a (run - 1, 0) pair, so every
+// pair stands for run + 1 samples and the decoder needs no end marker; the
+// row's last token is padded with zero bytes.
 class Rle final : public Operator {
  public:
   Fired fire(FiringContext& ctx) override {
     Samples t;
-    auto emit = [&](const char* token) { ctx.write(0, token); };
+    auto emit = [&](const char* token) {
+      Samples c;
+      std::memcpy(&c, token, kToken);
+      row_.push_back(c);
+    };
     while (ctx.read(0, t)) {
       if (!header_) {
+        width_ = to_header(t).width;
+        if (width_ == 0 || width_ % kPerToken != 0) throw std::runtime_error(fmt::format("wavelet.rle: band rows of {} samples are not whole tokens", width_));
         ctx.write_value(0, t);
         header_ = true;
         continue;
@@ -203,82 +214,140 @@ class Rle final : public Operator {
         coder_.pair(run_, v, emit);
         run_ = 0;
       }
+      if ((col_ += kPerToken) < width_) continue;
+      if (run_ > 0) coder_.pair(run_ - 1, 0, emit);
+      coder_.flush(emit);
+      ctx.write_value(0, count_token(row_.size()));
+      for (const Samples& c : row_) ctx.write_value(0, c);
+      row_.clear();
+      run_ = 0;
+      col_ = 0;
     }
     return Fired::kMore;
   }
-  // Trailing zeros: run-1 zeros then a zero value, so every pair stands for
-  // run+1 samples and the decoder needs no end marker.
-  void finish(FiringContext& ctx) override {
-    auto emit = [&](const char* token) { ctx.write(0, token); };
-    if (run_ > 0) coder_.pair(run_ - 1, 0, emit);
-    coder_.flush(emit);
+  void finish(FiringContext&) override {
+    if (col_ != 0) throw std::runtime_error(fmt::format("wavelet.rle: the band ended {} samples into a row of {}", col_, width_));
   }
   void snapshot(StateWriter& out) const override {
     out.value(header_);
+    out.value(width_);
+    out.value(col_);
     out.value(run_);
     coder_.save(out);
+    out.values(row_);
   }
   void restore(StateReader& in) override {
     in.value(header_);
+    in.value(width_);
+    in.value(col_);
     in.value(run_);
     coder_.load(in);
+    in.values(row_);
   }
 
  private:
   bool header_ = false;
-  std::uint32_t run_ = 0;
+  std::uint32_t width_ = 0, col_ = 0, run_ = 0;
   PairCoder coder_;
+  std::vector<Samples> row_;  // the coded tokens of the row being read
 };
 
-// wavelet.pack levels=L step=Q: reads its inputs strictly one after the
-// other (band 0 to its end of stream, then band 1, ...), so the output order
-// never depends on which band finished first; the others wait in their
-// (unbounded) streams. Writes the file header from band 0's header.
+// wavelet.pack levels=L step=Q: writes the file header, then the bands
+// interleaved by rows (docs/stream-apps.md, "Packer"): for each row of the
+// coarsest band, in band order, the rows of every band that cover the same
+// image rows. So the file is written while the image still streams in, and
+// a band waits for at most one group of rows. It reads its inputs in that
+// fixed order, so the output never depends on which band was ready first.
+// Each rle row comes as a count token and the coded tokens; the file keeps
+// the coded tokens only (the decoder knows each row's width).
 class Pack final : public Operator {
  public:
-  Pack(int levels, int step) : levels_(levels), step_(step) {}
+  Pack(int levels, int step) : levels_(levels), step_(step), rows_(3 * static_cast<std::size_t>(levels) + 1, 0), widths_(rows_.size(), 0) {}
   bool ready(const FiringContext& ctx) const override {
-    return cur_ < ctx.inputs() && (ctx.available(cur_) > 0 || ctx.drained(cur_));
+    if (!done_) return ctx.available(cur_) > 0 || ctx.drained(cur_);
+    for (std::size_t i = 0; i < ctx.inputs(); ++i)
+      if (ctx.available(i) > 0) return true;  // tokens past the last row: fire() names them
+    return false;
   }
   bool finished(const FiringContext& ctx) const override {
-    for (std::size_t i = cur_; i < ctx.inputs(); ++i)
+    if (!done_) return false;
+    for (std::size_t i = 0; i < ctx.inputs(); ++i)
       if (!ctx.drained(i)) return false;
     return true;
   }
   Fired fire(FiringContext& ctx) override {
+    if (ctx.inputs() != rows_.size()) throw std::runtime_error(fmt::format("wavelet.pack: {} inputs for {} bands", ctx.inputs(), rows_.size()));
     Samples t;
-    while (cur_ < ctx.inputs()) {
-      if (ctx.read(cur_, t)) {
-        if (header_) {
-          ctx.write_value(0, t);
-        } else if (cur_ == 0) {
-          const BandHeader h = to_header(t);
+    while (!done_) {
+      if (!ctx.read(cur_, t)) {
+        if (ctx.drained(cur_)) throw std::runtime_error(fmt::format("wavelet.pack: band stream {} ended at row group {} of {}", cur_, group_, groups_));
+        return Fired::kMore;
+      }
+      if (rows_[cur_] == 0) {  // the band's header, on its first turn
+        const BandHeader h = to_header(t);
+        if (cur_ == 0) {
           const auto fh = file_header(levels_, step_, h.image_width, h.image_height);
           ctx.write(0, fh.data());
           ctx.write(0, fh.data() + kToken);
+          groups_ = h.height;
         }
-        header_ = true;
+        if (h.height == 0 || groups_ == 0 || h.height % groups_ != 0 || h.width == 0)
+          throw std::runtime_error(fmt::format("wavelet.pack: band {} is {}x{}, not rows of the coarsest band's {}", cur_, h.width, h.height, groups_));
+        rows_[cur_] = h.height / groups_;
+        widths_[cur_] = h.width;
+        rows_left_ = rows_[cur_];
         continue;
       }
-      if (!ctx.drained(cur_)) break;
-      ++cur_;
-      header_ = false;
+      if (tokens_left_ == 0) {  // a row's count token
+        tokens_left_ = to_count(t);
+        // A sample codes to at most two 5-byte varints, and the row's last token is padded.
+        if (tokens_left_ == 0 || tokens_left_ > 10 * std::uint64_t{widths_[cur_]} / kToken + 1)
+          throw std::runtime_error(fmt::format("wavelet.pack: band {} row of {} samples claims {} coded tokens", cur_, widths_[cur_], tokens_left_));
+        continue;
+      }
+      ctx.write_value(0, t);
+      if (--tokens_left_ > 0 || --rows_left_ > 0) continue;
+      if (++cur_ == rows_.size()) {
+        cur_ = 0;
+        done_ = ++group_ == groups_;
+      }
+      rows_left_ = rows_[cur_];  // 0 while its header is still to come
     }
+    for (std::size_t i = 0; i < ctx.inputs(); ++i)
+      if (ctx.available(i) > 0) throw std::runtime_error(fmt::format("wavelet.pack: band stream {} has tokens after its last row", i));
     return Fired::kMore;
   }
   void snapshot(StateWriter& out) const override {
     out.value(cur_);
-    out.value(header_);
+    out.value(group_);
+    out.value(groups_);
+    out.value(rows_left_);
+    out.value(tokens_left_);
+    out.value(done_);
+    out.values(rows_);
+    out.values(widths_);
   }
   void restore(StateReader& in) override {
     in.value(cur_);
-    in.value(header_);
+    in.value(group_);
+    in.value(groups_);
+    in.value(rows_left_);
+    in.value(tokens_left_);
+    in.value(done_);
+    in.values(rows_);
+    in.values(widths_);
+    if (rows_.size() != 3 * static_cast<std::size_t>(levels_) + 1 || widths_.size() != rows_.size() || cur_ >= rows_.size())
+      throw std::runtime_error("wavelet.pack: a saved state for another number of levels");
   }
 
  private:
   int levels_, step_;
-  std::size_t cur_ = 0;
-  bool header_ = false;
+  std::size_t cur_ = 0;                  // the input being read
+  std::uint32_t group_ = 0, groups_ = 0; // row groups: the coarsest band's rows
+  std::uint32_t rows_left_ = 0;          // rows of input cur_ still to copy in this group
+  std::uint64_t tokens_left_ = 0;        // coded tokens of the current row still to copy (0: its count is next)
+  bool done_ = false;
+  std::vector<std::uint32_t> rows_, widths_;  // per input: rows per group (0: header not read yet), samples per row
 };
 
 Result<int> int_arg(const Args& args, const std::string& key, int fallback, int lo, int hi) {
@@ -305,8 +374,9 @@ struct BandSource {
   std::size_t port;
 };
 
-// The bands in the order the packer writes them: the coarsest LL, then the
-// detail bands from coarse to fine (LH, HL, HH of each level).
+// The bands in the order the packer takes their rows in each row group: the
+// coarsest LL, then the detail bands from coarse to fine (LH, HL, HH of each
+// level).
 std::vector<BandSource> band_order(int levels) {
   std::vector<BandSource> bands{{fmt::format("ll{}", levels), fmt::format("cols{}l", levels), 0}};
   for (int l = levels; l >= 1; --l) {
@@ -505,12 +575,12 @@ Bytes wavelet_encode_sequential(const GrayImage& image, int levels, int step) {
   }
   const auto fh = file_header(levels, step, image.width, image.height);
   Bytes out(reinterpret_cast<const std::byte*>(fh.data()), reinterpret_cast<const std::byte*>(fh.data() + fh.size()));
-  auto code = [&](const Plane& band, int q) {
+  auto code_row = [&](const Plane& band, int y, int q) {
     PairCoder coder;
     auto emit = [&](const char* token) { out.insert(out.end(), reinterpret_cast<const std::byte*>(token), reinterpret_cast<const std::byte*>(token + kToken)); };
     std::uint32_t run = 0;
-    for (int v : band.v) {
-      const int c = quantise(v, q);
+    for (int x = 0; x < band.w; ++x) {
+      const int c = quantise(band.v[static_cast<std::size_t>(y) * band.w + x], q);
       if (c == 0) {
         ++run;
         continue;
@@ -521,15 +591,21 @@ Bytes wavelet_encode_sequential(const GrayImage& image, int levels, int step) {
     if (run > 0) coder.pair(run - 1, 0, emit);
     coder.flush(emit);
   };
-  code(cur, 1);
+  // The packer's order: per row of the coarsest band, each band's rows beside it.
+  std::vector<std::pair<const Plane*, int>> bands{{&cur, 1}};
   for (int l = levels; l >= 1; --l)
-    for (const Plane& band : detail[l]) code(band, step);
+    for (const Plane& band : detail[l]) bands.emplace_back(&band, step);
+  for (int g = 0; g < cur.h; ++g)
+    for (const auto& [band, q] : bands) {
+      const int per = band->h / cur.h;
+      for (int y = g * per; y < (g + 1) * per; ++y) code_row(*band, y, q);
+    }
   return out;
 }
 
 Result<GrayImage> wavelet_decode_sequential(const Bytes& encoded) {
   const std::string_view enc(reinterpret_cast<const char*>(encoded.data()), encoded.size());
-  if (enc.size() < 2 * kToken || std::memcmp(enc.data(), kMagic, 4) != 0) return Status::InvalidArgument("wavelet decode: no RFW1 header");
+  if (enc.size() < 2 * kToken || std::memcmp(enc.data(), kMagic, 4) != 0) return Status::InvalidArgument("wavelet decode: no RFW2 header");
   const int levels = static_cast<unsigned char>(enc[4]);
   const int step = static_cast<int>(get_le(enc.data() + 6, 2));
   const int width = static_cast<int>(get_le(enc.data() + 8, 4)), height = static_cast<int>(get_le(enc.data() + 12, 4));
@@ -548,26 +624,35 @@ Result<GrayImage> wavelet_decode_sequential(const Bytes& encoded) {
       if ((b & 0x80) == 0) return Status::Ok();
     }
   };
-  auto band = [&](int l, int q, Plane& p) -> Status {
-    p = plane(wp >> l, hp >> l);
+  auto row = [&](Plane& p, int y, int q) -> Status {
+    int* v = p.v.data() + static_cast<std::size_t>(y) * p.w;
     std::size_t n = 0;
-    while (n < p.v.size()) {
+    const auto w = static_cast<std::size_t>(p.w);
+    while (n < w) {
       std::uint32_t run = 0, zz = 0;
       REDFLOW_RETURN_IF_ERROR(varint(run));
       REDFLOW_RETURN_IF_ERROR(varint(zz));
-      if (run >= p.v.size() - n) return Status::InvalidArgument(fmt::format("wavelet decode: a zero run overflows its band at byte {}", pos));
+      if (run >= w - n) return Status::InvalidArgument(fmt::format("wavelet decode: a zero run overflows its row at byte {}", pos));
       n += run;
-      p.v[n++] = dequantise(static_cast<int>(zz >> 1) ^ -static_cast<int>(zz & 1), q);
+      v[n++] = dequantise(static_cast<int>(zz >> 1) ^ -static_cast<int>(zz & 1), q);
     }
-    for (; pos % kToken != 0; ++pos)  // the band's last token's padding
+    for (; pos % kToken != 0; ++pos)  // the row's last token's padding
       if (pos >= enc.size() || enc[pos] != 0) return Status::InvalidArgument(fmt::format("wavelet decode: bad padding at byte {}", pos));
     return Status::Ok();
   };
-  Plane cur;
-  REDFLOW_RETURN_IF_ERROR(band(levels, 1, cur));
+  Plane cur = plane(wp >> levels, hp >> levels);
   std::vector<std::array<Plane, 3>> detail(levels + 1);
+  std::vector<std::pair<Plane*, int>> bands{{&cur, 1}};
   for (int l = levels; l >= 1; --l)
-    for (Plane& b : detail[l]) REDFLOW_RETURN_IF_ERROR(band(l, step, b));
+    for (Plane& b : detail[l]) {
+      b = plane(wp >> l, hp >> l);
+      bands.emplace_back(&b, step);
+    }
+  for (int g = 0; g < cur.h; ++g)
+    for (const auto& [band, q] : bands) {
+      const int per = band->h / cur.h;
+      for (int y = g * per; y < (g + 1) * per; ++y) REDFLOW_RETURN_IF_ERROR(row(*band, y, q));
+    }
   if (pos != enc.size()) return Status::InvalidArgument(fmt::format("wavelet decode: {} bytes after the last band", enc.size() - pos));
   for (int l = levels; l >= 1; --l) {
     Plane lo = vunlift_plane(cur, detail[l][0]);

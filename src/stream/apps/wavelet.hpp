@@ -3,7 +3,9 @@
 // dominated by moving tokens (communication-bound, the case where placement
 // matters). An 8-bit grayscale PGM is read, transformed by a 3-level 2-D
 // integer Haar (S-transform) lifting wavelet, quantised and zero-run coded per
-// subband, and packed into one byte stream that a `collect` gathers.
+// subband, and packed into one byte stream that a `collect` gathers. The
+// packer interleaves the bands by rows, so the output is written while the
+// image streams in.
 //
 // The same encoder is also written as ordinary loops
 // (wavelet_encode_sequential) and must give the very same bytes; a decoder
@@ -40,8 +42,8 @@ Status write_pgm(const GrayImage& image, const std::string& path);
 //   wavelet.hlift                       rows: (s, d) of adjacent samples -> L, H
 //   wavelet.vlift                       columns: (s, d) of adjacent rows -> *L, *H
 //   wavelet.quant step=Q                deadzone quantiser
-//   wavelet.rle                         zero-run coding: varint (run, value) pairs packed in tokens
-//   wavelet.pack levels=L step=Q        file header, then the bands in a fixed order
+//   wavelet.rle                         zero-run coding of each band row: varint (run, value) pairs packed in tokens
+//   wavelet.pack levels=L step=Q        file header, then the bands' rows interleaved in a fixed order
 // Every stream starts with a header token saying its band's size, so no
 // operator needs the image's size as an arg and the DOT form stays the same
 // for any image.

@@ -20,7 +20,7 @@ inline constexpr std::size_t kToken = 8;
 inline constexpr int kPerToken = 4;         // int16 samples in a token
 inline constexpr int kMaxLevels = 6;
 inline constexpr int kMaxStep = 32767;  // coefficients are int16
-inline constexpr char kMagic[4] = {'R', 'F', 'W', '1'};
+inline constexpr char kMagic[4] = {'R', 'F', 'W', '2'};
 
 struct Samples {
   std::int16_t v[kPerToken];
@@ -43,6 +43,19 @@ inline BandHeader to_header(const Samples& t) {
   BandHeader h;
   std::memcpy(&h, &t, kToken);
   return h;
+}
+
+// The token before each coded row on an rle stream: how many coded tokens
+// the row took (the packer copies them and drops this one).
+inline Samples count_token(std::uint64_t n) {
+  Samples t;
+  std::memcpy(&t, &n, kToken);
+  return t;
+}
+inline std::uint64_t to_count(const Samples& t) {
+  std::uint64_t n;
+  std::memcpy(&n, &t, kToken);
+  return n;
 }
 
 // Width a multiple of 2^(levels+2) and height of 2^levels: every band at every
@@ -95,10 +108,10 @@ inline std::uint32_t get_le(const char* p, int bytes) {
   return v;
 }
 
-// The entropy-ish code of a band: (zero run, value) pairs, each as two
+// The entropy-ish code of a band row: (zero run, value) pairs, each as two
 // varints (LEB128; the value zigzagged), packed into 8-byte tokens and the
-// band's last token padded with zero bytes. Tokens stay whole and the decoder
-// needs no lengths: it knows each band's size and skips to the next token.
+// row's last token padded with zero bytes. Tokens stay whole and the decoder
+// needs no lengths: it knows each row's width and skips to the next token.
 class PairCoder {
  public:
   template <typename Emit>
