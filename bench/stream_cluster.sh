@@ -210,7 +210,7 @@ cluster_run() {  # cluster_run DOT N ALGO EXPECTED_TOKENS [driver flags...] -> r
   : >"$work/drv.out"
   : >"$work/drv.err"
   timeout "$tmo" "$cli" stream "$dot" --listen 'tcp://0.0.0.0:*' --min-workers "$n" --place "$algo" "${prof[@]}" \
-    --key "$work/driver.key" --authorized-keys "$work/workers.keys" --wait 20 "$@" >"$work/drv.out" 2>"$work/drv.err" &
+    --key "$work/driver.key" --authorized-keys "$work/workers.keys" --wait 20 ${STREAM_FLAGS:-} "$@" >"$work/drv.out" 2>"$work/drv.err" &
   local drv=$! port="" i
   pids+=("$drv")
   for _ in $(seq 400); do

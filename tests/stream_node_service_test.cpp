@@ -36,6 +36,21 @@ net::HelloMessage node_hello(const std::string& name, std::vector<std::string> o
   return h;
 }
 
+std::vector<std::byte> bytes_of(const std::string& text) {
+  return std::vector<std::byte>(reinterpret_cast<const std::byte*>(text.data()), reinterpret_cast<const std::byte*>(text.data() + text.size()));
+}
+// A collect operator's saved state holding `text` (CollectOperator::snapshot's form).
+std::vector<std::byte> collect_state(const std::string& text) {
+  StateWriter w;
+  w.values(bytes_of(text));
+  return std::move(w.bytes);
+}
+std::vector<std::byte> output(std::uint32_t op, std::uint64_t offset, const std::string& text) {
+  std::vector<std::byte> b;
+  encode(OutputMessage{op, offset, bytes_of(text)}, b);
+  return b;
+}
+
 class StreamNodeServiceTest : public ::testing::Test {
  protected:
   StreamNodeServiceTest() : program_(make_program()) {}
@@ -115,6 +130,41 @@ TEST_F(StreamNodeServiceTest, SentCountsWhatWentNodeToNodeAndRefusesAStreamThatD
   say("b", net::EnvelopeKind::kReply, sent, t0_);
   EXPECT_NE(service_->error().message().find("counted tokens on stream 0, which does not leave it"), std::string::npos)
       << service_->error().ToString();
+}
+
+// A collect operator's output comes as OUTPUTs while the run goes on, each
+// where the last ended; DONE carries none. One at the wrong offset, for an
+// operator that is not a collect, or from a node that does not run it ends
+// the run, naming it.
+TEST_F(StreamNodeServiceTest, OutputGathersInOrderAndRefusesAGapOrAStranger) {
+  options_.checkpoint_every_s = 0;  // no final state to wait for
+  start(2, {0, 1});
+  say_hello("a", node_hello("a"), t0_);
+  say_hello("b", node_hello("b"), t0_);
+  std::vector<std::byte> ready, done;
+  encode_ready(0, ready);
+  say("a", net::EnvelopeKind::kReply, ready, t0_);
+  say("b", net::EnvelopeKind::kReply, ready, t0_);
+  ASSERT_TRUE(service_->started());
+  say("b", net::EnvelopeKind::kReply, output(1, 0, "head "), t0_);
+  say("b", net::EnvelopeKind::kReply, output(1, 5, "and tail"), t0_);
+  encode_done(RunResult{}, done);
+  say("a", net::EnvelopeKind::kReply, done, t0_);
+  say("b", net::EnvelopeKind::kReply, done, t0_);
+  ASSERT_TRUE(service_->done());
+  EXPECT_TRUE(service_->error().ok()) << service_->error().ToString();
+  EXPECT_EQ(service_->finish().outputs.at("out"), bytes_of("head and tail"));
+
+  for (auto [from, body, says] : {std::tuple{"b", output(1, 3, "gap"), "at byte 3, but the driver holds 0"},
+                                  std::tuple{"a", output(1, 0, "x"), "output of operator 1, which is not a collect operator it runs"},
+                                  std::tuple{"a", output(0, 0, "x"), "output of operator 0, which is not a collect operator it runs"},
+                                  std::tuple{"b", std::vector<std::byte>{std::byte{12}, std::byte{1}}, "malformed"}}) {
+    start(2, {0, 1});
+    say_hello("a", node_hello("a"), t0_);
+    say_hello("b", node_hello("b"), t0_);
+    say(from, net::EnvelopeKind::kReply, body, t0_);
+    EXPECT_NE(service_->error().message().find(says), std::string::npos) << says << ": " << service_->error().ToString();
+  }
 }
 
 TEST_F(StreamNodeServiceTest, AWorkerLackingAnOperatorIsRefusedAndTheRunWaitsForAnother) {
@@ -280,7 +330,7 @@ TEST_F(StreamNodeServiceTest, ALostNodesOperatorsGoToTheSurvivorWithTheLastWhole
   // Both parts: the checkpoint is whole. out had 2 tokens in flight.
   const std::vector<std::byte> two_tokens(16, std::byte{7});
   for (auto [node, op, part] : {std::tuple{"a", 0u, OperatorCheckpoint{false, {std::byte{1}}, {}}},
-                                std::tuple{"b", 1u, OperatorCheckpoint{false, {std::byte{2}}, {two_tokens}}}}) {
+                                std::tuple{"b", 1u, OperatorCheckpoint{false, collect_state("abcdefgh"), {two_tokens}}}}) {
     std::vector<std::byte> b;
     encode(SnapshotMessage{1, op, part}, b);
     say(node, net::EnvelopeKind::kReply, b, t0_ + 800ms);
@@ -306,13 +356,23 @@ TEST_F(StreamNodeServiceTest, ALostNodesOperatorsGoToTheSurvivorWithTheLastWhole
   std::vector<std::byte> done;
   encode_done(RunResult{}, done);
   say("a", net::EnvelopeKind::kReply, done, t0_ + 3100ms);
+  say("a", net::EnvelopeKind::kReply, output(1, 8, "stale"), t0_ + 3100ms);
   EXPECT_FALSE(service_->done());
+  EXPECT_TRUE(service_->error().ok()) << service_->error().ToString();
   encode_ready(1, ready = {});
   sent = say("a", net::EnvelopeKind::kReply, ready, t0_ + 3200ms);
   EXPECT_EQ(of_kind(sent, "a", net::EnvelopeKind::kRequest).size(), 1u) << "START again";
+  // The collect goes on from the 8 bytes its checkpoint holds; its final
+  // state says it finished and carries none of them.
+  say("a", net::EnvelopeKind::kReply, output(1, 8, "ij"), t0_ + 3250ms);
+  std::vector<std::byte> final_state;
+  encode(SnapshotMessage{kFinalEpoch, 1, OperatorCheckpoint{true, collect_state(""), {}}}, final_state);
+  say("a", net::EnvelopeKind::kReply, final_state, t0_ + 3250ms);
   say("a", net::EnvelopeKind::kReply, done, t0_ + 3300ms);
   ASSERT_TRUE(service_->done());
   const RunResult r = service_->finish();
+  EXPECT_TRUE(service_->error().ok()) << service_->error().ToString();
+  EXPECT_EQ(r.outputs.at("out"), bytes_of("abcdefghij"));
   EXPECT_EQ(r.checkpoints, 1u);
   ASSERT_EQ(r.losses.size(), 1u);
   EXPECT_EQ(r.losses[0].worker, "b");

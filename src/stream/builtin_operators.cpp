@@ -24,7 +24,7 @@ Result<std::uint64_t> number_arg(const Args& args, const std::string& key, std::
 
 Fired CollectOperator::fire(FiringContext& ctx) {
   // Straight into the result: grow it, read as many as fit.
-  const std::size_t size = ctx.token_bytes(0);
+  const std::size_t size = ctx.token_bytes(0), start = bytes_.size();
   for (;;) {
     const std::size_t at = bytes_.size(), room = std::max<std::size_t>(ctx.available(0), 1);
     bytes_.resize(at + room * size);
@@ -32,6 +32,7 @@ Fired CollectOperator::fire(FiringContext& ctx) {
     bytes_.resize(at + n * size);
     if (n == 0) break;
   }
+  if (sink_ && bytes_.size() > start) sink_(start, std::span<const std::byte>(bytes_).subspan(start));
   return Fired::kMore;
 }
 

@@ -45,6 +45,7 @@ NodeService::NodeService(const Program& program, const RunOptions& run, const Cl
       relayed_tokens_(program.streams().size(), 0),
       parts_(program.instances().size()),
       finals_(program.instances().size()),
+      gathered_(program.instances().size()),
       peer_keys_(std::move(peer_keys)) {
   for (const auto& inst : program_.instances())
     if (!inst.spec.checkpointable) cannot_snapshot_ += (cannot_snapshot_.empty() ? "'" : ", '") + inst.name + "' (" + inst.op + ")";
@@ -189,6 +190,27 @@ bool NodeService::recover(unsigned n, const std::string& why) {
   ++incarnation_;
   in_flight_ = false;
   for (std::size_t op = 0; op < finals_.size(); ++op) finals_[op] = op < complete_.size() && complete_[op] && complete_[op]->finished ? complete_[op] : std::nullopt;
+  // A collect operator not restored finished goes on from what its state
+  // holds (nothing without a checkpoint); a finished one's output is whole.
+  for (std::size_t op = 0; op < gathered_.size(); ++op) {
+    if (program_.instances()[op].op != "collect" || finals_[op]) continue;
+    gathered_[op].clear();
+    if (op >= complete_.size() || !complete_[op]) continue;
+    CollectOperator c;
+    StateReader in(complete_[op]->state);
+    std::string bad;
+    try {
+      c.restore(in);
+      if (!in.done()) bad = "it has bytes it does not hold";
+    } catch (const std::exception& e) {
+      bad = e.what();
+    }
+    if (!bad.empty()) {
+      fail(Status::IOError("stream driver: the saved state of collect operator '" + program_.instances()[op].name + "': " + bad));
+      return false;
+    }
+    gathered_[op] = c.take_bytes();
+  }
   done_ = 0;
   nodes_[n].result = {};  // what it reported before it was lost is redone by the others
   for (Node& p : nodes_) {
@@ -234,6 +256,7 @@ void NodeService::on_reply(std::size_t i, std::span<const std::byte> body) {
     }
     case StreamMessage::kCredit: return on_credits(i, body);
     case StreamMessage::kSent: return on_sent(i, body);
+    case StreamMessage::kOutput: return on_output(i, body);
     case StreamMessage::kDone: {
       if (nodes_[i].done || !nodes_[i].alive) return;
       if (Status s = decode_done(body, nodes_[i].result, &nodes_[i].most_waiting_bytes); !s.ok()) return fail(Status::IOError(who(i) + ": " + s.message()));
@@ -321,6 +344,19 @@ std::uint64_t NodeService::relayed() const {
   return bytes;
 }
 
+// A collect operator's bytes, in order: each OUTPUT starts where the last ended.
+void NodeService::on_output(std::size_t i, std::span<const std::byte> body) {
+  OutputMessage m;
+  if (Status s = decode(body, m); !s.ok()) return fail(Status::IOError(who(i) + " sent a malformed message: " + s.message()));
+  if (m.op >= node_of_.size() || node_of_[m.op] != i || program_.instances()[m.op].op != "collect")
+    return fail(Status::IOError(who(i) + " sent output of operator " + std::to_string(m.op) + ", which is not a collect operator it runs"));
+  Bytes& out = gathered_[m.op];
+  if (m.offset != out.size())
+    return fail(Status::IOError(who(i) + " sent output of collect operator '" + program_.instances()[m.op].name + "' at byte " +
+                                std::to_string(m.offset) + ", but the driver holds " + std::to_string(out.size())));
+  out.insert(out.end(), m.bytes.begin(), m.bytes.end());
+}
+
 void NodeService::on_snapshot(std::size_t i, std::span<const std::byte> body) {
   SnapshotMessage m;
   if (Status s = decode(body, m); !s.ok()) return fail(Status::IOError(who(i) + " sent a malformed message: " + s.message()));
@@ -347,7 +383,6 @@ RunResult NodeService::finish() {
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
     Node& p = nodes_[n];
     const net::HelloMessage& hello = hub_.peer(static_cast<unsigned>(n)).hello;
-    for (auto& [name, bytes] : p.result.outputs) r.outputs[name] = std::move(bytes);
     for (auto& o : p.result.operators) {
       o.node = static_cast<int>(n);
       ops[o.name] = std::move(o);
@@ -359,25 +394,17 @@ RunResult NodeService::finish() {
   }
   for (const auto& inst : program_.instances())
     if (auto it = ops.find(inst.name); it != ops.end()) r.operators.push_back(std::move(it->second));
-  // With checkpoints a node's DONE carries no outputs: each collect
-  // operator's output is its final state, which came as it finished.
-  if (checkpoints_)
-    for (std::size_t op = 0; op < program_.instances().size(); ++op) {
-      const auto& inst = program_.instances()[op];
-      if (inst.op != "collect" || r.outputs.count(inst.name)) continue;
-      if (!finals_[op]) {
-        fail(Status::Internal("stream driver: collect operator '" + inst.name + "' finished without its final state reaching the driver"));
-        continue;
-      }
-      CollectOperator c;
-      StateReader in(finals_[op]->state);
-      c.restore(in);
-      if (!in.done()) {
-        fail(Status::IOError("stream driver: the final state of collect operator '" + inst.name + "' has bytes it does not hold"));
-        continue;
-      }
-      r.outputs[inst.name] = c.take_bytes();
+  // A node's DONE carries no outputs: each collect operator's output came
+  // as it gathered. With checkpoints its final state says it finished.
+  for (std::size_t op = 0; op < program_.instances().size(); ++op) {
+    const auto& inst = program_.instances()[op];
+    if (inst.op != "collect") continue;
+    if (checkpoints_ && !finals_[op]) {
+      fail(Status::Internal("stream driver: collect operator '" + inst.name + "' finished without its final state reaching the driver"));
+      continue;
     }
+    r.outputs[inst.name] = std::move(gathered_[op]);
+  }
   r.checkpoints = checkpoints_done_;
   r.losses = losses_;
   return r;

@@ -5,7 +5,8 @@
 // lacking one is refused with the reason, and the driver waits on for
 // another), each node's SETUP once all came (with where each node's link
 // socket listens: node_links.hpp), START once all are READY, the TOKENS,
-// BARRIERs and CREDITs it relays for nodes that have no links, the DONEs it
+// BARRIERs and CREDITs it relays for nodes that have no links, the collect
+// operators' outputs that come as they gather (OUTPUT), the DONEs it
 // gathers into a RunResult, and the error that ends the run (a node lost, failed or off the protocol).
 // It has no socket and no clock: run_cluster() (stream_driver.cpp) is its
 // effects, and a unit test drives it with a recording sender.
@@ -77,6 +78,7 @@ class NodeService final : public net::PeerService {
   void on_snapshot(std::size_t i, std::span<const std::byte> body);
   void on_credits(std::size_t i, std::span<const std::byte> body);
   void on_sent(std::size_t i, std::span<const std::byte> body);
+  void on_output(std::size_t i, std::span<const std::byte> body);
   // Goes on without lost node `n` from the last whole checkpoint; false
   // when it cannot (the run then fails naming the node).
   bool recover(unsigned n, const std::string& why);
@@ -110,6 +112,9 @@ class NodeService final : public net::PeerService {
   Time next_checkpoint_{};
   std::vector<std::optional<OperatorCheckpoint>> parts_, finals_;
   std::vector<std::optional<OperatorCheckpoint>> complete_;  // the last whole checkpoint (empty: none yet)
+  // By operator: what each collect operator has gathered so far (OUTPUT);
+  // after a lost node, what its restored state holds.
+  std::vector<Bytes> gathered_;
   std::vector<std::string> peer_keys_;
   std::vector<NodeLoss> losses_;
   Time recovering_since_{};

@@ -63,6 +63,7 @@ const char* stream_message_name(StreamMessage t) {
     case StreamMessage::kSnapshot: return "SNAPSHOT";
     case StreamMessage::kCredit: return "CREDIT";
     case StreamMessage::kSent: return "SENT";
+    case StreamMessage::kOutput: return "OUTPUT";
   }
   return "unknown";
 }
@@ -385,7 +386,7 @@ Status decode(std::span<const std::byte> body, SnapshotMessage& out) {
 Result<StreamMessage> message_type(std::span<const std::byte> body) {
   if (body.empty()) return wire::status("stream message", wire::Error::kTruncated, "an empty body");
   const auto t = static_cast<std::uint8_t>(body[0]);
-  if (t < 1 || t > 11) return wire::status("stream message", wire::Error::kUnknownKind, "type " + std::to_string(t));
+  if (t < 1 || t > 12) return wire::status("stream message", wire::Error::kUnknownKind, "type " + std::to_string(t));
   return static_cast<StreamMessage>(t);
 }
 
@@ -458,6 +459,29 @@ Status decode_sent(std::span<const std::byte> body, std::uint64_t& bytes, std::v
   if (r.failed()) return wire::status("stream SENT", r.error(), r.what());
   bytes = b;
   out = std::move(v);
+  return Status::Ok();
+}
+
+void encode(const OutputMessage& m, std::vector<std::byte>& out) {
+  wire::Writer w(out);
+  w.u8(static_cast<std::uint8_t>(StreamMessage::kOutput));
+  w.u32(m.op);
+  w.u64(m.offset);
+  w.bytes(m.bytes);
+}
+
+Status decode(std::span<const std::byte> body, OutputMessage& out) {
+  wire::Reader r = reader_for(body, StreamMessage::kOutput);
+  OutputMessage m;
+  m.op = r.u32("operator");
+  m.offset = r.u64("offset");
+  const auto bytes = r.bytes("bytes", kMaxValueBytes);
+  m.bytes.assign(bytes.begin(), bytes.end());
+  r.finish("OUTPUT");
+  if (r.failed()) return wire::status("stream OUTPUT", r.error(), r.what());
+  if (m.offset > kMaxValueBytes - m.bytes.size())
+    return Status::InvalidArgument("stream OUTPUT: bytes at offset " + std::to_string(m.offset) + " end beyond the largest output");
+  out = std::move(m);
   return Status::Ok();
 }
 

@@ -33,6 +33,10 @@
 //                            stream leaving it so far, about ten times a
 //                            second and before DONE (the driver's progress,
 //                            live sample and report).
+//   node -> driver   OUTPUT  what a collect operator gathered since its
+//                            last OUTPUT, at its offset in the output: an
+//                            output crosses the node's link while the run
+//                            goes on, and DONE carries none
 //
 // After a node is lost the driver sends each survivor a new SETUP, of the
 // next incarnation, carrying the operators' checkpoint; the node drops its
@@ -56,12 +60,12 @@
 namespace redflow::stream {
 
 // The stream node role's protocol version, offered in a worker's HELLO.
-inline constexpr std::uint16_t kStreamProtocolVersion = 4;
+inline constexpr std::uint16_t kStreamProtocolVersion = 5;
 inline constexpr std::size_t kMaxProgramItems = std::size_t{1} << 20;  // operators, streams, args
 inline constexpr std::size_t kMaxNameBytes = std::size_t{1} << 12;
 inline constexpr std::size_t kMaxValueBytes = (std::size_t{1} << 31) - 1;  // an output's bytes
 
-enum class StreamMessage : std::uint8_t { kSetup = 1, kReady = 2, kStart = 3, kTokens = 4, kDone = 5, kError = 6, kCheckpoint = 7, kBarrier = 8, kSnapshot = 9, kCredit = 10, kSent = 11 };
+enum class StreamMessage : std::uint8_t { kSetup = 1, kReady = 2, kStart = 3, kTokens = 4, kDone = 5, kError = 6, kCheckpoint = 7, kBarrier = 8, kSnapshot = 9, kCredit = 10, kSent = 11, kOutput = 12 };
 const char* stream_message_name(StreamMessage t);
 
 // Where a node listens for the other nodes' tokens (node_links.hpp): an
@@ -119,6 +123,14 @@ struct SnapshotMessage {
   OperatorCheckpoint checkpoint;
 };
 
+// Bytes a collect operator gathered (OUTPUT): `bytes` go at `offset` of operator `op`'s output.
+struct OutputMessage {
+  std::uint32_t op = 0;
+  std::uint64_t offset = 0;
+  std::vector<std::byte> bytes;
+  friend bool operator==(const OutputMessage&, const OutputMessage&) = default;
+};
+
 // The program of `p`, placed on `nodes` nodes by `node_of`, for `node`.
 SetupMessage make_setup(const Program& p, const std::vector<unsigned>& node_of, unsigned node, unsigned nodes);
 // Builds the program a SETUP carries from this process's operators: named
@@ -137,6 +149,7 @@ void encode_barriers(const std::vector<BarrierEntry>& barriers, std::vector<std:
 void encode(const SnapshotMessage& m, std::vector<std::byte>& out);
 void encode_credits(std::uint32_t node, const std::vector<TokenCount>& credits, std::vector<std::byte>& out);
 void encode_sent(std::uint64_t bytes, const std::vector<TokenCount>& sent, std::vector<std::byte>& out);
+void encode(const OutputMessage& m, std::vector<std::byte>& out);
 
 // The type byte of a body; a named error for an empty body or an unknown type.
 Result<StreamMessage> message_type(std::span<const std::byte> body);
@@ -150,6 +163,7 @@ Status decode_barriers(std::span<const std::byte> body, std::vector<BarrierEntry
 Status decode(std::span<const std::byte> body, SnapshotMessage& out);
 Status decode_credits(std::span<const std::byte> body, std::uint32_t& node, std::vector<TokenCount>& out);
 Status decode_sent(std::span<const std::byte> body, std::uint64_t& bytes, std::vector<TokenCount>& out);
+Status decode(std::span<const std::byte> body, OutputMessage& out);
 
 // Writes TOKENS bodies: begin() once, then add() per stream's run of tokens.
 class TokenBatchWriter {

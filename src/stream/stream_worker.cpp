@@ -26,6 +26,7 @@
 #include "net/sockets.hpp"
 #include "net/worker_messages.hpp"
 #include "net/worker_session.hpp"
+#include "stream/builtin_operators.hpp"
 #include "stream/credit_window.hpp"
 #include "stream/inbox.hpp"
 #include "stream/node_links.hpp"
@@ -79,10 +80,28 @@ class NodeRun {
           base_[k] = c->channels[st.to_port].size() / std::max<std::size_t>(1, st.token_bytes);
       }
     }
+    // What each collect operator gathers goes to the driver as it comes
+    // (OUTPUT), from the I/O thread: queued here, sent by flush().
+    part_.on_output = [this](std::size_t op, std::size_t offset, std::span<const std::byte> bytes) {
+      std::lock_guard lock(reports_mutex_);
+      if (outputs_.empty()) doorbell_.ring();
+      OutputMessage* last = outputs_.empty() ? nullptr : &outputs_.back();
+      if (last && last->op == op && last->offset + last->bytes.size() == offset && last->bytes.size() < kBatchBytes)
+        last->bytes.insert(last->bytes.end(), bytes.begin(), bytes.end());
+      else
+        outputs_.push_back(OutputMessage{static_cast<std::uint32_t>(op), offset, std::vector<std::byte>(bytes.begin(), bytes.end())});
+    };
     if (setup_.checkpoints) {
       // Each operator's part goes to the driver from the I/O thread: queued
       // here, sent by flush() (which sends the barriers with the tokens).
       part_.on_checkpoint = [this](std::size_t op, std::uint32_t epoch, OperatorCheckpoint c) {
+        // A finished collect's output has gone out as OUTPUT, ahead of this
+        // (one queue): its final state need not carry the bytes again.
+        if (epoch == kFinalEpoch && setup_.instances[op].op == "collect") {
+          StateWriter empty;
+          CollectOperator().snapshot(empty);
+          c.state = std::move(empty.bytes);
+        }
         std::lock_guard lock(reports_mutex_);
         snapshots_.push_back(SnapshotMessage{epoch, static_cast<std::uint32_t>(op), std::move(c)});
         doorbell_.ring();
@@ -294,14 +313,23 @@ class NodeRun {
     return BarrierEntry{stream, epoch, at};
   }
 
-  // The operators' checkpoint parts queued since the last turn.
+  // What the collect operators gathered and the operators' checkpoint
+  // parts, queued since the last turn: taken together so a collect's last
+  // bytes go out before its final state.
   void send_reports(net::Sender& driver) {
+    std::vector<OutputMessage> outputs;
     std::vector<SnapshotMessage> snapshots;
     {
       std::lock_guard lock(reports_mutex_);
+      outputs.swap(outputs_);
       snapshots.swap(snapshots_);
     }
     std::vector<std::byte> b;
+    for (const OutputMessage& m : outputs) {
+      b.clear();
+      encode(m, b);
+      driver.send(net::EnvelopeKind::kReply, 0, b);
+    }
     for (const SnapshotMessage& m : snapshots) {
       b.clear();
       encode(m, b);
@@ -341,7 +369,8 @@ class NodeRun {
   std::vector<Out> outs_;
   std::vector<In> ins_;
   std::vector<std::uint64_t> base_;  // by stream: the tokens its reader's checkpoint put back
-  std::mutex reports_mutex_;  // checkpoint reports from the operators' threads
+  std::mutex reports_mutex_;  // outputs and checkpoint reports from the operators' threads
+  std::vector<OutputMessage> outputs_;
   std::vector<SnapshotMessage> snapshots_;
   std::atomic<bool> rung_{false}, finished_{false};
   bool started_ = false;
@@ -423,10 +452,10 @@ class NodeWork final : public net::WorkerService {
     if (!outcome_->ok()) {
       report_error(outcome_->status());
     } else if (all_sent) {
-      // With checkpoints each collect operator's final state, its output,
-      // went to the driver as it finished (SNAPSHOT, sent before this):
-      // DONE does not carry the same bytes over the link a second time.
-      if (node_->setup().checkpoints) (*outcome_)->outputs.clear();
+      // Each collect operator's output went to the driver as it gathered
+      // (OUTPUT, sent before this): DONE does not carry the same bytes over
+      // the link a second time.
+      (*outcome_)->outputs.clear();
       std::vector<std::byte> b;
       encode_done(**outcome_, b, node_->most_waiting_bytes());
       reply(b);
