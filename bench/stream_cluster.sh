@@ -23,15 +23,23 @@
 #   STREAM_ALGOS="naive topological smart smart_min smart_max"
 #   STREAM_VERBOSE=1        the driver's report of every run (its nodes, their operators and bytes) on stderr
 #   STREAM_BURST=32kbit STREAM_QUEUE=5s   tbf's burst and latency (its queue, in time at the rate)
+#   STREAM_BUFFER=16384     --stream-buffer of every cluster run: bytes a stream holds, and the credit window of
+#                           a stream between nodes (below)
+#   STREAM_FLAGS=""         more flags for the driver of every cluster run
 # Why 10mbit: the camera image moves ~405,000 8-byte tokens; a placement cuts 0.4-2.9 MB of them, which
 # at 100mbit is 0.05-0.25 s, too close to a run's fixed costs to rank placements; at 10mbit a run takes
 # 0.4-3.5 s and its makespan follows 1/rate (about the ratio of a 2000-era cluster's CPU to its 100 Mbit
 # network, with today's CPU). STREAM_RATE=100mbit STREAM_WAVELET_SIZE=2048 is the same ratio at 100mbit,
 # but then the workers (and with --no-direct-links the driver) compete for the 2 cores.
+# Why a 16 KiB window: a node sends as far ahead as its windows allow, and tbf queues whatever is sent (5 s of
+# it here), so a window is also the queue it builds on each link a stream crosses. The default 512 KiB is
+# ~0.4 s of a 10mbit link: the streams of the coarse bands, which cross more nodes, fall that far behind the
+# fine ones, and the packer, which needs rows of all, waits. 16 KiB is 13 ms at 10mbit (STREAM_BUFFER=524288
+# for the default).
 # CHA: blocks=500 work=80000 is ~1.6 s on one thread and moves only 3,500 64-byte tokens (<0.25 MB).
 # Prints its tables on stdout, progress and failures on stderr. Takes ~1.5 min (x STREAM_REPEAT).
 set -euo pipefail
-usage() { echo "usage: bench/stream_cluster.sh [BUILD_DIR]   (as root; BUILD_DIR defaults to build; env STREAM_RATE STREAM_DELAY STREAM_NODES STREAM_REPEAT STREAM_WAVELET_SIZE STREAM_CHA STREAM_TIMEOUT STREAM_APPS STREAM_ALGOS STREAM_VERBOSE: see the script's header)" >&2; }
+usage() { echo "usage: bench/stream_cluster.sh [BUILD_DIR]   (as root; BUILD_DIR defaults to build; env STREAM_RATE STREAM_DELAY STREAM_NODES STREAM_REPEAT STREAM_WAVELET_SIZE STREAM_CHA STREAM_TIMEOUT STREAM_APPS STREAM_ALGOS STREAM_VERBOSE STREAM_BUFFER STREAM_FLAGS: see the script's header)" >&2; }
 case ${1:-} in -h|--help) usage; exit 0 ;; esac
 [ $# -le 1 ] || { usage; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "stream_cluster.sh needs root (network namespaces, veth pairs and tc); run it with sudo" >&2; usage; exit 1; }
@@ -57,6 +65,8 @@ algos=${STREAM_ALGOS:-naive topological smart smart_min smart_max}
 apps=${STREAM_APPS:-wavelet CHA ablations}
 burst=${STREAM_BURST:-32kbit}
 qlat=${STREAM_QUEUE:-5s}
+sbuf=${STREAM_BUFFER:-16384}
+[[ $sbuf =~ ^[0-9]+$ ]] || { echo "stream_cluster.sh: STREAM_BUFFER must be a number of bytes" >&2; exit 2; }
 maxn=0
 for n in $nodes_list; do
   [[ $n =~ ^[1-4]$ ]] || { echo "stream_cluster.sh: STREAM_NODES: $n is not 1-4" >&2; exit 2; }
@@ -210,7 +220,7 @@ cluster_run() {  # cluster_run DOT N ALGO EXPECTED_TOKENS [driver flags...] -> r
   : >"$work/drv.out"
   : >"$work/drv.err"
   timeout "$tmo" "$cli" stream "$dot" --listen 'tcp://0.0.0.0:*' --min-workers "$n" --place "$algo" "${prof[@]}" \
-    --key "$work/driver.key" --authorized-keys "$work/workers.keys" --wait 20 ${STREAM_FLAGS:-} "$@" >"$work/drv.out" 2>"$work/drv.err" &
+    --key "$work/driver.key" --authorized-keys "$work/workers.keys" --wait 20 --stream-buffer "$sbuf" ${STREAM_FLAGS:-} "$@" >"$work/drv.out" 2>"$work/drv.err" &
   local drv=$! port="" i
   pids+=("$drv")
   for _ in $(seq 400); do
@@ -279,7 +289,7 @@ cut_of() {  # cut_of DOT N ALGO -> edge cut in tokens (redflow place weighing st
 started=$(date +%s)
 echo "stream_cluster.sh: $(nproc) cores; the driver in the root namespace, each worker in its own namespace with --cores 1"
 echo "binary: $binary"
-echo "links: $link"
+echo "links: $link; streams hold (and windows between nodes are) $sbuf bytes"
 if [ "$(nproc)" -lt "$maxn" ]; then echo "note: $(nproc) cores for up to $maxn workers plus the driver: compute cannot scale past $(nproc) nodes here (the paper had a node per SMP)"; fi
 echo "repeats per point: $repeat$([ "$repeat" -gt 1 ] && echo ' (median)')"
 
