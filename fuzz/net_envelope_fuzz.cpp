@@ -89,6 +89,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)st::decode_credits(body, number, credits);
   std::uint64_t sent_bytes = 0;
   (void)st::decode_sent(body, sent_bytes, credits);
+  st::OutputMessage output;
+  (void)st::decode(body, output);
   std::string what;
   (void)st::decode_error(body, what);
   (void)st::tokens_node(body);

@@ -597,6 +597,20 @@ TEST(StreamMessages, SetupDoneAndTokensRoundTripAndRefuseWhatIsMalformed) {
   EXPECT_EQ(counts, (std::vector<TokenCount>{{2, 77}}));
   const Status cut_sent = decode_sent(std::span(sent).first(sent.size() - 1), sent_bytes, counts);
   EXPECT_NE(cut_sent.message().find("stream SENT"), std::string::npos) << cut_sent.ToString();
+  // OUTPUT round-trips; a cut one, or one whose bytes would end past the largest output, is refused, naming it.
+  const OutputMessage out{7, 1u << 20, {std::byte{1}, std::byte{2}, std::byte{3}}};
+  std::vector<std::byte> output;
+  encode(out, output);
+  EXPECT_EQ(*message_type(output), StreamMessage::kOutput);
+  OutputMessage output_back;
+  ASSERT_TRUE(decode(output, output_back).ok());
+  EXPECT_EQ(output_back, out);
+  const Status cut_output = decode(std::span(output).first(output.size() - 1), output_back);
+  EXPECT_NE(cut_output.message().find("stream OUTPUT"), std::string::npos) << cut_output.ToString();
+  std::vector<std::byte> far;
+  encode(OutputMessage{7, kMaxValueBytes, {std::byte{1}}}, far);
+  const Status beyond = decode(far, output_back);
+  EXPECT_NE(beyond.message().find("beyond the largest output"), std::string::npos) << beyond.ToString();
   EXPECT_FALSE(message_type(std::vector<std::byte>{std::byte{42}}).ok());
   EXPECT_FALSE(message_type({}).ok());
 }
