@@ -176,6 +176,29 @@ TEST_F(StreamAppsWavelet, OddSizesArePaddedAndCropped) {
   }
 }
 
+// The packer writes the file in image row order (docs/stream-apps.md,
+// "Packer"): two images that differ only in their last group of 8 rows (3
+// levels) encode to files that share all the bytes of the 7 groups before
+// it, and the program gathers those bytes too. A file of whole bands would
+// differ within the first band already (the last rows end every band).
+TEST_F(StreamAppsWavelet, TheFileFollowsTheImageRowByRow) {
+  const GrayImage a = synthetic(64, 64);
+  GrayImage b = a;
+  for (std::size_t i = std::size_t{56} * 64; i < b.pixels.size(); ++i) b.pixels[i] = static_cast<std::uint8_t>(255 - b.pixels[i]);
+  const Bytes ea = wavelet_encode_sequential(a), eb = wavelet_encode_sequential(b);
+  ASSERT_NE(ea, eb);
+  const std::size_t common = static_cast<std::size_t>(std::mismatch(ea.begin(), ea.end(), eb.begin(), eb.end()).first - ea.begin());
+  EXPECT_GE(common, ea.size() * 3 / 4) << "of " << ea.size() << " bytes";
+  EXPECT_LT(common, ea.size());
+  ASSERT_TRUE(write_pgm(b, path("late_rows.pgm")).ok());
+  const auto reg = app_registry();  // the program keeps a pointer to it
+  auto p = wavelet_program(reg, path("late_rows.pgm"));
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  auto r = run(*p, RunOptions{Mode::kPool, 2});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->outputs[kWaveletOutput] == eb);
+}
+
 TEST_F(StreamAppsWavelet, DotIsTheProgram) {
   const auto reg = app_registry();
   EXPECT_EQ(read_text(kSource + "/examples/streams/wavelet.dot"), wavelet_dot("camera.pgm")) << "regenerate examples/streams/wavelet.dot";
