@@ -130,6 +130,8 @@ class Engine {
   ActorId place_again(Runner& r, Job& job, ActorId a, const std::vector<SlotId>& missing);
   bool run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot);
   bool run_in_place(Runner& r, Job& job, ActorId a, ActorId& next);
+  // Whether actor `h` may run in place on r (run_in_place), its inputs then in r.input_bytes.
+  bool in_place_inputs(Runner& r, Job& job, const ActorHot& h);
   ActorId book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot, DataTag tag);
 
   void push_inbox(Runner& target, ActorId a);
@@ -217,10 +219,12 @@ class Engine {
   bool straggling(Runner& r, Job& job);
   bool take_over(Runner& r, Job& job);
   // Walks `order` from the start, skipping claimed actors, until its end, an
-  // abort or a new schedule (replan epoch other than `epoch`).
+  // abort or a new schedule (replan epoch other than `epoch`). With `chain`,
+  // the runner whose run() may take the actors after one in place
+  // (Runner::chaining), and the walk goes on after them.
   template <typename Wait, typename Run>
   void walk_order(Job& job, std::span<const ActorId> order, std::uint32_t epoch, Wait&& wait, Run&& run,
-                  std::atomic<std::uint32_t>* at = nullptr);
+                  std::atomic<std::uint32_t>* at = nullptr, Runner* chain = nullptr);
 
   RuntimeOptions options_;
   RemoteTilesFactory remote_factory_;

@@ -190,6 +190,16 @@ struct Runner {
   std::vector<SlotId> output_slots;        // *-same: one per run
   std::vector<std::uint64_t> unconfirmed;  // *-same: checksums of messages whose runs never agreed
   bool stolen = false;                     // the actor about to run was taken from another tile
+  // A chain run in place (Engine::run_in_place): while `chaining`, an
+  // actor's consumer that this tile would run next runs in the same call,
+  // with no trip through the loop. Stealing: the consumer it hands back
+  // (work-first). HEFT: only the actor after `chain_at` in `chain_order`,
+  // the order walked for schedule `chain_epoch`; the walk goes on after the
+  // last one run (walk_order reads `chain_at` back). Set only around the
+  // loop's own call, never around a speculative copy's or a takeover's.
+  bool chaining = false;
+  std::span<const ActorId> chain_order;
+  std::uint32_t chain_at = 0, chain_epoch = 0;
   RedundancyCounts counts;
   TraceBuffer trace;
   // Actors this runner completed but has not yet subtracted from
@@ -209,7 +219,7 @@ struct Runner {
 // `at` (adaptive HEFT): where the walk is, for idle tiles looking for a late one.
 template <typename Wait, typename Run>
 void Engine::walk_order(Job& job, std::span<const ActorId> order, std::uint32_t epoch, Wait&& wait, Run&& run,
-                        std::atomic<std::uint32_t>* at) {
+                        std::atomic<std::uint32_t>* at, Runner* chain) {
   auto moved_on = [&] { return job.aborted.load(std::memory_order_acquire) || job.joins.epoch() != epoch; };
   for (std::uint32_t i = 0; i < order.size(); ++i) {
     const ActorId a = order[i];
@@ -222,7 +232,18 @@ void Engine::walk_order(Job& job, std::span<const ActorId> order, std::uint32_t 
     };
     wait(ready);
     if (moved_on()) return;
-    if (job.joins.claim(a)) run(a);
+    if (!job.joins.claim(a)) continue;
+    if (chain == nullptr) {
+      run(a);
+      continue;
+    }
+    chain->chain_order = order;
+    chain->chain_at = i;
+    chain->chain_epoch = epoch;
+    chain->chaining = true;
+    run(a);
+    chain->chaining = false;
+    i = chain->chain_at;  // the last actor of its order the run took in place
   }
 }
 
@@ -244,7 +265,9 @@ inline ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
 // execution, one consumer, and that consumer's only input. Its count is
 // stored (no read-modify-write: this is its only producer); under stealing
 // it runs next here (work-first), under HEFT its owner is woken if that is
-// another tile. Every other case is complete()'s.
+// another tile, and a chain run in place on this one goes on with it when
+// it is next in the order walked (Runner::chaining). Every other case is
+// complete()'s.
 inline ActorId Engine::complete_on_tile(Job& job, ActorId a, Runner& r) {
   const Plan& plan = *job.plan;
   const PlanData& out = plan.data[plan.hot[a].output];
@@ -256,8 +279,12 @@ inline ActorId Engine::complete_on_tile(Job& job, ActorId a, Runner& r) {
       job.state->pending[c].store(0, std::memory_order_release);
       ++r.unflushed;
       if (job.scheduler != Scheduler::kHeft) return c;
-      if (static_cast<unsigned>(pc.heft_tile) != r.index) runners_[static_cast<unsigned>(pc.heft_tile)]->notifier.notify_all();
-      return kNone;
+      if (static_cast<unsigned>(pc.heft_tile) != r.index) {
+        runners_[static_cast<unsigned>(pc.heft_tile)]->notifier.notify_all();
+        return kNone;
+      }
+      // Next in the order this tile walks: a chain run in place takes it now.
+      return r.chaining && r.chain_at + 1 < r.chain_order.size() && r.chain_order[r.chain_at + 1] == c ? c : kNone;
     }
   }
   return complete(job, a, &r);

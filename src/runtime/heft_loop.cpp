@@ -82,7 +82,8 @@ void Engine::heft_loop(Runner& r, Job& job) {
       walked = epoch;
       const Schedule& s = orders(job);
       if (r.index < s.tile_order.size()) {
-        walk_order(job, s.tile_order[r.index], epoch, wait, run, adapts ? &r.walk_at : nullptr);
+        // Chains run in place only on the plain walk: adapting publishes where the walk is per actor.
+        walk_order(job, s.tile_order[r.index], epoch, wait, run, adapts ? &r.walk_at : nullptr, adapts || r.depth > 1 ? nullptr : &r);
         if (adapts) r.walk_at.store(static_cast<std::uint32_t>(s.tile_order[r.index].size()), std::memory_order_relaxed);
       }
       drain_pipeline(r, job);

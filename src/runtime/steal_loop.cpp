@@ -87,7 +87,13 @@ void Engine::steal_loop(Runner& r, Job& job) {
       continue;
     }
     while (a != kNone && !job.aborted.load(std::memory_order_relaxed)) {
-      a = r.depth > 1 ? dispatch(r, job, a) : run_on_tile(r, job, a);
+      if (r.depth > 1) {
+        a = dispatch(r, job, a);
+      } else {
+        r.chaining = true;  // a chain's successors run in the same call (work-first)
+        a = run_on_tile(r, job, a);
+        r.chaining = false;
+      }
       r.stolen = false;
     }
   }

@@ -1,0 +1,121 @@
+// Chains on the fast path: an actor whose one consumer has it as its only
+// input hands that consumer on in the same call (Engine::run_in_place under
+// Runner::chaining). Whatever the scheduler, every actor runs exactly once
+// per execution, the walk of a HEFT order neither skips nor repeats one, and
+// a failure in the middle of a chain stops it there.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "redflow/redflow.hpp"
+#include "watchdog.hpp"
+
+namespace redflow {
+namespace {
+
+constexpr std::int32_t kFailOn = 1'000'000;  // "inc" fails on this input
+std::atomic<int> inc_runs{0}, dec_runs{0};
+
+Registry chain_registry() {
+  Registry reg = Registry::with_builtins();
+  reg.add("inc", [](ActorContext& ctx) {
+    inc_runs.fetch_add(1, std::memory_order_relaxed);
+    const std::int32_t v = ctx.input<const std::int32_t>(0)[0];
+    if (v == kFailOn) return ctx.fail("asked to fail at " + std::to_string(v));
+    ctx.output<std::int32_t>()[0] = v + 1;
+  });
+  reg.add("dec", [](ActorContext& ctx) {
+    dec_runs.fetch_add(1, std::memory_order_relaxed);
+    ctx.output<std::int32_t>()[0] = ctx.input<const std::int32_t>(0)[0] - 1;
+  });
+  return reg;
+}
+
+// Two chains from X: `up` of "inc" actors to Y, `down` of "dec" actors to Z,
+// and every tenth `up` value also read by a "dec" that ends in a dead value
+// (an actor with two consumers breaks the chain there).
+Graph two_chains(int up, int down) {
+  Graph g("chains");
+  const DataId x = g.input("X", 4);
+  DataId prev = x;
+  for (int i = 0; i < up; ++i) {
+    const DataId next = i + 1 == up ? g.output("Y", 4) : g.inner("u" + std::to_string(i), 4);
+    g.actor("inc" + std::to_string(i), "inc", {prev}, next);
+    if (i % 10 == 5 && i + 1 < up) g.actor("side" + std::to_string(i), "dec", {next}, g.inner("s" + std::to_string(i), 4));
+    prev = next;
+  }
+  prev = x;
+  for (int i = 0; i < down; ++i) {
+    const DataId next = i + 1 == down ? g.output("Z", 4) : g.inner("d" + std::to_string(i), 4);
+    g.actor("dec" + std::to_string(i), "dec", {prev}, next);
+    prev = next;
+  }
+  return g;
+}
+
+std::int32_t value_of(const std::vector<std::byte>& bytes) {
+  std::int32_t v = 0;
+  std::memcpy(&v, bytes.data(), 4);
+  return v;
+}
+
+TEST(RuntimeChains, EveryActorRunsOnceAndTheOutputsAreTheChainsLength) {
+  constexpr int kUp = 3000, kDown = 1200;
+  const int sides = (kUp - 1 - 5) / 10 + 1;  // i % 10 == 5 below kUp - 1
+  const Registry reg = chain_registry();
+  const Graph g = two_chains(kUp, kDown);
+  for (Scheduler sch : {Scheduler::kHeft, Scheduler::kSteal})
+    for (unsigned tiles : {1u, 2u, 3u}) {
+      Runtime rt({.tiles = tiles, .scheduler = sch});
+      auto loaded = rt.load(g, reg);
+      ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+      for (int k = 0; k < 4; ++k) {
+        inc_runs = 0;
+        dec_runs = 0;
+        std::vector<std::byte> x(4);
+        const std::int32_t start = 100 * k;
+        std::memcpy(x.data(), &start, 4);
+        // A walk that skipped an actor would wait for it forever.
+        auto out = testing::within_seconds(60, "an execution of two chains", [&] { return loaded->execute({{"X", x}}); });
+        ASSERT_TRUE(out.ok()) << out.status().ToString();
+        EXPECT_EQ(value_of(out->at("Y")), start + kUp) << to_string(sch) << ", " << tiles << " tiles";
+        EXPECT_EQ(value_of(out->at("Z")), start - kDown) << to_string(sch) << ", " << tiles << " tiles";
+        EXPECT_EQ(inc_runs.load(), kUp) << to_string(sch) << ", " << tiles << " tiles, execution " << k;
+        EXPECT_EQ(dec_runs.load(), kDown + sides) << to_string(sch) << ", " << tiles << " tiles, execution " << k;
+      }
+    }
+}
+
+TEST(RuntimeChains, AFailureInTheMiddleOfAChainStopsItThere) {
+  constexpr int kUp = 3000, kFailAt = 1700;
+  const Registry reg = chain_registry();
+  const Graph g = two_chains(kUp, 10);
+  for (Scheduler sch : {Scheduler::kHeft, Scheduler::kSteal}) {
+    Runtime rt({.tiles = 2, .scheduler = sch});
+    auto loaded = rt.load(g, reg);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    inc_runs = 0;
+    std::vector<std::byte> x(4);
+    const std::int32_t start = kFailOn - kFailAt;  // actor inc<kFailAt> reads kFailOn
+    std::memcpy(x.data(), &start, 4);
+    auto out = testing::within_seconds(60, "an execution that fails mid-chain", [&] { return loaded->execute({{"X", x}}); });
+    ASSERT_FALSE(out.ok()) << to_string(sch);
+    EXPECT_NE(out.status().message().find("'inc" + std::to_string(kFailAt) + "'"), std::string::npos) << out.status().ToString();
+    EXPECT_EQ(inc_runs.load(), kFailAt + 1) << to_string(sch) << ": no actor after the failed one ran";
+    // The next execution runs the whole chain again.
+    inc_runs = 0;
+    const std::int32_t clean = 0;
+    std::memcpy(x.data(), &clean, 4);
+    auto again = testing::within_seconds(60, "the execution after it", [&] { return loaded->execute({{"X", x}}); });
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    EXPECT_EQ(value_of(again->at("Y")), kUp);
+    EXPECT_EQ(inc_runs.load(), kUp);
+  }
+}
+
+}  // namespace
+}  // namespace redflow
