@@ -221,6 +221,19 @@ template <typename Wait, typename Run>
 void Engine::walk_order(Job& job, std::span<const ActorId> order, std::uint32_t epoch, Wait&& wait, Run&& run,
                         std::atomic<std::uint32_t>* at, Runner* chain) {
   auto moved_on = [&] { return job.aborted.load(std::memory_order_acquire) || job.joins.epoch() != epoch; };
+  // Chaining holds for the walk's own runs; `wait` clears it while it runs
+  // anything else (Runner::chaining).
+  struct Chaining {
+    Runner* r;
+    ~Chaining() {
+      if (r != nullptr) r->chaining = false;
+    }
+  } chaining{chain};
+  if (chain != nullptr) {
+    chain->chain_order = order;
+    chain->chain_epoch = epoch;
+    chain->chaining = true;
+  }
   for (std::uint32_t i = 0; i < order.size(); ++i) {
     const ActorId a = order[i];
     if (at != nullptr) at->store(i, std::memory_order_relaxed);
@@ -237,13 +250,12 @@ void Engine::walk_order(Job& job, std::span<const ActorId> order, std::uint32_t 
       run(a);
       continue;
     }
-    chain->chain_order = order;
     chain->chain_at = i;
-    chain->chain_epoch = epoch;
-    chain->chaining = true;
     run(a);
-    chain->chaining = false;
-    i = chain->chain_at;  // the last actor of its order the run took in place
+    // The last actor of its order the run took in place. Compared first, so
+    // that a walk that took none keeps `i` off the store it just made.
+    if (chain->chain_at != i) [[unlikely]]
+      i = chain->chain_at;
   }
 }
 

@@ -68,8 +68,15 @@ void Engine::heft_loop(Runner& r, Job& job) {
   };
   auto wait = [&](auto& ready) {
     // Most often the next actor is ready already (a chain's successor on
-    // this tile): one look, not one per waiting stage below.
-    if (!ready()) wait_for(ready);
+    // this tile): one look, not one per waiting stage below. What runs
+    // while it waits (handed-over work, speculative copies) takes no chain
+    // along: the walk's position is not theirs.
+    if (!ready()) {
+      const bool chaining = r.chaining;
+      r.chaining = false;
+      wait_for(ready);
+      r.chaining = chaining;
+    }
     // A straggler takes no new actor while its oldest is overdue: idle tiles
     // may take this one over (speculation.cpp), and the walk then skips it.
     while (!r.sent.empty() && straggling(r, job)) (void)take_completion(r, job);
@@ -82,8 +89,11 @@ void Engine::heft_loop(Runner& r, Job& job) {
       walked = epoch;
       const Schedule& s = orders(job);
       if (r.index < s.tile_order.size()) {
-        // Chains run in place only on the plain walk: adapting publishes where the walk is per actor.
-        walk_order(job, s.tile_order[r.index], epoch, wait, run, adapts ? &r.walk_at : nullptr, adapts || r.depth > 1 ? nullptr : &r);
+        // Chains run in place only on the plain walk (adapting publishes where
+        // the walk is per actor) of the plan's own schedule, where it has them.
+        const bool chains = !adapts && r.depth <= 1 && &s == &job.plan->heft && r.index < job.plan->heft_chains.size() &&
+                            job.plan->heft_chains[r.index] != 0;
+        walk_order(job, s.tile_order[r.index], epoch, wait, run, adapts ? &r.walk_at : nullptr, chains ? &r : nullptr);
         if (adapts) r.walk_at.store(static_cast<std::uint32_t>(s.tile_order[r.index].size()), std::memory_order_relaxed);
       }
       drain_pipeline(r, job);

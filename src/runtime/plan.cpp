@@ -124,6 +124,15 @@ Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel&
     plan.redundant = plan.redundant || pa.runs > 1 || pa.replica != 0;
     plan.max_runs = std::max<unsigned>(plan.max_runs, pa.runs);
   }
+  plan.heft_chains.assign(plan.heft.tile_order.size(), 0);
+  for (std::size_t t = 0; t < plan.heft.tile_order.size(); ++t) {
+    const auto& order = plan.heft.tile_order[t];
+    for (std::size_t i = 0; i + 1 < order.size() && !plan.heft_chains[t]; ++i) {
+      const ActorHot& a = plan.hot[order[i]];
+      const ActorHot& b = plan.hot[order[i + 1]];
+      plan.heft_chains[t] = plan.data[a.output].consumer_count == 1 && b.input_count == 1 && plan.inputs[b.first_input] == a.output;
+    }
+  }
   keep_costs_if_coarse(plan, machine);
   plan.heft.actors.clear();
   plan.heft.actors.shrink_to_fit();

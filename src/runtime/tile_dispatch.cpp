@@ -276,7 +276,6 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
   if (!in_place_inputs(r, job, plan.hot[a])) return false;
-  bool small_input = false;  // the actor's one input is a small inner value (no count to keep after it ran)
   for (;;) {
     const ActorHot& h = plan.hot[a];
     const PlanData& out = plan.data[h.output];
@@ -296,7 +295,7 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
       ++r.stats.transfers_out;
       r.transfer_bytes += out.bytes;
     }
-    for (std::uint32_t i = small_input ? h.input_count : 0; i < h.input_count; ++i) {
+    for (std::uint32_t i = 0; i < h.input_count; ++i) {
       // Read in place, so no slot of ours to free. A count is kept only for a
       // larger inner value, whose copy in some tile's slot is reclaimed when it
       // drops to 0 (SlotDirectory::allocate); small inner values never sit in slots on
@@ -311,7 +310,7 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
       }
     }
     next = complete_on_tile(job, a, r);
-    if (!r.chaining || next == kNone || job.aborted.load(std::memory_order_relaxed)) return true;
+    if (next == kNone || !r.chaining || job.aborted.load(std::memory_order_relaxed)) return true;
     // Under HEFT only complete_on_tile's chain case hands an actor back (a
     // plain execution has no votes): the next actor of the order walked,
     // ready, without claims. The walk would run it next unless a new
@@ -324,11 +323,8 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
           !places_.healthy(r.index))
         return true;
       r.input_bytes[0] = s.home[h.output];
-      small_input = (h.flags & ActorHot::kSmallInner) != 0;
     } else if (!in_place_inputs(r, job, nh)) {
       return true;
-    } else {
-      small_input = false;
     }
     if (job.scheduler == Scheduler::kHeft) ++r.chain_at;
     r.stolen = false;
