@@ -132,6 +132,8 @@ class Engine {
   bool run_in_place(Runner& r, Job& job, ActorId a, ActorId& next);
   // Whether actor `h` may run in place on r (run_in_place), its inputs then in r.input_bytes.
   bool in_place_inputs(Runner& r, Job& job, const ActorHot& h);
+  bool run_one_in_place(Runner& r, Job& job, ActorId a, ActorId& next);
+  void run_chain_in_place(Runner& r, Job& job, ActorId a, ActorId& next);
   ActorId book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot, DataTag tag);
 
   void push_inbox(Runner& target, ActorId a);

@@ -280,7 +280,7 @@ inline ActorId Engine::run_on_tile(Runner& r, Job& job, ActorId a) {
 // another tile, and a chain run in place on this one goes on with it when
 // it is next in the order walked (Runner::chaining). Every other case is
 // complete()'s.
-inline ActorId Engine::complete_on_tile(Job& job, ActorId a, Runner& r) {
+[[gnu::always_inline]] inline ActorId Engine::complete_on_tile(Job& job, ActorId a, Runner& r) {
   const Plan& plan = *job.plan;
   const PlanData& out = plan.data[plan.hot[a].output];
   if (job.plain && out.consumer_count == 1 && !job.joins.claiming()) {

@@ -127,11 +127,13 @@ Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel&
   plan.heft_chains.assign(plan.heft.tile_order.size(), 0);
   for (std::size_t t = 0; t < plan.heft.tile_order.size(); ++t) {
     const auto& order = plan.heft.tile_order[t];
-    for (std::size_t i = 0; i + 1 < order.size() && !plan.heft_chains[t]; ++i) {
+    std::size_t links = 0;
+    for (std::size_t i = 0; i + 1 < order.size(); ++i) {
       const ActorHot& a = plan.hot[order[i]];
       const ActorHot& b = plan.hot[order[i + 1]];
-      plan.heft_chains[t] = plan.data[a.output].consumer_count == 1 && b.input_count == 1 && plan.inputs[b.first_input] == a.output;
+      links += plan.data[a.output].consumer_count == 1 && b.input_count == 1 && plan.inputs[b.first_input] == a.output;
     }
+    plan.heft_chains[t] = links != 0 && links * 4 >= order.size();
   }
   keep_costs_if_coarse(plan, machine);
   plan.heft.actors.clear();

@@ -90,10 +90,11 @@ struct Plan {
   // schedule again (HEFT is deterministic) when a caller asks for it.
   Schedule heft;
   bool heft_planned = false;         // made with a HEFT schedule (the HEFT scheduler runs it)
-  // Per tile: its HEFT order has an actor whose one consumer reads only it
-  // and comes right after it (a chain, which its walk may run in place in
-  // one call: Runner::chaining). A walk of an order without one skips the
-  // chain's bookkeeping.
+  // Per tile: at least a quarter of its HEFT order are actors whose one
+  // consumer reads only them and comes right after them (chains, which its
+  // walk may run in place in one call: Runner::chaining). The walk of any
+  // other order skips the chains' bookkeeping, which would cost its actors
+  // more than the few links save.
   std::vector<char> heft_chains;
   // HEFT's estimated seconds of each actor, kept only where HEFT adapts to a
   // tile that falls behind (adaptive_heft.cpp): a HEFT plan of 2 tiles or

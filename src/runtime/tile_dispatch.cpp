@@ -273,63 +273,81 @@ bool Engine::run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot) {
 // consumer this tile would run next goes on in the same call when it can
 // run in place too (a chain costs no trip through the loop per actor).
 bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
+  if (!in_place_inputs(r, job, job.plan->hot[a])) return false;
+  if (run_one_in_place(r, job, a, next) && next != kNone && r.chaining) run_chain_in_place(r, job, a, next);
+  return true;
+}
+
+// One actor whose inputs are in r.input_bytes (in_place_inputs), then its
+// completion (`next`: what complete_on_tile hands back). False when it failed.
+[[gnu::always_inline]] inline bool Engine::run_one_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
-  if (!in_place_inputs(r, job, plan.hot[a])) return false;
-  for (;;) {
-    const ActorHot& h = plan.hot[a];
-    const PlanData& out = plan.data[h.output];
-    // Ready, so no producer touches these counts again this execution: the next
-    // execution's values, and this one's first word on the output (GraphState::clean).
-    s.pending[a].store(h.initial_pending, std::memory_order_relaxed);
-    s.remaining[h.output].store(out.consumer_count, std::memory_order_relaxed);
-    if (!r.local->run_into(*h.function, *plan.graph, a, {r.input_bytes.data(), h.input_count}, {s.home_write[h.output], out.bytes},
-                           job.timed ? &r.stats.busy_s : nullptr, r.failure)) [[unlikely]] {
-      fail(job, "actor '" + std::string(plan.name(a)) + "' failed on tile " + std::to_string(r.index) + ": " + r.failure, Status::Code::kActorFailed);
-      next = kNone;
-      return true;
+  const ActorHot& h = plan.hot[a];
+  const PlanData& out = plan.data[h.output];
+  // Ready, so no producer touches these counts again this execution: the next
+  // execution's values, and this one's first word on the output (GraphState::clean).
+  s.pending[a].store(h.initial_pending, std::memory_order_relaxed);
+  s.remaining[h.output].store(out.consumer_count, std::memory_order_relaxed);
+  if (!r.local->run_into(*h.function, *plan.graph, a, {r.input_bytes.data(), h.input_count}, {s.home_write[h.output], out.bytes},
+                         job.timed ? &r.stats.busy_s : nullptr, r.failure)) [[unlikely]] {
+    fail(job, "actor '" + std::string(plan.name(a)) + "' failed on tile " + std::to_string(r.index) + ": " + r.failure, Status::Code::kActorFailed);
+    next = kNone;
+    return false;
+  }
+  s.home_state[h.output].store(home_word(0, kHomeValid), std::memory_order_release);
+  ++r.stats.actors;
+  if (out.bytes != 0 && out.consumer_count != 0) {  // a value nobody reads went nowhere
+    ++r.stats.transfers_out;
+    r.transfer_bytes += out.bytes;
+  }
+  for (std::uint32_t i = 0; i < h.input_count; ++i) {
+    // Read in place, so no slot of ours to free. A count is kept only for a
+    // larger inner value, whose copy in some tile's slot is reclaimed when it
+    // drops to 0 (SlotDirectory::allocate); small inner values never sit in slots on
+    // the fast path, and given nodes are reset by the engine each execution.
+    const DataId d = plan.inputs[h.first_input + i];
+    const PlanData& in = plan.data[d];
+    if (in.kind != DataKind::kInner || in.bytes <= kInlineBytes) continue;
+    if (in.consumer_count == 1) {
+      s.remaining[d].store(0, std::memory_order_release);
+    } else {
+      s.remaining[d].fetch_sub(1, std::memory_order_acq_rel);
     }
-    s.home_state[h.output].store(home_word(0, kHomeValid), std::memory_order_release);
-    ++r.stats.actors;
-    if (out.bytes != 0 && out.consumer_count != 0) {  // a value nobody reads went nowhere
-      ++r.stats.transfers_out;
-      r.transfer_bytes += out.bytes;
-    }
-    for (std::uint32_t i = 0; i < h.input_count; ++i) {
-      // Read in place, so no slot of ours to free. A count is kept only for a
-      // larger inner value, whose copy in some tile's slot is reclaimed when it
-      // drops to 0 (SlotDirectory::allocate); small inner values never sit in slots on
-      // the fast path, and given nodes are reset by the engine each execution.
-      const DataId d = plan.inputs[h.first_input + i];
-      const PlanData& in = plan.data[d];
-      if (in.kind != DataKind::kInner || in.bytes <= kInlineBytes) continue;
-      if (in.consumer_count == 1) {
-        s.remaining[d].store(0, std::memory_order_release);
-      } else {
-        s.remaining[d].fetch_sub(1, std::memory_order_acq_rel);
-      }
-    }
-    next = complete_on_tile(job, a, r);
-    if (next == kNone || !r.chaining || job.aborted.load(std::memory_order_relaxed)) return true;
+  }
+  next = complete_on_tile(job, a, r);
+  return true;
+}
+
+// While r.chaining: `next`, which actor `a` just handed back, and each one
+// after it run here in the same call while they can run in place (a chain
+// costs no trip through the scheduler's loop per actor). Returns with
+// `next` the actor handed back and not run (kNone: none).
+[[gnu::noinline]] void Engine::run_chain_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
+  const Plan& plan = *job.plan;
+  GraphState& s = *job.state;
+  do {
+    if (job.aborted.load(std::memory_order_relaxed)) return;
     // Under HEFT only complete_on_tile's chain case hands an actor back (a
     // plain execution has no votes): the next actor of the order walked,
     // ready, without claims. The walk would run it next unless a new
     // schedule came meanwhile.
-    if (job.scheduler == Scheduler::kHeft && (job.joins.epoch() != r.chain_epoch || r.chain_order[r.chain_at + 1] != next)) return true;
+    if (job.scheduler == Scheduler::kHeft && job.joins.epoch() != r.chain_epoch) return;
+    const DataId written = plan.hot[a].output;
     const ActorHot& nh = plan.hot[next];
-    if (nh.input_count == 1 && plan.inputs[nh.first_input] == h.output) {
+    if (nh.input_count == 1 && plan.inputs[nh.first_input] == written) {
       // Its one input is the value just written in place: valid, small, in no slot.
       if ((nh.flags & ActorHot::kOnDriver) || !((nh.flags & (ActorHot::kSmallInner | ActorHot::kDeadInner)) || s.write_through[nh.output]) ||
           !places_.healthy(r.index))
-        return true;
-      r.input_bytes[0] = s.home[h.output];
+        return;
+      r.input_bytes[0] = s.home[written];
     } else if (!in_place_inputs(r, job, nh)) {
-      return true;
+      return;
     }
     if (job.scheduler == Scheduler::kHeft) ++r.chain_at;
     r.stolen = false;
     a = next;
-  }
+  } while (run_one_in_place(r, job, a, next) && next != kNone);
 }
 
 // The driver's bookkeeping after an actor ran on tile r: where its value
