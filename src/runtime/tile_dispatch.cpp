@@ -274,7 +274,9 @@ bool Engine::run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot) {
 // run in place too (a chain costs no trip through the loop per actor).
 bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
   if (!in_place_inputs(r, job, job.plan->hot[a])) return false;
-  if (run_one_in_place(r, job, a, next) && next != kNone && r.chaining) run_chain_in_place(r, job, a, next);
+  // Entered once per chain (its actors then run in the callee's loop): rare per actor.
+  if (run_one_in_place(r, job, a, next) && next != kNone && r.chaining) [[unlikely]]
+    run_chain_in_place(r, job, a, next);
   return true;
 }
 
