@@ -1,18 +1,13 @@
-// The wavelet encoder (wavelet.hpp, docs/stream-apps.md): its operators, the
-// program that wires them, and the same encoder and its decoder as plain
-// loops. The stream and the loops share the lifting step, the quantiser and
-// the token layout below, so equal bytes mean equal arithmetic.
+// The wavelet encoder (wavelet.hpp, docs/stream-apps.md): its operators and
+// the program that wires them. The same encoder as plain loops, and its
+// decoder, are in wavelet_sequential.cpp; both share wavelet_codec.hpp.
 #include "stream/apps/wavelet.hpp"
 
 #include <fmt/format.h>
 
-#include <array>
 #include <cctype>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
-#include <string_view>
 
 #include "stream/apps/plan.hpp"
 #include "stream/apps/wavelet_codec.hpp"
@@ -417,100 +412,7 @@ apps::ProgramPlan wavelet_plan(const std::string& path, int levels, int step) {
   return p;
 }
 
-// ---- the sequential encoder and decoder ----
-
-// A band or image of the sequential codec, in ints: wide enough for the
-// decoder's intermediate values however coarse the step.
-struct Plane {
-  int w = 0, h = 0;
-  std::vector<int> v;
-  int& at(int x, int y) { return v[static_cast<std::size_t>(y) * w + x]; }
-};
-
-Plane plane(int w, int h) { return Plane{w, h, std::vector<int>(static_cast<std::size_t>(w) * h)}; }
-
-void hlift_plane(Plane& in, Plane& lo, Plane& hi) {
-  lo = plane(in.w / 2, in.h), hi = plane(in.w / 2, in.h);
-  std::int16_t s, d;
-  for (int y = 0; y < in.h; ++y)
-    for (int x = 0; x < lo.w; ++x) {
-      lift(in.at(2 * x, y), in.at(2 * x + 1, y), s, d);
-      lo.at(x, y) = s, hi.at(x, y) = d;
-    }
-}
-void vlift_plane(Plane& in, Plane& lo, Plane& hi) {
-  lo = plane(in.w, in.h / 2), hi = plane(in.w, in.h / 2);
-  std::int16_t s, d;
-  for (int y = 0; y < lo.h; ++y)
-    for (int x = 0; x < in.w; ++x) {
-      lift(in.at(x, 2 * y), in.at(x, 2 * y + 1), s, d);
-      lo.at(x, y) = s, hi.at(x, y) = d;
-    }
-}
-Plane hunlift_plane(Plane& lo, Plane& hi) {
-  Plane out = plane(lo.w * 2, lo.h);
-  for (int y = 0; y < lo.h; ++y)
-    for (int x = 0; x < lo.w; ++x) unlift(lo.at(x, y), hi.at(x, y), out.at(2 * x, y), out.at(2 * x + 1, y));
-  return out;
-}
-Plane vunlift_plane(Plane& lo, Plane& hi) {
-  Plane out = plane(lo.w, lo.h * 2);
-  for (int y = 0; y < lo.h; ++y)
-    for (int x = 0; x < lo.w; ++x) unlift(lo.at(x, y), hi.at(x, y), out.at(x, 2 * y), out.at(x, 2 * y + 1));
-  return out;
-}
-
 }  // namespace
-
-Result<GrayImage> read_pgm(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(fmt::format("PGM '{}': cannot open it (missing file?)", path));
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (data.size() < 2 || data[0] != 'P' || data[1] != '5') {
-    std::string magic;
-    for (std::size_t i = 0; i < std::min<std::size_t>(2, data.size()); ++i)
-      magic += std::isprint(static_cast<unsigned char>(data[i])) ? std::string(1, data[i]) : fmt::format("\\x{:02x}", static_cast<unsigned char>(data[i]));
-    return Status::InvalidArgument(fmt::format("PGM '{}': bad magic '{}' (expected P5, a binary 8-bit grayscale PGM)", path, magic));
-  }
-  std::size_t pos = 2;
-  // A header number after whitespace and # comments; -1 when there is none.
-  auto number = [&]() -> long {
-    for (;;) {
-      while (pos < data.size() && std::isspace(static_cast<unsigned char>(data[pos]))) ++pos;
-      if (pos < data.size() && data[pos] == '#') {
-        while (pos < data.size() && data[pos] != '\n') ++pos;
-        continue;
-      }
-      break;
-    }
-    long v = -1;
-    for (int digits = 0; pos < data.size() && std::isdigit(static_cast<unsigned char>(data[pos])); ++pos, ++digits)
-      v = digits >= 9 ? 999999999 : (v < 0 ? 0 : v) * 10 + (data[pos] - '0');  // saturate: far beyond any limit
-    return v;
-  };
-  const long w = number(), h = number(), maxval = number();
-  if (w < 0 || h < 0 || maxval < 0) return Status::InvalidArgument(fmt::format("PGM '{}': truncated header (expected width, height and maxval)", path));
-  if (maxval > 255) return Status::InvalidArgument(fmt::format("PGM '{}': maxval {} > 255 (16-bit PGM is not supported)", path, maxval));
-  if (maxval == 0) return Status::InvalidArgument(fmt::format("PGM '{}': maxval 0", path));
-  if (w < kPgmMinSide || h < kPgmMinSide || w > kPgmMaxSide || h > kPgmMaxSide)
-    return Status::InvalidArgument(fmt::format("PGM '{}': bad size {}x{} (each side must be {}..{})", path, w, h, kPgmMinSide, kPgmMaxSide));
-  if (pos >= data.size() || !std::isspace(static_cast<unsigned char>(data[pos])))
-    return Status::InvalidArgument(fmt::format("PGM '{}': truncated data: 0 of {} pixel bytes", path, w * h));
-  ++pos;  // the single whitespace before the pixels
-  const std::size_t need = static_cast<std::size_t>(w) * h;
-  if (data.size() - pos < need)
-    return Status::InvalidArgument(fmt::format("PGM '{}': truncated data: {} of {} pixel bytes", path, data.size() - pos, need));
-  GrayImage img{static_cast<int>(w), static_cast<int>(h), std::vector<std::uint8_t>(data.begin() + pos, data.begin() + pos + need)};
-  return img;
-}
-
-Status write_pgm(const GrayImage& image, const std::string& path) {
-  std::ofstream out(path, std::ios::binary);
-  out << "P5\n" << image.width << " " << image.height << "\n255\n";
-  out.write(reinterpret_cast<const char*>(image.pixels.data()), static_cast<std::streamsize>(image.pixels.size()));
-  if (!out) return Status::IOError(fmt::format("PGM '{}': cannot write it", path));
-  return Status::Ok();
-}
 
 void add_wavelet_operators(OperatorRegistry& reg) {
   reg.add("wavelet.source", OperatorFactory{[](const Args& a) -> Result<OperatorSpec> {
@@ -558,111 +460,6 @@ std::string wavelet_dot(const std::string& pgm_path, int levels, int step) {
       .dot("wavelet", fmt::format("The wavelet image encoder (docs/stream-apps.md), as wavelet_dot(\"{}\", {}, {}) writes it:\n"
                                   "{} light operators, 8-byte tokens. Make the image first: scripts/camera-pgm {}",
                                   pgm_path, levels, step, wavelet_operator_count(levels), pgm_path));
-}
-
-Bytes wavelet_encode_sequential(const GrayImage& image, int levels, int step) {
-  int wp = 0, hp = 0;
-  const auto samples = padded_samples(image, levels, wp, hp);
-  Plane cur = plane(wp, hp);
-  std::copy(samples.begin(), samples.end(), cur.v.begin());
-  std::vector<std::array<Plane, 3>> detail(levels + 1);  // [level]: LH, HL, HH
-  for (int l = 1; l <= levels; ++l) {
-    Plane lo, hi, ll;
-    hlift_plane(cur, lo, hi);
-    vlift_plane(lo, ll, detail[l][0]);
-    vlift_plane(hi, detail[l][1], detail[l][2]);
-    cur = std::move(ll);
-  }
-  const auto fh = file_header(levels, step, image.width, image.height);
-  Bytes out(reinterpret_cast<const std::byte*>(fh.data()), reinterpret_cast<const std::byte*>(fh.data() + fh.size()));
-  auto code_row = [&](const Plane& band, int y, int q) {
-    PairCoder coder;
-    auto emit = [&](const char* token) { out.insert(out.end(), reinterpret_cast<const std::byte*>(token), reinterpret_cast<const std::byte*>(token + kToken)); };
-    std::uint32_t run = 0;
-    for (int x = 0; x < band.w; ++x) {
-      const int c = quantise(band.v[static_cast<std::size_t>(y) * band.w + x], q);
-      if (c == 0) {
-        ++run;
-        continue;
-      }
-      coder.pair(run, c, emit);
-      run = 0;
-    }
-    if (run > 0) coder.pair(run - 1, 0, emit);
-    coder.flush(emit);
-  };
-  // The packer's order: per row of the coarsest band, each band's rows beside it.
-  std::vector<std::pair<const Plane*, int>> bands{{&cur, 1}};
-  for (int l = levels; l >= 1; --l)
-    for (const Plane& band : detail[l]) bands.emplace_back(&band, step);
-  for (int g = 0; g < cur.h; ++g)
-    for (const auto& [band, q] : bands) {
-      const int per = band->h / cur.h;
-      for (int y = g * per; y < (g + 1) * per; ++y) code_row(*band, y, q);
-    }
-  return out;
-}
-
-Result<GrayImage> wavelet_decode_sequential(const Bytes& encoded) {
-  const std::string_view enc(reinterpret_cast<const char*>(encoded.data()), encoded.size());
-  if (enc.size() < 2 * kToken || std::memcmp(enc.data(), kMagic, 4) != 0) return Status::InvalidArgument("wavelet decode: no RFW2 header");
-  const int levels = static_cast<unsigned char>(enc[4]);
-  const int step = static_cast<int>(get_le(enc.data() + 6, 2));
-  const int width = static_cast<int>(get_le(enc.data() + 8, 4)), height = static_cast<int>(get_le(enc.data() + 12, 4));
-  if (levels < 1 || levels > kMaxLevels || step < 1 || step > kMaxStep || width < kPgmMinSide || height < kPgmMinSide || width > kPgmMaxSide ||
-      height > kPgmMaxSide)
-    return Status::InvalidArgument(fmt::format("wavelet decode: bad header (levels {}, step {}, {}x{})", levels, step, width, height));
-  const int wp = padded_width(width, levels), hp = padded_height(height, levels);
-  std::size_t pos = 2 * kToken;
-  auto varint = [&](std::uint32_t& v) -> Status {
-    v = 0;
-    for (int shift = 0;; shift += 7) {
-      if (pos >= enc.size()) return Status::InvalidArgument(fmt::format("wavelet decode: truncated at byte {}", pos));
-      if (shift > 28) return Status::InvalidArgument(fmt::format("wavelet decode: overlong number at byte {}", pos));
-      const auto b = static_cast<unsigned char>(enc[pos++]);
-      v |= static_cast<std::uint32_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) return Status::Ok();
-    }
-  };
-  auto row = [&](Plane& p, int y, int q) -> Status {
-    int* v = p.v.data() + static_cast<std::size_t>(y) * p.w;
-    std::size_t n = 0;
-    const auto w = static_cast<std::size_t>(p.w);
-    while (n < w) {
-      std::uint32_t run = 0, zz = 0;
-      REDFLOW_RETURN_IF_ERROR(varint(run));
-      REDFLOW_RETURN_IF_ERROR(varint(zz));
-      if (run >= w - n) return Status::InvalidArgument(fmt::format("wavelet decode: a zero run overflows its row at byte {}", pos));
-      n += run;
-      v[n++] = dequantise(static_cast<int>(zz >> 1) ^ -static_cast<int>(zz & 1), q);
-    }
-    for (; pos % kToken != 0; ++pos)  // the row's last token's padding
-      if (pos >= enc.size() || enc[pos] != 0) return Status::InvalidArgument(fmt::format("wavelet decode: bad padding at byte {}", pos));
-    return Status::Ok();
-  };
-  Plane cur = plane(wp >> levels, hp >> levels);
-  std::vector<std::array<Plane, 3>> detail(levels + 1);
-  std::vector<std::pair<Plane*, int>> bands{{&cur, 1}};
-  for (int l = levels; l >= 1; --l)
-    for (Plane& b : detail[l]) {
-      b = plane(wp >> l, hp >> l);
-      bands.emplace_back(&b, step);
-    }
-  for (int g = 0; g < cur.h; ++g)
-    for (const auto& [band, q] : bands) {
-      const int per = band->h / cur.h;
-      for (int y = g * per; y < (g + 1) * per; ++y) REDFLOW_RETURN_IF_ERROR(row(*band, y, q));
-    }
-  if (pos != enc.size()) return Status::InvalidArgument(fmt::format("wavelet decode: {} bytes after the last band", enc.size() - pos));
-  for (int l = levels; l >= 1; --l) {
-    Plane lo = vunlift_plane(cur, detail[l][0]);
-    Plane hi = vunlift_plane(detail[l][1], detail[l][2]);
-    cur = hunlift_plane(lo, hi);
-  }
-  GrayImage img{width, height, std::vector<std::uint8_t>(static_cast<std::size_t>(width) * height)};
-  for (int y = 0; y < height; ++y)
-    for (int x = 0; x < width; ++x) img.pixels[static_cast<std::size_t>(y) * width + x] = static_cast<std::uint8_t>(std::clamp(cur.at(x, y), 0, 255));
-  return img;
 }
 
 }  // namespace redflow::stream
