@@ -131,6 +131,7 @@ class Engine {
   bool run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot);
   bool run_in_place(Runner& r, Job& job, ActorId a, ActorId& next);
   // Whether actor `h` may run in place on r (run_in_place), its inputs then in r.input_bytes.
+  bool in_place_actor(const Runner& r, const GraphState& s, const ActorHot& h) const;
   bool in_place_inputs(Runner& r, Job& job, const ActorHot& h);
   bool run_one_in_place(Runner& r, Job& job, ActorId a, ActorId& next);
   void run_chain_in_place(Runner& r, Job& job, ActorId a, ActorId& next);

@@ -195,8 +195,10 @@ struct Runner {
   // with no trip through the loop. Stealing: the consumer it hands back
   // (work-first). HEFT: only the actor after `chain_at` in `chain_order`,
   // the order walked for schedule `chain_epoch`; the walk goes on after the
-  // last one run (walk_order reads `chain_at` back). Set only around the
-  // loop's own call, never around a speculative copy's or a takeover's.
+  // last one run (walk_order reads `chain_at` back). Set by the loops for
+  // their own runs only: the steal loop around each call, a HEFT walk for
+  // the whole walk but not while it waits; never while a speculative copy,
+  // a takeover or handed-over work runs.
   bool chaining = false;
   std::span<const ActorId> chain_order;
   std::uint32_t chain_at = 0, chain_epoch = 0;

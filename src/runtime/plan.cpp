@@ -129,9 +129,8 @@ Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel&
     const auto& order = plan.heft.tile_order[t];
     std::size_t links = 0;
     for (std::size_t i = 0; i + 1 < order.size(); ++i) {
-      const ActorHot& a = plan.hot[order[i]];
-      const ActorHot& b = plan.hot[order[i + 1]];
-      links += plan.data[a.output].consumer_count == 1 && b.input_count == 1 && plan.inputs[b.first_input] == a.output;
+      const DataId out = plan.hot[order[i]].output;
+      links += plan.data[out].consumer_count == 1 && plan.only_input(plan.hot[order[i + 1]], out);
     }
     plan.heft_chains[t] = links != 0 && links * 4 >= order.size();
   }

@@ -107,6 +107,8 @@ struct Plan {
   unsigned max_runs = 1;             // largest PlanActor::runs: output slots an actor may need
   bool redundant = false;            // any replica or *-same actor
 
+  // Actor `h` has one input, and it is `d`.
+  bool only_input(const ActorHot& h, DataId d) const { return h.input_count == 1 && inputs[h.first_input] == d; }
   // An actor's name and arguments, from the graph the plan was made of.
   std::string_view name(ActorId a) const { return graph->actor(a).name; }
   std::string_view args(ActorId a) const { return graph->actor(a).args; }

@@ -241,15 +241,19 @@ bool Engine::run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot) {
   return true;
 }
 
+// Actor `h` itself may run in place on tile r: a tile actor whose output is
+// small and inner, read by nobody, or written through, on a tile in service.
+[[gnu::always_inline]] inline bool Engine::in_place_actor(const Runner& r, const GraphState& s, const ActorHot& h) const {
+  if ((h.flags & ActorHot::kOnDriver) || !((h.flags & (ActorHot::kSmallInner | ActorHot::kDeadInner)) || s.write_through[h.output])) return false;
+  return places_.healthy(r.index);
+}
+
 // run_in_place's conditions for actor `h` on tile r, its inputs gathered in
 // r.input_bytes when they hold.
 [[gnu::always_inline]] inline bool Engine::in_place_inputs(Runner& r, Job& job, const ActorHot& h) {
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
-  if ((h.flags & ActorHot::kOnDriver) ||
-      !((h.flags & (ActorHot::kSmallInner | ActorHot::kDeadInner)) || s.write_through[h.output]))
-    return false;
-  if (!places_.healthy(r.index)) return false;
+  if (!in_place_actor(r, s, h)) return false;
   for (std::uint32_t i = 0; i < h.input_count; ++i) {
     // Without redundancy there are no votes, so no aliases (GraphState::alias[d] == d).
     const DataId d = plan.inputs[h.first_input + i];
@@ -337,11 +341,9 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
     if (job.scheduler == Scheduler::kHeft && job.joins.epoch() != r.chain_epoch) return;
     const DataId written = plan.hot[a].output;
     const ActorHot& nh = plan.hot[next];
-    if (nh.input_count == 1 && plan.inputs[nh.first_input] == written) {
-      // Its one input is the value just written in place: valid, small, in no slot.
-      if ((nh.flags & ActorHot::kOnDriver) || !((nh.flags & (ActorHot::kSmallInner | ActorHot::kDeadInner)) || s.write_through[nh.output]) ||
-          !places_.healthy(r.index))
-        return;
+    if (plan.only_input(nh, written)) {
+      // The value just written in place: valid, small, in no slot.
+      if (!in_place_actor(r, s, nh)) return;
       r.input_bytes[0] = s.home[written];
     } else if (!in_place_inputs(r, job, nh)) {
       return;
