@@ -133,7 +133,7 @@ TEST_F(StreamNodeServiceTest, SentCountsWhatWentNodeToNodeAndRefusesAStreamThatD
 }
 
 // A collect operator's output comes as OUTPUTs while the run goes on, each
-// where the last ended; DONE carries none. One at the wrong offset, for an
+// where the last ended; DONE carries only other operators' outputs. One at the wrong offset, for an
 // operator that is not a collect, or from a node that does not run it ends
 // the run, naming it.
 TEST_F(StreamNodeServiceTest, OutputGathersInOrderAndRefusesAGapOrAStranger) {
@@ -150,10 +150,17 @@ TEST_F(StreamNodeServiceTest, OutputGathersInOrderAndRefusesAGapOrAStranger) {
   say("b", net::EnvelopeKind::kReply, output(1, 5, "and tail"), t0_);
   encode_done(RunResult{}, done);
   say("a", net::EnvelopeKind::kReply, done, t0_);
-  say("b", net::EnvelopeKind::kReply, done, t0_);
+  // An operator that is not a collect but leaves an output reports it in its DONE.
+  RunResult with_output;
+  with_output.outputs["other"] = bytes_of("at the end");
+  std::vector<std::byte> done_b;
+  encode_done(with_output, done_b);
+  say("b", net::EnvelopeKind::kReply, done_b, t0_);
   ASSERT_TRUE(service_->done());
   EXPECT_TRUE(service_->error().ok()) << service_->error().ToString();
-  EXPECT_EQ(service_->finish().outputs.at("out"), bytes_of("head and tail"));
+  const RunResult r = service_->finish();
+  EXPECT_EQ(r.outputs.at("out"), bytes_of("head and tail"));
+  EXPECT_EQ(r.outputs.at("other"), bytes_of("at the end"));
 
   for (auto [from, body, says] : {std::tuple{"b", output(1, 3, "gap"), "at byte 3, but the driver holds 0"},
                                   std::tuple{"a", output(1, 0, "x"), "output of operator 1, which is not a collect operator it runs"},

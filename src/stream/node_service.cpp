@@ -383,6 +383,7 @@ RunResult NodeService::finish() {
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
     Node& p = nodes_[n];
     const net::HelloMessage& hello = hub_.peer(static_cast<unsigned>(n)).hello;
+    for (auto& [name, bytes] : p.result.outputs) r.outputs[name] = std::move(bytes);  // of operators other than collect
     for (auto& o : p.result.operators) {
       o.node = static_cast<int>(n);
       ops[o.name] = std::move(o);
@@ -394,8 +395,8 @@ RunResult NodeService::finish() {
   }
   for (const auto& inst : program_.instances())
     if (auto it = ops.find(inst.name); it != ops.end()) r.operators.push_back(std::move(it->second));
-  // A node's DONE carries no outputs: each collect operator's output came
-  // as it gathered. With checkpoints its final state says it finished.
+  // A node's DONE carries no collect operator's output: each came as it
+  // gathered. With checkpoints its final state says it finished.
   for (std::size_t op = 0; op < program_.instances().size(); ++op) {
     const auto& inst = program_.instances()[op];
     if (inst.op != "collect") continue;

@@ -208,9 +208,8 @@ struct Runner::Impl {
       s->op_name = i.name;
       s->index = n;
       s->op = program_.registry()->find(i.op)->make(i.args);
-      if (part_ && part_->on_output)
-        if (auto* c = dynamic_cast<CollectOperator*>(s->op.get()))
-          c->stream_to([f = part_->on_output, n](std::size_t offset, std::span<const std::byte> bytes) { f(n, offset, bytes); });
+      if (auto* c = dynamic_cast<CollectOperator*>(s->op.get()); c && part_ && part_->on_output && i.op == "collect")  // the driver's collects
+        c->stream_to([f = part_->on_output, n](std::size_t offset, std::span<const std::byte> bytes) { f(n, offset, bytes); });
       s->in.resize(i.spec.inputs);
       s->producer.assign(i.spec.inputs, kRemote);
       s->out.resize(i.spec.outputs);

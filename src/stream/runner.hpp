@@ -49,8 +49,9 @@ struct NodePart {
   // part of `epoch` is whole (channels recorded), or, as kFinalEpoch, it
   // finished. The barriers of streams bound elsewhere: outgoing_barrier().
   std::function<void(std::size_t op, std::uint32_t epoch, OperatorCheckpoint)> on_checkpoint{};
-  // When set: a collect operator here gathered `bytes` at `offset` of its
+  // When set: a `collect` operator here gathered `bytes` at `offset` of its
   // output (called on its thread after each firing that gathered some).
+  // Other operators whose results are outputs report them at the end.
   std::function<void(std::size_t op, std::size_t offset, std::span<const std::byte> bytes)> on_output{};
   // Where this run starts: per instance, a checkpoint to restore (none:
   // start afresh), and the last checkpoint epoch used (the next is epoch + 1).

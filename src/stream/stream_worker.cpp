@@ -455,7 +455,8 @@ class NodeWork final : public net::WorkerService {
       // Each collect operator's output went to the driver as it gathered
       // (OUTPUT, sent before this): DONE does not carry the same bytes over
       // the link a second time.
-      (*outcome_)->outputs.clear();
+      for (const auto& inst : node_->setup().instances)
+        if (inst.op == "collect") (*outcome_)->outputs.erase(inst.name);
       std::vector<std::byte> b;
       encode_done(**outcome_, b, node_->most_waiting_bytes());
       reply(b);
