@@ -155,6 +155,26 @@ TEST_F(CliTest, ACrashInsideAnActorNamesTheActor) {
   EXPECT_NE(r.output.find("inside actor 'boom'"), std::string::npos) << r.output;
 }
 
+// In a chain one context moves from actor to actor (the thread's current
+// actor is set once for the whole chain): a crash in its middle still names
+// the actor that crashed, not the chain's first one.
+TEST_F(CliTest, ACrashInTheMiddleOfAChainNamesTheActor) {
+  write("chain.dot", R"(digraph c {
+    X [kind=input, bytes=4]; d0 [kind=inner, bytes=4]; d1 [kind=inner, bytes=4]; d2 [kind=inner, bytes=4];
+    Y [kind=output, bytes=4];
+    first [actor="test.negate"]; second [actor="test.negate"]; boom [actor="test.crash"]; last [actor="test.negate"];
+    X -> first [port=0]; first -> d0; d0 -> second [port=0]; second -> d1; d1 -> boom [port=0]; boom -> d2;
+    d2 -> last [port=0]; last -> Y; })");
+  write_i32("x.bin", {1});
+  for (const char* scheduler : {"heft", "steal"}) {
+    auto r = run_cli("run " + path("chain.dot") + " --input X=" + path("x.bin") + " --lib " + REDFLOW_TEST_PLUGIN +
+                     " --tiles 1 --cores-per-tile 1 --scheduler " + scheduler);
+    EXPECT_NE(r.exit_code, 0) << scheduler << ": " << r.output;
+    EXPECT_NE(r.output.find("SIGSEGV"), std::string::npos) << scheduler << ": " << r.output;
+    EXPECT_NE(r.output.find("inside actor 'boom'"), std::string::npos) << scheduler << ": " << r.output;
+  }
+}
+
 TEST(ActorShape, ElementwiseChecksArityAndSizes) {
   auto check = redflow::shape::elementwise<std::int32_t>(2);
   std::vector<std::size_t> two = {16, 16}, one = {16}, uneven = {16, 12};

@@ -2,12 +2,14 @@
 // input hands that consumer on in the same call (Engine::run_in_place under
 // Runner::chaining). Whatever the scheduler, every actor runs exactly once
 // per execution, the walk of a HEFT order neither skips nor repeats one, and
-// a failure in the middle of a chain stops it there.
+// a failure or an exception in the middle of a chain stops it there, and
+// each actor of a chain sees its own name, args and input.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,7 +19,8 @@
 namespace redflow {
 namespace {
 
-constexpr std::int32_t kFailOn = 1'000'000;  // "inc" fails on this input
+constexpr std::int32_t kFailOn = 1'000'000;   // "inc" fails on this input
+constexpr std::int32_t kThrowOn = 2'000'000;  // and throws on this one
 std::atomic<int> inc_runs{0}, dec_runs{0};
 
 Registry chain_registry() {
@@ -26,6 +29,16 @@ Registry chain_registry() {
     inc_runs.fetch_add(1, std::memory_order_relaxed);
     const std::int32_t v = ctx.input<const std::int32_t>(0)[0];
     if (v == kFailOn) return ctx.fail("asked to fail at " + std::to_string(v));
+    if (v == kThrowOn) throw std::runtime_error("asked to throw at " + std::to_string(v));
+    ctx.output<std::int32_t>()[0] = v + 1;
+  });
+  // Checks that it is actor "n<v>" with args "k=<v>" for its input v: in a
+  // chain one context moves from actor to actor, and each must see its own.
+  reg.add("named", [](ActorContext& ctx) {
+    const std::int32_t v = ctx.input<const std::int32_t>(0)[0];
+    if (ctx.num_inputs() != 1 || ctx.actor_name() != "n" + std::to_string(v) || ctx.arg("k") != std::to_string(v))
+      return ctx.fail("saw itself as '" + std::string(ctx.actor_name()) + "' with args '" + std::string(ctx.args()) + "' on input " +
+                      std::to_string(v));
     ctx.output<std::int32_t>()[0] = v + 1;
   });
   reg.add("dec", [](ActorContext& ctx) {
@@ -115,6 +128,50 @@ TEST(RuntimeChains, AFailureInTheMiddleOfAChainStopsItThere) {
     EXPECT_EQ(value_of(again->at("Y")), kUp);
     EXPECT_EQ(inc_runs.load(), kUp);
   }
+}
+
+TEST(RuntimeChains, AnExceptionInTheMiddleOfAChainStopsItThere) {
+  constexpr int kUp = 2000, kThrowAt = 900;
+  const Registry reg = chain_registry();
+  const Graph g = two_chains(kUp, 10);
+  for (Scheduler sch : {Scheduler::kHeft, Scheduler::kSteal}) {
+    Runtime rt({.tiles = 2, .scheduler = sch});
+    auto loaded = rt.load(g, reg);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    inc_runs = 0;
+    std::vector<std::byte> x(4);
+    const std::int32_t start = kThrowOn - kThrowAt;
+    std::memcpy(x.data(), &start, 4);
+    auto out = testing::within_seconds(60, "an execution that throws mid-chain", [&] { return loaded->execute({{"X", x}}); });
+    ASSERT_FALSE(out.ok()) << to_string(sch);
+    EXPECT_NE(out.status().message().find("'inc" + std::to_string(kThrowAt) + "'"), std::string::npos) << out.status().ToString();
+    EXPECT_NE(out.status().message().find("threw: asked to throw"), std::string::npos) << out.status().ToString();
+    EXPECT_EQ(inc_runs.load(), kThrowAt + 1) << to_string(sch) << ": no actor after the one that threw ran";
+  }
+}
+
+TEST(RuntimeChains, EachActorOfAChainSeesItsOwnNameArgsAndInput) {
+  constexpr int kLength = 2500;
+  Graph g("named");
+  DataId prev = g.input("X", 4);
+  for (int i = 0; i < kLength; ++i) {
+    const DataId next = i + 1 == kLength ? g.output("Y", 4) : g.inner("v" + std::to_string(i), 4);
+    g.actor("n" + std::to_string(i), "named", {prev}, next).args("k=" + std::to_string(i));
+    prev = next;
+  }
+  const Registry reg = chain_registry();
+  for (Scheduler sch : {Scheduler::kHeft, Scheduler::kSteal})
+    for (unsigned tiles : {1u, 2u}) {
+      Runtime rt({.tiles = tiles, .scheduler = sch});
+      auto loaded = rt.load(g, reg);
+      ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+      for (int k = 0; k < 2; ++k) {
+        std::vector<std::byte> x(4);
+        auto out = testing::within_seconds(60, "a chain of named actors", [&] { return loaded->execute({{"X", x}}); });
+        ASSERT_TRUE(out.ok()) << to_string(sch) << ", " << tiles << " tiles: " << out.status().ToString();
+        EXPECT_EQ(value_of(out->at("Y")), kLength);
+      }
+    }
 }
 
 }  // namespace

@@ -48,6 +48,9 @@ class ActorCrashScope {
 };
 
 class Graph;
+namespace runtime {
+struct ChainedContext;
+}
 
 class ActorContext {
  public:
@@ -140,6 +143,8 @@ class ActorContext {
   const std::optional<std::string>& failure() const { return failure_; }
 
  private:
+  friend struct runtime::ChainedContext;  // the runtime moves one context along a chain of actors
+
   [[noreturn]] void bad_port(std::size_t port) const;
   std::string_view name_in_graph() const;
   std::string_view args_in_graph() const;

@@ -135,6 +135,7 @@ class Engine {
   bool in_place_inputs(Runner& r, Job& job, const ActorHot& h);
   bool run_one_in_place(Runner& r, Job& job, ActorId a, ActorId& next);
   void run_chain_in_place(Runner& r, Job& job, ActorId a, ActorId& next);
+  ActorId run_links(Runner& r, Job& job, ActorId a, ActorId& next);
   ActorId book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot, DataTag tag);
 
   void push_inbox(Runner& target, ActorId a);

@@ -102,6 +102,9 @@ class LocalTile final : public Tile {
     return true;
   }
 
+  // The parallel loop an actor on this tile is given (ActorContext::parallel_for).
+  ParallelLoop* parallel_loop() const { return loop_.get(); }
+
   // run_into with the actor's time added to `seconds`.
   bool run_into_timed(const ActorFunction& function, const Graph& graph, ActorId actor,
                       std::span<const std::span<const std::byte>> inputs, std::span<std::byte> out, double& seconds,

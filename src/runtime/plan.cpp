@@ -124,14 +124,25 @@ Plan make_plan(const Graph& graph, const Registry& registry, const MachineModel&
     plan.redundant = plan.redundant || pa.runs > 1 || pa.replica != 0;
     plan.max_runs = std::max<unsigned>(plan.max_runs, pa.runs);
   }
+  plan.chain_next.assign(plan.actors.size(), kNoActor);
+  constexpr std::uint8_t kNotInPlace = ActorHot::kOnDriver | ActorHot::kIsVote | ActorHot::kReplica;
+  for (ActorId a = 0; a < plan.actors.size(); ++a) {
+    const ActorHot& h = plan.hot[a];
+    if ((h.flags & kNotInPlace) != 0 || (h.flags & ActorHot::kSmallInner) == 0) continue;
+    const PlanData& out = plan.data[h.output];
+    if (out.consumer_count != 1) continue;
+    const ActorId c = plan.consumers[out.first_consumer];
+    const ActorHot& hc = plan.hot[c];
+    if (hc.initial_pending != 1 || !plan.only_input(hc, h.output) || (hc.flags & kNotInPlace) != 0 ||
+        (hc.flags & (ActorHot::kSmallInner | ActorHot::kDeadInner)) == 0)
+      continue;
+    plan.chain_next[a] = c;
+  }
   plan.heft_chains.assign(plan.heft.tile_order.size(), 0);
   for (std::size_t t = 0; t < plan.heft.tile_order.size(); ++t) {
     const auto& order = plan.heft.tile_order[t];
     std::size_t links = 0;
-    for (std::size_t i = 0; i + 1 < order.size(); ++i) {
-      const DataId out = plan.hot[order[i]].output;
-      links += plan.data[out].consumer_count == 1 && plan.only_input(plan.hot[order[i + 1]], out);
-    }
+    for (std::size_t i = 0; i + 1 < order.size(); ++i) links += plan.chain_next[order[i]] == order[i + 1];
     plan.heft_chains[t] = links != 0 && links * 4 >= order.size();
   }
   keep_costs_if_coarse(plan, machine);

@@ -90,12 +90,20 @@ struct Plan {
   // schedule again (HEFT is deterministic) when a caller asks for it.
   Schedule heft;
   bool heft_planned = false;         // made with a HEFT schedule (the HEFT scheduler runs it)
-  // Per tile: at least a quarter of its HEFT order are actors whose one
-  // consumer reads only them and comes right after them (chains, which its
+  // Per tile: at least a quarter of its HEFT order are chain links
+  // (chain_next) whose consumer comes right after them (chains, which its
   // walk may run in place in one call: Runner::chaining). The walk of any
   // other order skips the chains' bookkeeping, which would cost its actors
   // more than the few links save.
   std::vector<char> heft_chains;
+  // Per actor: the one consumer that may run straight after it, in place, on
+  // the value it just wrote (a chain link), or kNoActor. A link holds when
+  // the actor is a plain tile actor (no vote, replica or driver actor) whose
+  // output is small and inner (ActorHot::kSmallInner) with one consumer, and
+  // that consumer reads only it and may run in place itself. What may change
+  // during an execution (an abort, a join, a tile out of service, the HEFT
+  // order) is checked as the chain runs (Engine::run_chain_in_place).
+  HugePageVector<ActorId> chain_next;
   // HEFT's estimated seconds of each actor, kept only where HEFT adapts to a
   // tile that falls behind (adaptive_heft.cpp): a HEFT plan of 2 tiles or
   // more, without redundancy, whose tile actors are planned for at least

@@ -37,9 +37,9 @@ class ActorPortError : public std::out_of_range {
 };
 
 // Calls an actor function; an exception it throws becomes ctx.fail(), so an
-// actor's bug stops the execution with its name instead of the process.
-inline void invoke_actor(const ActorFunction& function, ActorContext& ctx) {
-  RunningActor running(ctx);  // a crash inside names the actor (report_actor_crashes)
+// actor's bug stops the execution with its name instead of the process. The
+// caller has made ctx the thread's current actor (RunningActor).
+[[gnu::always_inline]] inline void call_actor(const ActorFunction& function, ActorContext& ctx) {
   try {
     function(ctx);
   } catch (const ActorPortError& e) {
@@ -50,6 +50,27 @@ inline void invoke_actor(const ActorFunction& function, ActorContext& ctx) {
     ctx.fail("threw a non-standard exception");
   }
 }
+
+// call_actor with ctx the current actor while it runs: a crash inside names
+// the actor (report_actor_crashes).
+inline void invoke_actor(const ActorFunction& function, ActorContext& ctx) {
+  RunningActor running(ctx);
+  call_actor(function, ctx);
+}
+
+// One ActorContext moved along a chain of actors run one after the other on
+// one thread (Engine::run_chain_in_place): each link only points it at the
+// next actor, its input and its output, and the thread's current actor is
+// set once for the whole chain (a crash report asks the context, which names
+// the actor it points at). Not thread-safe: it lives on its runner's stack.
+struct ChainedContext {
+  static void point_at(ActorContext& ctx, std::uint32_t actor, std::span<const std::span<const std::byte>> inputs,
+                       std::span<std::byte> output) {
+    ctx.actor_ = actor;
+    ctx.inputs_ = inputs;
+    ctx.output_ = output;
+  }
+};
 
 class Tile {
  public:

@@ -328,10 +328,16 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
 // While r.chaining: `next`, which actor `a` just handed back, and each one
 // after it run here in the same call while they can run in place (a chain
 // costs no trip through the scheduler's loop per actor). Returns with
-// `next` the actor handed back and not run (kNone: none).
+// `next` the actor handed back and not run (kNone: none). The chain's
+// links go first (run_links); where one does not hold, each actor's
+// conditions are asked in full.
 [[gnu::noinline]] void Engine::run_chain_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
   const Plan& plan = *job.plan;
   GraphState& s = *job.state;
+  if (!job.timed) {
+    a = run_links(r, job, a, next);
+    if (next == kNone) return;
+  }
   do {
     if (job.aborted.load(std::memory_order_relaxed)) return;
     // Under HEFT only complete_on_tile's chain case hands an actor back (a
@@ -352,6 +358,70 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
     r.stolen = false;
     a = next;
   } while (run_one_in_place(r, job, a, next) && next != kNone);
+}
+
+// The chain's links (Plan::chain_next) from actor `a`, which just ran and
+// handed back `next`: the leanest per-actor path there is. The plan checked
+// when it was made what holds for the whole execution (a link's consumer
+// reads only the small inner value just written, and runs in place), so a
+// link asks only what may change while the chain runs: an abort, a join
+// (a new schedule, claims), its tile leaving service, and under HEFT
+// whether the consumer is next in the order walked. One context moves
+// along the chain, the thread's current actor for the whole of it. Returns
+// the last actor run, `next` what it handed back (kNone: none); the first
+// link that does not hold is left to the caller.
+[[gnu::always_inline]] inline ActorId Engine::run_links(Runner& r, Job& job, ActorId a, ActorId& next) {
+  const Plan& plan = *job.plan;
+  const ActorId* const links = plan.chain_next.data();
+  if (links[a] != next) return a;
+  GraphState& s = *job.state;
+  const ActorHot* const hot = plan.hot.data();
+  const PlanData* const data = plan.data.data();
+  const std::atomic<bool>& out_of_service = places_.quarantine_word(r.index);
+  const bool heft = job.scheduler == Scheduler::kHeft;
+  ActorContext ctx(*plan.graph, a, {}, {}, r.local->parallel_loop());
+  RunningActor running(ctx);
+  do {
+    if (job.aborted.load(std::memory_order_relaxed) || out_of_service.load(std::memory_order_acquire) ||
+        (heft && job.joins.epoch() != r.chain_epoch))
+      break;
+    const DataId written = hot[a].output;
+    a = next;
+    const ActorHot& h = hot[a];
+    const PlanData& out = data[h.output];
+    if (heft) ++r.chain_at;
+    r.stolen = false;
+    // As run_one_in_place: this execution is done with the counts; its one
+    // input is small, so no count is kept for it.
+    s.pending[a].store(h.initial_pending, std::memory_order_relaxed);
+    s.remaining[h.output].store(out.consumer_count, std::memory_order_relaxed);
+    r.input_bytes[0] = s.home[written];
+    ChainedContext::point_at(ctx, a, {r.input_bytes.data(), 1}, {s.home_write[h.output], out.bytes});
+    call_actor(*h.function, ctx);
+    if (ctx.failure()) [[unlikely]] {
+      fail(job, "actor '" + std::string(plan.name(a)) + "' failed on tile " + std::to_string(r.index) + ": " + *ctx.failure(),
+           Status::Code::kActorFailed);
+      next = kNone;
+      return a;
+    }
+    s.home_state[h.output].store(home_word(0, kHomeValid), std::memory_order_release);
+    ++r.stats.actors;
+    if (out.bytes != 0 && out.consumer_count != 0) {
+      ++r.stats.transfers_out;
+      r.transfer_bytes += out.bytes;
+    }
+    // complete_on_tile's chain case, which the link holds unless a join claims.
+    const ActorId c = links[a];
+    if (c == kNoActor || job.joins.claiming() ||
+        (heft && !(r.chain_at + 1 < r.chain_order.size() && r.chain_order[r.chain_at + 1] == c))) {
+      next = complete_on_tile(job, a, r);
+      return a;
+    }
+    s.pending[c].store(0, std::memory_order_release);
+    ++r.unflushed;
+    next = c;
+  } while (true);
+  return a;
 }
 
 // The driver's bookkeeping after an actor ran on tile r: where its value

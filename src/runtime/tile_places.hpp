@@ -39,6 +39,8 @@ class TilePlaces {
   // In service as far as votes and losses go (not quarantined, not lost, not
   // an unfilled place).
   bool healthy(unsigned t) const { return !quarantined_[t].load(std::memory_order_acquire); }
+  // The word healthy(t) reads, for a loop that asks it per actor (its place never moves).
+  const std::atomic<bool>& quarantine_word(unsigned t) const { return quarantined_[t]; }
   // Lost for good (its completion said so; lose()).
   bool lost(unsigned t) const { return lost_[t].load(std::memory_order_acquire); }
   // A place kept for a join that no worker filled yet.
