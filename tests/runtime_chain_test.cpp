@@ -103,51 +103,40 @@ TEST(RuntimeChains, EveryActorRunsOnceAndTheOutputsAreTheChainsLength) {
     }
 }
 
-TEST(RuntimeChains, AFailureInTheMiddleOfAChainStopsItThere) {
-  constexpr int kUp = 3000, kFailAt = 1700;
+// An actor that fails (ctx.fail) or throws in the middle of a chain: the
+// error names it, no actor after it runs, and the next execution runs the
+// whole chain again.
+TEST(RuntimeChains, AFailureOrAnExceptionInTheMiddleOfAChainStopsItThere) {
+  constexpr int kUp = 3000;
+  struct Case {
+    std::int32_t trigger;  // the input on which "inc" fails or throws
+    int at;                // the actor of the chain that reads it
+    const char* says;
+  };
   const Registry reg = chain_registry();
   const Graph g = two_chains(kUp, 10);
-  for (Scheduler sch : {Scheduler::kHeft, Scheduler::kSteal}) {
-    Runtime rt({.tiles = 2, .scheduler = sch});
-    auto loaded = rt.load(g, reg);
-    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-    inc_runs = 0;
-    std::vector<std::byte> x(4);
-    const std::int32_t start = kFailOn - kFailAt;  // actor inc<kFailAt> reads kFailOn
-    std::memcpy(x.data(), &start, 4);
-    auto out = testing::within_seconds(60, "an execution that fails mid-chain", [&] { return loaded->execute({{"X", x}}); });
-    ASSERT_FALSE(out.ok()) << to_string(sch);
-    EXPECT_NE(out.status().message().find("'inc" + std::to_string(kFailAt) + "'"), std::string::npos) << out.status().ToString();
-    EXPECT_EQ(inc_runs.load(), kFailAt + 1) << to_string(sch) << ": no actor after the failed one ran";
-    // The next execution runs the whole chain again.
-    inc_runs = 0;
-    const std::int32_t clean = 0;
-    std::memcpy(x.data(), &clean, 4);
-    auto again = testing::within_seconds(60, "the execution after it", [&] { return loaded->execute({{"X", x}}); });
-    ASSERT_TRUE(again.ok()) << again.status().ToString();
-    EXPECT_EQ(value_of(again->at("Y")), kUp);
-    EXPECT_EQ(inc_runs.load(), kUp);
-  }
-}
-
-TEST(RuntimeChains, AnExceptionInTheMiddleOfAChainStopsItThere) {
-  constexpr int kUp = 2000, kThrowAt = 900;
-  const Registry reg = chain_registry();
-  const Graph g = two_chains(kUp, 10);
-  for (Scheduler sch : {Scheduler::kHeft, Scheduler::kSteal}) {
-    Runtime rt({.tiles = 2, .scheduler = sch});
-    auto loaded = rt.load(g, reg);
-    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-    inc_runs = 0;
-    std::vector<std::byte> x(4);
-    const std::int32_t start = kThrowOn - kThrowAt;
-    std::memcpy(x.data(), &start, 4);
-    auto out = testing::within_seconds(60, "an execution that throws mid-chain", [&] { return loaded->execute({{"X", x}}); });
-    ASSERT_FALSE(out.ok()) << to_string(sch);
-    EXPECT_NE(out.status().message().find("'inc" + std::to_string(kThrowAt) + "'"), std::string::npos) << out.status().ToString();
-    EXPECT_NE(out.status().message().find("threw: asked to throw"), std::string::npos) << out.status().ToString();
-    EXPECT_EQ(inc_runs.load(), kThrowAt + 1) << to_string(sch) << ": no actor after the one that threw ran";
-  }
+  for (const Case& c : {Case{kFailOn, 1700, "asked to fail at"}, Case{kThrowOn, 900, "threw: asked to throw at"}})
+    for (Scheduler sch : {Scheduler::kHeft, Scheduler::kSteal}) {
+      Runtime rt({.tiles = 2, .scheduler = sch});
+      auto loaded = rt.load(g, reg);
+      ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+      inc_runs = 0;
+      std::vector<std::byte> x(4);
+      const std::int32_t start = c.trigger - c.at;  // actor inc<at> reads the trigger
+      std::memcpy(x.data(), &start, 4);
+      auto out = testing::within_seconds(60, "an execution that fails mid-chain", [&] { return loaded->execute({{"X", x}}); });
+      ASSERT_FALSE(out.ok()) << to_string(sch);
+      EXPECT_NE(out.status().message().find("'inc" + std::to_string(c.at) + "'"), std::string::npos) << out.status().ToString();
+      EXPECT_NE(out.status().message().find(c.says), std::string::npos) << out.status().ToString();
+      EXPECT_EQ(inc_runs.load(), c.at + 1) << to_string(sch) << ": no actor after the failed one ran";
+      inc_runs = 0;
+      const std::int32_t clean = 0;
+      std::memcpy(x.data(), &clean, 4);
+      auto again = testing::within_seconds(60, "the execution after it", [&] { return loaded->execute({{"X", x}}); });
+      ASSERT_TRUE(again.ok()) << again.status().ToString();
+      EXPECT_EQ(value_of(again->at("Y")), kUp);
+      EXPECT_EQ(inc_runs.load(), kUp);
+    }
 }
 
 TEST(RuntimeChains, EachActorOfAChainSeesItsOwnNameArgsAndInput) {

@@ -102,7 +102,7 @@ struct Plan {
   // output is small and inner (ActorHot::kSmallInner) with one consumer, and
   // that consumer reads only it and may run in place itself. What may change
   // during an execution (an abort, a join, a tile out of service, the HEFT
-  // order) is checked as the chain runs (Engine::run_chain_in_place).
+  // order) is checked as the chain runs (Engine::run_links).
   HugePageVector<ActorId> chain_next;
   // HEFT's estimated seconds of each actor, kept only where HEFT adapts to a
   // tile that falls behind (adaptive_heft.cpp): a HEFT plan of 2 tiles or

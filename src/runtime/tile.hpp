@@ -59,7 +59,7 @@ inline void invoke_actor(const ActorFunction& function, ActorContext& ctx) {
 }
 
 // One ActorContext moved along a chain of actors run one after the other on
-// one thread (Engine::run_chain_in_place): each link only points it at the
+// one thread (Engine::run_links): each link only points it at the
 // next actor, its input and its output, and the thread's current actor is
 // set once for the whole chain (a crash report asks the context, which names
 // the actor it points at). Not thread-safe: it lives on its runner's stack.
