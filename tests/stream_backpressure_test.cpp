@@ -146,6 +146,30 @@ TEST_P(StreamBackPressure, AReaderTakesEveryTokenAvailableCounted) {
   for (int round = 0; round < 5; ++round) expect_doubles(run_lopsided(100000, options(0)), 100000);
 }
 
+// counter -> dup -> concat: the concat reads the dup's first stream to its
+// end before the second, so the second must hold all N tokens, a hundred
+// times its bound, while the dup writes both in step.
+TEST_P(StreamBackPressure, AConcatOfOneSourceTwiceRunsWithStreamsFarBelowWhatItNeeds) {
+  const auto reg = OperatorRegistry::with_builtins();
+  auto p = Program::from_dot(R"(digraph c {
+      src [operator="counter", args="n=100000"]; d [operator="dup"]; cat [operator="concat"]; out [operator="collect"];
+      src -> d [token=8]; d -> cat [token=8, from_port=0, to_port=0]; d -> cat [token=8, from_port=1, to_port=1];
+      cat -> out [token=8]; })",
+                             reg);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  for (const std::size_t bound : {std::size_t{8} << 10, std::size_t{0}}) {
+    auto r = run(*p, options(bound));
+    ASSERT_TRUE(r.ok()) << "bound " << bound << ": " << r.status().ToString();
+    const Bytes& out = r->outputs.at("out");
+    ASSERT_EQ(out.size(), 2 * 100000 * 8) << "bound " << bound;
+    for (std::uint64_t i = 0; i < 2 * 100000; ++i) {
+      std::uint64_t v = 0;
+      std::memcpy(&v, out.data() + i * 8, 8);
+      ASSERT_EQ(v, i % 100000) << "bound " << bound << ", token " << i;
+    }
+  }
+}
+
 TEST_P(StreamBackPressure, ACycleWithoutInitialTokensIsStillADeadlock) {
   const auto reg = backpressure_registry();
   auto p = Program::from_dot(R"(digraph f {

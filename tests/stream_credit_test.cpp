@@ -3,7 +3,8 @@
 // crosses nodes), and, over real worker
 // processes, a producer far faster than its reader on another node keeps
 // the reader's node within the window while the run's result stays right.
-// And a node's output crosses its link to the driver once, with
+// A window that holds back what the program needs grows (a concat across
+// nodes). And a node's output crosses its link to the driver once, with
 // checkpoints or without.
 #include <gtest/gtest.h>
 
@@ -23,7 +24,8 @@ namespace redflow::stream {
 namespace {
 
 Program credit_program(const char* dot) {
-  auto p = Program::from_dot(dot, OperatorRegistry::with_builtins());
+  static const OperatorRegistry reg = OperatorRegistry::with_builtins();  // a program keeps its registry's address
+  auto p = Program::from_dot(dot, reg);
   EXPECT_TRUE(p.ok()) << p.status().ToString();
   return std::move(*p);
 }
@@ -172,6 +174,36 @@ TEST(StreamCredits, TheWaveletEncoderWithWindowsSmallerThanARowFinishesAcrossNod
   }
   ASSERT_GE(pack, 0);
   EXPECT_TRUE(coders.size() > 1 || !coders.contains(pack)) << "some band's coder runs on another node than the packer";
+}
+
+// counter and dup on node 0, concat and collect on node 1 (topological
+// placement): the concat reads the dup's first stream to its end before
+// the second, so the second's window, 8 tokens, must grow across the link
+// to hold all 20,000 tokens (Parks' rule on the reader's node); the run
+// gives both streams in order.
+TEST(StreamCredits, AConcatAcrossNodesGrowsTheSecondWindowUntilTheFirstStreamEnds) {
+  const Program p = credit_program(R"(digraph g {
+      src [operator="counter", args="n=20000"]; d [operator="dup"]; cat [operator="concat"]; out [operator="collect"];
+      src -> d [token=8]; d -> cat [token=8, from_port=0, to_port=0]; d -> cat [token=8, from_port=1, to_port=1];
+      cat -> out [token=8]; })");
+  WorkerProcesses workers;
+  const ClusterOptions c = two_nodes_in_order(workers, "1");
+  RunOptions o;
+  o.stream_buffer_bytes = 64;  // 8 tokens of 8 bytes
+  auto r = testing::within_seconds(60, "a concat across nodes with windows of 8 tokens", [&] { return run_cluster(p, o, c); });
+  for (pid_t pid : std::vector<pid_t>(workers.pids())) EXPECT_EQ(workers.wait_exit(pid, 10), r.ok() ? 0 : 1) << "a worker's exit status";
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (const auto& op : r->operators) EXPECT_EQ(op.node, op.name == "src" || op.name == "d" ? 0 : 1) << op.name << "'s node";
+  const Bytes& out = r->outputs.at("out");
+  ASSERT_EQ(out.size(), 2 * 20000 * 8);
+  for (std::uint64_t i = 0; i < 2 * 20000; ++i) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, out.data() + i * 8, 8);
+    ASSERT_EQ(v, i % 20000) << "token " << i;
+  }
+  std::uint64_t reader = 0;
+  for (const auto& n : r->nodes) reader = std::max(reader, n.most_waiting_bytes);
+  EXPECT_GE(reader, 20000u * 8 / 2) << "the reader's node never held what the second stream had to";
 }
 
 // 2 MB of tokens into a collect on one node: with checkpoints (each

@@ -55,7 +55,8 @@ class StreamNodeServiceTest : public ::testing::Test {
  protected:
   StreamNodeServiceTest() : program_(make_program()) {}
   static Program make_program() {
-    auto p = Program::from_dot(kCountAndCollect, OperatorRegistry::with_builtins());
+    static const OperatorRegistry reg = OperatorRegistry::with_builtins();  // a program keeps its registry's address
+    auto p = Program::from_dot(kCountAndCollect, reg);
     EXPECT_TRUE(p.ok()) << p.status().ToString();
     return std::move(*p);
   }

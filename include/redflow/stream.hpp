@@ -263,6 +263,12 @@ class Program {
   // (ports default to 0). Validated.
   static Result<Program> from_dot(std::string_view text, const OperatorRegistry& registry, std::string_view source = "<string>");
   static Result<Program> from_dot_file(const std::string& path, const OperatorRegistry& registry);
+  // The program keeps a pointer to its registry, which makes the operators
+  // when it runs: the registry must outlive it, so a temporary one does not
+  // compile (keep it in a variable: `auto reg = OperatorRegistry::with_builtins();`).
+  static Result<Program> from_dot(std::string_view, OperatorRegistry&&, std::string_view = "<string>") = delete;
+  static Result<Program> from_dot_file(const std::string&, OperatorRegistry&&) = delete;
+  Status add(OperatorRegistry&&, const std::string&, const std::string&, Args = {}) = delete;
 
   const std::vector<Instance>& instances() const { return instances_; }
   const std::vector<Stream>& streams() const { return streams_; }

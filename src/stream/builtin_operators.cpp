@@ -206,6 +206,32 @@ class Delay final : public Operator {
   std::uint64_t initial_, count_;
 };
 
+// concat: every token of input 0, to its end, then every token of input 1
+// (any size, the same on both). A reader that takes one input whole before
+// the other, as a Kahn process may: fed by one producer through both (a
+// dup), the second stream must hold all its tokens until the first ends, so
+// a bounded stream or credit window there grows by Parks' rule.
+class Concat final : public Operator {
+ public:
+  Fired fire(FiringContext& ctx) override {
+    if (at_ == 0 && ctx.drained(0)) at_ = 1;
+    std::size_t n = 0;
+    while (const void* tokens = ctx.peek(at_, kBurst, n)) {
+      ctx.write_many(0, tokens, n);
+      ctx.consume(at_, n);
+    }
+    if (at_ == 0 && ctx.drained(0)) at_ = 1;
+    return Fired::kMore;
+  }
+  bool ready(const FiringContext& ctx) const override { return ctx.available(at_) > 0 || (at_ == 0 && ctx.drained(0)); }
+  bool finished(const FiringContext& ctx) const override { return ctx.drained(0) && ctx.drained(1); }
+  void snapshot(StateWriter& out) const override { out.value(at_); }
+  void restore(StateReader& in) override { in.value(at_); }
+
+ private:
+  std::size_t at_ = 0;  // the input it reads now
+};
+
 // sum: at end of stream, one token: the sum of its 8-byte input tokens.
 class Sum final : public Operator {
  public:
@@ -280,6 +306,7 @@ OperatorRegistry OperatorRegistry::with_builtins() {
                                       return fixed(1, 1, 0);
                                     },
                                     [](const Args& a) -> std::unique_ptr<Operator> { return std::make_unique<Throttle>(*number_arg(a, "rate", 0)); }});
+  r.add("concat", simple(fixed(2, 1, 0), [](const Args&) -> std::unique_ptr<Operator> { return std::make_unique<Concat>(); }));
   r.add("sum", simple(fixed(1, 1, 8), [](const Args&) -> std::unique_ptr<Operator> { return std::make_unique<Sum>(); }));
   r.add("collect", simple(fixed(1, 0, 0), [](const Args&) -> std::unique_ptr<Operator> { return std::make_unique<CollectOperator>(); }));
   // The paper's two applications (docs/stream-apps.md): every node of a cluster has them too.
