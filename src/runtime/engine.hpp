@@ -136,6 +136,10 @@ class Engine {
   bool run_one_in_place(Runner& r, Job& job, ActorId a, ActorId& next);
   void run_chain_in_place(Runner& r, Job& job, ActorId a, ActorId& next);
   ActorId run_links(Runner& r, Job& job, ActorId a, ActorId& next);
+  void before_in_place(GraphState& s, ActorId a, const ActorHot& h, const PlanData& out);
+  void after_in_place(Runner& r, GraphState& s, const ActorHot& h, const PlanData& out);
+  [[gnu::cold]] void failed_on_tile(const Runner& r, Job& job, ActorId a, std::string_view why,
+                                    Status::Code code = Status::Code::kActorFailed);
   ActorId book_completion(Runner& r, Job& job, ActorId a, SlotId out_slot, DataTag tag);
 
   void push_inbox(Runner& target, ActorId a);

@@ -164,8 +164,7 @@ ActorId Engine::finish_actor_message(Runner& r, Job& job, ActorId a, DataTag out
     r.trace.actors.push_back(RawActor{a, static_cast<int>(r.index), pa.replica, attempt, trace_start, job.now(), r.stolen, done.injected > 0,
                                      done.alike_flips});
   if (!done.ok) {
-    fail(job, "actor '" + std::string(job.plan->name(a)) + "' failed on tile " + std::to_string(r.index) + ": " + done.error,
-         done.actor_failed ? Status::Code::kActorFailed : Status::Code::kInternal);
+    failed_on_tile(r, job, a, done.error, done.actor_failed ? Status::Code::kActorFailed : Status::Code::kInternal);
     return kNone;
   }
   r.stats.actors += done.executions;
@@ -234,7 +233,7 @@ bool Engine::run_plain(Runner& r, Job& job, ActorId a, SlotId& out_slot) {
                                     bytes, job.timed ? &r.stats.busy_s : nullptr, failure);
   if (job.tracing) r.trace.actors.push_back(RawActor{a, static_cast<int>(r.index), 0, 0, trace_start, job.now(), r.stolen, false, 0});
   if (!ok) [[unlikely]] {
-    fail(job, "actor '" + std::string(job.plan->name(a)) + "' failed on tile " + std::to_string(r.index) + ": " + failure, Status::Code::kActorFailed);
+    failed_on_tile(r, job, a, failure);
     return false;
   }
   ++r.stats.actors;
@@ -284,6 +283,29 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
   return true;
 }
 
+// An actor that failed on tile r stops the execution with an error naming both.
+void Engine::failed_on_tile(const Runner& r, Job& job, ActorId a, std::string_view why, Status::Code code) {
+  fail(job, "actor '" + std::string(job.plan->name(a)) + "' failed on tile " + std::to_string(r.index) + ": " + std::string(why), code);
+}
+
+// Around an actor `a` (hot `h`, output `out`) run in place. Before: it is
+// ready, so no producer touches these counts again this execution: the next
+// execution's values, and this one's first word on the output
+// (GraphState::clean). After: its value is valid in main memory, and counts
+// as a transfer out unless nobody reads it (it went nowhere).
+[[gnu::always_inline]] inline void Engine::before_in_place(GraphState& s, ActorId a, const ActorHot& h, const PlanData& out) {
+  s.pending[a].store(h.initial_pending, std::memory_order_relaxed);
+  s.remaining[h.output].store(out.consumer_count, std::memory_order_relaxed);
+}
+[[gnu::always_inline]] inline void Engine::after_in_place(Runner& r, GraphState& s, const ActorHot& h, const PlanData& out) {
+  s.home_state[h.output].store(home_word(0, kHomeValid), std::memory_order_release);
+  ++r.stats.actors;
+  if (out.bytes != 0 && out.consumer_count != 0) {
+    ++r.stats.transfers_out;
+    r.transfer_bytes += out.bytes;
+  }
+}
+
 // One actor whose inputs are in r.input_bytes (in_place_inputs), then its
 // completion (`next`: what complete_on_tile hands back). False when it failed.
 [[gnu::always_inline]] inline bool Engine::run_one_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
@@ -291,22 +313,14 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
   GraphState& s = *job.state;
   const ActorHot& h = plan.hot[a];
   const PlanData& out = plan.data[h.output];
-  // Ready, so no producer touches these counts again this execution: the next
-  // execution's values, and this one's first word on the output (GraphState::clean).
-  s.pending[a].store(h.initial_pending, std::memory_order_relaxed);
-  s.remaining[h.output].store(out.consumer_count, std::memory_order_relaxed);
+  before_in_place(s, a, h, out);
   if (!r.local->run_into(*h.function, *plan.graph, a, {r.input_bytes.data(), h.input_count}, {s.home_write[h.output], out.bytes},
                          job.timed ? &r.stats.busy_s : nullptr, r.failure)) [[unlikely]] {
-    fail(job, "actor '" + std::string(plan.name(a)) + "' failed on tile " + std::to_string(r.index) + ": " + r.failure, Status::Code::kActorFailed);
+    failed_on_tile(r, job, a, r.failure);
     next = kNone;
     return false;
   }
-  s.home_state[h.output].store(home_word(0, kHomeValid), std::memory_order_release);
-  ++r.stats.actors;
-  if (out.bytes != 0 && out.consumer_count != 0) {  // a value nobody reads went nowhere
-    ++r.stats.transfers_out;
-    r.transfer_bytes += out.bytes;
-  }
+  after_in_place(r, s, h, out);
   for (std::uint32_t i = 0; i < h.input_count; ++i) {
     // Read in place, so no slot of ours to free. A count is kept only for a
     // larger inner value, whose copy in some tile's slot is reclaimed when it
@@ -391,25 +405,17 @@ bool Engine::run_in_place(Runner& r, Job& job, ActorId a, ActorId& next) {
     const PlanData& out = data[h.output];
     if (heft) ++r.chain_at;
     r.stolen = false;
-    // As run_one_in_place: this execution is done with the counts; its one
-    // input is small, so no count is kept for it.
-    s.pending[a].store(h.initial_pending, std::memory_order_relaxed);
-    s.remaining[h.output].store(out.consumer_count, std::memory_order_relaxed);
+    // Its one input is small, so no count is kept for it (run_one_in_place).
+    before_in_place(s, a, h, out);
     r.input_bytes[0] = s.home[written];
     ChainedContext::point_at(ctx, a, {r.input_bytes.data(), 1}, {s.home_write[h.output], out.bytes});
     call_actor(*h.function, ctx);
     if (ctx.failure()) [[unlikely]] {
-      fail(job, "actor '" + std::string(plan.name(a)) + "' failed on tile " + std::to_string(r.index) + ": " + *ctx.failure(),
-           Status::Code::kActorFailed);
+      failed_on_tile(r, job, a, *ctx.failure());
       next = kNone;
       return a;
     }
-    s.home_state[h.output].store(home_word(0, kHomeValid), std::memory_order_release);
-    ++r.stats.actors;
-    if (out.bytes != 0 && out.consumer_count != 0) {
-      ++r.stats.transfers_out;
-      r.transfer_bytes += out.bytes;
-    }
+    after_in_place(r, s, h, out);
     // complete_on_tile's chain case, which the link holds unless a join claims.
     const ActorId c = links[a];
     if (c == kNoActor || job.joins.claiming() ||
